@@ -1,0 +1,23 @@
+/* The shardsim command line: one function per sub-command. */
+#ifndef CLI_H
+#define CLI_H
+
+#include "sim_error.h"
+
+int cmd_version(int argc, char **argv);
+int cmd_collective(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+
+/* Prints "shardsim: MESSAGE" on stderr, frees `err` and returns the exit
+ * status: 2 for bad input, 1 for anything else. */
+int cli_fail(GError *err);
+/* Same for a message made here ("shardsim: FMT"), always bad input (2). */
+int cli_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* Parses options; on error prints it with the usage hint and returns false. */
+bool cli_parse_options(GOptionContext *ctx, int *argc, char ***argv);
+/* Prints `obj` as one JSON document on stdout and deletes it. */
+void cli_print_json(cJSON *obj);
+
+#endif

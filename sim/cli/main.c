@@ -1,0 +1,86 @@
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"run", cmd_run, "predict one training step: time, memory, MFU"},
+    {"collective", cmd_collective, "time a collective over a size range on a topology"},
+    {"validate", cmd_validate, "compare predictions with measured traces (nccl-tests, OSU, ...)"},
+    {"sweep", cmd_sweep, "run a scenario over a grid of values, in parallel; CSV, JSON, plots"},
+    {"version", cmd_version, "print the version"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: shardsim COMMAND [OPTIONS...]\n\n"
+               "Predicts the step time and per-device memory of distributed training.\n\nCommands:\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\nRun 'shardsim COMMAND --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version"))
+        return cmd_version(1, argv);
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    return cli_usage_error("unknown command '%s' (see 'shardsim --help')", argv[1]);
+}
+
+int cli_fail(GError *err)
+{
+    int code = err && err->domain == SIM_ERROR && err->code == SIM_ERROR_INPUT ? 2 : 1;
+    fprintf(stderr, "shardsim: %s\n", err ? err->message : "unknown error");
+    if (err)
+        g_error_free(err);
+    return code;
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("shardsim: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+bool cli_parse_options(GOptionContext *ctx, int *argc, char ***argv)
+{
+    GError *err = NULL;
+    if (!g_option_context_parse(ctx, argc, argv, &err)) {
+        fprintf(stderr, "shardsim: %s (see --help)\n", err->message);
+        g_error_free(err);
+        return false;
+    }
+    return true;
+}
+
+void cli_print_json(cJSON *obj)
+{
+    char *s = cJSON_Print(obj);
+    if (!s)
+        g_error("out of memory printing JSON");
+    fputs(s, stdout);
+    fputc('\n', stdout);
+    cJSON_free(s);
+    cJSON_Delete(obj);
+}

@@ -1,0 +1,259 @@
+#include "sim_error.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+G_DEFINE_QUARK(shardsim - error - quark, sim_error)
+
+struct SimJsonDoc {
+    char *path;
+    cJSON *root;
+    GHashTable *lines; /* const cJSON* -> line number (GINT_TO_POINTER) */
+};
+
+static int line_at(const char *text, size_t off)
+{
+    int line = 1;
+    for (size_t i = 0; i < off; i++)
+        line += text[i] == '\n';
+    return line;
+}
+
+/* cJSON keeps no positions.  The text is valid JSON once cJSON accepted it, so
+ * one scan that visits values in document order visits them in the same order
+ * as a pre-order walk of the tree: pair them up to learn each item's line. */
+typedef struct {
+    const char *s;
+    size_t i;
+    int line;
+} Scan;
+
+static void scan_ws(Scan *sc)
+{
+    while (sc->s[sc->i] && isspace((unsigned char)sc->s[sc->i])) {
+        sc->line += sc->s[sc->i] == '\n';
+        sc->i++;
+    }
+}
+
+static void scan_string(Scan *sc)
+{
+    sc->i++; /* opening quote */
+    while (sc->s[sc->i] && sc->s[sc->i] != '"') {
+        if (sc->s[sc->i] == '\\' && sc->s[sc->i + 1])
+            sc->i++;
+        sc->i++;
+    }
+    if (sc->s[sc->i])
+        sc->i++;
+}
+
+static void scan_value(Scan *sc, const cJSON *item, GHashTable *lines)
+{
+    scan_ws(sc);
+    if (!item)
+        return;
+    g_hash_table_insert(lines, (gpointer)item, GINT_TO_POINTER(sc->line));
+    char c = sc->s[sc->i];
+    if (c == '{' || c == '[') {
+        char close = c == '{' ? '}' : ']';
+        sc->i++;
+        const cJSON *child = item->child;
+        for (;;) {
+            scan_ws(sc);
+            if (!sc->s[sc->i] || sc->s[sc->i] == close)
+                break;
+            if (sc->s[sc->i] == ',') {
+                sc->i++;
+                continue;
+            }
+            if (c == '{') { /* key, then ':' */
+                scan_string(sc);
+                scan_ws(sc);
+                if (sc->s[sc->i] == ':')
+                    sc->i++;
+            }
+            scan_value(sc, child, lines);
+            if (child)
+                child = child->next;
+        }
+        if (sc->s[sc->i])
+            sc->i++;
+    } else if (c == '"') {
+        scan_string(sc);
+    } else {
+        while (sc->s[sc->i] && !strchr(",]} \t\r\n", sc->s[sc->i]))
+            sc->i++;
+    }
+}
+
+SimJsonDoc *sim_json_parse(const char *name, const char *text, size_t len, GError **err)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) {
+        size_t off = end && end >= text ? (size_t)(end - text) : 0;
+        if (off > len)
+            off = len;
+        int line = line_at(text, off);
+        size_t bol = off;
+        while (bol > 0 && text[bol - 1] != '\n')
+            bol--;
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: invalid JSON near column %zu", name, line,
+                    off - bol + 1);
+        return NULL;
+    }
+    /* Trailing garbage after the value is an error too. */
+    if (end) {
+        while ((size_t)(end - text) < len && isspace((unsigned char)*end))
+            end++;
+        if ((size_t)(end - text) < len && *end) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: unexpected text after the JSON value", name,
+                        line_at(text, (size_t)(end - text)));
+            cJSON_Delete(root);
+            return NULL;
+        }
+    }
+    SimJsonDoc *doc = g_new0(SimJsonDoc, 1);
+    doc->path = g_strdup(name);
+    doc->root = root;
+    doc->lines = g_hash_table_new(g_direct_hash, g_direct_equal);
+    char *copy = g_strndup(text, len); /* NUL-terminated for the scanner */
+    Scan sc = {copy, 0, 1};
+    scan_value(&sc, root, doc->lines);
+    g_free(copy);
+    return doc;
+}
+
+SimJsonDoc *sim_json_load_file(const char *path, GError **err)
+{
+    gchar *text = NULL;
+    gsize len = 0;
+    GError *io = NULL;
+    if (!g_file_get_contents(path, &text, &len, &io)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", path, io->message);
+        g_error_free(io);
+        return NULL;
+    }
+    SimJsonDoc *doc = sim_json_parse(path, text, len, err);
+    g_free(text);
+    return doc;
+}
+
+void sim_json_free(SimJsonDoc *doc)
+{
+    if (!doc)
+        return;
+    cJSON_Delete(doc->root);
+    g_hash_table_destroy(doc->lines);
+    g_free(doc->path);
+    g_free(doc);
+}
+
+const cJSON *sim_json_root(const SimJsonDoc *doc) { return doc->root; }
+const char *sim_json_path(const SimJsonDoc *doc) { return doc->path; }
+
+void sim_json_error(const SimJsonDoc *doc, const cJSON *item, GError **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    int line = item ? GPOINTER_TO_INT(g_hash_table_lookup(doc->lines, item)) : 0;
+    if (line > 0)
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: %s", doc->path, line, msg);
+    else
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", doc->path, msg);
+    g_free(msg);
+}
+
+static const cJSON *field(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, GError **err,
+                          bool *missing)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *missing = it == NULL || cJSON_IsNull(it);
+    if (*missing && required)
+        sim_json_error(doc, obj, err, "missing required field \"%s\"", key);
+    return it;
+}
+
+bool sim_json_get_number(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, double lo,
+                         double hi, double *out, GError **err)
+{
+    bool missing;
+    const cJSON *it = field(doc, obj, key, required, err, &missing);
+    if (missing)
+        return !required;
+    if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble)) {
+        sim_json_error(doc, it, err, "\"%s\" must be a number", key);
+        return false;
+    }
+    if (it->valuedouble < lo || it->valuedouble > hi) {
+        sim_json_error(doc, it, err, "\"%s\" = %g is outside [%g, %g]", key, it->valuedouble, lo, hi);
+        return false;
+    }
+    *out = it->valuedouble;
+    return true;
+}
+
+bool sim_json_get_int(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, long lo, long hi,
+                      long *out, GError **err)
+{
+    double v = 0;
+    bool missing;
+    const cJSON *it = field(doc, obj, key, required, err, &missing);
+    if (missing)
+        return !required;
+    if (!sim_json_get_number(doc, obj, key, true, (double)lo, (double)hi, &v, err))
+        return false;
+    if (v != floor(v)) {
+        sim_json_error(doc, it, err, "\"%s\" must be an integer, not %g", key, v);
+        return false;
+    }
+    *out = (long)v;
+    return true;
+}
+
+bool sim_json_get_string(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, const char **out,
+                         GError **err)
+{
+    bool missing;
+    const cJSON *it = field(doc, obj, key, required, err, &missing);
+    if (missing)
+        return !required;
+    if (!cJSON_IsString(it)) {
+        sim_json_error(doc, it, err, "\"%s\" must be a string", key);
+        return false;
+    }
+    *out = it->valuestring;
+    return true;
+}
+
+bool sim_parse_size(const char *text, double *bytes)
+{
+    if (!text || !*text)
+        return false;
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || !isfinite(v) || v < 0)
+        return false;
+    double mult = 1;
+    switch (*end) {
+    case 'K': case 'k': mult = 1024.0; end++; break;
+    case 'M': mult = 1024.0 * 1024; end++; break;
+    case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
+    case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (mult > 1 && *end == 'i')
+        end++;
+    if (*end == 'B')
+        end++;
+    if (*end)
+        return false;
+    *bytes = v * mult;
+    return true;
+}

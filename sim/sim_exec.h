@@ -1,0 +1,46 @@
+/* The task-graph executor.
+ *
+ * A task waits for its dependencies, then for its resource (a device's compute
+ * stream, a communication stream): a resource runs one task at a time, and
+ * ready tasks take it in FIFO order (ties in the order tasks were added).  A
+ * task either takes a fixed time or moves bytes over a path of the flow
+ * network.  A task bound to no resource (SIM_NO_RESOURCE) starts as soon as
+ * its dependencies are done: collectives use these for their chunk flows. */
+#ifndef SIM_EXEC_H
+#define SIM_EXEC_H
+
+#include "sim_net.h"
+
+#include <stddef.h>
+
+#define SIM_NO_RESOURCE (-1)
+
+typedef struct SimGraph SimGraph;
+
+SimGraph *sim_graph_new(void);
+void sim_graph_free(SimGraph *g);
+int sim_graph_resource(SimGraph *g, const char *name);
+const char *sim_graph_resource_name(const SimGraph *g, int resource);
+int sim_graph_num_resources(const SimGraph *g);
+/* `name` is copied (tasks of one kind may share a name: it is interned). */
+int sim_graph_task(SimGraph *g, const char *name, int resource, sim_time_t duration);
+int sim_graph_flow_task(SimGraph *g, const char *name, int resource, double bytes, const int *links, int nlinks);
+/* `after` starts only once `before` has finished. */
+void sim_graph_depend(SimGraph *g, int before, int after);
+/* Free-form label for timelines; `category` is interned, `bytes` informative. */
+void sim_graph_task_set_info(SimGraph *g, int task, const char *category, double bytes);
+size_t sim_graph_num_tasks(const SimGraph *g);
+
+/* Runs the graph from time 0 on a fresh engine; flow tasks need a network
+ * (build it with sim_net_new on `e`), else pass net = NULL.  Returns the
+ * makespan, or SIM_TIME_NEVER if a dependency cycle left tasks unrun. */
+sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net);
+
+sim_time_t sim_graph_task_start(const SimGraph *g, int task);
+sim_time_t sim_graph_task_end(const SimGraph *g, int task);
+const char *sim_graph_task_name(const SimGraph *g, int task);
+const char *sim_graph_task_category(const SimGraph *g, int task);
+double sim_graph_task_bytes(const SimGraph *g, int task);
+int sim_graph_task_resource(const SimGraph *g, int task);
+
+#endif

@@ -1,0 +1,35 @@
+/* The flow-level network.
+ *
+ * A link has a bandwidth (bytes/s, one direction) and a latency.  A flow moves
+ * a number of bytes along a path of links.  Flows that are active at the same
+ * time share every link by max-min fairness (progressive filling).  Rates are
+ * recomputed once per timestamp, and only for the connected component (flows
+ * linked through shared links) that a start or finish touched.
+ *
+ * A flow's bytes drain at its current rate; when the last byte has left, the
+ * flow frees its links and its `done` callback runs one path latency later
+ * (the sum of its links' latencies), so an uncontended flow takes
+ * latency + bytes / bottleneck bandwidth. */
+#ifndef SIM_NET_H
+#define SIM_NET_H
+
+#include "sim_engine.h"
+
+typedef struct SimNet SimNet;
+typedef void (*SimFlowDone)(SimEngine *e, void *user);
+
+SimNet *sim_net_new(SimEngine *e);
+void sim_net_free(SimNet *n);
+/* Returns the link id: 0, 1, 2, ... in order of addition. */
+int sim_net_add_link(SimNet *n, double bandwidth_Bps, sim_time_t latency);
+int sim_net_num_links(const SimNet *n);
+/* Starts a flow now.  `links` is copied.  A flow of no links takes no time. */
+void sim_net_flow(SimNet *n, double bytes, const int *links, int nlinks, SimFlowDone done, void *user);
+/* Flows started and not yet drained. */
+size_t sim_net_active_flows(const SimNet *n);
+/* Bytes that have crossed link `l` so far (for utilisation reports and tests). */
+double sim_net_link_bytes(const SimNet *n, int l);
+/* Number of rate recomputations and flow-rate updates (for benchmarks). */
+uint64_t sim_net_recomputes(const SimNet *n);
+
+#endif

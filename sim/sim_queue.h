@@ -1,0 +1,35 @@
+/* The event queue: a binary heap of 16-byte entries ordered by (time, insertion
+ * sequence), so events at equal times come out in the order they were pushed
+ * and runs are deterministic.
+ *
+ * Cancellation is lazy: a cancelled event's slot is freed at once and its heap
+ * entry is skipped when it surfaces; the heap is compacted when dead entries
+ * outnumber live ones, so memory stays proportional to pending events. */
+#ifndef SIM_QUEUE_H
+#define SIM_QUEUE_H
+
+#include "sim_time.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct SimQueue SimQueue;
+/* Names one pushed event; never 0, never reused within a queue's life. */
+typedef uint64_t SimEventId;
+
+SimQueue *sim_queue_new(void);
+void sim_queue_free(SimQueue *q);
+
+SimEventId sim_queue_push(SimQueue *q, sim_time_t t, void *data);
+/* Removes the earliest live event; false when the queue is empty. */
+bool sim_queue_pop(SimQueue *q, sim_time_t *t, void **data);
+/* Time of the earliest live event, or SIM_TIME_NEVER when empty. */
+sim_time_t sim_queue_peek_time(SimQueue *q);
+/* False if the event already fired or was cancelled. */
+bool sim_queue_cancel(SimQueue *q, SimEventId id);
+/* Cancels `id` (if still pending) and pushes its data again at `t`. */
+SimEventId sim_queue_reschedule(SimQueue *q, SimEventId id, sim_time_t t, void *data);
+/* Number of live (not yet fired, not cancelled) events. */
+size_t sim_queue_size(const SimQueue *q);
+
+#endif

@@ -1,0 +1,81 @@
+#include "sim_error.h"
+#include "sim_time.h"
+
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <string.h>
+
+static void test_time_roundtrip(void)
+{
+    CU_ASSERT_EQUAL(sim_time_from_s(1.0), SIM_TIME_PS_PER_S);
+    CU_ASSERT_EQUAL(sim_time_from_s(1.5e-12), 2); /* rounds to nearest */
+    CU_ASSERT_EQUAL(sim_time_from_s(-3.0), 0);
+    CU_ASSERT_EQUAL(sim_time_from_s(NAN), 0);
+    CU_ASSERT_EQUAL(sim_time_from_s(1e30), SIM_TIME_NEVER);
+    CU_ASSERT_DOUBLE_EQUAL(sim_time_to_s(sim_time_from_s(0.125)), 0.125, 1e-15);
+    CU_ASSERT_EQUAL(sim_time_add(SIM_TIME_NEVER - 1, 5), SIM_TIME_NEVER);
+}
+
+static void test_parse_size(void)
+{
+    double b = 0;
+    CU_ASSERT_TRUE(sim_parse_size("8", &b));
+    CU_ASSERT_DOUBLE_EQUAL(b, 8, 0);
+    CU_ASSERT_TRUE(sim_parse_size("8B", &b));
+    CU_ASSERT_DOUBLE_EQUAL(b, 8, 0);
+    CU_ASSERT_TRUE(sim_parse_size("64KiB", &b));
+    CU_ASSERT_DOUBLE_EQUAL(b, 65536, 0);
+    CU_ASSERT_TRUE(sim_parse_size("8GiB", &b));
+    CU_ASSERT_DOUBLE_EQUAL(b, 8589934592.0, 0);
+    CU_ASSERT_TRUE(sim_parse_size("1M", &b));
+    CU_ASSERT_DOUBLE_EQUAL(b, 1048576, 0);
+    CU_ASSERT_FALSE(sim_parse_size("", &b));
+    CU_ASSERT_FALSE(sim_parse_size("12XB", &b));
+    CU_ASSERT_FALSE(sim_parse_size("-4", &b));
+}
+
+static void test_json_error_lines(void)
+{
+    const char *text = "{\n  \"a\": 1,\n  \"b\": {\n    \"c\": \"x\"\n  }\n}\n";
+    GError *err = NULL;
+    SimJsonDoc *doc = sim_json_parse("t.json", text, strlen(text), &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    const cJSON *b = cJSON_GetObjectItem(sim_json_root(doc), "b");
+    double v = 0;
+    CU_ASSERT_FALSE(sim_json_get_number(doc, b, "c", true, 0, 1, &v, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_STRING_EQUAL(err->message, "t.json:4: \"c\" must be a number");
+    g_clear_error(&err);
+    long n = 0;
+    CU_ASSERT_FALSE(sim_json_get_int(doc, sim_json_root(doc), "a", true, 2, 5, &n, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_STRING_EQUAL(err->message, "t.json:2: \"a\" = 1 is outside [2, 5]");
+    g_clear_error(&err);
+    CU_ASSERT_FALSE(sim_json_get_int(doc, b, "zz", true, 0, 1, &n, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_STRING_EQUAL(err->message, "t.json:3: missing required field \"zz\"");
+    g_clear_error(&err);
+    sim_json_free(doc);
+
+    const char *bad = "{\n \"a\": 1,\n \"b\": [1, 2,,]\n}";
+    CU_ASSERT_PTR_NULL(sim_json_parse("bad.json", bad, strlen(bad), &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_EQUAL(err->code, SIM_ERROR_INPUT);
+    CU_ASSERT_TRUE(g_str_has_prefix(err->message, "bad.json:3: invalid JSON"));
+    g_clear_error(&err);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("time_and_input", NULL, NULL);
+    CU_add_test(s, "time roundtrip", test_time_roundtrip);
+    CU_add_test(s, "parse size", test_parse_size);
+    CU_add_test(s, "json error lines", test_json_error_lines);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}

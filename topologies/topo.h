@@ -1,0 +1,69 @@
+/* Topologies: the platform a job runs on, described as data.
+ *
+ * A topology is a graph of endpoints (ranks = accelerators) and switches joined
+ * by directed links, each with a bandwidth (bytes/s) and a latency (s).  It is
+ * read from a JSON file: either an explicit list of nodes and links, or a
+ * builder for a regular family (ring, fully connected, single switch, NVSwitch
+ * node, rail-optimised fat tree, 2D/3D torus, PCIe tree) with its parameters.
+ * Presets live in topologies/presets/NAME.json, each number with its source.
+ *
+ * Routing: shortest path; ECMP over equal-cost paths on fat trees (chosen by a
+ * hash of (src, dst, salt), so deterministic); dimension-order on tori. */
+#ifndef TOPO_H
+#define TOPO_H
+
+#include "sim_error.h"
+#include "sim_net.h"
+
+#include <stdint.h>
+
+typedef struct Topo Topo;
+
+typedef enum {
+    TOPO_LINK_NVLINK,  /* GPU <-> GPU or GPU <-> NVSwitch */
+    TOPO_LINK_PCIE,    /* PCIe or inter-socket */
+    TOPO_LINK_NET,     /* NIC <-> switch, switch <-> switch (InfiniBand, Ethernet) */
+    TOPO_LINK_ICI,     /* TPU inter-chip interconnect (torus) */
+    TOPO_LINK_SHM,     /* host shared memory between processes */
+} TopoLinkKind;
+
+typedef struct {
+    int nodes; /* 0: as the file says; else the number of nodes (servers) for families that scale */
+} TopoOptions;
+
+/* `name_or_path` is a preset name (looked up in topologies/presets/) or a path
+ * to a JSON file.  Errors are SIM_ERROR_INPUT with FILE:LINE. */
+Topo *topo_load(const char *name_or_path, const TopoOptions *opt, GError **err);
+void topo_free(Topo *t);
+
+const char *topo_name(const Topo *t);
+/* The accelerator preset the topology was described with ("a100-80gb"), or NULL. */
+const char *topo_accelerator(const Topo *t);
+int topo_num_ranks(const Topo *t);
+int topo_ranks_per_node(const Topo *t);
+int topo_num_nodes(const Topo *t);
+int topo_node_of(const Topo *t, int rank);
+
+int topo_num_links(const Topo *t);
+double topo_link_bandwidth(const Topo *t, int link);
+double topo_link_latency(const Topo *t, int link);
+TopoLinkKind topo_link_kind(const Topo *t, int link);
+/* Names of the link's two ends, for reports ("gpu3", "leaf0"). */
+const char *topo_link_src_name(const Topo *t, int link);
+const char *topo_link_dst_name(const Topo *t, int link);
+
+/* The path from rank `src` to rank `dst` as link ids, written to `links`
+ * (at most `cap`).  Returns the number of links, 0 when src == dst, or -1 if
+ * there is no path or it exceeds cap.  `salt` picks among ECMP paths. */
+int topo_route(const Topo *t, int src, int dst, uint32_t salt, int *links, int cap);
+
+/* In-network reduction (SHARP/CollNet) offered by the inter-node fabric. */
+bool topo_has_in_network_reduction(const Topo *t);
+
+/* Adds one network link per topology link, with the same ids, to `net`. */
+void topo_add_to_net(const Topo *t, SimNet *net);
+
+/* Writes the paths searched for presets, for error messages. */
+const char *topo_preset_dir(void);
+
+#endif
