@@ -1,0 +1,106 @@
+/* Reader for nccl-tests (and rccl-tests) text output: all_reduce_perf,
+ * reduce_scatter_perf, all_gather_perf, broadcast_perf, reduce_perf,
+ * alltoall_perf, sendrecv_perf.
+ *
+ * The table layout is taken from the column-header line ("# size count type
+ * [redop] [root] time algbw busbw error|#wrong time ...") so that every
+ * nccl-tests version reads the same: old ones lack redop (all_gather) or root,
+ * new ones add root, "#wrong", per-iteration and timestamp columns.  Without a
+ * header the layout is guessed from the number of fields (11, 12 or 13).
+ *
+ * Lines that are not results are skipped: '#' comments, NCCL INFO/WARN log
+ * lines, "--(snip)--", blank lines.  mpirun "[1,0]<stdout>:" and srun "0: "
+ * prefixes are removed first.  '# key: value' lines at the very top of a file
+ * (before anything else) are provenance headers (source, hardware, nccl,
+ * command, notes, op, ...); a following line "#  text" (two or more spaces)
+ * continues the previous value.
+ *
+ * Units are those nccl-tests prints: time in microseconds, algbw/busbw in
+ * GB/s = 1e9 bytes/s.  Bad input is SIM_ERROR_INPUT "FILE:LINE: what". */
+#ifndef NCCLTESTS_H
+#define NCCLTESTS_H
+
+#include "sim_error.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    NCCLTESTS_UNKNOWN = 0,
+    NCCLTESTS_ALLREDUCE,
+    NCCLTESTS_REDUCESCATTER,
+    NCCLTESTS_ALLGATHER,
+    NCCLTESTS_BROADCAST,
+    NCCLTESTS_REDUCE,
+    NCCLTESTS_ALLTOALL,
+    NCCLTESTS_SENDRECV,
+} NcclTestsOp;
+
+typedef struct {
+    uint64_t size_bytes; /* "size (B)" column */
+    uint64_t count;      /* "count (elements)" */
+    const char *type;    /* "float", "half", ... */
+    const char *redop;   /* "sum", "none", ...; NULL when the column is absent */
+    int root;            /* -1 when absent or printed -1 */
+    double time_us;      /* out-of-place */
+    double algbw_gbs;
+    double busbw_gbs;
+    double ip_time_us; /* in-place; NaN when not printed */
+    double ip_algbw_gbs;
+    double ip_busbw_gbs;
+    int line; /* line of the row in the file */
+} NcclTestsRow;
+
+typedef struct NcclTrace NcclTrace;
+
+NcclTrace *nccltests_load(const char *path, GError **err);
+/* `name` stands for the file name in messages. */
+NcclTrace *nccltests_parse(const char *name, const char *text, GError **err);
+void nccltests_free(NcclTrace *t);
+
+const char *nccltests_name(const NcclTrace *t);
+size_t nccltests_n_rows(const NcclTrace *t);
+/* Rows in file order; NULL past the end.  Pointers live as long as `t`. */
+const NcclTestsRow *nccltests_row(const NcclTrace *t, size_t i);
+
+/* The collective: from a '# op:' header, else the '# command:' header, else
+ * the first mention of a benchmark binary in the output (a command line,
+ * "Collective test starting:"), else the redop/root columns where they decide
+ * it (root >= 0: broadcast or reduce).
+ * NCCLTESTS_UNKNOWN when nothing tells; a caller who knows sets it. */
+NcclTestsOp nccltests_op(const NcclTrace *t);
+void nccltests_set_op(NcclTrace *t, NcclTestsOp op);
+
+/* Ranks: distinct "Rank N" device lines; without them nThread*nGpus from the
+ * parameter line (one process assumed); 0 when neither is present. */
+int nccltests_n_ranks(const NcclTrace *t);
+/* Distinct host names on the Rank lines (0 without Rank lines). */
+int nccltests_n_hosts(const NcclTrace *t);
+/* The largest number of ranks on one host (0 without Rank lines). */
+int nccltests_max_ranks_per_host(const NcclTrace *t);
+/* Distinct device names in rank order ("NVIDIA A100-SXM4-40GB"). */
+size_t nccltests_n_devices(const NcclTrace *t);
+const char *nccltests_device(const NcclTrace *t, size_t i);
+
+/* NCCL version as printed ("2.18.3" from "nccl-library=21803" or a
+ * "NCCL version 2.18.3+cuda12.2" log line), or NULL. */
+const char *nccltests_nccl_version(const NcclTrace *t);
+
+/* Provenance headers, in file order; lookup returns NULL when absent. */
+const char *nccltests_header(const NcclTrace *t, const char *key);
+size_t nccltests_n_headers(const NcclTrace *t);
+const char *nccltests_header_key(const NcclTrace *t, size_t i);
+const char *nccltests_header_value(const NcclTrace *t, size_t i);
+
+/* "allreduce", "reducescatter", ... ("unknown"). */
+const char *nccltests_op_name(NcclTestsOp op);
+/* Accepts "allreduce", "all_reduce", "all_reduce_perf", "AllReduce", ...;
+ * NCCLTESTS_UNKNOWN for anything else. */
+NcclTestsOp nccltests_op_from_name(const char *name);
+
+/* busbw = algbw * factor, as nccl-tests computes it (src/<op>.cu GetBw):
+ * allreduce 2(n-1)/n; reducescatter, allgather, alltoall (n-1)/n;
+ * broadcast, reduce, sendrecv 1.  NaN for an unknown op or n < 1. */
+double nccltests_busbw_factor(NcclTestsOp op, int nranks);
+
+#endif
