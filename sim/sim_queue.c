@@ -1,6 +1,7 @@
 #include "sim_queue.h"
 
 #include <glib.h>
+#include <string.h>
 
 /* tag = sequence << SLOT_BITS | slot.  Comparing tags compares sequences,
  * since a slot is reused only under a new sequence. */
@@ -19,6 +20,7 @@ typedef struct {
 } Slot;
 
 struct SimQueue {
+    Entry *mem;    /* aligned allocation; heap = mem + PAD */
     Entry *heap;
     size_t n, cap; /* heap entries, live and dead */
     Slot *slots;
@@ -28,17 +30,30 @@ struct SimQueue {
     uint64_t seq;
 };
 
-static inline bool before(const Entry *a, const Entry *b)
+/* (time, tag) as one 128-bit key: a single comparison orders two entries. */
+__extension__ typedef unsigned __int128 Key;
+
+static inline Key key(const Entry *e)
 {
-    return a->time < b->time || (a->time == b->time && a->tag < b->tag);
+    return ((Key)e->time << 64) | e->tag;
 }
 
-static void sift_up(Entry *h, size_t i)
+static inline bool before(const Entry *a, const Entry *b)
 {
-    Entry e = h[i];
-    while (i > 0) {
-        size_t p = (i - 1) >> 1;
-        if (!before(&e, &h[p]))
+    return key(a) < key(b);
+}
+
+/* A 4-ary heap: half the depth of a binary one, and with the array offset by
+ * three entries a node's four children share one 64-byte cache line. */
+#define ARITY 4
+#define PAD 3
+
+static void sift_up_from(Entry *h, size_t i, size_t top, Entry e)
+{
+    Key k = key(&e);
+    while (i > top) {
+        size_t p = (i - 1) / ARITY;
+        if (k >= key(&h[p]))
             break;
         h[i] = h[p];
         i = p;
@@ -46,21 +61,36 @@ static void sift_up(Entry *h, size_t i)
     h[i] = e;
 }
 
+static void sift_up(Entry *h, size_t i)
+{
+    sift_up_from(h, i, 0, h[i]);
+}
+
+/* Floyd's bottom-up variant: the element moved to the root almost always
+ * belongs near the leaves, so walk the hole down the smaller-child path
+ * without comparing against it, then let it rise the few steps back. */
 static void sift_down(Entry *h, size_t n, size_t i)
 {
     Entry e = h[i];
+    size_t hole = i;
     for (;;) {
-        size_t c = 2 * i + 1;
+        size_t c = ARITY * hole + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && before(&h[c + 1], &h[c]))
-            c++;
-        if (!before(&h[c], &e))
-            break;
-        h[i] = h[c];
-        i = c;
+        size_t m = c;
+        Key km = key(&h[c]);
+        size_t end = c + ARITY < n ? c + ARITY : n;
+        for (size_t j = c + 1; j < end; j++) {
+            Key kj = key(&h[j]);
+            if (kj < km) {
+                km = kj;
+                m = j;
+            }
+        }
+        h[hole] = h[m];
+        hole = m;
     }
-    h[i] = e;
+    sift_up_from(h, hole, i, e);
 }
 
 SimQueue *sim_queue_new(void)
@@ -72,7 +102,7 @@ void sim_queue_free(SimQueue *q)
 {
     if (!q)
         return;
-    g_free(q->heap);
+    g_aligned_free(q->mem);
     g_free(q->slots);
     g_free(q->free_slots);
     g_free(q);
@@ -98,7 +128,7 @@ static void compact(SimQueue *q)
         if (entry_live(q, &q->heap[i]))
             q->heap[k++] = q->heap[i];
     q->n = k;
-    for (size_t i = k / 2; i-- > 0;)
+    for (size_t i = k / ARITY + 1; i-- > 0;)
         sift_down(q->heap, q->n, i);
 }
 
@@ -124,8 +154,14 @@ SimEventId sim_queue_push(SimQueue *q, sim_time_t t, void *data)
     q->slots[s].data = data;
     q->live++;
     if (q->n == q->cap) {
-        q->cap = q->cap ? 2 * q->cap : 64;
-        q->heap = g_renew(Entry, q->heap, q->cap);
+        size_t cap = q->cap ? 2 * q->cap : 64;
+        Entry *mem = g_aligned_alloc(cap + PAD, sizeof(Entry), 64);
+        if (q->n)
+            memcpy(mem + PAD, q->heap, q->n * sizeof(Entry));
+        g_aligned_free(q->mem);
+        q->mem = mem;
+        q->heap = mem + PAD;
+        q->cap = cap;
     }
     q->heap[q->n] = (Entry){t, tag};
     sift_up(q->heap, q->n++);

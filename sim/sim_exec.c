@@ -1,0 +1,242 @@
+#include "sim_exec.h"
+
+#include <glib.h>
+
+typedef struct {
+    SimAction act; /* completion */
+    SimGraph *g;
+    const char *name, *category;
+    double bytes;
+    sim_time_t duration, start, end;
+    int resource;
+    int nlinks, link_off; /* flow tasks: links in g->link_ids */
+    bool is_flow;
+    int waiting; /* unfinished dependencies during a run */
+    int succ_off, nsucc;
+} Task;
+
+typedef struct {
+    const char *name;
+    bool busy;
+    GQueue ready; /* task ids (GINT_TO_POINTER(id + 1)) */
+} Resource;
+
+struct SimGraph {
+    GArray *tasks;     /* Task */
+    GArray *resources; /* Resource */
+    GArray *edges;     /* pairs of int: before, after */
+    GArray *link_ids;  /* int */
+    GStringChunk *names;
+    GHashTable *interned;
+    int *succ; /* CSR successors, built at run time */
+    SimEngine *e;
+    SimNet *net;
+    size_t done;
+};
+
+SimGraph *sim_graph_new(void)
+{
+    SimGraph *g = g_new0(SimGraph, 1);
+    g->tasks = g_array_new(FALSE, FALSE, sizeof(Task));
+    g->resources = g_array_new(FALSE, FALSE, sizeof(Resource));
+    g->edges = g_array_new(FALSE, FALSE, 2 * sizeof(int));
+    g->link_ids = g_array_new(FALSE, FALSE, sizeof(int));
+    g->names = g_string_chunk_new(4096);
+    return g;
+}
+
+void sim_graph_free(SimGraph *g)
+{
+    if (!g)
+        return;
+    for (guint i = 0; i < g->resources->len; i++)
+        g_queue_clear(&g_array_index(g->resources, Resource, i).ready);
+    g_array_free(g->tasks, TRUE);
+    g_array_free(g->resources, TRUE);
+    g_array_free(g->edges, TRUE);
+    g_array_free(g->link_ids, TRUE);
+    g_string_chunk_free(g->names);
+    g_free(g->succ);
+    g_free(g);
+}
+
+static const char *intern(SimGraph *g, const char *s)
+{
+    return s ? g_string_chunk_insert_const(g->names, s) : NULL;
+}
+
+int sim_graph_resource(SimGraph *g, const char *name)
+{
+    Resource r = {.name = intern(g, name)};
+    g_queue_init(&r.ready);
+    g_array_append_val(g->resources, r);
+    return (int)g->resources->len - 1;
+}
+
+const char *sim_graph_resource_name(const SimGraph *g, int r) { return g_array_index(g->resources, Resource, r).name; }
+int sim_graph_num_resources(const SimGraph *g) { return (int)g->resources->len; }
+size_t sim_graph_num_tasks(const SimGraph *g) { return g->tasks->len; }
+
+static Task *task(const SimGraph *g, int id) { return &g_array_index(g->tasks, Task, id); }
+
+static int add_task(SimGraph *g, const char *name, int resource)
+{
+    if (resource != SIM_NO_RESOURCE && (resource < 0 || resource >= (int)g->resources->len))
+        g_error("sim_graph: task '%s' names unknown resource %d", name ? name : "?", resource);
+    Task t = {.name = intern(g, name), .resource = resource, .start = SIM_TIME_NEVER, .end = SIM_TIME_NEVER};
+    g_array_append_val(g->tasks, t);
+    return (int)g->tasks->len - 1;
+}
+
+int sim_graph_task(SimGraph *g, const char *name, int resource, sim_time_t duration)
+{
+    int id = add_task(g, name, resource);
+    task(g, id)->duration = duration;
+    return id;
+}
+
+int sim_graph_flow_task(SimGraph *g, const char *name, int resource, double bytes, const int *links, int nlinks)
+{
+    int id = add_task(g, name, resource);
+    Task *t = task(g, id);
+    t->is_flow = true;
+    t->bytes = bytes;
+    t->nlinks = nlinks;
+    t->link_off = (int)g->link_ids->len;
+    g_array_append_vals(g->link_ids, links, (guint)nlinks);
+    return id;
+}
+
+void sim_graph_depend(SimGraph *g, int before, int after)
+{
+    int n = (int)g->tasks->len;
+    if (before < 0 || before >= n || after < 0 || after >= n)
+        g_error("sim_graph_depend: task %d or %d does not exist", before, after);
+    int e[2] = {before, after};
+    g_array_append_val(g->edges, e);
+}
+
+void sim_graph_task_set_info(SimGraph *g, int id, const char *category, double bytes)
+{
+    task(g, id)->category = intern(g, category);
+    task(g, id)->bytes = bytes;
+}
+
+sim_time_t sim_graph_task_start(const SimGraph *g, int id) { return task(g, id)->start; }
+sim_time_t sim_graph_task_end(const SimGraph *g, int id) { return task(g, id)->end; }
+const char *sim_graph_task_name(const SimGraph *g, int id) { return task(g, id)->name; }
+const char *sim_graph_task_category(const SimGraph *g, int id) { return task(g, id)->category; }
+double sim_graph_task_bytes(const SimGraph *g, int id) { return task(g, id)->bytes; }
+int sim_graph_task_resource(const SimGraph *g, int id) { return task(g, id)->resource; }
+
+static void start_task(SimGraph *g, int id);
+static void ready(SimGraph *g, int id);
+
+static void finish(SimGraph *g, Task *t)
+{
+    t->end = sim_engine_now(g->e);
+    g->done++;
+    if (t->resource != SIM_NO_RESOURCE) {
+        Resource *r = &g_array_index(g->resources, Resource, t->resource);
+        r->busy = false;
+        if (!g_queue_is_empty(&r->ready))
+            start_task(g, GPOINTER_TO_INT(g_queue_pop_head(&r->ready)) - 1);
+    }
+    for (int i = 0; i < t->nsucc; i++) {
+        int s = g->succ[t->succ_off + i];
+        if (--task(g, s)->waiting == 0)
+            ready(g, s);
+    }
+}
+
+/* Task pointers stay valid during a run: no task is added while it runs. */
+static void on_task_done(SimEngine *e, SimAction *a)
+{
+    (void)e;
+    finish(((Task *)a)->g, (Task *)a);
+}
+
+static void on_flow_done(SimEngine *e, void *user)
+{
+    (void)e;
+    finish(((Task *)user)->g, user);
+}
+
+static void start_task(SimGraph *g, int id)
+{
+    Task *t = task(g, id);
+    if (t->resource != SIM_NO_RESOURCE)
+        g_array_index(g->resources, Resource, t->resource).busy = true;
+    t->start = sim_engine_now(g->e);
+    if (t->is_flow) {
+        if (!g->net)
+            g_error("sim_graph_run: flow task '%s' needs a network", t->name ? t->name : "?");
+        sim_net_flow(g->net, t->bytes, &g_array_index(g->link_ids, int, t->link_off), t->nlinks, on_flow_done, t);
+    } else {
+        t->act.fire = on_task_done;
+        sim_engine_schedule(g->e, sim_time_add(t->start, t->duration), &t->act);
+    }
+}
+
+static void ready(SimGraph *g, int id)
+{
+    Task *t = task(g, id);
+    if (t->resource == SIM_NO_RESOURCE) {
+        start_task(g, id);
+        return;
+    }
+    Resource *r = &g_array_index(g->resources, Resource, t->resource);
+    if (r->busy)
+        g_queue_push_tail(&r->ready, GINT_TO_POINTER(id + 1));
+    else
+        start_task(g, id);
+}
+
+sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net)
+{
+    int n = (int)g->tasks->len;
+    g->e = e;
+    g->net = net;
+    g->done = 0;
+    /* successors in CSR form, in the order dependencies were added */
+    g_free(g->succ);
+    g->succ = g_new(int, g->edges->len ? g->edges->len : 1);
+    for (int i = 0; i < n; i++) {
+        Task *t = task(g, i);
+        t->g = g;
+        t->nsucc = t->waiting = 0;
+        t->start = t->end = SIM_TIME_NEVER;
+    }
+    for (guint i = 0; i < g->edges->len; i++) {
+        int *ed = (int *)(void *)(g->edges->data + i * 2 * sizeof(int));
+        task(g, ed[0])->nsucc++;
+        task(g, ed[1])->waiting++;
+    }
+    int off = 0;
+    for (int i = 0; i < n; i++) {
+        task(g, i)->succ_off = off;
+        off += task(g, i)->nsucc;
+        task(g, i)->nsucc = 0;
+    }
+    for (guint i = 0; i < g->edges->len; i++) {
+        int *ed = (int *)(void *)(g->edges->data + i * 2 * sizeof(int));
+        Task *b = task(g, ed[0]);
+        g->succ[b->succ_off + b->nsucc++] = ed[1];
+    }
+    for (guint i = 0; i < g->resources->len; i++) {
+        Resource *r = &g_array_index(g->resources, Resource, i);
+        r->busy = false;
+        g_queue_clear(&r->ready);
+    }
+    for (int i = 0; i < n; i++)
+        if (task(g, i)->waiting == 0)
+            ready(g, i);
+    sim_engine_run(e);
+    if (g->done < (size_t)n)
+        return SIM_TIME_NEVER;
+    sim_time_t makespan = 0;
+    for (int i = 0; i < n; i++)
+        if (task(g, i)->end > makespan)
+            makespan = task(g, i)->end;
+    return makespan;
+}

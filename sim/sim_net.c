@@ -1,0 +1,354 @@
+#include "sim_net.h"
+
+#include <glib.h>
+#include <math.h>
+
+typedef struct Flow Flow;
+
+typedef struct {
+    double bw;
+    sim_time_t latency;
+    double bytes_done; /* bytes of drained flows */
+    Flow **flows;      /* active flows crossing this link */
+    int nflows, cap;
+    bool dirty;
+    /* progressive-filling scratch */
+    double rem;
+    int unfrozen;
+    uint32_t version;
+    uint32_t epoch; /* component-search mark */
+} Link;
+
+typedef struct {
+    SimAction act;
+    Flow *flow;
+} FlowEvent;
+
+struct Flow {
+    FlowEvent drain, deliver;
+    SimNet *net;
+    Flow *prev, *next; /* every allocated flow, so the net can free leftovers */
+    double bytes, remaining, rate;
+    sim_time_t last; /* when `remaining` was last brought up to date */
+    SimEventId drain_ev;
+    SimFlowDone done;
+    void *user;
+    uint32_t epoch;
+    bool frozen;
+    int nlinks;
+    int *links; /* nlinks link ids, then nlinks positions in each link's list */
+};
+
+typedef struct {
+    double share;
+    int link;
+    uint32_t version;
+} HeapItem;
+
+struct SimNet {
+    SimEngine *e;
+    Link *links;
+    int nlinks, cap;
+    GArray *dirty;      /* int link ids touched since the last settle */
+    GPtrArray *comp;    /* scratch: flows of the component being recomputed */
+    GArray *comp_links; /* scratch: its links */
+    GArray *heap;       /* scratch: HeapItem min-heap on share */
+    Flow *flows;        /* list head of allocated flows */
+    uint32_t epoch;
+    size_t active;
+    uint64_t recomputes, rate_updates;
+};
+
+static void settle(SimEngine *e, void *ctx);
+
+SimNet *sim_net_new(SimEngine *e)
+{
+    SimNet *n = g_new0(SimNet, 1);
+    n->e = e;
+    n->dirty = g_array_new(FALSE, FALSE, sizeof(int));
+    n->comp = g_ptr_array_new();
+    n->comp_links = g_array_new(FALSE, FALSE, sizeof(int));
+    n->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
+    sim_engine_on_settle(e, settle, n);
+    return n;
+}
+
+static void flow_unlink_free(SimNet *n, Flow *f)
+{
+    if (f->prev)
+        f->prev->next = f->next;
+    else
+        n->flows = f->next;
+    if (f->next)
+        f->next->prev = f->prev;
+    g_free(f->links);
+    g_free(f);
+}
+
+void sim_net_free(SimNet *n)
+{
+    if (!n)
+        return;
+    while (n->flows)
+        flow_unlink_free(n, n->flows);
+    for (int i = 0; i < n->nlinks; i++)
+        g_free(n->links[i].flows);
+    g_free(n->links);
+    g_array_free(n->dirty, TRUE);
+    g_ptr_array_free(n->comp, TRUE);
+    g_array_free(n->comp_links, TRUE);
+    g_array_free(n->heap, TRUE);
+    g_free(n);
+}
+
+int sim_net_add_link(SimNet *n, double bandwidth_Bps, sim_time_t latency)
+{
+    g_return_val_if_fail(bandwidth_Bps > 0 && isfinite(bandwidth_Bps), -1);
+    if (n->nlinks == n->cap) {
+        n->cap = n->cap ? 2 * n->cap : 64;
+        n->links = g_renew(Link, n->links, n->cap);
+    }
+    n->links[n->nlinks] = (Link){.bw = bandwidth_Bps, .latency = latency};
+    return n->nlinks++;
+}
+
+int sim_net_num_links(const SimNet *n) { return n->nlinks; }
+size_t sim_net_active_flows(const SimNet *n) { return n->active; }
+double sim_net_link_bytes(const SimNet *n, int l) { return n->links[l].bytes_done; }
+uint64_t sim_net_recomputes(const SimNet *n) { return n->recomputes; }
+
+static void mark_dirty(SimNet *n, int l)
+{
+    if (!n->links[l].dirty) {
+        n->links[l].dirty = true;
+        g_array_append_val(n->dirty, l);
+    }
+}
+
+static void on_deliver(SimEngine *e, SimAction *a)
+{
+    Flow *f = ((FlowEvent *)a)->flow;
+    SimFlowDone done = f->done;
+    void *user = f->user;
+    flow_unlink_free(f->net, f);
+    if (done)
+        done(e, user);
+}
+
+/* The flow has left the network; its last byte arrives one path latency later. */
+static void deliver_later(SimNet *n, Flow *f)
+{
+    sim_time_t lat = 0;
+    for (int i = 0; i < f->nlinks; i++)
+        lat = sim_time_add(lat, n->links[f->links[i]].latency);
+    f->deliver.act.fire = on_deliver;
+    f->deliver.flow = f;
+    sim_engine_schedule(n->e, sim_time_add(sim_engine_now(n->e), lat), &f->deliver.act);
+}
+
+static void on_drain(SimEngine *e, SimAction *a)
+{
+    Flow *f = ((FlowEvent *)a)->flow;
+    SimNet *n = f->net;
+    f->remaining = 0;
+    f->drain_ev = 0;
+    int *pos = f->links + f->nlinks;
+    for (int i = 0; i < f->nlinks; i++) {
+        int lid = f->links[i];
+        Link *l = &n->links[lid];
+        l->bytes_done += f->bytes;
+        /* swap-remove, then fix the moved flow's recorded position */
+        Flow *last = l->flows[--l->nflows];
+        l->flows[pos[i]] = last;
+        if (last != f)
+            for (int j = 0; j < last->nlinks; j++)
+                if (last->links[j] == lid) {
+                    last->links[last->nlinks + j] = pos[i];
+                    break;
+                }
+        mark_dirty(n, lid);
+    }
+    n->active--;
+    deliver_later(n, f);
+    (void)e;
+}
+
+void sim_net_flow(SimNet *n, double bytes, const int *links, int nlinks, SimFlowDone done, void *user)
+{
+    Flow *f = g_new0(Flow, 1);
+    f->net = n;
+    f->next = n->flows;
+    if (n->flows)
+        n->flows->prev = f;
+    n->flows = f;
+    f->bytes = f->remaining = bytes > 0 ? bytes : 0;
+    f->done = done;
+    f->user = user;
+    f->last = sim_engine_now(n->e);
+    f->drain.act.fire = on_drain;
+    f->drain.flow = f;
+    f->links = g_new(int, 2 * (size_t)(nlinks > 0 ? nlinks : 1));
+    for (int i = 0; i < nlinks; i++) {
+        if (links[i] < 0 || links[i] >= n->nlinks)
+            g_error("sim_net_flow: link %d does not exist", links[i]);
+        f->links[i] = links[i];
+    }
+    f->nlinks = nlinks;
+    if (nlinks == 0 || f->bytes == 0) {
+        deliver_later(n, f);
+        return;
+    }
+    int *pos = f->links + nlinks;
+    for (int i = 0; i < nlinks; i++) {
+        Link *l = &n->links[links[i]];
+        if (l->nflows == l->cap) {
+            l->cap = l->cap ? 2 * l->cap : 4;
+            l->flows = g_renew(Flow *, l->flows, l->cap);
+        }
+        pos[i] = l->nflows;
+        l->flows[l->nflows++] = f;
+        mark_dirty(n, links[i]);
+    }
+    n->active++;
+}
+
+/* ---- max-min fair rates by progressive filling, per touched component ---- */
+
+static void heap_push(GArray *h, HeapItem it)
+{
+    g_array_append_val(h, it);
+    HeapItem *a = (HeapItem *)h->data;
+    size_t i = h->len - 1;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (a[p].share < it.share || (a[p].share == it.share && a[p].link <= it.link))
+            break;
+        a[i] = a[p];
+        i = p;
+    }
+    a[i] = it;
+}
+
+static HeapItem heap_pop(GArray *h)
+{
+    HeapItem *a = (HeapItem *)h->data;
+    HeapItem top = a[0], e = a[h->len - 1];
+    g_array_set_size(h, h->len - 1);
+    size_t n = h->len, i = 0;
+    if (n == 0)
+        return top;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && (a[c + 1].share < a[c].share || (a[c + 1].share == a[c].share && a[c + 1].link < a[c].link)))
+            c++;
+        if (e.share < a[c].share || (e.share == a[c].share && e.link <= a[c].link))
+            break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = e;
+    return top;
+}
+
+/* Collects, from the dirty links, every flow and link connected to them. */
+static void collect_component(SimNet *n)
+{
+    uint32_t ep = ++n->epoch;
+    g_ptr_array_set_size(n->comp, 0);
+    g_array_set_size(n->comp_links, 0);
+    for (guint i = 0; i < n->dirty->len; i++) {
+        int l = g_array_index(n->dirty, int, i);
+        n->links[l].dirty = false;
+        if (n->links[l].epoch != ep) {
+            n->links[l].epoch = ep;
+            g_array_append_val(n->comp_links, l);
+        }
+    }
+    g_array_set_size(n->dirty, 0);
+    for (guint li = 0; li < n->comp_links->len; li++) {
+        Link *l = &n->links[g_array_index(n->comp_links, int, li)];
+        for (int k = 0; k < l->nflows; k++) {
+            Flow *f = l->flows[k];
+            if (f->epoch == ep)
+                continue;
+            f->epoch = ep;
+            g_ptr_array_add(n->comp, f);
+            for (int j = 0; j < f->nlinks; j++) {
+                int lj = f->links[j];
+                if (n->links[lj].epoch != ep) {
+                    n->links[lj].epoch = ep;
+                    g_array_append_val(n->comp_links, lj);
+                }
+            }
+        }
+    }
+}
+
+static void settle(SimEngine *e, void *ctx)
+{
+    SimNet *n = ctx;
+    if (n->dirty->len == 0)
+        return;
+    n->recomputes++;
+    collect_component(n);
+    sim_time_t now = sim_engine_now(e);
+
+    for (guint i = 0; i < n->comp->len; i++) {
+        Flow *f = n->comp->pdata[i];
+        f->remaining -= f->rate * sim_time_to_s(now - f->last);
+        if (f->remaining < 0)
+            f->remaining = 0;
+        f->last = now;
+        f->frozen = false;
+    }
+    g_array_set_size(n->heap, 0);
+    for (guint i = 0; i < n->comp_links->len; i++) {
+        int lid = g_array_index(n->comp_links, int, i);
+        Link *l = &n->links[lid];
+        l->rem = l->bw;
+        l->unfrozen = l->nflows;
+        l->version++;
+        if (l->nflows > 0)
+            heap_push(n->heap, (HeapItem){l->rem / l->nflows, lid, l->version});
+    }
+    /* The most constrained link fixes the rate of its flows; repeat. */
+    while (n->heap->len > 0) {
+        HeapItem it = heap_pop(n->heap);
+        Link *l = &n->links[it.link];
+        if (it.version != l->version || l->unfrozen == 0)
+            continue;
+        double share = it.share;
+        for (int k = 0; k < l->nflows; k++) {
+            Flow *f = l->flows[k];
+            if (f->frozen)
+                continue;
+            f->frozen = true;
+            double old = f->rate;
+            f->rate = share;
+            for (int j = 0; j < f->nlinks; j++) {
+                Link *o = &n->links[f->links[j]];
+                o->rem -= share;
+                if (o->rem < 0)
+                    o->rem = 0;
+                o->unfrozen--;
+                if (o != l && o->unfrozen > 0) {
+                    o->version++;
+                    heap_push(n->heap, (HeapItem){o->rem / o->unfrozen, f->links[j], o->version});
+                }
+            }
+            if (share == old && f->drain_ev)
+                continue; /* same rate: its drain event stands */
+            n->rate_updates++;
+            /* Never let a rounding-starved flow stall forever. */
+            double rate = share > 1e-3 ? share : 1e-3;
+            double ps = ceil(f->remaining / rate * (double)SIM_TIME_PS_PER_S);
+            sim_time_t at = ps >= 1.8e19 ? SIM_TIME_NEVER : sim_time_add(now, (sim_time_t)ps);
+            if (f->drain_ev)
+                sim_engine_cancel(e, f->drain_ev);
+            f->drain_ev = sim_engine_schedule(e, at, &f->drain.act);
+        }
+        l->unfrozen = 0;
+    }
+}
