@@ -1,0 +1,277 @@
+#include "accel.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct Accel {
+    char *name;
+    double peak[ACCEL_NUM_DTYPES]; /* 0: not supported */
+    double eff_max[ACCEL_NUM_DTYPES];
+    double half_flops;
+    double hbm_bytes;
+    double hbm_bw;
+    double mem_eff;
+};
+
+static const char *const dtype_names[ACCEL_NUM_DTYPES] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+
+const char *accel_dtype_name(AccelDtype dt)
+{
+    return (unsigned)dt < ACCEL_NUM_DTYPES ? dtype_names[dt] : NULL;
+}
+
+bool accel_dtype_from_name(const char *name, AccelDtype *out)
+{
+    for (int i = 0; name && i < ACCEL_NUM_DTYPES; i++)
+        if (strcmp(name, dtype_names[i]) == 0) {
+            *out = (AccelDtype)i;
+            return true;
+        }
+    return false;
+}
+
+double accel_dtype_bytes(AccelDtype dt)
+{
+    switch (dt) {
+    case ACCEL_FP32:
+    case ACCEL_TF32: return 4;
+    case ACCEL_FP16:
+    case ACCEL_BF16: return 2;
+    case ACCEL_FP8: return 1;
+    default: return 0;
+    }
+}
+
+char *accel_preset_dir(void)
+{
+    const char *env = g_getenv("SHARDSIM_DATA_DIR");
+    const char *base = env && *env ? env : SHARDSIM_DATA_DIR;
+    return g_build_filename(base, "models", "presets", "accelerators", NULL);
+}
+
+/* A "source" string must accompany every group of numbers. */
+static bool need_source(const SimJsonDoc *doc, const cJSON *obj, GError **err)
+{
+    const char *src = NULL;
+    if (!sim_json_get_string(doc, obj, "source", true, &src, err))
+        return false;
+    if (!*src) {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(obj, "source"), err, "\"source\" must not be empty");
+        return false;
+    }
+    return true;
+}
+
+static const cJSON *need_object(const SimJsonDoc *doc, const cJSON *obj, const char *key, GError **err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!it) {
+        sim_json_error(doc, obj, err, "missing required field \"%s\"", key);
+        return NULL;
+    }
+    if (!cJSON_IsObject(it)) {
+        sim_json_error(doc, it, err, "\"%s\" must be an object", key);
+        return NULL;
+    }
+    return it;
+}
+
+/* Rejects keys outside `allowed` (NULL-terminated): a typo must not silently
+ * leave a default in place. */
+static bool only_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const *allowed, GError **err)
+{
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        bool ok = false;
+        for (const char *const *k = allowed; *k && !ok; k++)
+            ok = strcmp(c->string, *k) == 0;
+        if (!ok) {
+            sim_json_error(doc, c, err, "unknown field \"%s\"", c->string);
+            return false;
+        }
+    }
+    return true;
+}
+
+static Accel *from_doc(const SimJsonDoc *doc, GError **err)
+{
+    const cJSON *root = sim_json_root(doc);
+    if (!cJSON_IsObject(root)) {
+        sim_json_error(doc, root, err, "an accelerator description must be a JSON object");
+        return NULL;
+    }
+    static const char *const top_keys[] = {"name", "description", "source", "peak_flops", "hbm", "efficiency", NULL};
+    static const char *const peak_keys[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "source", NULL};
+    static const char *const hbm_keys[] = {"bytes", "bandwidth", "source", NULL};
+    static const char *const eff_keys[] = {"gemm_eff_max", "gemm_eff_max_by_dtype", "gemm_half_flops", "mem_eff",
+                                           "source", NULL};
+    if (!only_keys(doc, root, top_keys, err))
+        return NULL;
+
+    Accel a = {0};
+    const char *name = NULL;
+    if (!sim_json_get_string(doc, root, "name", true, &name, err))
+        return NULL;
+
+    const cJSON *peak = need_object(doc, root, "peak_flops", err);
+    if (!peak || !only_keys(doc, peak, peak_keys, err) || !need_source(doc, peak, err))
+        return NULL;
+    bool any = false;
+    for (int i = 0; i < ACCEL_NUM_DTYPES; i++) {
+        if (!sim_json_get_number(doc, peak, dtype_names[i], false, 1e9, 1e18, &a.peak[i], err))
+            return NULL;
+        any |= a.peak[i] > 0;
+    }
+    if (!any) {
+        sim_json_error(doc, peak, err, "\"peak_flops\" names no data type");
+        return NULL;
+    }
+
+    const cJSON *hbm = need_object(doc, root, "hbm", err);
+    if (!hbm || !only_keys(doc, hbm, hbm_keys, err) || !need_source(doc, hbm, err))
+        return NULL;
+    const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(hbm, "bytes");
+    if (cJSON_IsString(bytes)) { /* "80GiB" reads better than 85899345920 */
+        if (!sim_parse_size(bytes->valuestring, &a.hbm_bytes) || a.hbm_bytes < 1) {
+            sim_json_error(doc, bytes, err, "\"bytes\": cannot read \"%s\" as a size", bytes->valuestring);
+            return NULL;
+        }
+    } else if (!sim_json_get_number(doc, hbm, "bytes", true, 1, 1e15, &a.hbm_bytes, err)) {
+        return NULL;
+    }
+    if (!sim_json_get_number(doc, hbm, "bandwidth", true, 1e6, 1e15, &a.hbm_bw, err))
+        return NULL;
+
+    const cJSON *eff = need_object(doc, root, "efficiency", err);
+    if (!eff || !only_keys(doc, eff, eff_keys, err) || !need_source(doc, eff, err))
+        return NULL;
+    double eff_max = 0;
+    if (!sim_json_get_number(doc, eff, "gemm_eff_max", true, 0.01, 1, &eff_max, err) ||
+        !sim_json_get_number(doc, eff, "gemm_half_flops", true, 0, 1e15, &a.half_flops, err) ||
+        !sim_json_get_number(doc, eff, "mem_eff", true, 0.01, 1, &a.mem_eff, err))
+        return NULL;
+    for (int i = 0; i < ACCEL_NUM_DTYPES; i++)
+        a.eff_max[i] = eff_max;
+    const cJSON *by = cJSON_GetObjectItemCaseSensitive(eff, "gemm_eff_max_by_dtype");
+    if (by) {
+        if (!cJSON_IsObject(by)) {
+            sim_json_error(doc, by, err, "\"gemm_eff_max_by_dtype\" must be an object");
+            return NULL;
+        }
+        for (const cJSON *c = by->child; c; c = c->next) {
+            AccelDtype dt;
+            if (!accel_dtype_from_name(c->string, &dt)) {
+                sim_json_error(doc, c, err, "unknown data type \"%s\"", c->string);
+                return NULL;
+            }
+            if (!sim_json_get_number(doc, by, c->string, true, 0.01, 1, &a.eff_max[dt], err))
+                return NULL;
+        }
+    }
+
+    Accel *out = g_new(Accel, 1);
+    *out = a;
+    out->name = g_strdup(name);
+    return out;
+}
+
+Accel *accel_parse(const char *name, const char *text, size_t len, GError **err)
+{
+    SimJsonDoc *doc = sim_json_parse(name, text, len, err);
+    if (!doc)
+        return NULL;
+    Accel *a = from_doc(doc, err);
+    sim_json_free(doc);
+    return a;
+}
+
+Accel *accel_load(const char *name_or_path, GError **err)
+{
+    if (!name_or_path || !*name_or_path) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "no accelerator named");
+        return NULL;
+    }
+    char *path;
+    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
+        path = g_strdup(name_or_path);
+    } else {
+        char *dir = accel_preset_dir();
+        char *file = g_strconcat(name_or_path, ".json", NULL);
+        path = g_build_filename(dir, file, NULL);
+        g_free(file);
+        if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "unknown accelerator \"%s\" (no %s.json in %s)",
+                        name_or_path, name_or_path, dir);
+            g_free(dir);
+            g_free(path);
+            return NULL;
+        }
+        g_free(dir);
+    }
+    SimJsonDoc *doc = sim_json_load_file(path, err);
+    g_free(path);
+    if (!doc)
+        return NULL;
+    Accel *a = from_doc(doc, err);
+    sim_json_free(doc);
+    return a;
+}
+
+void accel_free(Accel *a)
+{
+    if (!a)
+        return;
+    g_free(a->name);
+    g_free(a);
+}
+
+const char *accel_name(const Accel *a) { return a->name; }
+
+static bool valid_dt(AccelDtype dt) { return (unsigned)dt < ACCEL_NUM_DTYPES; }
+
+bool accel_has_dtype(const Accel *a, AccelDtype dt) { return valid_dt(dt) && a->peak[dt] > 0; }
+double accel_peak_flops(const Accel *a, AccelDtype dt) { return valid_dt(dt) ? a->peak[dt] : 0; }
+double accel_hbm_bytes(const Accel *a) { return a->hbm_bytes; }
+double accel_hbm_bandwidth(const Accel *a) { return a->hbm_bw; }
+double accel_gemm_eff_max(const Accel *a, AccelDtype dt) { return valid_dt(dt) ? a->eff_max[dt] : 0; }
+double accel_gemm_half_flops(const Accel *a) { return a->half_flops; }
+double accel_mem_eff(const Accel *a) { return a->mem_eff; }
+
+static double eff_of_flops(const Accel *a, AccelDtype dt, double flops)
+{
+    if (!accel_has_dtype(a, dt) || !(flops > 0))
+        return 0;
+    return a->eff_max[dt] * flops / (flops + a->half_flops);
+}
+
+double accel_gemm_efficiency(const Accel *a, AccelDtype dt, double m, double n, double k)
+{
+    if (!(m > 0 && n > 0 && k > 0))
+        return 0;
+    return eff_of_flops(a, dt, 2.0 * m * n * k);
+}
+
+double accel_bgemm_time(const Accel *a, AccelDtype dt, double batch, double m, double n, double k)
+{
+    if (!accel_has_dtype(a, dt))
+        return INFINITY;
+    if (!(batch > 0 && m > 0 && n > 0 && k > 0))
+        return 0;
+    double flops = 2.0 * batch * m * n * k;
+    double t_compute = flops / (a->peak[dt] * eff_of_flops(a, dt, flops));
+    double bytes = batch * (m * k + k * n + m * n) * accel_dtype_bytes(dt);
+    double t_mem = accel_mem_time(a, bytes);
+    return t_compute > t_mem ? t_compute : t_mem;
+}
+
+double accel_gemm_time(const Accel *a, AccelDtype dt, double m, double n, double k)
+{
+    return accel_bgemm_time(a, dt, 1, m, n, k);
+}
+
+double accel_mem_time(const Accel *a, double bytes)
+{
+    if (!(bytes > 0))
+        return 0;
+    return bytes / (a->hbm_bw * a->mem_eff);
+}

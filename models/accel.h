@@ -1,0 +1,80 @@
+/* Accelerators: peak FLOP/s, HBM and an achievable-efficiency model.
+ *
+ * An accelerator is data: models/presets/accelerators/NAME.json (every number
+ * with its source; see models/README.md for the format and the sources).
+ * Presets are searched in $SHARDSIM_DATA_DIR/models/presets/accelerators/
+ * (environment variable), else in the source tree the library was built from.
+ *
+ * Time model (all functions below are pure; results in seconds):
+ *
+ *   GEMM  C[m x n] = A[m x k] B[k x n], `batch` independent copies:
+ *     F  = 2 * batch * m * n * k                      FLOPs
+ *     B  = batch * (m*k + k*n + m*n) * dtype_bytes    minimum HBM traffic
+ *     eff(F) = gemm_eff_max * F / (F + gemm_half_flops)
+ *     t  = max(F / (peak(dtype) * eff(F)),  B / (hbm_bandwidth * mem_eff))
+ *   The saturating curve stands for what makes small GEMMs slow (tile and
+ *   wave quantization, launch and tail effects); the second term is the
+ *   roofline's memory floor (skinny GEMMs, GEMV).
+ *
+ *   Memory-bound kernel moving `bytes` (read + written):
+ *     t  = bytes / (hbm_bandwidth * mem_eff)
+ *
+ * Errors: SIM_ERROR_INPUT with "FILE:LINE: what is wrong". */
+#ifndef ACCEL_H
+#define ACCEL_H
+
+#include "sim_error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum {
+    ACCEL_FP32, /* IEEE fp32 on the vector/SIMT units (no tensor cores) */
+    ACCEL_TF32, /* fp32 storage, tensor-core math (NVIDIA TF32, AMD XF32/TF32) */
+    ACCEL_FP16,
+    ACCEL_BF16,
+    ACCEL_FP8,
+    ACCEL_NUM_DTYPES
+} AccelDtype;
+
+typedef struct Accel Accel;
+
+/* `name_or_path`: a preset name ("a100-80gb") or a path to a JSON file (any
+ * argument containing '/' or ending in ".json"). */
+Accel *accel_load(const char *name_or_path, GError **err);
+/* Parses a description held in memory; `name` stands for the file in messages. */
+Accel *accel_parse(const char *name, const char *text, size_t len, GError **err);
+void accel_free(Accel *a);
+
+/* The directory searched for presets (no trailing slash); owned by the caller. */
+char *accel_preset_dir(void);
+
+const char *accel_name(const Accel *a);
+/* "fp32", "tf32", "fp16", "bf16", "fp8"; NULL for an invalid value. */
+const char *accel_dtype_name(AccelDtype dt);
+bool accel_dtype_from_name(const char *name, AccelDtype *out);
+/* Bytes per element as stored in HBM (tf32 is stored as fp32). */
+double accel_dtype_bytes(AccelDtype dt);
+
+bool accel_has_dtype(const Accel *a, AccelDtype dt);
+/* Dense (not sparse) peak FLOP/s; 0 where the accelerator lacks the dtype. */
+double accel_peak_flops(const Accel *a, AccelDtype dt);
+double accel_hbm_bytes(const Accel *a);
+double accel_hbm_bandwidth(const Accel *a); /* bytes/s, peak */
+double accel_gemm_eff_max(const Accel *a, AccelDtype dt);
+double accel_gemm_half_flops(const Accel *a);
+double accel_mem_eff(const Accel *a);
+
+/* Fraction of peak a GEMM of this size reaches in the compute-bound regime,
+ * eff(F) above; 0 for a dtype the accelerator lacks. */
+double accel_gemm_efficiency(const Accel *a, AccelDtype dt, double m, double n, double k);
+/* Seconds for one GEMM (m x k) * (k x n); INFINITY for a dtype the
+ * accelerator lacks, 0 when any dimension is <= 0. */
+double accel_gemm_time(const Accel *a, AccelDtype dt, double m, double n, double k);
+/* Seconds for `batch` independent GEMMs of one shape launched together
+ * (attention's per-head products, grouped convolutions). */
+double accel_bgemm_time(const Accel *a, AccelDtype dt, double batch, double m, double n, double k);
+/* Seconds for a memory-bound kernel that reads and writes `bytes` in total. */
+double accel_mem_time(const Accel *a, double bytes);
+
+#endif
