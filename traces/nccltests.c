@@ -508,7 +508,8 @@ NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
             if (log) {
                 if (ver && !tr->nccl_version) {
                     const char *v = ver + strlen("CCL version ");
-                    size_t vl = strcspn(v, "+ \t");
+                    v += strspn(v, " \t:"); /* rccl prints "RCCL version : 2.22.3-HEAD:..." */
+                    size_t vl = strspn(v, "0123456789.");
                     if (vl > 0)
                         tr->nccl_version = g_strndup(v, vl);
                 }

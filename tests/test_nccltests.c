@@ -1,0 +1,351 @@
+#include "nccltests.h"
+
+#include <CUnit/Basic.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#define SHARED_TRACES SHARDSIM_SOURCE_DIR "/../shared/traces"
+#define DATA_TRACES SHARDSIM_SOURCE_DIR "/tests/data/traces"
+
+/* What each real trace must read as.  Counted by hand from the files. */
+typedef struct {
+    const char *dir;
+    const char *file;
+    size_t rows;
+    uint64_t first_size, last_size;
+    NcclTestsOp op;
+    int ranks, hosts, per_host; /* 0: the file shows no Rank lines */
+    int factor_ranks;           /* ranks for the busbw factor */
+    const char *device;         /* first device name, NULL if none printed */
+    const char *nccl_version;   /* NULL if the output prints none */
+} Expect;
+
+static const Expect EXPECT[] = {
+    { SHARED_TRACES, "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", 29, 8,
+      2147483648ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", NULL },
+    { SHARED_TRACES, "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", 25, 8,
+      134217728ull, NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "Tesla V100-SXM2-16GB", NULL },
+    { DATA_TRACES, "rccl-tests_allreduce_mi300x_8gpu_1node.txt", 31, 8, 8589934592ull,
+      NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "AMD Instinct MI300X", NULL },
+    { DATA_TRACES, "rccl-tests_allreduce_mi300x_2node-16gpu_roce.txt", 32, 8, 17179869184ull,
+      NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "AMD Instinct MI300X", "2.22.3" },
+    { DATA_TRACES, "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt", 31, 8,
+      8589934592ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, NULL, "2.26.6" },
+    { DATA_TRACES, "nccl-tests_sendrecv_a100_8gpu_nvlink.txt", 4, 134217728ull, 1073741824ull,
+      NCCLTESTS_SENDRECV, 0, 0, 0, 8, NULL, NULL },
+};
+#define N_EXPECT (sizeof EXPECT / sizeof EXPECT[0])
+
+/* nccl-tests prints algbw = size/time and busbw = algbw*factor with 2
+ * decimals, and time with 3-4 significant digits: allow that rounding. */
+static bool close_to_print(double printed, double exact)
+{
+    return fabs(printed - exact) <= 0.006 + 1.5e-3 * fabs(exact);
+}
+
+static void check_rows(const NcclTrace *t, double factor)
+{
+    for (size_t i = 0; i < nccltests_n_rows(t); i++) {
+        const NcclTestsRow *r = nccltests_row(t, i);
+        CU_ASSERT_TRUE(r->time_us > 0);
+        CU_ASSERT_TRUE(r->ip_time_us > 0);
+        if (i > 0)
+            CU_ASSERT_TRUE(r->size_bytes > nccltests_row(t, i - 1)->size_bytes);
+        double alg = (double)r->size_bytes / r->time_us / 1e3; /* GB/s */
+        double ip_alg = (double)r->size_bytes / r->ip_time_us / 1e3;
+        bool ok = close_to_print(r->algbw_gbs, alg) && close_to_print(r->busbw_gbs, alg * factor) &&
+                  close_to_print(r->ip_algbw_gbs, ip_alg) &&
+                  close_to_print(r->ip_busbw_gbs, ip_alg * factor);
+        if (!ok)
+            fprintf(stderr, "\n%s:%d: busbw %.2f vs size/time*factor %.4f\n", nccltests_name(t),
+                    r->line, r->busbw_gbs, alg * factor);
+        CU_ASSERT_TRUE(ok);
+    }
+}
+
+static void test_real_traces(void)
+{
+    /* The shared folder sits beside the clone; without it this suite must fail. */
+    if (!g_file_test(SHARED_TRACES, G_FILE_TEST_IS_DIR)) {
+        fprintf(stderr, "\nmissing %s: the shared traces are required\n", SHARED_TRACES);
+        CU_FAIL_FATAL("shared traces folder is missing");
+    }
+    for (size_t k = 0; k < N_EXPECT; k++) {
+        const Expect *e = &EXPECT[k];
+        char *path = g_build_filename(e->dir, e->file, NULL);
+        GError *err = NULL;
+        NcclTrace *t = nccltests_load(path, &err);
+        if (!t)
+            fprintf(stderr, "\n%s\n", err ? err->message : path);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_EQUAL(nccltests_n_rows(t), e->rows);
+        CU_ASSERT_EQUAL(nccltests_row(t, 0)->size_bytes, e->first_size);
+        CU_ASSERT_EQUAL(nccltests_row(t, nccltests_n_rows(t) - 1)->size_bytes, e->last_size);
+        CU_ASSERT_PTR_NULL(nccltests_row(t, nccltests_n_rows(t)));
+        CU_ASSERT_EQUAL(nccltests_op(t), e->op);
+        CU_ASSERT_EQUAL(nccltests_n_ranks(t), e->ranks);
+        CU_ASSERT_EQUAL(nccltests_n_hosts(t), e->hosts);
+        CU_ASSERT_EQUAL(nccltests_max_ranks_per_host(t), e->per_host);
+        if (e->device) {
+            CU_ASSERT_EQUAL(nccltests_n_devices(t), 1);
+            CU_ASSERT_STRING_EQUAL(nccltests_device(t, 0), e->device);
+        } else {
+            CU_ASSERT_EQUAL(nccltests_n_devices(t), 0);
+        }
+        if (e->nccl_version) {
+            CU_ASSERT_PTR_NOT_NULL_FATAL(nccltests_nccl_version(t));
+            CU_ASSERT_STRING_EQUAL(nccltests_nccl_version(t), e->nccl_version);
+        } else {
+            CU_ASSERT_PTR_NULL(nccltests_nccl_version(t));
+        }
+        /* every kept trace names where it came from and on what */
+        CU_ASSERT_PTR_NOT_NULL(nccltests_header(t, "source"));
+        CU_ASSERT_PTR_NOT_NULL(nccltests_header(t, "hardware"));
+        CU_ASSERT_PTR_NOT_NULL(nccltests_header(t, "command"));
+        check_rows(t, nccltests_busbw_factor(e->op, e->factor_ranks));
+        nccltests_free(t);
+        g_free(path);
+    }
+}
+
+/* Every file in the trace folders has an entry above, so none goes unchecked. */
+static void test_all_files_listed(void)
+{
+    const char *dirs[] = { SHARED_TRACES, DATA_TRACES };
+    for (size_t d = 0; d < 2; d++) {
+        GDir *dir = g_dir_open(dirs[d], 0, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+        const char *name;
+        int n = 0;
+        while ((name = g_dir_read_name(dir))) {
+            if (!g_str_has_suffix(name, ".txt") || !strstr(name, "-tests_"))
+                continue;
+            bool listed = false;
+            for (size_t k = 0; k < N_EXPECT; k++)
+                listed |= strcmp(EXPECT[k].file, name) == 0;
+            if (!listed)
+                fprintf(stderr, "\n%s/%s has no expectations in test_nccltests.c\n", dirs[d], name);
+            CU_ASSERT_TRUE(listed);
+            n++;
+        }
+        CU_ASSERT_TRUE(n >= 2);
+        g_dir_close(dir);
+    }
+}
+
+static void test_provenance(void)
+{
+    char *path = g_build_filename(SHARED_TRACES,
+                                  "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", NULL);
+    NcclTrace *t = nccltests_load(path, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_n_headers(t), 4);
+    CU_ASSERT_STRING_EQUAL(nccltests_header_key(t, 0), "source");
+    CU_ASSERT_STRING_EQUAL(nccltests_header(t, "command"), "./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8");
+    /* "#   topo rows: ..." lines continue the hardware value */
+    const char *hw = nccltests_header(t, "hardware");
+    CU_ASSERT_TRUE(g_str_has_prefix(hw, "8x Tesla V100-SXM2-16GB"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(hw, "\ntopo rows: GPU0: NV1 NV1 NV2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(hw, "\nGPU4: SYS SYS NV1"));
+    CU_ASSERT_PTR_NULL(nccltests_header(t, "nthread"));
+    CU_ASSERT_PTR_NULL(nccltests_header(t, "out"));
+    nccltests_free(t);
+    g_free(path);
+}
+
+static void test_busbw_factor(void)
+{
+    CU_ASSERT_DOUBLE_EQUAL(nccltests_busbw_factor(NCCLTESTS_ALLREDUCE, 8), 1.75, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(nccltests_busbw_factor(NCCLTESTS_ALLREDUCE, 1), 0, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(nccltests_busbw_factor(NCCLTESTS_REDUCESCATTER, 16), 15.0 / 16, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(nccltests_busbw_factor(NCCLTESTS_ALLGATHER, 4), 0.75, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(nccltests_busbw_factor(NCCLTESTS_ALLTOALL, 2), 0.5, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(nccltests_busbw_factor(NCCLTESTS_BROADCAST, 8), 1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(nccltests_busbw_factor(NCCLTESTS_REDUCE, 8), 1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(nccltests_busbw_factor(NCCLTESTS_SENDRECV, 8), 1, 0);
+    CU_ASSERT_TRUE(isnan(nccltests_busbw_factor(NCCLTESTS_UNKNOWN, 8)));
+    CU_ASSERT_TRUE(isnan(nccltests_busbw_factor(NCCLTESTS_ALLREDUCE, 0)));
+}
+
+static void test_op_names(void)
+{
+    CU_ASSERT_EQUAL(nccltests_op_from_name("all_reduce_perf"), NCCLTESTS_ALLREDUCE);
+    CU_ASSERT_EQUAL(nccltests_op_from_name("AllReduce"), NCCLTESTS_ALLREDUCE);
+    CU_ASSERT_EQUAL(nccltests_op_from_name("reduce-scatter"), NCCLTESTS_REDUCESCATTER);
+    CU_ASSERT_EQUAL(nccltests_op_from_name("reduce"), NCCLTESTS_REDUCE);
+    CU_ASSERT_EQUAL(nccltests_op_from_name("alltoall_perf"), NCCLTESTS_ALLTOALL);
+    CU_ASSERT_EQUAL(nccltests_op_from_name("gather"), NCCLTESTS_UNKNOWN);
+    CU_ASSERT_EQUAL(nccltests_op_from_name(NULL), NCCLTESTS_UNKNOWN);
+    for (NcclTestsOp op = NCCLTESTS_ALLREDUCE; op <= NCCLTESTS_SENDRECV; op++)
+        CU_ASSERT_EQUAL(nccltests_op_from_name(nccltests_op_name(op)), op);
+    CU_ASSERT_STRING_EQUAL(nccltests_op_name(NCCLTESTS_UNKNOWN), "unknown");
+}
+
+/* Newest layout: version banner, Group, root, #wrong, N/A, exponent, timestamps. */
+static void test_new_format(void)
+{
+    const char *text =
+        "# nccl-tests version 2.17.1 nccl-headers=22703 nccl-library=22703\n"
+        "# Collective test starting: reduce_perf\n"
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0\n"
+        "#\n"
+        "# Using devices\n"
+        "#  Rank  0 Group  0 Pid   1887 on   worker-1 device  0 [0000:8d:00] NVIDIA H100 80GB HBM3\n"
+        "#  Rank  1 Group  0 Pid   1888 on   worker-0 device  0 [0000:8d:00] NVIDIA H100 80GB HBM3\n"
+        "#  Rank  2 Group  0 Pid   1889 on   worker-0 device  1 [0000:91:00] NVIDIA H100 80GB HBM3\n"
+        "#\n"
+        "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong           timestamp\n"
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)     %Y-%m-%d %H:%M:%S\n"
+        "           8             2     float     sum       0    10.00    0.00    0.00       0    11.00    0.00    0.00     N/A 2025-01-02 03:04:05\n"
+        "          16             4     float     sum       0  1.2e+04    0.00    0.00       0    11.00    0.00    0.00     N/A 2025-01-02 03:04:06\n"
+        "# Out of bounds values : 0 OK\n"
+        "# Avg bus bandwidth    : 0 \n"
+        "#\n"
+        "# Collective test concluded: reduce_perf\n";
+    GError *err = NULL;
+    NcclTrace *t = nccltests_parse("new.txt", text, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_n_rows(t), 2);
+    CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_REDUCE); /* not all_reduce */
+    CU_ASSERT_EQUAL(nccltests_n_ranks(t), 3);
+    CU_ASSERT_EQUAL(nccltests_n_hosts(t), 2);
+    CU_ASSERT_EQUAL(nccltests_max_ranks_per_host(t), 2);
+    CU_ASSERT_STRING_EQUAL(nccltests_device(t, 0), "NVIDIA H100 80GB HBM3");
+    CU_ASSERT_STRING_EQUAL(nccltests_nccl_version(t), "2.27.3");
+    CU_ASSERT_EQUAL(nccltests_n_headers(t), 0);
+    const NcclTestsRow *r = nccltests_row(t, 1);
+    CU_ASSERT_DOUBLE_EQUAL(r->time_us, 12000, 0);
+    CU_ASSERT_DOUBLE_EQUAL(r->ip_time_us, 11, 0);
+    CU_ASSERT_EQUAL(r->root, 0);
+    CU_ASSERT_STRING_EQUAL(r->redop, "sum");
+    CU_ASSERT_STRING_EQUAL(r->type, "float");
+    CU_ASSERT_EQUAL(r->line, 13);
+    nccltests_free(t);
+}
+
+/* Oldest layout without a header line: all_gather printed no redop column.
+ * Log lines, launcher prefixes and snips are skipped. */
+static void test_old_format_and_noise(void)
+{
+    const char *text =
+        "[1,0]<stdout>:# nThread 1 nGpus 4 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+        "host:123:456 [0] NCCL INFO NCCL version 2.7.8+cuda11.0\n"
+        "--(snip)--\n"
+        "[1,0]<stdout>:           8             2   float    20.00    0.00    0.00  0e+00    21.00    0.00    0.00  0e+00\n"
+        "10-0-0-1:123:456 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via P2P/IPC\n"
+        "0:          16             4   float    22.00    0.00    0.00  0e+00    23.00    0.00    0.00  0e+00\n"
+        "\n";
+    GError *err = NULL;
+    NcclTrace *t = nccltests_parse("old.txt", text, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_n_rows(t), 2);
+    CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_UNKNOWN);
+    nccltests_set_op(t, NCCLTESTS_ALLGATHER);
+    CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_ALLGATHER);
+    CU_ASSERT_EQUAL(nccltests_n_ranks(t), 4); /* nThread * nGpus: no Rank lines */
+    CU_ASSERT_EQUAL(nccltests_n_hosts(t), 0);
+    CU_ASSERT_STRING_EQUAL(nccltests_nccl_version(t), "2.7.8");
+    const NcclTestsRow *r = nccltests_row(t, 1);
+    CU_ASSERT_PTR_NULL(r->redop);
+    CU_ASSERT_EQUAL(r->root, -1);
+    CU_ASSERT_DOUBLE_EQUAL(r->time_us, 22, 0);
+    CU_ASSERT_DOUBLE_EQUAL(r->ip_time_us, 23, 0);
+    CU_ASSERT_EQUAL(r->line, 6);
+    nccltests_free(t);
+
+    /* broadcast told by its columns: redop "none" and a root */
+    const char *bc = "           8             2     float    none       0    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n";
+    t = nccltests_parse("bc.txt", bc, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_BROADCAST);
+    nccltests_free(t);
+
+    /* '# op:' wins over everything */
+    const char *named = "# op: reduce_scatter\n# command: ./all_reduce_perf\n"
+                        "           8             2     float     sum   10.00    0.00    0.00  0e+00    10.00    0.00    0.00  0e+00\n";
+    t = nccltests_parse("named.txt", named, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_REDUCESCATTER);
+    CU_ASSERT_STRING_EQUAL(nccltests_header(t, "op"), "reduce_scatter");
+    nccltests_free(t);
+}
+
+/* Writes `text` into the temp dir, loads it and checks the error. */
+static void expect_error(const char *dir, const char *name, const char *text, int line, const char *what)
+{
+    char *path = g_build_filename(dir, name, NULL);
+    CU_ASSERT_TRUE_FATAL(g_file_set_contents(path, text, -1, NULL));
+    GError *err = NULL;
+    NcclTrace *t = nccltests_load(path, &err);
+    CU_ASSERT_PTR_NULL(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_EQUAL(err->code, SIM_ERROR_INPUT);
+    char *prefix = g_strdup_printf("%s:%d: ", path, line);
+    bool ok = g_str_has_prefix(err->message, prefix) && strstr(err->message, what);
+    if (!ok)
+        fprintf(stderr, "\nexpected \"%s...%s\", got \"%s\"\n", prefix, what, err->message);
+    CU_ASSERT_TRUE(ok);
+    g_free(prefix);
+    g_error_free(err);
+    nccltests_free(t);
+    g_unlink(path);
+    g_free(path);
+}
+
+#define HDR                                                                                       \
+    "# source: test\n"                                                                            \
+    "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+#define ROW8 "           8             2     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n"
+
+static void test_malformed(void)
+{
+    char *dir = g_dir_make_tmp("nccltests-XXXXXX", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    expect_error(dir, "nonnum.txt",
+                 HDR ROW8 "          16             4     float     sum    2x.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
+                 4, "out-of-place time \"2x.54\" is not a number");
+    expect_error(dir, "inplace.txt",
+                 HDR ROW8 ROW8 "          16             4     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    abc  4e-07\n",
+                 5, "in-place busbw \"abc\"");
+    expect_error(dir, "truncated.txt", HDR ROW8 "          16             4     float     sum    22.54    0.00\n",
+                 4, "result row has 6 fields, expected 12");
+    expect_error(dir, "norows.txt", HDR "# Out of bounds values : 0 OK\n#\n", 4, "no nccl-tests result rows");
+    expect_error(dir, "empty.txt", "", 1, "no nccl-tests result rows");
+    expect_error(dir, "badsize.txt", HDR ROW8 "     1048576x       262144     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
+                 4, "size \"1048576x\"");
+    expect_error(dir, "negative.txt", HDR "           8             2     float     sum   -22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
+                 3, "is not a number >= 0");
+    expect_error(dir, "noheader.txt", "# source: x\n\n           8             2     float     sum    22.54\n", 3,
+                 "no column header");
+    expect_error(dir, "badop.txt", "# source: x\n# op: allfoo\n" ROW8, 2, "unknown collective \"allfoo\"");
+    expect_error(dir, "badheader.txt", "#       size         count      type\n" ROW8, 1, "column header lacks");
+    g_rmdir(dir);
+    g_free(dir);
+
+    GError *err = NULL;
+    CU_ASSERT_PTR_NULL(nccltests_load(SHARDSIM_SOURCE_DIR "/no/such/file.txt", &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_EQUAL(err->code, SIM_ERROR_INPUT);
+    g_clear_error(&err);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("nccltests", NULL, NULL);
+    CU_add_test(s, "real traces", test_real_traces);
+    CU_add_test(s, "all trace files listed", test_all_files_listed);
+    CU_add_test(s, "provenance headers", test_provenance);
+    CU_add_test(s, "busbw factor", test_busbw_factor);
+    CU_add_test(s, "op names", test_op_names);
+    CU_add_test(s, "new format", test_new_format);
+    CU_add_test(s, "old format and noise", test_old_format_and_noise);
+    CU_add_test(s, "malformed input", test_malformed);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}
