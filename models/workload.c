@@ -1,0 +1,580 @@
+#include "workload.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef enum { CNN_CONV, CNN_FC } CnnLayerType;
+
+typedef struct {
+    char *name;
+    CnnLayerType type;
+    int in, out, kernel, stride, out_hw, groups;
+    bool bn, bias, residual;
+} CnnLayer;
+
+struct Workload {
+    char *name;
+    WorkloadKind kind;
+    WorkloadTransformer t;
+    bool final_norm;
+    CnnLayer *cnn;
+    int n_cnn;
+    int input_hw;
+};
+
+WorkloadParallel workload_parallel_default(void)
+{
+    return (WorkloadParallel){.tp = 1, .sequence_parallel = false, .recompute = WORKLOAD_RECOMPUTE_NONE, .act_bytes = 2};
+}
+
+char *workload_preset_dir(void)
+{
+    const char *env = g_getenv("SHARDSIM_DATA_DIR");
+    const char *base = env && *env ? env : SHARDSIM_DATA_DIR;
+    return g_build_filename(base, "models", "presets", "workloads", NULL);
+}
+
+void workload_free(Workload *w)
+{
+    if (!w)
+        return;
+    for (int i = 0; i < w->n_cnn; i++)
+        g_free(w->cnn[i].name);
+    g_free(w->cnn);
+    g_free(w->name);
+    g_free(w);
+}
+
+/* ---- validation shared by JSON and programmatic construction ---- */
+
+static bool check_transformer(const WorkloadTransformer *c, GError **err)
+{
+    const char *bad = NULL;
+    if (c->layers < 1) bad = "layers must be >= 1";
+    else if (c->hidden < 1) bad = "hidden must be >= 1";
+    else if (c->heads < 1) bad = "heads must be >= 1";
+    else if (c->kv_heads < 1 || c->kv_heads > c->heads) bad = "kv_heads must be in [1, heads]";
+    else if (c->heads % c->kv_heads) bad = "heads must be a multiple of kv_heads";
+    else if (c->kv_heads != c->heads && c->hidden % c->heads) bad = "grouped-query attention needs hidden divisible by heads";
+    else if (c->ffn < 1) bad = "ffn must be >= 1";
+    else if (c->seq_len < 1) bad = "seq_len must be >= 1";
+    else if (c->vocab < 1) bad = "vocab must be >= 1";
+    else if (c->type_vocab < 0) bad = "type_vocab must be >= 0";
+    if (bad) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s", bad);
+        return false;
+    }
+    return true;
+}
+
+Workload *workload_new_transformer(const char *name, const WorkloadTransformer *cfg, GError **err)
+{
+    if (!check_transformer(cfg, err))
+        return NULL;
+    Workload *w = g_new0(Workload, 1);
+    w->name = g_strdup(name ? name : "transformer");
+    w->kind = WORKLOAD_TRANSFORMER;
+    w->t = *cfg;
+    w->final_norm = true;
+    return w;
+}
+
+/* ---- JSON ---- */
+
+static bool get_bool(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool *out, GError **err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!it || cJSON_IsNull(it))
+        return true;
+    if (!cJSON_IsBool(it)) {
+        sim_json_error(doc, it, err, "\"%s\" must be true or false", key);
+        return false;
+    }
+    *out = cJSON_IsTrue(it);
+    return true;
+}
+
+static bool get_int(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, long lo, long hi,
+                    int *out, GError **err)
+{
+    long v = *out;
+    if (!sim_json_get_int(doc, obj, key, required, lo, hi, &v, err))
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+static bool only_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const *allowed, GError **err)
+{
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        bool ok = false;
+        for (const char *const *k = allowed; *k && !ok; k++)
+            ok = strcmp(c->string, *k) == 0;
+        if (!ok) {
+            sim_json_error(doc, c, err, "unknown field \"%s\"", c->string);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool need_source(const SimJsonDoc *doc, const cJSON *obj, GError **err)
+{
+    const char *src = NULL;
+    if (!sim_json_get_string(doc, obj, "source", true, &src, err))
+        return false;
+    if (!*src) {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(obj, "source"), err, "\"source\" must not be empty");
+        return false;
+    }
+    return true;
+}
+
+static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, const char *name, GError **err)
+{
+    static const char *const keys[] = {"name", "type", "description", "source", "layers", "hidden", "heads",
+                                       "kv_heads", "ffn", "seq_len", "vocab", "type_vocab", "gated_mlp",
+                                       "tied_embeddings", "bias", "dropout", "embedding_norm", "final_norm",
+                                       "norm", "position", NULL};
+    if (!only_keys(doc, root, keys, err))
+        return NULL;
+    WorkloadTransformer c = {.tied_embeddings = true, .bias = true, .dropout = true};
+    bool final_norm = true;
+    const long big = 1L << 24;
+    if (!get_int(doc, root, "layers", true, 1, 100000, &c.layers, err) ||
+        !get_int(doc, root, "hidden", true, 1, big, &c.hidden, err) ||
+        !get_int(doc, root, "heads", true, 1, big, &c.heads, err))
+        return NULL;
+    c.kv_heads = c.heads;
+    c.ffn = 4 * c.hidden;
+    if (!get_int(doc, root, "kv_heads", false, 1, c.heads, &c.kv_heads, err) ||
+        !get_int(doc, root, "ffn", false, 1, 16 * big, &c.ffn, err) ||
+        !get_int(doc, root, "seq_len", true, 1, big, &c.seq_len, err) ||
+        !get_int(doc, root, "vocab", true, 1, 16 * big, &c.vocab, err) ||
+        !get_int(doc, root, "type_vocab", false, 0, big, &c.type_vocab, err) ||
+        !get_bool(doc, root, "gated_mlp", &c.gated_mlp, err) ||
+        !get_bool(doc, root, "tied_embeddings", &c.tied_embeddings, err) ||
+        !get_bool(doc, root, "bias", &c.bias, err) || !get_bool(doc, root, "dropout", &c.dropout, err) ||
+        !get_bool(doc, root, "embedding_norm", &c.embedding_norm, err) ||
+        !get_bool(doc, root, "final_norm", &final_norm, err))
+        return NULL;
+    const char *s = NULL;
+    if (!sim_json_get_string(doc, root, "norm", false, &s, err))
+        return NULL;
+    if (s && strcmp(s, "layernorm") != 0 && strcmp(s, "rmsnorm") != 0) {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "norm"), err,
+                       "\"norm\" must be \"layernorm\" or \"rmsnorm\", not \"%s\"", s);
+        return NULL;
+    }
+    c.norm = s && strcmp(s, "rmsnorm") == 0 ? WORKLOAD_NORM_RMSNORM : WORKLOAD_NORM_LAYERNORM;
+    s = NULL;
+    if (!sim_json_get_string(doc, root, "position", false, &s, err))
+        return NULL;
+    if (s && strcmp(s, "learned") != 0 && strcmp(s, "rotary") != 0) {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "position"), err,
+                       "\"position\" must be \"learned\" or \"rotary\", not \"%s\"", s);
+        return NULL;
+    }
+    c.position = s && strcmp(s, "rotary") == 0 ? WORKLOAD_POS_ROTARY : WORKLOAD_POS_LEARNED;
+    GError *local = NULL;
+    if (!check_transformer(&c, &local)) {
+        sim_json_error(doc, root, err, "%s", local->message);
+        g_error_free(local);
+        return NULL;
+    }
+    Workload *w = workload_new_transformer(name, &c, err);
+    w->final_norm = final_norm;
+    return w;
+}
+
+static Workload *cnn_from_doc(const SimJsonDoc *doc, const cJSON *root, const char *name, GError **err)
+{
+    static const char *const keys[] = {"name", "type", "description", "source", "input_hw", "layers", NULL};
+    static const char *const lkeys[] = {"name", "type", "in", "out", "kernel", "stride", "out_hw", "groups",
+                                        "bn", "bias", "residual", NULL};
+    if (!only_keys(doc, root, keys, err))
+        return NULL;
+    int input_hw = 0;
+    if (!get_int(doc, root, "input_hw", true, 1, 1 << 20, &input_hw, err))
+        return NULL;
+    const cJSON *layers = cJSON_GetObjectItemCaseSensitive(root, "layers");
+    if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) < 1) {
+        sim_json_error(doc, layers ? layers : root, err, "\"layers\" must be a non-empty array");
+        return NULL;
+    }
+    int n = cJSON_GetArraySize(layers);
+    CnnLayer *ls = g_new0(CnnLayer, n);
+    int i = 0;
+    bool ok = true;
+    for (const cJSON *l = layers->child; l && ok; l = l->next, i++) {
+        CnnLayer *c = &ls[i];
+        const char *lname = NULL, *type = NULL;
+        ok = cJSON_IsObject(l);
+        if (!ok) {
+            sim_json_error(doc, l, err, "each layer must be an object");
+            break;
+        }
+        ok = only_keys(doc, l, lkeys, err) && sim_json_get_string(doc, l, "name", true, &lname, err) &&
+             sim_json_get_string(doc, l, "type", true, &type, err);
+        if (!ok)
+            break;
+        c->name = g_strdup(lname);
+        if (strcmp(type, "conv") == 0) {
+            c->type = CNN_CONV;
+        } else if (strcmp(type, "fc") == 0) {
+            c->type = CNN_FC;
+        } else {
+            sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(l, "type"), err,
+                           "layer type must be \"conv\" or \"fc\", not \"%s\"", type);
+            ok = false;
+            break;
+        }
+        c->kernel = 1;
+        c->stride = 1;
+        c->out_hw = 1;
+        c->groups = 1;
+        c->bn = c->type == CNN_CONV;
+        c->bias = c->type == CNN_FC;
+        ok = get_int(doc, l, "in", true, 1, 1 << 24, &c->in, err) &&
+             get_int(doc, l, "out", true, 1, 1 << 24, &c->out, err) &&
+             get_int(doc, l, "kernel", c->type == CNN_CONV, 1, 1024, &c->kernel, err) &&
+             get_int(doc, l, "stride", false, 1, 1024, &c->stride, err) &&
+             get_int(doc, l, "out_hw", c->type == CNN_CONV, 1, 1 << 20, &c->out_hw, err) &&
+             get_int(doc, l, "groups", false, 1, 1 << 24, &c->groups, err) && get_bool(doc, l, "bn", &c->bn, err) &&
+             get_bool(doc, l, "bias", &c->bias, err) && get_bool(doc, l, "residual", &c->residual, err);
+        if (ok && (c->in % c->groups || c->out % c->groups)) {
+            sim_json_error(doc, l, err, "in and out channels must be multiples of groups");
+            ok = false;
+        }
+    }
+    if (!ok) {
+        for (int j = 0; j < n; j++)
+            g_free(ls[j].name);
+        g_free(ls);
+        return NULL;
+    }
+    Workload *w = g_new0(Workload, 1);
+    w->name = g_strdup(name);
+    w->kind = WORKLOAD_CNN;
+    w->cnn = ls;
+    w->n_cnn = n;
+    w->input_hw = input_hw;
+    return w;
+}
+
+static Workload *from_doc(const SimJsonDoc *doc, GError **err)
+{
+    const cJSON *root = sim_json_root(doc);
+    if (!cJSON_IsObject(root)) {
+        sim_json_error(doc, root, err, "a workload description must be a JSON object");
+        return NULL;
+    }
+    const char *name = NULL, *type = NULL;
+    if (!sim_json_get_string(doc, root, "name", true, &name, err) ||
+        !sim_json_get_string(doc, root, "type", true, &type, err) || !need_source(doc, root, err))
+        return NULL;
+    if (strcmp(type, "transformer") == 0)
+        return transformer_from_doc(doc, root, name, err);
+    if (strcmp(type, "cnn") == 0)
+        return cnn_from_doc(doc, root, name, err);
+    sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "type"), err,
+                   "\"type\" must be \"transformer\" or \"cnn\", not \"%s\"", type);
+    return NULL;
+}
+
+Workload *workload_parse(const char *name, const char *text, size_t len, GError **err)
+{
+    SimJsonDoc *doc = sim_json_parse(name, text, len, err);
+    if (!doc)
+        return NULL;
+    Workload *w = from_doc(doc, err);
+    sim_json_free(doc);
+    return w;
+}
+
+Workload *workload_load(const char *name_or_path, GError **err)
+{
+    if (!name_or_path || !*name_or_path) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "no workload named");
+        return NULL;
+    }
+    char *path;
+    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
+        path = g_strdup(name_or_path);
+    } else {
+        char *dir = workload_preset_dir();
+        char *file = g_strconcat(name_or_path, ".json", NULL);
+        path = g_build_filename(dir, file, NULL);
+        g_free(file);
+        if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "unknown workload \"%s\" (no %s.json in %s)", name_or_path,
+                        name_or_path, dir);
+            g_free(dir);
+            g_free(path);
+            return NULL;
+        }
+        g_free(dir);
+    }
+    SimJsonDoc *doc = sim_json_load_file(path, err);
+    g_free(path);
+    if (!doc)
+        return NULL;
+    Workload *w = from_doc(doc, err);
+    sim_json_free(doc);
+    return w;
+}
+
+/* ---- accessors ---- */
+
+const char *workload_name(const Workload *w) { return w->name; }
+WorkloadKind workload_kind(const Workload *w) { return w->kind; }
+const WorkloadTransformer *workload_transformer(const Workload *w)
+{
+    return w->kind == WORKLOAD_TRANSFORMER ? &w->t : NULL;
+}
+int workload_num_layers(const Workload *w) { return w->kind == WORKLOAD_TRANSFORMER ? w->t.layers : w->n_cnn; }
+int workload_tokens_per_sample(const Workload *w) { return w->kind == WORKLOAD_TRANSFORMER ? w->t.seq_len : 1; }
+
+static bool valid_layer(const Workload *w, int layer) { return layer >= 0 && layer < workload_num_layers(w); }
+
+/* Key/value projection width: hidden * kv_heads / heads. */
+static double kv_dim(const WorkloadTransformer *t) { return (double)t->hidden * t->kv_heads / t->heads; }
+
+static double norm_params(const WorkloadTransformer *t)
+{
+    return t->norm == WORKLOAD_NORM_LAYERNORM ? 2.0 * t->hidden : (double)t->hidden;
+}
+
+/* ---- parameters ---- */
+
+static double cnn_layer_params(const CnnLayer *c)
+{
+    double p;
+    if (c->type == CNN_CONV)
+        p = (double)c->kernel * c->kernel * c->in / c->groups * c->out;
+    else
+        p = (double)c->in * c->out;
+    if (c->bias)
+        p += c->out;
+    if (c->bn)
+        p += 2.0 * c->out; /* gamma and beta; running statistics are buffers */
+    return p;
+}
+
+double workload_params_layer(const Workload *w, int layer)
+{
+    if (!valid_layer(w, layer))
+        return 0;
+    if (w->kind == WORKLOAD_CNN)
+        return cnn_layer_params(&w->cnn[layer]);
+    const WorkloadTransformer *t = &w->t;
+    double h = t->hidden, kv = kv_dim(t), f = t->ffn;
+    double attn = h * (h + 2 * kv) + h * h;
+    double mlp = (t->gated_mlp ? 3 : 2) * h * f;
+    double bias = t->bias ? (h + 2 * kv) + h + (t->gated_mlp ? 2 : 1) * f + h : 0;
+    return attn + mlp + bias + 2 * norm_params(t);
+}
+
+double workload_params_embedding(const Workload *w)
+{
+    if (w->kind == WORKLOAD_CNN)
+        return 0;
+    const WorkloadTransformer *t = &w->t;
+    double h = t->hidden;
+    double p = (double)t->vocab * h + (double)t->type_vocab * h;
+    if (t->position == WORKLOAD_POS_LEARNED)
+        p += (double)t->seq_len * h;
+    if (!t->tied_embeddings)
+        p += (double)t->vocab * h;
+    return p;
+}
+
+double workload_params_head(const Workload *w)
+{
+    if (w->kind == WORKLOAD_CNN)
+        return 0;
+    double p = workload_params_embedding(w);
+    if (w->t.embedding_norm)
+        p += norm_params(&w->t);
+    if (w->final_norm)
+        p += norm_params(&w->t);
+    return p;
+}
+
+double workload_params_total(const Workload *w)
+{
+    double p = workload_params_head(w);
+    for (int i = 0; i < workload_num_layers(w); i++)
+        p += workload_params_layer(w, i);
+    return p;
+}
+
+/* ---- GEMMs ---- */
+
+static int tp_of(const WorkloadParallel *par) { return par && par->tp > 1 ? par->tp : 1; }
+
+int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
+                         WorkloadGemm *out)
+{
+    if (!valid_layer(w, layer) || micro_batch < 1)
+        return 0;
+    double b = micro_batch;
+    if (w->kind == WORKLOAD_CNN) {
+        const CnnLayer *c = &w->cnn[layer];
+        if (c->type == CNN_FC) {
+            out[0] = (WorkloadGemm){"fc", 1, b, c->out, c->in};
+        } else {
+            double hw = (double)c->out_hw * c->out_hw;
+            out[0] = (WorkloadGemm){"conv", c->groups, b * hw, (double)c->out / c->groups,
+                                    (double)c->in / c->groups * c->kernel * c->kernel};
+        }
+        return 1;
+    }
+    const WorkloadTransformer *t = &w->t;
+    double tp = tp_of(par), s = t->seq_len, h = t->hidden, a = t->heads, T = b * s, d = h / a;
+    int n = 0;
+    out[n++] = (WorkloadGemm){"qkv", 1, T, (h + 2 * kv_dim(t)) / tp, h};
+    out[n++] = (WorkloadGemm){"attn_score", b * a / tp, s, s, d};
+    out[n++] = (WorkloadGemm){"attn_value", b * a / tp, s, d, s};
+    out[n++] = (WorkloadGemm){"attn_out", 1, T, h, h / tp};
+    out[n++] = (WorkloadGemm){"mlp_up", 1, T, (t->gated_mlp ? 2.0 : 1.0) * t->ffn / tp, h};
+    out[n++] = (WorkloadGemm){"mlp_down", 1, T, h, t->ffn / tp};
+    return n;
+}
+
+int workload_head_gemms(const Workload *w, int micro_batch, const WorkloadParallel *par, WorkloadGemm *out)
+{
+    if (w->kind == WORKLOAD_CNN || micro_batch < 1)
+        return 0;
+    const WorkloadTransformer *t = &w->t;
+    out[0] = (WorkloadGemm){"logits", 1, (double)micro_batch * t->seq_len, (double)t->vocab / tp_of(par), t->hidden};
+    return 1;
+}
+
+void workload_gemm_backward(const WorkloadGemm *f, WorkloadGemm out[2])
+{
+    out[0] = (WorkloadGemm){"dgrad", f->batch, f->m, f->k, f->n};
+    out[1] = (WorkloadGemm){"wgrad", f->batch, f->k, f->n, f->m};
+}
+
+double workload_gemm_flops(const WorkloadGemm *g) { return 2.0 * g->batch * g->m * g->n * g->k; }
+
+static double sum_flops(const WorkloadGemm *g, int n)
+{
+    double f = 0;
+    for (int i = 0; i < n; i++)
+        f += workload_gemm_flops(&g[i]);
+    return f;
+}
+
+double workload_layer_forward_flops(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par)
+{
+    WorkloadGemm g[WORKLOAD_MAX_GEMMS];
+    return sum_flops(g, workload_layer_gemms(w, layer, micro_batch, par, g));
+}
+
+double workload_head_forward_flops(const Workload *w, int micro_batch, const WorkloadParallel *par)
+{
+    WorkloadGemm g[WORKLOAD_MAX_GEMMS];
+    return sum_flops(g, workload_head_gemms(w, micro_batch, par, g));
+}
+
+double workload_forward_flops_per_sample(const Workload *w)
+{
+    double f = workload_head_forward_flops(w, 1, NULL);
+    for (int i = 0; i < workload_num_layers(w); i++)
+        f += workload_layer_forward_flops(w, i, 1, NULL);
+    return f;
+}
+
+double workload_forward_macs_per_sample(const Workload *w)
+{
+    return w->kind == WORKLOAD_CNN ? workload_forward_flops_per_sample(w) / 2 : 0;
+}
+
+/* ---- memory-bound work and activations ---- */
+
+static double act_bytes_of(const WorkloadParallel *par) { return par && par->act_bytes > 0 ? par->act_bytes : 2; }
+
+double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par)
+{
+    if (!valid_layer(w, layer) || micro_batch < 1)
+        return 0;
+    double e = act_bytes_of(par), b = micro_batch;
+    if (w->kind == WORKLOAD_CNN) {
+        const CnnLayer *c = &w->cnn[layer];
+        double E = b * c->out * (double)c->out_hw * c->out_hw;
+        double bytes = c->bn ? 2 * E * e : 0; /* BN + ReLU fused: read, write */
+        if (c->residual)
+            bytes += 3 * E * e; /* two reads, one write */
+        return bytes;
+    }
+    const WorkloadTransformer *t = &w->t;
+    double tp = tp_of(par), T = b * t->seq_len, h = t->hidden;
+    double sp = par && par->sequence_parallel ? tp : 1;
+    double scores = b * t->heads * (double)t->seq_len * t->seq_len;
+    double rows = 2 * 2 * T * h * e     /* two norms: read, write */
+                  + 2 * 3 * T * h * e;  /* two residual adds */
+    if (t->dropout)
+        rows += 2 * (2 * e + 1) * T * h; /* two dropouts: read, write, 1-byte mask */
+    double split = 2 * scores * e; /* softmax */
+    if (t->dropout)
+        split += (2 * e + 1) * scores;
+    split += (t->gated_mlp ? 3 : 2) * T * t->ffn * e; /* GeLU: read, write; SwiGLU: read 2, write 1 */
+    return rows / sp + split / tp;
+}
+
+double workload_layer_activation_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par)
+{
+    if (!valid_layer(w, layer) || micro_batch < 1)
+        return 0;
+    double e = act_bytes_of(par), b = micro_batch;
+    WorkloadRecompute rc = par ? par->recompute : WORKLOAD_RECOMPUTE_NONE;
+    if (w->kind == WORKLOAD_CNN) {
+        const CnnLayer *c = &w->cnn[layer];
+        double E = b * c->out * (double)c->out_hw * c->out_hw;
+        if (rc == WORKLOAD_RECOMPUTE_FULL)
+            return E * e;
+        return (c->bn ? 2 : 1) * E * e;
+    }
+    const WorkloadTransformer *t = &w->t;
+    double tp = tp_of(par), T = b * t->seq_len, h = t->hidden, kv = kv_dim(t), f = t->ffn;
+    double sp = par && par->sequence_parallel ? tp : 1;
+    if (rc == WORKLOAD_RECOMPUTE_FULL)
+        return T * h * e / sp;
+    /* Korthikanti et al. 2022, section 4.1: the "10 sbh" kept whole without
+     * sequence parallelism: two norm inputs, QKV input, MLP input, and the two
+     * 1-byte dropout masks. */
+    double rows = 2 * T * h * e + T * h * e + T * h * e + (t->dropout ? 2 * T * h : 0);
+    /* The "24 sbh" split by tp: Q, K, V, attention-output projection input,
+     * activation-function input(s) and output. */
+    double split = T * h * e + 2 * T * kv * e + T * h * e + (t->gated_mlp ? 2 : 1) * T * f * e + T * f * e;
+    /* The "5 as^2 b" attention core: softmax output, dropout mask and output. */
+    double scores = b * t->heads * (double)t->seq_len * t->seq_len;
+    double core = scores * e + (t->dropout ? scores * (1 + e) : 0);
+    double bytes = rows / sp + split / tp;
+    if (rc != WORKLOAD_RECOMPUTE_SELECTIVE)
+        bytes += core / tp;
+    return bytes;
+}
+
+/* ---- Megatron FLOPs ---- */
+
+double workload_megatron_flops(const Workload *w, double batch, bool full_recompute)
+{
+    if (w->kind != WORKLOAD_TRANSFORMER)
+        return 0;
+    const WorkloadTransformer *t = &w->t;
+    double s = t->seq_len, l = t->layers, h = t->hidden, V = t->vocab;
+    if (full_recompute)
+        return 96 * batch * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+    return 72 * batch * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+}
+
+double workload_achieved_flops(const Workload *w, double batch, bool full_recompute, double iteration_s,
+                               int devices)
+{
+    if (!(iteration_s > 0) || devices < 1)
+        return 0;
+    return workload_megatron_flops(w, batch, full_recompute) / (iteration_s * devices);
+}

@@ -1,0 +1,150 @@
+/* Workloads: what one training step computes, stores and moves, per layer.
+ *
+ * Two families, both read from JSON (models/presets/workloads/NAME.json, or a
+ * path; presets are searched under $SHARDSIM_DATA_DIR like accelerators):
+ *   - transformers (decoder or encoder) from their hyper-parameters;
+ *   - CNNs from a layer table (convolutions and fully connected layers).
+ * models/README.md gives the formats, the formulas and their sources.
+ *
+ * Conventions.  A "layer" is a transformer block (all identical) or one row
+ * of a CNN's table.  Everything outside the layers (embeddings, final norm,
+ * the logits projection or a CNN's classifier when it is not in the table)
+ * is the "head".  Counts are per micro-batch of `micro_batch` sequences (or
+ * images).  FLOPs count a multiply-add as 2.  Tensor parallelism (degree tp,
+ * Megatron-style column/row splits) divides the GEMMs' sharded dimension, and
+ * the numbers returned are then those of ONE device.  All functions taking a
+ * const Workload * are pure.
+ *
+ * Backward: each forward GEMM (m, n, k) becomes two GEMMs of the same FLOPs,
+ * dX = dY W^T (m, k, n) and dW = X^T dY (k, n, m): backward = 2 x forward
+ * (workload_gemm_backward).  Elementwise backward traffic ~ 2 x forward. */
+#ifndef WORKLOAD_H
+#define WORKLOAD_H
+
+#include "sim_error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct Workload Workload;
+
+typedef enum { WORKLOAD_TRANSFORMER, WORKLOAD_CNN } WorkloadKind;
+
+typedef enum { WORKLOAD_NORM_LAYERNORM, WORKLOAD_NORM_RMSNORM } WorkloadNorm;
+typedef enum { WORKLOAD_POS_LEARNED, WORKLOAD_POS_ROTARY } WorkloadPosition;
+
+/* The hyper-parameters of a transformer, as read from its JSON. */
+typedef struct {
+    int layers;
+    int hidden;       /* h (d_model) */
+    int heads;        /* a: attention heads */
+    int kv_heads;     /* key/value heads (GQA); = heads for multi-head attention */
+    int ffn;          /* MLP inner size (default 4h) */
+    int seq_len;      /* s */
+    int vocab;        /* V */
+    int type_vocab;   /* BERT token-type embeddings (0: none) */
+    bool gated_mlp;   /* SwiGLU: gate, up and down matrices */
+    bool tied_embeddings; /* the logits reuse the input embedding matrix */
+    bool bias;        /* linear layers and norms carry biases */
+    bool dropout;     /* dropout after attention and MLP (masks are stored) */
+    bool embedding_norm; /* a norm right after the embeddings (BERT) */
+    WorkloadNorm norm;
+    WorkloadPosition position;
+} WorkloadTransformer;
+
+typedef enum {
+    WORKLOAD_RECOMPUTE_NONE,
+    WORKLOAD_RECOMPUTE_SELECTIVE, /* attention core (softmax, dropout) recomputed */
+    WORKLOAD_RECOMPUTE_FULL,      /* only each layer's input is kept */
+} WorkloadRecompute;
+
+/* How a device's share of a layer is cut and what it keeps. */
+typedef struct {
+    int tp;                 /* tensor-parallel degree (>= 1) */
+    bool sequence_parallel; /* Korthikanti et al. 2022: norms and dropouts split over tp too */
+    WorkloadRecompute recompute;
+    double act_bytes;       /* bytes per activation element: 2 (fp16/bf16), 4 (fp32) */
+} WorkloadParallel;
+
+/* tp 1, no sequence parallelism, no recomputation, 16-bit activations. */
+WorkloadParallel workload_parallel_default(void);
+
+/* One GEMM: `batch` independent products (m x k) * (k x n). */
+typedef struct {
+    const char *name; /* static string: "qkv", "attn_score", ..., "conv" */
+    double batch, m, n, k;
+} WorkloadGemm;
+
+#define WORKLOAD_MAX_GEMMS 8
+
+Workload *workload_load(const char *name_or_path, GError **err);
+Workload *workload_parse(const char *name, const char *text, size_t len, GError **err);
+/* Checks `cfg` (err names the offending field, without position). */
+Workload *workload_new_transformer(const char *name, const WorkloadTransformer *cfg, GError **err);
+void workload_free(Workload *w);
+char *workload_preset_dir(void); /* owned by the caller */
+
+const char *workload_name(const Workload *w);
+WorkloadKind workload_kind(const Workload *w);
+/* The hyper-parameters; NULL for a CNN. */
+const WorkloadTransformer *workload_transformer(const Workload *w);
+int workload_num_layers(const Workload *w);
+/* Tokens per sample: seq_len for a transformer, 1 for a CNN. */
+int workload_tokens_per_sample(const Workload *w);
+
+/* Parameters.  total = sum over layers + head; embedding = token (+position,
+ * +type) embeddings and the output projection when it is not tied. */
+double workload_params_total(const Workload *w);
+double workload_params_layer(const Workload *w, int layer);
+double workload_params_embedding(const Workload *w);
+double workload_params_head(const Workload *w); /* total - sum of layers */
+
+/* Forward GEMMs of one layer for one micro-batch on one device; writes at most
+ * WORKLOAD_MAX_GEMMS to `out` and returns how many.  Transformer: qkv,
+ * attn_score (Q K^T), attn_value (P V), attn_out, mlp_up (gate and up fused
+ * when gated), mlp_down.  CNN: the layer's convolution as an implicit GEMM
+ * (m = micro_batch * out_hw^2, n = out channels, k = in channels * kernel^2)
+ * or its fully connected layer. */
+int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
+                         WorkloadGemm *out);
+/* The head's forward GEMMs (the logits projection); none for a CNN. */
+int workload_head_gemms(const Workload *w, int micro_batch, const WorkloadParallel *par, WorkloadGemm *out);
+/* The two backward GEMMs of a forward GEMM (see above). */
+void workload_gemm_backward(const WorkloadGemm *fwd, WorkloadGemm out[2]);
+double workload_gemm_flops(const WorkloadGemm *g); /* 2 * batch * m * n * k */
+
+double workload_layer_forward_flops(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par);
+double workload_head_forward_flops(const Workload *w, int micro_batch, const WorkloadParallel *par);
+/* Forward FLOPs of the whole model for one sample on one device (tp 1). */
+double workload_forward_flops_per_sample(const Workload *w);
+/* CNN only: multiply-accumulates per sample, the unit in which ResNet
+ * papers and torchvision quote "FLOPs" (= forward FLOPs / 2). */
+double workload_forward_macs_per_sample(const Workload *w);
+
+/* Bytes read + written by the memory-bound (non-GEMM) kernels of one layer's
+ * forward pass: norms, activation function, softmax, dropout, residual adds
+ * (transformer); batch-norm + ReLU and residual adds (CNN).  */
+double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par);
+
+/* Activation bytes one layer keeps for the backward pass, per micro-batch and
+ * device.  Transformer: Korthikanti et al. 2022, generalised to GQA, gated
+ * MLPs and no-dropout models; for a GPT-style layer (ffn = 4h, kv = heads,
+ * dropout) with act_bytes 2 it is exactly
+ *   none, tp 1:             sbh (34 + 5as/h)
+ *   none, tp t:             sbh (10 + 24/t + 5as/(ht))
+ *   none, tp t + seq. par.: sbh/t (34 + 5as/h)
+ *   selective:              sbh (10 + 24/t)   or  34 sbh/t with seq. par.
+ *   full:                   2 sbh             or  2 sbh/t with seq. par.
+ * CNN: the conv output and the BN/ReLU output of the layer. */
+double workload_layer_activation_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par);
+
+/* Megatron-LM's model FLOPs per iteration of `batch` sequences (Narayanan et
+ * al. 2021, eq. 3): with full recomputation 96 B s l h^2 (1 + s/(6h) +
+ * V/(16 l h)); without, 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).  It assumes a
+ * GPT layer (ffn = 4h, no GQA); use it only to compare with papers. */
+double workload_megatron_flops(const Workload *w, double batch, bool full_recompute);
+/* Achieved FLOP/s per device as papers report it. */
+double workload_achieved_flops(const Workload *w, double batch, bool full_recompute, double iteration_s,
+                               int devices);
+
+#endif
