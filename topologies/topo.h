@@ -66,4 +66,16 @@ void topo_add_to_net(const Topo *t, SimNet *net);
 /* Writes the paths searched for presets, for error messages. */
 const char *topo_preset_dir(void);
 
+/* Additions. */
+/* The builder the topology came from ("fat_tree", ...) or "explicit". */
+const char *topo_family(const Topo *t);
+/* An upper bound on the number of links of any route: size `links` with it. */
+int topo_max_route_length(const Topo *t);
+/* The name of a rank's node in the graph ("gpu3", "chip17"); NULL if out of range. */
+const char *topo_rank_name(const Topo *t, int rank);
+/* "nvlink", "pcie", "net", "ici", "shm". */
+const char *topo_link_kind_name(TopoLinkKind k);
+/* The preset names found in topo_preset_dir(), sorted; free with g_strfreev. */
+char **topo_list_presets(void);
+
 #endif
