@@ -1,0 +1,120 @@
+#include "memory.h"
+
+#include <math.h>
+#include <string.h>
+
+MemoryConfig memory_config_default(void)
+{
+    return (MemoryConfig){.params = 0,
+                          .dp = 1,
+                          .zero_stage = 0,
+                          .precision = MEMORY_MIXED_BF16,
+                          .optimizer = MEMORY_OPT_ADAM,
+                          .inflight_microbatches = 1,
+                          .reserve_bytes = MEMORY_DEFAULT_RESERVE_BYTES};
+}
+
+double memory_param_bytes(MemoryPrecision p) { return p == MEMORY_FP32 ? 4 : 2; }
+
+double memory_grad_bytes(MemoryPrecision p, bool fp32_grad_accum)
+{
+    return p == MEMORY_FP32 || fp32_grad_accum ? 4 : 2;
+}
+
+double memory_optimizer_bytes(MemoryOptimizer o, MemoryPrecision p)
+{
+    double state = 0;
+    switch (o) {
+    case MEMORY_OPT_SGD: state = 0; break;
+    case MEMORY_OPT_SGD_MOMENTUM: state = 4; break;
+    case MEMORY_OPT_ADAM:
+    case MEMORY_OPT_ADAMW:
+    case MEMORY_OPT_LAMB: state = 8; break;
+    }
+    return state + (p == MEMORY_FP32 ? 0 : 4); /* fp32 master weights */
+}
+
+static bool bad(GError **err, const char *msg)
+{
+    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "memory: %s", msg);
+    return false;
+}
+
+bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
+{
+    if (!(c->params >= 0) || !isfinite(c->params))
+        return bad(err, "params must be a finite number >= 0");
+    if (c->dp < 1)
+        return bad(err, "dp must be >= 1");
+    if (c->zero_stage < 0 || c->zero_stage > 3)
+        return bad(err, "zero_stage must be 0, 1, 2 or 3");
+    if ((unsigned)c->precision > MEMORY_MIXED_BF16)
+        return bad(err, "unknown precision");
+    if ((unsigned)c->optimizer > MEMORY_OPT_LAMB)
+        return bad(err, "unknown optimizer");
+    if (c->inflight_microbatches < 1)
+        return bad(err, "inflight_microbatches must be >= 1");
+    if (!(c->bucket_bytes >= 0) || !(c->zero3_gathered_params >= 0) || !(c->activation_bytes >= 0) ||
+        !(c->reserve_bytes >= 0) || !isfinite(c->bucket_bytes) || !isfinite(c->zero3_gathered_params) ||
+        !isfinite(c->activation_bytes) || !isfinite(c->reserve_bytes))
+        return bad(err, "byte counts must be finite and >= 0");
+
+    double psi = c->params, n = c->dp;
+    double P = memory_param_bytes(c->precision);
+    double G = memory_grad_bytes(c->precision, c->fp32_grad_accum);
+    double K = memory_optimizer_bytes(c->optimizer, c->precision);
+    MemoryBreakdown b = {0};
+    b.params = P * psi / (c->zero_stage >= 3 ? n : 1);
+    b.grads = G * psi / (c->zero_stage >= 2 ? n : 1);
+    b.optimizer = K * psi / (c->zero_stage >= 1 ? n : 1);
+    b.buffers = c->bucket_bytes + (c->zero_stage >= 3 ? P * c->zero3_gathered_params : 0);
+    b.activations = c->activation_bytes * c->inflight_microbatches;
+    b.reserve = c->reserve_bytes;
+    b.model_states = b.params + b.grads + b.optimizer;
+    b.total = b.model_states + b.buffers + b.activations + b.reserve;
+    *out = b;
+    return true;
+}
+
+bool memory_fits(const MemoryBreakdown *b, double hbm_bytes) { return b->total <= hbm_bytes; }
+
+int memory_1f1b_inflight(int pp, int stage, int num_microbatches)
+{
+    if (pp <= 1 || num_microbatches < 1)
+        return 1;
+    if (stage < 0)
+        stage = 0;
+    if (stage >= pp)
+        stage = pp - 1;
+    int k = pp - stage;
+    return k < num_microbatches ? k : num_microbatches;
+}
+
+bool memory_optimizer_from_name(const char *name, MemoryOptimizer *out)
+{
+    static const struct { const char *name; MemoryOptimizer o; } t[] = {
+        {"sgd", MEMORY_OPT_SGD},   {"sgd_momentum", MEMORY_OPT_SGD_MOMENTUM}, {"momentum", MEMORY_OPT_SGD_MOMENTUM},
+        {"adam", MEMORY_OPT_ADAM}, {"adamw", MEMORY_OPT_ADAMW},               {"lamb", MEMORY_OPT_LAMB},
+    };
+    for (size_t i = 0; name && i < G_N_ELEMENTS(t); i++)
+        if (strcmp(name, t[i].name) == 0) {
+            *out = t[i].o;
+            return true;
+        }
+    return false;
+}
+
+bool memory_precision_from_name(const char *name, MemoryPrecision *out)
+{
+    if (!name)
+        return false;
+    if (strcmp(name, "fp32") == 0)
+        *out = MEMORY_FP32;
+    else if (strcmp(name, "fp16") == 0 || strcmp(name, "mixed_fp16") == 0)
+        *out = MEMORY_MIXED_FP16;
+    else if (strcmp(name, "bf16") == 0 || strcmp(name, "mixed_bf16") == 0)
+        *out = MEMORY_MIXED_BF16;
+    else
+        return false;
+    return true;
+}

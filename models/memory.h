@@ -1,0 +1,95 @@
+/* Per-device memory: model states (parameters, gradients, optimizer state)
+ * under data parallelism with ZeRO stages 0-3, buffers, activations of the
+ * micro-batches in flight, and whether it all fits in HBM.
+ *
+ * Model states follow Rajbhandari et al. 2020 (ZeRO, SC20), section 3.1/5:
+ * with P bytes per parameter for the working weights, G for gradients and K
+ * for optimizer state (incl. the fp32 master copy in mixed precision), Psi
+ * parameters and N_d data-parallel ranks:
+ *   stage 0 (replicated):              (P + G + K) Psi
+ *   stage 1 (optimizer state sharded): (P + G) Psi + K Psi / N_d
+ *   stage 2 (+ gradients sharded):     P Psi + (G + K) Psi / N_d
+ *   stage 3 (+ parameters sharded):    (P + G + K) Psi / N_d
+ * Weight-update sharding (Xu et al. 2020) has stage 1's memory.  FSDP
+ * FULL_SHARD is stage 3, SHARD_GRAD_OP stage 2.
+ *
+ *   precision           P  G   K (optimizer)
+ *   fp32                4  4   sgd 0, sgd+momentum 4, adam/adamw/lamb 8
+ *   mixed fp16 / bf16   2  2   the above + 4 (fp32 master weights)
+ * so mixed-precision Adam has K = 12 as in the ZeRO paper.  With
+ * fp32_grad_accum (Megatron's fp32 main_grad) G is 4 in mixed precision.
+ *
+ * All functions are pure. */
+#ifndef MEMORY_H
+#define MEMORY_H
+
+#include "sim_error.h"
+
+#include <stdbool.h>
+
+typedef enum { MEMORY_FP32, MEMORY_MIXED_FP16, MEMORY_MIXED_BF16 } MemoryPrecision;
+
+typedef enum {
+    MEMORY_OPT_SGD,          /* no state */
+    MEMORY_OPT_SGD_MOMENTUM, /* momentum buffer */
+    MEMORY_OPT_ADAM,
+    MEMORY_OPT_ADAMW,
+    MEMORY_OPT_LAMB,         /* same state as Adam */
+} MemoryOptimizer;
+
+/* A framework/CUDA-context reserve: CUDA context and kernels (several hundred
+ * MiB), cuBLAS/cuDNN workspaces and allocator fragmentation.  1.5 GiB is an
+ * assumption in the 1-2 GiB range commonly budgeted, not a measurement. */
+#define MEMORY_DEFAULT_RESERVE_BYTES (1.5 * 1024 * 1024 * 1024)
+
+typedef struct {
+    double params;        /* parameters held by this device's model-parallel shard (after TP/PP), Psi */
+    int dp;               /* data-parallel degree N_d over which ZeRO shards (>= 1) */
+    int zero_stage;       /* 0..3 */
+    MemoryPrecision precision;
+    MemoryOptimizer optimizer;
+    bool fp32_grad_accum; /* fp32 gradients in mixed precision (G = 4) */
+    /* Communication buffers: gradient buckets (PyTorch DDP: bucket_cap_mb,
+     * 25 MiB by default; DeepSpeed: reduce_bucket_size elements x bytes) and,
+     * for stage 3, the parameters gathered at one time (prefetch). */
+    double bucket_bytes;
+    double zero3_gathered_params; /* parameters all-gathered at a time under stage 3 */
+    double activation_bytes;      /* one micro-batch's activations for this device's layers */
+    int inflight_microbatches;    /* activations kept at once (>= 1); see memory_1f1b_inflight */
+    double reserve_bytes;         /* framework/context reserve; e.g. MEMORY_DEFAULT_RESERVE_BYTES */
+} MemoryConfig;
+
+typedef struct {
+    double params;      /* working weights (P bytes each) */
+    double grads;
+    double optimizer;   /* optimizer state incl. fp32 master weights */
+    double buffers;     /* buckets + stage-3 gathered parameters */
+    double activations;
+    double reserve;
+    double model_states; /* params + grads + optimizer */
+    double total;
+} MemoryBreakdown;
+
+/* MemoryConfig with dp 1, stage 0, mixed bf16, Adam, 1 micro-batch in flight,
+ * no buffers, no activations and the default reserve. */
+MemoryConfig memory_config_default(void);
+
+/* Bytes per parameter for weights, gradients and optimizer state (P, G, K). */
+double memory_param_bytes(MemoryPrecision p);
+double memory_grad_bytes(MemoryPrecision p, bool fp32_grad_accum);
+double memory_optimizer_bytes(MemoryOptimizer o, MemoryPrecision p);
+
+/* Fills `out`; false with SIM_ERROR_INPUT (naming the field) on a bad config. */
+bool memory_estimate(const MemoryConfig *cfg, MemoryBreakdown *out, GError **err);
+/* total <= hbm_bytes (the reserve is already in total). */
+bool memory_fits(const MemoryBreakdown *b, double hbm_bytes);
+
+/* Micro-batches whose activations pipeline stage `stage` (0-based, of `pp`)
+ * holds at peak under 1F1B (PipeDream-Flush, Narayanan et al. 2021):
+ * min(pp - stage, num_microbatches); 1 without pipelining. */
+int memory_1f1b_inflight(int pp, int stage, int num_microbatches);
+
+bool memory_optimizer_from_name(const char *name, MemoryOptimizer *out);
+bool memory_precision_from_name(const char *name, MemoryPrecision *out); /* "fp32", "fp16", "bf16" */
+
+#endif

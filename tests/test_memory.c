@@ -1,0 +1,207 @@
+#include "accel.h"
+#include "memory.h"
+#include "workload.h"
+
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <string.h>
+
+static double zero_gb(double psi, int nd, int stage)
+{
+    MemoryConfig c = memory_config_default();
+    c.params = psi;
+    c.dp = nd;
+    c.zero_stage = stage;
+    c.precision = MEMORY_MIXED_FP16;
+    c.optimizer = MEMORY_OPT_ADAM;
+    c.reserve_bytes = 0;
+    MemoryBreakdown b;
+    GError *err = NULL;
+    CU_ASSERT_TRUE(memory_estimate(&c, &b, &err));
+    g_clear_error(&err);
+    CU_ASSERT_DOUBLE_EQUAL(b.total, b.model_states, 0);
+    return b.model_states / 1e9;
+}
+
+/* `printed` as a string: its last digit sets the tolerance (half a unit). */
+static void assert_printed(double got, const char *printed)
+{
+    const char *dot = strchr(printed, '.');
+    int decimals = dot ? (int)strlen(dot + 1) : 0;
+    double tol = 0.5 * pow(10, -decimals) * (1 + 1e-9);
+    double want = g_ascii_strtod(printed, NULL);
+    if (fabs(got - want) > tol)
+        fprintf(stderr, "\n  got %.6g, printed %s\n", got, printed);
+    CU_ASSERT_TRUE(fabs(got - want) <= tol);
+}
+
+/* Rajbhandari et al. 2020, Figure 1 / section 5: Psi = 7.5B, N_d = 64, K = 12. */
+static void test_zero_figure1(void)
+{
+    assert_printed(zero_gb(7.5e9, 64, 0), "120");
+    assert_printed(zero_gb(7.5e9, 64, 1), "31.4");
+    assert_printed(zero_gb(7.5e9, 64, 2), "16.6");
+    assert_printed(zero_gb(7.5e9, 64, 3), "1.88");
+}
+
+/* The rest of the paper's Table 1 (per-device model-state memory, GB, for
+ * 7.5B, 128B and 1T parameters).  The printed table was not reachable from
+ * here, so each row is derived from the paper's formulas by hand and written
+ * to three significant figures (integers from 1000 up, halves rounded up);
+ * the code computes them through the general stage/precision/optimizer path. */
+static void test_zero_table1(void)
+{
+    static const struct {
+        double psi;
+        int nd;
+        const char *os, *osg, *osgp;
+    } rows[] = {
+        {7.5e9, 1, "120", "120", "120"},        {7.5e9, 4, "52.5", "41.3", "30.0"},
+        {7.5e9, 16, "35.6", "21.6", "7.50"},    {7.5e9, 64, "31.4", "16.6", "1.88"},
+        {7.5e9, 256, "30.4", "15.4", "0.469"},  {7.5e9, 1024, "30.1", "15.1", "0.117"},
+        {128e9, 1, "2048", "2048", "2048"},     {128e9, 4, "896", "704", "512"},
+        {128e9, 16, "608", "368", "128"},       {128e9, 64, "536", "284", "32.0"},
+        {128e9, 256, "518", "263", "8.00"},     {128e9, 1024, "514", "258", "2.00"},
+        {1e12, 1, "16000", "16000", "16000"},   {1e12, 4, "7000", "5500", "4000"},
+        {1e12, 16, "4750", "2875", "1000"},     {1e12, 64, "4188", "2219", "250"},
+        {1e12, 256, "4047", "2055", "62.5"},    {1e12, 1024, "4012", "2014", "15.6"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        assert_printed(zero_gb(rows[i].psi, rows[i].nd, 1), rows[i].os);
+        assert_printed(zero_gb(rows[i].psi, rows[i].nd, 2), rows[i].osg);
+        assert_printed(zero_gb(rows[i].psi, rows[i].nd, 3), rows[i].osgp);
+    }
+}
+
+static void test_optimizers_and_precision(void)
+{
+    CU_ASSERT_EQUAL(memory_optimizer_bytes(MEMORY_OPT_ADAM, MEMORY_MIXED_BF16), 12);
+    CU_ASSERT_EQUAL(memory_optimizer_bytes(MEMORY_OPT_ADAMW, MEMORY_FP32), 8);
+    CU_ASSERT_EQUAL(memory_optimizer_bytes(MEMORY_OPT_LAMB, MEMORY_MIXED_FP16), 12);
+    CU_ASSERT_EQUAL(memory_optimizer_bytes(MEMORY_OPT_SGD_MOMENTUM, MEMORY_FP32), 4);
+    CU_ASSERT_EQUAL(memory_optimizer_bytes(MEMORY_OPT_SGD_MOMENTUM, MEMORY_MIXED_BF16), 8);
+    CU_ASSERT_EQUAL(memory_optimizer_bytes(MEMORY_OPT_SGD, MEMORY_FP32), 0);
+    CU_ASSERT_EQUAL(memory_param_bytes(MEMORY_FP32), 4);
+    CU_ASSERT_EQUAL(memory_grad_bytes(MEMORY_MIXED_BF16, true), 4);
+
+    /* fp32 Adam, replicated: 4 + 4 + 8 = 16 bytes per parameter, like mixed. */
+    MemoryConfig c = memory_config_default();
+    c.params = 1e9;
+    c.precision = MEMORY_FP32;
+    c.reserve_bytes = 0;
+    MemoryBreakdown b;
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(b.total, 16e9, 1);
+    /* SGD with momentum, weight-update sharding over 8: 4 + 4 + 4/8 */
+    c.optimizer = MEMORY_OPT_SGD_MOMENTUM;
+    c.zero_stage = 1;
+    c.dp = 8;
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(b.total, 8.5e9, 1);
+
+    MemoryOptimizer o;
+    MemoryPrecision p;
+    CU_ASSERT_TRUE(memory_optimizer_from_name("lamb", &o) && o == MEMORY_OPT_LAMB);
+    CU_ASSERT_FALSE(memory_optimizer_from_name("adagrad", &o));
+    CU_ASSERT_TRUE(memory_precision_from_name("bf16", &p) && p == MEMORY_MIXED_BF16);
+    CU_ASSERT_FALSE(memory_precision_from_name("int8", &p));
+}
+
+static void test_buffers_activations_fit(void)
+{
+    CU_ASSERT_EQUAL(memory_1f1b_inflight(8, 0, 64), 8);
+    CU_ASSERT_EQUAL(memory_1f1b_inflight(8, 7, 64), 1);
+    CU_ASSERT_EQUAL(memory_1f1b_inflight(8, 0, 3), 3);
+    CU_ASSERT_EQUAL(memory_1f1b_inflight(1, 0, 64), 1);
+
+    /* GPT-3 175B as Megatron trains it (t = 8, p = 8, s = 2048, micro-batch 1,
+     * sequence parallel + selective recomputation) on A100 80GB: the first
+     * stage holds 12 layers' states and 8 micro-batches of activations. */
+    GError *err = NULL;
+    Workload *w = workload_load("gpt3-175b", &err);
+    Accel *a = accel_load("a100-80gb", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    WorkloadParallel par = workload_parallel_default();
+    par.tp = 8;
+    par.sequence_parallel = true;
+    par.recompute = WORKLOAD_RECOMPUTE_SELECTIVE;
+    int layers = 96 / 8;
+    MemoryConfig c = memory_config_default();
+    c.params = (workload_params_layer(w, 0) * layers + workload_params_embedding(w)) / 8;
+    c.dp = 1;
+    c.activation_bytes = layers * workload_layer_activation_bytes(w, 0, 1, &par);
+    c.inflight_microbatches = memory_1f1b_inflight(8, 0, 64);
+    c.bucket_bytes = 2 * 25.0 * 1024 * 1024;
+    MemoryBreakdown b;
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, &err));
+    CU_ASSERT_TRUE(memory_fits(&b, accel_hbm_bytes(a)));
+    CU_ASSERT_DOUBLE_EQUAL(b.activations, 8 * c.activation_bytes, 1);
+    CU_ASSERT_DOUBLE_EQUAL(b.total, b.model_states + b.buffers + b.activations + b.reserve, 1);
+    /* Without recomputation and sequence parallelism the s x s scores blow it. */
+    par.sequence_parallel = false;
+    par.recompute = WORKLOAD_RECOMPUTE_NONE;
+    c.activation_bytes = layers * workload_layer_activation_bytes(w, 0, 1, &par);
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, &err));
+    CU_ASSERT_FALSE(memory_fits(&b, accel_hbm_bytes(a)));
+    /* Nor does the whole model replicated on one device. */
+    c = memory_config_default();
+    c.params = workload_params_total(w);
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, &err));
+    CU_ASSERT_FALSE(memory_fits(&b, accel_hbm_bytes(a)));
+    /* ZeRO-3 over 1024 GPUs gathers a layer at a time. */
+    c.zero_stage = 3;
+    c.dp = 1024;
+    c.zero3_gathered_params = 2 * workload_params_layer(w, 0);
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, &err));
+    CU_ASSERT_DOUBLE_EQUAL(b.buffers, 2 * 2 * workload_params_layer(w, 0), 1);
+    CU_ASSERT_TRUE(memory_fits(&b, accel_hbm_bytes(a)));
+    workload_free(w);
+    accel_free(a);
+}
+
+static void test_bad_config(void)
+{
+    MemoryConfig c = memory_config_default();
+    MemoryBreakdown b;
+    GError *err = NULL;
+    c.zero_stage = 4;
+    CU_ASSERT_FALSE(memory_estimate(&c, &b, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_EQUAL(err->code, SIM_ERROR_INPUT);
+    CU_ASSERT_STRING_EQUAL(err->message, "memory: zero_stage must be 0, 1, 2 or 3");
+    g_clear_error(&err);
+    c = memory_config_default();
+    c.dp = 0;
+    CU_ASSERT_FALSE(memory_estimate(&c, &b, &err));
+    g_clear_error(&err);
+    c = memory_config_default();
+    c.params = NAN;
+    CU_ASSERT_FALSE(memory_estimate(&c, &b, &err));
+    g_clear_error(&err);
+    c = memory_config_default();
+    c.activation_bytes = -1;
+    CU_ASSERT_FALSE(memory_estimate(&c, &b, &err));
+    g_clear_error(&err);
+    c = memory_config_default();
+    c.inflight_microbatches = 0;
+    CU_ASSERT_FALSE(memory_estimate(&c, &b, &err));
+    g_clear_error(&err);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("memory", NULL, NULL);
+    CU_add_test(s, "zero figure 1", test_zero_figure1);
+    CU_add_test(s, "zero table 1", test_zero_table1);
+    CU_add_test(s, "optimizers and precision", test_optimizers_and_precision);
+    CU_add_test(s, "buffers, activations, fit", test_buffers_activations_fit);
+    CU_add_test(s, "bad config", test_bad_config);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}
