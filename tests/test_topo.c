@@ -237,6 +237,51 @@ static void test_fat_tree(void)
     topo_free(t);
 }
 
+static char *tmpdir;
+
+static char *write_tmp(const char *name, const char *text)
+{
+    char *path = g_build_filename(tmpdir, name, NULL);
+    g_file_set_contents(path, text, -1, NULL);
+    return path;
+}
+
+/* The fat tree variants no preset uses: NVLink mesh inside a node, or no intra-node fabric. */
+static void test_fat_tree_variants(void)
+{
+    static const char *const intra[] = {"fully_connected", "none"};
+    int l[CAP];
+    for (int v = 0; v < 2; v++) {
+        char *text = g_strdup_printf(
+            "{\"family\": \"fat_tree\", \"nodes\": 3, \"ranks_per_node\": 4, \"nics_per_node\": 2,\n"
+            " \"intra\": \"%s\", \"nvlink\": {\"bandwidth\": \"50GB/s\", \"latency\": 0},\n"
+            " \"pcie\": {\"bandwidth\": \"32GB/s\", \"latency\": \"300ns\"},\n"
+            " \"nic\": {\"bandwidth\": \"100Gbps\", \"latency\": \"300ns\"},\n"
+            " \"spines\": 3, \"oversubscription\": 2, \"uplink\": {\"latency\": \"200ns\"}}\n",
+            intra[v]);
+        char *path = write_tmp("ft.json", text);
+        GError *err = NULL;
+        Topo *t = topo_load(path, NULL, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        int bad = 0;
+        for (int s = 0; s < 12; s++)
+            for (int d = 0; d < 12; d++)
+                bad += !route_ok(t, s, d, l, topo_route(t, s, d, 0, l, CAP));
+        CU_ASSERT_EQUAL(bad, 0);
+        int n = route(t, 0, 1, 0, l); /* GPUs 0 and 1 share NIC 0 */
+        CU_ASSERT_EQUAL(n, v == 0 ? 1 : 2);
+        n = route(t, 0, 2, 0, l); /* same node, other rail */
+        CU_ASSERT_EQUAL(n, v == 0 ? 1 : 6);
+        CU_ASSERT_EQUAL(route(t, 0, 4, 0, l), 4);
+        CU_ASSERT_EQUAL(route(t, 0, 6, 0, l), 6);
+        /* 3 nodes x 12.5 GB/s / (2 x 3 spines) */
+        CU_ASSERT_DOUBLE_EQUAL(topo_link_bandwidth(t, l[2]), 3 * 12.5e9 / 6, 1);
+        topo_free(t);
+        g_free(path);
+        g_free(text);
+    }
+}
+
 static void test_torus(void)
 {
     int l[CAP];
@@ -273,15 +318,6 @@ static void test_torus(void)
     CU_ASSERT_EQUAL(route(t, 0, 16 * 32 + 16, 0, l), 32);
     CU_ASSERT_EQUAL(topo_max_route_length(t), 32);
     topo_free(t);
-}
-
-static char *tmpdir;
-
-static char *write_tmp(const char *name, const char *text)
-{
-    char *path = g_build_filename(tmpdir, name, NULL);
-    g_file_set_contents(path, text, -1, NULL);
-    return path;
 }
 
 /* Loads `text` and expects an input error at `line` whose message contains `what`. */
@@ -488,6 +524,7 @@ int main(void)
     CU_add_test(s, "every preset", test_every_preset);
     CU_add_test(s, "route lengths", test_route_lengths);
     CU_add_test(s, "fat tree and ECMP", test_fat_tree);
+    CU_add_test(s, "fat tree variants", test_fat_tree_variants);
     CU_add_test(s, "torus dimension order", test_torus);
     CU_add_test(s, "bad input", test_bad_input);
     CU_add_test(s, "explicit graphs and units", test_explicit_and_units);
@@ -498,7 +535,7 @@ int main(void)
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
     CU_cleanup_registry();
-    static const char *const left[] = {"bad.json", "square.json", "chain.json", "topologies/presets", "topologies"};
+    static const char *const left[] = {"bad.json", "ft.json", "square.json", "chain.json", "topologies/presets", "topologies"};
     for (size_t i = 0; i < G_N_ELEMENTS(left); i++) {
         char *p = g_build_filename(tmpdir, left[i], NULL);
         g_remove(p);
