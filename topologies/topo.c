@@ -843,7 +843,9 @@ static bool explicit_tables(Topo *t, const Ctx *c, bool forward, const cJSON **i
         out_start[v + 1] += out_start[v];
         in_start[v + 1] += in_start[v];
     }
-    int *ofill = g_memdup2(out_start, sizeof(int) * V), *ifill = g_memdup2(in_start, sizeof(int) * V);
+    int *ofill = g_new(int, V), *ifill = g_new(int, V);
+    memcpy(ofill, out_start, sizeof(int) * (size_t)V);
+    memcpy(ifill, in_start, sizeof(int) * (size_t)V);
     for (int l = 0; l < L; l++) { /* ascending ids within each vertex's list */
         out[ofill[t->lsrc[l]]++] = l;
         in[ifill[t->ldst[l]]++] = l;
