@@ -116,6 +116,11 @@ void sim_graph_depend(SimGraph *g, int before, int after)
     g_array_append_val(g->edges, e);
 }
 
+void sim_graph_task_set_delay(SimGraph *g, int id, sim_time_t delay)
+{
+    task(g, id)->duration = delay;
+}
+
 void sim_graph_task_set_info(SimGraph *g, int id, const char *category, double bytes)
 {
     task(g, id)->category = intern(g, category);
@@ -158,8 +163,13 @@ static void on_task_done(SimEngine *e, SimAction *a)
 
 static void on_flow_done(SimEngine *e, void *user)
 {
-    (void)e;
-    finish(((Task *)user)->g, user);
+    Task *t = user;
+    if (t->duration > 0) { /* fixed overhead after the bytes arrive */
+        t->act.fire = on_task_done;
+        sim_engine_schedule(e, sim_time_add(sim_engine_now(e), t->duration), &t->act);
+        return;
+    }
+    finish(t->g, t);
 }
 
 static void start_task(SimGraph *g, int id)

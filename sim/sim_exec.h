@@ -25,6 +25,10 @@ int sim_graph_num_resources(const SimGraph *g);
 /* `name` is copied (tasks of one kind may share a name: it is interned). */
 int sim_graph_task(SimGraph *g, const char *name, int resource, sim_time_t duration);
 int sim_graph_flow_task(SimGraph *g, const char *name, int resource, double bytes, const int *links, int nlinks);
+/* A flow task completes `delay` after its last byte arrives (protocol and
+ * synchronisation overheads that are not bandwidth); for a timed task this
+ * replaces its duration. */
+void sim_graph_task_set_delay(SimGraph *g, int task, sim_time_t delay);
 /* `after` starts only once `before` has finished. */
 void sim_graph_depend(SimGraph *g, int before, int after);
 /* Free-form label for timelines; `category` is interned, `bytes` informative. */

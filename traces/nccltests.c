@@ -68,7 +68,7 @@ static bool tok_digits(Tok t)
 
 static bool tok_u64(Tok t, uint64_t *out)
 {
-    if (!tok_digits(t) || t.len > 19)
+    if (!tok_digits(t) || t.len <= 0 || t.len > 19)
         return false;
     char buf[32];
     memcpy(buf, t.s, (size_t)t.len);
@@ -424,7 +424,7 @@ NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
 
     NcclTestsOp op_named = NCCLTESTS_UNKNOWN, op_command = NCCLTESTS_UNKNOWN;
     NcclTestsOp op_mention = NCCLTESTS_UNKNOWN;
-    Layout layout;
+    Layout layout = {0};
     bool have_layout = false;
     bool in_provenance = true, last_was_provenance = false;
     int lineno = 0;
@@ -626,4 +626,9 @@ const char *nccltests_header_key(const NcclTrace *t, size_t i)
 const char *nccltests_header_value(const NcclTrace *t, size_t i)
 {
     return i < t->hvals->len ? t->hvals->pdata[i] : NULL;
+}
+
+int nccltests_gpus_per_thread(const NcclTrace *t)
+{
+    return t->ngpus > 0 ? t->ngpus : 1;
 }

@@ -76,6 +76,9 @@ void nccltests_set_op(NcclTrace *t, NcclTestsOp op);
 int nccltests_n_ranks(const NcclTrace *t);
 /* Distinct host names on the Rank lines (0 without Rank lines). */
 int nccltests_n_hosts(const NcclTrace *t);
+/* Devices driven by one thread ("nGpus N" of the parameter line; 1 if absent):
+ * nccl-tests -g N launches on N devices one after another. */
+int nccltests_gpus_per_thread(const NcclTrace *t);
 /* The largest number of ranks on one host (0 without Rank lines). */
 int nccltests_max_ranks_per_host(const NcclTrace *t);
 /* Distinct device names in rank order ("NVIDIA A100-SXM4-40GB"). */

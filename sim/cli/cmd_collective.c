@@ -1,7 +1,180 @@
 #include "cli.h"
+#include "collective.h"
 
-/* Placeholder until the issue that delivers it lands. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* "8B:8GiB" (factor 2), "1M:64M:4" (factor 4) or a comma list "1K,1M". */
+static bool parse_sizes(const char *spec, GArray *out)
+{
+    if (strchr(spec, ',')) {
+        char **parts = g_strsplit(spec, ",", -1);
+        bool ok = true;
+        for (char **p = parts; *p && ok; p++) {
+            double v;
+            ok = sim_parse_size(g_strstrip(*p), &v);
+            if (ok)
+                g_array_append_val(out, v);
+        }
+        g_strfreev(parts);
+        return ok && out->len > 0;
+    }
+    char **parts = g_strsplit(spec, ":", 3);
+    double lo = 0, hi = 0, f = 2;
+    int n = (int)g_strv_length(parts);
+    bool ok = n >= 1 && sim_parse_size(parts[0], &lo);
+    hi = lo;
+    if (ok && n >= 2)
+        ok = sim_parse_size(parts[1], &hi);
+    if (ok && n == 3) {
+        char *end;
+        f = g_ascii_strtod(parts[2], &end);
+        ok = *end == 0 && f > 1;
+    }
+    g_strfreev(parts);
+    if (!ok || hi < lo || lo < 1)
+        return false;
+    for (double s = lo; s <= hi * (1 + 1e-12) && out->len < 100000; s *= f)
+        g_array_append_val(out, s);
+    return true;
+}
+
 int cmd_collective(int argc, char **argv)
 {
-    return cli_usage_error("collective: not implemented yet");
+    char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL;
+    gboolean json = FALSE, flows = FALSE;
+    int ranks = 0, nodes = 0;
+    GOptionEntry entries[] = {
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
+        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "number of nodes, for topologies that scale", "N"},
+        {"op", 0, 0, G_OPTION_ARG_STRING, &op_s,
+         "allreduce|reducescatter|allgather|broadcast|reduce|alltoall (default allreduce)", "OP"},
+        {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "auto|ring|tree|rhd|direct|hier|collnet (default auto)", "ALGO"},
+        {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "auto|ll|ll128|simple (default auto)", "PROTO"},
+        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "ranks taking part: the first N of the topology (default all)", "N"},
+        {"sizes", 's', 0, G_OPTION_ARG_STRING, &sizes_s, "MIN:MAX[:FACTOR] or a comma list (default 8B:8GiB)", "SIZES"},
+        {"flows", 0, 0, G_OPTION_ARG_NONE, &flows, "also run each size on the flow-level network simulator", NULL},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *ctx = g_option_context_new("- time a collective over a range of sizes");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    int rc = 2;
+    Topo *topo = NULL;
+    CollGroup *grp = NULL;
+    GArray *sizes = g_array_new(FALSE, FALSE, sizeof(double));
+    if (!cli_parse_options(ctx, &argc, &argv))
+        goto out;
+    if (argc > 1) {
+        rc = cli_usage_error("collective: unexpected argument '%s'", argv[1]);
+        goto out;
+    }
+    if (!topology) {
+        rc = cli_usage_error("collective: --topology is required (see --help)");
+        goto out;
+    }
+    int op = op_s ? coll_op_parse(op_s) : COLL_ALLREDUCE;
+    int algo = algo_s ? coll_algo_parse(algo_s) : COLL_ALGO_AUTO;
+    int proto = proto_s ? coll_proto_parse(proto_s) : COLL_PROTO_AUTO;
+    if (op < 0) {
+        rc = cli_usage_error("collective: unknown --op '%s'", op_s);
+        goto out;
+    }
+    if (algo == -2 || proto == -2) {
+        rc = cli_usage_error("collective: unknown %s '%s'", algo == -2 ? "--algo" : "--proto",
+                             algo == -2 ? algo_s : proto_s);
+        goto out;
+    }
+    if (!parse_sizes(sizes_s ? sizes_s : "8B:8GiB", sizes)) {
+        rc = cli_usage_error("collective: bad --sizes '%s' (e.g. 8B:8GiB, 1M:1G:4 or 1K,1M)", sizes_s);
+        goto out;
+    }
+    if (nodes < 0) {
+        rc = cli_usage_error("collective: --nodes must be positive");
+        goto out;
+    }
+    GError *err = NULL;
+    TopoOptions topt = {.nodes = nodes};
+    topo = topo_load(topology, &topt, &err);
+    if (!topo) {
+        rc = cli_fail(err);
+        goto out;
+    }
+    int total = topo_num_ranks(topo);
+    if (ranks < 0 || ranks > total) {
+        rc = cli_usage_error("collective: --ranks %d: topology %s has %d ranks", ranks, topo_name(topo), total);
+        goto out;
+    }
+    int n = ranks ? ranks : total;
+    int *ids = g_new(int, n);
+    for (int i = 0; i < n; i++)
+        ids[i] = i;
+    grp = coll_group_new(topo, ids, n, NULL, &err);
+    g_free(ids);
+    if (!grp) {
+        rc = cli_fail(err);
+        goto out;
+    }
+    cJSON *root = cJSON_CreateObject(), *rows = cJSON_CreateArray();
+    cJSON_AddStringToObject(root, "topology", topo_name(topo));
+    cJSON_AddStringToObject(root, "op", coll_op_name(op));
+    cJSON_AddNumberToObject(root, "ranks", n);
+    cJSON_AddNumberToObject(root, "nodes", coll_group_nodes(grp));
+    if (!json) {
+        printf("# %s on %s: %d ranks, %d nodes; intra-node ring %.1f GB/s/rank (%d channels), NICs %.1f GB/s/node\n",
+               coll_op_name(op), topo_name(topo), n, coll_group_nodes(grp), coll_group_intra_bw(grp) / 1e9,
+               coll_group_channels(grp), coll_group_inter_bw(grp) / 1e9);
+        printf("%14s %12s %10s %10s %8s %7s%s\n", "size(B)", "time(us)", "algbw", "busbw", "algo", "proto",
+               flows ? "   flow(us)" : "");
+    }
+    rc = 0;
+    for (guint i = 0; i < sizes->len; i++) {
+        double bytes = g_array_index(sizes, double, i);
+        CollCost c;
+        if (!coll_cost(grp, op, algo, proto, bytes, &c)) {
+            cJSON_Delete(root);
+            cJSON_Delete(rows);
+            rc = cli_usage_error("collective: %s cannot run %s with protocol %s on %s", coll_algo_name(algo),
+                                 coll_op_name(op), coll_proto_name(proto), topo_name(topo));
+            goto out;
+        }
+        double algbw = c.time_s > 0 ? bytes / c.time_s : 0;
+        double busbw = algbw * coll_busbw_factor(op, n);
+        double ft = flows ? coll_simulate(grp, op, c.algo, c.proto, bytes) : NAN;
+        if (json) {
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddNumberToObject(r, "size_bytes", bytes);
+            cJSON_AddNumberToObject(r, "time_s", c.time_s);
+            cJSON_AddNumberToObject(r, "algbw_Bps", algbw);
+            cJSON_AddNumberToObject(r, "busbw_Bps", busbw);
+            cJSON_AddStringToObject(r, "algo", coll_algo_name(c.algo));
+            cJSON_AddStringToObject(r, "proto", coll_proto_name(c.proto));
+            if (flows)
+                cJSON_AddNumberToObject(r, "flow_time_s", ft);
+            cJSON_AddItemToArray(rows, r);
+        } else {
+            printf("%14.0f %12.2f %10.2f %10.2f %8s %7s", bytes, c.time_s * 1e6, algbw / 1e9, busbw / 1e9,
+                   coll_algo_name(c.algo), coll_proto_name(c.proto));
+            if (flows)
+                printf(" %10.2f", ft * 1e6);
+            printf("\n");
+        }
+    }
+    cJSON_AddItemToObject(root, "rows", rows);
+    if (json)
+        cli_print_json(root);
+    else
+        cJSON_Delete(root);
+out:
+    coll_group_free(grp);
+    topo_free(topo);
+    g_array_free(sizes, TRUE);
+    g_free(topology);
+    g_free(op_s);
+    g_free(algo_s);
+    g_free(proto_s);
+    g_free(sizes_s);
+    g_option_context_free(ctx);
+    return rc;
 }

@@ -1,0 +1,1043 @@
+#include "collective.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MAX_CH 32
+#define MAX_ENUM_PPN 8 /* exhaustive ring search up to this many ranks per node */
+
+enum { HW_NVLINK, HW_PCIE, HW_NET, HW_NUM };
+enum { KIND_RING, KIND_TREE, KIND_COLLNET, KIND_NUM }; /* parameter families */
+
+typedef struct {
+    double base[COLL_NUM_ALGOS][COLL_NUM_PROTOS];
+    double step[HW_NUM][2][COLL_NUM_PROTOS]; /* [hw][ring|tree][proto] */
+    double ll_intra_factor;
+    double proto_bw[KIND_NUM][COLL_NUM_PROTOS];
+    double ll128_max_per_ch;
+    double link_eff[TOPO_LINK_SHM + 1];
+    int max_channels;
+    double launch_s;
+} CollParams;
+
+struct CollGroup {
+    const Topo *t;
+    CollParams p;
+    int n, nnodes, ppn;
+    int *ranks;      /* group order */
+    int *node_start; /* nnodes + 1 offsets into by_node */
+    int *by_node;    /* group indices grouped by node, nodes in order of first appearance */
+    /* intra-node ring channels, as local indices 0..ppn-1 */
+    int nch;
+    int ring[MAX_CH][MAX_ENUM_PPN > 64 ? MAX_ENUM_PPN : 64];
+    double ring_bw[MAX_CH];
+    double intra_bw, inter_bw;
+    int intra_hw;
+    int nics;
+    bool in_network;
+    int gpus_per_thread;
+};
+
+/* ---------------- names ---------------- */
+
+static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall"};
+static const char *op_alt[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"};
+static const char *algo_names[] = {"ring", "tree", "rhd", "direct", "hier", "collnet"};
+static const char *proto_names[] = {"ll", "ll128", "simple"};
+
+const char *coll_op_name(CollOp op) { return op >= 0 && op < COLL_NUM_OPS ? op_names[op] : "?"; }
+const char *coll_algo_name(CollAlgo a) { return a == COLL_ALGO_AUTO ? "auto" : a >= 0 && a < COLL_NUM_ALGOS ? algo_names[a] : "?"; }
+const char *coll_proto_name(CollProto p) { return p == COLL_PROTO_AUTO ? "auto" : p >= 0 && p < COLL_NUM_PROTOS ? proto_names[p] : "?"; }
+
+int coll_op_parse(const char *s)
+{
+    for (int i = 0; i < COLL_NUM_OPS; i++)
+        if (!g_ascii_strcasecmp(s, op_names[i]) || !g_ascii_strcasecmp(s, op_alt[i]))
+            return i;
+    return -2;
+}
+
+int coll_algo_parse(const char *s)
+{
+    if (!g_ascii_strcasecmp(s, "auto"))
+        return COLL_ALGO_AUTO;
+    for (int i = 0; i < COLL_NUM_ALGOS; i++)
+        if (!g_ascii_strcasecmp(s, algo_names[i]))
+            return i;
+    if (!g_ascii_strcasecmp(s, "hierarchical"))
+        return COLL_HIER;
+    if (!g_ascii_strcasecmp(s, "sharp"))
+        return COLL_COLLNET;
+    return -2;
+}
+
+int coll_proto_parse(const char *s)
+{
+    if (!g_ascii_strcasecmp(s, "auto"))
+        return COLL_PROTO_AUTO;
+    for (int i = 0; i < COLL_NUM_PROTOS; i++)
+        if (!g_ascii_strcasecmp(s, proto_names[i]))
+            return i;
+    return -2;
+}
+
+double coll_busbw_factor(CollOp op, int n)
+{
+    if (n <= 1)
+        return 1;
+    switch (op) {
+    case COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case COLL_REDUCESCATTER:
+    case COLL_ALLGATHER:
+    case COLL_ALLTOALL: return (double)(n - 1) / n;
+    default: return 1;
+    }
+}
+
+/* ---------------- parameters ---------------- */
+
+static bool get_proto_triple(const SimJsonDoc *d, const cJSON *obj, const char *key, double out[COLL_NUM_PROTOS],
+                             double hi, GError **err)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsObject(o)) {
+        sim_json_error(d, o ? o : obj, err, "\"%s\" must be an object with ll, ll128, simple", key);
+        return false;
+    }
+    for (int p = 0; p < COLL_NUM_PROTOS; p++)
+        if (!sim_json_get_number(d, o, proto_names[p], true, 0, hi, &out[p], err))
+            return false;
+    return true;
+}
+
+static const cJSON *get_object(const SimJsonDoc *d, const cJSON *obj, const char *key, GError **err)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsObject(o))
+        sim_json_error(d, o ? o : obj, err, "\"%s\" must be an object", key);
+    return cJSON_IsObject(o) ? o : NULL;
+}
+
+static bool params_load(const char *path, CollParams *p, GError **err)
+{
+    char *def = NULL;
+    if (!path) {
+        const char *dir = g_getenv("SHARDSIM_DATA_DIR");
+        def = g_build_filename(dir && *dir ? dir : SHARDSIM_DATA_DIR, "models", "presets", "collectives.json", NULL);
+        path = def;
+    }
+    SimJsonDoc *d = sim_json_load_file(path, err);
+    g_free(def);
+    if (!d)
+        return false;
+    const cJSON *r = sim_json_root(d);
+    bool ok = false;
+    const cJSON *base, *step, *pbw, *eff;
+    memset(p, 0, sizeof *p);
+    if (!(base = get_object(d, r, "base_latency", err)) || !(step = get_object(d, r, "step_latency", err)) ||
+        !(pbw = get_object(d, r, "protocol_bandwidth", err)) || !(eff = get_object(d, r, "link_efficiency", err)))
+        goto out;
+    static const struct {
+        int algo;
+        const char *key;
+    } bases[] = {{COLL_RING, "ring"}, {COLL_TREE, "tree"}, {COLL_COLLNET, "collnet"}, {COLL_RHD, "rhd"},
+                 {COLL_DIRECT, "direct"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(bases); i++)
+        if (!get_proto_triple(d, base, bases[i].key, p->base[bases[i].algo], 1, err))
+            goto out;
+    memcpy(p->base[COLL_HIER], p->base[COLL_RING], sizeof p->base[COLL_HIER]);
+    static const char *hw[] = {"nvlink", "pcie", "net"};
+    for (int h = 0; h < HW_NUM; h++) {
+        const cJSON *o = get_object(d, step, hw[h], err);
+        if (!o || !get_proto_triple(d, o, "ring", p->step[h][0], 1, err) ||
+            !get_proto_triple(d, o, "tree", p->step[h][1], 1, err))
+            goto out;
+    }
+    static const char *kinds[] = {"ring", "tree", "collnet"};
+    for (int k = 0; k < KIND_NUM; k++)
+        if (!get_proto_triple(d, pbw, kinds[k], p->proto_bw[k], 1, err))
+            goto out;
+    static const char *lk[] = {"nvlink", "pcie", "net", "ici", "shm"};
+    for (int k = 0; k <= TOPO_LINK_SHM; k++)
+        if (!sim_json_get_number(d, eff, lk[k], true, 0.01, 1, &p->link_eff[k], err))
+            goto out;
+    long maxch = 16;
+    p->ll_intra_factor = 1;
+    if (!sim_json_get_number(d, r, "ll_intra_latency_factor_multinode", false, 0, 100, &p->ll_intra_factor, err) ||
+        !sim_json_get_number(d, r, "ll128_max_bw_per_channel", true, 1, 1e15, &p->ll128_max_per_ch, err) ||
+        !sim_json_get_int(d, r, "max_channels", false, 1, MAX_CH, &maxch, err) ||
+        !sim_json_get_number(d, r, "host_launch_s", true, 0, 1, &p->launch_s, err))
+        goto out;
+    p->max_channels = (int)maxch;
+    ok = true;
+out:
+    sim_json_free(d);
+    return ok;
+}
+
+/* ---------------- the group and its channels ---------------- */
+
+static int hw_of_kind(TopoLinkKind k)
+{
+    switch (k) {
+    case TOPO_LINK_NVLINK:
+    case TOPO_LINK_ICI: return HW_NVLINK;
+    case TOPO_LINK_NET: return HW_NET;
+    default: return HW_PCIE;
+    }
+}
+
+static double link_cap(const CollGroup *g, int l)
+{
+    return topo_link_bandwidth(g->t, l) * g->p.link_eff[topo_link_kind(g->t, l)];
+}
+
+#define MAX_PATH 64
+
+typedef struct {
+    int len;
+    int links[MAX_PATH];
+} Path;
+
+/* Bandwidth a ring order would get from the residual link capacities. */
+static double ring_bandwidth(const CollGroup *g, const int *order, int p, const Path *paths, const double *resid,
+                             int *use, int *touched)
+{
+    int nt = 0;
+    for (int i = 0; i < p; i++) {
+        const Path *pa = &paths[order[i] * p + order[(i + 1) % p]];
+        for (int k = 0; k < pa->len; k++) {
+            if (use[pa->links[k]]++ == 0)
+                touched[nt++] = pa->links[k];
+        }
+    }
+    double bw = INFINITY;
+    for (int i = 0; i < nt; i++) {
+        double b = resid[touched[i]] / use[touched[i]];
+        if (b < bw)
+            bw = b;
+        use[touched[i]] = 0;
+    }
+    return bw;
+}
+
+static void next_perm_search(const CollGroup *g, int *cur, int depth, int p, bool *used, const Path *paths,
+                             const double *resid, int *use, int *touched, double *best_bw, int *best)
+{
+    if (depth == p) {
+        double bw = ring_bandwidth(g, cur, p, paths, resid, use, touched);
+        if (bw > *best_bw * (1 + 1e-9)) {
+            *best_bw = bw;
+            memcpy(best, cur, sizeof(int) * (size_t)p);
+        }
+        return;
+    }
+    for (int i = 1; i < p; i++) {
+        if (used[i])
+            continue;
+        used[i] = true;
+        cur[depth] = i;
+        next_perm_search(g, cur, depth + 1, p, used, paths, resid, use, touched, best_bw, best);
+        used[i] = false;
+    }
+}
+
+/* Greedy channel search in the spirit of NCCL's: take the ring order with the
+ * most bandwidth on what is left of the links, subtract it, repeat. */
+static bool find_rings(CollGroup *g, GError **err)
+{
+    int p = g->ppn;
+    g->nch = 0;
+    g->intra_bw = INFINITY;
+    g->intra_hw = HW_NVLINK;
+    if (p <= 1)
+        return true;
+    const int *local = &g->by_node[g->node_start[0]];
+    int nl = topo_num_links(g->t);
+    Path *paths = g_new0(Path, (size_t)p * p);
+    for (int a = 0; a < p; a++)
+        for (int b = 0; b < p; b++) {
+            if (a == b)
+                continue;
+            Path *pa = &paths[a * p + b];
+            pa->len = topo_route(g->t, g->ranks[local[a]], g->ranks[local[b]], 0, pa->links, MAX_PATH);
+            if (pa->len <= 0) {
+                g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no route from rank %d to rank %d",
+                            topo_name(g->t), g->ranks[local[a]], g->ranks[local[b]]);
+                g_free(paths);
+                return false;
+            }
+        }
+    double *resid = g_new(double, nl);
+    for (int l = 0; l < nl; l++)
+        resid[l] = link_cap(g, l);
+    int *use = g_new0(int, nl), *touched = g_new(int, (size_t)p * MAX_PATH);
+    int cur[64], best[64];
+    bool used[64] = {false};
+    double total = 0, first = 0;
+    while (g->nch < g->p.max_channels) {
+        double best_bw = 0;
+        if (p <= MAX_ENUM_PPN) {
+            cur[0] = 0;
+            next_perm_search(g, cur, 1, p, used, paths, resid, use, touched, &best_bw, best);
+        } else {
+            for (int i = 0; i < p && i < 64; i++)
+                best[i] = i;
+            best_bw = ring_bandwidth(g, best, p, paths, resid, use, touched);
+        }
+        if (!(best_bw > 0) || !isfinite(best_bw) || best_bw < 0.05 * first)
+            break;
+        if (first == 0)
+            first = best_bw;
+        memcpy(g->ring[g->nch], best, sizeof(int) * (size_t)p);
+        g->ring_bw[g->nch++] = best_bw;
+        total += best_bw;
+        for (int i = 0; i < p; i++) {
+            const Path *pa = &paths[best[i] * p + best[(i + 1) % p]];
+            for (int k = 0; k < pa->len; k++)
+                resid[pa->links[k]] = fmax(0, resid[pa->links[k]] - best_bw);
+        }
+    }
+    /* the slowest link kind on the first ring sets the per-step latency class */
+    int worst = -1;
+    for (int i = 0; i < p && g->nch > 0; i++) {
+        const Path *pa = &paths[g->ring[0][i] * p + g->ring[0][(i + 1) % p]];
+        for (int k = 0; k < pa->len; k++)
+            worst = hw_of_kind(topo_link_kind(g->t, pa->links[k])) > worst ? hw_of_kind(topo_link_kind(g->t, pa->links[k]))
+                                                                          : worst;
+    }
+    g->intra_hw = worst < 0 ? HW_NVLINK : worst;
+    g->intra_bw = total > 0 ? total : INFINITY;
+    g_free(paths);
+    g_free(resid);
+    g_free(use);
+    g_free(touched);
+    return true;
+}
+
+/* Each rank's first network link towards the next node is its NIC. */
+static void find_nics(CollGroup *g)
+{
+    g->inter_bw = INFINITY;
+    g->nics = 0;
+    if (g->nnodes <= 1)
+        return;
+    int nl = topo_num_links(g->t);
+    bool *seen = g_new0(bool, nl);
+    double sum = 0;
+    for (int i = g->node_start[0]; i < g->node_start[1]; i++) {
+        int src = g->ranks[g->by_node[i]];
+        int local = i - g->node_start[0];
+        int j = g->node_start[1] + local;
+        if (j >= g->node_start[2])
+            j = g->node_start[1];
+        int dst = g->ranks[g->by_node[j]];
+        int links[MAX_PATH];
+        int len = topo_route(g->t, src, dst, 0, links, MAX_PATH);
+        for (int k = 0; k < len; k++)
+            if (topo_link_kind(g->t, links[k]) == TOPO_LINK_NET) {
+                if (!seen[links[k]]) {
+                    seen[links[k]] = true;
+                    sum += link_cap(g, links[k]);
+                    g->nics++;
+                }
+                break;
+            }
+    }
+    g_free(seen);
+    g->inter_bw = sum > 0 ? sum : INFINITY;
+}
+
+CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const char *params_path, GError **err)
+{
+    int total = topo_num_ranks(t);
+    if (!ranks)
+        nranks = total;
+    if (nranks < 1) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "a collective needs at least one rank");
+        return NULL;
+    }
+    CollGroup *g = g_new0(CollGroup, 1);
+    g->t = t;
+    g->gpus_per_thread = 1;
+    if (!params_load(params_path, &g->p, err)) {
+        g_free(g);
+        return NULL;
+    }
+    g->n = nranks;
+    g->ranks = g_new(int, nranks);
+    for (int i = 0; i < nranks; i++) {
+        g->ranks[i] = ranks ? ranks[i] : i;
+        if (g->ranks[i] < 0 || g->ranks[i] >= total) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "rank %d is not in topology %s (%d ranks)", g->ranks[i],
+                        topo_name(t), total);
+            coll_group_free(g);
+            return NULL;
+        }
+    }
+    /* group by node, nodes in order of first appearance */
+    GHashTable *idx = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GArray *counts = g_array_new(FALSE, TRUE, sizeof(int));
+    int *node_of = g_new(int, nranks);
+    for (int i = 0; i < nranks; i++) {
+        int nd = topo_node_of(t, g->ranks[i]);
+        gpointer v;
+        if (!g_hash_table_lookup_extended(idx, GINT_TO_POINTER(nd), NULL, &v)) {
+            v = GINT_TO_POINTER(counts->len);
+            g_hash_table_insert(idx, GINT_TO_POINTER(nd), v);
+            int z = 0;
+            g_array_append_val(counts, z);
+        }
+        node_of[i] = GPOINTER_TO_INT(v);
+        g_array_index(counts, int, node_of[i])++;
+    }
+    g->nnodes = (int)counts->len;
+    g->node_start = g_new0(int, g->nnodes + 1);
+    g->ppn = 0;
+    for (int k = 0; k < g->nnodes; k++) {
+        int c = g_array_index(counts, int, k);
+        g->node_start[k + 1] = g->node_start[k] + c;
+        if (c > g->ppn)
+            g->ppn = c;
+    }
+    g->by_node = g_new(int, nranks);
+    int *fill = g_new0(int, g->nnodes);
+    for (int i = 0; i < nranks; i++)
+        g->by_node[g->node_start[node_of[i]] + fill[node_of[i]]++] = i;
+    bool uniform = true;
+    for (int k = 0; k < g->nnodes; k++)
+        uniform &= g->node_start[k + 1] - g->node_start[k] == g->ppn;
+    g_free(fill);
+    g_free(node_of);
+    g_array_free(counts, TRUE);
+    g_hash_table_destroy(idx);
+    if (!uniform || g->ppn > 64) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                    "the collective's ranks must be spread evenly over nodes, at most 64 per node");
+        coll_group_free(g);
+        return NULL;
+    }
+    g->in_network = topo_has_in_network_reduction(t) && g->nnodes > 1;
+    if (!find_rings(g, err)) {
+        coll_group_free(g);
+        return NULL;
+    }
+    find_nics(g);
+    return g;
+}
+
+void coll_group_free(CollGroup *g)
+{
+    if (!g)
+        return;
+    g_free(g->ranks);
+    g_free(g->node_start);
+    g_free(g->by_node);
+    g_free(g);
+}
+
+int coll_group_size(const CollGroup *g) { return g->n; }
+int coll_group_nodes(const CollGroup *g) { return g->nnodes; }
+double coll_group_intra_bw(const CollGroup *g) { return g->intra_bw; }
+double coll_group_inter_bw(const CollGroup *g) { return g->inter_bw; }
+int coll_group_channels(const CollGroup *g) { return g->nch; }
+void coll_group_set_gpus_per_thread(CollGroup *g, int n) { g->gpus_per_thread = n > 0 ? n : 1; }
+
+/* ---------------- closed-form costs ---------------- */
+
+static bool proto_allowed(const CollGroup *g, CollProto p)
+{
+    /* LL128 needs NVLink inside the node (NCCL enables it only there). */
+    return p != COLL_LL128 || g->intra_hw == HW_NVLINK;
+}
+
+static double min_bw(double a, double b) { return a < b ? a : b; }
+
+/* Per-rank bandwidth of a ring that spans the group: inside a node the
+ * channels found, across nodes the NICs. */
+static double ring_bus_bw(const CollGroup *g)
+{
+    double bw = INFINITY;
+    if (g->ppn > 1)
+        bw = g->intra_bw;
+    if (g->nnodes > 1)
+        bw = min_bw(bw, g->inter_bw);
+    return bw;
+}
+
+static double intra_step_lat(const CollGroup *g, int kind, CollProto p)
+{
+    double l = g->p.step[g->intra_hw][kind][p];
+    if (g->nnodes > 1 && p == COLL_LL)
+        l *= g->p.ll_intra_factor;
+    return l;
+}
+
+static int ilog2_ceil(int n)
+{
+    int k = 0;
+    while ((1 << k) < n)
+        k++;
+    return k;
+}
+
+static double ring_lat(const CollGroup *g, CollOp op, CollProto p)
+{
+    int n = g->n, nn = g->nnodes;
+    int steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    int inter = nn <= 1 ? 0 : op == COLL_ALLREDUCE ? 2 * (nn - 1) : nn - 1;
+    return g->p.base[COLL_RING][p] + (steps - inter) * intra_step_lat(g, 0, p) + inter * g->p.step[HW_NET][0][p];
+}
+
+/* bytes each rank must move per unit of the message, by op, for ring-like schedules */
+static double traffic_factor(CollOp op, int n)
+{
+    return coll_busbw_factor(op, n);
+}
+
+static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
+{
+    if (op == COLL_ALLTOALL)
+        return false;
+    double bw = ring_bus_bw(g) * g->p.proto_bw[KIND_RING][p];
+    if (p == COLL_LL128)
+        bw = min_bw(bw, g->p.ll128_max_per_ch * (g->nch > g->nics ? g->nch : (g->nics > 0 ? g->nics : 1)));
+    c->latency_s = ring_lat(g, op, p);
+    c->algbw_Bps = bw / traffic_factor(op, g->n);
+    return true;
+}
+
+static bool cost_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
+{
+    if (op != COLL_ALLREDUCE)
+        return false;
+    c->latency_s = g->p.base[COLL_TREE][p] +
+                   2 * ((g->ppn - 1) * intra_step_lat(g, 1, p) + ilog2_ceil(g->nnodes) * g->p.step[HW_NET][1][p]);
+    /* reduce up and broadcast down: every rank sends the message twice in all */
+    c->algbw_Bps = ring_bus_bw(g) * g->p.proto_bw[KIND_TREE][p] / 2;
+    return true;
+}
+
+/* Recursive halving-doubling: log2(n) rounds of pairwise exchange at halving
+ * sizes; a round whose partner is on another node runs on the NICs. */
+static bool cost_rhd(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
+{
+    int n = g->n;
+    if ((n & (n - 1)) != 0 || !(op == COLL_ALLREDUCE || op == COLL_REDUCESCATTER || op == COLL_ALLGATHER))
+        return false;
+    int rounds = ilog2_ceil(n);
+    double per_rank_intra = g->ppn > 1 ? g->intra_bw : INFINITY;
+    double per_rank_inter = g->nnodes > 1 ? g->inter_bw / g->ppn : INFINITY;
+    double t = 0, lat = g->p.base[COLL_RHD][p];
+    int phases = op == COLL_ALLREDUCE ? 2 : 1;
+    for (int r = 0; r < rounds; r++) {
+        int dist = n >> (r + 1); /* halving: far partners first */
+        bool inter = dist >= g->ppn && g->nnodes > 1;
+        double bw = (inter ? per_rank_inter : per_rank_intra) * g->p.proto_bw[KIND_RING][p];
+        t += phases * (bytes / (double)(2 << r)) / bw;
+        lat += phases * (inter ? g->p.step[HW_NET][0][p] : intra_step_lat(g, 0, p));
+    }
+    c->latency_s = lat;
+    c->algbw_Bps = t > 0 ? bytes / t : INFINITY;
+    return true;
+}
+
+/* Every rank sends its share to every other at once. */
+static bool cost_direct(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
+{
+    if (op == COLL_BROADCAST || op == COLL_REDUCE)
+        return false;
+    int n = g->n;
+    double remote = g->nnodes > 1 ? (double)(n - g->ppn) / n : 0;
+    double local = (double)(g->ppn - 1) / n;
+    double per_rank_inter = g->nnodes > 1 ? g->inter_bw / g->ppn : INFINITY;
+    double per_rank_intra = g->ppn > 1 ? g->intra_bw : INFINITY;
+    double t = fmax(remote / per_rank_inter, local / per_rank_intra) / g->p.proto_bw[KIND_RING][p];
+    int phases = op == COLL_ALLREDUCE ? 2 : 1;
+    double step = g->nnodes > 1 ? g->p.step[HW_NET][0][p] : intra_step_lat(g, 0, p);
+    c->latency_s = g->p.base[COLL_DIRECT][p] + phases * step;
+    c->algbw_Bps = 1.0 / (phases * t);
+    return true;
+}
+
+/* Reduce-scatter inside nodes, all-reduce across nodes among ranks of equal
+ * local index (each on its own NIC), all-gather inside nodes. */
+static bool cost_hier(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c, bool in_network)
+{
+    if (op != COLL_ALLREDUCE || g->nnodes < 2 || g->ppn < 2)
+        return false;
+    if (in_network && (!g->in_network || p == COLL_LL128))
+        return false;
+    int kind = in_network ? KIND_COLLNET : KIND_RING;
+    double eff = g->p.proto_bw[kind][p];
+    double intra = 2 * (double)(g->ppn - 1) / g->ppn / (g->intra_bw * eff);
+    double shard_rank_bw = g->inter_bw / g->ppn * eff;
+    /* in-network reduction sends each byte up once and receives it once;
+     * a ring across nodes sends 2(N-1)/N of it */
+    double inter = (in_network ? 1.0 : 2.0 * (g->nnodes - 1) / g->nnodes) / g->ppn / shard_rank_bw;
+    double netlat = in_network ? g->p.step[HW_NET][1][p] : 2 * (g->nnodes - 1) * g->p.step[HW_NET][0][p];
+    c->latency_s = g->p.base[in_network ? COLL_COLLNET : COLL_HIER][p] +
+                   2 * (g->ppn - 1) * intra_step_lat(g, in_network ? 1 : 0, p) + netlat;
+    c->algbw_Bps = 1.0 / (intra + inter);
+    return true;
+}
+
+static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, double bytes, CollCost *c)
+{
+    if (!proto_allowed(g, p))
+        return false;
+    if (g->n == 1) {
+        c->latency_s = 0;
+        c->algbw_Bps = INFINITY;
+        c->time_s = 0;
+        c->algo = a;
+        c->proto = p;
+        return true;
+    }
+    bool ok;
+    switch (a) {
+    case COLL_RING: ok = cost_ring(g, op, p, bytes, c); break;
+    case COLL_TREE: ok = cost_tree(g, op, p, bytes, c); break;
+    case COLL_RHD: ok = cost_rhd(g, op, p, bytes, c); break;
+    case COLL_DIRECT: ok = cost_direct(g, op, p, bytes, c); break;
+    case COLL_HIER: ok = cost_hier(g, op, p, bytes, c, false); break;
+    case COLL_COLLNET: ok = cost_hier(g, op, p, bytes, c, true); break;
+    default: ok = false;
+    }
+    if (!ok || !(c->algbw_Bps > 0))
+        return false;
+    c->time_s = c->latency_s + bytes / c->algbw_Bps;
+    /* one thread launching on several devices cannot go faster than its launches */
+    double launch = g->p.launch_s * g->gpus_per_thread;
+    if (g->gpus_per_thread > 1 && c->time_s < launch)
+        c->time_s = launch;
+    c->algo = a;
+    c->proto = p;
+    return true;
+}
+
+/* Algorithms NCCL's tuner chooses among; the others are opt-in. */
+static bool auto_candidate(CollAlgo a)
+{
+    return a == COLL_RING || a == COLL_TREE || a == COLL_COLLNET;
+}
+
+bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes, CollCost *out)
+{
+    bool found = false;
+    CollCost best = {0};
+    /* auto: NCCL's choices first; an op none of them runs (all-to-all) takes any */
+    for (int pass = 0; pass < 2 && !found; pass++)
+    for (int a = 0; a < COLL_NUM_ALGOS; a++) {
+        if (algo != COLL_ALGO_AUTO ? a != (int)algo : pass == 0 && !auto_candidate(a))
+            continue;
+        for (int p = 0; p < COLL_NUM_PROTOS; p++) {
+            if (proto != COLL_PROTO_AUTO && p != (int)proto)
+                continue;
+            CollCost c;
+            if (cost_one(g, op, a, p, bytes, &c) && (!found || c.time_s < best.time_s)) {
+                best = c;
+                found = true;
+            }
+        }
+    }
+    if (found)
+        *out = best;
+    return found;
+}
+
+/* ---------------- decomposition into chunk flows ---------------- */
+
+typedef struct {
+    const CollGroup *g;
+    SimGraph *graph;
+    const char *label;
+    int start; /* task every flow waits for */
+    GArray *ends; /* tasks the collective's end waits for */
+} Builder;
+
+/* A flow task from group index src to dst.  `delay` is the step's latency
+ * as the cost model counts it; the links' own latency is part of it, so only
+ * the rest is added after the bytes arrive. */
+static int add_flow(Builder *b, int src, int dst, double bytes, sim_time_t delay, uint32_t salt)
+{
+    int links[MAX_PATH];
+    int len = topo_route(b->g->t, b->g->ranks[src], b->g->ranks[dst], salt, links, MAX_PATH);
+    if (len < 0)
+        g_error("collective: no route from rank %d to rank %d", b->g->ranks[src], b->g->ranks[dst]);
+    int id = sim_graph_flow_task(b->graph, b->label, SIM_NO_RESOURCE, bytes, links, len);
+    sim_graph_task_set_info(b->graph, id, "comm", bytes);
+    sim_time_t wire = 0;
+    for (int k = 0; k < len; k++)
+        wire = sim_time_add(wire, sim_time_from_s(topo_link_latency(b->g->t, links[k])));
+    if (delay > wire)
+        sim_graph_task_set_delay(b->graph, id, delay - wire);
+    return id;
+}
+
+static int barrier(Builder *b)
+{
+    return sim_graph_task(b->graph, b->label, SIM_NO_RESOURCE, 0);
+}
+
+/* A ring (cyclic) or chain over `order` (group indices): each hop carries
+ * `hop_bytes` in `nseg` pipelined segments.  Segment s of hop i waits for
+ * segment s-1 of the same hop (the sender is busy) and for the data from the
+ * previous hop: segment s-1 on a ring (one step behind), segment s on a chain
+ * (forwarded as it arrives).  The ring's per-step latencies are spread over its
+ * segments; a chain pays each hop's latency once.  Returns a barrier task. */
+static int append_ring(Builder *b, const int *order, int len, bool cyclic, double hop_bytes, double lat_total,
+                       int nseg, int dep, uint32_t salt)
+{
+    int end = barrier(b);
+    int hops = cyclic ? len : len - 1;
+    if (hops <= 0 || len < 2) {
+        sim_graph_depend(b->graph, dep, end);
+        return end;
+    }
+    int *prev = g_new(int, hops), *cur = g_new(int, hops);
+    double seg = hop_bytes / nseg;
+    for (int s = 0; s < nseg; s++) {
+        for (int i = 0; i < hops; i++) {
+            sim_time_t delay = cyclic ? sim_time_from_s(lat_total / nseg) : s == 0 ? sim_time_from_s(lat_total / hops) : 0;
+            int f = add_flow(b, order[i], order[(i + 1) % len], seg, delay, salt);
+            if (s == 0)
+                sim_graph_depend(b->graph, dep, f);
+            else
+                sim_graph_depend(b->graph, prev[i], f);
+            if (cyclic && s > 0)
+                sim_graph_depend(b->graph, prev[(i + hops - 1) % hops], f);
+            if (!cyclic && i > 0)
+                sim_graph_depend(b->graph, cur[i - 1], f);
+            cur[i] = f;
+        }
+        int *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    for (int i = 0; i < hops; i++)
+        sim_graph_depend(b->graph, prev[i], end);
+    g_free(prev);
+    g_free(cur);
+    return end;
+}
+
+/* Channel c of a ring across nodes: each node's ranks in intra ring c mod nch,
+ * rotated by c so that channels leave each node through different ranks (and
+ * so different NICs). */
+static void channel_order(const CollGroup *g, int c, int *order)
+{
+    int p = g->ppn, k = 0;
+    const int *ring = g->nch > 0 ? g->ring[c % g->nch] : NULL;
+    for (int nd = 0; nd < g->nnodes; nd++)
+        for (int j = 0; j < p; j++) {
+            int local = ring ? ring[(j + c) % p] : 0;
+            order[k++] = g->by_node[g->node_start[nd] + local];
+        }
+}
+
+static int ring_channels(const CollGroup *g)
+{
+    if (g->nnodes <= 1)
+        return g->nch > 0 ? g->nch : 1;
+    int k = g->nics > g->nch ? g->nics : g->nch;
+    return k > 0 ? k : 1;
+}
+
+static void build_ring(Builder *b, CollOp op, CollProto p, double bytes)
+{
+    const CollGroup *g = b->g;
+    int n = g->n, k = ring_channels(g);
+    int steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    bool cyclic = op != COLL_BROADCAST && op != COLL_REDUCE;
+    double hop_total = bytes * (cyclic ? traffic_factor(op, n) : 1.0);
+    double lat = ring_lat(g, op, p) - g->p.base[COLL_RING][p];
+    double eff = g->p.proto_bw[KIND_RING][p];
+    int nseg = steps < 8 ? steps : 8;
+    if (!cyclic)
+        nseg = 16;
+    int *order = g_new(int, n);
+    for (int c = 0; c < k; c++) {
+        channel_order(g, c, order);
+        if (op == COLL_REDUCE) /* data flows towards the root: reverse the chain */
+            for (int i = 0; i < n / 2; i++) {
+                int t = order[i];
+                order[i] = order[n - 1 - i];
+                order[n - 1 - i] = t;
+            }
+        /* single-node channels carry bytes in proportion to their bandwidth */
+        double share = g->nnodes <= 1 && g->nch > 0 ? g->ring_bw[c] / g->intra_bw : 1.0 / k;
+        int end = append_ring(b, order, n, cyclic, hop_total * share / eff, lat, nseg, b->start, (uint32_t)c);
+        g_array_append_val(b->ends, end);
+    }
+    g_free(order);
+}
+
+/* Double binary tree: a chain inside each node and a binary tree over node
+ * leaders; odd channels mirror the node tree so that the leaves of one tree
+ * are inner nodes of the other.  Channel c chains the node's ranks in intra
+ * ring c and carries its share of the message; each tree reduces it up and
+ * broadcasts it down in pipelined segments. */
+static void build_tree(Builder *b, CollProto p, double bytes)
+{
+    const CollGroup *g = b->g;
+    int n = g->n, nseg = 8;
+    int k = g->nnodes > 1 ? (ring_channels(g) > 2 ? ring_channels(g) : 2) : ring_channels(g);
+    double eff = g->p.proto_bw[KIND_TREE][p];
+    int *parent = g_new(int, n), *order = g_new(int, n);
+    int *up = g_new(int, (size_t)n * nseg), *down = g_new(int, (size_t)n * nseg);
+    int *root_done = g_new(int, nseg);
+    sim_time_t lat_intra = sim_time_from_s(intra_step_lat(g, 1, p));
+    sim_time_t lat_net = sim_time_from_s(g->p.step[HW_NET][1][p]);
+    for (int c = 0; c < k; c++) {
+        bool mirror = c % 2 == 1;
+        double share = g->nnodes <= 1 && g->nch > 0 ? g->ring_bw[c] / g->intra_bw : 1.0 / k;
+        double seg = bytes * share / nseg / eff;
+        const int *ring = g->nch > 0 ? g->ring[c % g->nch] : NULL;
+        int idx = 0;
+        for (int nd = 0; nd < g->nnodes; nd++) {
+            int m = mirror ? g->nnodes - 1 - nd : nd;
+            int first = -1, prev = -1;
+            for (int j = 0; j < g->ppn; j++) {
+                int local = ring ? ring[(j + c) % g->ppn] : j;
+                int r = g->by_node[g->node_start[m] + local];
+                if (j == 0) {
+                    first = r;
+                    if (nd == 0) {
+                        parent[r] = -1;
+                    } else {
+                        int pn = (nd - 1) / 2, pm = mirror ? g->nnodes - 1 - pn : pn;
+                        int plocal = ring ? ring[c % g->ppn] : 0;
+                        parent[r] = g->by_node[g->node_start[pm] + plocal];
+                    }
+                } else {
+                    parent[r] = prev;
+                }
+                prev = r;
+                order[idx++] = r; /* parents before children */
+            }
+            (void)first;
+        }
+        /* reduce: each rank sends segment s up once its children's segment s arrived */
+        for (int s = 0; s < nseg; s++)
+            for (int i = n - 1; i >= 0; i--) {
+                int r = order[i];
+                up[r * nseg + s] = -1;
+                if (parent[r] < 0)
+                    continue;
+                bool net = topo_node_of(g->t, g->ranks[r]) != topo_node_of(g->t, g->ranks[parent[r]]);
+                int f = add_flow(b, r, parent[r], seg, s == 0 ? (net ? lat_net : lat_intra) : 0, (uint32_t)c);
+                sim_graph_depend(b->graph, s ? up[r * nseg + s - 1] : b->start, f);
+                up[r * nseg + s] = f;
+            }
+        for (int s = 0; s < nseg; s++) {
+            root_done[s] = barrier(b);
+            sim_graph_depend(b->graph, b->start, root_done[s]);
+            for (int i = 0; i < n; i++) {
+                int r = order[i];
+                if (parent[r] < 0)
+                    continue;
+                int into = up[parent[r] * nseg + s];
+                sim_graph_depend(b->graph, up[r * nseg + s], into >= 0 ? into : root_done[s]);
+            }
+        }
+        /* broadcast: segment s goes down once the parent has it */
+        for (int s = 0; s < nseg; s++)
+            for (int i = 0; i < n; i++) {
+                int r = order[i];
+                down[r * nseg + s] = -1;
+                if (parent[r] < 0)
+                    continue;
+                bool net = topo_node_of(g->t, g->ranks[r]) != topo_node_of(g->t, g->ranks[parent[r]]);
+                int f = add_flow(b, parent[r], r, seg, s == 0 ? (net ? lat_net : lat_intra) : 0, (uint32_t)c + 7);
+                int from = down[parent[r] * nseg + s];
+                sim_graph_depend(b->graph, from >= 0 ? from : root_done[s], f);
+                if (s > 0)
+                    sim_graph_depend(b->graph, down[r * nseg + s - 1], f);
+                down[r * nseg + s] = f;
+                if (s == nseg - 1)
+                    g_array_append_val(b->ends, f);
+            }
+        g_array_append_val(b->ends, root_done[nseg - 1]);
+    }
+    g_free(parent);
+    g_free(order);
+    g_free(up);
+    g_free(down);
+    g_free(root_done);
+}
+
+/* Recursive halving (reduce-scatter) then doubling (all-gather). */
+static void build_rhd(Builder *b, CollOp op, CollProto p, double bytes)
+{
+    const CollGroup *g = b->g;
+    int n = g->n, rounds = ilog2_ceil(n);
+    double eff = g->p.proto_bw[KIND_RING][p];
+    int *last = g_new(int, n), *next = g_new(int, n);
+    for (int i = 0; i < n; i++)
+        last[i] = b->start;
+    /* schedule: list of distances; RS halves far to near, AG doubles back */
+    int dists[64], nd = 0;
+    if (op != COLL_ALLGATHER)
+        for (int r = 0; r < rounds; r++)
+            dists[nd++] = -(n >> (r + 1)) - 1; /* negative: halving round r */
+    if (op != COLL_REDUCESCATTER)
+        for (int r = rounds - 1; r >= 0; r--)
+            dists[nd++] = r;
+    for (int k = 0; k < nd; k++) {
+        int dist, r;
+        if (dists[k] < 0) {
+            dist = -dists[k] - 1;
+            r = ilog2_ceil(n / dist) - 1;
+        } else {
+            r = dists[k];
+            dist = n >> (r + 1);
+        }
+        double chunk = bytes / (double)(2 << r) / eff;
+        for (int i = 0; i < n; i++) {
+            int j = i ^ dist;
+            bool net = topo_node_of(g->t, g->ranks[i]) != topo_node_of(g->t, g->ranks[j]);
+            double lat = net ? g->p.step[HW_NET][0][p] : intra_step_lat(g, 0, p);
+            next[i] = add_flow(b, i, j, chunk, sim_time_from_s(lat), (uint32_t)k);
+            sim_graph_depend(b->graph, last[i], next[i]);
+            sim_graph_depend(b->graph, last[j], next[i]);
+        }
+        int *t = last;
+        last = next;
+        next = t;
+    }
+    for (int i = 0; i < n; i++)
+        g_array_append_val(b->ends, last[i]);
+    g_free(last);
+    g_free(next);
+}
+
+/* Everyone sends its share to everyone at once (twice for all-reduce: a
+ * reduce-scatter, then an all-gather of the reduced shards). */
+static void build_direct(Builder *b, CollOp op, CollProto p, double bytes)
+{
+    const CollGroup *g = b->g;
+    int n = g->n;
+    double eff = g->p.proto_bw[KIND_RING][p];
+    double step = g->nnodes > 1 ? g->p.step[HW_NET][0][p] : intra_step_lat(g, 0, p);
+    int phases = op == COLL_ALLREDUCE ? 2 : 1;
+    int *gate = g_new(int, n);
+    for (int i = 0; i < n; i++)
+        gate[i] = b->start;
+    for (int ph = 0; ph < phases; ph++) {
+        int *arrived = g_new(int, n);
+        for (int i = 0; i < n; i++)
+            arrived[i] = barrier(b);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                if (i == j)
+                    continue;
+                int f = add_flow(b, i, j, bytes / n / eff, sim_time_from_s(step), (uint32_t)(i + j));
+                sim_graph_depend(b->graph, gate[i], f);
+                sim_graph_depend(b->graph, f, arrived[j]);
+            }
+        for (int i = 0; i < n; i++) {
+            gate[i] = arrived[i];
+            if (ph == phases - 1)
+                g_array_append_val(b->ends, arrived[i]);
+        }
+        g_free(arrived);
+    }
+    g_free(gate);
+}
+
+/* Reduce-scatter in every node, all-reduce across nodes per local index (or
+ * one trip through the switch with in-network reduction), all-gather. */
+static void build_hier(Builder *b, CollProto p, double bytes, bool in_network)
+{
+    const CollGroup *g = b->g;
+    int ppn = g->ppn, nn = g->nnodes;
+    int kind = in_network ? KIND_COLLNET : KIND_RING;
+    double eff = g->p.proto_bw[kind][p];
+    double lat_intra = (ppn - 1) * intra_step_lat(g, 0, p);
+    int *order = g_new(int, ppn > nn ? ppn : nn);
+    int rs_done = barrier(b), inter_done = barrier(b);
+    for (int nd = 0; nd < nn; nd++) {
+        for (int j = 0; j < ppn; j++)
+            order[j] = g->by_node[g->node_start[nd] + (g->nch > 0 ? g->ring[0][j] : j)];
+        int e = append_ring(b, order, ppn, true, bytes * (ppn - 1) / ppn / eff, lat_intra, ppn - 1 < 8 ? ppn - 1 : 8,
+                            b->start, (uint32_t)nd);
+        sim_graph_depend(b->graph, e, rs_done);
+    }
+    for (int j = 0; j < ppn; j++) {
+        for (int nd = 0; nd < nn; nd++)
+            order[nd] = g->by_node[g->node_start[nd] + j];
+        double shard = bytes / ppn / eff;
+        int e;
+        if (in_network) {
+            e = barrier(b);
+            for (int nd = 0; nd < nn; nd++) {
+                int f = add_flow(b, order[nd], order[(nd + 1) % nn], shard,
+                                 sim_time_from_s(g->p.step[HW_NET][1][p]), (uint32_t)j);
+                sim_graph_depend(b->graph, rs_done, f);
+                sim_graph_depend(b->graph, f, e);
+            }
+        } else {
+            int steps = 2 * (nn - 1);
+            e = append_ring(b, order, nn, true, shard * 2.0 * (nn - 1) / nn, steps * g->p.step[HW_NET][0][p],
+                            steps < 8 ? steps : 8, rs_done, (uint32_t)j);
+        }
+        sim_graph_depend(b->graph, e, inter_done);
+    }
+    for (int nd = 0; nd < nn; nd++) {
+        for (int j = 0; j < ppn; j++)
+            order[j] = g->by_node[g->node_start[nd] + (g->nch > 0 ? g->ring[0][j] : j)];
+        int e = append_ring(b, order, ppn, true, bytes * (ppn - 1) / ppn / eff, lat_intra, ppn - 1 < 8 ? ppn - 1 : 8,
+                            inter_done, (uint32_t)nd);
+        g_array_append_val(b->ends, e);
+    }
+    g_free(order);
+}
+
+int coll_append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, CollProto proto, double bytes,
+                const int *deps, int ndeps, const char *label)
+{
+    Builder b = {g, graph, label ? label : coll_op_name(op), 0, g_array_new(FALSE, FALSE, sizeof(int))};
+    b.start = sim_graph_task(graph, b.label, SIM_NO_RESOURCE,
+                             g->n > 1 && algo >= 0 && proto >= 0 ? sim_time_from_s(g->p.base[algo][proto]) : 0);
+    for (int i = 0; i < ndeps; i++)
+        sim_graph_depend(graph, deps[i], b.start);
+    if (g->n > 1 && bytes >= 0) {
+        switch (algo) {
+        case COLL_TREE: build_tree(&b, proto, bytes); break;
+        case COLL_RHD: build_rhd(&b, op, proto, bytes); break;
+        case COLL_DIRECT: build_direct(&b, op, proto, bytes); break;
+        case COLL_HIER: build_hier(&b, proto, bytes, false); break;
+        case COLL_COLLNET: build_hier(&b, proto, bytes, true); break;
+        default: build_ring(&b, op, proto, bytes); break;
+        }
+    }
+    int end = sim_graph_task(graph, b.label, SIM_NO_RESOURCE, 0);
+    sim_graph_depend(graph, b.start, end);
+    for (guint i = 0; i < b.ends->len; i++)
+        sim_graph_depend(graph, g_array_index(b.ends, int, i), end);
+    g_array_free(b.ends, TRUE);
+    return end;
+}
+
+void coll_net_build(const CollGroup *g, SimNet *net)
+{
+    for (int l = 0; l < topo_num_links(g->t); l++)
+        sim_net_add_link(net, link_cap(g, l), sim_time_from_s(topo_link_latency(g->t, l)));
+}
+
+double coll_simulate(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes)
+{
+    SimEngine *e = sim_engine_new();
+    SimNet *net = sim_net_new(e);
+    SimGraph *graph = sim_graph_new();
+    coll_net_build(g, net);
+    coll_append(g, graph, op, algo, proto, bytes, NULL, 0, NULL);
+    sim_time_t t = sim_graph_run(graph, e, net);
+    sim_graph_free(graph);
+    sim_net_free(net);
+    sim_engine_free(e);
+    double s = sim_time_to_s(t);
+    double launch = g->p.launch_s * g->gpus_per_thread;
+    return g->gpus_per_thread > 1 && s < launch ? launch : s;
+}

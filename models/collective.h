@@ -1,0 +1,104 @@
+/* Collective communication: all-reduce, reduce-scatter, all-gather, broadcast,
+ * reduce and all-to-all, each as ring, double binary tree, recursive
+ * halving-doubling, direct, hierarchical or in-network (SHARP/CollNet), with
+ * NCCL-style protocols (LL, LL128, Simple) and channels.
+ *
+ * Two views of one model:
+ *  - coll_cost: a closed-form alpha-beta cost.  Alpha is a base latency plus a
+ *    per-step latency of the protocol on the link class crossed (the structure
+ *    of NCCL's tuner); beta comes from the topology: the ring channels found on
+ *    the node's links and the nodes' NIC bandwidth.
+ *  - coll_append / coll_simulate: the same algorithm decomposed into pipelined
+ *    chunk flows on the flow network, so contention with other traffic and
+ *    oversubscribed fabrics come out of the simulation.
+ * On an uncontended topology the two agree (tests hold them within 2%).
+ *
+ * Parameters (latencies, protocol efficiencies, achievable fraction of each
+ * link kind) are data: models/presets/collectives.json. */
+#ifndef COLLECTIVE_H
+#define COLLECTIVE_H
+
+#include "sim_exec.h"
+#include "topo.h"
+
+typedef enum {
+    COLL_ALLREDUCE,
+    COLL_REDUCESCATTER,
+    COLL_ALLGATHER,
+    COLL_BROADCAST,
+    COLL_REDUCE,
+    COLL_ALLTOALL,
+    COLL_NUM_OPS
+} CollOp;
+
+typedef enum {
+    COLL_ALGO_AUTO = -1,
+    COLL_RING,
+    COLL_TREE,
+    COLL_RHD,
+    COLL_DIRECT,
+    COLL_HIER,
+    COLL_COLLNET,
+    COLL_NUM_ALGOS
+} CollAlgo;
+
+typedef enum { COLL_PROTO_AUTO = -1, COLL_LL, COLL_LL128, COLL_SIMPLE, COLL_NUM_PROTOS } CollProto;
+
+const char *coll_op_name(CollOp op);       /* "allreduce" */
+const char *coll_algo_name(CollAlgo a);    /* "ring" */
+const char *coll_proto_name(CollProto p);  /* "simple" */
+/* Parse names (also nccl-tests style "all_reduce", "reduce_scatter"); -2 if unknown. */
+int coll_op_parse(const char *s);
+int coll_algo_parse(const char *s);
+int coll_proto_parse(const char *s);
+/* nccl-tests' bus-bandwidth factor: busbw = algbw * factor. */
+double coll_busbw_factor(CollOp op, int nranks);
+
+/* The participating ranks on a topology, with what the model derived from it. */
+typedef struct CollGroup CollGroup;
+
+/* `ranks` (topology rank ids, copied) or NULL for all ranks.  Loads the
+ * parameters from `params_path` or, when NULL, the default data file. */
+CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const char *params_path, GError **err);
+void coll_group_free(CollGroup *g);
+int coll_group_size(const CollGroup *g);
+int coll_group_nodes(const CollGroup *g);
+/* Per-rank ring bandwidth inside a node (sum over channels, after link
+ * efficiency), and per-node NIC bandwidth; for reports and tests. */
+double coll_group_intra_bw(const CollGroup *g);
+double coll_group_inter_bw(const CollGroup *g);
+int coll_group_channels(const CollGroup *g);
+/* Host-side cost of launching the collective from one thread that drives
+ * `gpus_per_thread` devices (nccl-tests -g N): small messages cannot finish
+ * faster than this.  Default 1. */
+void coll_group_set_gpus_per_thread(CollGroup *g, int gpus_per_thread);
+
+typedef struct {
+    double time_s;
+    double latency_s;   /* the alpha part */
+    double algbw_Bps;   /* bytes / (time - latency): the beta part */
+    CollAlgo algo;
+    CollProto proto;
+} CollCost;
+
+/* Closed-form cost; algo/proto AUTO pick the fastest available, like NCCL's
+ * tuner.  Returns false (cost untouched) if the algorithm cannot run this op
+ * on this group (e.g. collnet without in-network reduction). */
+bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes, CollCost *out);
+
+/* Appends the collective's chunk flows to `graph` on the topology's links
+ * (link ids as in topo, so the caller builds the net with coll_net_build).
+ * Every flow waits for the tasks in `deps`.  Returns a zero-time task that
+ * ends when the collective has finished everywhere.  `algo`/`proto` must be
+ * concrete (take them from coll_cost). */
+int coll_append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, CollProto proto, double bytes,
+                const int *deps, int ndeps, const char *label);
+
+/* Builds the flow network of a topology with each link's achievable bandwidth
+ * (raw bandwidth times the efficiency of its kind). */
+void coll_net_build(const CollGroup *g, SimNet *net);
+
+/* Runs one collective alone on the flow network and returns its time (s). */
+double coll_simulate(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes);
+
+#endif
