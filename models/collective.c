@@ -18,6 +18,9 @@ typedef struct {
     double link_eff[TOPO_LINK_SHM + 1];
     int max_channels;
     double launch_s;
+    bool ll128_multinode;
+    double ring_plateau;                    /* latency factor of multi-node Simple ring all-reduce */
+    double tree_correction[COLL_NUM_PROTOS][22]; /* tree bandwidth factor by log2(bytes/64) */
 } CollParams;
 
 struct CollGroup {
@@ -169,6 +172,37 @@ static bool params_load(const char *path, CollParams *p, GError **err)
         !sim_json_get_number(d, r, "host_launch_s", true, 0, 1, &p->launch_s, err))
         goto out;
     p->max_channels = (int)maxch;
+    const cJSON *mn = cJSON_GetObjectItemCaseSensitive(r, "ll128_multinode");
+    if (mn && !cJSON_IsBool(mn)) {
+        sim_json_error(d, mn, err, "\"ll128_multinode\" must be true or false");
+        goto out;
+    }
+    p->ll128_multinode = cJSON_IsTrue(mn);
+    p->ring_plateau = 1;
+    if (!sim_json_get_number(d, r, "ring_plateau_factor", false, 1, 10, &p->ring_plateau, err))
+        goto out;
+    for (int q = 0; q < COLL_NUM_PROTOS; q++)
+        for (int i = 0; i < 22; i++)
+            p->tree_correction[q][i] = 1;
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(r, "tree_correction");
+    if (tc) {
+        for (int q = 0; q < COLL_NUM_PROTOS; q++) {
+            const cJSON *arr = cJSON_GetObjectItemCaseSensitive(tc, proto_names[q]);
+            if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != 22) {
+                sim_json_error(d, arr ? arr : tc, err, "tree_correction.%s must be an array of 22 numbers",
+                               proto_names[q]);
+                goto out;
+            }
+            for (int i = 0; i < 22; i++) {
+                const cJSON *v = cJSON_GetArrayItem(arr, i);
+                if (!cJSON_IsNumber(v) || !(v->valuedouble > 0 && v->valuedouble <= 1)) {
+                    sim_json_error(d, v, err, "tree_correction.%s[%d] must be in (0, 1]", proto_names[q], i);
+                    goto out;
+                }
+                p->tree_correction[q][i] = v->valuedouble;
+            }
+        }
+    }
     ok = true;
 out:
     sim_json_free(d);
@@ -447,8 +481,9 @@ void coll_group_set_gpus_per_thread(CollGroup *g, int n) { g->gpus_per_thread = 
 
 static bool proto_allowed(const CollGroup *g, CollProto p)
 {
-    /* LL128 needs NVLink inside the node (NCCL enables it only there). */
-    return p != COLL_LL128 || g->intra_hw == HW_NVLINK;
+    /* NCCL enables LL128 by default only over NVLink inside one node; across
+     * a network it is off (NCCL 2.8 tuner: typeInter must not be NET). */
+    return p != COLL_LL128 || (g->intra_hw == HW_NVLINK && (g->nnodes == 1 || g->p.ll128_multinode));
 }
 
 static double min_bw(double a, double b) { return a < b ? a : b; }
@@ -606,11 +641,23 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
     }
     if (!ok || !(c->algbw_Bps > 0))
         return false;
+    /* NCCL's own corrections to this model: trees fall short of it at medium
+     * sizes, and multi-node Simple rings pay a higher per-step cost. */
+    if (a == COLL_TREE) {
+        int lg = 0;
+        for (double v = bytes / 64; v >= 2 && lg < 63; v /= 2)
+            lg++;
+        if (lg < 22)
+            c->algbw_Bps *= g->p.tree_correction[p][lg];
+    }
+    if (a == COLL_RING && p == COLL_SIMPLE && op == COLL_ALLREDUCE && g->nnodes > 1 &&
+        bytes >= g->n / 16.0 * 65536)
+        c->latency_s *= g->p.ring_plateau;
+    /* One thread driving several devices launches on them one after another,
+     * and the collective starts when the last has launched. */
+    if (g->gpus_per_thread > 1)
+        c->latency_s += g->p.launch_s * g->gpus_per_thread;
     c->time_s = c->latency_s + bytes / c->algbw_Bps;
-    /* one thread launching on several devices cannot go faster than its launches */
-    double launch = g->p.launch_s * g->gpus_per_thread;
-    if (g->gpus_per_thread > 1 && c->time_s < launch)
-        c->time_s = launch;
     c->algo = a;
     c->proto = p;
     return true;
@@ -1038,6 +1085,5 @@ double coll_simulate(const CollGroup *g, CollOp op, CollAlgo algo, CollProto pro
     sim_net_free(net);
     sim_engine_free(e);
     double s = sim_time_to_s(t);
-    double launch = g->p.launch_s * g->gpus_per_thread;
-    return g->gpus_per_thread > 1 && s < launch ? launch : s;
+    return g->gpus_per_thread > 1 ? s + g->p.launch_s * g->gpus_per_thread : s;
 }
