@@ -1,0 +1,514 @@
+#include "plot.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#define GIB 1073741824.0
+
+/* One plot being prepared: a script and its data files in a private temporary
+ * directory.  gnuplot writes into that directory too, and the picture is
+ * copied to the caller's path only once gnuplot has succeeded, so a failure
+ * never leaves a half-written file and the caller's path never reaches
+ * gnuplot's parser. */
+typedef struct {
+    char *dir;
+    GString *script;
+    GPtrArray *files; /* names inside dir, for clean-up */
+    const char *ext;
+} Job;
+
+/* Appends `s` as a gnuplot single-quoted string: inside one only '' is
+ * special.  Control characters become spaces and invalid UTF-8 is repaired,
+ * so the string stays on one line and the SVG terminal emits valid XML. */
+static void append_quoted(GString *out, const char *s)
+{
+    char *valid = g_utf8_make_valid(s ? s : "", -1);
+    g_string_append_c(out, '\'');
+    for (const char *p = valid; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '\'')
+            g_string_append(out, "''");
+        else if (c < 0x20 || c == 0x7f)
+            g_string_append_c(out, ' ');
+        else
+            g_string_append_c(out, (char)c);
+    }
+    g_string_append_c(out, '\'');
+    g_free(valid);
+}
+
+static void append_number(GString *out, double v)
+{
+    if (!isfinite(v)) {
+        g_string_append(out, "NaN");
+        return;
+    }
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_string_append(out, g_ascii_formatd(buf, sizeof buf, "%.10g", v));
+}
+
+static const char *plot_format(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (dot && g_ascii_strcasecmp(dot, ".png") == 0)
+        return "png";
+    if (dot && g_ascii_strcasecmp(dot, ".svg") == 0)
+        return "svg";
+    return NULL;
+}
+
+static Job *job_begin(const char *path, int width, int height, GError **err)
+{
+    if (!path || !*path) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: no output path");
+        return NULL;
+    }
+    const char *ext = plot_format(path);
+    if (!ext) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: %s: the file name must end in .png or .svg", path);
+        return NULL;
+    }
+    GError *e = NULL;
+    char *dir = g_dir_make_tmp("shardsim-plot-XXXXXX", &e);
+    if (!dir) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "plot: cannot make a temporary directory: %s", e->message);
+        g_error_free(e);
+        return NULL;
+    }
+    Job *j = g_new0(Job, 1);
+    j->dir = dir;
+    j->ext = ext;
+    j->files = g_ptr_array_new_with_free_func(g_free);
+    j->script = g_string_new(NULL);
+    if (strcmp(ext, "png") == 0)
+        g_string_append_printf(j->script, "set terminal pngcairo noenhanced size %d,%d font 'sans,10'\n", width,
+                               height);
+    else
+        g_string_append_printf(j->script, "set terminal svg noenhanced size %d,%d font 'sans,10' background 'white'\n",
+                               width, height);
+    g_string_append_printf(j->script, "set output 'out.%s'\n", ext);
+    g_string_append(j->script, "set encoding utf8\nset datafile missing 'NaN'\nset grid\n");
+    g_ptr_array_add(j->files, g_strdup_printf("out.%s", ext));
+    return j;
+}
+
+static void job_free(Job *j)
+{
+    if (!j)
+        return;
+    for (guint i = 0; i < j->files->len; i++) {
+        char *f = g_build_filename(j->dir, j->files->pdata[i], NULL);
+        g_unlink(f);
+        g_free(f);
+    }
+    g_rmdir(j->dir);
+    g_free(j->dir);
+    g_ptr_array_free(j->files, TRUE);
+    g_string_free(j->script, TRUE);
+    g_free(j);
+}
+
+/* Writes `data` as the next data file; returns its name (owned by the job). */
+static const char *job_data(Job *j, const GString *data, GError **err)
+{
+    char *name = g_strdup_printf("d%u.dat", j->files->len);
+    char *full = g_build_filename(j->dir, name, NULL);
+    GError *e = NULL;
+    bool ok = g_file_set_contents(full, data->str, (gssize)data->len, &e);
+    g_free(full);
+    g_ptr_array_add(j->files, name);
+    if (!ok) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "plot: %s", e->message);
+        g_error_free(e);
+        return NULL;
+    }
+    return name;
+}
+
+static char *find_gnuplot(void)
+{
+    const char *env = g_getenv("SHARDSIM_GNUPLOT");
+    if (env && *env)
+        return g_find_program_in_path(env);
+    return g_find_program_in_path("gnuplot");
+}
+
+/* Runs gnuplot on the script and copies the picture to `path`. */
+static bool job_run(Job *j, const char *path, GError **err)
+{
+    g_string_append(j->script, "unset output\n");
+    char *script = g_build_filename(j->dir, "plot.gp", NULL);
+    g_ptr_array_add(j->files, g_strdup("plot.gp"));
+    GError *e = NULL;
+    if (!g_file_set_contents(script, j->script->str, (gssize)j->script->len, &e)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "plot: %s", e->message);
+        g_error_free(e);
+        g_free(script);
+        return false;
+    }
+    g_free(script);
+    char *gp = find_gnuplot();
+    if (!gp) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL,
+                    "plot: gnuplot not found in PATH (Debian: apt-get install gnuplot-nox)");
+        return false;
+    }
+    /* -d: ignore the user's ~/.gnuplot so that output is the same everywhere */
+    char *argv[] = { gp, (char *)"-d", (char *)"plot.gp", NULL };
+    char **envp = g_environ_setenv(g_get_environ(), "LC_ALL", "C", TRUE);
+    char *out = NULL, *errout = NULL;
+    int status = 0;
+    GSpawnFlags flags = G_SPAWN_DEFAULT;
+#if GLIB_CHECK_VERSION(2, 74, 0)
+    flags |= G_SPAWN_STDIN_FROM_DEV_NULL;
+#endif
+    bool ok = g_spawn_sync(j->dir, argv, envp, flags, NULL, NULL, &out, &errout, &status, &e);
+    g_strfreev(envp);
+    if (!ok) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "plot: cannot run %s: %s", gp, e->message);
+        g_error_free(e);
+        g_free(gp);
+        return false;
+    }
+    g_free(gp);
+#if GLIB_CHECK_VERSION(2, 70, 0)
+    ok = g_spawn_check_wait_status(status, &e);
+#else
+    ok = g_spawn_check_exit_status(status, &e);
+#endif
+    if (!ok) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "plot: gnuplot failed (%s): %s", e->message,
+                    g_strstrip(errout));
+        g_error_free(e);
+        g_free(out);
+        g_free(errout);
+        return false;
+    }
+    g_free(out);
+    g_free(errout);
+    char *pic = g_strdup_printf("%s/out.%s", j->dir, j->ext);
+    char *bytes = NULL;
+    gsize len = 0;
+    ok = g_file_get_contents(pic, &bytes, &len, &e);
+    g_free(pic);
+    if (!ok || len == 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "plot: gnuplot wrote no picture%s%s", e ? ": " : "",
+                    e ? e->message : "");
+        g_clear_error(&e);
+        g_free(bytes);
+        return false;
+    }
+    ok = g_file_set_contents(path, bytes, (gssize)len, &e);
+    g_free(bytes);
+    if (!ok) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "plot: %s", e->message);
+        g_error_free(e);
+    }
+    return ok;
+}
+
+/* ---- scaling curves ---- */
+
+enum { P_STEP, P_THROUGHPUT, P_EFFICIENCY, P_MEMORY, N_PANELS };
+
+static const double *series_y(const PlotSeries *s, int panel)
+{
+    switch (panel) {
+    case P_STEP:
+        return s->step_time;
+    case P_THROUGHPUT:
+        return s->throughput;
+    case P_EFFICIENCY:
+        return s->efficiency;
+    default:
+        return s->memory;
+    }
+}
+
+/* Log axes (x always; y for time and throughput) need positive values. */
+static bool point_valid(double x, double y, bool logy)
+{
+    return isfinite(x) && x > 0 && isfinite(y) && (!logy || y > 0);
+}
+
+static bool panel_logy(int panel)
+{
+    return panel == P_STEP || panel == P_THROUGHPUT;
+}
+
+static bool series_has_panel(const PlotSeries *s, int panel)
+{
+    const double *y = series_y(s, panel);
+    if (!y || !s->x)
+        return false;
+    for (int i = 0; i < s->n; i++)
+        if (point_valid(s->x[i], y[i], panel_logy(panel)))
+            return true;
+    return false;
+}
+
+bool plot_scaling(const char *path, const PlotSeries *series, int nseries, GError **err)
+{
+    if (!series || nseries <= 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: no series to plot");
+        return false;
+    }
+    for (int k = 0; k < nseries; k++)
+        if (series[k].n < 0 || (series[k].n > 0 && !series[k].x)) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: series %d has no x values", k);
+            return false;
+        }
+    bool present[N_PANELS] = { false };
+    int npanels = 0;
+    for (int p = 0; p < N_PANELS; p++) {
+        for (int k = 0; k < nseries; k++)
+            present[p] = present[p] || series_has_panel(&series[k], p);
+        npanels += present[p];
+    }
+    if (npanels == 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: no series has a value to plot");
+        return false;
+    }
+    int rows = npanels <= 2 ? 1 : 2, cols = npanels == 1 ? 1 : 2;
+    Job *j = job_begin(path, 560 * cols, 420 * rows, err);
+    if (!j)
+        return false;
+
+    /* One data file per series: x, step time, throughput, efficiency %, memory GiB. */
+    const char **files = g_new0(const char *, (gsize)nseries);
+    for (int k = 0; k < nseries; k++) {
+        const PlotSeries *s = &series[k];
+        GString *d = g_string_new("# devices step_time_s throughput efficiency_pct memory_gib\n");
+        for (int i = 0; i < s->n; i++) {
+            double v[N_PANELS];
+            for (int p = 0; p < N_PANELS; p++) {
+                const double *y = series_y(s, p);
+                v[p] = y && point_valid(s->x[i], y[i], panel_logy(p)) ? y[i] : NAN;
+            }
+            v[P_EFFICIENCY] *= 100.0;
+            v[P_MEMORY] /= GIB;
+            append_number(d, isfinite(s->x[i]) && s->x[i] > 0 ? s->x[i] : NAN);
+            for (int p = 0; p < N_PANELS; p++) {
+                g_string_append_c(d, ' ');
+                append_number(d, v[p]);
+            }
+            g_string_append_c(d, '\n');
+        }
+        files[k] = job_data(j, d, err);
+        g_string_free(d, TRUE);
+        if (!files[k]) {
+            g_free(files);
+            job_free(j);
+            return false;
+        }
+    }
+
+    static const char *ylabel[N_PANELS] = { "step time (s)", "throughput (samples/s)", "scaling efficiency (%)",
+                                            "memory per device (GiB)" };
+    static const char *title[N_PANELS] = { "Step time", "Throughput", "Scaling efficiency", "Memory per device" };
+    GString *sc = j->script;
+    g_string_append_printf(sc, "set multiplot layout %d,%d\n", rows, cols);
+    g_string_append(sc, "set logscale x 2\nset xlabel 'devices'\n");
+    /* keys where curves usually are not: step time falls, the others rise or stay */
+    static const char *key[N_PANELS] = { "top right", "top left", "bottom left", "top right" };
+    for (int p = 0; p < N_PANELS; p++) {
+        if (!present[p])
+            continue;
+        g_string_append_printf(sc, "set title '%s'\nset ylabel '%s'\nset key %s\n", title[p], ylabel[p], key[p]);
+        g_string_append(sc, panel_logy(p) ? "set logscale y\n" : "unset logscale y\n");
+        g_string_append(sc, p == P_STEP || p == P_THROUGHPUT ? "set autoscale y\n" : "set yrange [0:*]\n");
+        g_string_append(sc, "plot ");
+        bool first = true;
+        for (int k = 0; k < nseries; k++) {
+            if (!series_has_panel(&series[k], p))
+                continue;
+            if (!first)
+                g_string_append(sc, ", \\\n     ");
+            first = false;
+            g_string_append_printf(sc, "'%s' using 1:%d with linespoints lt %d pt 7 title ", files[k], p + 2, k + 1);
+            append_quoted(sc, series[k].label ? series[k].label : "");
+        }
+        g_string_append(sc, "\n");
+    }
+    g_string_append(sc, "unset multiplot\n");
+    g_free(files);
+    bool ok = job_run(j, path, err);
+    job_free(j);
+    return ok;
+}
+
+/* ---- memory breakdown ---- */
+
+bool plot_memory(const char *path, const PlotMemoryBar *bars, int nbars, double capacity, GError **err)
+{
+    if (!bars || nbars <= 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: no memory bars to plot");
+        return false;
+    }
+    double top = isfinite(capacity) && capacity > 0 ? capacity : 0;
+    for (int k = 0; k < nbars; k++) {
+        const PlotMemoryBar *b = &bars[k];
+        double parts[4] = { b->weights, b->gradients, b->optimizer, b->activations };
+        double sum = 0;
+        for (int i = 0; i < 4; i++) {
+            if (!isfinite(parts[i]) || parts[i] < 0) {
+                g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                            "plot: memory bar %d (%s) has a negative or non-finite part", k,
+                            b->label ? b->label : "");
+                return false;
+            }
+            sum += parts[i];
+        }
+        if (sum > top)
+            top = sum;
+    }
+    if (top <= 0)
+        top = GIB;
+    Job *j = job_begin(path, nbars > 6 ? 120 * nbars : 800, 560, err);
+    if (!j)
+        return false;
+    GString *d = g_string_new("# bar weights_gib gradients_gib optimizer_gib activations_gib\n");
+    for (int k = 0; k < nbars; k++) {
+        const PlotMemoryBar *b = &bars[k];
+        double parts[4] = { b->weights, b->gradients, b->optimizer, b->activations };
+        g_string_append_printf(d, "%d", k);
+        for (int i = 0; i < 4; i++) {
+            g_string_append_c(d, ' ');
+            append_number(d, parts[i] / GIB);
+        }
+        g_string_append_c(d, '\n');
+    }
+    const char *file = job_data(j, d, err);
+    g_string_free(d, TRUE);
+    if (!file) {
+        job_free(j);
+        return false;
+    }
+    GString *sc = j->script;
+    g_string_append(sc, "set title 'Memory per device'\nset ylabel 'GiB per device'\nset grid noxtics\n"
+                        "set style data histograms\nset style histogram rowstacked\n"
+                        "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset key outside right top\n");
+    g_string_append(sc, "set xtics (");
+    for (int k = 0; k < nbars; k++) {
+        if (k)
+            g_string_append(sc, ", ");
+        append_quoted(sc, bars[k].label ? bars[k].label : "");
+        g_string_append_printf(sc, " %d", k);
+    }
+    g_string_append(sc, ")\n");
+    if (nbars > 6)
+        g_string_append(sc, "set xtics rotate by -30\n");
+    g_string_append(sc, "set yrange [0:");
+    append_number(sc, top / GIB * 1.15);
+    g_string_append(sc, "]\nset xrange [-0.6:");
+    append_number(sc, nbars - 0.4);
+    g_string_append(sc, "]\n");
+    if (isfinite(capacity) && capacity > 0) {
+        g_string_append(sc, "cap = ");
+        append_number(sc, capacity / GIB);
+        g_string_append(sc, "\nset arrow 1 from graph 0, first cap to graph 1, first cap nohead lw 2 dt 2 lc "
+                            "rgb '#c00000' front\n"
+                            "set label 1 sprintf('HBM capacity %.4g GiB', cap) at graph 0.01, first cap "
+                            "offset 0,0.7 tc rgb '#c00000' front\n");
+    }
+    g_string_append_printf(sc,
+                           "plot '%s' using 2 title 'weights' lc rgb '#4472c4', '' using 3 title 'gradients' lc rgb "
+                           "'#ed7d31', \\\n     '' using 4 title 'optimizer state' lc rgb '#a5a5a5', '' using 5 "
+                           "title 'activations' lc rgb '#70ad47'\n",
+                           file);
+    bool ok = job_run(j, path, err);
+    job_free(j);
+    return ok;
+}
+
+/* ---- predicted versus measured ---- */
+
+static bool trace_has(const PlotTrace *t, const double *y)
+{
+    if (!y || !t->size)
+        return false;
+    for (int i = 0; i < t->n; i++)
+        if (point_valid(t->size[i], y[i], true))
+            return true;
+    return false;
+}
+
+bool plot_validation(const char *path, const char *title, const PlotTrace *traces, int ntraces, GError **err)
+{
+    if (!traces || ntraces <= 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: no traces to plot");
+        return false;
+    }
+    bool any = false;
+    for (int k = 0; k < ntraces; k++) {
+        if (traces[k].n < 0 || (traces[k].n > 0 && !traces[k].size)) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: trace %d has no sizes", k);
+            return false;
+        }
+        any = any || trace_has(&traces[k], traces[k].measured) || trace_has(&traces[k], traces[k].predicted);
+    }
+    if (!any) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: no trace has a positive time to plot");
+        return false;
+    }
+    Job *j = job_begin(path, 900, 600, err);
+    if (!j)
+        return false;
+    const char **files = g_new0(const char *, (gsize)ntraces);
+    for (int k = 0; k < ntraces; k++) {
+        const PlotTrace *t = &traces[k];
+        GString *d = g_string_new("# size_bytes measured_s predicted_s\n");
+        for (int i = 0; i < t->n; i++) {
+            double m = t->measured ? t->measured[i] : NAN, p = t->predicted ? t->predicted[i] : NAN;
+            append_number(d, t->size[i] > 0 ? t->size[i] : NAN);
+            g_string_append_c(d, ' ');
+            append_number(d, point_valid(t->size[i], m, true) ? m : NAN);
+            g_string_append_c(d, ' ');
+            append_number(d, point_valid(t->size[i], p, true) ? p : NAN);
+            g_string_append_c(d, '\n');
+        }
+        files[k] = job_data(j, d, err);
+        g_string_free(d, TRUE);
+        if (!files[k]) {
+            g_free(files);
+            job_free(j);
+            return false;
+        }
+    }
+    GString *sc = j->script;
+    if (title) {
+        g_string_append(sc, "set title ");
+        append_quoted(sc, title);
+        g_string_append_c(sc, '\n');
+    }
+    /* log2 size axis with a tic every factor 16: 1 B, 16 B, ..., 1 KiB, ... */
+    g_string_append(sc, "set logscale x 2\nset logscale y\nset xtics 1, 16\nset offsets graph 0.02, graph 0.02, 0, 0\n"
+                        "set xlabel 'message size'\nset ylabel 'time'\n"
+                        "set format x '%.0b %BB'\nset format y '%.0s %cs'\nset key top left\n");
+    g_string_append(sc, "plot ");
+    bool first = true;
+    for (int k = 0; k < ntraces; k++) {
+        const PlotTrace *t = &traces[k];
+        const char *label = t->label ? t->label : "";
+        for (int which = 0; which < 2; which++) {
+            if (!trace_has(t, which == 0 ? t->measured : t->predicted))
+                continue;
+            if (!first)
+                g_string_append(sc, ", \\\n     ");
+            first = false;
+            if (which == 0)
+                g_string_append_printf(sc, "'%s' using 1:2 with points lt %d pt 7 ps 0.8 title ", files[k], k + 1);
+            else
+                g_string_append_printf(sc, "'%s' using 1:3 with lines lt %d lw 2 title ", files[k], k + 1);
+            char *full = g_strdup_printf("%s%s%s", label, *label ? " " : "", which == 0 ? "measured" : "predicted");
+            append_quoted(sc, full);
+            g_free(full);
+        }
+    }
+    g_string_append_c(sc, '\n');
+    g_free(files);
+    bool ok = job_run(j, path, err);
+    job_free(j);
+    return ok;
+}

@@ -1,0 +1,63 @@
+/* gnuplot output: scaling curves, per-device memory breakdowns and
+ * predicted-versus-measured collective times.
+ *
+ * Each function writes a gnuplot script and its data to a private temporary
+ * directory and runs `gnuplot` on it (found in PATH; the SHARDSIM_GNUPLOT
+ * environment variable names another binary).  The format comes from the
+ * output path's extension: ".png" (pngcairo) or ".svg".  Labels are passed to
+ * gnuplot as quoted strings with enhanced-text markup off, so any text is
+ * drawn literally.  Values that are NaN or, on logarithmic axes, not positive
+ * are left out of the picture.
+ *
+ * Units in: seconds, bytes, samples per second, efficiency as a fraction
+ * (1 = perfect).  Axes show ms/s, GiB and percent.
+ *
+ * Errors: a bad argument (no series, unknown extension) is SIM_ERROR_INPUT;
+ * gnuplot missing, failing or writing no file is SIM_ERROR_INTERNAL with its
+ * stderr in the message. */
+#ifndef PLOT_H
+#define PLOT_H
+
+#include "sim_error.h"
+
+/* One variant of a sweep: n points; any of the y arrays may be NULL, and a
+ * panel is drawn only when some series has it. */
+typedef struct {
+    const char *label;
+    int n;
+    const double *x;          /* devices */
+    const double *step_time;  /* s */
+    const double *throughput; /* samples/s */
+    const double *efficiency; /* fraction */
+    const double *memory;     /* bytes per device */
+} PlotSeries;
+
+/* Up to four panels (step time, throughput, scaling efficiency, memory per
+ * device) against device count on a log2 axis, one curve per series. */
+bool plot_scaling(const char *path, const PlotSeries *series, int nseries, GError **err);
+
+typedef struct {
+    const char *label; /* variant: "replicated", "ZeRO-3", ... */
+    double weights, gradients, optimizer, activations; /* bytes per device */
+} PlotMemoryBar;
+
+/* Stacked bars, one per variant; a dashed horizontal line at `capacity`
+ * bytes (HBM) unless capacity <= 0. */
+bool plot_memory(const char *path, const PlotMemoryBar *bars, int nbars, double capacity, GError **err);
+
+/* One measured trace and its prediction: n sizes; either time array may hold
+ * NaN where there is no value (measured may be NULL: prediction only). */
+typedef struct {
+    const char *label;
+    int n;
+    const double *size;      /* bytes */
+    const double *measured;  /* s */
+    const double *predicted; /* s */
+} PlotTrace;
+
+/* Measured points and predicted lines (same colour per trace) against
+ * message size, both axes logarithmic. */
+bool plot_validation(const char *path, const char *title, const PlotTrace *traces, int ntraces,
+                     GError **err);
+
+#endif
