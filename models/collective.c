@@ -490,11 +490,22 @@ static double min_bw(double a, double b) { return a < b ? a : b; }
 
 /* Per-rank bandwidth of a ring that spans the group: inside a node the
  * channels found, across nodes the NICs. */
+static int ring_channels(const CollGroup *g);
+
+/* Per-rank bandwidth of a ring that spans the group: inside a node the
+ * channels found, across nodes the NICs.  Across nodes each channel leaves
+ * every node once by a NIC, so a rank's intra-node links carry only the
+ * channels that do not exit there. */
 static double ring_bus_bw(const CollGroup *g)
 {
     double bw = INFINITY;
-    if (g->ppn > 1)
+    if (g->ppn > 1) {
         bw = g->intra_bw;
+        if (g->nnodes > 1) {
+            int k = ring_channels(g), exits = k / g->ppn;
+            bw *= (double)k / (k - exits);
+        }
+    }
     if (g->nnodes > 1)
         bw = min_bw(bw, g->inter_bw);
     return bw;
@@ -528,6 +539,13 @@ static double ring_lat(const CollGroup *g, CollOp op, CollProto p)
 static double traffic_factor(CollOp op, int n)
 {
     return coll_busbw_factor(op, n);
+}
+
+/* NCCL's "plateau effect": multi-node Simple ring all-reduce pays more per step. */
+static double ring_plateau(const CollGroup *g, CollOp op, CollProto p, double bytes)
+{
+    bool on = p == COLL_SIMPLE && op == COLL_ALLREDUCE && g->nnodes > 1 && bytes >= g->n / 16.0 * 65536;
+    return on ? g->p.ring_plateau : 1;
 }
 
 static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
@@ -650,9 +668,8 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
         if (lg < 22)
             c->algbw_Bps *= g->p.tree_correction[p][lg];
     }
-    if (a == COLL_RING && p == COLL_SIMPLE && op == COLL_ALLREDUCE && g->nnodes > 1 &&
-        bytes >= g->n / 16.0 * 65536)
-        c->latency_s *= g->p.ring_plateau;
+    if (a == COLL_RING)
+        c->latency_s *= ring_plateau(g, op, p, bytes);
     /* One thread driving several devices launches on them one after another,
      * and the collective starts when the last has launched. */
     if (g->gpus_per_thread > 1)
@@ -770,17 +787,23 @@ static int append_ring(Builder *b, const int *order, int len, bool cyclic, doubl
 }
 
 /* Channel c of a ring across nodes: each node's ranks in intra ring c mod nch,
- * rotated by c so that channels leave each node through different ranks (and
- * so different NICs). */
+ * rotated so that channels leave each node through different ranks (and so
+ * different NICs), and so that a channel enters the next node at the rank of
+ * the same local index it left by: the hop stays on one rail, as NCCL's rings
+ * do on rail-optimised fabrics. */
 static void channel_order(const CollGroup *g, int c, int *order)
 {
-    int p = g->ppn, k = 0;
+    int p = g->ppn, k = 0, nch = ring_channels(g);
+    /* spread channels' exits evenly, so ranks sharing a NIC take turns */
+    int stride = nch < p ? p / nch : 1;
     const int *ring = g->nch > 0 ? g->ring[c % g->nch] : NULL;
-    for (int nd = 0; nd < g->nnodes; nd++)
+    for (int nd = 0; nd < g->nnodes; nd++) {
+        int start = ((c * stride - nd) % p + p) % p;
         for (int j = 0; j < p; j++) {
-            int local = ring ? ring[(j + c) % p] : 0;
+            int local = ring ? ring[(start + j) % p] : 0;
             order[k++] = g->by_node[g->node_start[nd] + local];
         }
+    }
 }
 
 static int ring_channels(const CollGroup *g)
@@ -798,11 +821,15 @@ static void build_ring(Builder *b, CollOp op, CollProto p, double bytes)
     int steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
     bool cyclic = op != COLL_BROADCAST && op != COLL_REDUCE;
     double hop_total = bytes * (cyclic ? traffic_factor(op, n) : 1.0);
-    double lat = ring_lat(g, op, p) - g->p.base[COLL_RING][p];
+    double lat = ring_lat(g, op, p) * ring_plateau(g, op, p, bytes) - g->p.base[COLL_RING][p];
     double eff = g->p.proto_bw[KIND_RING][p];
     int nseg = steps < 8 ? steps : 8;
-    if (!cyclic)
-        nseg = 16;
+    if (!cyclic) {
+        /* a chain pipelines in chunks of about a MiB, as NCCL's buffers do; its
+         * fill time then stays small beside the transfer */
+        double want = bytes / k / 1048576.0, cap = 2e5 / ((double)n * k);
+        nseg = (int)fmax(16, fmin(want, fmax(16, cap)));
+    }
     int *order = g_new(int, n);
     for (int c = 0; c < k; c++) {
         channel_order(g, c, order);
