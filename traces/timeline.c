@@ -1,0 +1,266 @@
+#include "timeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int task;
+    int pid, tid;
+    sim_time_t start;
+} Ev;
+
+typedef struct {
+    char *name;
+    GPtrArray *threads; /* char * */
+} Proc;
+
+static int cmp_ev(const void *a, const void *b)
+{
+    const Ev *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->task > y->task) - (x->task < y->task);
+}
+
+static double ps_to_us(sim_time_t t)
+{
+    return (double)t / 1e6;
+}
+
+static void add_meta(cJSON *events, const char *what, int pid, int tid, const char *name)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "name", what);
+    cJSON_AddStringToObject(m, "ph", "M");
+    cJSON_AddNumberToObject(m, "pid", pid);
+    cJSON_AddNumberToObject(m, "tid", tid);
+    cJSON *args = cJSON_AddObjectToObject(m, "args");
+    cJSON_AddStringToObject(args, "name", name);
+    cJSON_AddItemToArray(events, m);
+}
+
+static void add_sort(cJSON *events, const char *what, int pid, int tid, int index)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "name", what);
+    cJSON_AddStringToObject(m, "ph", "M");
+    cJSON_AddNumberToObject(m, "pid", pid);
+    cJSON_AddNumberToObject(m, "tid", tid);
+    cJSON *args = cJSON_AddObjectToObject(m, "args");
+    cJSON_AddNumberToObject(args, "sort_index", index);
+    cJSON_AddItemToArray(events, m);
+}
+
+static bool ran(const SimGraph *g, int t)
+{
+    return sim_graph_task_start(g, t) != SIM_TIME_NEVER && sim_graph_task_end(g, t) != SIM_TIME_NEVER;
+}
+
+static int cmp_by_start(const void *a, const void *b, void *user)
+{
+    const SimGraph *g = user;
+    int x = *(const int *)a, y = *(const int *)b;
+    sim_time_t sx = sim_graph_task_start(g, x), sy = sim_graph_task_start(g, y);
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+cJSON *timeline_json(const SimGraph *g, const TimelineOptions *opt)
+{
+    bool network = opt ? opt->network : true;
+    int nres = sim_graph_num_resources(g);
+    int ntasks = (int)sim_graph_num_tasks(g);
+
+    /* Processes and threads from resource names, in resource order. */
+    GPtrArray *procs = g_ptr_array_new();
+    GHashTable *proc_index = g_hash_table_new(g_str_hash, g_str_equal);
+    int *res_pid = g_new0(int, (gsize)(nres > 0 ? nres : 1));
+    int *res_tid = g_new0(int, (gsize)(nres > 0 ? nres : 1));
+    for (int r = 0; r < nres; r++) {
+        const char *full = sim_graph_resource_name(g, r);
+        full = full ? full : "resource";
+        const char *dot = strrchr(full, '.');
+        char *pname = dot && dot != full && dot[1] ? g_strndup(full, (gsize)(dot - full)) : g_strdup(full);
+        const char *tname = dot && dot != full && dot[1] ? dot + 1 : "main";
+        gpointer idx;
+        Proc *p;
+        if (g_hash_table_lookup_extended(proc_index, pname, NULL, &idx)) {
+            p = procs->pdata[GPOINTER_TO_INT(idx)];
+            res_pid[r] = GPOINTER_TO_INT(idx) + 1;
+            g_free(pname);
+        } else {
+            p = g_new0(Proc, 1);
+            p->name = pname;
+            p->threads = g_ptr_array_new_with_free_func(g_free);
+            g_hash_table_insert(proc_index, p->name, GINT_TO_POINTER((int)procs->len));
+            g_ptr_array_add(procs, p);
+            res_pid[r] = (int)procs->len;
+        }
+        g_ptr_array_add(p->threads, g_strdup(tname));
+        res_tid[r] = (int)p->threads->len;
+    }
+
+    GArray *evs = g_array_new(FALSE, FALSE, sizeof(Ev));
+    int not_run = 0, unbound = 0;
+    GArray *free_tasks = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int t = 0; t < ntasks; t++) {
+        if (!ran(g, t)) {
+            not_run++;
+            continue;
+        }
+        int r = sim_graph_task_resource(g, t);
+        if (r >= 0 && r < nres) {
+            Ev e = { t, res_pid[r], res_tid[r], sim_graph_task_start(g, t) };
+            g_array_append_val(evs, e);
+        } else {
+            unbound++;
+            if (network)
+                g_array_append_val(free_tasks, t);
+        }
+    }
+
+    /* Network lanes: per category (in order of first task), tasks by start
+     * time go to the first lane that is free by then. */
+    Proc *net = NULL;
+    if (free_tasks->len > 0) {
+        g_array_sort_with_data(free_tasks, cmp_by_start, (gpointer)g);
+        net = g_new0(Proc, 1);
+        net->name = g_strdup("network");
+        net->threads = g_ptr_array_new_with_free_func(g_free);
+        int net_pid = (int)procs->len + 1;
+        GPtrArray *cats = g_ptr_array_new();                           /* category names, first seen order */
+        GHashTable *cat_lanes = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+                                                      (GDestroyNotify)g_array_unref); /* cat -> GArray of lane ends */
+        GHashTable *cat_tids = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+                                                     (GDestroyNotify)g_array_unref); /* cat -> GArray of tids */
+        for (guint i = 0; i < free_tasks->len; i++) {
+            int t = g_array_index(free_tasks, int, i);
+            const char *cat = sim_graph_task_category(g, t);
+            cat = cat ? cat : "flows";
+            GArray *ends = g_hash_table_lookup(cat_lanes, cat);
+            GArray *tids = g_hash_table_lookup(cat_tids, cat);
+            if (!ends) {
+                ends = g_array_new(FALSE, FALSE, sizeof(sim_time_t));
+                tids = g_array_new(FALSE, FALSE, sizeof(int));
+                g_hash_table_insert(cat_lanes, (gpointer)cat, ends);
+                g_hash_table_insert(cat_tids, (gpointer)cat, tids);
+                g_ptr_array_add(cats, (gpointer)cat);
+            }
+            sim_time_t s = sim_graph_task_start(g, t), e = sim_graph_task_end(g, t);
+            guint lane = 0;
+            while (lane < ends->len && g_array_index(ends, sim_time_t, lane) > s)
+                lane++;
+            if (lane == ends->len) {
+                g_array_append_val(ends, e);
+                g_ptr_array_add(net->threads, g_strdup_printf("%s #%u", cat, lane));
+                int tid = (int)net->threads->len;
+                g_array_append_val(tids, tid);
+            } else {
+                g_array_index(ends, sim_time_t, lane) = e;
+            }
+            Ev ev = { t, net_pid, g_array_index(tids, int, lane), s };
+            g_array_append_val(evs, ev);
+        }
+        g_ptr_array_free(cats, TRUE);
+        g_hash_table_destroy(cat_lanes);
+        g_hash_table_destroy(cat_tids);
+        g_ptr_array_add(procs, net);
+    }
+    g_array_sort(evs, cmp_ev);
+
+    cJSON *root = cJSON_CreateObject();
+    cJSON *events = cJSON_AddArrayToObject(root, "traceEvents");
+    for (guint i = 0; i < procs->len; i++) {
+        Proc *p = procs->pdata[i];
+        int pid = (int)i + 1;
+        add_meta(events, "process_name", pid, 0, p->name);
+        add_sort(events, "process_sort_index", pid, 0, pid);
+        for (guint k = 0; k < p->threads->len; k++) {
+            add_meta(events, "thread_name", pid, (int)k + 1, p->threads->pdata[k]);
+            add_sort(events, "thread_sort_index", pid, (int)k + 1, (int)k + 1);
+        }
+    }
+    sim_time_t makespan = 0;
+    for (guint i = 0; i < evs->len; i++) {
+        const Ev *e = &g_array_index(evs, Ev, i);
+        sim_time_t s = sim_graph_task_start(g, e->task), end = sim_graph_task_end(g, e->task);
+        if (end > makespan)
+            makespan = end;
+        cJSON *o = cJSON_CreateObject();
+        const char *name = sim_graph_task_name(g, e->task);
+        char *fallback = name ? NULL : g_strdup_printf("task %d", e->task);
+        cJSON_AddStringToObject(o, "name", name ? name : fallback);
+        g_free(fallback);
+        const char *cat = sim_graph_task_category(g, e->task);
+        if (cat)
+            cJSON_AddStringToObject(o, "cat", cat);
+        cJSON_AddStringToObject(o, "ph", "X");
+        cJSON_AddNumberToObject(o, "ts", ps_to_us(s));
+        cJSON_AddNumberToObject(o, "dur", ps_to_us(end - s));
+        cJSON_AddNumberToObject(o, "pid", e->pid);
+        cJSON_AddNumberToObject(o, "tid", e->tid);
+        cJSON *args = cJSON_AddObjectToObject(o, "args");
+        double bytes = sim_graph_task_bytes(g, e->task);
+        if (bytes > 0)
+            cJSON_AddNumberToObject(args, "bytes", bytes);
+        cJSON_AddNumberToObject(args, "task", e->task);
+        cJSON_AddItemToArray(events, o);
+    }
+    cJSON_AddStringToObject(root, "displayTimeUnit", "ns");
+    cJSON *other = cJSON_AddObjectToObject(root, "otherData");
+    cJSON_AddStringToObject(other, "generator", "shardsim " SHARDSIM_VERSION);
+    cJSON_AddNumberToObject(other, "tasks", ntasks);
+    cJSON_AddNumberToObject(other, "tasks_not_run", not_run);
+    cJSON_AddNumberToObject(other, "tasks_without_resource", unbound);
+    cJSON_AddBoolToObject(other, "network_tracks", network);
+    cJSON_AddNumberToObject(other, "makespan_s", (double)makespan / (double)SIM_TIME_PS_PER_S);
+
+    for (guint i = 0; i < procs->len; i++) {
+        Proc *p = procs->pdata[i];
+        g_free(p->name);
+        g_ptr_array_free(p->threads, TRUE);
+        g_free(p);
+    }
+    g_ptr_array_free(procs, TRUE);
+    g_hash_table_destroy(proc_index);
+    g_free(res_pid);
+    g_free(res_tid);
+    g_array_free(evs, TRUE);
+    g_array_free(free_tasks, TRUE);
+    return root;
+}
+
+bool timeline_write(const SimGraph *g, const char *path, const TimelineOptions *opt, GError **err)
+{
+    cJSON *root = timeline_json(g, opt);
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!text) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "timeline: out of memory printing JSON");
+        return false;
+    }
+    size_t len = strlen(text);
+    bool ok = true;
+    if (strcmp(path, "-") == 0) {
+        ok = fwrite(text, 1, len, stdout) == len && fputc('\n', stdout) != EOF && fflush(stdout) == 0;
+        if (!ok)
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "timeline: cannot write to standard output");
+    } else {
+        char *withnl = g_strconcat(text, "\n", NULL);
+        GError *e = NULL;
+        ok = g_file_set_contents(path, withnl, (gssize)len + 1, &e);
+        g_free(withnl);
+        if (!ok) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "timeline: %s", e->message);
+            g_error_free(e);
+        }
+    }
+    cJSON_free(text);
+    return ok;
+}
