@@ -1,7 +1,130 @@
 #include "cli.h"
+#include "step.h"
 
-/* Placeholder until the issue that delivers it lands. */
+#include <stdio.h>
+
+static void print_gib(const char *label, const cJSON *mem, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(mem, key);
+    if (v)
+        printf("    %-18s %9.2f GiB\n", label, v->valuedouble / (1024.0 * 1024 * 1024));
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, key);
+    return v && cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, key);
+    return v && cJSON_IsString(v) ? v->valuestring : "?";
+}
+
+static void print_result(const cJSON *r)
+{
+    const cJSON *cfg = cJSON_GetObjectItem(r, "config");
+    const cJSON *bd = cJSON_GetObjectItem(r, "breakdown");
+    const cJSON *mem = cJSON_GetObjectItem(r, "memory_per_device_bytes");
+    double step = num(r, "step_time_s");
+    printf("== %s: weight update %s ==\n", str(r, "scenario"), str(r, "variant"));
+    printf("  %s (%.1f B params) on %s: %s of %s (%s), dp %g x tp %g x pp %g, %g micro-batches of %g\n",
+           str(cfg, "model"), num(cfg, "params") / 1e9, str(cfg, "topology"), str(cfg, "devices_used"),
+           str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), num(cfg, "tp"), num(cfg, "pp"),
+           num(cfg, "micro_batches"), num(cfg, "micro_batch"));
+    printf("  step time          %10.4f s   (%.1f samples/s, %.0f tokens/s)\n", step, num(r, "samples_per_s"),
+           num(r, "tokens_per_s"));
+    printf("    compute          %10.4f s   %5.1f %%\n", num(bd, "compute"), 100 * num(bd, "compute") / step);
+    printf("    exposed comm     %10.4f s   %5.1f %%\n", num(bd, "exposed_communication"),
+           100 * num(bd, "exposed_communication") / step);
+    printf("    optimizer        %10.4f s   %5.1f %%\n", num(bd, "optimizer"), 100 * num(bd, "optimizer") / step);
+    printf("    pipeline bubble  %10.4f s   %5.1f %%\n", num(bd, "pipeline_bubble"),
+           100 * num(bd, "pipeline_bubble") / step);
+    printf("  MFU %.1f %%, %.1f TFLOP/s per device\n", 100 * num(r, "mfu"), num(r, "tflops_per_device"));
+    printf("  memory per device (stage %g):\n", num(mem, "stage"));
+    print_gib("weights", mem, "weights");
+    print_gib("gradients", mem, "gradients");
+    print_gib("optimizer state", mem, "optimizer_state");
+    print_gib("activations", mem, "activations");
+    print_gib("buffers", mem, "buffers");
+    print_gib("reserve", mem, "reserve");
+    print_gib("total", mem, "total");
+    printf("    %s %.1f GiB of HBM\n", cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")) ? "fits in" : "DOES NOT FIT in",
+           num(mem, "hbm") / (1024.0 * 1024 * 1024));
+    const cJSON *colls = cJSON_GetObjectItem(r, "collectives");
+    if (cJSON_GetArraySize(colls) > 0) {
+        printf("  collectives (one device, per step):\n");
+        const cJSON *c;
+        cJSON_ArrayForEach(c, colls)
+        {
+            printf("    %-20s %-13s %5g ranks %12.0f B  %-6s %-6s %10.1f us x %g\n", str(c, "name"), str(c, "op"),
+                   num(c, "group_size"), num(c, "bytes"), str(c, "algo"), str(c, "proto"), 1e6 * num(c, "time_s"),
+                   num(c, "count_per_step"));
+        }
+    }
+}
+
 int cmd_run(int argc, char **argv)
 {
-    return cli_usage_error("run: not implemented yet");
+    gboolean json = FALSE;
+    char *timeline = NULL;
+    GOptionEntry entries[] = {
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
+        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &timeline, "write a Chrome trace of the step (first variant)",
+         "FILE.json"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *ctx = g_option_context_new("SCENARIO.json - predict one training step: time, memory, MFU");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    int rc = 2;
+    StepScenario *sc = NULL;
+    if (!cli_parse_options(ctx, &argc, &argv))
+        goto out;
+    if (argc != 2) {
+        rc = cli_usage_error("run: expected one SCENARIO.json (see --help)");
+        goto out;
+    }
+    GError *err = NULL;
+    sc = step_scenario_load(argv[1], &err);
+    if (!sc) {
+        rc = cli_fail(err);
+        goto out;
+    }
+    cJSON *res = step_scenario_run_all(sc, &err);
+    if (!res) {
+        rc = cli_fail(err);
+        goto out;
+    }
+    if (timeline) {
+        rc = cli_usage_error("run: --timeline is not available in this build");
+        cJSON_Delete(res);
+        goto out;
+    }
+    rc = 0;
+    if (json) {
+        cli_print_json(res);
+    } else {
+        const cJSON *vars = cJSON_GetObjectItem(res, "variants");
+        if (vars) {
+            const cJSON *v;
+            cJSON_ArrayForEach(v, vars)
+            {
+                print_result(v);
+                printf("\n");
+            }
+            const cJSON *cmp = cJSON_GetObjectItem(res, "comparison");
+            printf("%s vs %s: %s is faster, speedup %.3fx (%.4f s per step); memory saved %.2f GiB per device\n",
+                   str(cmp, "other"), str(cmp, "baseline"), str(cmp, "faster"), num(cmp, "speedup"),
+                   num(cmp, "step_time_saved_s"), num(cmp, "memory_saved_bytes") / (1024.0 * 1024 * 1024));
+        } else {
+            print_result(res);
+        }
+        cJSON_Delete(res);
+    }
+out:
+    step_scenario_free(sc);
+    g_free(timeline);
+    g_option_context_free(ctx);
+    return rc;
 }

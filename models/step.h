@@ -1,0 +1,53 @@
+/* The training step: a scenario (model, accelerator, topology, parallelism
+ * plan) becomes a task graph that sim/ runs; out come the step time, its
+ * breakdown, per-device memory, MFU and achieved FLOP/s.
+ *
+ * Scenario (JSON; unknown keys are errors, every error is "FILE:LINE: ..."):
+ *   { "accelerator": "a100-80gb",          (default: the topology's)
+ *     "topology": "dgx-a100-cluster", "nodes": 8,
+ *     "model": "gpt3-175b" | { ...transformer hyper-parameters... },
+ *     "global_batch": 1536, "micro_batch": 1,
+ *     "precision": "bf16"|"fp16"|"fp32"|"tf32", "optimizer": "sgd"|"sgd_momentum"|"adam"|"adamw"|"lamb",
+ *     "parallelism": { "dp": 8, "tp": 8, "pp": 1,
+ *        "weight_update": "replicated"|"sharded" (or a list of both: compares),
+ *        "zero_stage": 0..3, "recompute": "none"|"selective"|"full",
+ *        "schedule": "1f1b"|"gpipe", "sequence_parallel": false,
+ *        "bucket_bytes": 26214400 or "25MiB", "overlap": true,
+ *        "gradient_compression": 1.0 } }
+ *
+ * Only one data-parallel replica's pipeline is simulated in detail (the
+ * replicas are symmetric): one device per pipeline stage stands for its
+ * tensor-parallel group.  See models/README.md, "The training step". */
+#ifndef STEP_H
+#define STEP_H
+
+#include "sim_error.h"
+#include "sim_exec.h"
+
+typedef struct StepScenario StepScenario;
+
+StepScenario *step_scenario_load(const char *path, GError **err);
+/* `name` stands for the file in error messages. */
+StepScenario *step_scenario_parse(const char *name, const char *text, size_t len, GError **err);
+void step_scenario_free(StepScenario *sc);
+
+/* Variants to compare (a list of weight updates); 1 for a plain scenario. */
+int step_scenario_num_variants(const StepScenario *sc);
+const char *step_scenario_variant_label(const StepScenario *sc, int variant);
+
+/* Runs one variant.  Returns the result object (keys: step_time_s, breakdown,
+ * memory_per_device_bytes, fits, mfu, tflops_per_device, ...); when `graph`
+ * is not NULL the simulated graph is handed over (free it with
+ * sim_graph_free) for timelines. */
+cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph, GError **err);
+
+/* Runs every variant: one variant's result as is; several: the first
+ * variant's keys at top level plus "variants" (each result with its
+ * "variant" label) and "comparison". */
+cJSON *step_scenario_run_all(const StepScenario *sc, GError **err);
+
+/* Parses and runs a scenario held in text; thread-safe (no global state).
+ * Same object as `shardsim run --json`. */
+cJSON *step_run_text(const char *name, const char *json_text, GError **err);
+
+#endif
