@@ -1,0 +1,68 @@
+/* Reader for the OSU Micro-Benchmarks' collective latency output
+ * (osu_allreduce, osu_allgather, osu_reduce_scatter, osu_bcast, osu_alltoall,
+ * osu_reduce; versions 5.x to 7.x):
+ *
+ *   # OSU MPI Allreduce Latency Test v7.3
+ *   # Datatype: MPI_CHAR.
+ *   # Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations
+ *   1                       1.91              1.62              2.20        1000
+ *
+ * The columns come from the "# Size ..." header line: Avg Latency(us) (or the
+ * point-to-point "Latency (us)"), and when present (-f) Min/Max Latency(us)
+ * and Iterations; P50/P90/P99 tail-latency, Validation (-c) and Transmit Size
+ * columns are recognised and skipped.  A column this reader does not know is
+ * an error rather than a guess.  Several "# Datatype:" blocks may follow each
+ * other; every row remembers its datatype.
+ *
+ * As in nccltests.h, '# key: value' lines at the very top are provenance
+ * headers, mpirun "[1,0]<stdout>:" prefixes are removed, and lines that are
+ * neither '#' nor start with a digit (launcher noise) are skipped.  Latencies
+ * are in microseconds as printed.  Bad input is SIM_ERROR_INPUT
+ * "FILE:LINE: what". */
+#ifndef OSU_H
+#define OSU_H
+
+#include "nccltests.h"
+
+typedef struct {
+    uint64_t size_bytes;
+    double avg_us;
+    double min_us, max_us; /* NaN when not printed */
+    long iterations;       /* -1 when not printed */
+    int validation;        /* 1 "Pass", 0 "Fail", -1 not printed */
+    const char *datatype;  /* "MPI_CHAR" from "# Datatype: MPI_CHAR.", or NULL */
+    int line;
+} OsuRow;
+
+typedef struct OsuTrace OsuTrace;
+
+OsuTrace *osu_load(const char *path, GError **err);
+/* `name` stands for the file name in messages. */
+OsuTrace *osu_parse(const char *name, const char *text, GError **err);
+void osu_free(OsuTrace *t);
+
+const char *osu_name(const OsuTrace *t);
+size_t osu_n_rows(const OsuTrace *t);
+/* Rows in file order; NULL past the end.  Pointers live as long as `t`. */
+const OsuRow *osu_row(const OsuTrace *t, size_t i);
+
+/* The benchmark's title line without the version ("OSU MPI Allreduce Latency
+ * Test", "OSU MPI-CUDA Reduce Latency Test"), and its version ("7.3"); NULL
+ * when the output has no title line. */
+const char *osu_title(const OsuTrace *t);
+const char *osu_version(const OsuTrace *t);
+
+/* The collective, as nccl-tests' enum so that both readers feed the same
+ * validation: from a '# op:' header, else the title, else a '# command:'
+ * header naming osu_allreduce etc.; NCCLTESTS_UNKNOWN when nothing tells (or
+ * for benchmarks without an equivalent, such as osu_gather). */
+NcclTestsOp osu_op(const OsuTrace *t);
+void osu_set_op(OsuTrace *t, NcclTestsOp op);
+
+/* Provenance headers, in file order; lookup returns NULL when absent. */
+const char *osu_header(const OsuTrace *t, const char *key);
+size_t osu_n_headers(const OsuTrace *t);
+const char *osu_header_key(const OsuTrace *t, size_t i);
+const char *osu_header_value(const OsuTrace *t, size_t i);
+
+#endif
