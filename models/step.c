@@ -121,7 +121,18 @@ static int item_line(const SimJsonDoc *d, const cJSON *item)
  * that its errors name the line of "model" in the scenario. */
 static Workload *parse_inline_model(const SimJsonDoc *d, const cJSON *m, GError **err)
 {
-    char *body = cJSON_PrintUnformatted(m);
+    cJSON *copy = cJSON_Duplicate(m, true);
+    if (!cJSON_GetObjectItemCaseSensitive(copy, "name")) /* the workload format wants one */
+        cJSON_AddStringToObject(copy, "name", "custom");
+    if (!cJSON_GetObjectItemCaseSensitive(copy, "type"))
+        cJSON_AddStringToObject(copy, "type", "transformer");
+    if (!cJSON_GetObjectItemCaseSensitive(copy, "source")) {
+        char *src = g_strdup_printf("given inline in scenario %s", sim_json_path(d));
+        cJSON_AddStringToObject(copy, "source", src);
+        g_free(src);
+    }
+    char *body = cJSON_PrintUnformatted(copy);
+    cJSON_Delete(copy);
     int line = item_line(d, m);
     GString *text = g_string_new(NULL);
     for (int i = 1; i < line; i++)

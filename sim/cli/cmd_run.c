@@ -1,5 +1,6 @@
 #include "cli.h"
 #include "step.h"
+#include "timeline.h"
 
 #include <stdio.h>
 
@@ -97,9 +98,17 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     if (timeline) {
-        rc = cli_usage_error("run: --timeline is not available in this build");
-        cJSON_Delete(res);
-        goto out;
+        /* the first variant once more, keeping its graph */
+        SimGraph *g = NULL;
+        cJSON *again = step_scenario_run(sc, 0, &g, &err);
+        cJSON_Delete(again);
+        bool ok = g && timeline_write(g, timeline, NULL, &err);
+        sim_graph_free(g);
+        if (!ok) {
+            cJSON_Delete(res);
+            rc = cli_fail(err);
+            goto out;
+        }
     }
     rc = 0;
     if (json) {

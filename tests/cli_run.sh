@@ -1,0 +1,78 @@
+#!/bin/bash
+# shardsim run: bad scenarios exit 2 with FILE:LINE on stderr; the default
+# example exits 0 and prints one JSON object with the documented keys.
+set -u
+BIN=$1
+SRC=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail=0
+
+bad() { # NAME TEXT EXPECTED-FRAGMENT
+    printf '%s\n' "$2" > "$TMP/$1.json"
+    "$BIN" run "$TMP/$1.json" > "$TMP/out" 2> "$TMP/err"
+    rc=$?
+    if [ $rc -ne 2 ]; then echo "FAIL $1: exit $rc, expected 2"; fail=1; fi
+    if ! grep -q "shardsim: $TMP/$1.json:[0-9][0-9]*: " "$TMP/err"; then
+        echo "FAIL $1: no FILE:LINE on stderr:"; cat "$TMP/err"; fail=1
+    fi
+    if ! grep -qF "$3" "$TMP/err"; then echo "FAIL $1: stderr lacks '$3':"; cat "$TMP/err"; fail=1; fi
+    if [ -s "$TMP/out" ]; then echo "FAIL $1: stdout not empty"; fail=1; fi
+}
+
+bad unknown_key '{"topology": "dgx-a100-cluster", "model": "gpt3-1.3b", "global_batch": 8,
+ "parallelism": {"dp": 8,
+   "dpp": 2}}' 'unknown key "dpp"'
+bad syntax '{"topology": "dgx-a100-cluster",
+ "model": "gpt3-1.3b",, "global_batch": 8}' 'invalid JSON'
+bad zero_stage '{"topology": "dgx-a100-cluster", "model": "gpt3-1.3b", "global_batch": 8,
+ "parallelism": {"zero_stage": 4}}' 'zero_stage'
+bad recompute '{"topology": "dgx-a100-cluster", "model": "gpt3-1.3b", "global_batch": 8,
+ "parallelism": {"recompute": "some"}}' 'recompute'
+bad model '{"topology": "dgx-a100-cluster",
+ "model": "no-such-model", "global_batch": 8}' 'no-such-model'
+bad batch '{"topology": "dgx-a100-cluster", "model": "gpt3-1.3b",
+ "global_batch": 0}' 'global_batch'
+
+# a missing file is an error too (exit non-zero, message on stderr)
+"$BIN" run "$TMP/none.json" > /dev/null 2> "$TMP/err"
+if [ $? -eq 0 ]; then echo "FAIL missing file: exit 0"; fail=1; fi
+
+# the default example
+if ! "$BIN" run --json "$SRC/examples/default.json" > "$TMP/out.json" 2> "$TMP/err"; then
+    echo "FAIL default example:"; cat "$TMP/err"; fail=1
+fi
+if ! python3 - "$TMP/out.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+def check(r):
+    for k in ["step_time_s", "breakdown", "memory_per_device_bytes", "fits", "mfu", "tflops_per_device"]:
+        assert k in r, k
+    for k in ["compute", "exposed_communication", "optimizer", "pipeline_bubble"]:
+        assert isinstance(r["breakdown"][k], (int, float)) and r["breakdown"][k] >= 0, k
+    for k in ["weights", "gradients", "optimizer_state", "activations", "total"]:
+        assert r["memory_per_device_bytes"][k] >= 0, k
+    assert r["step_time_s"] > 0 and 0 < r["mfu"] < 1 and isinstance(r["fits"], bool)
+    b = r["breakdown"]
+    assert abs(b["compute"] + b["exposed_communication"] + b["optimizer"] + b["pipeline_bubble"] - r["step_time_s"]) <= 1e-6 * r["step_time_s"] + 1e-9
+check(d)
+for v in d.get("variants", []):
+    check(v)
+assert len(d["variants"]) == 2 and d["variants"][1]["config"]["weight_update"] == "sharded"
+PY
+then echo "FAIL default example JSON"; fail=1; fi
+
+# every example runs; --timeline writes a trace
+for f in "$SRC"/examples/*.json; do
+    if ! "$BIN" run "$f" > /dev/null 2> "$TMP/err"; then echo "FAIL example $f:"; cat "$TMP/err"; fail=1; fi
+done
+if ! "$BIN" run --timeline "$TMP/tl.json" "$SRC/examples/default.json" > /dev/null 2> "$TMP/err"; then
+    echo "FAIL --timeline:"; cat "$TMP/err"; fail=1
+fi
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['traceEvents']) > 10" "$TMP/tl.json" || { echo "FAIL timeline JSON"; fail=1; }
+# determinism: same input, same bytes
+"$BIN" run --json "$SRC/examples/default.json" > "$TMP/again.json" 2>/dev/null
+cmp -s "$TMP/out.json" "$TMP/again.json" || { echo "FAIL: two runs differ"; fail=1; }
+
+[ $fail -eq 0 ] && echo "cli_run: all passed"
+exit $fail
