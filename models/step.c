@@ -37,6 +37,7 @@ struct StepScenario {
     MemoryPrecision precision;
     MemoryOptimizer optimizer;
     StepPlan plan;
+    bool flow_contention; /* scale DP collectives by the flow simulation's contention */
     int nvariants;
     int variant_stage[2]; /* zero stage per variant (weight_update list) */
     char *variant_label[2];
@@ -253,7 +254,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
 {
     static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
                                        "precision", "optimizer", "parallelism", "name", "description", "source",
-                                       NULL};
+                                       "flow_contention", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -274,6 +275,9 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
         !sim_json_get_string(d, root, "optimizer", false, &opt, err))
         goto fail;
     sc->name = g_strdup(name ? name : sim_json_path(d));
+    sc->flow_contention = true;
+    if (!get_bool(d, root, "flow_contention", &sc->flow_contention, err))
+        goto fail;
     sc->accelerator = acc ? g_strdup(acc) : NULL;
     sc->topology = g_strdup(topo);
     sc->nodes = (int)nodes;
@@ -446,6 +450,11 @@ typedef struct {
     double grad_bytes_per_param, param_bytes;
     double opt_bytes_per_param;       /* HBM traffic of the update */
     double p2p_bytes;
+    /* data-parallel collectives: all tp x pp groups run at once and share
+     * NICs and fabric; their closed-form time is scaled by this factor from
+     * a flow simulation of the concurrent groups (1: no contention) */
+    double dp_factor, dp_flow_alone_s, dp_flow_concurrent_s;
+    int dp_flow_groups;
 } Ctx;
 
 static int rank_of(const Ctx *c, int stage, int d, int t)
@@ -478,6 +487,10 @@ static double coll_use(Ctx *c, const char *name, const char *group_name, const C
     CollCost cost;
     if (!coll_cost(g, op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &cost))
         return 0;
+    if (g == c->dp_group && c->dp_factor > 1) {
+        cost.time_s *= c->dp_factor;
+        cost.algbw_Bps /= c->dp_factor;
+    }
     for (guint i = 0; i < c->colls->len; i++) {
         CollUse *u = &g_array_index(c->colls, CollUse, i);
         if (!strcmp(u->name, name) && u->bytes == bytes) {
@@ -506,6 +519,68 @@ static double optimizer_traffic(const StepScenario *sc)
     if (sc->optimizer == MEMORY_OPT_LAMB)
         bytes += 4 + 4; /* re-read weights and update for the trust ratio */
     return bytes + g;   /* + the gradient-norm pass (clipping / loss-scale check) */
+}
+
+
+/* How much slower one data-parallel collective gets when the DP groups of
+ * every (pipeline stage, tensor rank) run theirs at the same time: the flow
+ * simulation of all of them together against one alone, on one bucket.  The
+ * groups of a stage share nodes (and, on nodes with fewer NICs than GPUs,
+ * NICs); groups of different stages share only the fabric.  When simulating
+ * every group would take too many flows, only the tp groups of stage 0 are
+ * simulated (they share the most). */
+static void dp_contention(Ctx *c)
+{
+    c->dp_factor = 1;
+    if (!c->dp_group || !c->sc->flow_contention)
+        return;
+    const StepPlan *p = &c->p;
+    CollOp op = p->zero_stage >= 1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+    double bytes = p->bucket_bytes * p->compression;
+    if (p->zero_stage == 3)
+        bytes = c->layer_params * c->param_bytes;
+    CollCost cc;
+    if (!coll_cost(c->dp_group, op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &cc))
+        return;
+    int stages = p->pp;
+    double est = (double)p->dp * p->tp * p->pp * 8 * 8;
+    if (est > 4e5)
+        stages = 1;
+    int ngroups = stages * p->tp;
+    SimGraph *g = sim_graph_new();
+    CollGroup **groups = g_new0(CollGroup *, ngroups);
+    int *ids = g_new(int, p->dp);
+    bool ok = true;
+    for (int s = 0, k = 0; s < stages && ok; s++)
+        for (int t = 0; t < p->tp && ok; t++, k++) {
+            for (int d = 0; d < p->dp; d++)
+                ids[d] = rank_of(c, s, d, t);
+            groups[k] = coll_group_new(c->topo, ids, p->dp, NULL, NULL);
+            ok = groups[k] != NULL;
+            if (ok)
+                coll_append(groups[k], g, op, cc.algo, cc.proto, bytes, NULL, 0, "dp");
+        }
+    if (ok) {
+        SimEngine *e = sim_engine_new();
+        SimNet *net = sim_net_new(e);
+        coll_net_build(c->dp_group, net);
+        sim_time_t span = sim_graph_run(g, e, net);
+        sim_net_free(net);
+        sim_engine_free(e);
+        double alone = coll_simulate(c->dp_group, op, cc.algo, cc.proto, bytes);
+        double conc = sim_time_to_s(span);
+        if (span != SIM_TIME_NEVER && alone > 0) {
+            c->dp_flow_alone_s = alone;
+            c->dp_flow_concurrent_s = conc;
+            c->dp_flow_groups = ngroups;
+            c->dp_factor = conc / alone > 1 ? conc / alone : 1;
+        }
+    }
+    for (int k = 0; k < ngroups; k++)
+        coll_group_free(groups[k]);
+    g_free(groups);
+    g_free(ids);
+    sim_graph_free(g);
 }
 
 static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
@@ -633,6 +708,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->param_bytes = memory_param_bytes(sc->precision);
     c->grad_bytes_per_param = memory_grad_bytes(sc->precision, false);
     c->opt_bytes_per_param = optimizer_traffic(sc);
+    dp_contention(c);
     return true;
 fail_ids:
     g_free(ids);
@@ -730,7 +806,7 @@ static Span stage_pass(Build *b, int s, int mbi, int dir, int prev, bool last_mb
     double t_ag = 0;
     if (z3)
         t_ag = coll_use(c, "zero3_allgather", "dp", c->dp_group, COLL_ALLGATHER,
-                        c->layer_params * c->p.dp * c->param_bytes, s == 0 ? nl : 0);
+                        c->layer_params * c->param_bytes, s == 0 ? nl : 0);
     Span sp = {-1, -1};
     int cur = prev;
     /* ZeRO-3 prefetch: the gather of layer i waits for layer i-2's compute */
@@ -779,7 +855,7 @@ static Span stage_pass(Build *b, int s, int mbi, int dir, int prev, bool last_mb
     double t_rs = 0;
     if (z3)
         t_rs = coll_use(c, "zero3_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
-                        c->layer_params * c->p.dp * c->grad_bytes_per_param * c->p.compression, s == 0 ? nl : 0);
+                        c->layer_params * c->grad_bytes_per_param * c->p.compression, s == 0 ? nl : 0);
     for (int l = nl - 1; l >= 0; l--) {
         int ag = -1;
         if (z3) {
@@ -1297,6 +1373,11 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
                                                                                : "none");
         cJSON_AddNumberToObject(cfg, "graph_tasks", (double)nt);
         cJSON_AddItemToObject(out, "collectives", coll_report(&c));
+        cJSON *ct = cJSON_AddObjectToObject(out, "dp_contention");
+        cJSON_AddNumberToObject(ct, "factor", c.dp_factor);
+        cJSON_AddNumberToObject(ct, "groups_simulated", c.dp_flow_groups);
+        cJSON_AddNumberToObject(ct, "flow_time_alone_s", c.dp_flow_alone_s);
+        cJSON_AddNumberToObject(ct, "flow_time_concurrent_s", c.dp_flow_concurrent_s);
     }
 done_stats:
     g_free(busy);
