@@ -268,7 +268,34 @@ static void test_dp_contention(void)
     CU_ASSERT_DOUBLE_EQUAL(f[1], 1.0, 0.02);
 }
 
+/* step_run_text from several threads (as sweep does) gives the same text. */
+static void thread_fn(gpointer data, gpointer user)
+{
+    char **out = data;
+    cJSON *r = run((const char *)user);
+    *out = r ? cJSON_Print(r) : NULL;
+    cJSON_Delete(r);
+}
+
+static void test_threads(void)
+{
+    char *s = scen("\"gpt3-1.3b\"", 2, 64, 1, "adam", "{\"dp\": 8, \"tp\": 2, \"weight_update\": \"sharded\"}");
+    char *outs[8] = {NULL};
+    GThreadPool *pool = g_thread_pool_new(thread_fn, s, 4, TRUE, NULL);
+    for (int i = 0; i < 8; i++)
+        g_thread_pool_push(pool, &outs[i], NULL);
+    g_thread_pool_free(pool, FALSE, TRUE);
+    for (int i = 0; i < 8; i++) {
+        CU_ASSERT_PTR_NOT_NULL_FATAL(outs[i]);
+        CU_ASSERT_STRING_EQUAL(outs[i], outs[0]);
+    }
+    for (int i = 0; i < 8; i++)
+        cJSON_free(outs[i]);
+    g_free(s);
+}
+
 static const TestCase tests[] = {
+    {"step_run_text from a thread pool", test_threads},
     {"concurrent DP groups contend for shared NICs", test_dp_contention},
     {"sharded update never uses more optimizer memory", test_sharded_memory},
     {"1F1B bubble fraction (p-1)/(m+p-1)", test_bubble_1f1b},
