@@ -4,6 +4,7 @@
 #include <string.h>
 
 #define MAX_CH 32
+#define TREE_CORR 23 /* tree corrections: 64 B to 256 MiB */
 #define MAX_ENUM_PPN 8 /* exhaustive ring search up to this many ranks per node */
 
 enum { HW_NVLINK, HW_PCIE, HW_NET, HW_NUM };
@@ -20,7 +21,8 @@ typedef struct {
     double launch_s;
     bool ll128_multinode;
     double ring_plateau;                    /* latency factor of multi-node Simple ring all-reduce */
-    double tree_correction[COLL_NUM_PROTOS][22]; /* tree bandwidth factor by log2(bytes/64) */
+    double tree_correction[COLL_NUM_PROTOS][TREE_CORR]; /* tree bandwidth factor by log2(bytes/64) */
+    double net_overhead; /* floor of a multi-node ring's intra-node step */
 } CollParams;
 
 struct CollGroup {
@@ -121,16 +123,36 @@ static const cJSON *get_object(const SimJsonDoc *d, const cJSON *obj, const char
     return cJSON_IsObject(o) ? o : NULL;
 }
 
+static bool params_read(const char *path, CollParams *p, GError **err);
+
+/* The default file is read once per process (groups are made by the hundred
+ * in a step simulation), under a lock since sweep runs steps in threads. */
 static bool params_load(const char *path, CollParams *p, GError **err)
 {
-    char *def = NULL;
-    if (!path) {
-        const char *dir = g_getenv("SHARDSIM_DATA_DIR");
-        def = g_build_filename(dir && *dir ? dir : SHARDSIM_DATA_DIR, "models", "presets", "collectives.json", NULL);
-        path = def;
+    static GMutex lock;
+    static CollParams cached;
+    static char *cached_path;
+    if (path)
+        return params_read(path, p, err);
+    const char *dir = g_getenv("SHARDSIM_DATA_DIR");
+    char *def = g_build_filename(dir && *dir ? dir : SHARDSIM_DATA_DIR, "models", "presets", "collectives.json", NULL);
+    bool ok = true;
+    g_mutex_lock(&lock);
+    if (!cached_path || strcmp(cached_path, def) != 0) {
+        ok = params_read(def, &cached, err);
+        g_free(cached_path);
+        cached_path = ok ? g_strdup(def) : NULL;
     }
-    SimJsonDoc *d = sim_json_load_file(path, err);
+    if (ok)
+        *p = cached;
+    g_mutex_unlock(&lock);
     g_free(def);
+    return ok;
+}
+
+static bool params_read(const char *path, CollParams *p, GError **err)
+{
+    SimJsonDoc *d = sim_json_load_file(path, err);
     if (!d)
         return false;
     const cJSON *r = sim_json_root(d);
@@ -179,21 +201,22 @@ static bool params_load(const char *path, CollParams *p, GError **err)
     }
     p->ll128_multinode = cJSON_IsTrue(mn);
     p->ring_plateau = 1;
-    if (!sim_json_get_number(d, r, "ring_plateau_factor", false, 1, 10, &p->ring_plateau, err))
+    if (!sim_json_get_number(d, r, "ring_plateau_factor", false, 1, 10, &p->ring_plateau, err) ||
+        !sim_json_get_number(d, r, "net_overhead_s", false, 0, 1, &p->net_overhead, err))
         goto out;
     for (int q = 0; q < COLL_NUM_PROTOS; q++)
-        for (int i = 0; i < 22; i++)
+        for (int i = 0; i < TREE_CORR; i++)
             p->tree_correction[q][i] = 1;
     const cJSON *tc = cJSON_GetObjectItemCaseSensitive(r, "tree_correction");
     if (tc) {
         for (int q = 0; q < COLL_NUM_PROTOS; q++) {
             const cJSON *arr = cJSON_GetObjectItemCaseSensitive(tc, proto_names[q]);
-            if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != 22) {
-                sim_json_error(d, arr ? arr : tc, err, "tree_correction.%s must be an array of 22 numbers",
-                               proto_names[q]);
+            if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != TREE_CORR) {
+                sim_json_error(d, arr ? arr : tc, err, "tree_correction.%s must be an array of %d numbers",
+                               proto_names[q], TREE_CORR);
                 goto out;
             }
-            for (int i = 0; i < 22; i++) {
+            for (int i = 0; i < TREE_CORR; i++) {
                 const cJSON *v = cJSON_GetArrayItem(arr, i);
                 if (!cJSON_IsNumber(v) || !(v->valuedouble > 0 && v->valuedouble <= 1)) {
                     sim_json_error(d, v, err, "tree_correction.%s[%d] must be in (0, 1]", proto_names[q], i);
@@ -531,8 +554,13 @@ static double ring_lat(const CollGroup *g, CollOp op, CollProto p)
 {
     int n = g->n, nn = g->nnodes;
     int steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
-    int inter = nn <= 1 ? 0 : op == COLL_ALLREDUCE ? 2 * (nn - 1) : nn - 1;
-    return g->p.base[COLL_RING][p] + (steps - inter) * intra_step_lat(g, 0, p) + inter * g->p.step[HW_NET][0][p];
+    int inter = nn <= 1 ? 0 : op == COLL_ALLREDUCE ? 2 * nn : nn - 1;
+    if (inter > steps)
+        inter = steps;
+    double intra = intra_step_lat(g, 0, p);
+    if (nn > 1) /* every step of a ring across nodes also posts to the network */
+        intra = fmax(intra, g->p.net_overhead * (p == COLL_SIMPLE ? 3 : 1));
+    return g->p.base[COLL_RING][p] + (steps - inter) * intra + inter * g->p.step[HW_NET][0][p];
 }
 
 /* bytes each rank must move per unit of the message, by op, for ring-like schedules */
@@ -544,7 +572,8 @@ static double traffic_factor(CollOp op, int n)
 /* NCCL's "plateau effect": multi-node Simple ring all-reduce pays more per step. */
 static double ring_plateau(const CollGroup *g, CollOp op, CollProto p, double bytes)
 {
-    bool on = p == COLL_SIMPLE && op == COLL_ALLREDUCE && g->nnodes > 1 && bytes >= g->n / 16.0 * 65536;
+    bool on = p == COLL_SIMPLE && op == COLL_ALLREDUCE && g->nnodes > 1 &&
+              bytes / ((double)ring_channels(g) * g->n) >= 64;
     return on ? g->p.ring_plateau : 1;
 }
 
@@ -665,7 +694,7 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
         int lg = 0;
         for (double v = bytes / 64; v >= 2 && lg < 63; v /= 2)
             lg++;
-        if (lg < 22)
+        if (lg < TREE_CORR)
             c->algbw_Bps *= g->p.tree_correction[p][lg];
     }
     if (a == COLL_RING)

@@ -828,6 +828,8 @@ static int lookup_end(const Ctx *c, const cJSON *link, const char *key, GHashTab
 static bool explicit_tables(Topo *t, const Ctx *c, bool forward, const cJSON **items, GError **err)
 {
     int V = t->nverts, L = t->nlinks;
+    if (V <= 0 || L < 0)
+        return true;
     if ((int64_t)t->nranks * V > MAX_EXPLICIT_TABLE) {
         sim_json_error(c->doc, c->root, err, "explicit topology too large (%d ranks x %d nodes); use a family",
                        t->nranks, V);
@@ -1035,7 +1037,8 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
 
 const char *topo_preset_dir(void)
 {
-    static char buf[4096];
+    /* per thread: sweep loads topologies from several threads at once */
+    static _Thread_local char buf[4096];
     const char *d = g_getenv("SHARDSIM_DATA_DIR");
     g_snprintf(buf, sizeof buf, "%s/topologies/presets", d && *d ? d : SHARDSIM_DATA_DIR);
     return buf;

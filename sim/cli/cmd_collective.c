@@ -42,12 +42,14 @@ static bool parse_sizes(const char *spec, GArray *out)
 
 int cmd_collective(int argc, char **argv)
 {
-    char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL;
+    char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL, *params = NULL;
     gboolean json = FALSE, flows = FALSE;
     int ranks = 0, nodes = 0;
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
         {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "number of nodes, for topologies that scale", "N"},
+        {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
+         "collective-model parameters (default models/presets/collectives.json)", "FILE"},
         {"op", 0, 0, G_OPTION_ARG_STRING, &op_s,
          "allreduce|reducescatter|allgather|broadcast|reduce|alltoall (default allreduce)", "OP"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "auto|ring|tree|rhd|direct|hier|collnet (default auto)", "ALGO"},
@@ -110,7 +112,7 @@ int cmd_collective(int argc, char **argv)
     int *ids = g_new(int, n);
     for (int i = 0; i < n; i++)
         ids[i] = i;
-    grp = coll_group_new(topo, ids, n, NULL, &err);
+    grp = coll_group_new(topo, ids, n, params, &err);
     g_free(ids);
     if (!grp) {
         rc = cli_fail(err);
@@ -171,6 +173,7 @@ out:
     topo_free(topo);
     g_array_free(sizes, TRUE);
     g_free(topology);
+    g_free(params);
     g_free(op_s);
     g_free(algo_s);
     g_free(proto_s);

@@ -76,7 +76,7 @@ static const int op_map[] = {
 };
 
 /* Predicts every row of one trace; rows go to `all` and `out`. */
-static bool validate_one(const char *topology, const char *path, int op_override, int algo, int proto, GArray *all,
+static bool validate_one(const char *topology, const char *params, const char *path, int op_override, int algo, int proto, GArray *all,
                          cJSON *traces_json, bool human, GError **err)
 {
     NcclTrace *tr = nccltests_load(path, err);
@@ -124,7 +124,7 @@ static bool validate_one(const char *topology, const char *path, int op_override
     ids = g_new(int, nranks);
     for (int i = 0; i < nranks; i++)
         ids[i] = (i / rph) * tppn + i % rph;
-    grp = coll_group_new(topo, ids, nranks, NULL, err);
+    grp = coll_group_new(topo, ids, nranks, params, err);
     if (!grp)
         goto out;
     coll_group_set_gpus_per_thread(grp, nccltests_gpus_per_thread(tr));
@@ -182,10 +182,12 @@ out:
 
 int cmd_validate(int argc, char **argv)
 {
-    char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL;
+    char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL;
     gboolean json = FALSE;
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
+        {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
+         "collective-model parameters (default models/presets/collectives.json)", "FILE"},
         {"op", 0, 0, G_OPTION_ARG_STRING, &op_s, "collective, when the trace does not say", "OP"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "force an algorithm (default auto)", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "force a protocol (default auto)", "PROTO"},
@@ -227,7 +229,7 @@ int cmd_validate(int argc, char **argv)
     rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
         GError *err = NULL;
-        if (!validate_one(topology, argv[i], op, algo, proto, all, traces, !json, &err))
+        if (!validate_one(topology, params, argv[i], op, algo, proto, all, traces, !json, &err))
             rc = cli_fail(err);
     }
     if (rc == 0) {
@@ -255,6 +257,7 @@ int cmd_validate(int argc, char **argv)
     g_array_free(all, TRUE);
 out:
     g_free(topology);
+    g_free(params);
     g_free(op_s);
     g_free(algo_s);
     g_free(proto_s);
