@@ -1,4 +1,5 @@
 #include "accel.h"
+#include "sim_data.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -43,11 +44,11 @@ double accel_dtype_bytes(AccelDtype dt)
     }
 }
 
+#define ACCEL_PRESETS "models/presets/accelerators"
+
 char *accel_preset_dir(void)
 {
-    const char *env = g_getenv("SHARDSIM_DATA_DIR");
-    const char *base = env && *env ? env : SHARDSIM_DATA_DIR;
-    return g_build_filename(base, "models", "presets", "accelerators", NULL);
+    return sim_data_dir(ACCEL_PRESETS);
 }
 
 /* A "source" string must accompany every group of numbers. */
@@ -187,27 +188,9 @@ Accel *accel_parse(const char *name, const char *text, size_t len, GError **err)
 
 Accel *accel_load(const char *name_or_path, GError **err)
 {
-    if (!name_or_path || !*name_or_path) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "no accelerator named");
+    char *path = sim_data_resolve(ACCEL_PRESETS, "accelerator", name_or_path, err);
+    if (!path)
         return NULL;
-    }
-    char *path;
-    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
-        path = g_strdup(name_or_path);
-    } else {
-        char *dir = accel_preset_dir();
-        char *file = g_strconcat(name_or_path, ".json", NULL);
-        path = g_build_filename(dir, file, NULL);
-        g_free(file);
-        if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
-            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "unknown accelerator \"%s\" (no %s.json in %s)",
-                        name_or_path, name_or_path, dir);
-            g_free(dir);
-            g_free(path);
-            return NULL;
-        }
-        g_free(dir);
-    }
     SimJsonDoc *doc = sim_json_load_file(path, err);
     g_free(path);
     if (!doc)

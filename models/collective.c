@@ -1,4 +1,5 @@
 #include "collective.h"
+#include "sim_data.h"
 
 #include <math.h>
 #include <string.h>
@@ -134,8 +135,7 @@ static bool params_load(const char *path, CollParams *p, GError **err)
     static char *cached_path;
     if (path)
         return params_read(path, p, err);
-    const char *dir = g_getenv("SHARDSIM_DATA_DIR");
-    char *def = g_build_filename(dir && *dir ? dir : SHARDSIM_DATA_DIR, "models", "presets", "collectives.json", NULL);
+    char *def = sim_data_dir("models/presets/collectives.json");
     bool ok = true;
     g_mutex_lock(&lock);
     if (!cached_path || strcmp(cached_path, def) != 0) {

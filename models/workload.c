@@ -1,4 +1,5 @@
 #include "workload.h"
+#include "sim_data.h"
 
 #include <math.h>
 #include <string.h>
@@ -27,11 +28,11 @@ WorkloadParallel workload_parallel_default(void)
     return (WorkloadParallel){.tp = 1, .sequence_parallel = false, .recompute = WORKLOAD_RECOMPUTE_NONE, .act_bytes = 2};
 }
 
+#define WORKLOAD_PRESETS "models/presets/workloads"
+
 char *workload_preset_dir(void)
 {
-    const char *env = g_getenv("SHARDSIM_DATA_DIR");
-    const char *base = env && *env ? env : SHARDSIM_DATA_DIR;
-    return g_build_filename(base, "models", "presets", "workloads", NULL);
+    return sim_data_dir(WORKLOAD_PRESETS);
 }
 
 void workload_free(Workload *w)
@@ -294,27 +295,9 @@ Workload *workload_parse(const char *name, const char *text, size_t len, GError 
 
 Workload *workload_load(const char *name_or_path, GError **err)
 {
-    if (!name_or_path || !*name_or_path) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "no workload named");
+    char *path = sim_data_resolve(WORKLOAD_PRESETS, "workload", name_or_path, err);
+    if (!path)
         return NULL;
-    }
-    char *path;
-    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
-        path = g_strdup(name_or_path);
-    } else {
-        char *dir = workload_preset_dir();
-        char *file = g_strconcat(name_or_path, ".json", NULL);
-        path = g_build_filename(dir, file, NULL);
-        g_free(file);
-        if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
-            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "unknown workload \"%s\" (no %s.json in %s)", name_or_path,
-                        name_or_path, dir);
-            g_free(dir);
-            g_free(path);
-            return NULL;
-        }
-        g_free(dir);
-    }
     SimJsonDoc *doc = sim_json_load_file(path, err);
     g_free(path);
     if (!doc)

@@ -4,6 +4,7 @@
  * next-hop table per destination rank at load time, which also proves every
  * rank reaches every other. */
 #include "topo.h"
+#include "sim_data.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -1035,61 +1036,32 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
     return t;
 }
 
+#define TOPO_PRESETS "topologies/presets"
+
 const char *topo_preset_dir(void)
 {
     /* per thread: sweep loads topologies from several threads at once */
     static _Thread_local char buf[4096];
-    const char *d = g_getenv("SHARDSIM_DATA_DIR");
-    g_snprintf(buf, sizeof buf, "%s/topologies/presets", d && *d ? d : SHARDSIM_DATA_DIR);
+    char *d = sim_data_dir(TOPO_PRESETS);
+    g_strlcpy(buf, d, sizeof buf);
+    g_free(d);
     return buf;
-}
-
-static gint cmp_str(gconstpointer a, gconstpointer b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 char **topo_list_presets(void)
 {
-    GPtrArray *a = g_ptr_array_new();
-    GDir *dir = g_dir_open(topo_preset_dir(), 0, NULL);
-    if (dir) {
-        const char *f;
-        while ((f = g_dir_read_name(dir)))
-            if (g_str_has_suffix(f, ".json"))
-                g_ptr_array_add(a, g_strndup(f, strlen(f) - 5));
-        g_dir_close(dir);
-    }
-    g_ptr_array_sort(a, cmp_str); /* directory order is not stable */
-    g_ptr_array_add(a, NULL);
-    return (char **)g_ptr_array_free(a, FALSE);
+    return sim_data_list(TOPO_PRESETS);
 }
 
 Topo *topo_load(const char *name_or_path, const TopoOptions *opt, GError **err)
 {
     g_return_val_if_fail(name_or_path != NULL, NULL);
-    bool is_path = strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json");
-    char *path = NULL, *base = NULL;
-    if (is_path) {
-        path = g_strdup(name_or_path);
-        char *b = g_path_get_basename(name_or_path);
-        base = g_str_has_suffix(b, ".json") ? g_strndup(b, strlen(b) - 5) : g_strdup(b);
-        g_free(b);
-    } else {
-        path = g_strdup_printf("%s/%s.json", topo_preset_dir(), name_or_path);
-        base = g_strdup(name_or_path);
-        if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
-            char **names = topo_list_presets();
-            char *list = g_strjoinv(", ", names);
-            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "unknown topology preset \"%s\" (presets in %s: %s)",
-                        name_or_path, topo_preset_dir(), *list ? list : "none");
-            g_free(list);
-            g_strfreev(names);
-            g_free(path);
-            g_free(base);
-            return NULL;
-        }
-    }
+    char *path = sim_data_resolve(TOPO_PRESETS, "topology preset", name_or_path, err);
+    if (!path)
+        return NULL;
+    char *b = g_path_get_basename(name_or_path);
+    char *base = g_str_has_suffix(b, ".json") ? g_strndup(b, strlen(b) - 5) : g_strdup(b);
+    g_free(b);
     Topo *t = NULL;
     SimJsonDoc *doc = sim_json_load_file(path, err);
     if (doc)
