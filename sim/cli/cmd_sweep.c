@@ -1,7 +1,348 @@
 #include "cli.h"
+#include "plot.h"
+#include "sweep.h"
 
-/* Placeholder until the issue that delivers it lands. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GIB (1024.0 * 1024 * 1024)
+
+static const char sweep_description[] =
+    "Runs SCENARIO.json at every point of the grid that the --vary options span (their cartesian\n"
+    "product: the first --vary varies slowest), on a pool of threads; rows come out in point order.\n"
+    "\n"
+    "KEY is a dotted path into the scenario: nodes, model, topology, global_batch, micro_batch,\n"
+    "parallelism.dp, parallelism.tp, parallelism.weight_update, parallelism.zero_stage, ...\n"
+    "Values that read as JSON numbers, true, false or null are those, others are strings.\n"
+    "'...' continues a progression up to the value after it: two numbers before it give a constant\n"
+    "step (8,16,...,64 = 8,16,24,...,64), three or more a constant ratio when theirs agree\n"
+    "(1,2,4,...,1024), else a constant step.  The end value must be a member.\n"
+    "\n"
+    "Coupled parameters:\n"
+    "  - when nodes is varied and parallelism.dp is not, dp follows the device count:\n"
+    "    dp = nodes x ranks per node (of the point's topology) / (tp x pp);\n"
+    "  - --weak-scaling keeps each replica's batch: global_batch = dp x (the base's global_batch / dp);\n"
+    "    without it global_batch stays fixed (strong scaling);\n"
+    "  - a weight_update list in the scenario (\"weight_update\": [\"replicated\", \"sharded\"]) that is\n"
+    "    not varied becomes the last axis.\n"
+    "\n"
+    "A point whose scenario is invalid (dp x tp x pp beyond the topology, global_batch not a multiple\n"
+    "of dp x micro_batch, an unknown key, ...) gets an error in its row; the other points still run.\n"
+    "--plot draws step time, throughput, scaling efficiency (samples/s per device relative to the\n"
+    "curve's smallest device count) and memory per device against devices, one curve per combination\n"
+    "of the varied keys other than nodes (or parallelism.dp).  --plot-memory draws the per-device\n"
+    "memory breakdown of every point that ran.\n"
+    "\n"
+    "Exit status: 0 when at least one point ran; 2 for bad input (the base scenario, a --vary, or\n"
+    "no point ran); 1 when an output file cannot be written.";
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return v && cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void progress_bar(int done, int total, void *user)
+{
+    (void)user;
+    enum { W = 30 };
+    int fill = total ? (int)((long)W * done / total) : W;
+    char bar[W + 1];
+    for (int i = 0; i < W; i++)
+        bar[i] = i < fill ? '#' : ' ';
+    bar[W] = 0;
+    fprintf(stderr, "\r[%s] %d/%d", bar, done, total);
+    if (done == total)
+        fputs("\r\033[K", stderr);
+    fflush(stderr);
+}
+
+static bool has_plot_ext(const char *path) { return g_str_has_suffix(path, ".png") || g_str_has_suffix(path, ".svg"); }
+
+/* ---- table ---- */
+
+static void print_table(const Sweep *s, const cJSON *run)
+{
+    int na = sweep_num_axes(s), n = sweep_num_points(s);
+    int *w = g_new0(int, na > 0 ? na : 1);
+    for (int a = 0; a < na; a++) {
+        w[a] = (int)strlen(sweep_axis_key(s, a));
+        for (int i = 0; i < n; i++) {
+            char *v = sweep_value_text(sweep_point_value(s, i, a));
+            if ((int)strlen(v) > w[a])
+                w[a] = (int)strlen(v);
+            g_free(v);
+        }
+    }
+    GString *axes = g_string_new(NULL);
+    for (int a = 0; a < na; a++)
+        g_string_append_printf(axes, "%s%s", a ? " x " : "", sweep_axis_key(s, a));
+    printf("# sweep of %s: %d points (%s), %g ran, %g failed\n", cJSON_GetObjectItem(run, "scenario")->valuestring,
+           n, axes->str, num(run, "ran"), num(run, "failed"));
+    g_string_free(axes, TRUE);
+    const cJSON *note;
+    cJSON_ArrayForEach(note, cJSON_GetObjectItem(run, "notes")) printf("# %s\n", note->valuestring);
+    for (int a = 0; a < na; a++)
+        printf("%-*s  ", w[a], sweep_axis_key(s, a));
+    printf("%7s %6s %10s %11s %12s %6s %8s %9s %5s\n", "devices", "dp", "step(s)", "samples/s", "tokens/s", "MFU%",
+           "TFLOP/s", "mem(GiB)", "fits");
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(run, "points"))
+    {
+        int i = (int)num(p, "index");
+        for (int a = 0; a < na; a++) {
+            char *v = sweep_value_text(sweep_point_value(s, i, a));
+            printf("%-*s  ", w[a], v);
+            g_free(v);
+        }
+        const cJSON *r = cJSON_GetObjectItem(p, "result");
+        if (!r) {
+            printf("error: %s\n", cJSON_GetObjectItem(p, "error")->valuestring);
+            continue;
+        }
+        const cJSON *cfg = cJSON_GetObjectItem(r, "config");
+        printf("%7g %6g %10.4f %11.1f %12.0f %6.1f %8.1f %9.2f %5s\n", num(cfg, "devices"), num(cfg, "dp"),
+               num(r, "step_time_s"), num(r, "samples_per_s"), num(r, "tokens_per_s"), 100 * num(r, "mfu"),
+               num(r, "tflops_per_device"), num(cJSON_GetObjectItem(r, "memory_per_device_bytes"), "total") / GIB,
+               cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")) ? "yes" : "NO");
+    }
+    g_free(w);
+}
+
+/* ---- CSV (RFC 4180: CRLF, fields with , " CR LF quoted, quotes doubled) ---- */
+
+static void csv_field(GString *out, const char *s, bool first)
+{
+    if (!first)
+        g_string_append_c(out, ',');
+    if (!strpbrk(s, ",\"\r\n")) {
+        g_string_append(out, s);
+        return;
+    }
+    g_string_append_c(out, '"');
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            g_string_append_c(out, '"');
+        g_string_append_c(out, *p);
+    }
+    g_string_append_c(out, '"');
+}
+
+static void csv_number(GString *out, double v)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE] = "";
+    if (!isnan(v))
+        g_ascii_formatd(buf, sizeof buf, "%.10g", v);
+    csv_field(out, buf, false);
+}
+
+static bool write_csv(const char *path, const Sweep *s, const cJSON *run, GError **err)
+{
+    static const char *const cols[] = {"devices", "dp", "tp", "pp", "global_batch", "step_time_s", "samples_per_s",
+                                       "tokens_per_s", "mfu", "tflops_per_device", "memory_per_device_bytes", "fits",
+                                       "error"};
+    GString *out = g_string_new(NULL);
+    int na = sweep_num_axes(s);
+    for (int a = 0; a < na; a++)
+        csv_field(out, sweep_axis_key(s, a), a == 0);
+    for (size_t c = 0; c < G_N_ELEMENTS(cols); c++)
+        csv_field(out, cols[c], na == 0 && c == 0);
+    g_string_append(out, "\r\n");
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(run, "points"))
+    {
+        int i = (int)num(p, "index");
+        for (int a = 0; a < na; a++) {
+            char *v = sweep_value_text(sweep_point_value(s, i, a));
+            csv_field(out, v, a == 0);
+            g_free(v);
+        }
+        const cJSON *r = cJSON_GetObjectItem(p, "result");
+        const cJSON *cfg = cJSON_GetObjectItem(r, "config");
+        if (na == 0)
+            g_string_append_c(out, ','); /* csv_number adds a leading comma */
+        csv_number(out, num(cfg, "devices"));
+        csv_number(out, num(cfg, "dp"));
+        csv_number(out, num(cfg, "tp"));
+        csv_number(out, num(cfg, "pp"));
+        csv_number(out, num(cfg, "global_batch"));
+        csv_number(out, num(r, "step_time_s"));
+        csv_number(out, num(r, "samples_per_s"));
+        csv_number(out, num(r, "tokens_per_s"));
+        csv_number(out, num(r, "mfu"));
+        csv_number(out, num(r, "tflops_per_device"));
+        csv_number(out, num(cJSON_GetObjectItem(r, "memory_per_device_bytes"), "total"));
+        csv_field(out, r ? (cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")) ? "true" : "false") : "", false);
+        const cJSON *e = cJSON_GetObjectItem(p, "error");
+        csv_field(out, e ? e->valuestring : "", false);
+        g_string_append(out, "\r\n");
+    }
+    GError *e = NULL;
+    bool ok = g_file_set_contents(path, out->str, (gssize)out->len, &e);
+    if (!ok) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "%s: %s", path, e->message);
+        g_error_free(e);
+    }
+    g_string_free(out, TRUE);
+    return ok;
+}
+
+/* ---- plots ---- */
+
+static bool write_scaling_plot(const char *path, const Sweep *s, const cJSON *run, GError **err)
+{
+    int nc = 0;
+    SweepCurve *cv = sweep_curves(s, run, &nc);
+    PlotSeries *ser = g_new0(PlotSeries, nc > 0 ? nc : 1);
+    for (int c = 0; c < nc; c++)
+        ser[c] = (PlotSeries){.label = cv[c].label,
+                              .n = cv[c].n,
+                              .x = cv[c].devices,
+                              .step_time = cv[c].step_time,
+                              .throughput = cv[c].throughput,
+                              .efficiency = cv[c].efficiency,
+                              .memory = cv[c].memory};
+    bool ok = nc > 0;
+    if (!ok)
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no point ran, nothing to plot", path);
+    else
+        ok = plot_scaling(path, ser, nc, err);
+    g_free(ser);
+    sweep_curves_free(cv, nc);
+    return ok;
+}
+
+static bool write_memory_plot(const char *path, const Sweep *s, const cJSON *run, GError **err)
+{
+    GArray *bars = g_array_new(FALSE, TRUE, sizeof(PlotMemoryBar));
+    GPtrArray *labels = g_ptr_array_new_with_free_func(g_free);
+    double cap = -1;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(run, "points"))
+    {
+        const cJSON *r = cJSON_GetObjectItem(p, "result");
+        if (!r)
+            continue;
+        const cJSON *m = cJSON_GetObjectItem(r, "memory_per_device_bytes");
+        char *lab = sweep_point_label(s, (int)num(p, "index"));
+        g_ptr_array_add(labels, lab);
+        PlotMemoryBar b = {.label = lab,
+                           .weights = num(m, "weights"),
+                           .gradients = num(m, "gradients"),
+                           .optimizer = num(m, "optimizer_state"),
+                           /* buffers and reserve have no bar of their own */
+                           .activations = num(m, "activations") + num(m, "buffers") + num(m, "reserve")};
+        g_array_append_val(bars, b);
+        double hbm = num(m, "hbm");
+        cap = cap < 0 ? hbm : cap == hbm ? cap : 0; /* no line when the accelerators differ */
+    }
+    bool ok = bars->len > 0;
+    if (!ok)
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no point ran, nothing to plot", path);
+    else
+        ok = plot_memory(path, (const PlotMemoryBar *)(void *)bars->data, (int)bars->len, cap, err);
+    g_array_free(bars, TRUE);
+    g_ptr_array_free(labels, TRUE);
+    return ok;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
-    return cli_usage_error("sweep: not implemented yet");
+    char **vary = NULL;
+    char *csv = NULL, *plot = NULL, *plot_mem = NULL;
+    gboolean json = FALSE, weak = FALSE;
+    int jobs = 0;
+    GOptionEntry entries[] = {
+        {"vary", 0, 0, G_OPTION_ARG_STRING_ARRAY, &vary, "vary KEY over the values (repeatable)", "KEY=V1,V2,..."},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "points run at once (default: the number of CPUs)", "N"},
+        {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "write one row per point (RFC 4180)", "FILE"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object with every point's full result", NULL},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "draw scaling curves against device count", "FILE.png|.svg"},
+        {"plot-memory", 0, 0, G_OPTION_ARG_FILENAME, &plot_mem, "draw each point's memory per device",
+         "FILE.png|.svg"},
+        {"weak-scaling", 0, 0, G_OPTION_ARG_NONE, &weak, "scale global_batch with dp (see below)", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *ctx = g_option_context_new("SCENARIO.json - run a scenario over a grid of values");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx, sweep_description);
+    int rc = 2;
+    Sweep *s = NULL;
+    cJSON *run = NULL;
+    GError *err = NULL;
+    if (!cli_parse_options(ctx, &argc, &argv))
+        goto out;
+    if (argc != 2) {
+        rc = cli_usage_error("sweep: expected one SCENARIO.json (see --help)");
+        goto out;
+    }
+    if (!vary || !vary[0]) {
+        rc = cli_usage_error("sweep: give at least one --vary KEY=V1,V2,... (see --help)");
+        goto out;
+    }
+    if (jobs < 0) {
+        rc = cli_usage_error("sweep: --jobs must be positive");
+        goto out;
+    }
+    const char *plots[] = {plot, plot_mem};
+    const char *plot_opts[] = {"--plot", "--plot-memory"};
+    for (int i = 0; i < 2; i++)
+        if (plots[i] && !has_plot_ext(plots[i])) {
+            rc = cli_usage_error("sweep: %s %s: the file must end in .png or .svg", plot_opts[i], plots[i]);
+            goto out;
+        }
+    if (!(s = sweep_load(argv[1], &err))) {
+        rc = cli_fail(err);
+        goto out;
+    }
+    sweep_set_weak_scaling(s, weak);
+    for (char **v = vary; *v; v++)
+        if (!sweep_add_axis(s, *v, &err)) {
+            rc = cli_fail(err);
+            goto out;
+        }
+    if (!sweep_prepare(s, &err)) {
+        rc = cli_fail(err);
+        goto out;
+    }
+    if (plot && sweep_device_axis(s) < 0) {
+        rc = cli_usage_error("sweep: --plot draws against the device count: --vary nodes or parallelism.dp");
+        goto out;
+    }
+    run = sweep_run(s, jobs, isatty(STDERR_FILENO) ? progress_bar : NULL, NULL);
+    int ran = (int)num(run, "ran"), failed = (int)num(run, "failed");
+    if (json) {
+        cli_print_json(cJSON_Duplicate(run, true)); /* the files below still need it */
+    } else {
+        print_table(s, run);
+    }
+    fflush(stdout);
+    rc = 0;
+    if (ran == 0) {
+        /* the first error stands for all: usually one bad key or value */
+        char *label = sweep_point_label(s, 0);
+        const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "points"), 0);
+        rc = cli_usage_error("sweep: no point ran; point 0 (%s): %s", label,
+                             cJSON_GetObjectItem(p0, "error")->valuestring);
+        g_free(label);
+    } else if (failed > 0) {
+        fprintf(stderr, "shardsim: sweep: %d of %d points failed (see their error)\n", failed, ran + failed);
+    }
+    if (csv && !write_csv(csv, s, run, &err))
+        rc = cli_fail(err);
+    else if (plot && ran > 0 && !write_scaling_plot(plot, s, run, &err))
+        rc = cli_fail(err);
+    else if (plot_mem && ran > 0 && !write_memory_plot(plot_mem, s, run, &err))
+        rc = cli_fail(err);
+out:
+    cJSON_Delete(run);
+    sweep_free(s);
+    g_strfreev(vary);
+    g_free(csv);
+    g_free(plot);
+    g_free(plot_mem);
+    g_option_context_free(ctx);
+    return rc;
 }

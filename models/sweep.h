@@ -1,0 +1,106 @@
+/* Sweeps: one scenario run over the cartesian product of value lists, each
+ * point on a thread pool, results in point order (so the output does not
+ * depend on completion order or the number of threads).
+ *
+ * An axis is "KEY=V1,V2,...": KEY is a dotted path into the scenario JSON
+ * ("nodes", "parallelism.weight_update"); objects on the way are created.
+ * Values that read as JSON numbers, true, false or null are those; anything
+ * else is a string.  "..." continues a progression up to the value after it:
+ * two numbers before it give a constant step ("8,16,...,64" is 8,16,24,...,64);
+ * three or more give a constant ratio when their ratios agree
+ * ("1,2,4,...,1024"), else a constant step when their differences agree.  The
+ * end value must be a member of the progression.
+ *
+ * Points: the first axis varies slowest, the last fastest.  Point i's
+ * scenario is the base with each axis's value set, then the coupled rules:
+ *  - when "nodes" is varied and "parallelism.dp" is not, dp follows the
+ *    device count: dp = ranks of the point's topology / (tp x pp);
+ *  - with weak scaling, global_batch = (the base's global_batch / dp) x the
+ *    point's dp, so each replica keeps its batch;
+ *  - a list "weight_update" in the base that is not varied becomes the last
+ *    axis, so that every point is a single run.
+ * A point whose scenario is invalid (dp does not divide, batch not divisible,
+ * unknown key...) gets an "error" instead of a result; the others still run. */
+#ifndef SWEEP_H
+#define SWEEP_H
+
+#include "sim_error.h"
+
+#define SWEEP_MAX_POINTS 100000
+
+typedef struct Sweep Sweep;
+
+/* Parses a value list ("1,2,4,...,64", "replicated,sharded") into a cJSON
+ * array; errors (empty value, bad "...", repeated value) are SIM_ERROR_INPUT. */
+cJSON *sweep_parse_values(const char *text, GError **err);
+
+/* Sets the dotted `key` in `root` to `value` (taking ownership of it),
+ * creating missing objects; an error when a component on the way exists but
+ * is not an object (value is then freed). */
+bool sweep_set_path(cJSON *root, const char *key, cJSON *value, GError **err);
+
+/* Loads the base scenario and checks that it parses as a scenario; its
+ * errors name FILE:LINE. */
+Sweep *sweep_load(const char *path, GError **err);
+/* Same from text; `name` stands for the file. */
+Sweep *sweep_parse(const char *name, const char *text, GError **err);
+void sweep_free(Sweep *s);
+
+/* Adds an axis "KEY=V1,V2,..."; a key given twice is an error. */
+bool sweep_add_axis(Sweep *s, const char *spec, GError **err);
+void sweep_set_weak_scaling(Sweep *s, bool weak);
+
+/* Applies the implicit weight-update axis and checks the whole grid (size,
+ * conflicting options, paths that cannot be set).  Call once after the axes
+ * and before the functions below. */
+bool sweep_prepare(Sweep *s, GError **err);
+
+int sweep_num_points(const Sweep *s);
+int sweep_num_axes(const Sweep *s);
+const char *sweep_axis_key(const Sweep *s, int axis);
+/* The axis's values (a cJSON array owned by the sweep). */
+const cJSON *sweep_axis_values(const Sweep *s, int axis);
+/* The axis whose values change the device count for plots: "nodes" when
+ * varied, else "parallelism.dp", else -1. */
+int sweep_device_axis(const Sweep *s);
+/* Human-readable rules that were applied ("parallelism.dp follows nodes..."). */
+const cJSON *sweep_notes(const Sweep *s);
+
+/* A value as text: numbers with %.15g, strings as they are.  Free with g_free. */
+char *sweep_value_text(const cJSON *v);
+/* The value of `axis` at point i (owned by the sweep). */
+const cJSON *sweep_point_value(const Sweep *s, int point, int axis);
+/* "nodes=4, parallelism.weight_update=sharded"; free with g_free. */
+char *sweep_point_label(const Sweep *s, int point);
+
+/* The scenario of point i with the coupled rules applied; `derived` (may be
+ * NULL) receives an object of the keys those rules set.  NULL and an error
+ * (without a point prefix) when the rules cannot be applied. */
+cJSON *sweep_point_scenario(const Sweep *s, int point, cJSON **derived, GError **err);
+
+/* Runs point i: {"index", "values", ["derived"], "result" | "error"}. */
+cJSON *sweep_run_point(const Sweep *s, int point);
+
+/* Called on the calling thread as points finish. */
+typedef void (*SweepProgress)(int done, int total, void *user);
+
+/* Runs every point on `jobs` threads (<= 0: the number of processors).
+ * Returns {"scenario", "vary": {KEY: [values]}, "notes": [...],
+ * "points": [...], "ran": N, "failed": N}. */
+cJSON *sweep_run(const Sweep *s, int jobs, SweepProgress progress, void *user);
+
+/* Scaling curves from a sweep_run object: x = devices, one curve per
+ * combination of the axes other than the device axis (all points in one curve
+ * when there is no other axis); points that failed are left out; sorted by
+ * devices.  efficiency = (samples/s per device) / that of the curve's
+ * smallest device count. */
+typedef struct {
+    char *label;
+    int n;
+    double *devices, *step_time, *throughput, *efficiency, *memory;
+} SweepCurve;
+
+SweepCurve *sweep_curves(const Sweep *s, const cJSON *run, int *ncurves);
+void sweep_curves_free(SweepCurve *c, int ncurves);
+
+#endif
