@@ -1034,6 +1034,8 @@ static cJSON *coll_report(const Ctx *c)
     cJSON *arr = cJSON_CreateArray();
     for (guint i = 0; i < c->colls->len; i++) {
         const CollUse *u = &g_array_index(c->colls, CollUse, i);
+        if (u->count == 0) /* seen only on stages other than the one reported */
+            continue;
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", u->name);
         cJSON_AddStringToObject(o, "group", u->group);
