@@ -188,6 +188,10 @@ cJSON *sweep_parse_values(const char *text, GError **err)
     }
     g_free(lit);
     g_strfreev(tok);
+    if (ok && cJSON_GetArraySize(arr) == 0) {
+        set_input_error(err, "no values");
+        ok = false;
+    }
     if (ok && cJSON_GetArraySize(arr) > SWEEP_MAX_POINTS) {
         set_input_error(err, "more than %d values", SWEEP_MAX_POINTS);
         ok = false;
