@@ -112,5 +112,18 @@ bad bad_base "$TMP/badbase.json:2: " "$TMP/badbase.json" --vary nodes=1,2
 
 "$BIN" sweep --help | grep -q "dp = nodes x ranks per node" || { echo "FAIL: --help lacks the dp rule"; fail=1; }
 
+# validate --plot (delivered with sweep): the picture, and the JSON unchanged
+TRACE="$SRC/../shared/traces/nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt"
+if [ -f "$TRACE" ]; then
+    "$BIN" validate -t abci-a100 --json --plot "$TMP/val.png" "$TRACE" > "$TMP/val.json" 2> "$TMP/err" ||
+        { echo "FAIL validate --plot:"; cat "$TMP/err"; fail=1; }
+    head -c 8 "$TMP/val.png" | od -An -tx1 | tr -d ' \n' | grep -q '^89504e470d0a1a0a$' ||
+        { echo "FAIL: validate --plot did not write a PNG"; fail=1; }
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['rows']) > 10" "$TMP/val.json" ||
+        { echo "FAIL: validate --json with --plot"; fail=1; }
+    "$BIN" validate -t abci-a100 --plot "$TMP/val.gif" "$TRACE" > /dev/null 2>&1
+    [ $? -eq 2 ] || { echo "FAIL: validate --plot .gif did not exit 2"; fail=1; }
+fi
+
 [ $fail -eq 0 ] && echo "cli_sweep: all passed"
 exit $fail

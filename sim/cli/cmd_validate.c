@@ -1,6 +1,7 @@
 #include "cli.h"
 #include "collective.h"
 #include "nccltests.h"
+#include "plot.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -180,9 +181,47 @@ out:
     return ok;
 }
 
+/* Measured points and predicted lines, one colour per trace. */
+static bool plot_traces(const char *path, const char *topology, const cJSON *traces, GError **err)
+{
+    int n = cJSON_GetArraySize(traces), i = 0;
+    PlotTrace *pt = g_new0(PlotTrace, n > 0 ? n : 1);
+    char **labels = g_new0(char *, n + 1);
+    const cJSON *t;
+    cJSON_ArrayForEach(t, traces)
+    {
+        const cJSON *rows = cJSON_GetObjectItem(t, "rows"), *r;
+        int m = cJSON_GetArraySize(rows), k = 0;
+        double *size = g_new(double, m + 1), *meas = g_new(double, m + 1), *pred = g_new(double, m + 1);
+        cJSON_ArrayForEach(r, rows)
+        {
+            size[k] = cJSON_GetObjectItem(r, "size_bytes")->valuedouble;
+            meas[k] = cJSON_GetObjectItem(r, "measured_s")->valuedouble;
+            pred[k] = cJSON_GetObjectItem(r, "predicted_s")->valuedouble;
+            k++;
+        }
+        char *base = g_path_get_basename(cJSON_GetObjectItem(t, "trace")->valuestring);
+        labels[i] = g_strdup_printf("%s (%s)", base, cJSON_GetObjectItem(t, "op")->valuestring);
+        g_free(base);
+        pt[i] = (PlotTrace){.label = labels[i], .n = m, .size = size, .measured = meas, .predicted = pred};
+        i++;
+    }
+    char *title = g_strdup_printf("measured (points) and predicted (lines) on %s", topology);
+    bool ok = plot_validation(path, title, pt, n, err);
+    g_free(title);
+    for (int j = 0; j < n; j++) {
+        g_free((double *)pt[j].size);
+        g_free((double *)pt[j].measured);
+        g_free((double *)pt[j].predicted);
+    }
+    g_free(pt);
+    g_strfreev(labels);
+    return ok;
+}
+
 int cmd_validate(int argc, char **argv)
 {
-    char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL;
+    char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL, *plot = NULL;
     gboolean json = FALSE;
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
@@ -192,6 +231,8 @@ int cmd_validate(int argc, char **argv)
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "force an algorithm (default auto)", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "force a protocol (default auto)", "PROTO"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "draw measured and predicted times against size",
+         "FILE.png|.svg"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *ctx = g_option_context_new("TRACE... - compare predictions with measured nccl-tests output");
@@ -205,6 +246,10 @@ int cmd_validate(int argc, char **argv)
     }
     if (argc < 2) {
         rc = cli_usage_error("validate: name at least one trace file");
+        goto out;
+    }
+    if (plot && !g_str_has_suffix(plot, ".png") && !g_str_has_suffix(plot, ".svg")) {
+        rc = cli_usage_error("validate: --plot %s: the file must end in .png or .svg", plot);
         goto out;
     }
     int op = -1, algo = algo_s ? coll_algo_parse(algo_s) : COLL_ALGO_AUTO,
@@ -246,6 +291,9 @@ int cmd_validate(int argc, char **argv)
         }
         cJSON_AddItemToObject(root, "rows", rows);
         cJSON_AddItemToObject(root, "traces", traces);
+        GError *perr = NULL;
+        if (plot && !plot_traces(plot, topology, traces, &perr))
+            rc = cli_fail(perr);
         if (json)
             cli_print_json(root);
         else
@@ -258,6 +306,7 @@ int cmd_validate(int argc, char **argv)
 out:
     g_free(topology);
     g_free(params);
+    g_free(plot);
     g_free(op_s);
     g_free(algo_s);
     g_free(proto_s);
