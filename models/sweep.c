@@ -403,11 +403,22 @@ bool sweep_prepare(Sweep *s, GError **err)
             return false;
         }
     }
-    s->derive_dp = find_axis(s, "nodes") >= 0 && find_axis(s, "parallelism.dp") < 0;
-    if (s->derive_dp)
-        cJSON_AddItemToArray(s->notes,
-                             cJSON_CreateString("parallelism.dp follows nodes: dp = ranks of the topology "
-                                                "(nodes x ranks per node) / (tp x pp)"));
+    /* a planner who changes the machine or the model split expects the
+     * replicas to fill the machine */
+    static const char *const shape[] = {"nodes", "parallelism.tp", "parallelism.pp"};
+    GString *by = g_string_new(NULL);
+    for (size_t k = 0; k < G_N_ELEMENTS(shape); k++)
+        if (find_axis(s, shape[k]) >= 0)
+            g_string_append_printf(by, "%s%s", by->len ? ", " : "", shape[k]);
+    s->derive_dp = by->len > 0 && find_axis(s, "parallelism.dp") < 0;
+    if (s->derive_dp) {
+        char *note = g_strdup_printf("parallelism.dp follows %s: dp = ranks of the topology "
+                                     "(nodes x ranks per node) / (tp x pp)",
+                                     by->str);
+        cJSON_AddItemToArray(s->notes, cJSON_CreateString(note));
+        g_free(note);
+    }
+    g_string_free(by, TRUE);
     if (s->weak) {
         if (find_axis(s, "global_batch") >= 0) {
             set_input_error(err, "--weak-scaling sets global_batch: it cannot be varied too");

@@ -13,8 +13,9 @@
  *
  * Points: the first axis varies slowest, the last fastest.  Point i's
  * scenario is the base with each axis's value set, then the coupled rules:
- *  - when "nodes" is varied and "parallelism.dp" is not, dp follows the
- *    device count: dp = ranks of the point's topology / (tp x pp);
+ *  - when "nodes", "parallelism.tp" or "parallelism.pp" is varied and
+ *    "parallelism.dp" is not, the replicas fill the machine:
+ *    dp = ranks of the point's topology / (tp x pp);
  *  - with weak scaling, global_batch = (the base's global_batch / dp) x the
  *    point's dp, so each replica keeps its batch;
  *  - a list "weight_update" in the base that is not varied becomes the last

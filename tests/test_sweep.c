@@ -211,6 +211,29 @@ static void test_dp_rules(void)
     g_clear_error(&err);
     sweep_free(s);
 
+    /* tp alone varied: the replicas still fill the base's 1 node */
+    static const char *const a4[] = {"parallelism.tp=1,4", NULL};
+    s = make(base_text, a4, false);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    sc = sweep_point_scenario(s, 1, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "parallelism"), "dp")->valuedouble, 2);
+    cJSON_Delete(sc);
+    CU_ASSERT_EQUAL(sweep_device_axis(s), -1);
+    sweep_free(s);
+
+    /* micro_batch alone: dp untouched, no note */
+    static const char *const a5[] = {"micro_batch=1,2", NULL};
+    s = make(base_text, a5, false);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(sweep_notes(s)), 0);
+    cJSON *d5 = NULL;
+    sc = sweep_point_scenario(s, 0, &d5, NULL);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(d5), 0);
+    cJSON_Delete(d5);
+    cJSON_Delete(sc);
+    sweep_free(s);
+
     /* dp varied itself: not derived */
     static const char *const a2[] = {"nodes=2,4", "parallelism.dp=8", NULL};
     s = make(base_text, a2, false);
