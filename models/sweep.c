@@ -132,8 +132,12 @@ static bool expand_range(const double *lit, int nlit, double end, cJSON *arr, GE
     bool exact = is_int(last) && is_int(end) && (geometric ? is_int(r) : is_int(d));
     for (int k = 1; k <= SWEEP_MAX_POINTS; k++) {
         double v = geometric ? last * pow(r, k) : last + k * d;
-        if (exact)
+        if (exact) {
             v = round(v);
+        } else { /* 0.1 + 2 x 0.1 is 0.30000000000000004: keep what a person would write */
+            char buf[G_ASCII_DTOSTR_BUF_SIZE];
+            v = g_ascii_strtod(g_ascii_formatd(buf, sizeof buf, "%.12g", v), NULL);
+        }
         if (exact ? v == end : near(v, end)) {
             cJSON_AddItemToArray(arr, cJSON_CreateNumber(end));
             return true;

@@ -61,6 +61,9 @@ static void test_arithmetic(void)
     CU_ASSERT_EQUAL_FATAL(numbers("0.5,1,...,2.5", v, 16), 5);
     CU_ASSERT_DOUBLE_EQUAL(v[2], 1.5, 1e-12);
     CU_ASSERT_EQUAL(v[4], 2.5);
+    CU_ASSERT_EQUAL_FATAL(numbers("0.1,0.2,...,1", v, 16), 10);
+    CU_ASSERT_EQUAL(v[2], 0.3); /* not 0.30000000000000004 */
+    CU_ASSERT_EQUAL(v[9], 1);
     CU_ASSERT_EQUAL_FATAL(numbers("10,7,...,1", v, 16), 4);
     CU_ASSERT_EQUAL(v[3], 1);
 }
