@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses with clang (ASan + UBSan) and runs each for
+# a while on a seed corpus of the repository's real traces and presets.
+#
+#   bash tests/fuzz/run.sh [SECONDS] [HARNESS...]
+#
+# SECONDS per harness (default 20); harnesses: json topo nccltests osu (all by
+# default).  FUZZ_BUILD names the build folder (default build-fuzz in the
+# source tree).  Exit status: 0 clean, 1 a harness found a crash, hang or leak
+# (the reproducer is printed and kept in $FUZZ_BUILD/artifacts), 77 when clang
+# or its libFuzzer runtime is missing (Debian: clang libclang-rt-14-dev).
+set -uo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+seconds=${1:-20}
+shift || true
+harnesses=("$@")
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(json topo nccltests osu)
+build=${FUZZ_BUILD:-$src/build-fuzz}
+CC=${FUZZ_CC:-clang}
+
+if ! command -v "$CC" >/dev/null; then
+    echo "SKIPPED: $CC not found; install clang and libclang-rt-14-dev to fuzz" >&2
+    exit 77
+fi
+mkdir -p "$build/obj" "$build/artifacts"
+probe=$build/probe.c
+echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }' >"$probe"
+if ! "$CC" -fsanitize=fuzzer,address,undefined "$probe" -o "$build/probe" 2>"$build/probe.log"; then
+    cat "$build/probe.log" >&2
+    echo "SKIPPED: $CC cannot link -fsanitize=fuzzer (libFuzzer runtime missing: install libclang-rt-14-dev)" >&2
+    exit 77
+fi
+
+cflags=(-std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
+    -fno-sanitize-recover=undefined -D_POSIX_C_SOURCE=200809L -DSHARDSIM_VERSION=\"fuzz\"
+    -DSHARDSIM_DATA_DIR=\""$src"\" -I"$src/sim" -I"$src/topologies" -I"$src/models" -I"$src/traces" -I"$src/plots")
+# FUZZ_SKIP_KNOWN=1 steps over the known, reported bugs (tests/fuzz/known/)
+# so that a short run can find others: the JSON harnesses skip inputs with raw
+# control characters, and the nccl-tests run does not check leaks.
+suffix=
+if [ "${FUZZ_SKIP_KNOWN:-0}" = 1 ]; then
+    cflags+=(-DFUZZ_SKIP_CONTROL_CHARS)
+    suffix=_skipknown
+fi
+# shellcheck disable=SC2207
+cflags+=($(pkg-config --cflags glib-2.0 libcjson))
+# shellcheck disable=SC2207
+libs=($(pkg-config --libs glib-2.0 libcjson) -lm)
+
+# The library, once, into objects (rebuilt when a source is newer).
+objs=()
+for f in "$src"/sim/*.c "$src"/topologies/*.c "$src"/models/*.c "$src"/traces/*.c "$src"/plots/*.c; do
+    [ -e "$f" ] || continue
+    o=$build/obj/$(basename "$(dirname "$f")")_$(basename "${f%.c}").o
+    if [ ! -e "$o" ] || [ "$f" -nt "$o" ] || [ "$src/tests/fuzz/run.sh" -nt "$o" ]; then
+        "$CC" "${cflags[@]}" -c "$f" -o "$o" || { echo "FAIL: compiling $f" >&2; exit 1; }
+    fi
+    objs+=("$o")
+done
+
+seeds_for() {
+    case $1 in
+    json) echo "$src/models/presets/accelerators $src/models/presets/workloads $src/examples $src/models/presets" ;;
+    topo) echo "$src/topologies/presets" ;;
+    nccltests) echo "$src/tests/data/traces $src/../shared/traces" ;;
+    osu) echo "$src/tests/fuzz/seeds/osu" ;;
+    esac
+}
+
+status=0
+for h in "${harnesses[@]}"; do
+    hsrc=$src/tests/fuzz/fuzz_$h.c
+    [ -e "$hsrc" ] || { echo "FAIL: no harness $hsrc" >&2; exit 1; }
+    bin=$build/fuzz_$h$suffix
+    "$CC" "${cflags[@]/fuzzer-no-link/fuzzer}" "$hsrc" "${objs[@]}" "${libs[@]}" -o "$bin" \
+        || { echo "FAIL: building $bin" >&2; exit 1; }
+    corpus=$build/corpus/$h
+    mkdir -p "$corpus"
+    seeds=()
+    for d in $(seeds_for "$h"); do
+        [ -d "$d" ] && seeds+=("$d")
+    done
+    extra=()
+    # known and reported: nccltests_parse leaks a version string when a line
+    # holds "nccl-library=" twice (tests/fuzz/known/nccltests-leak.txt)
+    [ -n "$suffix" ] && [ "$h" = nccltests ] && extra+=(-detect_leaks=0)
+    log=$build/fuzz_$h.log
+    echo "== fuzz_$h: ${seconds}s, seeds: ${seeds[*]:-none}"
+    # New inputs go to the first (writable) corpus folder; seeds are only read.
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        "$bin" "$corpus" "${seeds[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+        -max_len=65536 -error_exitcode=1 -timeout_exitcode=1 "${extra[@]}" -print_final_stats=1 -artifact_prefix="$build/artifacts/$h-" >"$log" 2>&1
+    rc=$?
+    grep -E '^(stat::number_of_executed_units|stat::new_units_added)' "$log" | sed 's/^/   /'
+    if [ $rc -ne 0 ]; then
+        status=1
+        echo "FAIL: fuzz_$h exited with $rc; log $log" >&2
+        grep -E 'ERROR|SUMMARY|runtime error|Test unit written|ALARM|out-of-memory' "$log" | head -20 >&2
+        for a in $(grep -o "Test unit written to [^ ]*" "$log" | awk '{print $5}'); do
+            echo "   reproducer $a ($(stat -c %s "$a") bytes), first bytes:" >&2
+            head -c 600 "$a" | cat -v | sed 's/^/   | /' >&2
+            echo >&2
+        done
+    fi
+done
+exit $status
