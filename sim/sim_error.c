@@ -31,9 +31,10 @@ typedef struct {
     int line;
 } Scan;
 
+/* cJSON skips every byte up to and including ' ' as whitespace; so must we. */
 static void scan_ws(Scan *sc)
 {
-    while (sc->s[sc->i] && isspace((unsigned char)sc->s[sc->i])) {
+    while (sc->s[sc->i] && (unsigned char)sc->s[sc->i] <= ' ') {
         sc->line += sc->s[sc->i] == '\n';
         sc->i++;
     }
@@ -70,6 +71,7 @@ static void scan_value(Scan *sc, const cJSON *item, GHashTable *lines)
                 sc->i++;
                 continue;
             }
+            size_t before = sc->i;
             if (c == '{') { /* key, then ':' */
                 scan_string(sc);
                 scan_ws(sc);
@@ -77,6 +79,8 @@ static void scan_value(Scan *sc, const cJSON *item, GHashTable *lines)
                     sc->i++;
             }
             scan_value(sc, child, lines);
+            if (sc->i == before) /* out of step with the tree: never spin */
+                sc->i++;
             if (child)
                 child = child->next;
         }
@@ -85,7 +89,7 @@ static void scan_value(Scan *sc, const cJSON *item, GHashTable *lines)
     } else if (c == '"') {
         scan_string(sc);
     } else {
-        while (sc->s[sc->i] && !strchr(",]} \t\r\n", sc->s[sc->i]))
+        while (sc->s[sc->i] && (unsigned char)sc->s[sc->i] > ' ' && !strchr(",]}", sc->s[sc->i]))
             sc->i++;
     }
 }

@@ -330,6 +330,20 @@ static void test_malformed(void)
     g_clear_error(&err);
 }
 
+/* Found by fuzzing: a version line naming nccl-library twice leaked the
+ * first version string (the sanitizer build fails on the leak). */
+static void test_repeated_version(void)
+{
+    const char *text = "# nccl-tests x nccl-library=21803 nccl-library=21904\n"
+                       "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+                       "8 2 float sum -1 1.0 0.01 0.01 0 1.0 0.01 0.01 0\n";
+    GError *err = NULL;
+    NcclTrace *t = nccltests_parse("v.txt", text, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(nccltests_nccl_version(t), "2.18.3");
+    nccltests_free(t);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -343,6 +357,7 @@ int main(void)
     CU_add_test(s, "new format", test_new_format);
     CU_add_test(s, "old format and noise", test_old_format_and_noise);
     CU_add_test(s, "malformed input", test_malformed);
+    CU_add_test(s, "repeated version", test_repeated_version);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();

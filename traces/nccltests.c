@@ -487,7 +487,7 @@ NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
                     }
                     have_layout = ok;
                 } else if (n >= 3 && tok_is(toks[0], "nccl-tests") && !tr->nccl_version) {
-                    for (int i = 1; i < n && i < MAX_TOKS; i++) {
+                    for (int i = 1; i < n && i < MAX_TOKS && !tr->nccl_version; i++) {
                         if (toks[i].len > 13 && strncmp(toks[i].s, "nccl-library=", 13) == 0) {
                             int code = 0;
                             Tok c = { toks[i].s + 13, toks[i].len - 13 };
