@@ -118,6 +118,13 @@ int cmd_collective(int argc, char **argv)
         rc = cli_fail(err);
         goto out;
     }
+    /* check the algorithm can run before printing anything */
+    CollCost probe;
+    if (!coll_cost(grp, op, algo, proto, g_array_index(sizes, double, 0), &probe)) {
+        rc = cli_usage_error("collective: %s cannot run %s with protocol %s on %s", coll_algo_name(algo),
+                             coll_op_name(op), coll_proto_name(proto), topo_name(topo));
+        goto out;
+    }
     cJSON *root = cJSON_CreateObject(), *rows = cJSON_CreateArray();
     cJSON_AddStringToObject(root, "topology", topo_name(topo));
     cJSON_AddStringToObject(root, "op", coll_op_name(op));
