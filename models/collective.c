@@ -900,12 +900,11 @@ static void build_tree(Builder *b, CollProto p, double bytes)
         int idx = 0;
         for (int nd = 0; nd < g->nnodes; nd++) {
             int m = mirror ? g->nnodes - 1 - nd : nd;
-            int first = -1, prev = -1;
+            int prev = -1;
             for (int j = 0; j < g->ppn; j++) {
                 int local = ring ? ring[(j + c) % g->ppn] : j;
                 int r = g->by_node[g->node_start[m] + local];
                 if (j == 0) {
-                    first = r;
                     if (nd == 0) {
                         parent[r] = -1;
                     } else {
@@ -919,7 +918,6 @@ static void build_tree(Builder *b, CollProto p, double bytes)
                 prev = r;
                 order[idx++] = r; /* parents before children */
             }
-            (void)first;
         }
         /* reduce: each rank sends segment s up once its children's segment s arrived */
         for (int s = 0; s < nseg; s++)
