@@ -24,6 +24,13 @@ typedef struct {
     double bucket_bytes;
     bool overlap;
     double compression; /* wire bytes / gradient bytes, (0, 1] */
+    /* sharded update (ZeRO-1/2): all-gather the updated weights layer by
+     * layer behind the next forward instead of at the end of the step;
+     * -1 = not given (true: Xu et al.'s design) */
+    int allgather_overlap;
+    /* AccelDtype of the gradients on the wire and in the gradient buffers;
+     * -1 = not given (the working precision's gradient type) */
+    int grad_reduce_dtype;
 } StepPlan;
 
 struct StepScenario {
@@ -163,7 +170,8 @@ static bool parse_size_field(const SimJsonDoc *d, const cJSON *obj, const char *
 static bool parse_parallelism(StepScenario *sc, const SimJsonDoc *d, const cJSON *par, GError **err)
 {
     static const char *const keys[] = {"dp", "tp", "pp", "weight_update", "zero_stage", "recompute", "schedule",
-                                       "sequence_parallel", "bucket_bytes", "overlap", "gradient_compression", NULL};
+                                       "sequence_parallel", "bucket_bytes", "overlap", "gradient_compression",
+                                       "allgather_overlap", "grad_reduce_dtype", NULL};
     StepPlan *p = &sc->plan;
     if (!cJSON_IsObject(par)) {
         sim_json_error(d, par, err, "\"parallelism\" must be an object");
@@ -190,6 +198,20 @@ static bool parse_parallelism(StepScenario *sc, const SimJsonDoc *d, const cJSON
     p->overlap = true;
     p->bucket_bytes = 25.0 * 1024 * 1024;
     p->compression = 1.0;
+    p->allgather_overlap = -1;
+    p->grad_reduce_dtype = -1;
+    bool ag_overlap = true;
+    if (!get_bool(d, par, "allgather_overlap", &ag_overlap, err))
+        return false;
+    const cJSON *ago = cJSON_GetObjectItemCaseSensitive(par, "allgather_overlap");
+    if (ago && !cJSON_IsNull(ago))
+        p->allgather_overlap = ag_overlap;
+    static const char *const grd_names[] = {"bf16", "fp16", "fp32", NULL};
+    int grd = -1;
+    if (!get_choice(d, par, "grad_reduce_dtype", grd_names, &grd, err))
+        return false;
+    if (grd >= 0)
+        p->grad_reduce_dtype = grd == 0 ? ACCEL_BF16 : grd == 1 ? ACCEL_FP16 : ACCEL_FP32;
     if (!get_bool(d, par, "sequence_parallel", &p->sequence_parallel, err) ||
         !get_bool(d, par, "overlap", &p->overlap, err) || !parse_size_field(d, par, "bucket_bytes", &p->bucket_bytes, err) ||
         !sim_json_get_number(d, par, "gradient_compression", false, 1e-6, 1, &p->compression, err))
@@ -339,7 +361,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
             goto fail;
     } else {
         sc->plan = (StepPlan){.dp = 1, .tp = 1, .pp = 1, .overlap = true, .bucket_bytes = 25.0 * 1024 * 1024,
-                              .compression = 1.0};
+                              .compression = 1.0, .allgather_overlap = -1, .grad_reduce_dtype = -1};
         sc->nvariants = 1;
         sc->variant_label[0] = g_strdup("replicated");
     }
@@ -447,7 +469,10 @@ typedef struct {
     double t_tp_fwd, t_tp_bwd, t_tp_recompute;
     double t_head_fwd, t_head_bwd;
     double layer_params, head_params; /* per device (after tp) */
-    double grad_bytes_per_param, param_bytes;
+    double grad_bytes_per_param, param_bytes; /* gradients: in grad_dtype (wire and buckets) */
+    AccelDtype grad_dtype;
+    bool fp32_grads;                  /* fp32 gradient buffers in mixed precision (fp32 reduction) */
+    bool ag_overlap;                  /* sharded: updated weights gathered behind the next forward */
     double opt_bytes_per_param;       /* HBM traffic of the update */
     double p2p_bytes;
     /* data-parallel collectives: all tp x pp groups run at once and share
@@ -507,10 +532,9 @@ static double coll_use(Ctx *c, const char *name, const char *group_name, const C
  * top of the gradient read: fp32 master copy when mixed precision, state
  * tensors, the working weights written back.  LAMB makes a second pass for
  * its trust ratio (norms of weights and update). */
-static double optimizer_traffic(const StepScenario *sc)
+static double optimizer_traffic(const StepScenario *sc, double g)
 {
     bool mixed = sc->precision != MEMORY_FP32;
-    double g = mixed ? 2 : 4;
     double master = 4;             /* fp32 weights: read + write each */
     double state = sc->optimizer == MEMORY_OPT_SGD ? 0 : sc->optimizer == MEMORY_OPT_SGD_MOMENTUM ? 1 : 2;
     double bytes = g + 2 * master + 2 * 4 * state;
@@ -706,8 +730,16 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->layer_params = workload_params_layer(c->w, 0) / p->tp;
     c->head_params = workload_params_head(c->w) / p->tp;
     c->param_bytes = memory_param_bytes(sc->precision);
-    c->grad_bytes_per_param = memory_grad_bytes(sc->precision, false);
-    c->opt_bytes_per_param = optimizer_traffic(sc);
+    /* gradients travel in grad_reduce_dtype; reducing fp32 gradients in
+     * mixed precision means fp32 gradient buffers (Megatron's main_grad),
+     * which the optimizer reads too */
+    c->grad_dtype = p->grad_reduce_dtype >= 0        ? (AccelDtype)p->grad_reduce_dtype
+                    : sc->precision == MEMORY_FP32 ? ACCEL_FP32
+                                                   : sc->dtype;
+    c->grad_bytes_per_param = accel_dtype_bytes(c->grad_dtype);
+    c->fp32_grads = sc->precision != MEMORY_FP32 && c->grad_bytes_per_param == 4;
+    c->opt_bytes_per_param = optimizer_traffic(sc, memory_grad_bytes(sc->precision, c->fp32_grads));
+    c->ag_overlap = (p->zero_stage == 1 || p->zero_stage == 2) && p->dp > 1 && p->allgather_overlap != 0;
     dp_contention(c);
     return true;
 fail_ids:
@@ -794,6 +826,26 @@ static int zero3_gather(Build *b, int s, double t_ag, int after)
     return t;
 }
 
+/* Sharded update with allgather_overlap: the all-gather of `params` updated
+ * parameters on stage s's comm stream, in pieces of at most a bucket, issued
+ * after `after` (layer order).  Returns the last piece. */
+static int param_gather(Build *b, int s, double params, int after)
+{
+    Ctx *c = b->c;
+    double bytes = params * c->param_bytes;
+    int nb = (int)ceil(bytes / c->p.bucket_bytes - 1e-9);
+    if (nb < 1)
+        nb = 1;
+    int prev = after;
+    for (int k = 0; k < nb; k++) {
+        double t = coll_use(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bytes / nb, s == 0 ? 1 : 0);
+        int ag = task(b->g, "param_allgather", b->res[s].comm, t, "comm");
+        dep(b->g, prev, ag);
+        prev = ag;
+    }
+    return prev;
+}
+
 /* One micro-batch forward (dir 0) or backward (dir 1) of stage s. */
 static Span stage_pass(Build *b, int s, int mbi, int dir, int prev, bool last_mb)
 {
@@ -812,12 +864,21 @@ static Span stage_pass(Build *b, int s, int mbi, int dir, int prev, bool last_mb
     /* ZeRO-3 prefetch: the gather of layer i waits for layer i-2's compute */
     int ag_prev = -1, comp_hist[2] = {-1, -1};
     if (dir == 0) {
+        /* steady state of the sharded update with allgather_overlap: the
+         * previous step's optimizer is done when this step starts; the
+         * first micro-batch's forward of each layer waits for that layer's
+         * gathered weights (the embeddings before the first layer) */
+        bool gather = c->ag_overlap && mbi == 0;
+        if (gather && s == 0)
+            ag_prev = param_gather(b, s, c->head_params, -1);
         for (int l = 0; l < nl; l++) {
             int ag = -1;
             if (z3) {
                 ag = zero3_gather(b, s, t_ag, comp_hist[0] >= 0 ? comp_hist[0] : prev);
                 dep(g, ag_prev, ag);
                 ag_prev = ag;
+            } else if (gather) {
+                ag = ag_prev = param_gather(b, s, c->layer_params, ag_prev);
             }
             int t = task(g, "forward", r->compute, c->t_fwd, "compute");
             dep(g, cur, t);
@@ -836,6 +897,10 @@ static Span stage_pass(Build *b, int s, int mbi, int dir, int prev, bool last_mb
         if (last_stage) {
             int t = task(g, "head_forward", r->compute, c->t_head_fwd, "compute");
             dep(g, cur, t);
+            /* the last stage's copy of tied word embeddings (pp > 1) */
+            double extra = stage_params(c, s) - nl * c->layer_params - (s == 0 ? c->head_params : 0);
+            if (gather && extra > 0.5)
+                dep(g, param_gather(b, s, extra, ag_prev), t);
             if (sp.first < 0)
                 sp.first = t;
             cur = t;
@@ -1196,6 +1261,8 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
                              "optimizer");
                 dep(g, g_array_index(ends, int, k), o);
                 dep(g, last_bwd, o);
+                if (c.ag_overlap) /* gathered behind the next step's forward (stage_pass) */
+                    continue;
                 double t = coll_use(&c, "param_allgather", "dp", c.dp_group, COLL_ALLGATHER, bp * c.param_bytes,
                                     s == 0 ? 1 : 0);
                 int ag = task(g, "param_allgather", r->comm, t, "comm");
@@ -1279,6 +1346,7 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         mc.dp = p->dp;
         mc.zero_stage = p->zero_stage;
         mc.precision = sc->precision;
+        mc.fp32_grad_accum = c.fp32_grads;
         mc.optimizer = sc->optimizer;
         mc.bucket_bytes = p->dp > 1 ? p->bucket_bytes : 0;
         mc.zero3_gathered_params = p->zero_stage == 3 ? 2 * c.layer_params : 0;
@@ -1364,6 +1432,8 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         cJSON_AddNumberToObject(cfg, "pp", p->pp);
         cJSON_AddNumberToObject(cfg, "zero_stage", p->zero_stage);
         cJSON_AddStringToObject(cfg, "weight_update", p->zero_stage ? "sharded" : "replicated");
+        cJSON_AddBoolToObject(cfg, "allgather_overlap", c.ag_overlap);
+        cJSON_AddStringToObject(cfg, "grad_reduce_dtype", accel_dtype_name(c.grad_dtype));
         cJSON_AddNumberToObject(cfg, "micro_batches", m);
         cJSON_AddNumberToObject(cfg, "micro_batch", sc->micro_batch);
         cJSON_AddNumberToObject(cfg, "global_batch", sc->global_batch);
