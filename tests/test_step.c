@@ -166,7 +166,7 @@ static void test_zero3_memory(void)
 /* ZeRO-3 gathers the parameters twice per micro-batch and reduce-scatters
  * every micro-batch's gradients: it moves more data-parallel bytes per step
  * than ZeRO-1 (whose step may still be shorter or longer: ZeRO-3 hides its
- * traffic behind compute, ZeRO-1 exposes its final all-gather). */
+ * traffic behind compute, ZeRO-1 only its gathers behind the forward). */
 static double dp_bytes(const cJSON *r)
 {
     double sum = 0;
@@ -193,6 +193,187 @@ static void test_zero3_costs_more(void)
     /* m = 4 micro-batches: ZeRO-1 moves ~2 Psi x 2 B (RS + AG), ZeRO-3 ~3 x 4 x Psi x 2 B */
     CU_ASSERT_TRUE(b[0] > 0);
     CU_ASSERT_TRUE(b[1] > 5 * b[0]);
+}
+
+/* The breakdown adds up to the step time (bubble is the remainder, clipped
+ * at 0, so an over-count would show here). */
+static void check_breakdown(const cJSON *r)
+{
+    double sum = get(r, "breakdown", "compute") + get(r, "breakdown", "exposed_communication") +
+                 get(r, "breakdown", "optimizer") + get(r, "breakdown", "pipeline_bubble");
+    double step = get(r, "step_time_s", NULL);
+    if (fabs(sum - step) > 1e-9 * step + 1e-12)
+        printf("\nbreakdown sums to %.9g, step %.9g\n", sum, step);
+    CU_ASSERT_TRUE(fabs(sum - step) <= 1e-9 * step + 1e-12);
+}
+
+/* Sum of bytes x count of the collectives whose name starts with `prefix`. */
+static double coll_bytes(const cJSON *r, const char *prefix)
+{
+    double sum = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "collectives"))
+    {
+        if (g_str_has_prefix(cJSON_GetObjectItem(c, "name")->valuestring, prefix))
+            sum += get(c, "bytes", NULL) * get(c, "count_per_step", NULL);
+    }
+    return sum;
+}
+
+/* Longest (max) or shortest (!max) time of one collective called `name`. */
+static double coll_time(const cJSON *r, const char *name, bool max)
+{
+    double t = max ? 0 : INFINITY;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "collectives"))
+    {
+        double ct = get(c, "time_s", NULL);
+        if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, name) && (max ? ct > t : ct < t))
+            t = ct;
+    }
+    return t;
+}
+
+/* Gathering the updated weights behind the next forward (allgather_overlap)
+ * never makes a sharded step longer than gathering them at the end: the
+ * same gathers on the same stream, moved from after the optimizer (where
+ * nothing hides them) to where forward compute can.  Both move the same
+ * bytes, and pipeline stage 0 gathers exactly its own parameters. */
+static void test_allgather_overlap_monotone(void)
+{
+    GError *err = NULL;
+    Workload *w = workload_load("gpt3-2.7b", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    for (int zs = 1; zs <= 2; zs++)
+        for (int tp = 1; tp <= 2; tp++)
+            for (int pp = 1; pp <= 2; pp++)
+                for (int mb = 1; mb <= 4; mb *= 4) {
+                    double t[2], bytes[2];
+                    int dp = 16 / (tp * pp);
+                    for (int ov = 0; ov < 2; ov++) {
+                        char par[256];
+                        snprintf(par, sizeof par,
+                                 "{\"dp\": %d, \"tp\": %d, \"pp\": %d, \"zero_stage\": %d, \"allgather_overlap\": %s}",
+                                 dp, tp, pp, zs, ov ? "true" : "false");
+                        char *s = scen("\"gpt3-2.7b\"", 2, dp * mb * 4, mb, "adam", par);
+                        cJSON *r = run(s);
+                        g_free(s);
+                        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+                        t[ov] = get(r, "step_time_s", NULL);
+                        bytes[ov] = coll_bytes(r, "param_allgather");
+                        CU_ASSERT_EQUAL(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"),
+                                                                          "allgather_overlap")),
+                                        ov);
+                        check_breakdown(r);
+                        cJSON_Delete(r);
+                    }
+                    if (t[1] > t[0])
+                        printf("\nzero %d tp %d pp %d mb %d: overlapped %.6f s > at the end %.6f s\n", zs, tp, pp, mb,
+                               t[1], t[0]);
+                    CU_ASSERT_TRUE(t[1] <= t[0]);
+                    /* stage 0: its layers (the first of an odd split) + the embeddings, 2 bytes each */
+                    int nl0 = (workload_num_layers(w) + pp - 1) / pp;
+                    double want = 2 * (nl0 * workload_params_layer(w, 0) + workload_params_head(w)) / tp;
+                    CU_ASSERT_DOUBLE_EQUAL(bytes[0], want, 1e-9 * want);
+                    CU_ASSERT_DOUBLE_EQUAL(bytes[1], want, 1e-9 * want);
+                }
+    workload_free(w);
+}
+
+/* Ample compute (micro-batch 8: a layer's forward takes several times its
+ * all-gather): with the gathers behind the forward, what a sharded step
+ * exposes is its tail of reduce-scatters (half the bytes of the replicated
+ * step's all-reduces) and the gathers that must precede the first forward
+ * (the embeddings and layer 0: nothing runs before them in the steady state,
+ * since they carry the previous step's update).  So its exposed
+ * communication is at most the replicated step's plus those front gathers;
+ * and it hides most of what gathering at the end exposes. */
+static void test_allgather_overlap_hides(void)
+{
+    GError *err = NULL;
+    static const struct {
+        const char *model;
+        int nodes, dp, mb;
+    } cases[] = {{"gpt3-1.3b", 2, 16, 8}, {"gpt3-2.7b", 8, 64, 8}, {"gpt3-6.7b", 4, 32, 4}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Workload *w = workload_load(cases[i].model, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+        double exposed[3], ag_total = 0, front = 0, front_lo = 0;
+        static const char *const plans[] = {"\"weight_update\": \"replicated\"",
+                                            "\"weight_update\": \"sharded\", \"allgather_overlap\": false",
+                                            "\"weight_update\": \"sharded\""};
+        for (int k = 0; k < 3; k++) {
+            char par[256], model[64];
+            snprintf(par, sizeof par, "{\"dp\": %d, %s}", cases[i].dp, plans[k]);
+            snprintf(model, sizeof model, "\"%s\"", cases[i].model);
+            char *s = scen(model, cases[i].nodes, cases[i].dp * cases[i].mb * 4, cases[i].mb, "adam", par);
+            cJSON *r = run(s);
+            g_free(s);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+            check_breakdown(r);
+            exposed[k] = get(r, "breakdown", "exposed_communication");
+            if (k == 2) {
+                double bucket = 25.0 * 1024 * 1024;
+                double pieces = ceil(2 * workload_params_head(w) / bucket) + ceil(2 * workload_params_layer(w, 0) / bucket);
+                front = pieces * coll_time(r, "param_allgather", true);
+                front_lo = pieces * coll_time(r, "param_allgather", false);
+                CU_ASSERT_TRUE(front_lo > 0);
+                const cJSON *c;
+                cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "collectives"))
+                {
+                    if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, "param_allgather"))
+                        ag_total += get(c, "time_s", NULL) * get(c, "count_per_step", NULL);
+                }
+            }
+            cJSON_Delete(r);
+        }
+        if (exposed[2] > exposed[0] + 1.01 * front)
+            printf("\n%s: sharded exposes %.6f s, replicated %.6f s, front gathers %.6f s\n", cases[i].model,
+                   exposed[2], exposed[0], front);
+        CU_ASSERT_TRUE(exposed[2] <= exposed[0] + 1.01 * front);
+        /* and the first forward does wait for its weights */
+        CU_ASSERT_TRUE(exposed[2] >= 0.99 * front_lo);
+        /* the front is a small part of all the gathers, and the rest is hidden */
+        CU_ASSERT_TRUE(front < 0.25 * ag_total);
+        CU_ASSERT_TRUE(exposed[2] <= exposed[1] - 0.9 * (ag_total - front));
+        workload_free(w);
+    }
+}
+
+/* grad_reduce_dtype: fp32 sends twice the gradient bytes of the default
+ * (bf16 here) in every data-parallel gradient collective, whatever the
+ * ZeRO stage, and keeps fp32 gradient buffers (Megatron's main_grad); the
+ * parameter all-gathers do not change.  fp16 moves what bf16 does. */
+static void test_grad_reduce_dtype(void)
+{
+    for (int zs = 0; zs <= 3; zs++) {
+        double grad[3], param[3], gmem[3];
+        static const char *const dts[] = {NULL, "fp32", "fp16"};
+        for (int k = 0; k < 3; k++) {
+            char par[256];
+            if (dts[k])
+                snprintf(par, sizeof par, "{\"dp\": 16, \"zero_stage\": %d, \"grad_reduce_dtype\": \"%s\"}", zs, dts[k]);
+            else
+                snprintf(par, sizeof par, "{\"dp\": 16, \"zero_stage\": %d}", zs);
+            char *s = scen("\"gpt3-1.3b\"", 2, 64, 1, "adam", par);
+            cJSON *r = run(s);
+            g_free(s);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+            check_breakdown(r);
+            grad[k] = coll_bytes(r, "grad_") + coll_bytes(r, "zero3_reducescatter");
+            param[k] = coll_bytes(r, "param_allgather") + coll_bytes(r, "zero3_allgather");
+            gmem[k] = get(r, "memory_per_device_bytes", "gradients");
+            CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "grad_reduce_dtype")->valuestring,
+                                   dts[k] ? dts[k] : "bf16");
+            cJSON_Delete(r);
+        }
+        CU_ASSERT_TRUE(grad[0] > 0);
+        CU_ASSERT_DOUBLE_EQUAL(grad[1], 2 * grad[0], 1e-9 * grad[0]);
+        CU_ASSERT_DOUBLE_EQUAL(grad[2], grad[0], 1e-9 * grad[0]);
+        CU_ASSERT_DOUBLE_EQUAL(param[1], param[0], 1e-9 * param[0] + 1e-9);
+        CU_ASSERT_DOUBLE_EQUAL(gmem[1], 2 * gmem[0], 1e-6 * gmem[0]);
+        CU_ASSERT_DOUBLE_EQUAL(gmem[2], gmem[0], 1e-6 * gmem[0]);
+    }
 }
 
 static void expect_error(const char *text, const char *fragment)
@@ -231,6 +412,12 @@ static void test_errors(void)
     expect_error("{\"topology\": \"dgx-a100-cluster\", \"model\": \"gpt3-1.3b\", \"global_batch\": 8,\n"
                  " \"parallelism\": {\"tp\": 3}}",
                  "bad.json:2:");
+    expect_error("{\"topology\": \"dgx-a100-cluster\", \"model\": \"gpt3-1.3b\", \"global_batch\": 8,\n"
+                 " \"parallelism\": {\"dp\": 8,\n \"grad_reduce_dtype\": \"int8\"}}",
+                 "bad.json:3: \"grad_reduce_dtype\" = \"int8\" is not one of");
+    expect_error("{\"topology\": \"dgx-a100-cluster\", \"model\": \"gpt3-1.3b\", \"global_batch\": 8,\n"
+                 " \"parallelism\": {\"dp\": 8, \"weight_update\": \"sharded\",\n \"allgather_overlap\": 1}}",
+                 "bad.json:3: \"allgather_overlap\" must be true or false");
 }
 
 /* Fewer devices than the topology: the run says which. */
@@ -300,6 +487,9 @@ static const TestCase tests[] = {
     {"sharded update never uses more optimizer memory", test_sharded_memory},
     {"1F1B bubble fraction (p-1)/(m+p-1)", test_bubble_1f1b},
     {"overlap never slows the step", test_overlap_monotone},
+    {"all-gather behind the next forward never slows a sharded step", test_allgather_overlap_monotone},
+    {"with ample compute the sharded step hides its all-gathers", test_allgather_overlap_hides},
+    {"grad_reduce_dtype fp32 doubles the gradient bytes", test_grad_reduce_dtype},
     {"deterministic JSON", test_deterministic},
     {"ZeRO-3 memory equals memory_estimate", test_zero3_memory},
     {"ZeRO-3 moves more bytes than ZeRO-1", test_zero3_costs_more},
