@@ -13,7 +13,10 @@
  *        "zero_stage": 0..3, "recompute": "none"|"selective"|"full",
  *        "schedule": "1f1b"|"gpipe", "sequence_parallel": false,
  *        "bucket_bytes": 26214400 or "25MiB", "overlap": true,
- *        "gradient_compression": 1.0 } }
+ *        "gradient_compression": 1.0,
+ *        "allgather_overlap": true,        (ZeRO-1/2: gather the updated weights
+ *                                           behind the next forward; false: at the end)
+ *        "grad_reduce_dtype": "bf16"|"fp16"|"fp32" } }   (default: the gradients' type)
  *
  * Only one data-parallel replica's pipeline is simulated in detail (the
  * replicas are symmetric): one device per pipeline stage stands for its

@@ -33,6 +33,12 @@ bad model '{"topology": "dgx-a100-cluster",
  "model": "no-such-model", "global_batch": 8}' 'no-such-model'
 bad batch '{"topology": "dgx-a100-cluster", "model": "gpt3-1.3b",
  "global_batch": 0}' 'global_batch'
+bad allgather_overlap '{"topology": "dgx-a100-cluster", "model": "gpt3-1.3b", "global_batch": 8,
+ "parallelism": {"dp": 8, "weight_update": "sharded",
+   "allgather_overlap": "yes"}}' 'allgather_overlap'
+bad grad_reduce_dtype '{"topology": "dgx-a100-cluster", "model": "gpt3-1.3b", "global_batch": 8,
+ "parallelism": {"dp": 8,
+   "grad_reduce_dtype": "fp8"}}' 'grad_reduce_dtype'
 
 # a missing file is an error too (exit non-zero, message on stderr)
 "$BIN" run "$TMP/none.json" > /dev/null 2> "$TMP/err"
@@ -59,6 +65,9 @@ check(d)
 for v in d.get("variants", []):
     check(v)
 assert len(d["variants"]) == 2 and d["variants"][1]["config"]["weight_update"] == "sharded"
+# the sharded variant gathers its updated weights behind the forward (the default), in bf16 gradients
+assert d["variants"][1]["config"]["allgather_overlap"] is True and d["variants"][0]["config"]["allgather_overlap"] is False
+assert all(v["config"]["grad_reduce_dtype"] == "bf16" for v in d["variants"])
 PY
 then echo "FAIL default example JSON"; fail=1; fi
 

@@ -34,6 +34,14 @@ static void print_result(const cJSON *r)
            str(cfg, "model"), num(cfg, "params") / 1e9, str(cfg, "topology"), str(cfg, "devices_used"),
            str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), num(cfg, "tp"), num(cfg, "pp"),
            num(cfg, "micro_batches"), num(cfg, "micro_batch"));
+    if (num(cfg, "dp") > 1) {
+        bool z12 = num(cfg, "zero_stage") == 1 || num(cfg, "zero_stage") == 2;
+        printf("  gradients reduced in %s%s\n", str(cfg, "grad_reduce_dtype"),
+               !z12 ? ""
+               : cJSON_IsTrue(cJSON_GetObjectItem(cfg, "allgather_overlap"))
+                   ? "; updated weights all-gathered behind the next forward"
+                   : "; updated weights all-gathered at the end of the step");
+    }
     printf("  step time          %10.4f s   (%.1f samples/s, %.0f tokens/s)\n", step, num(r, "samples_per_s"),
            num(r, "tokens_per_s"));
     printf("    compute          %10.4f s   %5.1f %%\n", num(bd, "compute"), 100 * num(bd, "compute") / step);
