@@ -1,4 +1,5 @@
 #include "nccltests.h"
+#include "trace_text.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -26,87 +27,13 @@ typedef struct {
     int time[2], alg[2], bus[2];
 } Layout;
 
-typedef struct {
-    const char *s;
-    int len;
-} Tok;
 
-#define MAX_TOKS 64
 
-static int tokenize(const char *s, Tok *toks)
-{
-    int n = 0;
-    while (*s) {
-        while (*s && isspace((unsigned char)*s))
-            s++;
-        if (!*s)
-            break;
-        const char *b = s;
-        while (*s && !isspace((unsigned char)*s))
-            s++;
-        if (n < MAX_TOKS)
-            toks[n] = (Tok){ b, (int)(s - b) };
-        n++;
-    }
-    return n;
-}
 
-static bool tok_is(Tok t, const char *word)
-{
-    return (size_t)t.len == strlen(word) && strncmp(t.s, word, (size_t)t.len) == 0;
-}
 
-static bool tok_digits(Tok t)
-{
-    if (t.len == 0)
-        return false;
-    for (int i = 0; i < t.len; i++)
-        if (!isdigit((unsigned char)t.s[i]))
-            return false;
-    return true;
-}
 
-static bool tok_u64(Tok t, uint64_t *out)
-{
-    if (!tok_digits(t) || t.len <= 0 || t.len > 19)
-        return false;
-    char buf[32];
-    memcpy(buf, t.s, (size_t)t.len);
-    buf[t.len] = 0;
-    *out = g_ascii_strtoull(buf, NULL, 10);
-    return true;
-}
 
-static bool tok_int(Tok t, int *out)
-{
-    Tok d = t;
-    bool neg = t.len > 0 && t.s[0] == '-';
-    if (neg) {
-        d.s++;
-        d.len--;
-    }
-    uint64_t v = 0;
-    if (!tok_u64(d, &v) || v > 1000000000u)
-        return false;
-    *out = neg ? -(int)v : (int)v;
-    return true;
-}
 
-/* A finite double that spans the whole token (nccl-tests prints %f or %e). */
-static bool tok_double(Tok t, double *out)
-{
-    if (t.len == 0 || t.len > 40)
-        return false;
-    char buf[48];
-    memcpy(buf, t.s, (size_t)t.len);
-    buf[t.len] = 0;
-    char *end = NULL;
-    double v = g_ascii_strtod(buf, &end);
-    if (end != buf + t.len || !isfinite(v))
-        return false;
-    *out = v;
-    return true;
-}
 
 static const struct {
     const char *binary;
@@ -195,44 +122,33 @@ static NcclTestsOp op_mentioned(const char *s)
     return op;
 }
 
-static void set_input_error(GError **err, const char *name, int line, const char *fmt, ...)
-    G_GNUC_PRINTF(4, 5);
-static void set_input_error(GError **err, const char *name, int line, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: %s", name, line, msg);
-    g_free(msg);
-}
 
 /* Layout from a column-header line's tokens (after the '#'). */
-static bool layout_from_header(const Tok *t, int n, Layout *L)
+static bool layout_from_header(const TraceTok *t, int n, Layout *L)
 {
     Layout l = { .size = -1, .count = -1, .type = -1, .redop = -1, .root = -1,
                  .time = { -1, -1 }, .alg = { -1, -1 }, .bus = { -1, -1 } };
     int nt = 0, na = 0, nb = 0, extra = 0;
-    if (n > MAX_TOKS)
+    if (n > TRACE_MAX_TOKS)
         return false;
     for (int i = 0; i < n; i++) {
-        if (tok_is(t[i], "size"))
+        if (trace_tok_is(t[i], "size"))
             l.size = i;
-        else if (tok_is(t[i], "count"))
+        else if (trace_tok_is(t[i], "count"))
             l.count = i;
-        else if (tok_is(t[i], "type"))
+        else if (trace_tok_is(t[i], "type"))
             l.type = i;
-        else if (tok_is(t[i], "redop"))
+        else if (trace_tok_is(t[i], "redop"))
             l.redop = i;
-        else if (tok_is(t[i], "root"))
+        else if (trace_tok_is(t[i], "root"))
             l.root = i;
-        else if ((tok_is(t[i], "time") || tok_is(t[i], "cputime")) && nt < 2)
+        else if ((trace_tok_is(t[i], "time") || trace_tok_is(t[i], "cputime")) && nt < 2)
             l.time[nt++] = i;
-        else if (tok_is(t[i], "algbw") && na < 2)
+        else if (trace_tok_is(t[i], "algbw") && na < 2)
             l.alg[na++] = i;
-        else if (tok_is(t[i], "busbw") && nb < 2)
+        else if (trace_tok_is(t[i], "busbw") && nb < 2)
             l.bus[nb++] = i;
-        else if (tok_is(t[i], "timestamp"))
+        else if (trace_tok_is(t[i], "timestamp"))
             extra++; /* printed as "YYYY-MM-DD HH:MM:SS": two fields */
     }
     if (l.size != 0 || l.count < 0 || l.type < 0 || nt < 1 || na < 1 || nb < 1)
@@ -256,30 +172,30 @@ static bool layout_from_count(int n, Layout *L)
 
 static const char *COLNAME[2] = { "out-of-place", "in-place" };
 
-static bool parse_row(NcclTrace *tr, const Layout *L, const Tok *t, int n, int line, GError **err)
+static bool parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, int line, GError **err)
 {
     if (n != L->n_fields) {
-        set_input_error(err, tr->name, line, "result row has %d fields, expected %d", n,
+        trace_input_error(err, tr->name, line, "result row has %d fields, expected %d", n,
                         L->n_fields);
         return false;
     }
     NcclTestsRow r = { .root = -1, .ip_time_us = NAN, .ip_algbw_gbs = NAN,
                        .ip_busbw_gbs = NAN, .line = line };
-    if (!tok_u64(t[L->size], &r.size_bytes)) {
-        set_input_error(err, tr->name, line, "size \"%.*s\" is not a whole number of bytes",
+    if (!trace_tok_u64(t[L->size], &r.size_bytes)) {
+        trace_input_error(err, tr->name, line, "size \"%.*s\" is not a whole number of bytes",
                         t[L->size].len, t[L->size].s);
         return false;
     }
-    if (!tok_u64(t[L->count], &r.count)) {
-        set_input_error(err, tr->name, line, "count \"%.*s\" is not a whole number",
+    if (!trace_tok_u64(t[L->count], &r.count)) {
+        trace_input_error(err, tr->name, line, "count \"%.*s\" is not a whole number",
                         t[L->count].len, t[L->count].s);
         return false;
     }
     r.type = g_string_chunk_insert_len(tr->strings, t[L->type].s, t[L->type].len);
     if (L->redop >= 0)
         r.redop = g_string_chunk_insert_len(tr->strings, t[L->redop].s, t[L->redop].len);
-    if (L->root >= 0 && !tok_int(t[L->root], &r.root)) {
-        set_input_error(err, tr->name, line, "root \"%.*s\" is not an integer",
+    if (L->root >= 0 && !trace_tok_int(t[L->root], &r.root)) {
+        trace_input_error(err, tr->name, line, "root \"%.*s\" is not an integer",
                         t[L->root].len, t[L->root].s);
         return false;
     }
@@ -292,8 +208,8 @@ static bool parse_row(NcclTrace *tr, const Layout *L, const Tok *t, int n, int l
             if (col[k] < 0)
                 continue;
             double v = 0;
-            if (!tok_double(t[col[k]], &v) || v < 0) {
-                set_input_error(err, tr->name, line, "%s %s \"%.*s\" is not a number >= 0",
+            if (!trace_tok_double(t[col[k]], &v) || v < 0) {
+                trace_input_error(err, tr->name, line, "%s %s \"%.*s\" is not a number >= 0",
                                 COLNAME[g], what[k], t[col[k]].len, t[col[k]].s);
                 return false;
             }
@@ -305,22 +221,22 @@ static bool parse_row(NcclTrace *tr, const Layout *L, const Tok *t, int n, int l
 }
 
 /* "#  Rank  3 Group  0 Pid 123 on host device  3 [0x5d] NVIDIA H100 80GB HBM3" */
-static void parse_rank_line(NcclTrace *tr, const Tok *t, int n)
+static void parse_rank_line(NcclTrace *tr, const TraceTok *t, int n)
 {
     int rank = 0;
-    if (n < 2 || !tok_int(t[1], &rank))
+    if (n < 2 || !trace_tok_int(t[1], &rank))
         return;
     const char *host = NULL;
     int hostlen = 0;
     const char *devname = NULL;
-    for (int i = 2; i + 1 < n && i + 1 < MAX_TOKS; i++) {
-        if (tok_is(t[i], "on") && !host) {
+    for (int i = 2; i + 1 < n && i + 1 < TRACE_MAX_TOKS; i++) {
+        if (trace_tok_is(t[i], "on") && !host) {
             host = t[i + 1].s;
             hostlen = t[i + 1].len;
         }
-        if (tok_is(t[i], "device") && host) {
+        if (trace_tok_is(t[i], "device") && host) {
             int j = i + 2; /* past the device number */
-            if (j < n && j < MAX_TOKS && t[j].s[0] == '[') {
+            if (j < n && j < TRACE_MAX_TOKS && t[j].s[0] == '[') {
                 const char *close = strchr(t[j].s, ']');
                 if (close)
                     devname = close + 1;
@@ -429,7 +345,7 @@ NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
     bool in_provenance = true, last_was_provenance = false;
     int lineno = 0;
     const char *p = text ? text : "";
-    Tok toks[MAX_TOKS];
+    TraceTok toks[TRACE_MAX_TOKS];
 
     while (*p) {
         const char *nl = strchr(p, '\n');
@@ -457,7 +373,7 @@ NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
                 if (strcmp(key, "op") == 0) {
                     op_named = nccltests_op_from_name(val);
                     if (op_named == NCCLTESTS_UNKNOWN) {
-                        set_input_error(err, tr->name, lineno, "unknown collective \"%s\" in '# op:'", val);
+                        trace_input_error(err, tr->name, lineno, "unknown collective \"%s\" in '# op:'", val);
                         ok = false;
                     }
                 }
@@ -473,25 +389,25 @@ NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
                 *v = joined;
             } else {
                 in_provenance = last_was_provenance = false;
-                int n = tokenize(s + 1, toks);
-                if (n >= 2 && tok_is(toks[0], "Rank")) {
+                int n = trace_tokenize(s + 1, toks);
+                if (n >= 2 && trace_tok_is(toks[0], "Rank")) {
                     parse_rank_line(tr, toks, n);
-                } else if (n >= 4 && tok_is(toks[0], "nThread") && tok_is(toks[2], "nGpus")) {
-                    tok_int(toks[1], &tr->nthread);
-                    tok_int(toks[3], &tr->ngpus);
-                } else if (n >= 1 && tok_is(toks[0], "size")) {
+                } else if (n >= 4 && trace_tok_is(toks[0], "nThread") && trace_tok_is(toks[2], "nGpus")) {
+                    trace_tok_int(toks[1], &tr->nthread);
+                    trace_tok_int(toks[3], &tr->ngpus);
+                } else if (n >= 1 && trace_tok_is(toks[0], "size")) {
                     if (!layout_from_header(toks, n, &layout)) {
-                        set_input_error(err, tr->name, lineno,
+                        trace_input_error(err, tr->name, lineno,
                                         "column header lacks size/count/type/time/algbw/busbw");
                         ok = false;
                     }
                     have_layout = ok;
-                } else if (n >= 3 && tok_is(toks[0], "nccl-tests") && !tr->nccl_version) {
-                    for (int i = 1; i < n && i < MAX_TOKS && !tr->nccl_version; i++) {
+                } else if (n >= 3 && trace_tok_is(toks[0], "nccl-tests") && !tr->nccl_version) {
+                    for (int i = 1; i < n && i < TRACE_MAX_TOKS && !tr->nccl_version; i++) {
                         if (toks[i].len > 13 && strncmp(toks[i].s, "nccl-library=", 13) == 0) {
                             int code = 0;
-                            Tok c = { toks[i].s + 13, toks[i].len - 13 };
-                            if (tok_int(c, &code) && code > 0)
+                            TraceTok c = { toks[i].s + 13, toks[i].len - 13 };
+                            if (trace_tok_int(c, &code) && code > 0)
                                 tr->nccl_version = version_from_code(code);
                         }
                     }
@@ -502,7 +418,7 @@ NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
         } else {
             in_provenance = last_was_provenance = false;
             const char *ver = strstr(s, "CCL version ");
-            int n = tokenize(s, toks);
+            int n = trace_tokenize(s, toks);
             bool log = strstr(s, " NCCL ") || strstr(s, " RCCL ") || ver;
             bool first_numeric = isdigit((unsigned char)s[0]) && !memchr(toks[0].s, ':', (size_t)toks[0].len);
             if (log) {
@@ -515,13 +431,13 @@ NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
                 }
             } else if (first_numeric) {
                 if (!have_layout && !layout_from_count(n, &layout)) {
-                    set_input_error(err, tr->name, lineno,
+                    trace_input_error(err, tr->name, lineno,
                                     "result row has %d fields and no column header came before it", n);
                     ok = false;
                 } else {
                     have_layout = true;
-                    ok = n <= MAX_TOKS ? parse_row(tr, &layout, toks, n, lineno, err)
-                                       : (set_input_error(err, tr->name, lineno,
+                    ok = n <= TRACE_MAX_TOKS ? parse_row(tr, &layout, toks, n, lineno, err)
+                                       : (trace_input_error(err, tr->name, lineno,
                                                           "result row has %d fields", n), false);
                 }
             } else if (op_mention == NCCLTESTS_UNKNOWN) {
@@ -536,7 +452,7 @@ NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
     }
 
     if (tr->rows->len == 0) {
-        set_input_error(err, tr->name, lineno > 0 ? lineno : 1, "no nccl-tests result rows");
+        trace_input_error(err, tr->name, lineno > 0 ? lineno : 1, "no nccl-tests result rows");
         nccltests_free(tr);
         return NULL;
     }

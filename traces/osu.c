@@ -1,4 +1,5 @@
 #include "osu.h"
+#include "trace_text.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -17,115 +18,52 @@ struct OsuTrace {
 typedef enum { COL_SIZE, COL_AVG, COL_MIN, COL_MAX, COL_ITER, COL_VALID, COL_SKIP } ColKind;
 
 #define MAX_COLS 32
-#define MAX_TOKS 64
 
 typedef struct {
     int n;
     ColKind col[MAX_COLS];
 } Layout;
 
-typedef struct {
-    const char *s;
-    int len;
-} Tok;
 
-static int tokenize(const char *s, Tok *toks)
-{
-    int n = 0;
-    while (*s) {
-        while (*s && isspace((unsigned char)*s))
-            s++;
-        if (!*s)
-            break;
-        const char *b = s;
-        while (*s && !isspace((unsigned char)*s))
-            s++;
-        if (n < MAX_TOKS)
-            toks[n] = (Tok){ b, (int)(s - b) };
-        n++;
-    }
-    return n;
-}
 
-static bool tok_is(Tok t, const char *word)
-{
-    return (size_t)t.len == strlen(word) && strncmp(t.s, word, (size_t)t.len) == 0;
-}
 
-static bool tok_u64(Tok t, uint64_t *out)
-{
-    if (t.len <= 0 || t.len > 19)
-        return false;
-    for (int i = 0; i < t.len; i++)
-        if (!isdigit((unsigned char)t.s[i]))
-            return false;
-    char buf[32];
-    memcpy(buf, t.s, (size_t)t.len);
-    buf[t.len] = 0;
-    *out = g_ascii_strtoull(buf, NULL, 10);
-    return true;
-}
 
-static bool tok_double(Tok t, double *out)
-{
-    if (t.len == 0 || t.len > 40)
-        return false;
-    char buf[48];
-    memcpy(buf, t.s, (size_t)t.len);
-    buf[t.len] = 0;
-    char *end = NULL;
-    double v = g_ascii_strtod(buf, &end);
-    if (end != buf + t.len || !isfinite(v))
-        return false;
-    *out = v;
-    return true;
-}
 
-static void set_input_error(GError **err, const char *name, int line, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
-static void set_input_error(GError **err, const char *name, int line, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: %s", name, line, msg);
-    g_free(msg);
-}
 
 /* "Latency(us)" or "Latency" "(us)" at t[i]; returns tokens used (0 if not). */
-static int latency_words(const Tok *t, int n, int i)
+static int latency_words(const TraceTok *t, int n, int i)
 {
-    if (i < n && tok_is(t[i], "Latency(us)"))
+    if (i < n && trace_tok_is(t[i], "Latency(us)"))
         return 1;
-    if (i + 1 < n && tok_is(t[i], "Latency") && tok_is(t[i + 1], "(us)"))
+    if (i + 1 < n && trace_tok_is(t[i], "Latency") && trace_tok_is(t[i + 1], "(us)"))
         return 2;
     return 0;
 }
 
 /* The header's tokens after '#'.  On failure `bad` is the unknown word. */
-static bool layout_from_header(const Tok *t, int n, Layout *L, Tok *bad)
+static bool layout_from_header(const TraceTok *t, int n, Layout *L, TraceTok *bad)
 {
     Layout l = { 0 };
     int i = 0;
     while (i < n) {
         int used = 0;
         ColKind k = COL_SKIP;
-        if (tok_is(t[i], "Size")) {
+        if (trace_tok_is(t[i], "Size")) {
             k = COL_SIZE, used = 1;
-        } else if ((tok_is(t[i], "Avg") || tok_is(t[i], "Min") || tok_is(t[i], "Max")) &&
+        } else if ((trace_tok_is(t[i], "Avg") || trace_tok_is(t[i], "Min") || trace_tok_is(t[i], "Max")) &&
                    (used = latency_words(t, n, i + 1)) > 0) {
-            k = tok_is(t[i], "Avg") ? COL_AVG : tok_is(t[i], "Min") ? COL_MIN : COL_MAX;
+            k = trace_tok_is(t[i], "Avg") ? COL_AVG : trace_tok_is(t[i], "Min") ? COL_MIN : COL_MAX;
             used += 1;
         } else if ((used = latency_words(t, n, i)) > 0) {
             k = COL_AVG; /* point-to-point "Latency (us)" */
-        } else if (tok_is(t[i], "Iterations")) {
+        } else if (trace_tok_is(t[i], "Iterations")) {
             k = COL_ITER, used = 1;
-        } else if (tok_is(t[i], "Validation")) {
+        } else if (trace_tok_is(t[i], "Validation")) {
             k = COL_VALID, used = 1;
-        } else if (i + 1 < n && tok_is(t[i], "Transmit") && tok_is(t[i + 1], "Size")) {
+        } else if (i + 1 < n && trace_tok_is(t[i], "Transmit") && trace_tok_is(t[i + 1], "Size")) {
             used = 2;
         } else if (i + 2 < n && t[i].len >= 2 && t[i].s[0] == 'P' && isdigit((unsigned char)t[i].s[1]) &&
-                   tok_is(t[i + 1], "Tail") && (tok_is(t[i + 2], "Lat(us)") || tok_is(t[i + 2], "BW(MB/s)"))) {
+                   trace_tok_is(t[i + 1], "Tail") && (trace_tok_is(t[i + 2], "Lat(us)") || trace_tok_is(t[i + 2], "BW(MB/s)"))) {
             used = 3;
         } else {
             *bad = t[i];
@@ -232,10 +170,10 @@ static int provenance_key(const char *s)
     return i - 2;
 }
 
-static bool parse_row(OsuTrace *tr, const Layout *L, const Tok *t, int n, const char *dtype, int line, GError **err)
+static bool parse_row(OsuTrace *tr, const Layout *L, const TraceTok *t, int n, const char *dtype, int line, GError **err)
 {
     if (n != L->n) {
-        set_input_error(err, tr->name, line, "result row has %d fields, the column header %d", n, L->n);
+        trace_input_error(err, tr->name, line, "result row has %d fields, the column header %d", n, L->n);
         return false;
     }
     OsuRow r = { .min_us = NAN, .max_us = NAN, .iterations = -1, .validation = -1, .datatype = dtype, .line = line };
@@ -245,8 +183,8 @@ static bool parse_row(OsuTrace *tr, const Layout *L, const Tok *t, int n, const 
         uint64_t u = 0;
         switch (L->col[i]) {
         case COL_SIZE:
-            if (!tok_u64(t[i], &u)) {
-                set_input_error(err, tr->name, line, "size \"%.*s\" is not a whole number of bytes", t[i].len, t[i].s);
+            if (!trace_tok_u64(t[i], &u)) {
+                trace_input_error(err, tr->name, line, "size \"%.*s\" is not a whole number of bytes", t[i].len, t[i].s);
                 return false;
             }
             r.size_bytes = u;
@@ -255,46 +193,46 @@ static bool parse_row(OsuTrace *tr, const Layout *L, const Tok *t, int n, const 
         case COL_AVG:
         case COL_MIN:
         case COL_MAX:
-            if (!tok_double(t[i], &v) || v < 0) {
-                set_input_error(err, tr->name, line, "latency \"%.*s\" is not a number >= 0", t[i].len, t[i].s);
+            if (!trace_tok_double(t[i], &v) || v < 0) {
+                trace_input_error(err, tr->name, line, "latency \"%.*s\" is not a number >= 0", t[i].len, t[i].s);
                 return false;
             }
             *(L->col[i] == COL_AVG ? &r.avg_us : L->col[i] == COL_MIN ? &r.min_us : &r.max_us) = v;
             have_avg = have_avg || L->col[i] == COL_AVG;
             break;
         case COL_ITER:
-            if (!tok_u64(t[i], &u) || u > (uint64_t)G_MAXLONG) {
-                set_input_error(err, tr->name, line, "iterations \"%.*s\" is not a whole number", t[i].len, t[i].s);
+            if (!trace_tok_u64(t[i], &u) || u > (uint64_t)G_MAXLONG) {
+                trace_input_error(err, tr->name, line, "iterations \"%.*s\" is not a whole number", t[i].len, t[i].s);
                 return false;
             }
             r.iterations = (long)u;
             break;
         case COL_VALID:
-            if (tok_is(t[i], "Pass"))
+            if (trace_tok_is(t[i], "Pass"))
                 r.validation = 1;
-            else if (tok_is(t[i], "Fail"))
+            else if (trace_tok_is(t[i], "Fail"))
                 r.validation = 0;
             else {
-                set_input_error(err, tr->name, line, "validation \"%.*s\" is neither Pass nor Fail", t[i].len,
+                trace_input_error(err, tr->name, line, "validation \"%.*s\" is neither Pass nor Fail", t[i].len,
                                 t[i].s);
                 return false;
             }
             break;
         case COL_SKIP:
-            if (!tok_double(t[i], &v)) {
-                set_input_error(err, tr->name, line, "field %d \"%.*s\" is not a number", i + 1, t[i].len, t[i].s);
+            if (!trace_tok_double(t[i], &v)) {
+                trace_input_error(err, tr->name, line, "field %d \"%.*s\" is not a number", i + 1, t[i].len, t[i].s);
                 return false;
             }
             break;
         }
     }
     if (!have_size || !have_avg) {
-        set_input_error(err, tr->name, line, "the column header has no %s column", have_size ? "latency" : "Size");
+        trace_input_error(err, tr->name, line, "the column header has no %s column", have_size ? "latency" : "Size");
         return false;
     }
     if (r.min_us > r.max_us || (!isnan(r.min_us) && r.avg_us < r.min_us * (1 - 1e-6) - 0.01) ||
         (!isnan(r.max_us) && r.avg_us > r.max_us * (1 + 1e-6) + 0.01)) {
-        set_input_error(err, tr->name, line, "average latency %g us is outside [min, max] = [%g, %g]", r.avg_us,
+        trace_input_error(err, tr->name, line, "average latency %g us is outside [min, max] = [%g, %g]", r.avg_us,
                         r.min_us, r.max_us);
         return false;
     }
@@ -331,7 +269,7 @@ OsuTrace *osu_parse(const char *name, const char *text, GError **err)
     const char *dtype = NULL;
     int lineno = 0;
     const char *p = text ? text : "";
-    Tok toks[MAX_TOKS];
+    TraceTok toks[TRACE_MAX_TOKS];
 
     while (*p && ok) {
         const char *nl = strchr(p, '\n');
@@ -361,7 +299,7 @@ OsuTrace *osu_parse(const char *name, const char *text, GError **err)
                 if (strcmp(key, "op") == 0) {
                     op_named = nccltests_op_from_name(val);
                     if (op_named == NCCLTESTS_UNKNOWN) {
-                        set_input_error(err, tr->name, lineno, "unknown collective \"%s\" in '# op:'", val);
+                        trace_input_error(err, tr->name, lineno, "unknown collective \"%s\" in '# op:'", val);
                         ok = false;
                     }
                 }
@@ -372,7 +310,7 @@ OsuTrace *osu_parse(const char *name, const char *text, GError **err)
                 const char *body = s + 1;
                 while (isspace((unsigned char)*body))
                     body++;
-                int n = tokenize(body, toks);
+                int n = trace_tokenize(body, toks);
                 if (g_str_has_prefix(body, "OSU MPI")) {
                     NcclTestsOp o = parse_title(tr, body);
                     if (op_title == NCCLTESTS_UNKNOWN)
@@ -384,11 +322,11 @@ OsuTrace *osu_parse(const char *name, const char *text, GError **err)
                         d[dl - 1] = 0;
                     dtype = *d ? g_string_chunk_insert_const(tr->strings, d) : NULL;
                     g_free(d);
-                } else if (n >= 1 && (tok_is(toks[0], "Size") ||
-                                      (tok_is(toks[0], "Avg") && latency_words(toks, n, 1) > 0))) {
-                    Tok bad = { "", 0 };
-                    if (n > MAX_TOKS || !layout_from_header(toks, n, &layout, &bad)) {
-                        set_input_error(err, tr->name, lineno, "column \"%.*s\" is not one this reader knows",
+                } else if (n >= 1 && (trace_tok_is(toks[0], "Size") ||
+                                      (trace_tok_is(toks[0], "Avg") && latency_words(toks, n, 1) > 0))) {
+                    TraceTok bad = { "", 0 };
+                    if (n > TRACE_MAX_TOKS || !layout_from_header(toks, n, &layout, &bad)) {
+                        trace_input_error(err, tr->name, lineno, "column \"%.*s\" is not one this reader knows",
                                         bad.len, bad.s);
                         ok = false;
                     } else {
@@ -398,7 +336,7 @@ OsuTrace *osu_parse(const char *name, const char *text, GError **err)
                             avg = avg || layout.col[i] == COL_AVG;
                         }
                         if (!size || !avg) {
-                            set_input_error(err, tr->name, lineno, "column header has no %s column",
+                            trace_input_error(err, tr->name, lineno, "column header has no %s column",
                                             size ? "latency" : "Size");
                             ok = false;
                         }
@@ -408,12 +346,12 @@ OsuTrace *osu_parse(const char *name, const char *text, GError **err)
             }
         } else if (isdigit((unsigned char)*s)) {
             in_provenance = false;
-            int n = tokenize(s, toks);
+            int n = trace_tokenize(s, toks);
             if (!have_layout) {
-                set_input_error(err, tr->name, lineno, "result row before any \"# Size ...\" column header");
+                trace_input_error(err, tr->name, lineno, "result row before any \"# Size ...\" column header");
                 ok = false;
-            } else if (n > MAX_TOKS) {
-                set_input_error(err, tr->name, lineno, "result row has %d fields, the column header %d", n,
+            } else if (n > TRACE_MAX_TOKS) {
+                trace_input_error(err, tr->name, lineno, "result row has %d fields, the column header %d", n,
                                 layout.n);
                 ok = false;
             } else {
@@ -425,7 +363,7 @@ OsuTrace *osu_parse(const char *name, const char *text, GError **err)
         g_free(raw);
     }
     if (ok && tr->rows->len == 0) {
-        set_input_error(err, tr->name, lineno, "no result rows (expected OSU collective latency output)");
+        trace_input_error(err, tr->name, lineno, "no result rows (expected OSU collective latency output)");
         ok = false;
     }
     if (!ok) {

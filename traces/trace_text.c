@@ -1,0 +1,85 @@
+#include "trace_text.h"
+
+#include "sim_error.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+int trace_tokenize(const char *s, TraceTok *toks)
+{
+    int n = 0;
+    while (*s) {
+        while (*s && isspace((unsigned char)*s))
+            s++;
+        if (!*s)
+            break;
+        const char *b = s;
+        while (*s && !isspace((unsigned char)*s))
+            s++;
+        if (n < TRACE_MAX_TOKS)
+            toks[n] = (TraceTok){b, (int)(s - b)};
+        n++;
+    }
+    return n;
+}
+
+bool trace_tok_is(TraceTok t, const char *word)
+{
+    return (size_t)t.len == strlen(word) && strncmp(t.s, word, (size_t)t.len) == 0;
+}
+
+bool trace_tok_u64(TraceTok t, uint64_t *out)
+{
+    if (t.len <= 0 || t.len > 19)
+        return false;
+    for (int i = 0; i < t.len; i++)
+        if (!isdigit((unsigned char)t.s[i]))
+            return false;
+    char buf[32];
+    memcpy(buf, t.s, (size_t)t.len);
+    buf[t.len] = 0;
+    *out = g_ascii_strtoull(buf, NULL, 10);
+    return true;
+}
+
+bool trace_tok_int(TraceTok t, int *out)
+{
+    TraceTok d = t;
+    bool neg = t.len > 0 && t.s[0] == '-';
+    if (neg) {
+        d.s++;
+        d.len--;
+    }
+    uint64_t v = 0;
+    if (!trace_tok_u64(d, &v) || v > 1000000000u)
+        return false;
+    *out = neg ? -(int)v : (int)v;
+    return true;
+}
+
+bool trace_tok_double(TraceTok t, double *out)
+{
+    if (t.len <= 0 || t.len > 40)
+        return false;
+    char buf[48];
+    memcpy(buf, t.s, (size_t)t.len);
+    buf[t.len] = 0;
+    char *end = NULL;
+    double v = g_ascii_strtod(buf, &end);
+    if (end != buf + t.len || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+void trace_input_error(GError **err, const char *name, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: %s", name, line, msg);
+    g_free(msg);
+}

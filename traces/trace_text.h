@@ -1,0 +1,29 @@
+/* Whitespace-separated fields of a line of benchmark output, shared by the
+ * readers of printed tables (nccl-tests, OSU). */
+#ifndef TRACE_TEXT_H
+#define TRACE_TEXT_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TRACE_MAX_TOKS 64
+
+typedef struct {
+    const char *s;
+    int len;
+} TraceTok;
+
+/* Splits `s` at whitespace into at most TRACE_MAX_TOKS fields (pointing into
+ * `s`); returns how many there were, which may be more. */
+int trace_tokenize(const char *s, TraceTok *toks);
+bool trace_tok_is(TraceTok t, const char *word);
+/* Whole-token numbers: digits only (at most 19); an optional '-' then digits
+ * (|v| <= 1e9); a finite double as printed by %f or %e. */
+bool trace_tok_u64(TraceTok t, uint64_t *out);
+bool trace_tok_int(TraceTok t, int *out);
+bool trace_tok_double(TraceTok t, double *out);
+/* "NAME:LINE: message", bad input. */
+void trace_input_error(GError **err, const char *name, int line, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+
+#endif
