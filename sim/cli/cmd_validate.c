@@ -1,11 +1,13 @@
 #include "cli.h"
 #include "collective.h"
 #include "nccltests.h"
+#include "osu.h"
 #include "plot.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define SMALL_LIMIT 1048576.0 /* rows below 1 MiB are "small" */
 
@@ -61,10 +63,15 @@ static void summarise(GArray *rows, cJSON *o, FILE *human)
             cJSON_AddNullToObject(o, "median_abs_pct_error_small");
         cJSON_AddNumberToObject(o, "n_rows", rows->len);
     }
-    if (human)
-        fprintf(human,
-                "# %u rows: median |error| %.1f%% (sizes >= 1 MiB: %.1f%%, below: %.1f%%), max %.1f%%\n",
-                rows->len, med, ml, ms, mx);
+    if (human) {
+        char large_s[32] = "-", small_s[32] = "-";
+        if (large->len)
+            g_snprintf(large_s, sizeof large_s, "%.1f%%", ml);
+        if (small->len)
+            g_snprintf(small_s, sizeof small_s, "%.1f%%", ms);
+        fprintf(human, "# %u rows: median |error| %.1f%% (sizes >= 1 MiB: %s, below: %s), max %.1f%%\n", rows->len,
+                med, large_s, small_s, mx);
+    }
     g_array_free(all, TRUE);
     g_array_free(small, TRUE);
     g_array_free(large, TRUE);
@@ -76,108 +83,208 @@ static const int op_map[] = {
     [NCCLTESTS_REDUCE] = COLL_REDUCE,       [NCCLTESTS_ALLTOALL] = COLL_ALLTOALL,
 };
 
-/* Predicts every row of one trace; rows go to `all` and `out`. */
-static bool validate_one(const char *topology, const char *params, const char *path, int op_override, int algo, int proto, GArray *all,
-                         cJSON *traces_json, bool human, GError **err)
+/* One measured point, in nccl-tests' conventions for the size. */
+typedef struct {
+    NcclTestsOp op;
+    double size, time_s;
+} MRow;
+
+/* What a trace says, whatever its format. */
+typedef struct {
+    GArray *rows; /* MRow */
+    int ranks, hosts, ranks_per_host, gpus_per_thread;
+} Measured;
+
+static void from_nccltests(const NcclTrace *tr, NcclTestsOp op, Measured *m)
 {
-    NcclTrace *tr = nccltests_load(path, err);
-    if (!tr)
-        return false;
-    bool ok = false;
-    Topo *topo = NULL;
-    CollGroup *grp = NULL;
-    int *ids = NULL;
-    NcclTestsOp top = op_override >= 0 ? (NcclTestsOp)op_override : nccltests_op(tr);
-    if (top == NCCLTESTS_UNKNOWN || top == NCCLTESTS_SENDRECV || top >= (int)G_N_ELEMENTS(op_map)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", path,
-                    top == NCCLTESTS_UNKNOWN ? "cannot tell which collective this trace measured (use --op)"
-                                             : "point-to-point traces are not modelled");
-        goto out;
-    }
-    CollOp op = op_map[top];
-    int hosts = nccltests_n_hosts(tr) > 0 ? nccltests_n_hosts(tr) : 1;
-    int nranks = nccltests_n_ranks(tr);
-    int rph = nccltests_max_ranks_per_host(tr);
-    if (nranks <= 0) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the trace does not say how many ranks took part", path);
-        goto out;
-    }
-    if (rph <= 0)
-        rph = (nranks + hosts - 1) / hosts;
-    TopoOptions topt = {.nodes = 0};
-    topo = topo_load(topology, &topt, err);
-    if (!topo)
-        goto out;
-    if (topo_num_nodes(topo) != hosts) {
-        /* scale the topology to the trace's host count where the family allows */
-        topo_free(topo);
-        topt.nodes = hosts;
-        topo = topo_load(topology, &topt, err);
-        if (!topo)
-            goto out;
-    }
-    int tppn = topo_ranks_per_node(topo);
-    if (rph > tppn || hosts * rph < nranks) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %d ranks on %d hosts do not fit topology %s (%d nodes of %d)",
-                    path, nranks, hosts, topo_name(topo), topo_num_nodes(topo), tppn);
-        goto out;
-    }
-    ids = g_new(int, nranks);
-    for (int i = 0; i < nranks; i++)
-        ids[i] = (i / rph) * tppn + i % rph;
-    grp = coll_group_new(topo, ids, nranks, params, err);
-    if (!grp)
-        goto out;
-    coll_group_set_gpus_per_thread(grp, nccltests_gpus_per_thread(tr));
-    GArray *rows = g_array_new(FALSE, FALSE, sizeof(Row));
-    cJSON *tj = cJSON_CreateObject(), *rj = cJSON_CreateArray();
-    cJSON_AddStringToObject(tj, "trace", path);
-    cJSON_AddStringToObject(tj, "op", coll_op_name(op));
-    cJSON_AddNumberToObject(tj, "ranks", nranks);
-    cJSON_AddNumberToObject(tj, "nodes", hosts);
-    if (human)
-        printf("# %s: %s, %d ranks on %d node(s), topology %s\n%14s %12s %12s %8s %8s %7s\n", path,
-               coll_op_name(op), nranks, hosts, topo_name(topo), "size(B)", "measured(us)", "predicted", "error%",
-               "algo", "proto");
     for (size_t i = 0; i < nccltests_n_rows(tr); i++) {
         const NcclTestsRow *r = nccltests_row(tr, i);
-        if (!(r->time_us > 0))
-            continue;
-        CollCost c;
-        if (!coll_cost(grp, op, algo, proto, (double)r->size_bytes, &c)) {
-            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s", path, coll_algo_name(algo),
-                        coll_proto_name(proto), coll_op_name(op), topo_name(topo));
-            g_array_free(rows, TRUE);
-            cJSON_Delete(tj);
-            cJSON_Delete(rj);
-            goto out;
-        }
-        Row row = {(double)r->size_bytes, r->time_us * 1e-6, c.time_s, 0};
-        row.err_pct = fabs(row.predicted - row.measured) / row.measured * 100;
-        g_array_append_val(rows, row);
-        g_array_append_val(all, row);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "size_bytes", row.size);
-        cJSON_AddNumberToObject(o, "measured_s", row.measured);
-        cJSON_AddNumberToObject(o, "predicted_s", row.predicted);
-        cJSON_AddNumberToObject(o, "abs_pct_error", row.err_pct);
-        cJSON_AddStringToObject(o, "algo", coll_algo_name(c.algo));
-        cJSON_AddStringToObject(o, "proto", coll_proto_name(c.proto));
-        cJSON_AddItemToArray(rj, o);
-        if (human)
-            printf("%14.0f %12.2f %12.2f %8.1f %8s %7s\n", row.size, row.measured * 1e6, row.predicted * 1e6,
-                   row.err_pct, coll_algo_name(c.algo), coll_proto_name(c.proto));
+        MRow row = {op, (double)r->size_bytes, r->time_us * 1e-6};
+        g_array_append_val(m->rows, row);
     }
-    summarise(rows, tj, human ? stdout : NULL);
-    cJSON_AddItemToObject(tj, "rows", rj);
-    cJSON_AddItemToArray(traces_json, tj);
-    g_array_free(rows, TRUE);
-    ok = true;
-out:
+    m->ranks = nccltests_n_ranks(tr);
+    m->hosts = nccltests_n_hosts(tr);
+    m->ranks_per_host = nccltests_max_ranks_per_host(tr);
+    m->gpus_per_thread = nccltests_gpus_per_thread(tr);
+}
+
+/* OSU prints the per-process count for allgather and the per-peer count for
+ * all-to-all; nccl-tests (and the model) take the whole buffer. */
+static void from_osu(const OsuTrace *tr, NcclTestsOp op, int ranks, Measured *m)
+{
+    double scale = op == NCCLTESTS_ALLGATHER || op == NCCLTESTS_ALLTOALL ? ranks : 1;
+    for (size_t i = 0; i < osu_n_rows(tr); i++) {
+        const OsuRow *r = osu_row(tr, i);
+        MRow row = {op, (double)r->size_bytes * scale, r->avg_us * 1e-6};
+        g_array_append_val(m->rows, row);
+    }
+}
+
+/* Reads a trace: nccl-tests/rccl-tests output or OSU micro-benchmarks output.
+ * `ranks`/`nodes` (> 0) override what the trace says, or say what it does not. */
+static bool load_measured(const char *path, int op_override, int ranks, int nodes, Measured *m, GError **err)
+{
+    char *text = NULL;
+    GError *io = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &io)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", path, io->message);
+        g_error_free(io);
+        return false;
+    }
+    bool ok = false;
+    m->rows = g_array_new(FALSE, FALSE, sizeof(MRow));
+    m->gpus_per_thread = 1;
+    NcclTestsOp op = NCCLTESTS_UNKNOWN;
+    if (strstr(text, "# OSU")) {
+        OsuTrace *tr = osu_parse(path, text, err);
+        if (tr) {
+            op = op_override >= 0 ? (NcclTestsOp)op_override : osu_op(tr);
+            if (ranks <= 0)
+                g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                            "%s: OSU output does not say how many ranks ran; give --ranks (and --nodes)", path);
+            else
+                from_osu(tr, op, ranks, m);
+            ok = ranks > 0;
+            osu_free(tr);
+        }
+    } else {
+        NcclTrace *tr = nccltests_parse(path, text, err);
+        if (tr) {
+            op = op_override >= 0 ? (NcclTestsOp)op_override : nccltests_op(tr);
+            from_nccltests(tr, op, m);
+            nccltests_free(tr);
+            ok = true;
+        }
+    }
+    g_free(text);
+    if (ok && (op == NCCLTESTS_UNKNOWN || op == NCCLTESTS_SENDRECV)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", path,
+                    op == NCCLTESTS_UNKNOWN ? "cannot tell which collective this trace measured (use --op)"
+                                            : "point-to-point traces are not modelled");
+        ok = false;
+    }
+    if (ranks > 0)
+        m->ranks = ranks;
+    if (nodes > 0) {
+        m->hosts = nodes;
+        m->ranks_per_host = 0;
+    }
+    if (ok && m->ranks <= 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the trace does not say how many ranks took part (use --ranks)",
+                    path);
+        ok = false;
+    }
+    if (m->hosts <= 0)
+        m->hosts = 1;
+    if (m->ranks_per_host <= 0)
+        m->ranks_per_host = (m->ranks + m->hosts - 1) / m->hosts;
+    if (!ok)
+        g_array_free(m->rows, TRUE);
+    return ok;
+}
+
+/* The trace's ranks on the topology (scaled to its node count where the
+ * family allows), filling each node's first ranks. */
+static CollGroup *group_for(const char *topology, const char *params, const char *path, const Measured *m,
+                            Topo **topo, GError **err)
+{
+    TopoOptions topt = {.nodes = 0};
+    *topo = topo_load(topology, &topt, err);
+    if (*topo && topo_num_nodes(*topo) != m->hosts) {
+        topo_free(*topo);
+        topt.nodes = m->hosts;
+        *topo = topo_load(topology, &topt, err);
+    }
+    if (!*topo)
+        return NULL;
+    int tppn = topo_ranks_per_node(*topo), rph = m->ranks_per_host;
+    if (rph > tppn || m->hosts * rph < m->ranks) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %d ranks on %d hosts do not fit topology %s (%d nodes of %d)",
+                    path, m->ranks, m->hosts, topo_name(*topo), topo_num_nodes(*topo), tppn);
+        return NULL;
+    }
+    int *ids = g_new(int, m->ranks);
+    for (int i = 0; i < m->ranks; i++)
+        ids[i] = (i / rph) * tppn + i % rph;
+    CollGroup *grp = coll_group_new(*topo, ids, m->ranks, params, err);
     g_free(ids);
+    if (grp)
+        coll_group_set_gpus_per_thread(grp, m->gpus_per_thread);
+    return grp;
+}
+
+typedef struct {
+    const char *topology, *params;
+    int op, algo, proto, ranks, nodes;
+    bool human;
+} Options;
+
+/* Predicts every row of one trace; rows go to `all` and a trace object to
+ * `traces_json`. */
+static bool validate_one(const Options *o, const char *path, GArray *all, cJSON *traces_json, GError **err)
+{
+    Measured m = {0};
+    if (!load_measured(path, o->op, o->ranks, o->nodes, &m, err))
+        return false;
+    Topo *topo = NULL;
+    CollGroup *grp = group_for(o->topology, o->params, path, &m, &topo, err);
+    bool ok = grp != NULL;
+    GArray *rows = g_array_new(FALSE, FALSE, sizeof(Row));
+    cJSON *tj = cJSON_CreateObject(), *rj = cJSON_CreateArray();
+    NcclTestsOp first = m.rows->len ? g_array_index(m.rows, MRow, 0).op : NCCLTESTS_UNKNOWN;
+    bool mixed = false;
+    for (guint i = 0; i < m.rows->len; i++)
+        mixed |= g_array_index(m.rows, MRow, i).op != first;
+    if (ok && o->human)
+        printf("# %s: %s, %d ranks on %d node(s), topology %s\n%14s %12s %12s %8s %8s %7s%s\n", path,
+               mixed ? "several collectives" : coll_op_name(op_map[first]), m.ranks, m.hosts, topo_name(topo),
+               "size(B)", "measured(us)", "predicted", "error%", "algo", "proto", mixed ? "  op" : "");
+    for (guint i = 0; ok && i < m.rows->len; i++) {
+        const MRow *r = &g_array_index(m.rows, MRow, i);
+        if (!(r->time_s > 0))
+            continue;
+        CollOp op = op_map[r->op];
+        CollCost c;
+        if (!coll_cost(grp, op, o->algo, o->proto, r->size, &c)) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s", path,
+                        coll_algo_name(o->algo), coll_proto_name(o->proto), coll_op_name(op), topo_name(topo));
+            ok = false;
+            break;
+        }
+        Row row = {r->size, r->time_s, c.time_s, fabs(c.time_s - r->time_s) / r->time_s * 100};
+        g_array_append_val(rows, row);
+        cJSON *jo = cJSON_CreateObject();
+        if (mixed)
+            cJSON_AddStringToObject(jo, "op", coll_op_name(op));
+        cJSON_AddNumberToObject(jo, "size_bytes", row.size);
+        cJSON_AddNumberToObject(jo, "measured_s", row.measured);
+        cJSON_AddNumberToObject(jo, "predicted_s", row.predicted);
+        cJSON_AddNumberToObject(jo, "abs_pct_error", row.err_pct);
+        cJSON_AddStringToObject(jo, "algo", coll_algo_name(c.algo));
+        cJSON_AddStringToObject(jo, "proto", coll_proto_name(c.proto));
+        cJSON_AddItemToArray(rj, jo);
+        if (o->human)
+            printf("%14.0f %12.2f %12.2f %8.1f %8s %7s%s%s\n", row.size, row.measured * 1e6, row.predicted * 1e6,
+                   row.err_pct, coll_algo_name(c.algo), coll_proto_name(c.proto), mixed ? "  " : "",
+                   mixed ? coll_op_name(op) : "");
+    }
+    if (ok) {
+        g_array_append_vals(all, rows->data, rows->len);
+        cJSON_AddStringToObject(tj, "trace", path);
+        cJSON_AddStringToObject(tj, "op", mixed ? "mixed" : coll_op_name(op_map[first]));
+        cJSON_AddNumberToObject(tj, "ranks", m.ranks);
+        cJSON_AddNumberToObject(tj, "nodes", m.hosts);
+        summarise(rows, tj, o->human ? stdout : NULL);
+        cJSON_AddItemToObject(tj, "rows", rj);
+        cJSON_AddItemToArray(traces_json, tj);
+    } else {
+        cJSON_Delete(tj);
+        cJSON_Delete(rj);
+    }
+    g_array_free(rows, TRUE);
+    g_array_free(m.rows, TRUE);
     coll_group_free(grp);
     topo_free(topo);
-    nccltests_free(tr);
     return ok;
 }
 
@@ -223,11 +330,14 @@ int cmd_validate(int argc, char **argv)
 {
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL, *plot = NULL;
     gboolean json = FALSE;
+    int ranks = 0, nodes = 0;
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
         {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
          "collective-model parameters (default models/presets/collectives.json)", "FILE"},
         {"op", 0, 0, G_OPTION_ARG_STRING, &op_s, "collective, when the trace does not say", "OP"},
+        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "ranks that ran, when the trace does not say (OSU)", "N"},
+        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "nodes they ran on, when the trace does not say", "N"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "force an algorithm (default auto)", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "force a protocol (default auto)", "PROTO"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
@@ -235,7 +345,7 @@ int cmd_validate(int argc, char **argv)
          "FILE.png|.svg"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *ctx = g_option_context_new("TRACE... - compare predictions with measured nccl-tests output");
+    GOptionContext *ctx = g_option_context_new("TRACE... - compare predictions with measured nccl-tests, rccl-tests or OSU output");
     g_option_context_add_main_entries(ctx, entries, NULL);
     int rc = 2;
     if (!cli_parse_options(ctx, &argc, &argv))
@@ -268,13 +378,18 @@ int cmd_validate(int argc, char **argv)
         rc = cli_usage_error("validate: unknown %s", algo == -2 ? "--algo" : "--proto");
         goto out;
     }
+    if (ranks < 0 || nodes < 0) {
+        rc = cli_usage_error("validate: --ranks and --nodes must be positive");
+        goto out;
+    }
+    Options o = {topology, params, op, algo, proto, ranks, nodes, !json};
     GArray *all = g_array_new(FALSE, FALSE, sizeof(Row));
     cJSON *root = cJSON_CreateObject(), *traces = cJSON_CreateArray();
     cJSON_AddStringToObject(root, "topology", topology);
     rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
         GError *err = NULL;
-        if (!validate_one(topology, params, argv[i], op, algo, proto, all, traces, !json, &err))
+        if (!validate_one(&o, argv[i], all, traces, &err))
             rc = cli_fail(err);
     }
     if (rc == 0) {
