@@ -10,7 +10,7 @@
  * simulated step time.  What is NOT modelled: the interleaved schedule the
  * paper used for some runs (we run non-interleaved 1F1B, whose bubble is
  * larger), the paper's micro-batch sizes (not in the table; 1 is assumed),
- * data loading and logging.  Every row must be within 15 %. */
+ * data loading and logging.  Every row must be within 10 % (the issue asks 15 %; A100 gemm_eff_max is calibrated on this table, see models/README.md). */
 #include "step.h"
 #include "test_main.h"
 #include "workload.h"
@@ -66,7 +66,7 @@ static void test_table1(void)
         double e = tf / r->tflops - 1;
         printf("%-22s %4d %4d %5d %6d %9.0f %9.1f %+6.1f%%\n", r->model, r->t, r->p, r->gpus, r->batch, r->tflops,
                tf, 100 * e);
-        CU_ASSERT_TRUE(fabs(e) <= 0.15);
+        CU_ASSERT_TRUE(fabs(e) <= 0.10);
         /* the run's own figure counts the same FLOPs (GEMM sums, within 2 %) */
         double own = cJSON_GetObjectItem(res, "tflops_per_device")->valuedouble;
         CU_ASSERT_TRUE(fabs(own / tf - 1) < 0.02);
@@ -76,6 +76,6 @@ static void test_table1(void)
 }
 
 static const TestCase tests[] = {
-    {"Narayanan et al. 2021 Table 1 within 15%", test_table1},
+    {"Narayanan et al. 2021 Table 1 within 10%", test_table1},
 };
 TEST_MAIN("megatron", tests)
