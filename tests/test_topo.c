@@ -53,7 +53,7 @@ static void test_every_preset(void)
         {"dgx-h100-cluster", 64, 8, false}, {"tpu-v3-pod", 1024, 256, false},
         {"tpu-v4-pod", 64, 16, false},    {"pcie-8gpu", 8, 1, false},
         {"localhost", 2, 1, false},       {"mi300x-node", 8, 1, false},
-        {"mi355x-cluster", 16, 2, false},
+        {"mi355x-cluster", 16, 2, false}, {"dgx2-v100-cluster", 400, 25, false},
     };
     char **names = topo_list_presets();
     CU_ASSERT_EQUAL(g_strv_length(names), G_N_ELEMENTS(want));
