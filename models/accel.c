@@ -188,11 +188,7 @@ Accel *accel_parse(const char *name, const char *text, size_t len, GError **err)
 
 Accel *accel_load(const char *name_or_path, GError **err)
 {
-    char *path = sim_data_resolve(ACCEL_PRESETS, "accelerator", name_or_path, err);
-    if (!path)
-        return NULL;
-    SimJsonDoc *doc = sim_json_load_file(path, err);
-    g_free(path);
+    SimJsonDoc *doc = sim_data_load(ACCEL_PRESETS, "accelerator", name_or_path, err);
     if (!doc)
         return NULL;
     Accel *a = from_doc(doc, err);

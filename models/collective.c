@@ -194,12 +194,8 @@ static bool params_read(const char *path, CollParams *p, GError **err)
         !sim_json_get_number(d, r, "host_launch_s", true, 0, 1, &p->launch_s, err))
         goto out;
     p->max_channels = (int)maxch;
-    const cJSON *mn = cJSON_GetObjectItemCaseSensitive(r, "ll128_multinode");
-    if (mn && !cJSON_IsBool(mn)) {
-        sim_json_error(d, mn, err, "\"ll128_multinode\" must be true or false");
+    if (!sim_json_get_bool(d, r, "ll128_multinode", &p->ll128_multinode, err))
         goto out;
-    }
-    p->ll128_multinode = cJSON_IsTrue(mn);
     p->ring_plateau = 1;
     if (!sim_json_get_number(d, r, "ring_plateau_factor", false, 1, 10, &p->ring_plateau, err) ||
         !sim_json_get_number(d, r, "net_overhead_s", false, 0, 1, &p->net_overhead, err))

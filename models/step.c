@@ -69,19 +69,6 @@ static bool check_keys(const SimJsonDoc *d, const cJSON *obj, const char *where,
     return true;
 }
 
-static bool get_bool(const SimJsonDoc *d, const cJSON *obj, const char *key, bool *out, GError **err)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!it || cJSON_IsNull(it))
-        return true;
-    if (!cJSON_IsBool(it)) {
-        sim_json_error(d, it, err, "\"%s\" must be true or false", key);
-        return false;
-    }
-    *out = cJSON_IsTrue(it);
-    return true;
-}
-
 static int pick(const char *s, const char *const *names)
 {
     for (int i = 0; names[i]; i++)
@@ -201,7 +188,7 @@ static bool parse_parallelism(StepScenario *sc, const SimJsonDoc *d, const cJSON
     p->allgather_overlap = -1;
     p->grad_reduce_dtype = -1;
     bool ag_overlap = true;
-    if (!get_bool(d, par, "allgather_overlap", &ag_overlap, err))
+    if (!sim_json_get_bool(d, par, "allgather_overlap", &ag_overlap, err))
         return false;
     const cJSON *ago = cJSON_GetObjectItemCaseSensitive(par, "allgather_overlap");
     if (ago && !cJSON_IsNull(ago))
@@ -212,8 +199,8 @@ static bool parse_parallelism(StepScenario *sc, const SimJsonDoc *d, const cJSON
         return false;
     if (grd >= 0)
         p->grad_reduce_dtype = grd == 0 ? ACCEL_BF16 : grd == 1 ? ACCEL_FP16 : ACCEL_FP32;
-    if (!get_bool(d, par, "sequence_parallel", &p->sequence_parallel, err) ||
-        !get_bool(d, par, "overlap", &p->overlap, err) || !parse_size_field(d, par, "bucket_bytes", &p->bucket_bytes, err) ||
+    if (!sim_json_get_bool(d, par, "sequence_parallel", &p->sequence_parallel, err) ||
+        !sim_json_get_bool(d, par, "overlap", &p->overlap, err) || !parse_size_field(d, par, "bucket_bytes", &p->bucket_bytes, err) ||
         !sim_json_get_number(d, par, "gradient_compression", false, 1e-6, 1, &p->compression, err))
         return false;
     if (p->sequence_parallel && p->tp == 1) {
@@ -298,7 +285,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
         goto fail;
     sc->name = g_strdup(name ? name : sim_json_path(d));
     sc->flow_contention = true;
-    if (!get_bool(d, root, "flow_contention", &sc->flow_contention, err))
+    if (!sim_json_get_bool(d, root, "flow_contention", &sc->flow_contention, err))
         goto fail;
     sc->accelerator = acc ? g_strdup(acc) : NULL;
     sc->topology = g_strdup(topo);

@@ -82,19 +82,6 @@ Workload *workload_new_transformer(const char *name, const WorkloadTransformer *
 
 /* ---- JSON ---- */
 
-static bool get_bool(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool *out, GError **err)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!it || cJSON_IsNull(it))
-        return true;
-    if (!cJSON_IsBool(it)) {
-        sim_json_error(doc, it, err, "\"%s\" must be true or false", key);
-        return false;
-    }
-    *out = cJSON_IsTrue(it);
-    return true;
-}
-
 static bool get_int(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, long lo, long hi,
                     int *out, GError **err)
 {
@@ -153,11 +140,11 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
         !get_int(doc, root, "seq_len", true, 1, big, &c.seq_len, err) ||
         !get_int(doc, root, "vocab", true, 1, 16 * big, &c.vocab, err) ||
         !get_int(doc, root, "type_vocab", false, 0, big, &c.type_vocab, err) ||
-        !get_bool(doc, root, "gated_mlp", &c.gated_mlp, err) ||
-        !get_bool(doc, root, "tied_embeddings", &c.tied_embeddings, err) ||
-        !get_bool(doc, root, "bias", &c.bias, err) || !get_bool(doc, root, "dropout", &c.dropout, err) ||
-        !get_bool(doc, root, "embedding_norm", &c.embedding_norm, err) ||
-        !get_bool(doc, root, "final_norm", &final_norm, err))
+        !sim_json_get_bool(doc, root, "gated_mlp", &c.gated_mlp, err) ||
+        !sim_json_get_bool(doc, root, "tied_embeddings", &c.tied_embeddings, err) ||
+        !sim_json_get_bool(doc, root, "bias", &c.bias, err) || !sim_json_get_bool(doc, root, "dropout", &c.dropout, err) ||
+        !sim_json_get_bool(doc, root, "embedding_norm", &c.embedding_norm, err) ||
+        !sim_json_get_bool(doc, root, "final_norm", &final_norm, err))
         return NULL;
     const char *s = NULL;
     if (!sim_json_get_string(doc, root, "norm", false, &s, err))
@@ -241,8 +228,8 @@ static Workload *cnn_from_doc(const SimJsonDoc *doc, const cJSON *root, const ch
              get_int(doc, l, "kernel", c->type == CNN_CONV, 1, 1024, &c->kernel, err) &&
              get_int(doc, l, "stride", false, 1, 1024, &c->stride, err) &&
              get_int(doc, l, "out_hw", c->type == CNN_CONV, 1, 1 << 20, &c->out_hw, err) &&
-             get_int(doc, l, "groups", false, 1, 1 << 24, &c->groups, err) && get_bool(doc, l, "bn", &c->bn, err) &&
-             get_bool(doc, l, "bias", &c->bias, err) && get_bool(doc, l, "residual", &c->residual, err);
+             get_int(doc, l, "groups", false, 1, 1 << 24, &c->groups, err) && sim_json_get_bool(doc, l, "bn", &c->bn, err) &&
+             sim_json_get_bool(doc, l, "bias", &c->bias, err) && sim_json_get_bool(doc, l, "residual", &c->residual, err);
         if (ok && (c->in % c->groups || c->out % c->groups)) {
             sim_json_error(doc, l, err, "in and out channels must be multiples of groups");
             ok = false;
@@ -295,11 +282,7 @@ Workload *workload_parse(const char *name, const char *text, size_t len, GError 
 
 Workload *workload_load(const char *name_or_path, GError **err)
 {
-    char *path = sim_data_resolve(WORKLOAD_PRESETS, "workload", name_or_path, err);
-    if (!path)
-        return NULL;
-    SimJsonDoc *doc = sim_json_load_file(path, err);
-    g_free(path);
+    SimJsonDoc *doc = sim_data_load(WORKLOAD_PRESETS, "workload", name_or_path, err);
     if (!doc)
         return NULL;
     Workload *w = from_doc(doc, err);

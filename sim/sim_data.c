@@ -60,3 +60,13 @@ char *sim_data_resolve(const char *subdir, const char *what, const char *name_or
     g_free(dir);
     return path;
 }
+
+SimJsonDoc *sim_data_load(const char *subdir, const char *what, const char *name_or_path, GError **err)
+{
+    char *path = sim_data_resolve(subdir, what, name_or_path, err);
+    if (!path)
+        return NULL;
+    SimJsonDoc *doc = sim_json_load_file(path, err);
+    g_free(path);
+    return doc;
+}

@@ -14,6 +14,8 @@ char **sim_data_list(const char *subdir);
  * otherwise the preset's file, which must exist.  Unknown presets are bad
  * input, and the message lists the ones there are ("unknown WHAT ..."). */
 char *sim_data_resolve(const char *subdir, const char *what, const char *name_or_path, GError **err);
+/* sim_data_resolve, then sim_json_load_file. */
+SimJsonDoc *sim_data_load(const char *subdir, const char *what, const char *name_or_path, GError **err);
 /* True when `name_or_path` names a file rather than a preset. */
 bool sim_data_is_path(const char *name_or_path);
 

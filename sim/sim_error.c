@@ -221,6 +221,19 @@ bool sim_json_get_int(const SimJsonDoc *doc, const cJSON *obj, const char *key, 
     return true;
 }
 
+bool sim_json_get_bool(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool *out, GError **err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!it || cJSON_IsNull(it))
+        return true;
+    if (!cJSON_IsBool(it)) {
+        sim_json_error(doc, it, err, "\"%s\" must be true or false", key);
+        return false;
+    }
+    *out = cJSON_IsTrue(it);
+    return true;
+}
+
 bool sim_json_get_string(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, const char **out,
                          GError **err)
 {

@@ -43,6 +43,8 @@ bool sim_json_get_number(const SimJsonDoc *doc, const cJSON *obj, const char *ke
                          double lo, double hi, double *out, GError **err);
 bool sim_json_get_int(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required,
                       long lo, long hi, long *out, GError **err);
+/* An optional true/false; a missing or null field leaves *out unchanged. */
+bool sim_json_get_bool(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool *out, GError **err);
 /* *out points into the document; it lives as long as the document. */
 bool sim_json_get_string(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required,
                          const char **out, GError **err);

@@ -205,19 +205,6 @@ static bool get_quantity(const SimJsonDoc *doc, const cJSON *obj, const char *ke
     return true;
 }
 
-static bool get_bool(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool *out, GError **err)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!it || cJSON_IsNull(it))
-        return true;
-    if (!cJSON_IsBool(it)) {
-        sim_json_error(doc, it, err, "\"%s\" must be true or false", key);
-        return false;
-    }
-    *out = cJSON_IsTrue(it);
-    return true;
-}
-
 /* Keys that document a value are allowed anywhere. */
 static bool is_annotation(const char *k)
 {
@@ -421,7 +408,7 @@ static bool build_ring(Topo *t, const Ctx *c, GError **err)
     LinkSpec s;
     t->bidir = true;
     if (!check_family_keys(c, keys, err) || !get_nodes_rpn(c, 0, &nodes, &rpn, err) ||
-        !get_bool(c->doc, c->root, "bidirectional", &t->bidir, err) ||
+        !sim_json_get_bool(c->doc, c->root, "bidirectional", &t->bidir, err) ||
         !parse_spec(c->doc, c->root, "link", TOPO_LINK_NVLINK, &s, err))
         return false;
     t->fam = FAM_TORUS;
@@ -926,7 +913,7 @@ static bool build_explicit(Topo *t, const Ctx *c, GError **err)
     bool ok = name_list(c, "endpoints", true, t, ids, items, err);
     t->nranks = t->nverts;
     ok = ok && name_list(c, "switches", false, t, ids, NULL, err);
-    ok = ok && get_bool(doc, c->root, "endpoints_forward", &forward, err);
+    ok = ok && sim_json_get_bool(doc, c->root, "endpoints_forward", &forward, err);
     rpn = t->nranks;
     ok = ok && sim_json_get_int(doc, c->root, "ranks_per_node", false, 1, MAX_RANKS, &rpn, err);
     if (ok && t->nranks % rpn != 0) {
@@ -951,7 +938,7 @@ static bool build_explicit(Topo *t, const Ctx *c, GError **err)
         int a, b;
         ok = check_keys(doc, l, lkeys, err) && (a = lookup_end(c, l, "src", ids, err)) >= 0 &&
              (b = lookup_end(c, l, "dst", ids, err)) >= 0 && parse_link_fields(doc, l, &s, true, err) &&
-             get_bool(doc, l, "bidirectional", &bidir, err);
+             sim_json_get_bool(doc, l, "bidirectional", &bidir, err);
         if (ok && a == b) {
             sim_json_error(doc, l, err, "a link from \"%s\" to itself", t->vname[a]);
             ok = false;
@@ -995,7 +982,7 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
     const char *name = default_name, *accel = NULL, *fam = NULL;
     bool ok = sim_json_get_string(doc, root, "name", false, &name, err) &&
               sim_json_get_string(doc, root, "accelerator", false, &accel, err) &&
-              get_bool(doc, root, "in_network_reduction", &t->inr, err) &&
+              sim_json_get_bool(doc, root, "in_network_reduction", &t->inr, err) &&
               sim_json_get_string(doc, root, "family", false, &fam, err);
     if (ok) {
         t->name = g_strdup(name);
