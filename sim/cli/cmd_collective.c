@@ -54,7 +54,8 @@ int cmd_collective(int argc, char **argv)
          "allreduce|reducescatter|allgather|broadcast|reduce|alltoall (default allreduce)", "OP"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "auto|ring|tree|rhd|direct|hier|collnet (default auto)", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "auto|ll|ll128|simple (default auto)", "PROTO"},
-        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "ranks taking part: the first N of the topology (default all)", "N"},
+        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks,
+         "ranks taking part: the first N of the topology, grown to enough nodes if it scales (default all)", "N"},
         {"sizes", 's', 0, G_OPTION_ARG_STRING, &sizes_s, "MIN:MAX[:FACTOR] or a comma list (default 8B:8GiB)", "SIZES"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flows, "also run each size on the flow-level network simulator", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
@@ -104,6 +105,18 @@ int cmd_collective(int argc, char **argv)
         goto out;
     }
     int total = topo_num_ranks(topo);
+    if (ranks > total && nodes == 0) {
+        /* more ranks than the preset's default size: grow it, where the family can */
+        int ppn = topo_ranks_per_node(topo);
+        topo_free(topo);
+        topt.nodes = (ranks + ppn - 1) / ppn;
+        topo = topo_load(topology, &topt, &err);
+        if (!topo) {
+            rc = cli_fail(err);
+            goto out;
+        }
+        total = topo_num_ranks(topo);
+    }
     if (ranks < 0 || ranks > total) {
         rc = cli_usage_error("collective: --ranks %d: topology %s has %d ranks", ranks, topo_name(topo), total);
         goto out;
