@@ -23,6 +23,7 @@ typedef struct {
     bool ll128_multinode;
     double ring_plateau;                    /* latency factor of multi-node Simple ring all-reduce */
     double tree_correction[COLL_NUM_PROTOS][TREE_CORR]; /* tree bandwidth factor by log2(bytes/64) */
+    double nvls_latency, nvls_fraction; /* NVLS: latency, algorithm bandwidth / GPU link rate */
     double net_overhead; /* floor of a multi-node ring's intra-node step */
 } CollParams;
 
@@ -41,6 +42,8 @@ struct CollGroup {
     int intra_hw;
     int nics;
     bool in_network;
+    bool nvls;          /* single node whose NVSwitch reduces */
+    double gpu_link;    /* raw bandwidth of a rank's first link into the node fabric */
     int gpus_per_thread;
 };
 
@@ -48,7 +51,7 @@ struct CollGroup {
 
 static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall"};
 static const char *op_alt[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"};
-static const char *algo_names[] = {"ring", "tree", "rhd", "direct", "hier", "collnet"};
+static const char *algo_names[] = {"ring", "tree", "rhd", "direct", "hier", "collnet", "nvls"};
 static const char *proto_names[] = {"ll", "ll128", "simple"};
 
 const char *coll_op_name(CollOp op) { return op >= 0 && op < COLL_NUM_OPS ? op_names[op] : "?"; }
@@ -196,6 +199,10 @@ static bool params_read(const char *path, CollParams *p, GError **err)
     p->max_channels = (int)maxch;
     if (!sim_json_get_bool(d, r, "ll128_multinode", &p->ll128_multinode, err))
         goto out;
+    const cJSON *nv = get_object(d, r, "nvls", err);
+    if (!nv || !sim_json_get_number(d, nv, "latency_s", true, 0, 1, &p->nvls_latency, err) ||
+        !sim_json_get_number(d, nv, "bandwidth_fraction", true, 0.01, 2, &p->nvls_fraction, err))
+        goto out;
     p->ring_plateau = 1;
     if (!sim_json_get_number(d, r, "ring_plateau_factor", false, 1, 10, &p->ring_plateau, err) ||
         !sim_json_get_number(d, r, "net_overhead_s", false, 0, 1, &p->net_overhead, err))
@@ -321,6 +328,7 @@ static bool find_rings(CollGroup *g, GError **err)
                 return false;
             }
         }
+    g->gpu_link = topo_link_bandwidth(g->t, paths[0 * p + 1].links[0]);
     double *resid = g_new(double, nl);
     for (int l = 0; l < nl; l++)
         resid[l] = link_cap(g, l);
@@ -471,6 +479,7 @@ CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const cha
         return NULL;
     }
     g->in_network = topo_has_in_network_reduction(t) && g->nnodes > 1;
+    g->nvls = topo_has_nvlink_sharp(t) && g->nnodes == 1 && g->ppn > 1;
     if (!find_rings(g, err)) {
         coll_group_free(g);
         return NULL;
@@ -660,6 +669,18 @@ static bool cost_hier(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     return true;
 }
 
+/* NVLink SHARP: each GPU sends its data into the switch once and gets the
+ * reduced result back once; NVIDIA quotes the sustained rate as a bus
+ * bandwidth, which the data file turns into a fraction of the link rate. */
+static bool cost_nvls(const CollGroup *g, CollOp op, CollProto p, CollCost *c)
+{
+    if (op != COLL_ALLREDUCE || !g->nvls || p != COLL_SIMPLE)
+        return false;
+    c->latency_s = g->p.nvls_latency;
+    c->algbw_Bps = g->gpu_link * g->p.nvls_fraction;
+    return true;
+}
+
 static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, double bytes, CollCost *c)
 {
     if (!proto_allowed(g, p))
@@ -680,6 +701,7 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
     case COLL_DIRECT: ok = cost_direct(g, op, p, bytes, c); break;
     case COLL_HIER: ok = cost_hier(g, op, p, bytes, c, false); break;
     case COLL_COLLNET: ok = cost_hier(g, op, p, bytes, c, true); break;
+    case COLL_NVLS: ok = cost_nvls(g, op, p, c); break;
     default: ok = false;
     }
     if (!ok || !(c->algbw_Bps > 0))
@@ -708,7 +730,7 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
 /* Algorithms NCCL's tuner chooses among; the others are opt-in. */
 static bool auto_candidate(CollAlgo a)
 {
-    return a == COLL_RING || a == COLL_TREE || a == COLL_COLLNET;
+    return a == COLL_RING || a == COLL_TREE || a == COLL_COLLNET || a == COLL_NVLS;
 }
 
 bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes, CollCost *out)
@@ -1043,6 +1065,28 @@ static void build_direct(Builder *b, CollOp op, CollProto p, double bytes)
     g_free(gate);
 }
 
+/* NVLS: every rank pushes its data into the switch and pulls the result;
+ * as flows, each rank sends to every other its share, sized so that a rank's
+ * link carries what the switch protocol moves at the quoted rate. */
+static void build_nvls(Builder *b, double bytes)
+{
+    const CollGroup *g = b->g;
+    int n = g->n;
+    int links[MAX_PATH];
+    int len = topo_route(g->t, g->ranks[0], g->ranks[1], 0, links, MAX_PATH);
+    double cap = len > 0 ? link_cap(g, links[0]) : g->gpu_link;
+    double per_rank = bytes * cap / (g->gpu_link * g->p.nvls_fraction);
+    sim_time_t lat = sim_time_from_s(g->p.nvls_latency);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (i == j)
+                continue;
+            int f = add_flow(b, i, j, per_rank / (n - 1), lat, (uint32_t)(i + j));
+            sim_graph_depend(b->graph, b->start, f);
+            g_array_append_val(b->ends, f);
+        }
+}
+
 /* Reduce-scatter in every node, all-reduce across nodes per local index (or
  * one trip through the switch with in-network reduction), all-gather. */
 static void build_hier(Builder *b, CollProto p, double bytes, bool in_network)
@@ -1106,6 +1150,7 @@ int coll_append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, C
         case COLL_DIRECT: build_direct(&b, op, proto, bytes); break;
         case COLL_HIER: build_hier(&b, proto, bytes, false); break;
         case COLL_COLLNET: build_hier(&b, proto, bytes, true); break;
+        case COLL_NVLS: build_nvls(&b, bytes); break;
         default: build_ring(&b, op, proto, bytes); break;
         }
     }

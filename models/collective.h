@@ -1,6 +1,7 @@
 /* Collective communication: all-reduce, reduce-scatter, all-gather, broadcast,
  * reduce and all-to-all, each as ring, double binary tree, recursive
- * halving-doubling, direct, hierarchical or in-network (SHARP/CollNet), with
+ * halving-doubling, direct, hierarchical, in-network (SHARP/CollNet) or
+ * in-switch inside a node (NVLink SHARP, "NVLS"), with
  * NCCL-style protocols (LL, LL128, Simple) and channels.
  *
  * Two views of one model:
@@ -39,6 +40,7 @@ typedef enum {
     COLL_DIRECT,
     COLL_HIER,
     COLL_COLLNET,
+    COLL_NVLS, /* reduction inside the NVSwitch (NVLink SHARP), one node */
     COLL_NUM_ALGOS
 } CollAlgo;
 

@@ -208,6 +208,30 @@ static void test_validation_bounds(void)
     }
 }
 
+/* NVLink SHARP on an H100 node: taken for large all-reduces, absent on A100. */
+static void test_nvls(void)
+{
+    Topo *h = load("dgx-h100", 0), *a = load("dgx-a100", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CollGroup *gh = group(h), *ga = group(a);
+    CollCost c;
+    CU_ASSERT_TRUE(coll_cost(gh, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 1 << 30, &c));
+    CU_ASSERT_EQUAL(c.algo, COLL_NVLS);
+    /* bus bandwidth = 0.61 x 450 GB/s x 2(n-1)/n, less the 23 us latency */
+    double busbw = (1 << 30) / c.time_s * coll_busbw_factor(COLL_ALLREDUCE, 8);
+    CU_ASSERT_TRUE(busbw > 470e9 && busbw < 481e9);
+    CU_ASSERT_TRUE(rel(coll_simulate(gh, COLL_ALLREDUCE, COLL_NVLS, COLL_SIMPLE, 1 << 30), c.time_s) < 0.02);
+    CU_ASSERT_TRUE(coll_cost(gh, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 1024, &c));
+    CU_ASSERT_NOT_EQUAL(c.algo, COLL_NVLS); /* its 23 us latency loses on small messages */
+    CU_ASSERT_FALSE(coll_cost(ga, COLL_ALLREDUCE, COLL_NVLS, COLL_SIMPLE, 1 << 30, &c));
+    CU_ASSERT_FALSE(coll_cost(gh, COLL_ALLGATHER, COLL_NVLS, COLL_SIMPLE, 1 << 30, &c));
+    coll_group_free(gh);
+    coll_group_free(ga);
+    topo_free(h);
+    topo_free(a);
+}
+
 static void test_bad_parameters(void)
 {
     Topo *t = load("ring8", 0);
@@ -251,6 +275,7 @@ static const TestCase tests[] = {
     {"algorithm choice", test_algorithms_and_auto},
     {"every decomposition runs", test_every_decomposition_runs},
     {"validation bounds on real traces", test_validation_bounds},
+    {"NVLink SHARP", test_nvls},
     {"bad parameters", test_bad_parameters},
     {"names", test_names},
 };

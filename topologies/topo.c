@@ -34,6 +34,7 @@ struct Topo {
     Family fam;
     int nranks, rpn, nnodes;
     bool inr;
+    bool nvls; /* NVSwitch reduces in the switch (NVLink SHARP) */
 
     /* vertices: ranks first (0 .. nranks-1), then switches/NICs/CPUs */
     int nverts, vcap;
@@ -387,7 +388,7 @@ static void build_torus_links(Topo *t, const char *prefix, const LinkSpec *s)
     }
 }
 
-static const char *const common_keys[] = {"name", "accelerator", "in_network_reduction", "family", NULL};
+static const char *const common_keys[] = {"name", "accelerator", "in_network_reduction", "nvlink_sharp", "family", NULL};
 
 static bool check_family_keys(const Ctx *c, const char *const *extra, GError **err)
 {
@@ -899,7 +900,7 @@ static bool explicit_tables(Topo *t, const Ctx *c, bool forward, const cJSON **i
 
 static bool build_explicit(Topo *t, const Ctx *c, GError **err)
 {
-    static const char *const keys[] = {"name", "accelerator", "in_network_reduction", "ranks_per_node",
+    static const char *const keys[] = {"name", "accelerator", "in_network_reduction", "nvlink_sharp", "ranks_per_node",
                                        "endpoints", "switches", "links", "endpoints_forward", NULL};
     const SimJsonDoc *doc = c->doc;
     if (!check_keys(doc, c->root, keys, err))
@@ -983,6 +984,7 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
     bool ok = sim_json_get_string(doc, root, "name", false, &name, err) &&
               sim_json_get_string(doc, root, "accelerator", false, &accel, err) &&
               sim_json_get_bool(doc, root, "in_network_reduction", &t->inr, err) &&
+              sim_json_get_bool(doc, root, "nvlink_sharp", &t->nvls, err) &&
               sim_json_get_string(doc, root, "family", false, &fam, err);
     if (ok) {
         t->name = g_strdup(name);
@@ -1076,6 +1078,7 @@ TopoLinkKind topo_link_kind(const Topo *t, int l) { return (TopoLinkKind)t->lkin
 const char *topo_link_src_name(const Topo *t, int l) { return t->vname[t->lsrc[l]]; }
 const char *topo_link_dst_name(const Topo *t, int l) { return t->vname[t->ldst[l]]; }
 bool topo_has_in_network_reduction(const Topo *t) { return t->inr; }
+bool topo_has_nvlink_sharp(const Topo *t) { return t->nvls; }
 int topo_max_route_length(const Topo *t) { return t->max_route; }
 const char *topo_rank_name(const Topo *t, int rank) { return rank >= 0 && rank < t->nranks ? t->vname[rank] : NULL; }
 

@@ -59,6 +59,9 @@ int topo_route(const Topo *t, int src, int dst, uint32_t salt, int *links, int c
 
 /* In-network reduction (SHARP/CollNet) offered by the inter-node fabric. */
 bool topo_has_in_network_reduction(const Topo *t);
+/* Reduction inside the node's NVSwitch (NVLink SHARP, "NVLS": third-generation
+ * NVSwitch, H100 and later). */
+bool topo_has_nvlink_sharp(const Topo *t);
 
 /* Adds one network link per topology link, with the same ids, to `net`. */
 void topo_add_to_net(const Topo *t, SimNet *net);
