@@ -2,6 +2,7 @@
  * 2 nodes, collectives with known timestamps and Score-P's byte counts), reads
  * them back and checks every row against values worked out by hand. */
 #include "otf2trace.h"
+#include <cjson/cJSON.h>
 
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -256,6 +257,26 @@ static void test_collectives(void)
     CU_ASSERT_STRING_EQUAL(otf2trace_note(t2), note);
     otf2trace_free(t2);
     otf2trace_free(t);
+
+    /* the archive through `shardsim validate`: 4 ranks on 2 nodes, 5 rows */
+    char *anchor = g_build_filename(dir, "traces.otf2", NULL);
+    char *argv[] = {SHARDSIM_BINARY, "validate", "--json", "-t", "dgx-a100-cluster", anchor, NULL};
+    char *out = NULL;
+    int status = 0;
+    CU_ASSERT_TRUE(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status, NULL));
+    CU_ASSERT_TRUE(g_spawn_check_wait_status(status, NULL));
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL(j);
+    if (j) {
+        const cJSON *tr = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "traces"), 0);
+        CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(j, "rows")), 5);
+        CU_ASSERT_EQUAL(cJSON_GetObjectItem(tr, "ranks")->valueint, 4);
+        CU_ASSERT_EQUAL(cJSON_GetObjectItem(tr, "nodes")->valueint, 2);
+        CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(tr, "op")->valuestring, "mixed");
+        cJSON_Delete(j);
+    }
+    g_free(out);
+    g_free(anchor);
     rm_rf(dir);
     g_free(dir);
 }

@@ -2,6 +2,7 @@
 #include "collective.h"
 #include "nccltests.h"
 #include "osu.h"
+#include "otf2trace.h"
 #include "plot.h"
 
 #include <math.h>
@@ -120,10 +121,52 @@ static void from_osu(const OsuTrace *tr, NcclTestsOp op, int ranks, Measured *m)
     }
 }
 
+/* Score-P traces time each call; rank_time_s (each rank's own duration,
+ * averaged) is what benchmarks print, so it is the measured time here. */
+static bool from_otf2(const char *path, Measured *m, GError **err)
+{
+    Otf2Trace *tr = otf2trace_load(path, err);
+    if (!tr)
+        return false;
+    for (size_t i = 0; i < otf2trace_n_rows(tr); i++) {
+        const Otf2Row *r = otf2trace_row(tr, i);
+        if (!isfinite(r->size_bytes) || r->op == NCCLTESTS_UNKNOWN || r->op == NCCLTESTS_SENDRECV)
+            continue;
+        MRow row = {r->op, r->size_bytes, r->rank_time_s};
+        g_array_append_val(m->rows, row);
+    }
+    m->ranks = otf2trace_n_ranks(tr);
+    m->hosts = otf2trace_n_hosts(tr);
+    const char *note = otf2trace_note(tr);
+    if (note && *note)
+        fprintf(stderr, "shardsim: %s: %s\n", path, note);
+    otf2trace_free(tr);
+    if (m->rows->len == 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no collective with a known size in this trace", path);
+        return false;
+    }
+    return true;
+}
+
 /* Reads a trace: nccl-tests/rccl-tests output or OSU micro-benchmarks output.
  * `ranks`/`nodes` (> 0) override what the trace says, or say what it does not. */
 static bool load_measured(const char *path, int op_override, int ranks, int nodes, Measured *m, GError **err)
 {
+    if (g_str_has_suffix(path, ".otf2")) {
+        m->rows = g_array_new(FALSE, FALSE, sizeof(MRow));
+        m->gpus_per_thread = 1;
+        bool ok = from_otf2(path, m, err);
+        if (ranks > 0)
+            m->ranks = ranks;
+        if (nodes > 0)
+            m->hosts = nodes;
+        if (m->hosts <= 0)
+            m->hosts = 1;
+        m->ranks_per_host = (m->ranks + m->hosts - 1) / m->hosts;
+        if (!ok)
+            g_array_free(m->rows, TRUE);
+        return ok;
+    }
     char *text = NULL;
     GError *io = NULL;
     if (!g_file_get_contents(path, &text, NULL, &io)) {
@@ -345,7 +388,8 @@ int cmd_validate(int argc, char **argv)
          "FILE.png|.svg"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *ctx = g_option_context_new("TRACE... - compare predictions with measured nccl-tests, rccl-tests or OSU output");
+    GOptionContext *ctx = g_option_context_new(
+        "TRACE... - compare predictions with measured nccl-tests, rccl-tests or OSU output, or Score-P OTF2 traces (.otf2)");
     g_option_context_add_main_entries(ctx, entries, NULL);
     int rc = 2;
     if (!cli_parse_options(ctx, &argc, &argv))
