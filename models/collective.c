@@ -995,23 +995,17 @@ static void build_rhd(Builder *b, CollOp op, CollProto p, double bytes)
     int *last = g_new(int, n), *next = g_new(int, n);
     for (int i = 0; i < n; i++)
         last[i] = b->start;
-    /* schedule: list of distances; RS halves far to near, AG doubles back */
-    int dists[64], nd = 0;
+    /* rounds by index r: partner at distance n/2^(r+1), a 1/2^(r+1) share;
+     * the reduce-scatter runs r = 0, 1, ..., the all-gather back down */
+    int order[128], nd = 0;
     if (op != COLL_ALLGATHER)
         for (int r = 0; r < rounds; r++)
-            dists[nd++] = -(n >> (r + 1)) - 1; /* negative: halving round r */
+            order[nd++] = r;
     if (op != COLL_REDUCESCATTER)
         for (int r = rounds - 1; r >= 0; r--)
-            dists[nd++] = r;
+            order[nd++] = r;
     for (int k = 0; k < nd; k++) {
-        int dist, r;
-        if (dists[k] < 0) {
-            dist = -dists[k] - 1;
-            r = ilog2_ceil(n / dist) - 1;
-        } else {
-            r = dists[k];
-            dist = n >> (r + 1);
-        }
+        int r = order[k], dist = n >> (r + 1);
         double chunk = bytes / (double)(2 << r) / eff;
         for (int i = 0; i < n; i++) {
             int j = i ^ dist;
