@@ -651,20 +651,22 @@ static bool cost_direct(const CollGroup *g, CollOp op, CollProto p, double bytes
  * local index (each on its own NIC), all-gather inside nodes. */
 static bool cost_hier(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c, bool in_network)
 {
-    if (op != COLL_ALLREDUCE || g->nnodes < 2 || g->ppn < 2)
+    bool ar = op == COLL_ALLREDUCE;
+    if (!(ar || (!in_network && (op == COLL_REDUCESCATTER || op == COLL_ALLGATHER))) || g->nnodes < 2 || g->ppn < 2)
         return false;
     if (in_network && (!g->in_network || p == COLL_LL128))
         return false;
     int kind = in_network ? KIND_COLLNET : KIND_RING;
+    double k = ar ? 2 : 1; /* an all-reduce is a reduce-scatter and an all-gather */
     double eff = g->p.proto_bw[kind][p];
-    double intra = 2 * (double)(g->ppn - 1) / g->ppn / (g->intra_bw * eff);
+    double intra = k * (g->ppn - 1) / g->ppn / (g->intra_bw * eff);
     double shard_rank_bw = g->inter_bw / g->ppn * eff;
     /* in-network reduction sends each byte up once and receives it once;
-     * a ring across nodes sends 2(N-1)/N of it */
-    double inter = (in_network ? 1.0 : 2.0 * (g->nnodes - 1) / g->nnodes) / g->ppn / shard_rank_bw;
-    double netlat = in_network ? g->p.step[HW_NET][1][p] : 2 * (g->nnodes - 1) * g->p.step[HW_NET][0][p];
+     * a ring across nodes sends (N-1)/N of it per phase */
+    double inter = (in_network ? 1.0 : k * (g->nnodes - 1) / g->nnodes) / g->ppn / shard_rank_bw;
+    double netlat = in_network ? g->p.step[HW_NET][1][p] : k * (g->nnodes - 1) * g->p.step[HW_NET][0][p];
     c->latency_s = g->p.base[in_network ? COLL_COLLNET : COLL_HIER][p] +
-                   2 * (g->ppn - 1) * intra_step_lat(g, in_network ? 1 : 0, p) + netlat;
+                   k * (g->ppn - 1) * intra_step_lat(g, in_network ? 1 : 0, p) + netlat;
     c->algbw_Bps = 1.0 / (intra + inter);
     return true;
 }
@@ -1083,20 +1085,23 @@ static void build_nvls(Builder *b, double bytes)
 
 /* Reduce-scatter in every node, all-reduce across nodes per local index (or
  * one trip through the switch with in-network reduction), all-gather. */
-static void build_hier(Builder *b, CollProto p, double bytes, bool in_network)
+static void build_hier(Builder *b, CollOp op, CollProto p, double bytes, bool in_network)
 {
     const CollGroup *g = b->g;
     int ppn = g->ppn, nn = g->nnodes;
+    bool rs = op != COLL_ALLGATHER, ag = op != COLL_REDUCESCATTER;
     int kind = in_network ? KIND_COLLNET : KIND_RING;
     double eff = g->p.proto_bw[kind][p];
     double lat_intra = (ppn - 1) * intra_step_lat(g, 0, p);
+    int intra_seg = ppn - 1 < 8 ? ppn - 1 : 8;
     int *order = g_new(int, ppn > nn ? ppn : nn);
     int rs_done = barrier(b), inter_done = barrier(b);
-    for (int nd = 0; nd < nn; nd++) {
+    sim_graph_depend(b->graph, b->start, rs_done);
+    for (int nd = 0; rs && nd < nn; nd++) {
         for (int j = 0; j < ppn; j++)
             order[j] = g->by_node[g->node_start[nd] + (g->nch > 0 ? g->ring[0][j] : j)];
-        int e = append_ring(b, order, ppn, true, bytes * (ppn - 1) / ppn / eff, lat_intra, ppn - 1 < 8 ? ppn - 1 : 8,
-                            b->start, (uint32_t)nd);
+        int e = append_ring(b, order, ppn, true, bytes * (ppn - 1) / ppn / eff, lat_intra, intra_seg, b->start,
+                            (uint32_t)nd);
         sim_graph_depend(b->graph, e, rs_done);
     }
     for (int j = 0; j < ppn; j++) {
@@ -1113,17 +1118,19 @@ static void build_hier(Builder *b, CollProto p, double bytes, bool in_network)
                 sim_graph_depend(b->graph, f, e);
             }
         } else {
-            int steps = 2 * (nn - 1);
-            e = append_ring(b, order, nn, true, shard * 2.0 * (nn - 1) / nn, steps * g->p.step[HW_NET][0][p],
+            int steps = (rs && ag ? 2 : 1) * (nn - 1);
+            e = append_ring(b, order, nn, true, shard * steps / nn, steps * g->p.step[HW_NET][0][p],
                             steps < 8 ? steps : 8, rs_done, (uint32_t)j);
         }
         sim_graph_depend(b->graph, e, inter_done);
     }
-    for (int nd = 0; nd < nn; nd++) {
+    if (!ag)
+        g_array_append_val(b->ends, inter_done);
+    for (int nd = 0; ag && nd < nn; nd++) {
         for (int j = 0; j < ppn; j++)
             order[j] = g->by_node[g->node_start[nd] + (g->nch > 0 ? g->ring[0][j] : j)];
-        int e = append_ring(b, order, ppn, true, bytes * (ppn - 1) / ppn / eff, lat_intra, ppn - 1 < 8 ? ppn - 1 : 8,
-                            inter_done, (uint32_t)nd);
+        int e = append_ring(b, order, ppn, true, bytes * (ppn - 1) / ppn / eff, lat_intra, intra_seg, inter_done,
+                            (uint32_t)nd);
         g_array_append_val(b->ends, e);
     }
     g_free(order);
@@ -1142,8 +1149,8 @@ int coll_append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, C
         case COLL_TREE: build_tree(&b, proto, bytes); break;
         case COLL_RHD: build_rhd(&b, op, proto, bytes); break;
         case COLL_DIRECT: build_direct(&b, op, proto, bytes); break;
-        case COLL_HIER: build_hier(&b, proto, bytes, false); break;
-        case COLL_COLLNET: build_hier(&b, proto, bytes, true); break;
+        case COLL_HIER: build_hier(&b, op, proto, bytes, false); break;
+        case COLL_COLLNET: build_hier(&b, op, proto, bytes, true); break;
         case COLL_NVLS: build_nvls(&b, bytes); break;
         default: build_ring(&b, op, proto, bytes); break;
         }
