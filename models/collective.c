@@ -43,6 +43,7 @@ struct CollGroup {
     int nics;
     bool in_network;
     bool nvls;          /* single node whose NVSwitch reduces */
+    bool rotate;        /* ring channels rotate per node (not on a physical ring of nodes) */
     double gpu_link;    /* raw bandwidth of a rank's first link into the node fabric */
     int gpus_per_thread;
 };
@@ -376,35 +377,48 @@ static bool find_rings(CollGroup *g, GError **err)
     return true;
 }
 
-/* Each rank's first network link towards the next node is its NIC. */
+/* Each rank's first network link towards the next node is its NIC.  Where
+ * nodes are joined without a network (rings and tori of nodes), the link that
+ * most of the node's ranks cross to reach the next node stands in for it. */
 static void find_nics(CollGroup *g)
 {
     g->inter_bw = INFINITY;
     g->nics = 0;
     if (g->nnodes <= 1)
         return;
-    int nl = topo_num_links(g->t);
+    int nl = topo_num_links(g->t), p = g->node_start[1] - g->node_start[0];
     bool *seen = g_new0(bool, nl);
-    double sum = 0;
-    for (int i = g->node_start[0]; i < g->node_start[1]; i++) {
-        int src = g->ranks[g->by_node[i]];
-        int local = i - g->node_start[0];
-        int j = g->node_start[1] + local;
-        if (j >= g->node_start[2])
-            j = g->node_start[1];
+    int *uses = g_new0(int, nl);
+    Path *paths = g_new0(Path, p);
+    for (int i = 0; i < p; i++) {
+        int src = g->ranks[g->by_node[g->node_start[0] + i]];
+        int j = g->node_start[1] + i < g->node_start[2] ? g->node_start[1] + i : g->node_start[1];
         int dst = g->ranks[g->by_node[j]];
-        int links[MAX_PATH];
-        int len = topo_route(g->t, src, dst, 0, links, MAX_PATH);
-        for (int k = 0; k < len; k++)
-            if (topo_link_kind(g->t, links[k]) == TOPO_LINK_NET) {
-                if (!seen[links[k]]) {
-                    seen[links[k]] = true;
-                    sum += link_cap(g, links[k]);
-                    g->nics++;
-                }
-                break;
-            }
+        paths[i].len = topo_route(g->t, src, dst, 0, paths[i].links, MAX_PATH);
+        for (int k = 0; k < paths[i].len; k++)
+            uses[paths[i].links[k]]++;
     }
+    double sum = 0;
+    for (int i = 0; i < p; i++) {
+        const Path *pa = &paths[i];
+        int pick = -1;
+        for (int k = 0; k < pa->len && pick < 0; k++)
+            if (topo_link_kind(g->t, pa->links[k]) == TOPO_LINK_NET)
+                pick = pa->links[k];
+        if (pick < 0) /* no NIC: the most shared link, the narrowest among equals */
+            for (int k = 0; k < pa->len; k++) {
+                int l = pa->links[k];
+                if (pick < 0 || uses[l] > uses[pick] || (uses[l] == uses[pick] && link_cap(g, l) < link_cap(g, pick)))
+                    pick = l;
+            }
+        if (pick >= 0 && !seen[pick]) {
+            seen[pick] = true;
+            sum += link_cap(g, pick);
+            g->nics++;
+        }
+    }
+    g_free(paths);
+    g_free(uses);
     g_free(seen);
     g->inter_bw = sum > 0 ? sum : INFINITY;
 }
@@ -485,6 +499,7 @@ CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const cha
         return NULL;
     }
     find_nics(g);
+    g->rotate = strcmp(topo_family(t), "ring") != 0;
     return g;
 }
 
@@ -847,7 +862,8 @@ static void channel_order(const CollGroup *g, int c, int *order)
     int stride = nch < p ? p / nch : 1;
     const int *ring = g->nch > 0 ? g->ring[c % g->nch] : NULL;
     for (int nd = 0; nd < g->nnodes; nd++) {
-        int start = ((c * stride - nd) % p + p) % p;
+        /* on a ring of nodes the neighbours' order is the physical one */
+        int start = g->rotate ? ((c * stride - nd) % p + p) % p : 0;
         for (int j = 0; j < p; j++) {
             int local = ring ? ring[(start + j) % p] : 0;
             order[k++] = g->by_node[g->node_start[nd] + local];

@@ -500,11 +500,21 @@ static bool build_torus(Topo *t, const Ctx *c, int nd, GError **err)
 static bool build_fully_connected(Topo *t, const Ctx *c, GError **err)
 {
     static const char *const keys[] = {"ranks_per_node", "nodes", "link", NULL};
-    long nodes, rpn;
+    long nodes, rpn, file_nodes = 1;
     LinkSpec s;
-    if (!check_family_keys(c, keys, err) || !get_nodes_rpn(c, 0, &nodes, &rpn, err) ||
+    if (!check_family_keys(c, keys, err) ||
+        !sim_json_get_int(c->doc, c->root, "nodes", false, 1, MAX_NODES, &file_nodes, err) ||
+        !get_nodes_rpn(c, 0, &nodes, &rpn, err) ||
         !parse_spec(c->doc, c->root, "link", TOPO_LINK_NVLINK, &s, err))
         return false;
+    /* every pair has its own link: more nodes would wire them to each other
+     * with the same links, a network nobody has */
+    if (nodes != file_nodes) {
+        sim_json_error(c->doc, c->root, err,
+                       "fully_connected describes %ld node(s), not %ld; use the fat_tree family for several", file_nodes,
+                       nodes);
+        return false;
+    }
     int64_t n = nodes * rpn;
     if (n * (n - 1) > (int64_t)1 << 28) {
         sim_json_error(c->doc, c->root, err, "a fully connected graph of %lld ranks has too many links",
