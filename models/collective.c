@@ -44,6 +44,10 @@ struct CollGroup {
     bool in_network;
     bool nvls;          /* single node whose NVSwitch reduces */
     bool rotate;        /* ring channels rotate per node (not on a physical ring of nodes) */
+    /* seconds per byte that each pair sends when the pattern's flows share the
+     * links evenly: all pairs (direct), partners at distance n/2^(r+1) (rhd);
+     * worked out on first use (0 = not yet) */
+    double direct_spb, rhd_spb[32];
     double gpu_link;    /* raw bandwidth of a rank's first link into the node fabric */
     int gpus_per_thread;
 };
@@ -620,6 +624,47 @@ static bool cost_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     return true;
 }
 
+#define PATTERN_MAX_RANKS 2048 /* routing every pair costs n^2 routes */
+
+/* The most loaded link's seconds per byte when every listed pair sends one
+ * byte at once: a bound the topology puts on any schedule of that pattern. */
+static double pattern_spb(const CollGroup *g, int dist)
+{
+    int n = g->n, nl = topo_num_links(g->t);
+    double *load = g_new0(double, nl);
+    int links[MAX_PATH];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (i == j || (dist > 0 && j != (i ^ dist)))
+                continue;
+            int len = topo_route(g->t, g->ranks[i], g->ranks[j], (uint32_t)(i + j), links, MAX_PATH);
+            for (int k = 0; k < len; k++)
+                load[links[k]] += 1;
+        }
+    double spb = 0;
+    for (int l = 0; l < nl; l++)
+        spb = fmax(spb, load[l] / link_cap(g, l));
+    g_free(load);
+    return spb;
+}
+
+/* Cached in the group: a group is used by one thread. */
+static double direct_spb(const CollGroup *g)
+{
+    CollGroup *m = (CollGroup *)g;
+    if (m->direct_spb == 0 && g->n <= PATTERN_MAX_RANKS)
+        m->direct_spb = pattern_spb(g, 0);
+    return m->direct_spb;
+}
+
+static double rhd_spb(const CollGroup *g, int r)
+{
+    CollGroup *m = (CollGroup *)g;
+    if (r < 32 && m->rhd_spb[r] == 0 && g->n <= PATTERN_MAX_RANKS)
+        m->rhd_spb[r] = pattern_spb(g, g->n >> (r + 1));
+    return r < 32 ? m->rhd_spb[r] : 0;
+}
+
 /* Recursive halving-doubling: log2(n) rounds of pairwise exchange at halving
  * sizes; a round whose partner is on another node runs on the NICs. */
 static bool cost_rhd(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
@@ -636,7 +681,8 @@ static bool cost_rhd(const CollGroup *g, CollOp op, CollProto p, double bytes, C
         int dist = n >> (r + 1); /* halving: far partners first */
         bool inter = dist >= g->ppn && g->nnodes > 1;
         double bw = (inter ? per_rank_inter : per_rank_intra) * g->p.proto_bw[KIND_RING][p];
-        t += phases * (bytes / (double)(2 << r)) / bw;
+        double chunk = bytes / (double)(2 << r);
+        t += phases * fmax(chunk / bw, chunk * rhd_spb(g, r) / g->p.proto_bw[KIND_RING][p]);
         lat += phases * (inter ? g->p.step[HW_NET][0][p] : intra_step_lat(g, 0, p));
     }
     c->latency_s = lat;
@@ -654,7 +700,8 @@ static bool cost_direct(const CollGroup *g, CollOp op, CollProto p, double bytes
     double local = (double)(g->ppn - 1) / n;
     double per_rank_inter = g->nnodes > 1 ? g->inter_bw / g->ppn : INFINITY;
     double per_rank_intra = g->ppn > 1 ? g->intra_bw : INFINITY;
-    double t = fmax(remote / per_rank_inter, local / per_rank_intra) / g->p.proto_bw[KIND_RING][p];
+    double t = fmax(fmax(remote / per_rank_inter, local / per_rank_intra), direct_spb(g) / n) /
+               g->p.proto_bw[KIND_RING][p];
     int phases = op == COLL_ALLREDUCE ? 2 : 1;
     double step = g->nnodes > 1 ? g->p.step[HW_NET][0][p] : intra_step_lat(g, 0, p);
     c->latency_s = g->p.base[COLL_DIRECT][p] + phases * step;
