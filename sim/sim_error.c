@@ -94,8 +94,32 @@ static void scan_value(Scan *sc, const cJSON *item, GHashTable *lines)
     }
 }
 
+/* cJSON keeps both of two equal keys and lookups take the first: a silent
+ * surprise for whoever wrote the second.  Returns the first repeated key. */
+static const cJSON *duplicate_key(const cJSON *item, int depth)
+{
+    if (depth > 10000)
+        return NULL;
+    for (const cJSON *c = item ? item->child : NULL; c; c = c->next) {
+        if (cJSON_IsObject(item))
+            for (const cJSON *d = item->child; d != c; d = d->next)
+                if (c->string && d->string && strcmp(c->string, d->string) == 0)
+                    return c;
+        const cJSON *in = duplicate_key(c, depth + 1);
+        if (in)
+            return in;
+    }
+    return NULL;
+}
+
 SimJsonDoc *sim_json_parse(const char *name, const char *text, size_t len, GError **err)
 {
+    const char *bad = NULL;
+    if (!g_utf8_validate(text, (gssize)len, &bad)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: not valid UTF-8 text", name,
+                    line_at(text, (size_t)(bad - text)));
+        return NULL;
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {
@@ -129,6 +153,12 @@ SimJsonDoc *sim_json_parse(const char *name, const char *text, size_t len, GErro
     Scan sc = {copy, 0, 1};
     scan_value(&sc, root, doc->lines);
     g_free(copy);
+    const cJSON *dup = duplicate_key(root, 0);
+    if (dup) {
+        sim_json_error(doc, dup, err, "\"%s\" is given twice in one object", dup->string);
+        sim_json_free(doc);
+        return NULL;
+    }
     return doc;
 }
 

@@ -82,6 +82,21 @@ static void test_json_control_bytes(void)
     g_clear_error(&err);
 }
 
+static void test_json_duplicates_and_utf8(void)
+{
+    GError *err = NULL;
+    const char *dup = "{\n \"nodes\": 8,\n \"p\": {\"a\": 1},\n \"nodes\": 16\n}";
+    CU_ASSERT_PTR_NULL(sim_json_parse("d.json", dup, strlen(dup), &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_STRING_EQUAL(err->message, "d.json:4: \"nodes\" is given twice in one object");
+    g_clear_error(&err);
+    const char *bytes = "{\"name\": \"\xff\xfe\"}";
+    CU_ASSERT_PTR_NULL(sim_json_parse("u.json", bytes, strlen(bytes), &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_STRING_EQUAL(err->message, "u.json:1: not valid UTF-8 text");
+    g_clear_error(&err);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -91,6 +106,7 @@ int main(void)
     CU_add_test(s, "parse size", test_parse_size);
     CU_add_test(s, "json error lines", test_json_error_lines);
     CU_add_test(s, "json control bytes", test_json_control_bytes);
+    CU_add_test(s, "json duplicate keys and UTF-8", test_json_duplicates_and_utf8);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
