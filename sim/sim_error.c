@@ -284,23 +284,26 @@ bool sim_parse_size(const char *text, double *bytes)
     if (!text || !*text)
         return false;
     char *end = NULL;
-    double v = strtod(text, &end);
+    double v = g_ascii_strtod(text, &end);
     if (end == text || !isfinite(v) || v < 0)
         return false;
     double mult = 1;
     switch (*end) {
     case 'K': case 'k': mult = 1024.0; end++; break;
-    case 'M': mult = 1024.0 * 1024; end++; break;
-    case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
-    case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    case 'M': case 'm': mult = 1024.0 * 1024; end++; break;
+    case 'G': case 'g': mult = 1024.0 * 1024 * 1024; end++; break;
+    case 'T': case 't': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    case 'P': case 'p': mult = 1024.0 * 1024 * 1024 * 1024 * 1024; end++; break;
     default: break;
     }
     if (mult > 1 && *end == 'i')
         end++;
     if (*end == 'B')
         end++;
-    if (*end)
+    v *= mult;
+    /* whole bytes, and small enough that a double holds every one exactly */
+    if (*end || v != floor(v) || v > 9007199254740992.0)
         return false;
-    *bytes = v * mult;
+    *bytes = v;
     return true;
 }

@@ -49,9 +49,9 @@ bool sim_json_get_bool(const SimJsonDoc *doc, const cJSON *obj, const char *key,
 bool sim_json_get_string(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required,
                          const char **out, GError **err);
 
-/* Parses a byte size such as "8", "8B", "64KiB", "1MB", "8GiB" (K/M/G/T: powers
- * of 1024 with or without the 'i'; "kB"/"MB"/"GB" with a lower-case b are not
- * accepted to avoid ambiguity with bits).  Returns false on bad text. */
+/* Parses a byte size such as "8", "8B", "64KiB", "64k", "1MB", "8GiB", "1PiB"
+ * (K/M/G/T/P in either case, with or without the 'i': powers of 1024).  The
+ * result must be a whole number of bytes, at most 2^53.  False on bad text. */
 bool sim_parse_size(const char *text, double *bytes);
 
 #endif

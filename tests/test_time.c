@@ -32,6 +32,13 @@ static void test_parse_size(void)
     CU_ASSERT_FALSE(sim_parse_size("", &b));
     CU_ASSERT_FALSE(sim_parse_size("12XB", &b));
     CU_ASSERT_FALSE(sim_parse_size("-4", &b));
+    CU_ASSERT_TRUE(sim_parse_size("2.5K", &b));
+    CU_ASSERT_DOUBLE_EQUAL(b, 2560, 0);
+    CU_ASSERT_TRUE(sim_parse_size("1m", &b));
+    CU_ASSERT_DOUBLE_EQUAL(b, 1048576, 0);
+    CU_ASSERT_FALSE(sim_parse_size("2.5", &b));        /* not a whole byte */
+    CU_ASSERT_FALSE(sim_parse_size("1e30", &b));       /* beyond 2^53 */
+    CU_ASSERT_FALSE(sim_parse_size("99999999999999999999", &b));
 }
 
 static void test_json_error_lines(void)

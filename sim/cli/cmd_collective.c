@@ -5,7 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
-/* "8B:8GiB" (factor 2), "1M:64M:4" (factor 4) or a comma list "1K,1M". */
+#define MAX_SIZES 10000
+
+static void add_size(GArray *out, double v)
+{
+    if (out->len == 0 || g_array_index(out, double, out->len - 1) != v)
+        g_array_append_val(out, v);
+}
+
+/* "8B:8GiB" (factor 2), "1M:64M:4" (factor 4) or a comma list "1K,1M";
+ * sizes are whole bytes, repeats after rounding are dropped. */
 static bool parse_sizes(const char *spec, GArray *out)
 {
     if (strchr(spec, ',')) {
@@ -13,12 +22,12 @@ static bool parse_sizes(const char *spec, GArray *out)
         bool ok = true;
         for (char **p = parts; *p && ok; p++) {
             double v;
-            ok = sim_parse_size(g_strstrip(*p), &v);
+            ok = sim_parse_size(g_strstrip(*p), &v) && v >= 1;
             if (ok)
                 g_array_append_val(out, v);
         }
         g_strfreev(parts);
-        return ok && out->len > 0;
+        return ok && out->len > 0 && out->len <= MAX_SIZES;
     }
     char **parts = g_strsplit(spec, ":", 3);
     double lo = 0, hi = 0, f = 2;
@@ -30,13 +39,13 @@ static bool parse_sizes(const char *spec, GArray *out)
     if (ok && n == 3) {
         char *end;
         f = g_ascii_strtod(parts[2], &end);
-        ok = *end == 0 && f > 1;
+        ok = *end == 0 && f > 1 && isfinite(f);
     }
     g_strfreev(parts);
-    if (!ok || hi < lo || lo < 1)
+    if (!ok || hi < lo || lo < 1 || log(hi / lo) / log(f) > MAX_SIZES)
         return false;
-    for (double s = lo; s <= hi * (1 + 1e-12) && out->len < 100000; s *= f)
-        g_array_append_val(out, s);
+    for (double s = lo; s <= hi * (1 + 1e-12); s *= f)
+        add_size(out, round(s));
     return true;
 }
 
@@ -90,7 +99,9 @@ int cmd_collective(int argc, char **argv)
         goto out;
     }
     if (!parse_sizes(sizes_s ? sizes_s : "8B:8GiB", sizes)) {
-        rc = cli_usage_error("collective: bad --sizes '%s' (e.g. 8B:8GiB, 1M:1G:4 or 1K,1M)", sizes_s);
+        rc = cli_usage_error("collective: bad --sizes '%s' (e.g. 8B:8GiB, 1M:1G:4 or 1K,1M: whole bytes up to 2^53, "
+                             "at most %d sizes)",
+                             sizes_s, MAX_SIZES);
         goto out;
     }
     if (nodes < 0) {
