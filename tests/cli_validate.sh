@@ -70,5 +70,10 @@ check "a malformed row names its line" [ $? -eq 0 ]
 expect_exit 2 "unknown --op" validate --op nope -t dgx1-v100 "$v100"
 check "an unknown --op is bad input" [ $? -eq 0 ]
 
+expect_exit 2 "says 8 ranks, not 4" validate --ranks 4 -t dgx1-v100 "$v100"
+check "--ranks cannot contradict the trace" [ $? -eq 0 ]
+expect_exit 2 "measured allreduce, not broadcast" validate --op broadcast -t dgx1-v100 "$v100"
+check "--op cannot contradict the trace" [ $? -eq 0 ]
+
 echo "cli_validate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

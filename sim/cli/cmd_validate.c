@@ -181,7 +181,7 @@ static bool load_measured(const char *path, int op_override, int ranks, int node
     if (strstr(text, "# OSU")) {
         OsuTrace *tr = osu_parse(path, text, err);
         if (tr) {
-            op = op_override >= 0 ? (NcclTestsOp)op_override : osu_op(tr);
+            op = osu_op(tr) != NCCLTESTS_UNKNOWN || op_override < 0 ? osu_op(tr) : (NcclTestsOp)op_override;
             if (ranks <= 0)
                 g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
                             "%s: OSU output does not say how many ranks ran; give --ranks (and --nodes)", path);
@@ -193,10 +193,16 @@ static bool load_measured(const char *path, int op_override, int ranks, int node
     } else {
         NcclTrace *tr = nccltests_parse(path, text, err);
         if (tr) {
-            op = op_override >= 0 ? (NcclTestsOp)op_override : nccltests_op(tr);
-            from_nccltests(tr, op, m);
+            op = nccltests_op(tr);
+            if (op == NCCLTESTS_UNKNOWN && op_override >= 0)
+                op = (NcclTestsOp)op_override;
+            else if (op_override >= 0 && op_override != (int)op)
+                g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the trace measured %s, not %s", path,
+                            nccltests_op_name(op), nccltests_op_name((NcclTestsOp)op_override));
+            ok = !(err && *err);
+            if (ok)
+                from_nccltests(tr, op, m);
             nccltests_free(tr);
-            ok = true;
         }
     }
     g_free(text);
@@ -206,9 +212,19 @@ static bool load_measured(const char *path, int op_override, int ranks, int node
                                             : "point-to-point traces are not modelled");
         ok = false;
     }
+    /* --ranks and --nodes fill in what a trace does not say; they never
+     * contradict it (that would compare a prediction with another run) */
+    if (ok && ranks > 0 && m->ranks > 0 && ranks != m->ranks) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the trace says %d ranks, not %d", path, m->ranks, ranks);
+        ok = false;
+    }
+    if (ok && nodes > 0 && m->hosts > 0 && nodes != m->hosts) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the trace says %d nodes, not %d", path, m->hosts, nodes);
+        ok = false;
+    }
     if (ranks > 0)
         m->ranks = ranks;
-    if (nodes > 0) {
+    if (nodes > 0 && m->hosts <= 0) {
         m->hosts = nodes;
         m->ranks_per_host = 0;
     }
@@ -378,9 +394,9 @@ int cmd_validate(int argc, char **argv)
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
         {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
          "collective-model parameters (default models/presets/collectives.json)", "FILE"},
-        {"op", 0, 0, G_OPTION_ARG_STRING, &op_s, "collective, when the trace does not say", "OP"},
-        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "ranks that ran, when the trace does not say (OSU)", "N"},
-        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "nodes they ran on, when the trace does not say", "N"},
+        {"op", 0, 0, G_OPTION_ARG_STRING, &op_s, "collective, when the trace does not say (never overrides it)", "OP"},
+        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "ranks that ran, when the trace does not say (OSU); must agree where it does", "N"},
+        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "nodes they ran on, when the trace does not say; must agree where it does", "N"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "force an algorithm (default auto)", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "force a protocol (default auto)", "PROTO"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
