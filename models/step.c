@@ -1,4 +1,5 @@
 #include "step.h"
+#include "sim_data.h"
 
 #include "accel.h"
 #include "collective.h"
@@ -32,6 +33,9 @@ typedef struct {
      * -1 = not given (the working precision's gradient type) */
     int grad_reduce_dtype;
 } StepPlan;
+
+#define STEP_MAX_MICRO_BATCHES 65536
+#define STEP_MAX_BUCKETS 200000
 
 struct StepScenario {
     char *name;
@@ -376,6 +380,41 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(where, "sequence_parallel"), err,
                        "sequence parallelism needs tp (%d) to divide seq_len (%d)", p->tp, tr->seq_len);
         goto fail;
+    }
+    /* the graph grows with micro-batches and buckets: refuse what cannot be
+     * simulated in reasonable time rather than run for minutes */
+    long micro_batches = sc->global_batch / ((long)p->dp * sc->micro_batch);
+    if (micro_batches > STEP_MAX_MICRO_BATCHES) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "global_batch"), err,
+                       "%ld micro-batches per step (global_batch / (dp x micro_batch)); at most %d can be simulated: "
+                       "raise micro_batch or dp",
+                       micro_batches, STEP_MAX_MICRO_BATCHES);
+        goto fail;
+    }
+    double buckets = workload_params_total(sc->w) / ((double)p->tp * p->pp) * 4 / p->bucket_bytes;
+    if (buckets > STEP_MAX_BUCKETS) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(where, "bucket_bytes"), err,
+                       "bucket_bytes = %.0f makes %.0f gradient buckets per device; at most %d can be simulated",
+                       p->bucket_bytes, buckets, STEP_MAX_BUCKETS);
+        goto fail;
+    }
+    /* presets named in the scenario must exist: say so at their line */
+    static const struct {
+        const char *key, *subdir, *what;
+    } presets[] = {{"topology", "topologies/presets", "topology preset"},
+                   {"accelerator", "models/presets/accelerators", "accelerator"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(presets); i++) {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, presets[i].key);
+        if (!cJSON_IsString(it) || sim_data_is_path(it->valuestring))
+            continue;
+        GError *e = NULL;
+        char *path = sim_data_resolve(presets[i].subdir, presets[i].what, it->valuestring, &e);
+        g_free(path);
+        if (e) {
+            sim_json_error(d, it, err, "%s", e->message);
+            g_error_free(e);
+            goto fail;
+        }
     }
     return sc;
 fail:
