@@ -597,6 +597,8 @@ static void dp_contention(Ctx *c)
     if (est > 4e5)
         stages = 1;
     int ngroups = stages * p->tp;
+    if (ngroups == 1)
+        return; /* one group has nobody to contend with */
     SimGraph *g = sim_graph_new();
     CollGroup **groups = g_new0(CollGroup *, ngroups);
     int *ids = g_new(int, p->dp);
