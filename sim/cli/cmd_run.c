@@ -50,8 +50,9 @@ static void print_result(const cJSON *r)
     printf("    optimizer        %10.4f s   %5.1f %%\n", num(bd, "optimizer"), 100 * num(bd, "optimizer") / step);
     printf("    pipeline bubble  %10.4f s   %5.1f %%\n", num(bd, "pipeline_bubble"),
            100 * num(bd, "pipeline_bubble") / step);
-    printf("  MFU %.1f %%, %.1f TFLOP/s per device\n", 100 * num(r, "mfu"), num(r, "tflops_per_device"));
-    printf("  memory per device (stage %g):\n", num(mem, "stage"));
+    printf("  MFU %.1f %% (model FLOPs), %.1f TFLOP/s per device (hardware FLOPs, recomputation included)\n",
+           100 * num(r, "mfu"), num(r, "tflops_per_device"));
+    printf("  memory per device (pipeline stage %g):\n", num(mem, "stage"));
     print_gib("weights", mem, "weights");
     print_gib("gradients", mem, "gradients");
     print_gib("optimizer state", mem, "optimizer_state");
@@ -92,6 +93,10 @@ int cmd_run(int argc, char **argv)
         goto out;
     if (argc != 2) {
         rc = cli_usage_error("run: expected one SCENARIO.json (see --help)");
+        goto out;
+    }
+    if (timeline && !*timeline) {
+        rc = cli_usage_error("run: --timeline needs a file name");
         goto out;
     }
     GError *err = NULL;
