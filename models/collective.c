@@ -821,6 +821,30 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
     return found;
 }
 
+const char *coll_why_not(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto)
+{
+    if (proto == COLL_LL128 && !proto_allowed(g, proto))
+        return "LL128 runs only over NVLink inside one node (ll128_multinode in the collective parameters)";
+    switch (algo) {
+    case COLL_RING: return op == COLL_ALLTOALL ? "all-to-all has no ring schedule; use direct" : "not available";
+    case COLL_TREE: return "the tree runs all-reduce only";
+    case COLL_RHD:
+        return (g->n & (g->n - 1)) ? "recursive halving-doubling needs a power-of-two number of ranks"
+                                   : "recursive halving-doubling runs all-reduce, reduce-scatter and all-gather only";
+    case COLL_DIRECT: return "direct runs all-reduce, reduce-scatter, all-gather and all-to-all only";
+    case COLL_HIER:
+        return "hierarchical needs at least two nodes with at least two ranks each, and runs all-reduce, "
+               "reduce-scatter and all-gather only";
+    case COLL_COLLNET:
+        return "collnet needs several nodes on a fabric with in-network reduction (\"in_network_reduction\" in the "
+               "topology), all-reduce only, LL or Simple";
+    case COLL_NVLS:
+        return "nvls needs one node whose NVSwitch reduces (\"nvlink_sharp\" in the topology), all-reduce only, "
+               "Simple protocol";
+    default: return "no algorithm can run it";
+    }
+}
+
 /* ---------------- decomposition into chunk flows ---------------- */
 
 typedef struct {

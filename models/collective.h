@@ -88,6 +88,9 @@ typedef struct {
  * on this group (e.g. collnet without in-network reduction). */
 bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes, CollCost *out);
 
+/* Why coll_cost refuses `algo`/`proto` for `op` on this group, for messages. */
+const char *coll_why_not(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto);
+
 /* Appends the collective's chunk flows to `graph` on the topology's links
  * (link ids as in topo, so the caller builds the net with coll_net_build).
  * Every flow waits for the tasks in `deps`.  Returns a zero-time task that

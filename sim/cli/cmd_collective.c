@@ -145,8 +145,9 @@ int cmd_collective(int argc, char **argv)
     /* check the algorithm can run before printing anything */
     CollCost probe;
     if (!coll_cost(grp, op, algo, proto, g_array_index(sizes, double, 0), &probe)) {
-        rc = cli_usage_error("collective: %s cannot run %s with protocol %s on %s", coll_algo_name(algo),
-                             coll_op_name(op), coll_proto_name(proto), topo_name(topo));
+        rc = cli_usage_error("collective: %s cannot run %s with protocol %s on %s: %s", coll_algo_name(algo),
+                             coll_op_name(op), coll_proto_name(proto), topo_name(topo),
+                             coll_why_not(grp, op, algo, proto));
         goto out;
     }
     cJSON *root = cJSON_CreateObject(), *rows = cJSON_CreateArray();

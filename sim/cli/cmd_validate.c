@@ -305,8 +305,9 @@ static bool validate_one(const Options *o, const char *path, GArray *all, cJSON 
         CollOp op = op_map[r->op];
         CollCost c;
         if (!coll_cost(grp, op, o->algo, o->proto, r->size, &c)) {
-            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s", path,
-                        coll_algo_name(o->algo), coll_proto_name(o->proto), coll_op_name(op), topo_name(topo));
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s: %s", path,
+                        coll_algo_name(o->algo), coll_proto_name(o->proto), coll_op_name(op), topo_name(topo),
+                        coll_why_not(grp, op, o->algo, o->proto));
             ok = false;
             break;
         }
