@@ -156,11 +156,16 @@ int cmd_collective(int argc, char **argv)
     cJSON_AddNumberToObject(root, "ranks", n);
     cJSON_AddNumberToObject(root, "nodes", coll_group_nodes(grp));
     if (!json) {
-        printf("# %s on %s: %d ranks, %d nodes; intra-node ring %.1f GB/s/rank (%d channels), NICs %.1f GB/s/node\n",
-               coll_op_name(op), topo_name(topo), n, coll_group_nodes(grp), coll_group_intra_bw(grp) / 1e9,
-               coll_group_channels(grp), coll_group_inter_bw(grp) / 1e9);
-        printf("%14s %12s %10s %10s %8s %7s%s\n", "size(B)", "time(us)", "algbw", "busbw", "algo", "proto",
-               flows ? "   flow(us)" : "");
+        int nn = coll_group_nodes(grp), nch = coll_group_channels(grp);
+        printf("# %s on %s: %d rank%s on %d node%s", coll_op_name(op), topo_name(topo), n, n == 1 ? "" : "s", nn,
+               nn == 1 ? "" : "s");
+        if (isfinite(coll_group_intra_bw(grp)))
+            printf("; intra-node ring %.1f GB/s per rank (%d channel%s)", coll_group_intra_bw(grp) / 1e9, nch,
+                   nch == 1 ? "" : "s");
+        if (isfinite(coll_group_inter_bw(grp)))
+            printf("; %.1f GB/s per node between nodes", coll_group_inter_bw(grp) / 1e9);
+        printf("\n%14s %12s %10s %10s %8s %7s%s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo",
+               "proto", flows ? "   flow(us)" : "");
     }
     rc = 0;
     for (guint i = 0; i < sizes->len; i++) {
@@ -188,7 +193,7 @@ int cmd_collective(int argc, char **argv)
                 cJSON_AddNumberToObject(r, "flow_time_s", ft);
             cJSON_AddItemToArray(rows, r);
         } else {
-            printf("%14.0f %12.2f %10.2f %10.2f %8s %7s", bytes, c.time_s * 1e6, algbw / 1e9, busbw / 1e9,
+            printf("%14.0f %12.2f %11.2f %11.2f %8s %7s", bytes, c.time_s * 1e6, algbw / 1e9, busbw / 1e9,
                    coll_algo_name(c.algo), coll_proto_name(c.proto));
             if (flows)
                 printf(" %10.2f", ft * 1e6);
