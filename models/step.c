@@ -1419,6 +1419,26 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         cJSON_AddStringToObject(out, "scenario", sc->name);
         cJSON_AddStringToObject(out, "variant", sc->variant_label[variant]);
         cJSON_AddNumberToObject(out, "step_time_s", step);
+        /* what a planner should not miss: the chips computed are not the
+         * topology's own, or most of the machine sits idle */
+        cJSON *warn = cJSON_CreateArray();
+        const char *ta = topo_accelerator(c.topo);
+        if (sc->accelerator && ta && strcmp(ta, accel_name(c.acc)) != 0) {
+            char *w = g_strdup_printf("the scenario computes on %s, but topology %s describes %s", accel_name(c.acc),
+                                      topo_name(c.topo), ta);
+            cJSON_AddItemToArray(warn, cJSON_CreateString(w));
+            g_free(w);
+        }
+        if (c.devices * 2 <= topo_num_ranks(c.topo)) {
+            char *w = g_strdup_printf("dp x tp x pp = %d uses %d of the topology's %d ranks", c.devices, c.devices,
+                                      topo_num_ranks(c.topo));
+            cJSON_AddItemToArray(warn, cJSON_CreateString(w));
+            g_free(w);
+        }
+        if (cJSON_GetArraySize(warn) > 0)
+            cJSON_AddItemToObject(out, "warnings", warn);
+        else
+            cJSON_Delete(warn);
         cJSON *bd = cJSON_AddObjectToObject(out, "breakdown");
         cJSON_AddNumberToObject(bd, "compute", compute);
         cJSON_AddNumberToObject(bd, "exposed_communication", exposed);

@@ -30,6 +30,8 @@ static void print_result(const cJSON *r)
     const cJSON *mem = cJSON_GetObjectItem(r, "memory_per_device_bytes");
     double step = num(r, "step_time_s");
     printf("== %s: weight update %s ==\n", str(r, "scenario"), str(r, "variant"));
+    const cJSON *w;
+    cJSON_ArrayForEach(w, cJSON_GetObjectItem(r, "warnings")) printf("  note: %s\n", w->valuestring);
     printf("  %s (%.1f B params) on %s: %s of %s (%s), dp %g x tp %g x pp %g, %g micro-batches of %g\n",
            str(cfg, "model"), num(cfg, "params") / 1e9, str(cfg, "topology"), str(cfg, "devices_used"),
            str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), num(cfg, "tp"), num(cfg, "pp"),
