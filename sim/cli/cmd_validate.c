@@ -298,10 +298,13 @@ static bool validate_one(const Options *o, const char *path, GArray *all, cJSON 
         printf("# %s: %s, %d ranks on %d node(s), topology %s\n%14s %12s %12s %8s %8s %7s%s\n", path,
                mixed ? "several collectives" : coll_op_name(op_map[first]), m.ranks, m.hosts, topo_name(topo),
                "size(B)", "measured(us)", "predicted", "error%", "algo", "proto", mixed ? "  op" : "");
+    int skipped = 0;
     for (guint i = 0; ok && i < m.rows->len; i++) {
         const MRow *r = &g_array_index(m.rows, MRow, i);
-        if (!(r->time_s > 0))
+        if (!(r->time_s > 0) || !(r->size > 0)) { /* a zero time or size has no relative error */
+            skipped++;
             continue;
+        }
         CollOp op = op_map[r->op];
         CollCost c;
         if (!coll_cost(grp, op, o->algo, o->proto, r->size, &c)) {
@@ -327,6 +330,12 @@ static bool validate_one(const Options *o, const char *path, GArray *all, cJSON 
             printf("%14.0f %12.2f %12.2f %8.1f %8s %7s%s%s\n", row.size, row.measured * 1e6, row.predicted * 1e6,
                    row.err_pct, coll_algo_name(c.algo), coll_proto_name(c.proto), mixed ? "  " : "",
                    mixed ? coll_op_name(op) : "");
+    }
+    if (ok && skipped)
+        fprintf(stderr, "shardsim: %s: %d row(s) with a zero size or time left out\n", path, skipped);
+    if (ok && rows->len == 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no row with a positive size and time", path);
+        ok = false;
     }
     if (ok) {
         g_array_append_vals(all, rows->data, rows->len);
