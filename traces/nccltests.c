@@ -292,19 +292,6 @@ static const char *strip_launcher_prefix(const char *s)
     return s;
 }
 
-/* "# key: value" with key [A-Za-z][A-Za-z0-9_-]*; returns the key length. */
-static int provenance_key(const char *s)
-{
-    if (s[0] != '#' || s[1] != ' ' || !isalpha((unsigned char)s[2]))
-        return 0;
-    int i = 2;
-    while (isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-')
-        i++;
-    if (s[i] != ':' || (s[i + 1] != ' ' && s[i + 1] != 0))
-        return 0;
-    return i - 2;
-}
-
 static void trace_free_contents(NcclTrace *t)
 {
     g_free(t->name);
@@ -364,7 +351,7 @@ NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
             /* blank: ends a continuation but not the provenance block */
             last_was_provenance = false;
         } else if (*s == '#') {
-            int klen = in_provenance ? provenance_key(s) : 0;
+            int klen = in_provenance ? trace_provenance_key(s) : 0;
             if (klen > 0) {
                 char *key = g_ascii_strdown(s + 2, klen);
                 char *val = g_strstrip(g_strdup(s + 2 + klen + 1));

@@ -158,18 +158,6 @@ static const char *strip_launcher_prefix(const char *s)
     return s;
 }
 
-static int provenance_key(const char *s)
-{
-    if (s[0] != '#' || s[1] != ' ' || !isalpha((unsigned char)s[2]))
-        return 0;
-    int i = 2;
-    while (isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-')
-        i++;
-    if (s[i] != ':' || (s[i + 1] != ' ' && s[i + 1] != 0))
-        return 0;
-    return i - 2;
-}
-
 static bool parse_row(OsuTrace *tr, const Layout *L, const TraceTok *t, int n, const char *dtype, int line, GError **err)
 {
     if (n != L->n) {
@@ -284,7 +272,7 @@ OsuTrace *osu_parse(const char *name, const char *text, GError **err)
         if (*s == 0) {
             /* blank */
         } else if (*s == '#') {
-            int klen = in_provenance ? provenance_key(s) : 0;
+            int klen = in_provenance ? trace_provenance_key(s) : 0;
             if (klen > 0) {
                 char *key = g_ascii_strdown(s + 2, klen);
                 char *val = g_strstrip(g_strdup(s + 2 + klen + 1));

@@ -74,6 +74,18 @@ bool trace_tok_double(TraceTok t, double *out)
     return true;
 }
 
+int trace_provenance_key(const char *s)
+{
+    if (s[0] != '#' || s[1] != ' ' || !isalpha((unsigned char)s[2]))
+        return 0;
+    int i = 2;
+    while (isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-')
+        i++;
+    if (s[i] != ':' || (s[i + 1] != ' ' && s[i + 1] != 0))
+        return 0;
+    return i - 2;
+}
+
 void trace_input_error(GError **err, const char *name, int line, const char *fmt, ...)
 {
     va_list ap;

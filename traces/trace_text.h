@@ -23,6 +23,8 @@ bool trace_tok_is(TraceTok t, const char *word);
 bool trace_tok_u64(TraceTok t, uint64_t *out);
 bool trace_tok_int(TraceTok t, int *out);
 bool trace_tok_double(TraceTok t, double *out);
+/* "# key: value" with key [A-Za-z][A-Za-z0-9_-]*: the key's length, else 0. */
+int trace_provenance_key(const char *s);
 /* "NAME:LINE: message", bad input. */
 void trace_input_error(GError **err, const char *name, int line, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 
