@@ -61,7 +61,7 @@ int cmd_collective(int argc, char **argv)
          "collective-model parameters (default models/presets/collectives.json)", "FILE"},
         {"op", 0, 0, G_OPTION_ARG_STRING, &op_s,
          "allreduce|reducescatter|allgather|broadcast|reduce|alltoall (default allreduce)", "OP"},
-        {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "auto|ring|tree|rhd|direct|hier|collnet (default auto)", "ALGO"},
+        {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "auto|ring|tree|rhd|direct|hier|collnet|nvls (default auto)", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "auto|ll|ll128|simple (default auto)", "PROTO"},
         {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks,
          "ranks taking part: the first N of the topology, grown to enough nodes if it scales (default all)", "N"},
