@@ -458,13 +458,9 @@ NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
 
 NcclTrace *nccltests_load(const char *path, GError **err)
 {
-    gchar *text = NULL;
-    GError *io = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &io)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", path, io->message);
-        g_error_free(io);
+    char *text = trace_read_text(path, err);
+    if (!text)
         return NULL;
-    }
     NcclTrace *t = nccltests_parse(path, text, err);
     g_free(text);
     return t;

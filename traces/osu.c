@@ -364,19 +364,9 @@ OsuTrace *osu_parse(const char *name, const char *text, GError **err)
 
 OsuTrace *osu_load(const char *path, GError **err)
 {
-    char *text = NULL;
-    gsize len = 0;
-    GError *e = NULL;
-    if (!g_file_get_contents(path, &text, &len, &e)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", path, e->message);
-        g_error_free(e);
+    char *text = trace_read_text(path, err);
+    if (!text)
         return NULL;
-    }
-    if (memchr(text, 0, len)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: binary file (NUL byte)", path);
-        g_free(text);
-        return NULL;
-    }
     OsuTrace *t = osu_parse(path, text, err);
     g_free(text);
     return t;

@@ -86,6 +86,24 @@ int trace_provenance_key(const char *s)
     return i - 2;
 }
 
+char *trace_read_text(const char *path, GError **err)
+{
+    char *text = NULL;
+    gsize len = 0;
+    GError *io = NULL;
+    if (!g_file_get_contents(path, &text, &len, &io)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", path, io->message);
+        g_error_free(io);
+        return NULL;
+    }
+    if (memchr(text, 0, len)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: binary file (NUL byte)", path);
+        g_free(text);
+        return NULL;
+    }
+    return text;
+}
+
 void trace_input_error(GError **err, const char *name, int line, const char *fmt, ...)
 {
     va_list ap;

@@ -25,6 +25,9 @@ bool trace_tok_int(TraceTok t, int *out);
 bool trace_tok_double(TraceTok t, double *out);
 /* "# key: value" with key [A-Za-z][A-Za-z0-9_-]*: the key's length, else 0. */
 int trace_provenance_key(const char *s);
+/* The whole file as text; missing, unreadable or binary (a NUL byte) files
+ * are bad input.  Free with g_free. */
+char *trace_read_text(const char *path, GError **err);
 /* "NAME:LINE: message", bad input. */
 void trace_input_error(GError **err, const char *name, int line, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 

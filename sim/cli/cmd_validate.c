@@ -3,6 +3,7 @@
 #include "nccltests.h"
 #include "osu.h"
 #include "otf2trace.h"
+#include "trace_text.h"
 #include "plot.h"
 
 #include <math.h>
@@ -167,13 +168,9 @@ static bool load_measured(const char *path, int op_override, int ranks, int node
             g_array_free(m->rows, TRUE);
         return ok;
     }
-    char *text = NULL;
-    GError *io = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &io)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", path, io->message);
-        g_error_free(io);
+    char *text = trace_read_text(path, err);
+    if (!text)
         return false;
-    }
     bool ok = false;
     m->rows = g_array_new(FALSE, FALSE, sizeof(MRow));
     m->gpus_per_thread = 1;
