@@ -874,6 +874,30 @@ static int param_gather(Build *b, int s, double params, int after)
     return prev;
 }
 
+/* One layer's compute after `cur` and the layer's gathered weights `ag`,
+ * then its tensor-parallel collective; records the span's first task and,
+ * when `hist` is given, the compute task for ZeRO-3's prefetch.  Returns the
+ * last task. */
+static int layer_tasks(Build *b, StageRes *r, const char *name, double t_comp, const char *tp_name, double t_tp,
+                       int cur, int ag, Span *sp, int *hist)
+{
+    int t = task(b->g, name, r->compute, t_comp, "compute");
+    dep(b->g, cur, t);
+    dep(b->g, ag, t);
+    if (sp->first < 0)
+        sp->first = t;
+    if (hist) {
+        hist[0] = hist[1];
+        hist[1] = t;
+    }
+    if (t_tp > 0) {
+        int tt = task(b->g, tp_name, r->tp, t_tp, "tp");
+        dep(b->g, t, tt);
+        return tt;
+    }
+    return t;
+}
+
 /* One micro-batch forward (dir 0) or backward (dir 1) of stage s. */
 static Span stage_pass(Build *b, int s, int mbi, int dir, int prev, bool last_mb)
 {
@@ -908,19 +932,7 @@ static Span stage_pass(Build *b, int s, int mbi, int dir, int prev, bool last_mb
             } else if (gather) {
                 ag = ag_prev = param_gather(b, s, c->layer_params, ag_prev);
             }
-            int t = task(g, "forward", r->compute, c->t_fwd, "compute");
-            dep(g, cur, t);
-            dep(g, ag, t);
-            if (sp.first < 0)
-                sp.first = t;
-            comp_hist[0] = comp_hist[1];
-            comp_hist[1] = t;
-            cur = t;
-            if (c->t_tp_fwd > 0) {
-                int tt = task(g, "tp_forward", r->tp, c->t_tp_fwd, "tp");
-                dep(g, cur, tt);
-                cur = tt;
-            }
+            cur = layer_tasks(b, r, "forward", c->t_fwd, "tp_forward", c->t_tp_fwd, cur, ag, &sp, comp_hist);
         }
         if (last_stage) {
             int t = task(g, "head_forward", r->compute, c->t_head_fwd, "compute");
@@ -956,32 +968,10 @@ static Span stage_pass(Build *b, int s, int mbi, int dir, int prev, bool last_mb
             dep(g, ag_prev, ag);
             ag_prev = ag;
         }
-        if (c->t_recompute > 0) {
-            int t = task(g, "recompute", r->compute, c->t_recompute, "compute");
-            dep(g, cur, t);
-            dep(g, ag, t);
-            if (sp.first < 0)
-                sp.first = t;
-            cur = t;
-            if (c->t_tp_recompute > 0) {
-                int tt = task(g, "tp_recompute", r->tp, c->t_tp_recompute, "tp");
-                dep(g, cur, tt);
-                cur = tt;
-            }
-        }
-        int t = task(g, "backward", r->compute, c->t_bwd, "compute");
-        dep(g, cur, t);
-        dep(g, ag, t);
-        if (sp.first < 0)
-            sp.first = t;
-        comp_hist[0] = comp_hist[1];
-        comp_hist[1] = t;
-        cur = t;
-        if (c->t_tp_bwd > 0) {
-            int tt = task(g, "tp_backward", r->tp, c->t_tp_bwd, "tp");
-            dep(g, cur, tt);
-            cur = tt;
-        }
+        if (c->t_recompute > 0)
+            cur = layer_tasks(b, r, "recompute", c->t_recompute, "tp_recompute", c->t_tp_recompute, cur, ag, &sp,
+                              NULL);
+        cur = layer_tasks(b, r, "backward", c->t_bwd, "tp_backward", c->t_tp_bwd, cur, ag, &sp, comp_hist);
         if (z3) {
             int rs = task(g, "zero3_reducescatter", r->comm, t_rs, "comm");
             dep(g, cur, rs);
