@@ -64,7 +64,7 @@ int cmd_collective(int argc, char **argv)
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "auto|ring|tree|rhd|direct|hier|collnet|nvls (default auto)", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "auto|ll|ll128|simple (default auto)", "PROTO"},
         {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks,
-         "ranks taking part: the first N of the topology, grown to enough nodes if it scales (default all)", "N"},
+         "ranks taking part, spread evenly over the fewest nodes that hold them (the preset grows if it scales; default all)", "N"},
         {"sizes", 's', 0, G_OPTION_ARG_STRING, &sizes_s, "MIN:MAX[:FACTOR] or a comma list (default 8B:8GiB)", "SIZES"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flows, "also run each size on the flow-level network simulator", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
@@ -133,9 +133,16 @@ int cmd_collective(int argc, char **argv)
         goto out;
     }
     int n = ranks ? ranks : total;
+    /* the fewest nodes that hold n ranks, the same number on each */
+    int tppn = topo_ranks_per_node(topo), used = (n + tppn - 1) / tppn;
+    if (n % used) {
+        rc = cli_usage_error("collective: --ranks %d cannot be spread evenly over %d nodes of %d ranks", n, used, tppn);
+        goto out;
+    }
+    int per = n / used;
     int *ids = g_new(int, n);
     for (int i = 0; i < n; i++)
-        ids[i] = i;
+        ids[i] = (i / per) * tppn + i % per;
     grp = coll_group_new(topo, ids, n, params, &err);
     g_free(ids);
     if (!grp) {
