@@ -492,7 +492,9 @@ CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const cha
     g_hash_table_destroy(idx);
     if (!uniform || g->ppn > 64) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                    "the collective's ranks must be spread evenly over nodes, at most 64 per node");
+                    !uniform ? "a collective's ranks must be spread evenly over its nodes (%d nodes, up to %d ranks on one)"
+                             : "a collective can have at most 64 ranks per node (%d nodes, %d ranks on one)",
+                    g->nnodes, g->ppn);
         coll_group_free(g);
         return NULL;
     }
