@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# shardsim collective from the command line: the JSON contract, nccl-tests'
+# bandwidth definitions, determinism and bad input.
+# Usage: bash cli_collective.sh SHARDSIM_BINARY SOURCE_DIR
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+check() { # NAME COMMAND...
+  local name=$1
+  shift
+  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
+}
+bad() { # PATTERN ARGS...: exit 2, the pattern on stderr, nothing on stdout
+  local pattern=$1
+  shift
+  "$bin" collective "$@" >"$tmp/out" 2>"$tmp/err"
+  [ $? -eq 2 ] && grep -q -- "$pattern" "$tmp/err" && [ ! -s "$tmp/out" ]
+}
+
+for op in allreduce reducescatter allgather broadcast reduce alltoall; do
+  "$bin" collective --json -t dgx-a100-cluster --nodes 2 --op $op --sizes 8B:1GiB:8 >"$tmp/$op.json" 2>"$tmp/err"
+  check "$op exits 0" [ $? -eq 0 ]
+  check "$op: times positive, busbw = algbw x nccl-tests factor" python3 - "$tmp/$op.json" "$op" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); op = sys.argv[2]; n = d["ranks"]
+f = {"allreduce": 2 * (n - 1) / n, "reducescatter": (n - 1) / n, "allgather": (n - 1) / n,
+     "alltoall": (n - 1) / n, "broadcast": 1, "reduce": 1}[op]
+assert n == 16 and d["nodes"] == 2 and len(d["rows"]) == 10
+prev = 0
+for r in d["rows"]:
+    assert r["time_s"] > 0 and r["time_s"] >= prev, r
+    prev = r["time_s"]
+    assert abs(r["algbw_Bps"] - r["size_bytes"] / r["time_s"]) <= 1e-9 * r["algbw_Bps"]
+    assert abs(r["busbw_Bps"] - f * r["algbw_Bps"]) <= 1e-9 * r["busbw_Bps"]
+PY
+done
+
+"$bin" collective --json -t dgx-h100 --sizes 1M,1G --flows >"$tmp/a.json" 2>/dev/null
+"$bin" collective --json -t dgx-h100 --sizes 1M,1G --flows >"$tmp/b.json" 2>/dev/null
+check "same input, byte-identical output" cmp -s "$tmp/a.json" "$tmp/b.json"
+check "flow times are reported and agree on an uncontended node" python3 - "$tmp/a.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    assert abs(r["flow_time_s"] - r["time_s"]) <= 0.02 * r["time_s"], r
+PY
+
+check "bad --sizes" bad "bad --sizes" -t dgx-a100 --sizes 2.5
+check "unknown --op" bad "unknown --op" -t dgx-a100 --op nope
+check "unknown --algo" bad "unknown --algo" -t dgx-a100 --algo nope
+check "unknown topology" bad "unknown topology preset" -t nope
+check "an algorithm that cannot run says why" bad "power-of-two" -t dgx1-v100 --ranks 6 --algo rhd
+check "ranks that cannot be spread evenly" bad "spread evenly" -t dgx-a100-cluster --ranks 13
+check "a single-node preset does not grow" bad "one node, not 4" -t dgx-a100 --nodes 4
+check "a missing --topology" bad "--topology is required"
+
+echo "cli_collective: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
