@@ -98,18 +98,19 @@ static void scan_value(Scan *sc, const cJSON *item, GHashTable *lines)
  * surprise for whoever wrote the second.  Returns the first repeated key. */
 static const cJSON *duplicate_key(const cJSON *item, int depth)
 {
-    if (depth > 10000)
+    if (!item || depth > 10000)
         return NULL;
-    for (const cJSON *c = item ? item->child : NULL; c; c = c->next) {
-        if (cJSON_IsObject(item))
-            for (const cJSON *d = item->child; d != c; d = d->next)
-                if (c->string && d->string && strcmp(c->string, d->string) == 0)
-                    return c;
-        const cJSON *in = duplicate_key(c, depth + 1);
-        if (in)
-            return in;
+    GHashTable *seen = cJSON_IsObject(item) ? g_hash_table_new(g_str_hash, g_str_equal) : NULL;
+    const cJSON *found = NULL;
+    for (const cJSON *c = item->child; c && !found; c = c->next) {
+        if (seen && c->string && !g_hash_table_add(seen, c->string))
+            found = c;
+        else
+            found = duplicate_key(c, depth + 1);
     }
-    return NULL;
+    if (seen)
+        g_hash_table_destroy(seen);
+    return found;
 }
 
 SimJsonDoc *sim_json_parse(const char *name, const char *text, size_t len, GError **err)
