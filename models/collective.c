@@ -589,12 +589,6 @@ static double ring_lat(const CollGroup *g, CollOp op, CollProto p)
     return g->p.base[COLL_RING][p] + (steps - inter) * intra + inter * g->p.step[HW_NET][0][p];
 }
 
-/* bytes each rank must move per unit of the message, by op, for ring-like schedules */
-static double traffic_factor(CollOp op, int n)
-{
-    return coll_busbw_factor(op, n);
-}
-
 /* NCCL's "plateau effect": multi-node Simple ring all-reduce pays more per step. */
 static double ring_plateau(const CollGroup *g, CollOp op, CollProto p, double bytes)
 {
@@ -611,7 +605,7 @@ static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     if (p == COLL_LL128)
         bw = min_bw(bw, g->p.ll128_max_per_ch * (g->nch > g->nics ? g->nch : (g->nics > 0 ? g->nics : 1)));
     c->latency_s = ring_lat(g, op, p);
-    c->algbw_Bps = bw / traffic_factor(op, g->n);
+    c->algbw_Bps = bw / coll_busbw_factor(op, g->n);
     return true;
 }
 
@@ -958,7 +952,7 @@ static void build_ring(Builder *b, CollOp op, CollProto p, double bytes)
     int n = g->n, k = ring_channels(g);
     int steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
     bool cyclic = op != COLL_BROADCAST && op != COLL_REDUCE;
-    double hop_total = bytes * (cyclic ? traffic_factor(op, n) : 1.0);
+    double hop_total = bytes * (cyclic ? coll_busbw_factor(op, n) : 1.0);
     double lat = ring_lat(g, op, p) * ring_plateau(g, op, p, bytes) - g->p.base[COLL_RING][p];
     double eff = g->p.proto_bw[KIND_RING][p];
     int nseg = steps < 8 ? steps : 8;
