@@ -113,7 +113,7 @@ bad bad_base "$TMP/badbase.json:2: " "$TMP/badbase.json" --vary nodes=1,2
 "$BIN" sweep --help | grep -q "dp = nodes x ranks per node" || { echo "FAIL: --help lacks the dp rule"; fail=1; }
 
 # validate --plot (delivered with sweep): the picture, and the JSON unchanged
-TRACE="$SRC/../shared/traces/nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt"
+TRACE="$SRC/tests/data/traces/nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt"
 if [ -f "$TRACE" ]; then
     "$BIN" validate -t abci-a100 --json --plot "$TMP/val.png" "$TRACE" > "$TMP/val.json" 2> "$TMP/err" ||
         { echo "FAIL validate --plot:"; cat "$TMP/err"; fail=1; }

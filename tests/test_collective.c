@@ -182,10 +182,9 @@ static bool validate(const char *topo, const char *trace, Summary *s)
     return ok;
 }
 
-#define SHARED SHARDSIM_SOURCE_DIR "/../shared/traces/"
 #define DATA SHARDSIM_SOURCE_DIR "/tests/data/traces/"
 
-/* The error bounds on the real runs of ../shared/traces and tests/data/traces:
+/* The error bounds on the real runs of tests/data/traces:
  * the targets (10% from 1 MiB, 25% below) where they are met; where they are
  * not yet (small messages across nodes), what is achieved today, so that a
  * regression still fails. */
@@ -195,8 +194,8 @@ static void test_validation_bounds(void)
         const char *topo, *trace;
         double large, small;
     } cases[] = {
-        {"dgx1-v100", SHARED "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", 10, 25},
-        {"abci-a100", SHARED "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", 10, 31},
+        {"dgx1-v100", DATA "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", 10, 25},
+        {"abci-a100", DATA "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", 10, 31},
         {"mi300x-node", DATA "rccl-tests_allreduce_mi300x_8gpu_1node.txt", 10, 25},
         {"mi355x-cluster", DATA "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt", 10, 33},
     };

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <string.h>
 
-#define SHARED_TRACES SHARDSIM_SOURCE_DIR "/../shared/traces"
 #define DATA_TRACES SHARDSIM_SOURCE_DIR "/tests/data/traces"
 
 /* What each real trace must read as.  Counted by hand from the files. */
@@ -22,9 +21,9 @@ typedef struct {
 } Expect;
 
 static const Expect EXPECT[] = {
-    { SHARED_TRACES, "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", 29, 8,
+    { DATA_TRACES, "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", 29, 8,
       2147483648ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", NULL },
-    { SHARED_TRACES, "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", 25, 8,
+    { DATA_TRACES, "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", 25, 8,
       134217728ull, NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "Tesla V100-SXM2-16GB", NULL },
     { DATA_TRACES, "rccl-tests_allreduce_mi300x_8gpu_1node.txt", 31, 8, 8589934592ull,
       NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "AMD Instinct MI300X", NULL },
@@ -66,11 +65,6 @@ static void check_rows(const NcclTrace *t, double factor)
 
 static void test_real_traces(void)
 {
-    /* The shared folder sits beside the clone; without it this suite must fail. */
-    if (!g_file_test(SHARED_TRACES, G_FILE_TEST_IS_DIR)) {
-        fprintf(stderr, "\nmissing %s: the shared traces are required\n", SHARED_TRACES);
-        CU_FAIL_FATAL("shared traces folder is missing");
-    }
     for (size_t k = 0; k < N_EXPECT; k++) {
         const Expect *e = &EXPECT[k];
         char *path = g_build_filename(e->dir, e->file, NULL);
@@ -112,8 +106,8 @@ static void test_real_traces(void)
 /* Every file in the trace folders has an entry above, so none goes unchecked. */
 static void test_all_files_listed(void)
 {
-    const char *dirs[] = { SHARED_TRACES, DATA_TRACES };
-    for (size_t d = 0; d < 2; d++) {
+    const char *dirs[] = { DATA_TRACES };
+    for (size_t d = 0; d < G_N_ELEMENTS(dirs); d++) {
         GDir *dir = g_dir_open(dirs[d], 0, NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
         const char *name;
@@ -136,7 +130,7 @@ static void test_all_files_listed(void)
 
 static void test_provenance(void)
 {
-    char *path = g_build_filename(SHARED_TRACES,
+    char *path = g_build_filename(DATA_TRACES,
                                   "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", NULL);
     NcclTrace *t = nccltests_load(path, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);

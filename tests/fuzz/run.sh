@@ -62,7 +62,7 @@ seeds_for() {
     case $1 in
     json) echo "$src/models/presets/accelerators $src/models/presets/workloads $src/examples $src/models/presets $src/tests/fuzz/known" ;;
     topo) echo "$src/topologies/presets $src/tests/fuzz/known" ;;
-    nccltests) echo "$src/tests/data/traces $src/../shared/traces $src/tests/fuzz/known" ;;
+    nccltests) echo "$src/tests/data/traces $src/tests/fuzz/known" ;;
     osu) echo "$src/tests/fuzz/seeds/osu" ;;
     esac
 }
