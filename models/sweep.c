@@ -1,4 +1,5 @@
 #include "sweep.h"
+#include "sim_file.h"
 #include "step.h"
 #include "topo.h"
 
@@ -291,11 +292,19 @@ static Sweep *sweep_from_doc(SimJsonDoc *d, GError **err)
 
 Sweep *sweep_load(const char *path, GError **err)
 {
-    StepScenario *sc = step_scenario_load(path, err);
-    if (!sc)
+    /* read once: the path may be "-" (standard input) */
+    size_t len = 0;
+    char *text = sim_file_read(path, SIM_FILE_JSON_MAX, "JSON input", &len, err);
+    if (!text)
         return NULL;
+    const char *name = sim_file_display_name(path);
+    StepScenario *sc = step_scenario_parse(name, text, len, err);
+    Sweep *s = NULL;
+    if (sc)
+        s = sweep_from_doc(sim_json_parse(name, text, len, err), err);
     step_scenario_free(sc);
-    return sweep_from_doc(sim_json_load_file(path, err), err);
+    g_free(text);
+    return s;
 }
 
 Sweep *sweep_parse(const char *name, const char *text, GError **err)

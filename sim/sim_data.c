@@ -33,7 +33,7 @@ char **sim_data_list(const char *subdir)
 
 bool sim_data_is_path(const char *name_or_path)
 {
-    return strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json");
+    return strcmp(name_or_path, "-") == 0 || strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json");
 }
 
 char *sim_data_resolve(const char *subdir, const char *what, const char *name_or_path, GError **err)

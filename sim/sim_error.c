@@ -1,5 +1,7 @@
 #include "sim_error.h"
 
+#include "sim_file.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -165,15 +167,11 @@ SimJsonDoc *sim_json_parse(const char *name, const char *text, size_t len, GErro
 
 SimJsonDoc *sim_json_load_file(const char *path, GError **err)
 {
-    gchar *text = NULL;
-    gsize len = 0;
-    GError *io = NULL;
-    if (!g_file_get_contents(path, &text, &len, &io)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", path, io->message);
-        g_error_free(io);
+    size_t len = 0;
+    char *text = sim_file_read(path, SIM_FILE_JSON_MAX, "JSON input", &len, err);
+    if (!text)
         return NULL;
-    }
-    SimJsonDoc *doc = sim_json_parse(path, text, len, err);
+    SimJsonDoc *doc = sim_json_parse(sim_file_display_name(path), text, len, err);
     g_free(text);
     return doc;
 }

@@ -1,6 +1,7 @@
 #include "trace_text.h"
 
 #include "sim_error.h"
+#include "sim_file.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -88,16 +89,12 @@ int trace_provenance_key(const char *s)
 
 char *trace_read_text(const char *path, GError **err)
 {
-    char *text = NULL;
-    gsize len = 0;
-    GError *io = NULL;
-    if (!g_file_get_contents(path, &text, &len, &io)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", path, io->message);
-        g_error_free(io);
+    size_t len = 0;
+    char *text = sim_file_read(path, SIM_FILE_TRACE_MAX, "a trace", &len, err);
+    if (!text)
         return NULL;
-    }
     if (memchr(text, 0, len)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: binary file (NUL byte)", path);
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: binary file (NUL byte)", sim_file_display_name(path));
         g_free(text);
         return NULL;
     }

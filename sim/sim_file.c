@@ -1,0 +1,138 @@
+/* Reading one input file whole, safely.
+ *
+ * Every input shardsim reads (scenarios, presets, topologies, traces) comes
+ * through here, so that the rules hold for all of them: a size cap checked
+ * before and while reading (a huge or endless input is refused, never
+ * swallowed), only regular files by name (a directory, FIFO, socket or device
+ * such as /dev/zero is refused before it is opened for reading), and "-" for
+ * standard input, which can be read once per process. */
+#include "sim_file.h"
+
+#include "sim_error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static gboolean stdin_taken = FALSE;
+
+const char *sim_file_display_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+static void set_limit_error(GError **err, const char *name, size_t cap, const char *what)
+{
+    /* the caps are whole KiB/MiB/GiB; GLib's formatter would put a
+     * locale-dependent no-break space in the message */
+    static const char *unit[] = {"bytes", "KiB", "MiB", "GiB"};
+    int u = 0;
+    size_t v = cap;
+    while (u < 3 && v >= 1024 && v % 1024 == 0) {
+        v /= 1024;
+        u++;
+    }
+    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: larger than %zu %s, the limit for %s", name, v, unit[u], what);
+}
+
+static const char *file_kind(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m) || S_ISBLK(m))
+        return "a device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a regular file";
+}
+
+/* Opens `path` for reading if it names a regular file; -1 and `err` if not. */
+static int open_regular(const char *path, GError **err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", path, g_strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: is %s, not a file (give a file, or - for standard input)",
+                    path, file_kind(st.st_mode));
+        return -1;
+    }
+    /* O_NONBLOCK: should the name be swapped for a FIFO after the stat, the
+     * open does not wait for a writer; the fstat below then refuses it. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", path, g_strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: is %s, not a file", path, file_kind(st.st_mode));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Reads fd to its end, refusing more than `cap` bytes; NUL-terminated. */
+static char *read_capped(int fd, const char *name, size_t cap, const char *what, size_t *len, GError **err)
+{
+    GByteArray *buf = g_byte_array_new();
+    guint8 chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) { /* a non-blocking stdin: wait for data */
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            poll(&p, 1, -1);
+            continue;
+        }
+        if (n < 0) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s", name, g_strerror(errno));
+            break;
+        }
+        if (n == 0) {
+            *len = buf->len;
+            g_byte_array_append(buf, (const guint8 *)"", 1);
+            return (char *)g_byte_array_free(buf, FALSE);
+        }
+        if (buf->len + (size_t)n > cap) {
+            set_limit_error(err, name, cap, what);
+            break;
+        }
+        g_byte_array_append(buf, chunk, (guint)n);
+    }
+    g_byte_array_free(buf, TRUE);
+    return NULL;
+}
+
+char *sim_file_read(const char *path, size_t cap, const char *what, size_t *len, GError **err)
+{
+    size_t dummy;
+    if (!len)
+        len = &dummy;
+    if (strcmp(path, "-") == 0) {
+        if (g_atomic_int_exchange(&stdin_taken, TRUE)) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "<stdin>: standard input can be read only once");
+            return NULL;
+        }
+        return read_capped(STDIN_FILENO, "<stdin>", cap, what, len, err);
+    }
+    int fd = open_regular(path, err);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    char *text = NULL;
+    if (fstat(fd, &st) == 0 && (guint64)st.st_size > cap)
+        set_limit_error(err, path, cap, what); /* refused before reading a byte */
+    else
+        text = read_capped(fd, path, cap, what, len, err);
+    close(fd);
+    return text;
+}

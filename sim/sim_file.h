@@ -1,0 +1,24 @@
+/* Reading one input file whole: size caps, regular files only, "-" for
+ * standard input.  Every error is SIM_ERROR_INPUT (exit 2), named by file. */
+#ifndef SIM_FILE_H
+#define SIM_FILE_H
+
+#include <glib.h>
+#include <stddef.h>
+
+/* The caps: JSON inputs (scenarios, presets, topologies, parameters) are
+ * hand-written or generated descriptions, far below 64 MiB; traces (text logs
+ * of benchmarks) may be long, but not over 1 GiB. */
+#define SIM_FILE_JSON_MAX ((size_t)64 << 20)
+#define SIM_FILE_TRACE_MAX ((size_t)1 << 30)
+
+/* Reads `path` ("-": standard input, once per process) whole and returns its
+ * bytes NUL-terminated (g_free them), their count in *len (may be NULL).
+ * Refuses anything but a regular file by name, and more than `cap` bytes;
+ * `what` names the kind of input in the message ("JSON input"). */
+char *sim_file_read(const char *path, size_t cap, const char *what, size_t *len, GError **err);
+
+/* The name messages use for `path`: "<stdin>" for "-". */
+const char *sim_file_display_name(const char *path);
+
+#endif

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Every command's inputs: devices, directories and FIFOs refused by name, size
+# caps (64 MiB for JSON, 1 GiB for traces) enforced before memory grows, and
+# "-" read as standard input.  Each refusal exits 2 within seconds.
+# Usage: bash cli_inputs.sh SHARDSIM_BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+refused() { # PATTERN ARGS...: exit 2 within 10 s, PATTERN on stderr, nothing on stdout
+  local pattern=$1
+  shift
+  timeout 10 "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  local rc=$?
+  if [ "$rc" -ne 2 ] || ! grep -q -- "$pattern" "$tmp/err" || [ -s "$tmp/out" ]; then
+    echo "FAIL (exit $rc, want 2 and '$pattern'): shardsim $*"
+    cat "$tmp/err"
+    fail=1
+  fi
+}
+mkfifo "$tmp/fifo"
+v100=$src/tests/data/traces/nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt
+
+refused "/dev/zero: is a device" run /dev/zero
+refused "is a directory" run "$tmp"
+refused "fifo: is a FIFO" run "$tmp/fifo"
+refused "/dev/zero: is a device" collective -t /dev/zero --sizes 1MiB
+refused "/dev/zero: is a device" validate -t dgx1-v100 /dev/zero
+refused "fifo: is a FIFO" validate -t dgx1-v100 "$tmp/fifo"
+refused "/dev/zero: is a device" sweep /dev/zero --vary nodes=1,2
+printf '{"topology": "/dev/zero", "model": "gpt3-1.3b", "global_batch": 8}\n' >"$tmp/topo-dev.json"
+refused "/dev/zero: is a device" run "$tmp/topo-dev.json"
+
+# over the JSON cap: refused from its size before it is read, and from a pipe as it streams
+truncate -s 65M "$tmp/big.json"
+refused "limit for JSON input" run "$tmp/big.json"
+timeout 20 bash -c "head -c 70000000 /dev/zero | tr '\\0' ' ' | '$bin' run - >'$tmp/out' 2>'$tmp/err'"
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q "<stdin>: larger than 64 MiB" "$tmp/err"; then
+  echo "FAIL: 70 MB on standard input: exit $rc"; cat "$tmp/err"; fail=1
+fi
+# over the trace cap: a sparse 1.1 GiB file, refused without reading it
+truncate -s 1100M "$tmp/huge.txt"
+refused "limit for a trace" validate -t dgx1-v100 "$tmp/huge.txt"
+
+# "-" is standard input
+"$bin" run --json - <"$src/examples/default.json" >"$tmp/stdin.json" 2>"$tmp/err"
+"$bin" run --json "$src/examples/default.json" >"$tmp/file.json" 2>>"$tmp/err"
+if ! cmp -s "$tmp/stdin.json" "$tmp/file.json"; then echo "FAIL: run - differs from run FILE"; cat "$tmp/err"; fail=1; fi
+"$bin" validate --json -t dgx1-v100 - <"$v100" >"$tmp/v.json" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q '"median_abs_pct_error"' "$tmp/v.json"; then
+  echo "FAIL: validate - (exit $rc)"; cat "$tmp/err"; fail=1
+fi
+"$bin" sweep --json - --vary nodes=1,2 <"$src/examples/sweep-gpt3-1.3b-a100.json" >"$tmp/sweep.json" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q '"scenario":[[:space:]]*"<stdin>"' "$tmp/sweep.json"; then
+  echo "FAIL: sweep - (exit $rc)"; cat "$tmp/err"; fail=1
+fi
+printf '{"topology": "dgx-a100", "model": "gpt3-1.3b",\n "global_batch": 8,,}\n' >"$tmp/bad.json"
+"$bin" run - <"$tmp/bad.json" >/dev/null 2>"$tmp/err"
+if [ $? -ne 2 ] || ! grep -q "^shardsim: <stdin>:2: invalid JSON" "$tmp/err"; then
+  echo "FAIL: errors in standard input are named <stdin>:LINE"; cat "$tmp/err"; fail=1
+fi
+[ "$fail" -eq 0 ] && echo "inputs: all refusals and stdin reads as expected"
+exit "$fail"
