@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Documentation is tested: runs every command the READMEs show and checks
+every figure they quote against what the commands print now.
+
+Commands: every line of a ```sh block in a README.md (continuations joined) is
+run with bash in a scratch folder that sees the repository's examples, tests,
+presets and traces, with `shardsim` and `./build/shardsim` meaning the binary
+under test; it must exit 0.  The install commands (those running
+.ci/install-deps) are not rerun here: the test command must be exactly what
+.ci/run runs, and the first command's last step (the default run) is run.
+
+Figures: a comment line
+    <!-- check "5.1%" = validate --json -t dgx1-v100 TRACE :: median_abs_pct_error_large -->
+says that the quoted text appears in the 25 lines above it and equals the
+JSON value at that key (dots and [i] for arrays) of that shardsim command,
+rounded as printed.  The unit of the quote sets the scale (s, ms, us, GiB,
+MiB, GB, GB/s, TB/s, TFLOP/s, %, x); `:: KEY *100` scales a fraction to
+percent.  `<=` instead of `=` checks an upper bound (speed figures measured on
+another build): `<!-- check "0.06 s" <= 20 x bench_collective ... -->` runs a
+bench program and reads its "total X s wall".
+
+Usage: doccheck.py SHARDSIM_BINARY SOURCE_DIR"""
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+BUILD = os.path.dirname(BIN)
+SCALE = {"s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "GiB": 2**30, "MiB": 2**20, "KiB": 2**10,
+         "GB": 1e9, "MB": 1e6, "GB/s": 1e9, "TB/s": 1e12, "TFLOP/s": 1e12, "%": 1, "x": 1, "": 1}
+failures = []
+
+
+def fail(where, msg):
+    failures.append(f"{where}: {msg}")
+    print(f"FAIL {where}: {msg}")
+
+
+def readmes():
+    out = []
+    for root, dirs, files in os.walk(SRC):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build")) and d != "data"]
+        if "README.md" in files:
+            out.append(os.path.join(root, "README.md"))
+    return sorted(out)
+
+
+def scratch():
+    d = tempfile.mkdtemp(prefix="shardsim-doc-")
+    for name in ("examples", "tests", "topologies", "models", "traces", "bench", "plots", "sim", ".ci"):
+        if os.path.exists(os.path.join(SRC, name)):
+            os.symlink(os.path.join(SRC, name), os.path.join(d, name))
+    os.makedirs(os.path.join(d, "build"))
+    os.symlink(BIN, os.path.join(d, "build", "shardsim"))
+    for f in os.listdir(BUILD):  # bench programs, capture tools
+        p = os.path.join(BUILD, f)
+        if f.startswith("bench_") and os.access(p, os.X_OK):
+            os.symlink(p, os.path.join(d, "build", f))
+    cap = os.path.join(BUILD, "traces", "capture")
+    if os.path.isdir(cap):
+        os.makedirs(os.path.join(d, "build", "traces"))
+        os.symlink(cap, os.path.join(d, "build", "traces", "capture"))
+    return d
+
+
+PRELUDE = f'shardsim() {{ {shlex.quote(BIN)} "$@"; }}\nexport -f shardsim\n'
+
+
+def run(cmd, cwd, timeout=600):
+    return subprocess.run(["bash", "-c", PRELUDE + cmd], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def sh_commands(path):
+    """(line number, command) for every command in the file's ```sh blocks."""
+    cmds, inside, buf, start = [], False, "", 0
+    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        s = line.rstrip("\n")
+        if s.strip().startswith("```"):
+            inside = not inside and s.strip()[3:].strip() in ("sh", "bash")
+            continue
+        if not inside or (not buf and (not s.strip() or s.strip().startswith("#"))):
+            continue
+        if not buf:
+            start = n
+        if s.endswith("\\"):
+            buf += s[:-1] + " "
+            continue
+        cmds.append((start, buf + s))
+        buf = ""
+    return cmds
+
+
+def check_commands(path, cwd):
+    rel = os.path.relpath(path, SRC)
+    for n, cmd in sh_commands(path):
+        where = f"{rel}:{n}"
+        if ".ci/install-deps" in cmd:
+            ci = open(os.path.join(SRC, ".ci", "run"), encoding="utf-8").read()
+            if "ctest" in cmd:
+                if cmd.strip() not in ci:
+                    fail(where, "the README's test command is not what .ci/run runs")
+                continue
+            cmd = cmd.split("&&")[-1].strip()  # the build ran already: run its last step
+        r = run(cmd, cwd)
+        if r.returncode != 0:
+            fail(where, f"`{cmd}` exited {r.returncode}: {r.stderr.strip()[-400:]}")
+        else:
+            print(f"ok   {where}: {cmd[:100]}")
+
+
+def lookup(obj, key):
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", key):
+        obj = obj[int(part[1:-1])] if part.startswith("[") else obj[part]
+    return obj
+
+
+CHECK = re.compile(r'<!--\s*check\s+"([^"]+)"\s*(=|<=\s*([\d.]+)\s*x)\s*(.+?)\s*::\s*(\S+)\s*(\*\s*[\d.e]+)?\s*-->')
+QUOTE = re.compile(r"^([+-]?[\d,]*\.?\d+)\s*(.*)$")
+cache = {}
+
+
+def value_of(cmd, key, cwd):
+    if cmd.startswith("bench_"):
+        r = run("./build/" + cmd, cwd)
+        m = re.search(r"total ([\d.]+) s wall", r.stdout)
+        if r.returncode != 0 or not m:
+            raise ValueError(f"`{cmd}` exited {r.returncode} without a wall time")
+        return float(m.group(1))
+    if cmd not in cache:
+        r = run("shardsim " + cmd, cwd)
+        if r.returncode != 0:
+            raise ValueError(f"`shardsim {cmd}` exited {r.returncode}: {r.stderr.strip()[-300:]}")
+        cache[cmd] = json.loads(r.stdout)
+    return float(lookup(cache[cmd], key))
+
+
+def check_figures(path, cwd):
+    rel = os.path.relpath(path, SRC)
+    lines = open(path, encoding="utf-8").read().split("\n")
+    for i, line in enumerate(lines):
+        if "<!-- check" not in line:
+            continue
+        where = f"{rel}:{i + 1}"
+        m = CHECK.search(line)
+        if not m:
+            fail(where, "malformed check comment")
+            continue
+        quote, op, factor, cmd, key, mult = m.groups()
+        above = "\n".join(l for l in lines[max(0, i - 25):i] if "<!-- check" not in l)
+        if quote not in above:
+            fail(where, f'"{quote}" is not in the 25 lines above the check')
+            continue
+        q = QUOTE.match(quote.replace("−", "-"))
+        unit = q.group(2).strip() if q else None
+        if not q or unit not in SCALE:
+            fail(where, f'cannot read the figure "{quote}"')
+            continue
+        try:
+            v = value_of(cmd, key, cwd) * (float(mult[1:]) if mult else 1) / SCALE[unit]
+        except (ValueError, KeyError, IndexError, TypeError) as e:
+            fail(where, f"{cmd} :: {key}: {e}")
+            continue
+        num = q.group(1).replace(",", "")
+        decimals = len(num.split(".")[1]) if "." in num else 0
+        if op == "=":
+            shown = f"{v:.{decimals}f}"
+            if float(shown) != float(num):
+                fail(where, f'the document says {quote}, the command gives {shown} {unit}'.rstrip())
+                continue
+        elif v > float(num) * float(factor):
+            fail(where, f"{quote} quoted, measured {v:.3g} {unit}, over {factor}x the quote")
+            continue
+        print(f"ok   {where}: {quote} ({key})")
+
+
+def main():
+    cwd = scratch()
+    docs = readmes()
+    for path in docs:
+        check_commands(path, cwd)
+        check_figures(path, cwd)
+    print(f"{len(docs)} READMEs, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
