@@ -17,7 +17,9 @@ rounded as printed.  The unit of the quote sets the scale (s, ms, us, GiB,
 MiB, GB, GB/s, TB/s, TFLOP/s, %, x); `:: KEY *100` scales a fraction to
 percent.  `<=` instead of `=` checks an upper bound (speed figures measured on
 another build): `<!-- check "0.06 s" <= 20 x bench_collective ... -->` runs a
-bench program and reads its "total X s wall".
+bench program and reads its "total X s wall".  `<!-- check "+7.6%" in
+tests/test_megatron -->` says that a figure a CUnit test computes is in what
+that test program prints.
 
 Usage: doccheck.py SHARDSIM_BINARY SOURCE_DIR"""
 import json
@@ -139,6 +141,25 @@ def value_of(cmd, key, cwd):
     return float(lookup(cache[cmd], key))
 
 
+IN_CHECK = re.compile(r'<!--\s*check\s+"([^"]+)"\s+in\s+(\S+)\s*-->')
+printed = {}
+
+
+def check_printed(where, quote, prog, above):
+    if quote not in above:
+        fail(where, f'"{quote}" is not in the 25 lines above the check')
+        return
+    if prog not in printed:
+        r = subprocess.run([os.path.join(BUILD, prog)], capture_output=True, text=True, timeout=600)
+        printed[prog] = r.stdout if r.returncode == 0 else None
+    if printed[prog] is None:
+        fail(where, f"{prog} failed")
+    elif quote not in printed[prog]:
+        fail(where, f'{prog} no longer prints "{quote}"')
+    else:
+        print(f"ok   {where}: {quote} (printed by {prog})")
+
+
 def check_figures(path, cwd):
     rel = os.path.relpath(path, SRC)
     lines = open(path, encoding="utf-8").read().split("\n")
@@ -146,12 +167,16 @@ def check_figures(path, cwd):
         if "<!-- check" not in line:
             continue
         where = f"{rel}:{i + 1}"
+        above = "\n".join(l for l in lines[max(0, i - 25):i] if "<!-- check" not in l)
+        m = IN_CHECK.search(line)
+        if m:
+            check_printed(where, m.group(1), m.group(2), above)
+            continue
         m = CHECK.search(line)
         if not m:
             fail(where, "malformed check comment")
             continue
         quote, op, factor, cmd, key, mult = m.groups()
-        above = "\n".join(l for l in lines[max(0, i - 25):i] if "<!-- check" not in l)
         if quote not in above:
             fail(where, f'"{quote}" is not in the 25 lines above the check')
             continue
