@@ -53,7 +53,7 @@ static void print_result(const cJSON *r)
     printf("    pipeline bubble  %10.4f s   %5.1f %%\n", num(bd, "pipeline_bubble"),
            100 * num(bd, "pipeline_bubble") / step);
     printf("  MFU %.1f %% (model FLOPs), %.1f TFLOP/s per device (hardware FLOPs, recomputation included)\n",
-           100 * num(r, "mfu"), num(r, "tflops_per_device"));
+           100 * num(r, "mfu"), num(r, "flops_per_device") / 1e12);
     printf("  memory per device (pipeline stage %g):\n", num(mem, "stage"));
     print_gib("weights", mem, "weights");
     print_gib("gradients", mem, "gradients");
@@ -77,6 +77,16 @@ static void print_result(const cJSON *r)
     }
 }
 
+static const char run_description[] =
+    "dp, the data-parallel degree, is \"parallelism\": {\"dp\": N} when the scenario gives it; when it\n"
+    "does not, the replicas fill the machine: dp = ranks of the topology (nodes x ranks per node) /\n"
+    "(tp x pp), an error when tp x pp does not divide the ranks.  'shardsim sweep' follows the same rule.\n"
+    "Keys that contradict each other (\"zero_stage\": 0 with \"weight_update\": \"sharded\", ...) are\n"
+    "errors at the key's line.\n"
+    "\n"
+    "--json prints SI units: seconds, bytes, bytes/s, FLOP/s (flops_per_device).\n"
+    "Exit status: 0 on success, 2 for bad input, 1 when an output file cannot be written.";
+
 int cmd_run(int argc, char **argv)
 {
     gboolean json = FALSE;
@@ -89,6 +99,7 @@ int cmd_run(int argc, char **argv)
     };
     GOptionContext *ctx = g_option_context_new("SCENARIO.json - predict one training step: time, memory, MFU");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx, run_description);
     int rc = 2;
     StepScenario *sc = NULL;
     if (!cli_parse_options(ctx, &argc, &argv))
@@ -101,6 +112,10 @@ int cmd_run(int argc, char **argv)
         rc = cli_usage_error("run: --timeline needs a file name");
         goto out;
     }
+    const char *ins[] = {argv[1]}, *outs[] = {timeline}, *opts[] = {"--timeline"};
+    if ((rc = cli_check_outputs("run", ins, 1, outs, opts, 1)) != 0)
+        goto out;
+    rc = 2;
     GError *err = NULL;
     sc = step_scenario_load(argv[1], &err);
     if (!sc) {
