@@ -178,7 +178,7 @@ cJSON *sweep_parse_values(const char *text, GError **err)
             continue;
         }
         if (!*t) {
-            set_input_error(err, "empty value in \"%s\"", text ? text : "");
+            set_input_error(err, "empty value in \"%s\"", SIM_ECHO(text ? text : ""));
             ok = false;
             break;
         }
@@ -204,7 +204,7 @@ cJSON *sweep_parse_values(const char *text, GError **err)
         for (const cJSON *b = a->next; b && ok; b = b->next)
             if (cJSON_Compare(a, b, true)) {
                 char *s = sweep_value_text(a);
-                set_input_error(err, "value %s is given twice", s);
+                set_input_error(err, "value %s is given twice", SIM_ECHO(s));
                 g_free(s);
                 ok = false;
             }
@@ -225,7 +225,7 @@ bool sweep_set_path(cJSON *root, const char *key, cJSON *value, GError **err)
     int n = (int)g_strv_length(parts);
     for (int i = 0; i < n && ok; i++)
         if (!*parts[i]) {
-            set_input_error(err, "\"%s\": empty component in the key", key);
+            set_input_error(err, "\"%s\": empty component in the key", SIM_ECHO(key));
             ok = false;
         }
     for (int i = 0; i + 1 < n && ok; i++) {
@@ -237,7 +237,8 @@ bool sweep_set_path(cJSON *root, const char *key, cJSON *value, GError **err)
             GString *path = g_string_new(parts[0]);
             for (int j = 1; j <= i; j++)
                 g_string_append_printf(path, ".%s", parts[j]);
-            set_input_error(err, "\"%s\": \"%s\" is not an object in the scenario", key, path->str);
+            set_input_error(err, "\"%s\": \"%s\" is not an object in the scenario", SIM_ECHO(key),
+                            SIM_ECHO(path->str));
             g_string_free(path, TRUE);
             ok = false;
             break;
@@ -342,16 +343,17 @@ bool sweep_add_axis(Sweep *s, const char *spec, GError **err)
     g_return_val_if_fail(!s->prepared, false);
     const char *eq = strchr(spec, '=');
     if (!eq) {
-        set_input_error(err, "--vary \"%s\": expected KEY=V1,V2,...", spec);
+        set_input_error(err, "--vary \"%s\": expected KEY=V1,V2,...", SIM_ECHO(spec));
         return false;
     }
     char *key = g_strstrip(g_strndup(spec, (gsize)(eq - spec)));
     bool ok = true;
     if (!*key || key[0] == '.' || g_str_has_suffix(key, ".") || strstr(key, "..")) {
-        set_input_error(err, "--vary \"%s\": bad key \"%s\" (a dotted path such as parallelism.dp)", spec, key);
+        set_input_error(err, "--vary \"%s\": bad key \"%s\" (a dotted path such as parallelism.dp)", SIM_ECHO(spec),
+                        SIM_ECHO(key));
         ok = false;
     } else if (find_axis(s, key) >= 0) {
-        set_input_error(err, "--vary %s: the key is varied twice", key);
+        set_input_error(err, "--vary %s: the key is varied twice", SIM_ECHO(key));
         ok = false;
     }
     cJSON *values = NULL;
@@ -359,7 +361,7 @@ bool sweep_add_axis(Sweep *s, const char *spec, GError **err)
         GError *e = NULL;
         values = sweep_parse_values(eq + 1, &e);
         if (!values) {
-            set_input_error(err, "--vary %s: %s", key, e->message);
+            set_input_error(err, "--vary %s: %s", SIM_ECHO(key), e->message);
             g_error_free(e);
             ok = false;
         }
@@ -402,7 +404,7 @@ bool sweep_prepare(Sweep *s, GError **err)
         bool ok = sweep_set_path(copy, a->key, cJSON_Duplicate(cJSON_GetArrayItem(a->values, 0), true), err);
         cJSON_Delete(copy);
         if (!ok) {
-            g_prefix_error(err, "--vary %s: ", a->key);
+            g_prefix_error(err, "--vary %s: ", SIM_ECHO(a->key));
             return false;
         }
     }

@@ -82,7 +82,7 @@ int cmd_collective(int argc, char **argv)
     if (!cli_parse_options(ctx, &argc, &argv))
         goto out;
     if (argc > 1) {
-        rc = cli_usage_error("collective: unexpected argument '%s'", argv[1]);
+        rc = cli_usage_error("collective: unexpected argument '%s'", SIM_ECHO(argv[1]));
         goto out;
     }
     if (!topology) {

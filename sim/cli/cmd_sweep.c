@@ -294,7 +294,7 @@ int cmd_sweep(int argc, char **argv)
     const char *plot_opts[] = {"--plot", "--plot-memory"};
     for (int i = 0; i < 2; i++)
         if (plots[i] && !has_plot_ext(plots[i])) {
-            rc = cli_usage_error("sweep: %s %s: the file must end in .png or .svg", plot_opts[i], plots[i]);
+            rc = cli_usage_error("sweep: %s %s: the file must end in .png or .svg", plot_opts[i], SIM_ECHO(plots[i]));
             goto out;
         }
     const char *ins[] = {argv[1]}, *outs[] = {csv, plot, plot_mem}, *opts[] = {"--csv", "--plot", "--plot-memory"};
@@ -332,7 +332,7 @@ int cmd_sweep(int argc, char **argv)
         /* the first error stands for all: usually one bad key or value */
         char *label = sweep_point_label(s, 0);
         const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "points"), 0);
-        rc = cli_usage_error("sweep: no point ran; point 0 (%s): %s", label,
+        rc = cli_usage_error("sweep: no point ran; point 0 (%s): %s", SIM_ECHO(label),
                              cJSON_GetObjectItem(p0, "error")->valuestring);
         g_free(label);
     } else if (failed > 0) {
