@@ -1590,6 +1590,8 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         cJSON_AddStringToObject(cfg, "devices_used", used);
         g_free(used);
         cJSON_AddNumberToObject(cfg, "dp", p->dp);
+        /* the one dp rule, said where the figure is read */
+        cJSON_AddStringToObject(cfg, "dp_from", sc->dp_given ? "the scenario" : "ranks / (tp x pp)");
         cJSON_AddNumberToObject(cfg, "tp", p->tp);
         cJSON_AddNumberToObject(cfg, "pp", p->pp);
         cJSON_AddNumberToObject(cfg, "zero_stage", p->zero_stage);

@@ -130,10 +130,13 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 p = json.load(open(sys.argv[2]))["points"][0]
 assert r["config"]["dp"] == 16 and r["config"]["devices"] == 16, r["config"]
+assert r["config"]["dp_from"] == "ranks / (tp x pp)", r["config"]
 assert p["result"]["config"]["dp"] == 16, p["result"]["config"]
 assert p["result"]["step_time_s"] == r["step_time_s"], (p["result"]["step_time_s"], r["step_time_s"])
 PY
 done
+"$BIN" run "$S/nodp.json" | grep -qF "dp 16 (= ranks / (tp x pp))" || { echo "FAIL: run does not say dp was derived"; fail=1; }
+"$BIN" run --json "$S/ok.json" | grep -q '"dp_from":[[:space:]]*"ranks' || { echo "FAIL: dp_from"; fail=1; }
 "$BIN" run --help | grep -q "dp = ranks of the topology" || { echo "FAIL: run --help lacks the dp rule"; fail=1; }
 "$BIN" sweep --help | grep -q "the same as 'shardsim run'" || { echo "FAIL: sweep --help lacks the dp rule"; fail=1; }
 

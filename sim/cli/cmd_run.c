@@ -3,6 +3,7 @@
 #include "timeline.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static void print_gib(const char *label, const cJSON *mem, const char *key)
 {
@@ -32,10 +33,12 @@ static void print_result(const cJSON *r)
     printf("== %s: weight update %s ==\n", str(r, "scenario"), str(r, "variant"));
     const cJSON *w;
     cJSON_ArrayForEach(w, cJSON_GetObjectItem(r, "warnings")) printf("  note: %s\n", w->valuestring);
-    printf("  %s (%.1f B params) on %s: %s of %s (%s), dp %g x tp %g x pp %g, %g micro-batches of %g\n",
+    const cJSON *from = cJSON_GetObjectItem(cfg, "dp_from");
+    bool filled = cJSON_IsString(from) && strcmp(from->valuestring, "the scenario") != 0;
+    printf("  %s (%.1f B params) on %s: %s of %s (%s), dp %g%s x tp %g x pp %g, %g micro-batches of %g\n",
            str(cfg, "model"), num(cfg, "params") / 1e9, str(cfg, "topology"), str(cfg, "devices_used"),
-           str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), num(cfg, "tp"), num(cfg, "pp"),
-           num(cfg, "micro_batches"), num(cfg, "micro_batch"));
+           str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), filled ? " (= ranks / (tp x pp))" : "",
+           num(cfg, "tp"), num(cfg, "pp"), num(cfg, "micro_batches"), num(cfg, "micro_batch"));
     if (num(cfg, "dp") > 1) {
         bool z12 = num(cfg, "zero_stage") == 1 || num(cfg, "zero_stage") == 2;
         printf("  gradients reduced in %s%s\n", str(cfg, "grad_reduce_dtype"),
