@@ -335,8 +335,10 @@ static bool load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *roo
         return false;
     }
     if (!accel_has_dtype(sc->acc, sc->dtype)) {
-        sim_json_error(d, key_or(root, "precision", acc_it), err, "accelerator %s has no %s arithmetic",
-                       SIM_ECHO(accel_name(sc->acc)), accel_dtype_name(sc->dtype));
+        bool given = key_or(root, "precision", NULL) != NULL;
+        sim_json_error(d, key_or(root, "precision", acc_it), err, "accelerator %s has no %s arithmetic%s",
+                       SIM_ECHO(accel_name(sc->acc)), accel_dtype_name(sc->dtype),
+                       given ? "" : " (the default \"precision\"): give another \"precision\"");
         return false;
     }
     return true;
