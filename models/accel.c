@@ -87,7 +87,7 @@ static bool only_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const
         for (const char *const *k = allowed; *k && !ok; k++)
             ok = strcmp(c->string, *k) == 0;
         if (!ok) {
-            sim_json_error(doc, c, err, "unknown field \"%s\"", c->string);
+            sim_json_error(doc, c, err, "unknown field \"%s\"", SIM_ECHO(c->string));
             return false;
         }
     }
@@ -119,7 +119,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
         return NULL;
     bool any = false;
     for (int i = 0; i < ACCEL_NUM_DTYPES; i++) {
-        if (!sim_json_get_number(doc, peak, dtype_names[i], false, 1e9, 1e18, &a.peak[i], err))
+        if (!sim_json_get_quantity(doc, peak, dtype_names[i], false, 1e9, 1e18, SIM_UNIT_FLOP_PER_S, &a.peak[i], err))
             return NULL;
         any |= a.peak[i] > 0;
     }
@@ -131,16 +131,11 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
     const cJSON *hbm = need_object(doc, root, "hbm", err);
     if (!hbm || !only_keys(doc, hbm, hbm_keys, err) || !need_source(doc, hbm, err))
         return NULL;
-    const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(hbm, "bytes");
-    if (cJSON_IsString(bytes)) { /* "80GiB" reads better than 85899345920 */
-        if (!sim_parse_size(bytes->valuestring, &a.hbm_bytes) || a.hbm_bytes < 1) {
-            sim_json_error(doc, bytes, err, "\"bytes\": cannot read \"%s\" as a size", bytes->valuestring);
-            return NULL;
-        }
-    } else if (!sim_json_get_number(doc, hbm, "bytes", true, 1, 1e15, &a.hbm_bytes, err)) {
+    /* "80GiB" reads better than 85899345920; today's largest is 288 GB */
+    if (!sim_json_get_size(doc, hbm, "bytes", true, 1024.0 * 1024, 16.0 * 1024 * 1024 * 1024 * 1024, &a.hbm_bytes,
+                           err))
         return NULL;
-    }
-    if (!sim_json_get_number(doc, hbm, "bandwidth", true, 1e6, 1e15, &a.hbm_bw, err))
+    if (!sim_json_get_quantity(doc, hbm, "bandwidth", true, 1e6, 1e15, SIM_UNIT_BYTES_PER_S, &a.hbm_bw, err))
         return NULL;
 
     const cJSON *eff = need_object(doc, root, "efficiency", err);
@@ -148,7 +143,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
         return NULL;
     double eff_max = 0;
     if (!sim_json_get_number(doc, eff, "gemm_eff_max", true, 0.01, 1, &eff_max, err) ||
-        !sim_json_get_number(doc, eff, "gemm_half_flops", true, 0, 1e15, &a.half_flops, err) ||
+        !sim_json_get_quantity(doc, eff, "gemm_half_flops", true, 0, 1e15, SIM_UNIT_FLOP, &a.half_flops, err) ||
         !sim_json_get_number(doc, eff, "mem_eff", true, 0.01, 1, &a.mem_eff, err))
         return NULL;
     for (int i = 0; i < ACCEL_NUM_DTYPES; i++)
@@ -162,7 +157,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
         for (const cJSON *c = by->child; c; c = c->next) {
             AccelDtype dt;
             if (!accel_dtype_from_name(c->string, &dt)) {
-                sim_json_error(doc, c, err, "unknown data type \"%s\"", c->string);
+                sim_json_error(doc, c, err, "unknown data type \"%s\"", SIM_ECHO(c->string));
                 return NULL;
             }
             if (!sim_json_get_number(doc, by, c->string, true, 0.01, 1, &a.eff_max[dt], err))

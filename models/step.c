@@ -38,10 +38,13 @@ typedef struct {
 #define STEP_MAX_BUCKETS 200000
 
 struct StepScenario {
-    char *name;
+    char *name;        /* the scenario's "name", else its file: the output's label */
+    char *path;        /* its file, for messages */
     char *accelerator; /* NULL: the topology's */
     char *topology;
     int nodes;
+    Topo *topo;        /* loaded while parsing, to check the plan against it */
+    Accel *acc;
     Workload *w;
     int global_batch, micro_batch;
     AccelDtype dtype;
@@ -49,6 +52,7 @@ struct StepScenario {
     MemoryOptimizer optimizer;
     StepPlan plan;
     bool flow_contention; /* scale DP collectives by the flow simulation's contention */
+    bool dp_given;        /* else dp = ranks / (tp x pp): the replicas fill the machine */
     int nvariants;
     int variant_stage[2]; /* zero stage per variant (weight_update list) */
     char *variant_label[2];
@@ -65,7 +69,8 @@ static bool check_keys(const SimJsonDoc *d, const cJSON *obj, const char *where,
             GString *list = g_string_new(NULL);
             for (const char *const *a = allowed; *a; a++)
                 g_string_append_printf(list, "%s%s", a == allowed ? "" : ", ", *a);
-            sim_json_error(d, c, err, "unknown key \"%s\" in %s (allowed: %s)", c->string, where, list->str);
+            sim_json_error(d, c, err, "unknown key \"%s\" in %s (allowed: %s)", SIM_ECHO(c->string), where,
+                           list->str);
             g_string_free(list, TRUE);
             return false;
         }
@@ -95,7 +100,7 @@ static bool get_choice(const SimJsonDoc *d, const cJSON *obj, const char *key, c
         for (int i = 0; names[i]; i++)
             g_string_append_printf(list, "%s\"%s\"", i ? ", " : "", names[i]);
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(obj, key), err, "\"%s\" = \"%s\" is not one of %s", key,
-                       s, list->str);
+                       SIM_ECHO(s), list->str);
         g_string_free(list, TRUE);
         return false;
     }
@@ -143,20 +148,9 @@ static Workload *parse_inline_model(const SimJsonDoc *d, const cJSON *m, GError 
     return w;
 }
 
-static bool parse_size_field(const SimJsonDoc *d, const cJSON *obj, const char *key, double *out, GError **err)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!it || cJSON_IsNull(it))
-        return true;
-    if (cJSON_IsString(it)) {
-        if (!sim_parse_size(it->valuestring, out) || *out < 1) {
-            sim_json_error(d, it, err, "\"%s\": bad size \"%s\" (e.g. 25MiB)", key, it->valuestring);
-            return false;
-        }
-        return true;
-    }
-    return sim_json_get_number(d, obj, key, true, 1, 1e15, out, err);
-}
+/* Gradient buckets live in HBM next to the gradients: beyond 64 GiB a
+ * bucket is no plan anyone runs. */
+#define STEP_MAX_BUCKET_BYTES (64.0 * 1024 * 1024 * 1024)
 
 static bool parse_parallelism(StepScenario *sc, const SimJsonDoc *d, const cJSON *par, GError **err)
 {
@@ -170,7 +164,7 @@ static bool parse_parallelism(StepScenario *sc, const SimJsonDoc *d, const cJSON
     }
     if (!check_keys(d, par, "\"parallelism\"", keys, err))
         return false;
-    long dp = 1, tp = 1, pp = 1, zs = -1;
+    long dp = 0, tp = 1, pp = 1, zs = -1; /* dp 0: not given, the replicas fill the machine */
     if (!sim_json_get_int(d, par, "dp", false, 1, 1 << 24, &dp, err) ||
         !sim_json_get_int(d, par, "tp", false, 1, 1 << 16, &tp, err) ||
         !sim_json_get_int(d, par, "pp", false, 1, 1 << 16, &pp, err) ||
@@ -204,7 +198,7 @@ static bool parse_parallelism(StepScenario *sc, const SimJsonDoc *d, const cJSON
     if (grd >= 0)
         p->grad_reduce_dtype = grd == 0 ? ACCEL_BF16 : grd == 1 ? ACCEL_FP16 : ACCEL_FP32;
     if (!sim_json_get_bool(d, par, "sequence_parallel", &p->sequence_parallel, err) ||
-        !sim_json_get_bool(d, par, "overlap", &p->overlap, err) || !parse_size_field(d, par, "bucket_bytes", &p->bucket_bytes, err) ||
+        !sim_json_get_bool(d, par, "overlap", &p->overlap, err) || !sim_json_get_size(d, par, "bucket_bytes", false, 1, STEP_MAX_BUCKET_BYTES, &p->bucket_bytes, err) ||
         !sim_json_get_number(d, par, "gradient_compression", false, 1e-6, 1, &p->compression, err))
         return false;
     if (p->sequence_parallel && p->tp == 1) {
@@ -239,6 +233,25 @@ static bool parse_parallelism(StepScenario *sc, const SimJsonDoc *d, const cJSON
         wus[0] = zs > 0 ? 1 : 0;
         nwu = 1;
     }
+    /* two keys that say different things: neither silently wins */
+    const cJSON *zsi = cJSON_GetObjectItemCaseSensitive(par, "zero_stage");
+    for (int i = 0; i < nwu; i++)
+        if (wus[i] == 1 && zs == 0) {
+            sim_json_error(d, zsi, err,
+                           "\"zero_stage\": 0 is the replicated weight update; it contradicts \"weight_update\": "
+                           "\"sharded\" (ZeRO-1): give one of them");
+            return false;
+        }
+    bool any_z12 = false;
+    for (int i = 0; i < nwu; i++)
+        any_z12 |= wus[i] == 1 && zs != 3;
+    if (p->allgather_overlap >= 0 && !any_z12) {
+        sim_json_error(d, ago, err,
+                       "\"allgather_overlap\" applies to the sharded weight update of ZeRO-1/2 only; "
+                       "this plan has %s",
+                       zs == 3 ? "\"zero_stage\": 3" : "a replicated weight update");
+        return false;
+    }
     sc->nvariants = nwu;
     for (int i = 0; i < nwu; i++) {
         int stage;
@@ -261,6 +274,155 @@ static bool parse_parallelism(StepScenario *sc, const SimJsonDoc *d, const cJSON
     }
     p->zero_stage = sc->variant_stage[0];
     return true;
+}
+
+static const cJSON *key_or(const cJSON *obj, const char *key, const cJSON *fallback)
+{
+    const cJSON *it = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+    return it && !cJSON_IsNull(it) ? it : fallback;
+}
+
+/* The topology and accelerator, loaded once here: whatever is wrong between
+ * them and the scenario is reported at the scenario's line that asked. */
+static bool load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    /* presets named in the scenario must exist: say so at their line */
+    static const struct {
+        const char *key, *subdir, *what;
+    } presets[] = {{"topology", "topologies/presets", "topology preset"},
+                   {"accelerator", "models/presets/accelerators", "accelerator"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(presets); i++) {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, presets[i].key);
+        if (!cJSON_IsString(it) || sim_data_is_path(it->valuestring))
+            continue;
+        GError *e = NULL;
+        char *path = sim_data_resolve(presets[i].subdir, presets[i].what, it->valuestring, &e);
+        g_free(path);
+        if (e) {
+            sim_json_error(d, it, err, "%s", e->message);
+            g_error_free(e);
+            return false;
+        }
+    }
+    const cJSON *topo_it = cJSON_GetObjectItemCaseSensitive(root, "topology");
+    const cJSON *nodes_it = key_or(root, "nodes", topo_it);
+    TopoOptions to = {.nodes = sc->nodes};
+    GError *e = NULL;
+    sc->topo = topo_load(sc->topology, &to, &e);
+    if (!sc->topo) {
+        /* the topology's own file:line is in the message; the scenario's line says which key asked */
+        if (e->domain == SIM_ERROR && e->code == SIM_ERROR_INPUT)
+            sim_json_error(d, sc->nodes ? nodes_it : topo_it, err, "%s", e->message);
+        else
+            g_propagate_error(err, g_steal_pointer(&e));
+        g_clear_error(&e);
+        return false;
+    }
+    const cJSON *acc_it = key_or(root, "accelerator", topo_it);
+    const char *an = sc->accelerator ? sc->accelerator : topo_accelerator(sc->topo);
+    if (!an) {
+        sim_json_error(d, topo_it, err, "topology %s names no accelerator: give \"accelerator\"",
+                       SIM_ECHO(topo_name(sc->topo)));
+        return false;
+    }
+    sc->acc = accel_load(an, &e);
+    if (!sc->acc) {
+        if (e->domain == SIM_ERROR && e->code == SIM_ERROR_INPUT)
+            sim_json_error(d, acc_it, err, "%s", e->message);
+        else
+            g_propagate_error(err, g_steal_pointer(&e));
+        g_clear_error(&e);
+        return false;
+    }
+    if (!accel_has_dtype(sc->acc, sc->dtype)) {
+        bool given = key_or(root, "precision", NULL) != NULL;
+        sim_json_error(d, key_or(root, "precision", acc_it), err, "accelerator %s has no %s arithmetic%s",
+                       SIM_ECHO(accel_name(sc->acc)), accel_dtype_name(sc->dtype),
+                       given ? "" : " (the default \"precision\"): give another \"precision\"");
+        return false;
+    }
+    return true;
+}
+
+/* One rule for run and sweep alike: dp as given, else the replicas fill the
+ * machine, dp = ranks / (tp x pp).  Returns 0 and sets `err` (no position)
+ * when tp x pp does not divide the ranks. */
+static int fill_dp(const Topo *t, int tp, int pp, GError **err)
+{
+    int ranks = topo_num_ranks(t);
+    if (ranks % ((long)tp * pp)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                    "\"dp\" is not given, so the replicas fill the machine, but topology %s has %d ranks (%d nodes "
+                    "x %d), not a multiple of tp x pp = %d x %d: give dp or change tp, pp",
+                    SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t), topo_ranks_per_node(t), tp, pp);
+        return 0;
+    }
+    return (int)(ranks / ((long)tp * pp));
+}
+
+static bool resolve_dp(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, const cJSON *where, GError **err)
+{
+    StepPlan *p = &sc->plan;
+    const Topo *t = sc->topo;
+    sc->dp_given = p->dp > 0;
+    if (!sc->dp_given) {
+        GError *e = NULL;
+        p->dp = fill_dp(t, p->tp, p->pp, &e);
+        if (!p->dp) {
+            const cJSON *at = key_or(where, "tp", key_or(where, "pp", key_or(root, "nodes", key_or(root, "topology", root))));
+            sim_json_error(d, at, err, "%s", e->message);
+            g_error_free(e);
+            return false;
+        }
+    }
+    long devices = (long)p->dp * p->tp * p->pp;
+    int ranks = topo_num_ranks(t);
+    if (devices > ranks) {
+        sim_json_error(d, key_or(where, "dp", where), err,
+                       "dp x tp x pp = %d x %d x %d = %ld devices, but topology %s has %d ranks (%d nodes x %d)", p->dp,
+                       p->tp, p->pp, devices, SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t),
+                       topo_ranks_per_node(t));
+        return false;
+    }
+    return true;
+}
+
+bool step_json_dp(const cJSON *scenario, long *dp, GError **err)
+{
+    const cJSON *par = cJSON_GetObjectItemCaseSensitive(scenario, "parallelism");
+    const cJSON *v = cJSON_IsObject(par) ? cJSON_GetObjectItemCaseSensitive(par, "dp") : NULL;
+    if (cJSON_IsNumber(v)) {
+        *dp = (long)v->valuedouble;
+        return true;
+    }
+    const cJSON *topo = cJSON_GetObjectItemCaseSensitive(scenario, "topology");
+    if (!cJSON_IsString(topo)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "\"topology\" must be a string");
+        return false;
+    }
+    long k[3] = {0, 1, 1}; /* nodes, tp, pp */
+    const char *names[3] = {"nodes", "tp", "pp"};
+    const cJSON *objs[3] = {scenario, par, par};
+    for (int i = 0; i < 3; i++) {
+        const cJSON *x = cJSON_IsObject(objs[i]) ? cJSON_GetObjectItemCaseSensitive(objs[i], names[i]) : NULL;
+        if (!x || cJSON_IsNull(x))
+            continue;
+        if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || x->valuedouble < 1 ||
+            x->valuedouble > (i == 0 ? 1 << 20 : 1 << 16)) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "\"%s\" must be an integer between 1 and %d", names[i],
+                        i == 0 ? 1 << 20 : 1 << 16);
+            return false;
+        }
+        k[i] = (long)x->valuedouble;
+    }
+    TopoOptions to = {.nodes = (int)k[0]};
+    Topo *t = topo_load(topo->valuestring, &to, err);
+    if (!t)
+        return false;
+    int n = fill_dp(t, (int)k[1], (int)k[2], err);
+    topo_free(t);
+    *dp = n;
+    return n > 0;
 }
 
 static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
@@ -288,6 +450,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
         !sim_json_get_string(d, root, "optimizer", false, &opt, err))
         goto fail;
     sc->name = g_strdup(name ? name : sim_json_path(d));
+    sc->path = g_strdup(sim_json_path(d));
     sc->flow_contention = true;
     if (!sim_json_get_bool(d, root, "flow_contention", &sc->flow_contention, err))
         goto fail;
@@ -298,7 +461,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     sc->micro_batch = (int)mb;
     if (!memory_precision_from_name(prec, &sc->precision) && g_ascii_strcasecmp(prec, "tf32")) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "precision"), err,
-                       "\"precision\" = \"%s\" is not one of \"bf16\", \"fp16\", \"fp32\", \"tf32\"", prec);
+                       "\"precision\" = \"%s\" is not one of \"bf16\", \"fp16\", \"fp32\", \"tf32\"", SIM_ECHO(prec));
         goto fail;
     }
     if (!g_ascii_strcasecmp(prec, "tf32")) {
@@ -313,7 +476,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     else if (!memory_optimizer_from_name(opt, &sc->optimizer)) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "optimizer"), err,
                        "\"optimizer\" = \"%s\" is not one of \"sgd\", \"sgd_momentum\", \"adam\", \"adamw\", \"lamb\"",
-                       opt);
+                       SIM_ECHO(opt));
         goto fail;
     }
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model");
@@ -328,7 +491,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
             if (strchr(m->valuestring, '/') || g_str_has_suffix(m->valuestring, ".json"))
                 g_propagate_error(err, e);
             else {
-                sim_json_error(d, m, err, "model \"%s\": %s", m->valuestring, e->message);
+                sim_json_error(d, m, err, "model \"%s\": %s", SIM_ECHO(m->valuestring), e->message);
                 g_error_free(e);
             }
             goto fail;
@@ -343,7 +506,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     }
     if (workload_kind(sc->w) != WORKLOAD_TRANSFORMER) {
         sim_json_error(d, m, err, "model \"%s\": only transformers can be run as a step for now",
-                       workload_name(sc->w));
+                       SIM_ECHO(workload_name(sc->w)));
         goto fail;
     }
     const cJSON *par = cJSON_GetObjectItemCaseSensitive(root, "parallelism");
@@ -351,29 +514,22 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
         if (!parse_parallelism(sc, d, par, err))
             goto fail;
     } else {
-        sc->plan = (StepPlan){.dp = 1, .tp = 1, .pp = 1, .overlap = true, .bucket_bytes = 25.0 * 1024 * 1024,
+        sc->plan = (StepPlan){.dp = 0, .tp = 1, .pp = 1, .overlap = true, .bucket_bytes = 25.0 * 1024 * 1024,
                               .compression = 1.0, .allgather_overlap = -1, .grad_reduce_dtype = -1};
         sc->nvariants = 1;
         sc->variant_label[0] = g_strdup("replicated");
     }
-    const StepPlan *p = &sc->plan;
+    StepPlan *p = &sc->plan;
     const WorkloadTransformer *tr = workload_transformer(sc->w);
     const cJSON *where = par ? par : root;
+    const cJSON *tp_it = key_or(where, "tp", where), *pp_it = key_or(where, "pp", where);
     if (tr->heads % p->tp || tr->hidden % p->tp || tr->ffn % p->tp || tr->kv_heads % p->tp) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(where, "tp") ? cJSON_GetObjectItemCaseSensitive(where, "tp") : where,
-                       err, "\"tp\" = %d must divide the heads (%d), kv heads (%d), hidden (%d) and ffn (%d)", p->tp,
-                       tr->heads, tr->kv_heads, tr->hidden, tr->ffn);
+        sim_json_error(d, tp_it, err, "\"tp\" = %d must divide the heads (%d), kv heads (%d), hidden (%d) and ffn (%d)",
+                       p->tp, tr->heads, tr->kv_heads, tr->hidden, tr->ffn);
         goto fail;
     }
     if (p->pp > tr->layers) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(where, "pp"), err,
-                       "\"pp\" = %d exceeds the model's %d layers", p->pp, tr->layers);
-        goto fail;
-    }
-    if (sc->global_batch % ((long)p->dp * sc->micro_batch)) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "global_batch"), err,
-                       "\"global_batch\" %d is not a multiple of dp x micro_batch = %d x %d", sc->global_batch,
-                       p->dp, sc->micro_batch);
+        sim_json_error(d, pp_it, err, "\"pp\" = %d exceeds the model's %d layers", p->pp, tr->layers);
         goto fail;
     }
     if (p->sequence_parallel && tr->seq_len % p->tp) {
@@ -383,38 +539,31 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     }
     /* the graph grows with micro-batches and buckets: refuse what cannot be
      * simulated in reasonable time rather than run for minutes */
+    double buckets = workload_params_total(sc->w) / ((double)p->tp * p->pp) * 4 / p->bucket_bytes;
+    if (buckets > STEP_MAX_BUCKETS) {
+        char *bb = sim_format_quantity(p->bucket_bytes, SIM_UNIT_BYTES);
+        sim_json_error(d, key_or(where, "bucket_bytes", where), err,
+                       "\"bucket_bytes\" = %s makes %.0f gradient buckets per device; at most %d can be simulated",
+                       bb, buckets, STEP_MAX_BUCKETS);
+        g_free(bb);
+        goto fail;
+    }
+    if (!load_machine(sc, d, root, err) || !resolve_dp(sc, d, root, where, err))
+        goto fail;
+    const cJSON *gb_it = cJSON_GetObjectItemCaseSensitive(root, "global_batch");
+    if (sc->global_batch % ((long)p->dp * sc->micro_batch)) {
+        sim_json_error(d, gb_it, err, "\"global_batch\" %d is not a multiple of dp x micro_batch = %d x %d%s",
+                       sc->global_batch, p->dp, sc->micro_batch,
+                       sc->dp_given ? "" : " (dp fills the machine: ranks / (tp x pp))");
+        goto fail;
+    }
     long micro_batches = sc->global_batch / ((long)p->dp * sc->micro_batch);
     if (micro_batches > STEP_MAX_MICRO_BATCHES) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "global_batch"), err,
+        sim_json_error(d, gb_it, err,
                        "%ld micro-batches per step (global_batch / (dp x micro_batch)); at most %d can be simulated: "
                        "raise micro_batch or dp",
                        micro_batches, STEP_MAX_MICRO_BATCHES);
         goto fail;
-    }
-    double buckets = workload_params_total(sc->w) / ((double)p->tp * p->pp) * 4 / p->bucket_bytes;
-    if (buckets > STEP_MAX_BUCKETS) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(where, "bucket_bytes"), err,
-                       "bucket_bytes = %.0f makes %.0f gradient buckets per device; at most %d can be simulated",
-                       p->bucket_bytes, buckets, STEP_MAX_BUCKETS);
-        goto fail;
-    }
-    /* presets named in the scenario must exist: say so at their line */
-    static const struct {
-        const char *key, *subdir, *what;
-    } presets[] = {{"topology", "topologies/presets", "topology preset"},
-                   {"accelerator", "models/presets/accelerators", "accelerator"}};
-    for (size_t i = 0; i < G_N_ELEMENTS(presets); i++) {
-        const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, presets[i].key);
-        if (!cJSON_IsString(it) || sim_data_is_path(it->valuestring))
-            continue;
-        GError *e = NULL;
-        char *path = sim_data_resolve(presets[i].subdir, presets[i].what, it->valuestring, &e);
-        g_free(path);
-        if (e) {
-            sim_json_error(d, it, err, "%s", e->message);
-            g_error_free(e);
-            goto fail;
-        }
     }
     return sc;
 fail:
@@ -447,6 +596,9 @@ void step_scenario_free(StepScenario *sc)
     if (!sc)
         return;
     g_free(sc->name);
+    g_free(sc->path);
+    topo_free(sc->topo);
+    accel_free(sc->acc);
     g_free(sc->accelerator);
     g_free(sc->topology);
     workload_free(sc->w);
@@ -480,8 +632,8 @@ typedef struct {
 typedef struct {
     const StepScenario *sc;
     StepPlan p;
-    Topo *topo;
-    Accel *acc;
+    const Topo *topo; /* the scenario's */
+    const Accel *acc;
     const Workload *w;
     WorkloadParallel wp;
     int m;          /* micro-batches per replica */
@@ -643,34 +795,10 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->p.zero_stage = sc->variant_stage[variant];
     c->w = sc->w;
     c->colls = g_array_new(FALSE, TRUE, sizeof(CollUse));
-    TopoOptions to = {.nodes = sc->nodes};
-    c->topo = topo_load(sc->topology, &to, err);
-    if (!c->topo)
-        return false;
-    const char *an = sc->accelerator ? sc->accelerator : topo_accelerator(c->topo);
-    if (!an) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: topology %s names no accelerator: give \"accelerator\"",
-                    sc->name, topo_name(c->topo));
-        return false;
-    }
-    c->acc = accel_load(an, err);
-    if (!c->acc)
-        return false;
-    if (!accel_has_dtype(c->acc, sc->dtype)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: accelerator %s has no %s arithmetic", sc->name,
-                    accel_name(c->acc), accel_dtype_name(sc->dtype));
-        return false;
-    }
+    c->topo = sc->topo;
+    c->acc = sc->acc;
     const StepPlan *p = &c->p;
     c->devices = p->dp * p->tp * p->pp;
-    int ranks = topo_num_ranks(c->topo);
-    if (c->devices > ranks) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                    "%s: dp x tp x pp = %d x %d x %d = %d devices, but topology %s has %d ranks (%d nodes x %d)",
-                    sc->name, p->dp, p->tp, p->pp, c->devices, topo_name(c->topo), ranks, topo_num_nodes(c->topo),
-                    topo_ranks_per_node(c->topo));
-        return false;
-    }
     c->m = sc->global_batch / (p->dp * sc->micro_batch);
     c->wp = workload_parallel_default();
     c->wp.tp = p->tp;
@@ -792,8 +920,6 @@ static void ctx_free(Ctx *c)
     g_free(c->stage_l0);
     if (c->colls)
         g_array_free(c->colls, TRUE);
-    accel_free(c->acc);
-    topo_free(c->topo);
 }
 
 /* Parameters held by stage s's device: its layers, the embeddings on the
@@ -1137,7 +1263,7 @@ static cJSON *coll_report(const Ctx *c)
 cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_out, GError **err)
 {
     if (variant < 0 || variant >= sc->nvariants) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no variant %d", sc->name, variant);
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no variant %d", sc->path, variant);
         return NULL;
     }
     Ctx c;
@@ -1299,7 +1425,7 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
     sim_engine_free(e);
     cJSON *out = NULL;
     if (span == SIM_TIME_NEVER) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "%s: the step's task graph has a cycle", sc->name);
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "%s: the step's task graph has a cycle", sc->path);
         goto done;
     }
     double step = sim_time_to_s(span);
@@ -1447,7 +1573,7 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         cJSON_AddNumberToObject(mj, "hbm", accel_hbm_bytes(c.acc));
         cJSON_AddBoolToObject(out, "fits", memory_fits(&mem, accel_hbm_bytes(c.acc)));
         cJSON_AddNumberToObject(out, "mfu", model_flops / (step * c.devices * peak));
-        cJSON_AddNumberToObject(out, "tflops_per_device", hw_flops / (step * c.devices) / 1e12);
+        cJSON_AddNumberToObject(out, "flops_per_device", hw_flops / (step * c.devices));
         cJSON_AddNumberToObject(out, "model_flops_per_step", model_flops);
         cJSON_AddNumberToObject(out, "hardware_flops_per_step", hw_flops);
         cJSON_AddNumberToObject(out, "samples_per_s", B / step);
@@ -1466,6 +1592,8 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         cJSON_AddStringToObject(cfg, "devices_used", used);
         g_free(used);
         cJSON_AddNumberToObject(cfg, "dp", p->dp);
+        /* the one dp rule, said where the figure is read */
+        cJSON_AddStringToObject(cfg, "dp_from", sc->dp_given ? "the scenario" : "ranks / (tp x pp)");
         cJSON_AddNumberToObject(cfg, "tp", p->tp);
         cJSON_AddNumberToObject(cfg, "pp", p->pp);
         cJSON_AddNumberToObject(cfg, "zero_stage", p->zero_stage);

@@ -8,7 +8,7 @@
  *     "model": "gpt3-175b" | { ...transformer hyper-parameters... },
  *     "global_batch": 1536, "micro_batch": 1,
  *     "precision": "bf16"|"fp16"|"fp32"|"tf32", "optimizer": "sgd"|"sgd_momentum"|"adam"|"adamw"|"lamb",
- *     "parallelism": { "dp": 8, "tp": 8, "pp": 1,
+ *     "parallelism": { "dp": 8, "tp": 8, "pp": 1,   (dp not given: ranks / (tp x pp))
  *        "weight_update": "replicated"|"sharded" (or a list of both: compares),
  *        "zero_stage": 0..3, "recompute": "none"|"selective"|"full",
  *        "schedule": "1f1b"|"gpipe", "sequence_parallel": false,
@@ -17,6 +17,14 @@
  *        "allgather_overlap": true,        (ZeRO-1/2: gather the updated weights
  *                                           behind the next forward; false: at the end)
  *        "grad_reduce_dtype": "bf16"|"fp16"|"fp32" } }   (default: the gradients' type)
+ *
+ * One rule for dp, for run and sweep alike: "dp" as given, else the replicas
+ * fill the machine: dp = ranks of the topology (nodes x ranks per node) /
+ * (tp x pp), an error when that does not divide.  Keys that contradict each
+ * other ("zero_stage": 0 with "weight_update": "sharded", "allgather_overlap"
+ * without a ZeRO-1/2 sharded update, "sequence_parallel" with tp 1) are
+ * errors at the key's line, as are errors of the scenario's meaning (the
+ * devices against the topology's ranks, a precision the accelerator lacks).
  *
  * Only one data-parallel replica's pipeline is simulated in detail (the
  * replicas are symmetric): one device per pipeline stage stands for its
@@ -34,12 +42,17 @@ StepScenario *step_scenario_load(const char *path, GError **err);
 StepScenario *step_scenario_parse(const char *name, const char *text, size_t len, GError **err);
 void step_scenario_free(StepScenario *sc);
 
+/* The dp a scenario in JSON runs with, by the rule above (the topology is
+ * loaded when dp is not given); for the sweep, which needs it before the
+ * scenario is complete.  Errors carry no position. */
+bool step_json_dp(const cJSON *scenario, long *dp, GError **err);
+
 /* Variants to compare (a list of weight updates); 1 for a plain scenario. */
 int step_scenario_num_variants(const StepScenario *sc);
 const char *step_scenario_variant_label(const StepScenario *sc, int variant);
 
 /* Runs one variant.  Returns the result object (keys: step_time_s, breakdown,
- * memory_per_device_bytes, fits, mfu, tflops_per_device, ...); when `graph`
+ * memory_per_device_bytes, fits, mfu, flops_per_device in FLOP/s, ...); when `graph`
  * is not NULL the simulated graph is handed over (free it with
  * sim_graph_free) for timelines. */
 cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph, GError **err);

@@ -1,7 +1,6 @@
 #include "sweep.h"
 #include "sim_file.h"
 #include "step.h"
-#include "topo.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -20,7 +19,7 @@ struct Sweep {
     GArray *axes; /* Axis */
     bool weak;
     bool prepared;
-    bool derive_dp;
+    bool derive_dp; /* the base gives no dp: each point's comes from the scenario's rule */
     long base_per_replica; /* weak scaling: global_batch / dp of the base */
     int npoints;
     cJSON *notes;
@@ -180,7 +179,7 @@ cJSON *sweep_parse_values(const char *text, GError **err)
             continue;
         }
         if (!*t) {
-            set_input_error(err, "empty value in \"%s\"", text ? text : "");
+            set_input_error(err, "empty value in \"%s\"", SIM_ECHO(text ? text : ""));
             ok = false;
             break;
         }
@@ -206,7 +205,7 @@ cJSON *sweep_parse_values(const char *text, GError **err)
         for (const cJSON *b = a->next; b && ok; b = b->next)
             if (cJSON_Compare(a, b, true)) {
                 char *s = sweep_value_text(a);
-                set_input_error(err, "value %s is given twice", s);
+                set_input_error(err, "value %s is given twice", SIM_ECHO(s));
                 g_free(s);
                 ok = false;
             }
@@ -227,7 +226,7 @@ bool sweep_set_path(cJSON *root, const char *key, cJSON *value, GError **err)
     int n = (int)g_strv_length(parts);
     for (int i = 0; i < n && ok; i++)
         if (!*parts[i]) {
-            set_input_error(err, "\"%s\": empty component in the key", key);
+            set_input_error(err, "\"%s\": empty component in the key", SIM_ECHO(key));
             ok = false;
         }
     for (int i = 0; i + 1 < n && ok; i++) {
@@ -239,7 +238,8 @@ bool sweep_set_path(cJSON *root, const char *key, cJSON *value, GError **err)
             GString *path = g_string_new(parts[0]);
             for (int j = 1; j <= i; j++)
                 g_string_append_printf(path, ".%s", parts[j]);
-            set_input_error(err, "\"%s\": \"%s\" is not an object in the scenario", key, path->str);
+            set_input_error(err, "\"%s\": \"%s\" is not an object in the scenario", SIM_ECHO(key),
+                            SIM_ECHO(path->str));
             g_string_free(path, TRUE);
             ok = false;
             break;
@@ -352,16 +352,17 @@ bool sweep_add_axis(Sweep *s, const char *spec, GError **err)
     g_return_val_if_fail(!s->prepared, false);
     const char *eq = strchr(spec, '=');
     if (!eq) {
-        set_input_error(err, "--vary \"%s\": expected KEY=V1,V2,...", spec);
+        set_input_error(err, "--vary \"%s\": expected KEY=V1,V2,...", SIM_ECHO(spec));
         return false;
     }
     char *key = g_strstrip(g_strndup(spec, (gsize)(eq - spec)));
     bool ok = true;
     if (!*key || key[0] == '.' || g_str_has_suffix(key, ".") || strstr(key, "..")) {
-        set_input_error(err, "--vary \"%s\": bad key \"%s\" (a dotted path such as parallelism.dp)", spec, key);
+        set_input_error(err, "--vary \"%s\": bad key \"%s\" (a dotted path such as parallelism.dp)", SIM_ECHO(spec),
+                        SIM_ECHO(key));
         ok = false;
     } else if (find_axis(s, key) >= 0) {
-        set_input_error(err, "--vary %s: the key is varied twice", key);
+        set_input_error(err, "--vary %s: the key is varied twice", SIM_ECHO(key));
         ok = false;
     }
     cJSON *values = NULL;
@@ -369,7 +370,7 @@ bool sweep_add_axis(Sweep *s, const char *spec, GError **err)
         GError *e = NULL;
         values = sweep_parse_values(eq + 1, &e);
         if (!values) {
-            set_input_error(err, "--vary %s: %s", key, e->message);
+            set_input_error(err, "--vary %s: %s", SIM_ECHO(key), e->message);
             g_error_free(e);
             ok = false;
         }
@@ -412,25 +413,35 @@ bool sweep_prepare(Sweep *s, GError **err)
         bool ok = sweep_set_path(copy, a->key, cJSON_Duplicate(cJSON_GetArrayItem(a->values, 0), true), err);
         cJSON_Delete(copy);
         if (!ok) {
-            g_prefix_error(err, "--vary %s: ", a->key);
+            g_prefix_error(err, "--vary %s: ", SIM_ECHO(a->key));
             return false;
         }
     }
-    /* a planner who changes the machine or the model split expects the
-     * replicas to fill the machine */
+    /* dp follows the scenario's one rule (models/step.h): as given, else the
+     * replicas fill each point's machine.  Say which applies, and say it
+     * loudly when the machine changes under a fixed dp. */
     static const char *const shape[] = {"nodes", "parallelism.tp", "parallelism.pp"};
     GString *by = g_string_new(NULL);
     for (size_t k = 0; k < G_N_ELEMENTS(shape); k++)
         if (find_axis(s, shape[k]) >= 0)
             g_string_append_printf(by, "%s%s", by->len ? ", " : "", shape[k]);
-    s->derive_dp = by->len > 0 && find_axis(s, "parallelism.dp") < 0;
-    if (s->derive_dp) {
-        char *note = g_strdup_printf("parallelism.dp follows %s: dp = ranks of the topology "
-                                     "(nodes x ranks per node) / (tp x pp)",
-                                     by->str);
-        cJSON_AddItemToArray(s->notes, cJSON_CreateString(note));
-        g_free(note);
-    }
+    const cJSON *base_dp = get_path(s->base, "parallelism.dp");
+    bool dp_varied = find_axis(s, "parallelism.dp") >= 0;
+    s->derive_dp = !dp_varied && !cJSON_IsNumber(base_dp);
+    char *dp_note = NULL;
+    if (s->derive_dp && by->len)
+        dp_note = g_strdup_printf("parallelism.dp follows %s: the scenario gives no dp, so the replicas fill each "
+                               "point's machine: dp = ranks of the topology (nodes x ranks per node) / (tp x pp)",
+                               by->str);
+    else if (s->derive_dp)
+        dp_note = g_strdup("the scenario gives no dp: the replicas fill the machine, dp = ranks / (tp x pp)");
+    else if (!dp_varied && by->len)
+        dp_note = g_strdup_printf("parallelism.dp = %.0f is given by the scenario and not varied: every point uses %.0f "
+                               "replicas whatever %s (leave dp out of the scenario to fill each point's machine)",
+                               base_dp->valuedouble, base_dp->valuedouble, by->str);
+    if (dp_note)
+        cJSON_AddItemToArray(s->notes, cJSON_CreateString(dp_note));
+    g_free(dp_note);
     g_string_free(by, TRUE);
     if (s->weak) {
         if (find_axis(s, "global_batch") >= 0) {
@@ -438,7 +449,11 @@ bool sweep_prepare(Sweep *s, GError **err)
             return false;
         }
         /* the base's dp as the base would run (it parsed, so these exist) */
-        long dp = int_at(s->base, "parallelism.dp", 1), gb = int_at(s->base, "global_batch", 0);
+        long dp = 0, gb = int_at(s->base, "global_batch", 0);
+        if (!step_json_dp(s->base, &dp, err)) {
+            g_prefix_error(err, "%s: ", s->name);
+            return false;
+        }
         if (dp < 1 || gb < 1 || gb % dp) {
             set_input_error(err, "%s: weak scaling needs global_batch (%ld) to be a multiple of dp (%ld)", s->name,
                             gb, dp);
@@ -506,32 +521,10 @@ cJSON *sweep_point_scenario(const Sweep *s, int point, cJSON **derived, GError *
     for (int a = 0; a < (int)s->axes->len; a++)
         if (!sweep_set_path(sc, sweep_axis_key(s, a), cJSON_Duplicate(sweep_point_value(s, point, a), true), err))
             goto fail;
-    long tp = int_at(sc, "parallelism.tp", 1), pp = int_at(sc, "parallelism.pp", 1);
-    long dp = int_at(sc, "parallelism.dp", 1);
+    long dp = 0;
+    if ((s->derive_dp || s->weak) && !step_json_dp(sc, &dp, err))
+        goto fail;
     if (s->derive_dp) {
-        const cJSON *topo = cJSON_GetObjectItemCaseSensitive(sc, "topology");
-        if (!cJSON_IsString(topo)) {
-            set_input_error(err, "\"topology\" must be a string to derive dp from nodes");
-            goto fail;
-        }
-        const cJSON *nv = cJSON_GetObjectItemCaseSensitive(sc, "nodes");
-        if (nv && !(cJSON_IsNumber(nv) && is_int(nv->valuedouble) && nv->valuedouble >= 1 &&
-                    nv->valuedouble <= 1 << 20)) {
-            set_input_error(err, "\"nodes\" must be an integer in [1, 1048576]");
-            goto fail;
-        }
-        TopoOptions to = {.nodes = nv ? (int)nv->valuedouble : 0};
-        Topo *t = topo_load(topo->valuestring, &to, err);
-        if (!t)
-            goto fail;
-        int ranks = topo_num_ranks(t), rpn = topo_ranks_per_node(t), nn = topo_num_nodes(t);
-        topo_free(t);
-        if (tp < 1 || pp < 1 || ranks % (tp * pp)) {
-            set_input_error(err, "%d ranks (%d nodes x %d) are not a multiple of tp x pp = %ld x %ld", ranks, nn, rpn,
-                            tp, pp);
-            goto fail;
-        }
-        dp = ranks / (tp * pp);
         cJSON_AddNumberToObject(der, "parallelism.dp", (double)dp);
         sweep_set_path(sc, "parallelism.dp", cJSON_CreateNumber((double)dp), NULL);
     }

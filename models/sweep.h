@@ -13,9 +13,10 @@
  *
  * Points: the first axis varies slowest, the last fastest.  Point i's
  * scenario is the base with each axis's value set, then the coupled rules:
- *  - when "nodes", "parallelism.tp" or "parallelism.pp" is varied and
- *    "parallelism.dp" is not, the replicas fill the machine:
- *    dp = ranks of the point's topology / (tp x pp);
+ *  - dp follows the scenario's one rule, as "shardsim run" does (see
+ *    models/step.h): as given, else the replicas fill the point's machine,
+ *    dp = ranks of the point's topology / (tp x pp); a note says which, and
+ *    warns when nodes, tp or pp vary under a dp the base fixes;
  *  - with weak scaling, global_batch = (the base's global_batch / dp) x the
  *    point's dp, so each replica keeps its batch;
  *  - a list "weight_update" in the base that is not varied becomes the last

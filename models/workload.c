@@ -99,7 +99,7 @@ static bool only_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const
         for (const char *const *k = allowed; *k && !ok; k++)
             ok = strcmp(c->string, *k) == 0;
         if (!ok) {
-            sim_json_error(doc, c, err, "unknown field \"%s\"", c->string);
+            sim_json_error(doc, c, err, "unknown field \"%s\"", SIM_ECHO(c->string));
             return false;
         }
     }
@@ -151,7 +151,7 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
         return NULL;
     if (s && strcmp(s, "layernorm") != 0 && strcmp(s, "rmsnorm") != 0) {
         sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "norm"), err,
-                       "\"norm\" must be \"layernorm\" or \"rmsnorm\", not \"%s\"", s);
+                       "\"norm\" must be \"layernorm\" or \"rmsnorm\", not \"%s\"", SIM_ECHO(s));
         return NULL;
     }
     c.norm = s && strcmp(s, "rmsnorm") == 0 ? WORKLOAD_NORM_RMSNORM : WORKLOAD_NORM_LAYERNORM;
@@ -160,7 +160,7 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
         return NULL;
     if (s && strcmp(s, "learned") != 0 && strcmp(s, "rotary") != 0) {
         sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "position"), err,
-                       "\"position\" must be \"learned\" or \"rotary\", not \"%s\"", s);
+                       "\"position\" must be \"learned\" or \"rotary\", not \"%s\"", SIM_ECHO(s));
         return NULL;
     }
     c.position = s && strcmp(s, "rotary") == 0 ? WORKLOAD_POS_ROTARY : WORKLOAD_POS_LEARNED;
@@ -213,7 +213,7 @@ static Workload *cnn_from_doc(const SimJsonDoc *doc, const cJSON *root, const ch
             c->type = CNN_FC;
         } else {
             sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(l, "type"), err,
-                           "layer type must be \"conv\" or \"fc\", not \"%s\"", type);
+                           "layer type must be \"conv\" or \"fc\", not \"%s\"", SIM_ECHO(type));
             ok = false;
             break;
         }
@@ -266,7 +266,7 @@ static Workload *from_doc(const SimJsonDoc *doc, GError **err)
     if (strcmp(type, "cnn") == 0)
         return cnn_from_doc(doc, root, name, err);
     sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "type"), err,
-                   "\"type\" must be \"transformer\" or \"cnn\", not \"%s\"", type);
+                   "\"type\" must be \"transformer\" or \"cnn\", not \"%s\"", SIM_ECHO(type));
     return NULL;
 }
 

@@ -10,6 +10,8 @@
 
 G_DEFINE_QUARK(shardsim - error - quark, sim_error)
 
+#define SIM_MESSAGE_MAX 1024
+
 struct SimJsonDoc {
     char *path;
     cJSON *root;
@@ -195,6 +197,11 @@ void sim_json_error(const SimJsonDoc *doc, const cJSON *item, GError **err, cons
     va_start(ap, fmt);
     char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
+    /* a net under SIM_ECHO: no message runs to kilobytes of echoed input */
+    if (strlen(msg) > SIM_MESSAGE_MAX) {
+        const char *cut = g_utf8_find_prev_char(msg, msg + SIM_MESSAGE_MAX - 3);
+        strcpy((char *)(cut ? cut : msg + SIM_MESSAGE_MAX - 3), "...");
+    }
     int line = item ? GPOINTER_TO_INT(g_hash_table_lookup(doc->lines, item)) : 0;
     if (line > 0)
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: %s", doc->path, line, msg);
@@ -209,26 +216,136 @@ static const cJSON *field(const SimJsonDoc *doc, const cJSON *obj, const char *k
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     *missing = it == NULL || cJSON_IsNull(it);
     if (*missing && required)
-        sim_json_error(doc, obj, err, "missing required field \"%s\"", key);
+        sim_json_error(doc, obj, err, "missing required field \"%s\"", SIM_ECHO(key));
     return it;
 }
 
-bool sim_json_get_number(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, double lo,
-                         double hi, double *out, GError **err)
+/* ---- units and echoes ---- */
+
+char *sim_format_quantity(double v, SimUnit unit)
+{
+    static const char *const bytes[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    static const char *const rate[] = {"B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s", "EB/s"};
+    static const char *const flop[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"};
+    static const char *const flops[] = {"FLOP/s", "kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s", "EFLOP/s"};
+    static const char *const secs[] = {"ps", "ns", "us", "ms", "s"};
+    if (!isfinite(v))
+        return g_strdup(isnan(v) ? "nan" : v > 0 ? "infinity" : "-infinity");
+    if (unit == SIM_UNIT_NONE) {
+        if (v == floor(v) && fabs(v) < 1e15)
+            return g_strdup_printf("%.0f", v);
+        return g_strdup_printf("%.6g", v);
+    }
+    const char *const *names = unit == SIM_UNIT_BYTES         ? bytes
+                               : unit == SIM_UNIT_BYTES_PER_S ? rate
+                               : unit == SIM_UNIT_FLOP        ? flop
+                               : unit == SIM_UNIT_FLOP_PER_S  ? flops
+                                                              : secs;
+    int n = unit == SIM_UNIT_SECONDS ? 5 : 7;
+    double base = unit == SIM_UNIT_BYTES ? 1024 : 1000;
+    double scaled = unit == SIM_UNIT_SECONDS ? fabs(v) * 1e12 : fabs(v);
+    int k = 0;
+    while (k + 1 < n && scaled >= base) {
+        scaled /= base;
+        k++;
+    }
+    if (v == 0)
+        k = unit == SIM_UNIT_SECONDS ? 4 : 0;
+    return g_strdup_printf("%s%.4g %s", v < 0 ? "-" : "", scaled, names[k]);
+}
+
+bool sim_check_range(const char *what, double v, double lo, double hi, SimUnit unit, GError **err)
+{
+    if (isfinite(v) && v >= lo && v <= hi)
+        return true;
+    char *a = sim_format_quantity(lo, unit), *b = sim_format_quantity(hi, unit), *c = sim_format_quantity(v, unit);
+    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s must be between %s and %s, not %s", what, a, b, c);
+    g_free(a);
+    g_free(b);
+    g_free(c);
+    return false;
+}
+
+const char *sim_echo_into(char *buf, const char *s)
+{
+    if (!s)
+        return "(null)";
+    const char *p = s;
+    int n = 0;
+    /* whole characters when the text is UTF-8, bytes otherwise */
+    bool utf8 = g_utf8_validate(s, -1, NULL);
+    while (*p && n < SIM_ECHO_MAX) {
+        p = utf8 ? g_utf8_next_char(p) : p + 1;
+        n++;
+    }
+    if (!*p)
+        return s;
+    size_t len = (size_t)(p - s);
+    memcpy(buf, s, len);
+    memcpy(buf + len, "...", 4);
+    return buf;
+}
+
+/* "\"key\" must be between LO and HI, not V" at the item's line. */
+static bool json_range(const SimJsonDoc *doc, const cJSON *it, const char *key, double v, double lo, double hi,
+                       SimUnit unit, GError **err)
+{
+    GError *e = NULL;
+    char *what = g_strdup_printf("\"%s\"", SIM_ECHO(key));
+    bool ok = sim_check_range(what, v, lo, hi, unit, &e);
+    g_free(what);
+    if (!ok) {
+        sim_json_error(doc, it, err, "%s", e->message);
+        g_error_free(e);
+    }
+    return ok;
+}
+
+bool sim_json_get_quantity(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, double lo,
+                           double hi, SimUnit unit, double *out, GError **err)
 {
     bool missing;
     const cJSON *it = field(doc, obj, key, required, err, &missing);
     if (missing)
         return !required;
-    if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble)) {
-        sim_json_error(doc, it, err, "\"%s\" must be a number", key);
+    if (!cJSON_IsNumber(it)) {
+        sim_json_error(doc, it, err, "\"%s\" must be a number", SIM_ECHO(key));
         return false;
     }
-    if (it->valuedouble < lo || it->valuedouble > hi) {
-        sim_json_error(doc, it, err, "\"%s\" = %g is outside [%g, %g]", key, it->valuedouble, lo, hi);
+    if (!isfinite(it->valuedouble)) {
+        sim_json_error(doc, it, err, "\"%s\" must be a finite number", SIM_ECHO(key));
         return false;
     }
+    if (!json_range(doc, it, key, it->valuedouble, lo, hi, unit, err))
+        return false;
     *out = it->valuedouble;
+    return true;
+}
+
+bool sim_json_get_number(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, double lo,
+                         double hi, double *out, GError **err)
+{
+    return sim_json_get_quantity(doc, obj, key, required, lo, hi, SIM_UNIT_NONE, out, err);
+}
+
+bool sim_json_get_size(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, double lo,
+                       double hi, double *out, GError **err)
+{
+    bool missing;
+    const cJSON *it = field(doc, obj, key, required, err, &missing);
+    if (missing)
+        return !required;
+    if (!cJSON_IsString(it))
+        return sim_json_get_quantity(doc, obj, key, required, lo, hi, SIM_UNIT_BYTES, out, err);
+    double v = 0;
+    if (!sim_parse_size(it->valuestring, &v)) {
+        sim_json_error(doc, it, err, "\"%s\": cannot read \"%s\" as a size in whole bytes (e.g. 25MiB)",
+                       SIM_ECHO(key), SIM_ECHO(it->valuestring));
+        return false;
+    }
+    if (!json_range(doc, it, key, v, lo, hi, SIM_UNIT_BYTES, err))
+        return false;
+    *out = v;
     return true;
 }
 
@@ -243,7 +360,7 @@ bool sim_json_get_int(const SimJsonDoc *doc, const cJSON *obj, const char *key, 
     if (!sim_json_get_number(doc, obj, key, true, (double)lo, (double)hi, &v, err))
         return false;
     if (v != floor(v)) {
-        sim_json_error(doc, it, err, "\"%s\" must be an integer, not %g", key, v);
+        sim_json_error(doc, it, err, "\"%s\" must be an integer, not %g", SIM_ECHO(key), v);
         return false;
     }
     *out = (long)v;
@@ -256,7 +373,7 @@ bool sim_json_get_bool(const SimJsonDoc *doc, const cJSON *obj, const char *key,
     if (!it || cJSON_IsNull(it))
         return true;
     if (!cJSON_IsBool(it)) {
-        sim_json_error(doc, it, err, "\"%s\" must be true or false", key);
+        sim_json_error(doc, it, err, "\"%s\" must be true or false", SIM_ECHO(key));
         return false;
     }
     *out = cJSON_IsTrue(it);
@@ -271,7 +388,7 @@ bool sim_json_get_string(const SimJsonDoc *doc, const cJSON *obj, const char *ke
     if (missing)
         return !required;
     if (!cJSON_IsString(it)) {
-        sim_json_error(doc, it, err, "\"%s\" must be a string", key);
+        sim_json_error(doc, it, err, "\"%s\" must be a string", SIM_ECHO(key));
         return false;
     }
     *out = it->valuestring;

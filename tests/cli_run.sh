@@ -52,8 +52,12 @@ if ! python3 - "$TMP/out.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 def check(r):
-    for k in ["step_time_s", "breakdown", "memory_per_device_bytes", "fits", "mfu", "tflops_per_device"]:
+    for k in ["step_time_s", "breakdown", "memory_per_device_bytes", "fits", "mfu", "flops_per_device"]:
         assert k in r, k
+    # SI: FLOP/s per device, the step's hardware FLOPs over its time and devices
+    f = r["hardware_flops_per_step"] / r["step_time_s"] / r["config"]["devices"]
+    assert abs(r["flops_per_device"] / f - 1) < 1e-9 and r["flops_per_device"] > 1e12, r["flops_per_device"]
+    assert "tflops_per_device" not in r
     for k in ["compute", "exposed_communication", "optimizer", "pipeline_bubble"]:
         assert isinstance(r["breakdown"][k], (int, float)) and r["breakdown"][k] >= 0, k
     for k in ["weights", "gradients", "optimizer_state", "activations", "total"]:

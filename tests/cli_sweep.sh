@@ -13,12 +13,12 @@ cat > "$TMP/base.json" <<'EOF'
 {
   "topology": "dgx-a100-cluster", "nodes": 1,
   "model": "gpt3-125m", "global_batch": 64, "micro_batch": 2,
-  "parallelism": {"dp": 8, "weight_update": "replicated"}
+  "parallelism": {"weight_update": "replicated"}
 }
 EOF
 GRID=(--vary nodes=1,2 --vary parallelism.weight_update=replicated,sharded)
 
-# JSON: 4 points in order, each a full result; dp followed nodes
+# JSON: 4 points in order, each a full result; the base gives no dp, so dp followed nodes
 if ! "$BIN" sweep "$TMP/base.json" "${GRID[@]}" --json --jobs 3 > "$TMP/out.json" 2> "$TMP/err"; then
     echo "FAIL json sweep:"; cat "$TMP/err"; fail=1
 fi
@@ -38,7 +38,7 @@ for i, (p, (n, wu)) in enumerate(zip(pts, want)):
     assert r["config"]["devices"] == 8 * n and r["config"]["dp"] == 8 * n
     assert p["derived"]["parallelism.dp"] == 8 * n
     assert r["config"]["weight_update"] == wu
-    for k in ["step_time_s", "samples_per_s", "tokens_per_s", "mfu", "tflops_per_device"]:
+    for k in ["step_time_s", "samples_per_s", "tokens_per_s", "mfu", "flops_per_device"]:
         assert r[k] > 0, k
     assert r["memory_per_device_bytes"]["total"] > 0 and isinstance(r["fits"], bool)
 # twice the devices, same global batch: faster; sharding saves memory
@@ -65,6 +65,7 @@ assert len(rows) == 4
 assert [r["nodes"] for r in rows] == ["1", "1", "2", "2"]
 assert [r["parallelism.weight_update"] for r in rows] == ["replicated", "sharded"] * 2
 for r in rows:
+    assert float(r["flops_per_device"]) > 1e12  # SI: FLOP/s, not TFLOP/s
     assert float(r["step_time_s"]) > 0 and int(r["devices"]) in (8, 16) and r["fits"] in ("true", "false")
     assert r["error"] == ""
 PY

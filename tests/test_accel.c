@@ -155,13 +155,13 @@ static void test_bad_input(void)
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf61\": 1e14, \"source\": \"s\"},\n " HBM ",\n " EFF "}",
                  "x.json:2: unknown field \"bf61\"");
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": -1, \"source\": \"s\"},\n " HBM ",\n " EFF "}",
-                 "x.json:2: \"bf16\" = -1 is outside [1e+09, 1e+18]");
+                 "x.json:2: \"bf16\" must be between 1 GFLOP/s and 1 EFLOP/s, not -1 FLOP/s");
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": 1e14, \"source\": \"s\"},\n"
                  " \"hbm\": {\"bytes\": \"16 potatoes\", \"bandwidth\": 9e11, \"source\": \"s\"},\n " EFF "}",
-                 "x.json:3: \"bytes\": cannot read \"16 potatoes\" as a size");
+                 "x.json:3: \"bytes\": cannot read \"16 potatoes\" as a size in whole bytes (e.g. 25MiB)");
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": 1e14, \"source\": \"s\"},\n " HBM ",\n"
                  " \"efficiency\": {\"gemm_eff_max\": 1.5, \"gemm_half_flops\": 1e9, \"mem_eff\": 0.9, \"source\": \"s\"}}",
-                 "x.json:4: \"gemm_eff_max\" = 1.5 is outside [0.01, 1]");
+                 "x.json:4: \"gemm_eff_max\" must be between 0.01 and 1, not 1.5");
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"source\": \"s\"},\n " HBM ",\n " EFF "}",
                  "x.json:2: \"peak_flops\" names no data type");
     expect_error("[1, 2]", "x.json:1: an accelerator description must be a JSON object");

@@ -420,6 +420,60 @@ static void test_errors(void)
                  "bad.json:3: \"allgather_overlap\" must be true or false");
 }
 
+/* Contradictions and the scenario's meaning: errors at the key's line. */
+static void test_contradictions(void)
+{
+    expect_error("{\"topology\": \"dgx-a100-cluster\", \"nodes\": 1, \"model\": \"gpt3-125m\", \"global_batch\": 64,\n"
+                 " \"parallelism\": {\"weight_update\": \"sharded\",\n \"zero_stage\": 0}}",
+                 "bad.json:3: \"zero_stage\": 0 is the replicated weight update; it contradicts");
+    expect_error("{\"topology\": \"dgx-a100-cluster\", \"nodes\": 1, \"model\": \"gpt3-125m\", \"global_batch\": 64,\n"
+                 " \"parallelism\": {\"weight_update\": \"replicated\",\n \"allgather_overlap\": true}}",
+                 "bad.json:3: \"allgather_overlap\" applies to the sharded weight update of ZeRO-1/2 only");
+    /* dp x tp x pp beyond the ranks: at "dp", not at the preset */
+    expect_error("{\"topology\": \"dgx-a100-cluster\", \"nodes\": 1, \"model\": \"gpt3-125m\", \"global_batch\": 64,\n"
+                 " \"parallelism\": {\n \"dp\": 16}}",
+                 "bad.json:3: dp x tp x pp = 16 x 1 x 1 = 16 devices");
+    /* no dp, and tp x pp does not divide the ranks: at "pp" */
+    expect_error("{\"topology\": \"dgx-a100-cluster\", \"nodes\": 1, \"model\": \"gpt3-1.3b\", \"global_batch\": 64,\n"
+                 " \"parallelism\": {\n \"pp\": 3}}",
+                 "bad.json:3: \"dp\" is not given, so the replicas fill the machine");
+    expect_error("{\"topology\": \"dgx1-v100\", \"model\": \"gpt3-125m\", \"global_batch\": 64,\n"
+                 " \"precision\": \"bf16\"}",
+                 "bad.json:2: accelerator v100-sxm2-16gb has no bf16 arithmetic");
+    expect_error("{\"topology\": \"dgx-a100-cluster\", \"nodes\": 1, \"model\": \"gpt3-125m\", \"global_batch\": 64,\n"
+                 " \"parallelism\": {\n \"bucket_bytes\": \"1000TiB\"}}",
+                 "bad.json:3: \"bucket_bytes\" must be between 1 B and 64 GiB, not 1000 TiB");
+}
+
+/* One dp rule: as given, else ranks / (tp x pp), for step_run_text and
+ * step_json_dp (the sweep's) alike. */
+static void test_dp_rule(void)
+{
+    static const struct {
+        const char *par;
+        int nodes, dp;
+    } cases[] = {{"{}", 2, 16}, {"{\"tp\": 2}", 2, 8}, {"{\"tp\": 2, \"pp\": 2}", 4, 8}, {"{\"dp\": 4}", 2, 4}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *s = scen("\"gpt3-1.3b\"", cases[i].nodes, 64, 1, "adam", cases[i].par);
+        cJSON *r = run(s);
+        cJSON *j = cJSON_Parse(s);
+        g_free(s);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        CU_ASSERT_EQUAL(get(r, "config", "dp"), cases[i].dp);
+        long dp = 0;
+        CU_ASSERT_TRUE(step_json_dp(j, &dp, NULL));
+        CU_ASSERT_EQUAL(dp, cases[i].dp);
+        const char *from = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "dp_from")->valuestring;
+        CU_ASSERT_STRING_EQUAL(from, strstr(cases[i].par, "dp") ? "the scenario" : "ranks / (tp x pp)");
+        /* SI: FLOP/s per device */
+        CU_ASSERT_DOUBLE_EQUAL(get(r, "flops_per_device", NULL),
+                               get(r, "hardware_flops_per_step", NULL) / get(r, "step_time_s", NULL) / get(r, "config", "devices"),
+                               1e-6 * get(r, "flops_per_device", NULL));
+        cJSON_Delete(j);
+        cJSON_Delete(r);
+    }
+}
+
 /* Fewer devices than the topology: the run says which. */
 static void test_partial_cluster(void)
 {
@@ -494,6 +548,8 @@ static const TestCase tests[] = {
     {"ZeRO-3 memory equals memory_estimate", test_zero3_memory},
     {"ZeRO-3 moves more bytes than ZeRO-1", test_zero3_costs_more},
     {"bad scenarios", test_errors},
+    {"contradictions and meaning errors at the key's line", test_contradictions},
+    {"one dp rule: as given, else ranks / (tp x pp)", test_dp_rule},
     {"partial cluster", test_partial_cluster},
 };
 TEST_MAIN("step", tests)

@@ -5,12 +5,19 @@
 
 #include "test_main.h"
 
-/* a small base: GPT-3 125M on 1 DGX A100 node */
+/* a small base: GPT-3 125M on 1 DGX A100 node; no dp, so the replicas fill
+ * the machine (dp 8) */
 static const char *base_text = "{\n"
                                "  \"topology\": \"dgx-a100-cluster\", \"nodes\": 1,\n"
                                "  \"model\": \"gpt3-125m\", \"global_batch\": 64, \"micro_batch\": 2,\n"
-                               "  \"parallelism\": {\"dp\": 8, \"weight_update\": \"replicated\"}\n"
+                               "  \"parallelism\": {\"weight_update\": \"replicated\"}\n"
                                "}\n";
+/* the same with dp fixed at 8 */
+static const char *fixed_dp_text = "{\n"
+                                   "  \"topology\": \"dgx-a100-cluster\", \"nodes\": 1,\n"
+                                   "  \"model\": \"gpt3-125m\", \"global_batch\": 64, \"micro_batch\": 2,\n"
+                                   "  \"parallelism\": {\"dp\": 8, \"weight_update\": \"replicated\"}\n"
+                                   "}\n";
 
 static int numbers(const char *text, double *out, int cap)
 {
@@ -225,15 +232,31 @@ static void test_dp_rules(void)
     CU_ASSERT_EQUAL(sweep_device_axis(s), -1);
     sweep_free(s);
 
-    /* micro_batch alone: dp untouched, no note */
+    /* micro_batch alone: the same rule as "run", dp fills the 1 node */
     static const char *const a5[] = {"micro_batch=1,2", NULL};
     s = make(base_text, a5, false);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    CU_ASSERT_EQUAL(cJSON_GetArraySize(sweep_notes(s)), 0);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(sweep_notes(s)), 1);
     cJSON *d5 = NULL;
     sc = sweep_point_scenario(s, 0, &d5, NULL);
-    CU_ASSERT_EQUAL(cJSON_GetArraySize(d5), 0);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(d5), 1);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(d5, "parallelism.dp")->valuedouble, 8);
     cJSON_Delete(d5);
+    cJSON_Delete(sc);
+    sweep_free(s);
+
+    /* a dp the base fixes stays, as in "run", and a note says so */
+    static const char *const a6[] = {"nodes=1,2", NULL};
+    s = make(fixed_dp_text, a6, false);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(sweep_notes(s)), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cJSON_GetArrayItem(sweep_notes(s), 0)->valuestring, "is given by the scenario"));
+    cJSON *d6 = NULL;
+    sc = sweep_point_scenario(s, 1, &d6, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "parallelism"), "dp")->valuedouble, 8);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(d6), 0);
+    cJSON_Delete(d6);
     cJSON_Delete(sc);
     sweep_free(s);
 
@@ -302,9 +325,9 @@ static char *run_text(const Sweep *s, int jobs)
 static void test_run(void)
 {
     /* the list of weight updates becomes the last axis */
-    const char *text = "{\"topology\": \"dgx-a100-cluster\", \"model\": \"gpt3-125m\", \"global_batch\": 64,\n"
-                       " \"micro_batch\": 4, \"parallelism\": {\"dp\": 8, \"weight_update\": [\"replicated\", "
-                       "\"sharded\"]}}";
+    const char *text = "{\"topology\": \"dgx-a100-cluster\", \"nodes\": 1, \"model\": \"gpt3-125m\",\n"
+                       " \"global_batch\": 64, \"micro_batch\": 4, \"parallelism\": {\"weight_update\": "
+                       "[\"replicated\", \"sharded\"]}}";
     static const char *const axes[] = {"nodes=1,2,4", NULL};
     Sweep *s = make(text, axes, false);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);

@@ -56,7 +56,7 @@ static void test_json_error_lines(void)
     long n = 0;
     CU_ASSERT_FALSE(sim_json_get_int(doc, sim_json_root(doc), "a", true, 2, 5, &n, &err));
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
-    CU_ASSERT_STRING_EQUAL(err->message, "t.json:2: \"a\" = 1 is outside [2, 5]");
+    CU_ASSERT_STRING_EQUAL(err->message, "t.json:2: \"a\" must be between 2 and 5, not 1");
     g_clear_error(&err);
     CU_ASSERT_FALSE(sim_json_get_int(doc, b, "zz", true, 0, 1, &n, &err));
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);

@@ -360,10 +360,10 @@ static void test_bad_input(void)
                  6, "\"zz\"", 0);
     expect_error("{\n \"endpoints\": [\"a\", \"b\"],\n \"links\": [\n"
                  "  {\"src\": \"a\", \"dst\": \"b\",\n   \"bandwidth\": -5, \"latency\": 0, \"kind\": \"net\"}\n ]\n}\n",
-                 5, "must be positive", 0);
+                 5, "\"bandwidth\" must be between 1 kB/s and 1 PB/s, not -5 B/s", 0);
     expect_error("{\n \"endpoints\": [\"a\", \"b\"],\n \"links\": [\n"
                  "  {\"src\": \"a\", \"dst\": \"b\", \"bandwidth\": 0,\n   \"latency\": 0, \"kind\": \"net\"}\n ]\n}\n",
-                 4, "must be positive", 0);
+                 4, "\"bandwidth\" must be between 1 kB/s and 1 PB/s, not 0 B/s", 0);
     expect_error("{\n \"endpoints\": [\"a\", \"b\"],\n \"links\": [\n"
                  "  {\"src\": \"a\", \"dst\": \"b\", \"bandwidth\": \"25 GBs\", \"latency\": 0, \"kind\": \"net\"}\n ]\n}\n",
                  4, "cannot read \"25 GBs\"", 0);
@@ -377,7 +377,7 @@ static void test_bad_input(void)
                  3, "\"b\" has no path to \"a\"", 0);
     expect_error("{\n \"family\": \"ring\",\n \"ranks_per_node\": 4,\n \"nodes\": 0,\n"
                  " \"link\": {\"bandwidth\": 1e9, \"latency\": 0}\n}\n",
-                 4, "\"nodes\" = 0", 0);
+                 4, "\"nodes\" must be between 1 and 1048576, not 0", 0);
     expect_error("{\n \"family\": \"ring\",\n \"ranks_per_node\": 4,\n \"link\": {\"bandwidth\": 1e9, \"latency\": 0}\n}\n",
                  0, "nodes = -2 must be positive", -2);
     expect_error("{\n \"family\": \"ring\",\n \"ranks_per_node\": 4,\n \"link\": {\"bandwidth\": 1e9, \"latency\": 0},\n"

@@ -266,7 +266,7 @@ static void test_bad_input(void)
                  "w.json:1: missing required field \"source\"");
     expect_error("{\"name\": \"x\", \"type\": \"transformer\", \"source\": \"s\",\n \"layers\": 0, \"hidden\": 64,"
                  " \"heads\": 4,\n \"seq_len\": 8, \"vocab\": 10}",
-                 "w.json:2: \"layers\" = 0 is outside [1, 100000]");
+                 "w.json:2: \"layers\" must be between 1 and 100000, not 0");
     expect_error("{\"name\": \"x\", \"type\": \"transformer\", \"source\": \"s\",\n \"layers\": 2, \"hidden\": 64,"
                  " \"heads\": 4, \"kv_heads\": 3,\n \"seq_len\": 8, \"vocab\": 10}",
                  "w.json:1: heads must be a multiple of kv_heads");

@@ -176,9 +176,12 @@ static bool parse_with_unit(const char *text, const Unit *units, size_t nunits, 
     return false;
 }
 
-/* A quantity given as a plain number in base units or as a string with a unit. */
-static bool get_quantity(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, bool positive,
-                         const Unit *units, size_t nunits, const char *hint, double *out, GError **err)
+/* A quantity given as a plain number in base units or as a string with a
+ * unit, within physical bounds [lo, hi] stated in `unit` ("1 kB/s and 1
+ * PB/s"): "1e300Gbps" is no link anyone built. */
+static bool get_quantity(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, double lo,
+                         double hi, SimUnit unit, const Unit *units, size_t nunits, const char *hint, double *out,
+                         GError **err)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!it || cJSON_IsNull(it)) {
@@ -191,15 +194,20 @@ static bool get_quantity(const SimJsonDoc *doc, const cJSON *obj, const char *ke
         v = it->valuedouble;
     } else if (cJSON_IsString(it)) {
         if (!parse_with_unit(it->valuestring, units, nunits, &v)) {
-            sim_json_error(doc, it, err, "\"%s\": cannot read \"%s\" (%s)", key, it->valuestring, hint);
+            sim_json_error(doc, it, err, "\"%s\": cannot read \"%s\" (%s)", key, SIM_ECHO(it->valuestring), hint);
             return false;
         }
     } else {
         sim_json_error(doc, it, err, "\"%s\" must be a number or a string with a unit (%s)", key, hint);
         return false;
     }
-    if (!isfinite(v) || v < 0 || (positive && v <= 0)) {
-        sim_json_error(doc, it, err, "\"%s\" = %g must be %s", key, v, positive ? "positive" : "non-negative");
+    GError *e = NULL;
+    char *what = g_strdup_printf("\"%s\"", key);
+    bool ok = sim_check_range(what, v, lo, hi, unit, &e);
+    g_free(what);
+    if (!ok) {
+        sim_json_error(doc, it, err, "%s", e->message);
+        g_error_free(e);
         return false;
     }
     *out = v;
@@ -260,6 +268,11 @@ static bool parse_kind(const SimJsonDoc *doc, const cJSON *obj, TopoLinkKind *ki
 }
 
 #define BW_HINT "bytes/s, or e.g. \"25GB/s\", \"200Gbps\""
+/* physical bounds of one link: a modem's kB/s to far beyond any NVLink; a
+ * second of latency is already another continent */
+#define MIN_LINK_BW 1e3
+#define MAX_LINK_BW 1e15
+#define MAX_LINK_LATENCY 1.0
 #define LAT_HINT "seconds, or e.g. \"500ns\", \"1.5us\""
 
 /* bandwidth, latency, count, kind: shared by explicit links and family link specs. */
@@ -267,9 +280,11 @@ static bool parse_link_fields(const SimJsonDoc *doc, const cJSON *obj, LinkSpec 
 {
     double bw = 0, lat = 0;
     long count = 1;
-    if (!get_quantity(doc, obj, "bandwidth", true, true, rate_units, G_N_ELEMENTS(rate_units), BW_HINT, &bw, err))
+    if (!get_quantity(doc, obj, "bandwidth", true, MIN_LINK_BW, MAX_LINK_BW, SIM_UNIT_BYTES_PER_S, rate_units,
+                      G_N_ELEMENTS(rate_units), BW_HINT, &bw, err))
         return false;
-    if (!get_quantity(doc, obj, "latency", true, false, time_units, G_N_ELEMENTS(time_units), LAT_HINT, &lat, err))
+    if (!get_quantity(doc, obj, "latency", true, 0, MAX_LINK_LATENCY, SIM_UNIT_SECONDS, time_units,
+                      G_N_ELEMENTS(time_units), LAT_HINT, &lat, err))
         return false;
     if (!sim_json_get_int(doc, obj, "count", false, 1, 1 << 16, &count, err))
         return false;
@@ -627,7 +642,8 @@ static bool build_fat_tree(Topo *t, const Ctx *c, GError **err)
         if (!check_keys(doc, u, ukeys, err))
             return false;
         double lat = 0;
-        if (!get_quantity(doc, u, "latency", true, false, time_units, G_N_ELEMENTS(time_units), LAT_HINT, &lat, err))
+        if (!get_quantity(doc, u, "latency", true, 0, MAX_LINK_LATENCY, SIM_UNIT_SECONDS, time_units,
+                          G_N_ELEMENTS(time_units), LAT_HINT, &lat, err))
             return false;
         up.kind = TOPO_LINK_NET;
         if (!parse_kind(doc, u, &up.kind, false, err))

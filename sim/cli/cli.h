@@ -17,6 +17,15 @@ int cli_fail(GError *err);
 int cli_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* Parses options; on error prints it with the usage hint and returns false. */
 bool cli_parse_options(GOptionContext *ctx, int *argc, char ***argv);
+/* A whole-number option given as text (so that 0 is never mistaken for "not
+ * given"): 0 when it lies in [lo, hi], else prints "CMD: OPT must be ..." and
+ * returns 2. */
+int cli_parse_count(const char *cmd, const char *opt, const char *text, int lo, int hi, int *out);
+/* Refuses (prints, returns 2) an output that names an input or another
+ * output, compared by identity (device and inode, else the resolved path);
+ * NULL entries are skipped.  0 when all are distinct. */
+int cli_check_outputs(const char *cmd, const char *const *inputs, int nin, const char *const *outs,
+                      const char *const *out_opts, int nout);
 /* Prints `obj` as one JSON document on stdout and deletes it. */
 void cli_print_json(cJSON *obj);
 

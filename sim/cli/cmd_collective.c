@@ -6,6 +6,8 @@
 #include <string.h>
 
 #define MAX_SIZES 10000
+/* per rank: beyond a TiB no collective fits in any accelerator's memory */
+#define MAX_SIZE_BYTES (1024.0 * 1024 * 1024 * 1024)
 
 static void add_size(GArray *out, double v)
 {
@@ -22,7 +24,7 @@ static bool parse_sizes(const char *spec, GArray *out)
         bool ok = true;
         for (char **p = parts; *p && ok; p++) {
             double v;
-            ok = sim_parse_size(g_strstrip(*p), &v) && v >= 1;
+            ok = sim_parse_size(g_strstrip(*p), &v) && v >= 1 && v <= MAX_SIZE_BYTES;
             if (ok)
                 g_array_append_val(out, v);
         }
@@ -42,7 +44,7 @@ static bool parse_sizes(const char *spec, GArray *out)
         ok = *end == 0 && f > 1 && isfinite(f);
     }
     g_strfreev(parts);
-    if (!ok || hi < lo || lo < 1 || log(hi / lo) / log(f) > MAX_SIZES)
+    if (!ok || hi < lo || lo < 1 || hi > MAX_SIZE_BYTES || log(hi / lo) / log(f) > MAX_SIZES)
         return false;
     for (double s = lo; s <= hi * (1 + 1e-12); s *= f)
         add_size(out, round(s));
@@ -52,18 +54,19 @@ static bool parse_sizes(const char *spec, GArray *out)
 int cmd_collective(int argc, char **argv)
 {
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL, *params = NULL;
+    char *ranks_s = NULL, *nodes_s = NULL;
     gboolean json = FALSE, flows = FALSE;
-    int ranks = 0, nodes = 0;
+    int ranks = 0, nodes = 0; /* 0: not given */
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
-        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "number of nodes, for topologies that scale", "N"},
+        {"nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_s, "number of nodes, for topologies that scale", "N"},
         {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
          "collective-model parameters (default models/presets/collectives.json)", "FILE"},
         {"op", 0, 0, G_OPTION_ARG_STRING, &op_s,
          "allreduce|reducescatter|allgather|broadcast|reduce|alltoall (default allreduce)", "OP"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "auto|ring|tree|rhd|direct|hier|collnet|nvls (default auto)", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "auto|ll|ll128|simple (default auto)", "PROTO"},
-        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks,
+        {"ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_s,
          "ranks taking part, spread evenly over the fewest nodes that hold them (the preset grows if it scales; default all)", "N"},
         {"sizes", 's', 0, G_OPTION_ARG_STRING, &sizes_s, "MIN:MAX[:FACTOR] or a comma list (default 8B:8GiB)", "SIZES"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flows, "also run each size on the flow-level network simulator", NULL},
@@ -79,7 +82,7 @@ int cmd_collective(int argc, char **argv)
     if (!cli_parse_options(ctx, &argc, &argv))
         goto out;
     if (argc > 1) {
-        rc = cli_usage_error("collective: unexpected argument '%s'", argv[1]);
+        rc = cli_usage_error("collective: unexpected argument '%s'", SIM_ECHO(argv[1]));
         goto out;
     }
     if (!topology) {
@@ -90,24 +93,24 @@ int cmd_collective(int argc, char **argv)
     int algo = algo_s ? coll_algo_parse(algo_s) : COLL_ALGO_AUTO;
     int proto = proto_s ? coll_proto_parse(proto_s) : COLL_PROTO_AUTO;
     if (op < 0) {
-        rc = cli_usage_error("collective: unknown --op '%s'", op_s);
+        rc = cli_usage_error("collective: unknown --op '%s'", SIM_ECHO(op_s));
         goto out;
     }
     if (algo == -2 || proto == -2) {
         rc = cli_usage_error("collective: unknown %s '%s'", algo == -2 ? "--algo" : "--proto",
-                             algo == -2 ? algo_s : proto_s);
+                             SIM_ECHO(algo == -2 ? algo_s : proto_s));
         goto out;
     }
     if (!parse_sizes(sizes_s ? sizes_s : "8B:8GiB", sizes)) {
-        rc = cli_usage_error("collective: bad --sizes '%s' (e.g. 8B:8GiB, 1M:1G:4 or 1K,1M: whole bytes up to 2^53, "
-                             "at most %d sizes)",
-                             sizes_s, MAX_SIZES);
+        rc = cli_usage_error("collective: bad --sizes '%s' (e.g. 8B:8GiB, 1M:1G:4 or 1K,1M: whole bytes between "
+                             "1 B and 1 TiB, at most %d sizes)",
+                             SIM_ECHO(sizes_s), MAX_SIZES);
         goto out;
     }
-    if (nodes < 0) {
-        rc = cli_usage_error("collective: --nodes must be positive");
+    if ((nodes_s && (rc = cli_parse_count("collective", "--nodes", nodes_s, 1, 1 << 20, &nodes)) != 0) ||
+        (ranks_s && (rc = cli_parse_count("collective", "--ranks", ranks_s, 1, 1 << 22, &ranks)) != 0))
         goto out;
-    }
+    rc = 2;
     GError *err = NULL;
     TopoOptions topt = {.nodes = nodes};
     topo = topo_load(topology, &topt, &err);
@@ -128,7 +131,7 @@ int cmd_collective(int argc, char **argv)
         }
         total = topo_num_ranks(topo);
     }
-    if (ranks < 0 || ranks > total) {
+    if (ranks > total) {
         rc = cli_usage_error("collective: --ranks %d: topology %s has %d ranks", ranks, topo_name(topo), total);
         goto out;
     }
@@ -222,6 +225,8 @@ out:
     g_free(algo_s);
     g_free(proto_s);
     g_free(sizes_s);
+    g_free(ranks_s);
+    g_free(nodes_s);
     g_option_context_free(ctx);
     return rc;
 }

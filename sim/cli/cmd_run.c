@@ -3,6 +3,7 @@
 #include "timeline.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static void print_gib(const char *label, const cJSON *mem, const char *key)
 {
@@ -32,10 +33,12 @@ static void print_result(const cJSON *r)
     printf("== %s: weight update %s ==\n", str(r, "scenario"), str(r, "variant"));
     const cJSON *w;
     cJSON_ArrayForEach(w, cJSON_GetObjectItem(r, "warnings")) printf("  note: %s\n", w->valuestring);
-    printf("  %s (%.1f B params) on %s: %s of %s (%s), dp %g x tp %g x pp %g, %g micro-batches of %g\n",
+    const cJSON *from = cJSON_GetObjectItem(cfg, "dp_from");
+    bool filled = cJSON_IsString(from) && strcmp(from->valuestring, "the scenario") != 0;
+    printf("  %s (%.1f B params) on %s: %s of %s (%s), dp %g%s x tp %g x pp %g, %g micro-batches of %g\n",
            str(cfg, "model"), num(cfg, "params") / 1e9, str(cfg, "topology"), str(cfg, "devices_used"),
-           str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), num(cfg, "tp"), num(cfg, "pp"),
-           num(cfg, "micro_batches"), num(cfg, "micro_batch"));
+           str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), filled ? " (= ranks / (tp x pp))" : "",
+           num(cfg, "tp"), num(cfg, "pp"), num(cfg, "micro_batches"), num(cfg, "micro_batch"));
     if (num(cfg, "dp") > 1) {
         bool z12 = num(cfg, "zero_stage") == 1 || num(cfg, "zero_stage") == 2;
         printf("  gradients reduced in %s%s\n", str(cfg, "grad_reduce_dtype"),
@@ -53,7 +56,7 @@ static void print_result(const cJSON *r)
     printf("    pipeline bubble  %10.4f s   %5.1f %%\n", num(bd, "pipeline_bubble"),
            100 * num(bd, "pipeline_bubble") / step);
     printf("  MFU %.1f %% (model FLOPs), %.1f TFLOP/s per device (hardware FLOPs, recomputation included)\n",
-           100 * num(r, "mfu"), num(r, "tflops_per_device"));
+           100 * num(r, "mfu"), num(r, "flops_per_device") / 1e12);
     printf("  memory per device (pipeline stage %g):\n", num(mem, "stage"));
     print_gib("weights", mem, "weights");
     print_gib("gradients", mem, "gradients");
@@ -77,6 +80,16 @@ static void print_result(const cJSON *r)
     }
 }
 
+static const char run_description[] =
+    "dp, the data-parallel degree, is \"parallelism\": {\"dp\": N} when the scenario gives it; when it\n"
+    "does not, the replicas fill the machine: dp = ranks of the topology (nodes x ranks per node) /\n"
+    "(tp x pp), an error when tp x pp does not divide the ranks.  'shardsim sweep' follows the same rule.\n"
+    "Keys that contradict each other (\"zero_stage\": 0 with \"weight_update\": \"sharded\", ...) are\n"
+    "errors at the key's line.\n"
+    "\n"
+    "--json prints SI units: seconds, bytes, bytes/s, FLOP/s (flops_per_device).\n"
+    "Exit status: 0 on success, 2 for bad input, 1 when an output file cannot be written.";
+
 int cmd_run(int argc, char **argv)
 {
     gboolean json = FALSE;
@@ -89,6 +102,7 @@ int cmd_run(int argc, char **argv)
     };
     GOptionContext *ctx = g_option_context_new("SCENARIO.json - predict one training step: time, memory, MFU");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx, run_description);
     int rc = 2;
     StepScenario *sc = NULL;
     if (!cli_parse_options(ctx, &argc, &argv))
@@ -101,6 +115,10 @@ int cmd_run(int argc, char **argv)
         rc = cli_usage_error("run: --timeline needs a file name");
         goto out;
     }
+    const char *ins[] = {argv[1]}, *outs[] = {timeline}, *opts[] = {"--timeline"};
+    if ((rc = cli_check_outputs("run", ins, 1, outs, opts, 1)) != 0)
+        goto out;
+    rc = 2;
     GError *err = NULL;
     sc = step_scenario_load(argv[1], &err);
     if (!sc) {

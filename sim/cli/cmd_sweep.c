@@ -21,8 +21,10 @@ static const char sweep_description[] =
     "(1,2,4,...,1024), else a constant step.  The end value must be a member.\n"
     "\n"
     "Coupled parameters:\n"
-    "  - when nodes, parallelism.tp or parallelism.pp is varied and parallelism.dp is not, the\n"
-    "    replicas fill the machine: dp = nodes x ranks per node (of the point's topology) / (tp x pp);\n"
+    "  - dp follows one rule, the same as 'shardsim run': parallelism.dp as given (by the scenario\n"
+    "    or a --vary); when it is not given, the replicas fill each point's machine:\n"
+    "    dp = nodes x ranks per node (of the point's topology) / (tp x pp).  Leave dp out of the\n"
+    "    scenario for dp to follow nodes, tp and pp (a note says when a fixed dp does not);\n"
     "  - --weak-scaling keeps each replica's batch: global_batch = dp x (the base's global_batch / dp);\n"
     "    without it global_batch stays fixed (strong scaling);\n"
     "  - a weight_update list in the scenario (\"weight_update\": [\"replicated\", \"sharded\"]) that is\n"
@@ -35,8 +37,10 @@ static const char sweep_description[] =
     "of the varied keys other than nodes (or parallelism.dp).  --plot-memory draws the per-device\n"
     "memory breakdown of every point that ran.\n"
     "\n"
-    "Exit status: 0 when at least one point ran; 2 for bad input (the base scenario, a --vary, or\n"
-    "no point ran); 1 when an output file cannot be written.";
+    "--json and --csv numbers are in SI units (seconds, bytes, FLOP/s: flops_per_device).\n"
+    "Exit status: 0 when at least one point ran; 2 for bad input (the base scenario, a --vary, an\n"
+    "output file that is the input or another output, or no point ran); 1 when an output file\n"
+    "cannot be written.";
 
 static double num(const cJSON *o, const char *key)
 {
@@ -105,7 +109,7 @@ static void print_table(const Sweep *s, const cJSON *run)
         const cJSON *cfg = cJSON_GetObjectItem(r, "config");
         printf("%7g %6g %10.4f %11.1f %12.0f %6.1f %8.1f %9.2f %5s\n", num(cfg, "devices"), num(cfg, "dp"),
                num(r, "step_time_s"), num(r, "samples_per_s"), num(r, "tokens_per_s"), 100 * num(r, "mfu"),
-               num(r, "tflops_per_device"), num(cJSON_GetObjectItem(r, "memory_per_device_bytes"), "total") / GIB,
+               num(r, "flops_per_device") / 1e12, num(cJSON_GetObjectItem(r, "memory_per_device_bytes"), "total") / GIB,
                cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")) ? "yes" : "NO");
     }
     g_free(w);
@@ -141,7 +145,7 @@ static void csv_number(GString *out, double v)
 static bool write_csv(const char *path, const Sweep *s, const cJSON *run, GError **err)
 {
     static const char *const cols[] = {"devices", "dp", "tp", "pp", "global_batch", "step_time_s", "samples_per_s",
-                                       "tokens_per_s", "mfu", "tflops_per_device", "memory_per_device_bytes", "fits",
+                                       "tokens_per_s", "mfu", "flops_per_device", "memory_per_device_bytes", "fits",
                                        "error"};
     GString *out = g_string_new(NULL);
     int na = sweep_num_axes(s);
@@ -172,7 +176,7 @@ static bool write_csv(const char *path, const Sweep *s, const cJSON *run, GError
         csv_number(out, num(r, "samples_per_s"));
         csv_number(out, num(r, "tokens_per_s"));
         csv_number(out, num(r, "mfu"));
-        csv_number(out, num(r, "tflops_per_device"));
+        csv_number(out, num(r, "flops_per_device"));
         csv_number(out, num(cJSON_GetObjectItem(r, "memory_per_device_bytes"), "total"));
         csv_field(out, r ? (cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")) ? "true" : "false") : "", false);
         const cJSON *e = cJSON_GetObjectItem(p, "error");
@@ -251,12 +255,13 @@ static bool write_memory_plot(const char *path, const Sweep *s, const cJSON *run
 int cmd_sweep(int argc, char **argv)
 {
     char **vary = NULL;
-    char *csv = NULL, *plot = NULL, *plot_mem = NULL;
+    char *csv = NULL, *plot = NULL, *plot_mem = NULL, *jobs_s = NULL;
     gboolean json = FALSE, weak = FALSE;
-    int jobs = 0;
+    int jobs = 0; /* not given: the number of CPUs */
     GOptionEntry entries[] = {
         {"vary", 0, 0, G_OPTION_ARG_STRING_ARRAY, &vary, "vary KEY over the values (repeatable)", "KEY=V1,V2,..."},
-        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "points run at once (default: the number of CPUs)", "N"},
+        {"jobs", 'j', 0, G_OPTION_ARG_STRING, &jobs_s, "points run at once, 1 to 4096 (default: the number of CPUs)",
+         "N"},
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "write one row per point (RFC 4180)", "FILE"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object with every point's full result", NULL},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "draw scaling curves against device count", "FILE.png|.svg"},
@@ -282,17 +287,20 @@ int cmd_sweep(int argc, char **argv)
         rc = cli_usage_error("sweep: give at least one --vary KEY=V1,V2,... (see --help)");
         goto out;
     }
-    if (jobs < 0) {
-        rc = cli_usage_error("sweep: --jobs must be positive");
+    if (jobs_s && (rc = cli_parse_count("sweep", "--jobs", jobs_s, 1, 4096, &jobs)) != 0)
         goto out;
-    }
+    rc = 2;
     const char *plots[] = {plot, plot_mem};
     const char *plot_opts[] = {"--plot", "--plot-memory"};
     for (int i = 0; i < 2; i++)
         if (plots[i] && !has_plot_ext(plots[i])) {
-            rc = cli_usage_error("sweep: %s %s: the file must end in .png or .svg", plot_opts[i], plots[i]);
+            rc = cli_usage_error("sweep: %s %s: the file must end in .png or .svg", plot_opts[i], SIM_ECHO(plots[i]));
             goto out;
         }
+    const char *ins[] = {argv[1]}, *outs[] = {csv, plot, plot_mem}, *opts[] = {"--csv", "--plot", "--plot-memory"};
+    if ((rc = cli_check_outputs("sweep", ins, 1, outs, opts, 3)) != 0)
+        goto out;
+    rc = 2;
     if (!(s = sweep_load(argv[1], &err))) {
         rc = cli_fail(err);
         goto out;
@@ -324,7 +332,7 @@ int cmd_sweep(int argc, char **argv)
         /* the first error stands for all: usually one bad key or value */
         char *label = sweep_point_label(s, 0);
         const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "points"), 0);
-        rc = cli_usage_error("sweep: no point ran; point 0 (%s): %s", label,
+        rc = cli_usage_error("sweep: no point ran; point 0 (%s): %s", SIM_ECHO(label),
                              cJSON_GetObjectItem(p0, "error")->valuestring);
         g_free(label);
     } else if (failed > 0) {
@@ -343,6 +351,7 @@ out:
     g_free(csv);
     g_free(plot);
     g_free(plot_mem);
+    g_free(jobs_s);
     g_option_context_free(ctx);
     return rc;
 }

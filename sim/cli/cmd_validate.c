@@ -396,14 +396,15 @@ int cmd_validate(int argc, char **argv)
 {
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL, *plot = NULL;
     gboolean json = FALSE;
-    int ranks = 0, nodes = 0;
+    int ranks = 0, nodes = 0; /* 0: not given */
+    char *ranks_s = NULL, *nodes_s = NULL;
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
         {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
          "collective-model parameters (default models/presets/collectives.json)", "FILE"},
         {"op", 0, 0, G_OPTION_ARG_STRING, &op_s, "collective, when the trace does not say (never overrides it)", "OP"},
-        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "ranks that ran, when the trace does not say (OSU); must agree where it does", "N"},
-        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "nodes they ran on, when the trace does not say; must agree where it does", "N"},
+        {"ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_s, "ranks that ran, when the trace does not say (OSU); must agree where it does", "N"},
+        {"nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_s, "nodes they ran on, when the trace does not say; must agree where it does", "N"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "force an algorithm (default auto)", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "force a protocol (default auto)", "PROTO"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
@@ -445,10 +446,14 @@ int cmd_validate(int argc, char **argv)
         rc = cli_usage_error("validate: unknown %s", algo == -2 ? "--algo" : "--proto");
         goto out;
     }
-    if (ranks < 0 || nodes < 0) {
-        rc = cli_usage_error("validate: --ranks and --nodes must be positive");
+    if ((ranks_s && (rc = cli_parse_count("validate", "--ranks", ranks_s, 1, 1 << 22, &ranks)) != 0) ||
+        (nodes_s && (rc = cli_parse_count("validate", "--nodes", nodes_s, 1, 1 << 20, &nodes)) != 0))
         goto out;
-    }
+    const char *plot_opt[] = {"--plot"};
+    if ((rc = cli_check_outputs("validate", (const char *const *)argv + 1, argc - 1, (const char *const *)&plot,
+                                plot_opt, 1)) != 0)
+        goto out;
+    rc = 2;
     Options o = {topology, params, op, algo, proto, ranks, nodes, !json};
     GArray *all = g_array_new(FALSE, FALSE, sizeof(Row));
     cJSON *root = cJSON_CreateObject(), *traces = cJSON_CreateArray();
@@ -492,6 +497,8 @@ out:
     g_free(op_s);
     g_free(algo_s);
     g_free(proto_s);
+    g_free(ranks_s);
+    g_free(nodes_s);
     g_option_context_free(ctx);
     return rc;
 }

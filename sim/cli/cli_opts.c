@@ -1,0 +1,98 @@
+/* Option checks shared by the sub-commands: whole-number options that must be
+ * given as positive numbers (0 is never a silent "default"), and output files
+ * that must not overwrite an input or each other. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int cli_parse_count(const char *cmd, const char *opt, const char *text, int lo, int hi, int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = text && *text ? strtoll(text, &end, 10) : 0;
+    bool ok = text && *text && end && !*end && errno == 0 && v >= lo && v <= hi;
+    if (!ok)
+        return cli_usage_error("%s: %s must be a whole number between %d and %d, not '%s'", cmd, opt, lo, hi,
+                               SIM_ECHO(text ? text : ""));
+    *out = (int)v;
+    return 0;
+}
+
+/* What a path names: the file itself when it exists (so that links and
+ * "./x" match), else its resolved folder and name. */
+typedef struct {
+    bool exists, regular;
+    dev_t dev;
+    ino_t ino;
+    char *canon;
+} FileId;
+
+static FileId file_id(const char *path)
+{
+    FileId id = {0};
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        id.exists = true;
+        id.regular = S_ISREG(st.st_mode);
+        id.dev = st.st_dev;
+        id.ino = st.st_ino;
+    }
+    char *real = realpath(path, NULL);
+    if (real) {
+        id.canon = g_strdup(real);
+        free(real);
+        return id;
+    }
+    char *dir = g_path_get_dirname(path), *base = g_path_get_basename(path);
+    char *rdir = realpath(dir, NULL);
+    id.canon = rdir ? g_build_filename(rdir, base, NULL) : g_canonicalize_filename(path, NULL);
+    free(rdir);
+    g_free(dir);
+    g_free(base);
+    return id;
+}
+
+static bool same_file(const FileId *a, const FileId *b)
+{
+    if (a->exists && b->exists)
+        return a->dev == b->dev && a->ino == b->ino;
+    return strcmp(a->canon, b->canon) == 0;
+}
+
+int cli_check_outputs(const char *cmd, const char *const *inputs, int nin, const char *const *outs,
+                      const char *const *out_opts, int nout)
+{
+    FileId *in = g_new0(FileId, nin > 0 ? nin : 1), *out = g_new0(FileId, nout > 0 ? nout : 1);
+    for (int i = 0; i < nin; i++)
+        if (inputs[i])
+            in[i] = file_id(inputs[i]);
+    for (int i = 0; i < nout; i++)
+        if (outs[i])
+            out[i] = file_id(outs[i]);
+    int rc = 0;
+    for (int o = 0; o < nout && !rc; o++) {
+        /* a device (/dev/null) may take any number of outputs */
+        if (!outs[o] || (out[o].exists && !out[o].regular))
+            continue;
+        for (int i = 0; i < nin && !rc; i++)
+            if (inputs[i] && same_file(&out[o], &in[i]))
+                rc = cli_usage_error("%s: %s %s is the input file %s: it would be overwritten", cmd, out_opts[o],
+                                     SIM_ECHO(outs[o]), SIM_ECHO(inputs[i]));
+        for (int p = 0; p < o && !rc; p++)
+            if (outs[p] && same_file(&out[o], &out[p]))
+                rc = cli_usage_error("%s: %s and %s name the same file %s: one would overwrite the other", cmd,
+                                     out_opts[p], out_opts[o], SIM_ECHO(outs[o]));
+    }
+    for (int i = 0; i < nin; i++)
+        g_free(in[i].canon);
+    for (int i = 0; i < nout; i++)
+        g_free(out[i].canon);
+    g_free(in);
+    g_free(out);
+    return rc;
+}
