@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Golden outputs: every example, `collective` on every preset (closed form for
+# every op; flows at two sizes) and `validate` on every trace in tests/data,
+# compared byte for byte (exit status, stdout, stderr) with the outputs
+# recorded in tests/data/golden.  It holds behaviour fixed across refactoring;
+# a deliberate change of output is recorded again with
+#   bash tests/cli_golden.sh BUILD/shardsim . --update
+# and the diff of tests/data/golden reviewed in the commit.
+# Usage: bash cli_golden.sh SHARDSIM_BINARY SOURCE_DIR [--update]
+set -u
+bin=$(realpath "$1")
+src=$2
+update=${3:-}
+gold=$src/tests/data/golden
+cd "$src" || exit 1
+root=$(pwd -P)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The trace -> preset pairs validate is run on (the nearest preset where the
+# project has none of that exact machine; an error is recorded like a result).
+validate_preset() {
+  case $1 in
+    *v100-sxm2*) echo dgx1-v100 ;;
+    *abci*) echo abci-a100 ;;
+    *a100-40gb-oci*1node*|*sendrecv_a100*) echo dgx-a100 ;;
+    *a100-40gb-oci*2node*) echo "dgx-a100-cluster --nodes 2" ;;
+    *h100-sxm_2node*) echo "dgx-h100-cluster --nodes 2" ;;
+    *h100-pcie*) echo pcie-8gpu ;;
+    *gh200*) echo "dgx-h100-cluster --nodes 2" ;;
+    *mi300x_8gpu*|*mi300x_2node*) echo mi300x-node ;;
+    *mi325x*|*mi355x*) echo mi355x-cluster ;;
+    osu_*) echo "localhost --ranks 2" ;;
+    *) echo localhost ;;
+  esac
+}
+
+cases() { # NAME<TAB>ARGS, one per line, in a fixed order
+  local f p op nodes
+  for f in examples/*.json; do printf 'run-%s\trun --json %s\n' "$(basename "$f" .json)" "$f"; done
+  printf 'sweep-gpt3-1.3b\tsweep --json examples/sweep-gpt3-1.3b-a100.json --vary nodes=1,2,4\n'
+  for f in topologies/presets/*.json; do
+    p=$(basename "$f" .json)
+    nodes="--nodes 2 " # two nodes where the preset grows, else its own size
+    "$bin" collective -t "$p" --nodes 2 --sizes 8 >/dev/null 2>&1 || nodes=""
+    for op in allreduce reducescatter allgather broadcast reduce alltoall; do
+      printf 'coll-%s-%s\tcollective --json -t %s --op %s --sizes 8B:1GiB\n' "$p" "$op" "$p" "$op"
+      printf 'flows-%s-%s\tcollective --json -t %s %s--op %s --sizes 1MiB,64MiB --flows\n' "$p" "$op" "$p" "$nodes" "$op"
+    done
+  done
+  for f in tests/data/traces/*.txt; do
+    case $f in *train-*) continue ;; esac
+    printf 'validate-%s\tvalidate --json -t %s %s\n' "$(basename "$f" .txt)" "$(validate_preset "$(basename "$f")")" "$f"
+  done
+}
+
+run_case() { # ARGS -> the recorded form
+  # shellcheck disable=SC2086
+  timeout 120 "$bin" $1 >"$tmp/out" 2>"$tmp/err"
+  printf 'exit %d\n--- stdout\n' $?
+  # presets are named by absolute path in messages: not part of the behaviour
+  sed "s|$root/||g" "$tmp/out"
+  printf -- '--- stderr\n'
+  sed "s|$root/||g" "$tmp/err"
+}
+
+n=0
+fail=0
+cases >"$tmp/cases"
+if [ "$update" = --update ]; then
+  rm -f "$gold"/*.out
+  cp "$tmp/cases" "$gold/cases.tsv"
+fi
+if ! cmp -s "$tmp/cases" "$gold/cases.tsv"; then
+  echo "FAIL: the list of cases changed (examples, presets or traces added or removed); record again with --update"
+  diff "$gold/cases.tsv" "$tmp/cases" | head -20
+  fail=1
+fi
+while IFS=$'\t' read -r name args; do
+  n=$((n + 1))
+  run_case "$args" >"$tmp/got"
+  if [ "$update" = --update ]; then
+    cp "$tmp/got" "$gold/$name.out"
+  elif ! cmp -s "$tmp/got" "$gold/$name.out"; then
+    echo "FAIL $name: shardsim $args"
+    diff "$gold/$name.out" "$tmp/got" | head -10
+    fail=1
+  fi
+done <"$gold/cases.tsv"
+[ "$fail" -eq 0 ] && echo "golden: $n cases identical to tests/data/golden"
+exit "$fail"
