@@ -359,6 +359,15 @@ static void test_bad_input(void)
     content[0x31] = content[0x32] = content[0x33] = content[0x34] = (char)0x7f;
     CU_ASSERT_TRUE(g_file_set_contents(anchor, content, (gssize)len, NULL));
     expect_input_error(anchor, "more properties than the file has bytes");
+    /* found by fuzz_otf2: a count of 0x08000000 little-endian (8 big-endian)
+     * made libotf2 allocate 2 GiB */
+    content[0x31] = content[0x32] = content[0x33] = 0;
+    content[0x34] = 8;
+    CU_ASSERT_TRUE(g_file_set_contents(anchor, content, (gssize)len, NULL));
+    expect_input_error(anchor, "more properties than the file has bytes");
+    content[1] = 'Q';
+    CU_ASSERT_TRUE(g_file_set_contents(anchor, content, (gssize)len, NULL));
+    expect_input_error(anchor, "unknown byte order");
     content[6] = 'X';
     CU_ASSERT_TRUE(g_file_set_contents(anchor, content, (gssize)len, NULL));
     expect_input_error(anchor, "no OTF2 signature");

@@ -803,10 +803,12 @@ static bool read_archive(Load *L, OTF2_Reader *reader)
  * endianness byte, "OTF2\0", anchor format, trace format, version (3 bytes),
  * two 8-byte chunk sizes, substrate, compression, two 8-byte counts, three
  * NUL-terminated strings (machine, creator, description); from format 2 a
- * 4-byte property count, that many name/value string pairs and an 8-byte
+ * 4-byte property count (in the endianness byte's order), that many name/value string pairs and an 8-byte
  * trace id; from format 3 two 4-byte counts and an end-of-file byte.  Walked
  * here in microseconds; NULL when it holds, else what is wrong. */
 #define ANCHOR_MAX (1 << 20)
+#define ANCHOR_LITTLE 0x42 /* OTF2_LITTLE_ENDIAN */
+#define ANCHOR_BIG 0x23    /* OTF2_BIG_ENDIAN */
 static const char *anchor_layout(const unsigned char *b, size_t n)
 {
     if (n < 7 || memcmp(b + 2, "OTF2", 5) != 0)
@@ -816,6 +818,8 @@ static const char *anchor_layout(const unsigned char *b, size_t n)
     unsigned format = b[7];
     if (format == 0)
         return "anchor format 0";
+    if (b[1] != ANCHOR_LITTLE && b[1] != ANCHOR_BIG)
+        return "unknown byte order";
     if (b[0x1c] > 3 || b[0x1d] > 2)
         return "unknown file substrate or compression";
     size_t p = 0x2e;
@@ -829,10 +833,10 @@ static const char *anchor_layout(const unsigned char *b, size_t n)
         return NULL;
     if (n - p < 4)
         return "the file ends before its property count";
-    /* the count in either byte order: the smaller bounds what must follow */
+    /* in the file's byte order; libotf2 allocates for that many first */
     uint32_t le = (uint32_t)b[p] | (uint32_t)b[p + 1] << 8 | (uint32_t)b[p + 2] << 16 | (uint32_t)b[p + 3] << 24;
     uint32_t be = (uint32_t)b[p + 3] | (uint32_t)b[p + 2] << 8 | (uint32_t)b[p + 1] << 16 | (uint32_t)b[p] << 24;
-    uint64_t props = MIN(le, be);
+    uint64_t props = b[1] == ANCHOR_LITTLE ? le : be;
     p += 4;
     if (2 * props > n - p)
         return "more properties than the file has bytes";
