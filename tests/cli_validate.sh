@@ -49,7 +49,11 @@ cat >"$tmp/osu.txt" <<'OSU'
 OSU
 expect_exit 2 "give --ranks" validate -t dgx-a100 "$tmp/osu.txt"
 check "OSU without --ranks is bad input" [ $? -eq 0 ]
-"$bin" validate --json -t dgx-a100 --ranks 8 "$tmp/osu.txt" >"$tmp/o.json" 2>"$tmp/err"
+expect_exit 2 "give --nodes" validate -t dgx-a100 --ranks 8 "$tmp/osu.txt"
+check "OSU without --nodes is bad input (never one node by default)" [ $? -eq 0 ]
+expect_exit 2 "measured allgather, not allreduce" validate -t dgx-a100 --ranks 8 --nodes 1 --op allreduce "$tmp/osu.txt"
+check "--op cannot contradict an OSU title" [ $? -eq 0 ]
+"$bin" validate --json -t dgx-a100 --ranks 8 --nodes 1 "$tmp/osu.txt" >"$tmp/o.json" 2>"$tmp/err"
 check "OSU with --ranks runs" [ $? -eq 0 ]
 check "OSU allgather sizes become whole buffers (x ranks)" python3 - "$tmp/o.json" <<'PY'
 import json, sys
@@ -74,6 +78,59 @@ expect_exit 2 "says 8 ranks, not 4" validate --ranks 4 -t dgx1-v100 "$v100"
 check "--ranks cannot contradict the trace" [ $? -eq 0 ]
 expect_exit 2 "measured allreduce, not broadcast" validate --op broadcast -t dgx1-v100 "$v100"
 check "--op cannot contradict the trace" [ $? -eq 0 ]
+
+# a file of several runs: each validated and reported on its own
+mi325=$traces/rccl-tests_allreduce_mi325x_1-2-4-8node_hisohara-aac11.txt
+"$bin" validate --json -t mi355x-cluster "$mi325" >"$tmp/runs.json" 2>"$tmp/err"
+check "a file of four runs validates" [ $? -eq 0 ]
+check "one traces entry per run, with its ranks and nodes" python3 - "$tmp/runs.json" "$mi325" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["traces"]
+assert [x["trace"] for x in t] == [sys.argv[2] + "#run%d" % k for k in (1, 2, 3, 4)], t
+assert [(x["run"], x["ranks"], x["nodes"]) for x in t] == [(1, 8, 1), (2, 16, 2), (3, 32, 4), (4, 64, 8)]
+assert all(x["ranks_from"] == "busbw/algbw" and x["n_rows"] == 3 for x in t)
+assert d["n_rows"] == 12 and len(d["rows"]) == 12
+PY
+"$bin" validate -t mi355x-cluster "$mi325" >"$tmp/runs.txt" 2>&1
+check "screen output names every run" [ "$(grep -c '^# .*#run[1-4]: allreduce' "$tmp/runs.txt")" -eq 4 ]
+expect_exit 2 "the trace says 8 ranks (from busbw/algbw), not 16" validate --ranks 16 -t mi355x-cluster "$mi325"
+check "--ranks cannot contradict a run" [ $? -eq 0 ]
+
+# point-to-point OSU: a sendrecv of two ranks, with what the times mean
+lat=$traces/osu_latency_oci-bm-optimized3.36_2node.txt
+bw=$traces/osu_bw_oci-bm-optimized3.36_2node.txt
+"$bin" validate --json -t dgx-a100-cluster --nodes 2 "$lat" "$bw" >"$tmp/p2p.json" 2>"$tmp/err"
+check "osu_latency and osu_bw validate" [ $? -eq 0 ]
+check "as a sendrecv of 2 ranks, bandwidth as the time of a window" python3 - "$tmp/p2p.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+lat, bw = d["traces"]
+assert lat["op"] == bw["op"] == "sendrecv" and lat["ranks"] == bw["ranks"] == 2 and lat["nodes"] == 2
+assert "one-way" in lat["measured"] and "window of 64" in bw["measured"]
+assert abs(lat["rows"][0]["measured_s"] - 1.67e-6) < 1e-15
+r = bw["rows"][0]
+assert r["size_bytes"] == 268435456 and abs(r["measured_s"] - 64 * 268435456 / 12254.16e6) < 1e-9
+assert r["predicted_s"] > 0
+PY
+expect_exit 2 "runs 2 ranks, not 4" validate -t dgx-a100-cluster --nodes 2 --ranks 4 "$lat"
+check "a point-to-point benchmark has 2 ranks" [ $? -eq 0 ]
+
+# files that could be read two ways are refused at their line
+row='  1048576  262144  float  sum  100.0  10.00  17.50  0  100.0  10.00  17.50  0'
+cols='#  size count type redop time algbw busbw error time algbw busbw error'
+printf '# Collective test starting: all_reduce_perf\n%s\n%s\n# Collective test starting: sendrecv_perf\n%s\n%s\n' "$cols" "$row" "$cols" "$row" >"$tmp/two.txt"
+expect_exit 2 "two.txt:4: second table is sendrecv at line 4, the first was allreduce at line 1" validate -t dgx-a100 "$tmp/two.txt"
+check "two collectives in one file are bad input" [ $? -eq 0 ]
+printf '# command: ./sendrecv_perf -g 8\n%s\n%s\n' "$cols" "$row" >"$tmp/norank.txt"
+expect_exit 2 "use --ranks" validate -t dgx-a100 "$tmp/norank.txt"
+check "no Rank lines and a factor of 1: --ranks needed, never 1" [ $? -eq 0 ]
+printf '# command: ./all_reduce_perf\n%s\n%s\n%s\n' "$cols" "$row" "${row/1048576/-2097152}" >"$tmp/neg.txt"
+expect_exit 2 "neg.txt:4: size \"-2097152\"" validate -t dgx-a100 "$tmp/neg.txt"
+check "a negative size is bad input at its line" [ $? -eq 0 ]
+printf '# command: ./all_reduce_perf\n%s\n%s\n%s\n' "$cols" "$row" "$row" >"$tmp/twice.txt"
+expect_exit 2 "twice.txt:4: size 1048576 does not grow" validate -t dgx-a100 "$tmp/twice.txt"
+check "a table given twice is bad input" [ $? -eq 0 ]
 
 echo "cli_validate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -11,28 +11,48 @@
 typedef struct {
     const char *dir;
     const char *file;
+    int run;                    /* 0: a file of one run; k: run k of several */
     size_t rows;
     uint64_t first_size, last_size;
     NcclTestsOp op;
-    int ranks, hosts, per_host; /* 0: the file shows no Rank lines */
+    int ranks, hosts, per_host; /* per_host 0: the file shows no Rank lines */
     int factor_ranks;           /* ranks for the busbw factor */
     const char *device;         /* first device name, NULL if none printed */
     const char *nccl_version;   /* NULL if the output prints none */
 } Expect;
 
+#define MI325X "rccl-tests_allreduce_mi325x_1-2-4-8node_hisohara-aac11.txt"
 static const Expect EXPECT[] = {
-    { DATA_TRACES, "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", 29, 8,
+    { DATA_TRACES, "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", 0, 29, 8,
       2147483648ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", NULL },
-    { DATA_TRACES, "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", 25, 8,
+    { DATA_TRACES, "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", 0, 25, 8,
       134217728ull, NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "Tesla V100-SXM2-16GB", NULL },
-    { DATA_TRACES, "rccl-tests_allreduce_mi300x_8gpu_1node.txt", 31, 8, 8589934592ull,
+    { DATA_TRACES, "rccl-tests_allreduce_mi300x_8gpu_1node.txt", 0, 31, 8, 8589934592ull,
       NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "AMD Instinct MI300X", NULL },
-    { DATA_TRACES, "rccl-tests_allreduce_mi300x_2node-16gpu_roce.txt", 32, 8, 17179869184ull,
+    { DATA_TRACES, "rccl-tests_allreduce_mi300x_2node-16gpu_roce.txt", 0, 32, 8, 17179869184ull,
       NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "AMD Instinct MI300X", "2.22.3" },
-    { DATA_TRACES, "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt", 31, 8,
+    { DATA_TRACES, "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt", 0, 31, 8,
       8589934592ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, NULL, "2.26.6" },
-    { DATA_TRACES, "nccl-tests_sendrecv_a100_8gpu_nvlink.txt", 4, 134217728ull, 1073741824ull,
+    /* sendrecv's factor is 1: busbw/algbw cannot tell the ranks */
+    { DATA_TRACES, "nccl-tests_sendrecv_a100_8gpu_nvlink.txt", 0, 4, 134217728ull, 1073741824ull,
       NCCLTESTS_SENDRECV, 0, 0, 0, 8, NULL, NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_h100-sxm_2node16gpu_8hca_multinode-guide.txt", 0, 6, 268435456ull,
+      8589934592ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H100 80GB HBM3", NULL },
+    /* no Rank lines: 2 ranks from busbw/algbw = 1 */
+    { DATA_TRACES, "nccl-tests_allreduce_h100-pcie-nvlinkbridge_2gpu_nccl-issue1161_PARTIAL.txt", 0, 2,
+      1073741824ull, 2147483648ull, NCCLTESTS_ALLREDUCE, 2, 0, 0, 2, NULL, NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_1node8gpu_nccl2.25.1_ocitutorials-ol.txt", 0, 1,
+      10737418240ull, 10737418240ull, NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "NVIDIA A100-SXM4-40GB", "2.25.1" },
+    { DATA_TRACES, "nccl-tests_allreduce_gh200_2node2gpu_slingshot_cscs-alps.txt", 0, 8, 1048576ull,
+      134217728ull, NCCLTESTS_ALLREDUCE, 2, 2, 1, 2, "NVIDIA GH200 120GB", "2.30.7" },
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.26.5_ocitutorials-ubuntu.txt", 0,
+      1, 10737418240ull, 10737418240ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", NULL },
+    /* four runs under "====== N-node ======" lines, no Rank lines: the nodes
+     * from the separators, 8 ranks a node from busbw/algbw */
+    { DATA_TRACES, MI325X, 1, 3, 4294967296ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 8, 1, 0, 8, NULL, NULL },
+    { DATA_TRACES, MI325X, 2, 3, 4294967296ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 0, 16, NULL, NULL },
+    { DATA_TRACES, MI325X, 3, 3, 4294967296ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 32, 4, 0, 32, NULL, NULL },
+    { DATA_TRACES, MI325X, 4, 3, 4294967296ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 64, 8, 0, 64, NULL, NULL },
 };
 #define N_EXPECT (sizeof EXPECT / sizeof EXPECT[0])
 
@@ -63,42 +83,65 @@ static void check_rows(const NcclTrace *t, double factor)
     }
 }
 
+static void check_expect(const Expect *e, const NcclTrace *t)
+{
+    CU_ASSERT_EQUAL(nccltests_n_rows(t), e->rows);
+    CU_ASSERT_EQUAL(nccltests_row(t, 0)->size_bytes, e->first_size);
+    CU_ASSERT_EQUAL(nccltests_row(t, nccltests_n_rows(t) - 1)->size_bytes, e->last_size);
+    CU_ASSERT_PTR_NULL(nccltests_row(t, nccltests_n_rows(t)));
+    CU_ASSERT_EQUAL(nccltests_op(t), e->op);
+    CU_ASSERT_EQUAL(nccltests_n_ranks(t), e->ranks);
+    CU_ASSERT_EQUAL(nccltests_ranks_from_bw(t), e->per_host == 0 && e->ranks > 0);
+    CU_ASSERT_EQUAL(nccltests_n_hosts(t), e->hosts);
+    CU_ASSERT_EQUAL(nccltests_max_ranks_per_host(t), e->per_host);
+    if (e->device) {
+        CU_ASSERT_EQUAL(nccltests_n_devices(t), 1);
+        CU_ASSERT_STRING_EQUAL(nccltests_device(t, 0), e->device);
+    } else {
+        CU_ASSERT_EQUAL(nccltests_n_devices(t), 0);
+    }
+    if (e->nccl_version) {
+        CU_ASSERT_PTR_NOT_NULL_FATAL(nccltests_nccl_version(t));
+        CU_ASSERT_STRING_EQUAL(nccltests_nccl_version(t), e->nccl_version);
+    } else {
+        CU_ASSERT_PTR_NULL(nccltests_nccl_version(t));
+    }
+    /* every kept trace names where it came from, on what, and how it was run */
+    CU_ASSERT_PTR_NOT_NULL(nccltests_header(t, "source"));
+    CU_ASSERT_PTR_NOT_NULL(nccltests_header(t, "hardware"));
+    CU_ASSERT_TRUE(nccltests_header(t, "command") || nccltests_header(t, "notes"));
+    check_rows(t, nccltests_busbw_factor(e->op, e->factor_ranks));
+}
+
 static void test_real_traces(void)
 {
     for (size_t k = 0; k < N_EXPECT; k++) {
         const Expect *e = &EXPECT[k];
         char *path = g_build_filename(e->dir, e->file, NULL);
         GError *err = NULL;
-        NcclTrace *t = nccltests_load(path, &err);
-        if (!t)
+        NcclRuns *runs = nccltests_load_runs(path, &err);
+        if (!runs)
             fprintf(stderr, "\n%s\n", err ? err->message : path);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(runs);
+        size_t want_runs = 1;
+        for (size_t j = 0; j < N_EXPECT; j++)
+            if (strcmp(EXPECT[j].file, e->file) == 0 && EXPECT[j].run > 0)
+                want_runs = MAX(want_runs, (size_t)EXPECT[j].run);
+        CU_ASSERT_EQUAL(nccltests_runs_n(runs), want_runs);
+        const NcclTrace *t = nccltests_runs_get(runs, e->run > 0 ? (size_t)e->run - 1 : 0);
         CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-        CU_ASSERT_EQUAL(nccltests_n_rows(t), e->rows);
-        CU_ASSERT_EQUAL(nccltests_row(t, 0)->size_bytes, e->first_size);
-        CU_ASSERT_EQUAL(nccltests_row(t, nccltests_n_rows(t) - 1)->size_bytes, e->last_size);
-        CU_ASSERT_PTR_NULL(nccltests_row(t, nccltests_n_rows(t)));
-        CU_ASSERT_EQUAL(nccltests_op(t), e->op);
-        CU_ASSERT_EQUAL(nccltests_n_ranks(t), e->ranks);
-        CU_ASSERT_EQUAL(nccltests_n_hosts(t), e->hosts);
-        CU_ASSERT_EQUAL(nccltests_max_ranks_per_host(t), e->per_host);
-        if (e->device) {
-            CU_ASSERT_EQUAL(nccltests_n_devices(t), 1);
-            CU_ASSERT_STRING_EQUAL(nccltests_device(t, 0), e->device);
-        } else {
-            CU_ASSERT_EQUAL(nccltests_n_devices(t), 0);
-        }
-        if (e->nccl_version) {
-            CU_ASSERT_PTR_NOT_NULL_FATAL(nccltests_nccl_version(t));
-            CU_ASSERT_STRING_EQUAL(nccltests_nccl_version(t), e->nccl_version);
-        } else {
-            CU_ASSERT_PTR_NULL(nccltests_nccl_version(t));
-        }
-        /* every kept trace names where it came from and on what */
-        CU_ASSERT_PTR_NOT_NULL(nccltests_header(t, "source"));
-        CU_ASSERT_PTR_NOT_NULL(nccltests_header(t, "hardware"));
-        CU_ASSERT_PTR_NOT_NULL(nccltests_header(t, "command"));
-        check_rows(t, nccltests_busbw_factor(e->op, e->factor_ranks));
-        nccltests_free(t);
+        char *name = e->run > 0 ? g_strdup_printf("%s#run%d", path, e->run) : g_strdup(path);
+        CU_ASSERT_STRING_EQUAL(nccltests_name(t), name);
+        check_expect(e, t);
+        /* a file of several runs is refused by the one-run reader, at the second */
+        NcclTrace *one = nccltests_load(path, &err);
+        CU_ASSERT_EQUAL(one == NULL, want_runs > 1);
+        if (!one)
+            CU_ASSERT_TRUE(err && strstr(err->message, "a second run starts here"));
+        g_clear_error(&err);
+        nccltests_free(one);
+        nccltests_runs_free(runs);
+        g_free(name);
         g_free(path);
     }
 }
@@ -237,7 +280,9 @@ static void test_old_format_and_noise(void)
     CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_UNKNOWN);
     nccltests_set_op(t, NCCLTESTS_ALLGATHER);
     CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_ALLGATHER);
-    CU_ASSERT_EQUAL(nccltests_n_ranks(t), 4); /* nThread * nGpus: no Rank lines */
+    /* nThread * nGpus counts one process: without Rank lines (and busbw 0.00)
+     * the rank count is unknown, never guessed */
+    CU_ASSERT_EQUAL(nccltests_n_ranks(t), 0);
     CU_ASSERT_EQUAL(nccltests_n_hosts(t), 0);
     CU_ASSERT_STRING_EQUAL(nccltests_nccl_version(t), "2.7.8");
     const NcclTestsRow *r = nccltests_row(t, 1);
@@ -255,8 +300,8 @@ static void test_old_format_and_noise(void)
     CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_BROADCAST);
     nccltests_free(t);
 
-    /* '# op:' wins over everything */
-    const char *named = "# op: reduce_scatter\n# command: ./all_reduce_perf\n"
+    /* '# op:' names what the command line leaves open ... */
+    const char *named = "# op: reduce_scatter\n# command: srun ./bench.sh\n"
                         "           8             2     float     sum   10.00    0.00    0.00  0e+00    10.00    0.00    0.00  0e+00\n";
     t = nccltests_parse("named.txt", named, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
@@ -272,6 +317,8 @@ static void expect_error(const char *dir, const char *name, const char *text, in
     CU_ASSERT_TRUE_FATAL(g_file_set_contents(path, text, -1, NULL));
     GError *err = NULL;
     NcclTrace *t = nccltests_load(path, &err);
+    if (t)
+        fprintf(stderr, "\n%s: read without an error\n", name);
     CU_ASSERT_PTR_NULL(t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
     CU_ASSERT_EQUAL(err->code, SIM_ERROR_INPUT);
@@ -292,6 +339,8 @@ static void expect_error(const char *dir, const char *name, const char *text, in
     "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
 #define ROW8 "           8             2     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n"
 
+#define ROW16 "          16             4     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n"
+
 static void test_malformed(void)
 {
     char *dir = g_dir_make_tmp("nccltests-XXXXXX", NULL);
@@ -300,7 +349,7 @@ static void test_malformed(void)
                  HDR ROW8 "          16             4     float     sum    2x.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
                  4, "out-of-place time \"2x.54\" is not a number");
     expect_error(dir, "inplace.txt",
-                 HDR ROW8 ROW8 "          16             4     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    abc  4e-07\n",
+                 HDR ROW8 ROW16 "          32             8     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    abc  4e-07\n",
                  5, "in-place busbw \"abc\"");
     expect_error(dir, "truncated.txt", HDR ROW8 "          16             4     float     sum    22.54    0.00\n",
                  4, "result row has 6 fields, expected 12");
@@ -322,6 +371,98 @@ static void test_malformed(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
     CU_ASSERT_EQUAL(err->code, SIM_ERROR_INPUT);
     g_clear_error(&err);
+}
+
+#define COLS "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+/* busbw/algbw = 1.75: 8 ranks of an allreduce; 1.5: 4 ranks */
+#define ROW_R8 "     1048576        262144     float     sum   100.00   10.00   17.50  0   100.00   10.00   17.50  0\n"
+#define ROW_R4 "     2097152        524288     float     sum   200.00   10.00   15.00  0   200.00   10.00   15.00  0\n"
+#define RANK(n, host) "#  Rank  " #n " Group  0 Pid  1 on " host " device  " #n " [0x1] GPU\n"
+
+/* A file that could be read two ways is bad input, at the line that shows it. */
+static void test_contradictions(void)
+{
+    char *dir = g_dir_make_tmp("nccltests-XXXXXX", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    expect_error(dir, "twoops.txt",
+                 "# source: t\n# Collective test starting: all_reduce_perf\n" COLS ROW8
+                 "# Collective test starting: sendrecv_perf\n" COLS ROW8,
+                 5, "second table is sendrecv at line 5, the first was allreduce at line 2");
+    expect_error(dir, "opcmd.txt", "# op: allreduce\n# command: ./sendrecv_perf -g 2\n" COLS ROW8, 1,
+                 "'# op:' says allreduce, but '# command:' at line 2 runs sendrecv");
+    expect_error(dir, "cmdout.txt", "# command: ./all_reduce_perf\n# Collective test starting: all_gather_perf\n" COLS ROW8,
+                 2, "the output says allgather, but '# command:' at line 1 runs allreduce");
+    expect_error(dir, "opout.txt", "# op: allreduce\n# Collective test starting: all_gather_perf\n" COLS ROW8, 2,
+                 "the output says allgather, but '# op:' at line 1 says allreduce");
+    expect_error(dir, "twice.txt", HDR ROW8 ROW16 ROW8, 5, "size 8 does not grow from 16 at line 4");
+    expect_error(dir, "negsize.txt", HDR ROW8 "          -8             2     float     sum    22.54    0.00    0.00  0    24.94    0.00    0.00  0\n",
+                 4, "size \"-8\" is not a whole number of bytes");
+    expect_error(dir, "ranks.txt", "# Collective test starting: all_reduce_perf\n" RANK(0, "h") RANK(1, "h") COLS ROW_R8, 5,
+                 "busbw/algbw of allreduce says 8 ranks, but the Rank lines list 2");
+    expect_error(dir, "ratios.txt", "# command: all_reduce_perf\n" COLS ROW_R8 ROW_R4, 3,
+                 "busbw/algbw ratios disagree on the rank count");
+    expect_error(dir, "nthread.txt", "# command: all_reduce_perf\n# nThread 1 nGpus 8 minBytes 8\n" COLS ROW_R4, 4,
+                 "4 ranks, but nThread 1 x nGpus 8 makes 8 in one process");
+    expect_error(dir, "stated.txt",
+                 "# Collective test starting: all_reduce_perf\n# Collective test concluded: all_gather_perf\n" COLS ROW8, 2,
+                 "this run says allgather here and allreduce at line 1");
+    g_rmdir(dir);
+    g_free(dir);
+}
+
+static void test_runs_and_ranks(void)
+{
+    GError *err = NULL;
+    /* a header repeated after rows starts a second run: each read on its own */
+    const char *two = "# source: t\n# command: all_reduce_perf\n====== 1-node ======\n" COLS ROW_R8
+                      "=== 2 nodes ===\n" COLS ROW_R4;
+    CU_ASSERT_PTR_NULL(nccltests_parse("two.txt", two, &err));
+    CU_ASSERT_TRUE(err && g_str_has_prefix(err->message, "two.txt:6: a second run starts here (the file holds 2 runs"));
+    g_clear_error(&err);
+    NcclRuns *runs = nccltests_parse_runs("two.txt", two, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(runs);
+    CU_ASSERT_EQUAL(nccltests_runs_n(runs), 2);
+    const NcclTrace *a = nccltests_runs_get(runs, 0), *b = nccltests_runs_get(runs, 1);
+    CU_ASSERT_PTR_NULL(nccltests_runs_get(runs, 2));
+    CU_ASSERT_STRING_EQUAL(nccltests_name(a), "two.txt#run1");
+    CU_ASSERT_STRING_EQUAL(nccltests_name(b), "two.txt#run2");
+    CU_ASSERT_EQUAL(nccltests_n_ranks(a), 8);
+    CU_ASSERT_EQUAL(nccltests_n_ranks(b), 4);
+    CU_ASSERT_TRUE(nccltests_ranks_from_bw(a));
+    CU_ASSERT_EQUAL(nccltests_n_hosts(a), 1);
+    CU_ASSERT_EQUAL(nccltests_n_hosts(b), 2);
+    CU_ASSERT_EQUAL(nccltests_n_rows(a), 1);
+    CU_ASSERT_EQUAL(nccltests_row(b, 0)->line, 8);
+    CU_ASSERT_EQUAL(nccltests_op(b), NCCLTESTS_ALLREDUCE);
+    CU_ASSERT_STRING_EQUAL(nccltests_header(b, "source"), "t"); /* headers belong to every run */
+    nccltests_runs_free(runs);
+
+    /* the op from the one binary the notes name; several name none */
+    NcclTrace *t = nccltests_parse("n.txt", "# notes: mpirun -np 8 ./all_gather_perf -b 8\n" COLS ROW8, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_ALLGATHER);
+    nccltests_free(t);
+    t = nccltests_parse("n.txt", "# notes: all_gather_perf, then sendrecv_perf\n" COLS ROW8, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_UNKNOWN);
+    /* the rank count follows the op a caller sets: 1.75 is 8 ranks of an
+     * allreduce, nothing for a broadcast */
+    CU_ASSERT_EQUAL(nccltests_n_ranks(t), 0);
+    nccltests_free(t);
+    t = nccltests_parse("r.txt", COLS ROW_R8, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_n_ranks(t), 0);
+    nccltests_set_op(t, NCCLTESTS_ALLREDUCE);
+    CU_ASSERT_EQUAL(nccltests_n_ranks(t), 8);
+    nccltests_set_op(t, NCCLTESTS_BROADCAST);
+    CU_ASSERT_EQUAL(nccltests_n_ranks(t), 0);
+    nccltests_free(t);
+    /* an operation named on a command line of the output */
+    t = nccltests_parse("c.txt", "$ mpirun -np 4 ./build/reduce_scatter_perf -b 8\n" COLS ROW8, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_REDUCESCATTER);
+    nccltests_free(t);
+    CU_ASSERT_PTR_NULL(err);
 }
 
 /* Found by fuzzing: a version line naming nccl-library twice leaked the
@@ -352,6 +493,8 @@ int main(void)
     CU_add_test(s, "old format and noise", test_old_format_and_noise);
     CU_add_test(s, "malformed input", test_malformed);
     CU_add_test(s, "repeated version", test_repeated_version);
+    CU_add_test(s, "contradictions", test_contradictions);
+    CU_add_test(s, "runs and ranks", test_runs_and_ranks);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();

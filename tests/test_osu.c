@@ -140,9 +140,9 @@ static void test_osu_ops(void)
         g_free(text);
         osu_free(t);
     }
-    /* '# op:' wins over the title; '# command:' is used when nothing else tells */
-    OsuTrace *t = parse_ok("# op: alltoall\n# OSU MPI Allreduce Latency Test v7.3\n# Size Avg Latency(us)\n8 1\n");
-    CU_ASSERT_EQUAL(osu_op(t), NCCLTESTS_ALLTOALL);
+    /* '# op:' agreeing with the title; '# command:' is used when nothing else tells */
+    OsuTrace *t = parse_ok("# op: allreduce\n# OSU MPI Allreduce Latency Test v7.3\n# Size Avg Latency(us)\n8 1\n");
+    CU_ASSERT_EQUAL(osu_op(t), NCCLTESTS_ALLREDUCE);
     osu_free(t);
     t = parse_ok("# command: mpirun -np 4 ./osu_reduce_scatter -f\n# Size Avg Latency(us)\n8 1\n");
     CU_ASSERT_EQUAL(osu_op(t), NCCLTESTS_REDUCESCATTER);
@@ -156,9 +156,26 @@ static void test_osu_ops(void)
     CU_ASSERT_EQUAL(osu_op(t), NCCLTESTS_UNKNOWN);
     CU_ASSERT_PTR_NULL(osu_title(t));
     osu_free(t);
-    /* point-to-point latency tables read too (op unknown) */
+    /* point-to-point: a sendrecv of two ranks, latency or bandwidth */
     t = parse_ok("# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n0                       0.21\n");
     CU_ASSERT_EQUAL(osu_n_rows(t), 1);
+    CU_ASSERT_EQUAL(osu_op(t), NCCLTESTS_SENDRECV);
+    CU_ASSERT_EQUAL(osu_metric(t), OSU_LATENCY);
+    osu_free(t);
+    t = parse_ok("# OSU MPI-CUDA Bi-Directional Bandwidth Test v7.3\n# Size      Bandwidth (MB/s)\n1 0.50\n4194304 24000.5\n");
+    CU_ASSERT_EQUAL(osu_op(t), NCCLTESTS_SENDRECV);
+    CU_ASSERT_EQUAL(osu_metric(t), OSU_BIBANDWIDTH);
+    CU_ASSERT_DOUBLE_EQUAL(osu_row(t, 1)->bw_mbs, 24000.5, 0);
+    CU_ASSERT_TRUE(isnan(osu_row(t, 1)->avg_us));
+    osu_free(t);
+    t = parse_ok("# command: mpirun -np 2 ./osu_bw -m 8:8\n# Size      Bandwidth(MB/s)\n8 10\n");
+    CU_ASSERT_EQUAL(osu_metric(t), OSU_BANDWIDTH);
+    osu_free(t);
+    /* the one benchmark the notes name; several name none */
+    t = parse_ok("# notes: mpirun -n 8 osu_allgather -f\n# Size Avg Latency(us)\n8 1\n");
+    CU_ASSERT_EQUAL(osu_op(t), NCCLTESTS_ALLGATHER);
+    osu_free(t);
+    t = parse_ok("# notes: osu_latency, then osu_allgather\n# Size Avg Latency(us)\n8 1\n");
     CU_ASSERT_EQUAL(osu_op(t), NCCLTESTS_UNKNOWN);
     osu_free(t);
 }
@@ -187,12 +204,12 @@ static void test_osu_malformed(void)
     s = g_strconcat(H, "99999999999999999999 2.0\n", NULL);
     expect_error(s, "t.txt:3: size \"99999999999999999999\" is not a whole number of bytes");
     g_free(s);
-    expect_error("# OSU MPI Bandwidth Test v7.3\n# Size      Bandwidth (MB/s)\n1 0.5\n",
-                 "t.txt:2: column \"Bandwidth\" is not one this reader knows");
+    expect_error("# OSU MPI Message Rate Test v7.3\n# Size      Messages/s\n1 0.5\n",
+                 "t.txt:2: column \"Messages/s\" is not one this reader knows");
     expect_error("# OSU MPI Allreduce Latency Test v7.3\n# Avg Latency(us)\n1.5\n",
                  "t.txt:2: column header has no Size column");
-    expect_error(H, "t.txt:2: no result rows (expected OSU collective latency output)");
-    expect_error("", "t.txt:0: no result rows (expected OSU collective latency output)");
+    expect_error(H, "t.txt:2: no result rows (expected OSU latency or bandwidth output)");
+    expect_error("", "t.txt:0: no result rows (expected OSU latency or bandwidth output)");
     expect_error("# op: gather\n# Size Avg Latency(us)\n1 1\n", "t.txt:1: unknown collective \"gather\" in '# op:'");
     expect_error("# Size Avg Latency(us) Min Latency(us) Max Latency(us) Iterations\n1 5.0 6.0 7.0 10\n",
                  "t.txt:2: average latency 5 us is outside [min, max] = [6, 7]");
@@ -226,12 +243,118 @@ static void test_osu_malformed(void)
     g_free(dir);
 }
 
+/* Files that could be read two ways are bad input, at the line that shows it. */
+static void test_osu_contradictions(void)
+{
+    const char *H = "# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n";
+    char *s = g_strconcat(H, "4 2.0\n8 2.5\n# OSU MPI Allgather Latency Test v7.3\n# Size       Avg Latency(us)\n4 3.0\n", NULL);
+    expect_error(s, "t.txt:5: second table is osu_allgather at line 5, the first was osu_allreduce at line 1");
+    g_free(s);
+    s = g_strconcat(H, "4 2.0\n", H, "4 2.0\n", NULL);
+    expect_error(s, "t.txt:4: a second osu_allreduce output starts here (the first at line 1): give each run its own file");
+    g_free(s);
+    s = g_strconcat(H, "4 2.0\n8 2.5\n4 2.0\n8 2.5\n", NULL);
+    expect_error(s, "t.txt:5: size 4 does not grow from 8 at line 4 (a table given twice?)");
+    g_free(s);
+    s = g_strconcat(H, "4 2.0\n-8 2.5\n", NULL);
+    expect_error(s, "t.txt:4: size \"-8\" is not a whole number of bytes");
+    g_free(s);
+    expect_error("# op: alltoall\n# OSU MPI Allreduce Latency Test v7.3\n# Size Avg Latency(us)\n8 1\n",
+                 "t.txt:1: '# op:' says alltoall, but the title at line 2 is osu_allreduce");
+    expect_error("# command: mpirun ./osu_bcast\n# OSU MPI Allreduce Latency Test v7.3\n# Size Avg Latency(us)\n8 1\n",
+                 "t.txt:1: '# command:' runs osu_bcast, but the title at line 2 is osu_allreduce");
+    expect_error("# OSU MPI Bandwidth Test v7.3\n# Size Avg Latency(us)\n8 1\n",
+                 "t.txt:2: a latency column, but osu_bw is a bandwidth test");
+    expect_error("# OSU MPI Latency Test v7.3\n# Size Bandwidth (MB/s)\n8 1\n",
+                 "t.txt:2: a bandwidth column, but osu_latency is a latency test");
+    expect_error("# Size Bandwidth (MB/s)\n8 1\n",
+                 "t.txt:1: a bandwidth table, but no title or '# command:' tells osu_bw from osu_bibw");
+    expect_error("# OSU MPI Bandwidth Test v7.3\n# Size Bandwidth (MB/s)\n8 -1\n",
+                 "t.txt:3: bandwidth \"-1\" is not a number >= 0");
+    expect_error("# OSU MPI Latency Test v7.3\n# Size Bandwidth (MB/s) Latency (us)\n8 1 1\n",
+                 "t.txt:2: column header has both a latency and a bandwidth column");
+    /* each datatype block starts its sizes afresh */
+    s = g_strconcat(H, "4 2.0\n8 2.5\n# Datatype: MPI_INT.\n# Size       Avg Latency(us)\n4 2.0\n", NULL);
+    OsuTrace *t = parse_ok(s);
+    CU_ASSERT_EQUAL(osu_n_rows(t), 3);
+    osu_free(t);
+    g_free(s);
+}
+
+/* The published OSU traces: counted by hand from the files. */
+static void test_osu_real_traces(void)
+{
+    static const struct {
+        const char *file;
+        size_t rows;
+        uint64_t first, last;
+        double first_value, last_value; /* avg_us or bw_mbs as printed */
+        NcclTestsOp op;
+        OsuMetric metric;
+        const char *datatype;
+    } cases[] = {
+        { "osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt", 27, 4, 268435456, 11.69,
+          496306.98, NCCLTESTS_ALLREDUCE, OSU_LATENCY, "MPI_INT" },
+        { "osu_alltoall_oci-bm-optimized3.36_1node36proc_ocitutorials.txt", 27, 1, 67108864, 10.29, 747888.64,
+          NCCLTESTS_ALLTOALL, OSU_LATENCY, "MPI_CHAR" },
+        { "osu_bw_oci-bm-optimized3.36_2node.txt", 1, 268435456, 268435456, 12254.16, 12254.16,
+          NCCLTESTS_SENDRECV, OSU_BANDWIDTH, NULL },
+        { "osu_latency_oci-bm-optimized3.36_2node.txt", 1, 1, 1, 1.67, 1.67, NCCLTESTS_SENDRECV, OSU_LATENCY, NULL },
+    };
+    int listed = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *path = g_build_filename(SHARDSIM_SOURCE_DIR, "tests", "data", "traces", cases[i].file, NULL);
+        GError *err = NULL;
+        OsuTrace *t = osu_load(path, &err);
+        if (!t)
+            fprintf(stderr, "\n%s\n", err->message);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        size_t n = osu_n_rows(t);
+        CU_ASSERT_EQUAL(n, cases[i].rows);
+        CU_ASSERT_EQUAL(osu_op(t), cases[i].op);
+        CU_ASSERT_EQUAL(osu_metric(t), cases[i].metric);
+        CU_ASSERT_STRING_EQUAL(osu_version(t), "7.5");
+        const OsuRow *a = osu_row(t, 0), *b = osu_row(t, n - 1);
+        bool bw = cases[i].metric != OSU_LATENCY;
+        CU_ASSERT_EQUAL(a->size_bytes, cases[i].first);
+        CU_ASSERT_EQUAL(b->size_bytes, cases[i].last);
+        CU_ASSERT_DOUBLE_EQUAL(bw ? a->bw_mbs : a->avg_us, cases[i].first_value, 1e-9);
+        CU_ASSERT_DOUBLE_EQUAL(bw ? b->bw_mbs : b->avg_us, cases[i].last_value, 1e-9);
+        CU_ASSERT_TRUE(cases[i].datatype ? a->datatype && strcmp(a->datatype, cases[i].datatype) == 0
+                                         : a->datatype == NULL);
+        CU_ASSERT_PTR_NOT_NULL(osu_header(t, "source"));
+        CU_ASSERT_PTR_NOT_NULL(osu_header(t, "hardware"));
+        osu_free(t);
+        g_free(path);
+        g_clear_error(&err);
+    }
+    /* every OSU file in the folder is listed above */
+    GDir *dir = g_dir_open(SHARDSIM_SOURCE_DIR "/tests/data/traces", 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    const char *name;
+    while ((name = g_dir_read_name(dir))) {
+        if (!g_str_has_prefix(name, "osu_"))
+            continue;
+        bool found = false;
+        for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+            found |= strcmp(cases[i].file, name) == 0;
+        if (!found)
+            fprintf(stderr, "\n%s has no expectations in test_osu.c\n", name);
+        CU_ASSERT_TRUE(found);
+        listed++;
+    }
+    g_dir_close(dir);
+    CU_ASSERT_EQUAL(listed, (int)G_N_ELEMENTS(cases));
+}
+
 static const TestCase tests[] = {
     { "v7 average only", test_osu_v7_avg },
     { "full table with provenance", test_osu_full_provenance },
     { "tail latency, validation, datatypes", test_osu_tail_validation_datatypes },
     { "collective from title, op, command", test_osu_ops },
     { "malformed input", test_osu_malformed },
+    { "contradictions", test_osu_contradictions },
+    { "published traces", test_osu_real_traces },
 };
 
 TEST_MAIN("osu", tests)

@@ -2,12 +2,13 @@
 #include "trace_text.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct NcclTrace {
+struct NcclTrace { /* one run */
     char *name;
     GArray *rows;          /* NcclTestsRow */
     GStringChunk *strings; /* row type/redop strings */
@@ -18,6 +19,15 @@ struct NcclTrace {
     GPtrArray *devices;
     char *nccl_version;
     int nthread, ngpus;
+    int sep_nodes;  /* "N-node" on a "=== ... ===" separator line; 0 if none */
+    int first_line; /* where the run starts */
+    /* what the run itself says about the collective */
+    NcclTestsOp op_stated, op_seen; /* "Collective test starting:"; another line naming a binary */
+    int op_stated_line, op_seen_line, op_line;
+};
+
+struct NcclRuns {
+    GPtrArray *runs; /* NcclTrace */
 };
 
 /* Column positions of one result table; -1 where absent. */
@@ -27,13 +37,12 @@ typedef struct {
     int time[2], alg[2], bus[2];
 } Layout;
 
-
-
-
-
-
-
-
+/* What the file's provenance headers say about the collective (every run). */
+typedef struct {
+    NcclTestsOp named, command, prov;
+    int named_line, command_line, prov_line;
+    unsigned prov_mask; /* every binary named in the other headers */
+} FileOps;
 
 static const struct {
     const char *binary;
@@ -99,29 +108,38 @@ double nccltests_busbw_factor(NcclTestsOp op, int nranks)
     return NAN;
 }
 
-/* The first benchmark binary named as a word in `s` ("./build/all_reduce_perf",
- * "all_reduce_perf_mpi"); "reduce_perf" must not match inside "all_reduce_perf". */
-static NcclTestsOp op_mentioned(const char *s)
+/* The benchmark binaries named as words in `s` ("./build/all_reduce_perf",
+ * "all_reduce_perf_mpi"; "reduce_perf" must not match inside
+ * "all_reduce_perf"): a mask of 1 << op, and the first one in *first. */
+static unsigned ops_mentioned(const char *s, NcclTestsOp *first)
 {
     const char *best = NULL;
-    NcclTestsOp op = NCCLTESTS_UNKNOWN;
+    unsigned mask = 0;
+    *first = NCCLTESTS_UNKNOWN;
     for (size_t i = 0; i < N_OPS; i++) {
         size_t n = strlen(OPS[i].binary);
         for (const char *p = strstr(s, OPS[i].binary); p; p = strstr(p + 1, OPS[i].binary)) {
             bool left = p == s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
             bool right = !isalnum((unsigned char)p[n]);
             if (left && right) {
+                mask |= 1u << OPS[i].op;
                 if (!best || p < best) {
                     best = p;
-                    op = OPS[i].op;
+                    *first = OPS[i].op;
                 }
                 break;
             }
         }
     }
-    return op;
+    return mask;
 }
 
+static NcclTestsOp op_mentioned(const char *s)
+{
+    NcclTestsOp op;
+    ops_mentioned(s, &op);
+    return op;
+}
 
 /* Layout from a column-header line's tokens (after the '#'). */
 static bool layout_from_header(const TraceTok *t, int n, Layout *L)
@@ -216,6 +234,16 @@ static bool parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, 
             *dst[g][k] = v;
         }
     }
+    if (tr->rows->len > 0) {
+        const NcclTestsRow *prev = &g_array_index(tr->rows, NcclTestsRow, tr->rows->len - 1);
+        if (r.size_bytes <= prev->size_bytes) {
+            trace_input_error(err, tr->name, line,
+                              "size %" PRIu64 " does not grow from %" PRIu64 " at line %d (a second table "
+                              "without its own column header?)",
+                              r.size_bytes, prev->size_bytes, prev->line);
+            return false;
+        }
+    }
     g_array_append_val(tr->rows, r);
     return true;
 }
@@ -292,8 +320,25 @@ static const char *strip_launcher_prefix(const char *s)
     return s;
 }
 
-static void trace_free_contents(NcclTrace *t)
+static NcclTrace *run_new(const char *name, int first_line)
 {
+    NcclTrace *tr = g_new0(NcclTrace, 1);
+    tr->name = g_strdup(name);
+    tr->rows = g_array_new(FALSE, FALSE, sizeof(NcclTestsRow));
+    tr->strings = g_string_chunk_new(256);
+    tr->hkeys = g_ptr_array_new_with_free_func(g_free);
+    tr->hvals = g_ptr_array_new_with_free_func(g_free);
+    tr->ranks = g_hash_table_new(g_direct_hash, g_direct_equal);
+    tr->hosts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    tr->devices = g_ptr_array_new_with_free_func(g_free);
+    tr->first_line = first_line;
+    return tr;
+}
+
+void nccltests_free(NcclTrace *t)
+{
+    if (!t)
+        return;
     g_free(t->name);
     g_array_free(t->rows, TRUE);
     g_string_chunk_free(t->strings);
@@ -303,157 +348,442 @@ static void trace_free_contents(NcclTrace *t)
     g_hash_table_destroy(t->hosts);
     g_ptr_array_free(t->devices, TRUE);
     g_free(t->nccl_version);
-}
-
-void nccltests_free(NcclTrace *t)
-{
-    if (!t)
-        return;
-    trace_free_contents(t);
     g_free(t);
 }
 
-NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
+void nccltests_runs_free(NcclRuns *r)
 {
-    NcclTrace *tr = g_new0(NcclTrace, 1);
-    tr->name = g_strdup(name ? name : "(text)");
-    tr->rows = g_array_new(FALSE, FALSE, sizeof(NcclTestsRow));
-    tr->strings = g_string_chunk_new(256);
-    tr->hkeys = g_ptr_array_new_with_free_func(g_free);
-    tr->hvals = g_ptr_array_new_with_free_func(g_free);
-    tr->ranks = g_hash_table_new(g_direct_hash, g_direct_equal);
-    tr->hosts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    tr->devices = g_ptr_array_new_with_free_func(g_free);
+    if (!r)
+        return;
+    g_ptr_array_free(r->runs, TRUE);
+    g_free(r);
+}
 
-    NcclTestsOp op_named = NCCLTESTS_UNKNOWN, op_command = NCCLTESTS_UNKNOWN;
-    NcclTestsOp op_mention = NCCLTESTS_UNKNOWN;
-    Layout layout = {0};
-    bool have_layout = false;
-    bool in_provenance = true, last_was_provenance = false;
-    int lineno = 0;
-    const char *p = text ? text : "";
+size_t nccltests_runs_n(const NcclRuns *r) { return r->runs->len; }
+
+NcclTrace *nccltests_runs_get(const NcclRuns *r, size_t i)
+{
+    return i < r->runs->len ? r->runs->pdata[i] : NULL;
+}
+
+/* nccl-tests prints busbw = algbw * factor(n) (GetBw in src/<op>.cu), both
+ * rounded to 2 decimals; the factor c(n-1)/n then gives n back.  Every row
+ * (out-of-place and in-place, algbw >= 1 GB/s) bounds n; the rank count when
+ * exactly one integer is in all bounds, else 0 (1 with *contradiction set
+ * when the rows disagree). */
+static int ranks_from_bw(const NcclTrace *t, NcclTestsOp op, bool *contradiction)
+{
+    double c = op == NCCLTESTS_ALLREDUCE ? 2
+               : (op == NCCLTESTS_REDUCESCATTER || op == NCCLTESTS_ALLGATHER || op == NCCLTESTS_ALLTOALL) ? 1
+                                                                                                      : 0;
+    double lo = 1, hi = 1e6, half = 0.00501; /* half a printed unit, and a little */
+    int used = 0;
+    *contradiction = false;
+    for (guint i = 0; c > 0 && i < t->rows->len; i++) {
+        const NcclTestsRow *r = &g_array_index(t->rows, NcclTestsRow, i);
+        double a[2] = { r->algbw_gbs, r->ip_algbw_gbs }, b[2] = { r->busbw_gbs, r->ip_busbw_gbs };
+        for (int g = 0; g < 2; g++) {
+            if (!(a[g] >= 1.0) || !isfinite(b[g]))
+                continue;
+            double flo = MAX(0.0, b[g] - half) / (a[g] + half), fhi = (b[g] + half) / (a[g] - half);
+            lo = MAX(lo, flo < c ? c / (c - flo) : INFINITY);
+            hi = MIN(hi, fhi < c ? c / (c - fhi) : INFINITY);
+            used++;
+        }
+    }
+    if (!used)
+        return 0;
+    double nmin = ceil(lo - 1e-9), nmax = floor(hi + 1e-9);
+    *contradiction = nmin > nmax;
+    return nmin == nmax ? (int)nmin : 0;
+}
+
+/* Rank lines, busbw/algbw and nThread x nGpus must tell one story. */
+static bool check_ranks(const char *name, const NcclTrace *t, GError **err)
+{
+    bool contra = false;
+    int listed = (int)g_hash_table_size(t->ranks), from_bw = ranks_from_bw(t, t->op, &contra);
+    int line = g_array_index(t->rows, NcclTestsRow, 0).line;
+    if (contra) {
+        trace_input_error(err, name, line, "the rows' busbw/algbw ratios disagree on the rank count (edited rows, "
+                          "or two runs in one table?)");
+        return false;
+    }
+    if (listed > 0 && from_bw > 0 && listed != from_bw) {
+        trace_input_error(err, name, line, "busbw/algbw of %s says %d ranks, but the Rank lines list %d",
+                          nccltests_op_name(t->op), from_bw, listed);
+        return false;
+    }
+    long long per_process = t->nthread > 0 && t->ngpus > 0 ? (long long)t->nthread * t->ngpus : 0;
+    int n = listed > 0 ? listed : from_bw;
+    if (n > 0 && per_process > n) {
+        trace_input_error(err, name, line, "%d ranks, but nThread %d x nGpus %d makes %lld in one process", n,
+                          t->nthread, t->ngpus, per_process);
+        return false;
+    }
+    return true;
+}
+
+/* The parser's state over the whole file. */
+typedef struct {
+    const char *name;
+    GPtrArray *runs;  /* finished runs */
+    NcclTrace *cur;   /* the run being read */
+    GPtrArray *hkeys, *hvals;
+    FileOps ops;
+    Layout layout;
+    bool have_layout, in_provenance, last_was_provenance;
+    int lineno;
+    GError **err;
+} Parser;
+
+/* A line that opens a run (banner, parameters, devices, column header,
+ * separator): after rows, it starts the next run. */
+static void run_boundary(Parser *P)
+{
+    if (P->cur->rows->len == 0)
+        return;
+    g_ptr_array_add(P->runs, P->cur);
+    P->cur = run_new(P->name, P->lineno);
+    P->have_layout = false;
+}
+
+/* "N-node" or "N nodes" in a separator line; 0 if none. */
+static int nodes_in(const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        if (!isdigit((unsigned char)*p) || (p > s && isdigit((unsigned char)p[-1])))
+            continue;
+        char *end = NULL;
+        long v = strtol(p, &end, 10);
+        while (*end == '-' || *end == ' ')
+            end++;
+        if (v > 0 && v < 1000000 && g_ascii_strncasecmp(end, "node", 4) == 0)
+            return (int)v;
+    }
+    return 0;
+}
+
+static bool note_stated_op(Parser *P, const char *s)
+{
+    NcclTestsOp op = op_mentioned(s);
+    NcclTrace *r = P->cur;
+    if (op == NCCLTESTS_UNKNOWN)
+        return true;
+    if (r->op_stated == NCCLTESTS_UNKNOWN) {
+        r->op_stated = op;
+        r->op_stated_line = P->lineno;
+    } else if (r->op_stated != op) {
+        trace_input_error(P->err, P->name, P->lineno, "this run says %s here and %s at line %d",
+                          nccltests_op_name(op), nccltests_op_name(r->op_stated), r->op_stated_line);
+        return false;
+    }
+    return true;
+}
+
+static void note_seen_op(Parser *P, const char *s)
+{
+    NcclTrace *r = P->cur;
+    if (r->op_seen != NCCLTESTS_UNKNOWN)
+        return;
+    r->op_seen = op_mentioned(s);
+    r->op_seen_line = P->lineno;
+}
+
+static bool provenance_line(Parser *P, const char *s, int klen)
+{
+    char *key = g_ascii_strdown(s + 2, klen);
+    char *val = g_strstrip(g_strdup(s + 2 + klen + 1));
+    FileOps *F = &P->ops;
+    bool ok = true;
+    if (strcmp(key, "command") == 0 && F->command == NCCLTESTS_UNKNOWN) {
+        F->command = op_mentioned(val);
+        F->command_line = P->lineno;
+    } else if (strcmp(key, "op") == 0) {
+        F->named = nccltests_op_from_name(val);
+        F->named_line = P->lineno;
+        if (F->named == NCCLTESTS_UNKNOWN) {
+            trace_input_error(P->err, P->name, P->lineno, "unknown collective \"%s\" in '# op:'", val);
+            ok = false;
+        }
+    } else {
+        NcclTestsOp first;
+        unsigned m = ops_mentioned(val, &first);
+        if (m && !F->prov_mask) {
+            F->prov = first;
+            F->prov_line = P->lineno;
+        }
+        F->prov_mask |= m;
+    }
+    g_ptr_array_add(P->hkeys, key);
+    g_ptr_array_add(P->hvals, val);
+    P->last_was_provenance = true;
+    return ok;
+}
+
+static void version_line(NcclTrace *tr, const TraceTok *toks, int n)
+{
+    for (int i = 1; i < n && i < TRACE_MAX_TOKS && !tr->nccl_version; i++) {
+        if (toks[i].len > 13 && strncmp(toks[i].s, "nccl-library=", 13) == 0) {
+            int code = 0;
+            TraceTok c = { toks[i].s + 13, toks[i].len - 13 };
+            if (trace_tok_int(c, &code) && code > 0)
+                tr->nccl_version = version_from_code(code);
+        }
+    }
+}
+
+/* A '#' line that is not provenance (s points at the '#'). */
+static bool comment_line(Parser *P, const char *s)
+{
     TraceTok toks[TRACE_MAX_TOKS];
+    P->in_provenance = P->last_was_provenance = false;
+    int n = trace_tokenize(s + 1, toks);
+    bool banner = n >= 1 && trace_tok_is(toks[0], "nccl-tests");
+    bool starting = strstr(s, "Collective test starting") != NULL;
+    bool params = n >= 4 && trace_tok_is(toks[0], "nThread") && trace_tok_is(toks[2], "nGpus");
+    bool rank = n >= 2 && trace_tok_is(toks[0], "Rank");
+    bool header = n >= 1 && trace_tok_is(toks[0], "size");
+    bool devices = n >= 2 && trace_tok_is(toks[0], "Using") && trace_tok_is(toks[1], "devices");
+    bool cycle = n >= 2 && trace_tok_is(toks[0], "Testing");
+    if (banner || starting || params || rank || header || devices || cycle)
+        run_boundary(P);
+    NcclTrace *tr = P->cur;
+    if (rank) {
+        parse_rank_line(tr, toks, n);
+    } else if (params) {
+        trace_tok_int(toks[1], &tr->nthread);
+        trace_tok_int(toks[3], &tr->ngpus);
+    } else if (header) {
+        if (!layout_from_header(toks, n, &P->layout)) {
+            trace_input_error(P->err, P->name, P->lineno, "column header lacks size/count/type/time/algbw/busbw");
+            return false;
+        }
+        P->have_layout = true;
+    } else if (banner && n >= 3 && !tr->nccl_version) {
+        version_line(tr, toks, n);
+    }
+    if (starting || strstr(s, "Collective test concluded"))
+        return note_stated_op(P, s);
+    note_seen_op(P, s);
+    return true;
+}
 
-    while (*p) {
+static bool result_line(Parser *P, const char *s)
+{
+    TraceTok toks[TRACE_MAX_TOKS];
+    int n = trace_tokenize(s, toks);
+    if (!P->have_layout && !layout_from_count(n, &P->layout)) {
+        trace_input_error(P->err, P->name, P->lineno, "result row has %d fields and no column header came before it",
+                          n);
+        return false;
+    }
+    P->have_layout = true;
+    if (n > TRACE_MAX_TOKS) {
+        trace_input_error(P->err, P->name, P->lineno, "result row has %d fields", n);
+        return false;
+    }
+    return parse_row(P->cur, &P->layout, toks, n, P->lineno, P->err);
+}
+
+/* A line neither blank nor '#': a result row, a log line or launcher noise. */
+static bool other_line(Parser *P, const char *s)
+{
+    P->in_provenance = P->last_was_provenance = false;
+    NcclTrace *tr = P->cur;
+    const char *ver = strstr(s, "CCL version ");
+    bool log = strstr(s, " NCCL ") || strstr(s, " RCCL ") || ver;
+    size_t tok0 = strcspn(s, " \t");
+    /* a sign before the digits is still a row (and a bad one): never skipped */
+    const char *d = (*s == '-' || *s == '+') ? s + 1 : s;
+    bool numeric = isdigit((unsigned char)*d) && !memchr(s, ':', tok0);
+    if (log) {
+        if (ver && !tr->nccl_version) {
+            const char *v = ver + strlen("CCL version ");
+            v += strspn(v, " \t:"); /* rccl prints "RCCL version : 2.22.3-HEAD:..." */
+            size_t vl = strspn(v, "0123456789.");
+            if (vl > 0)
+                tr->nccl_version = g_strndup(v, vl);
+        }
+        return true;
+    }
+    if (numeric)
+        return result_line(P, s);
+    if (g_str_has_prefix(s, "===")) {
+        run_boundary(P);
+        P->cur->sep_nodes = nodes_in(s);
+    } else if (g_str_has_prefix(s, "rccl-tests: Version")) {
+        run_boundary(P);
+    }
+    note_seen_op(P, s);
+    return true;
+}
+
+static bool parse_line(Parser *P, char *raw)
+{
+    g_strchomp(raw); /* also drops a '\r' */
+    const char *s = strip_launcher_prefix(raw);
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s == 0) {
+        /* blank: ends a continuation but not the provenance block */
+        P->last_was_provenance = false;
+        return true;
+    }
+    if (*s != '#')
+        return other_line(P, s);
+    int klen = P->in_provenance ? trace_provenance_key(s) : 0;
+    if (klen > 0)
+        return provenance_line(P, s, klen);
+    if (P->in_provenance && P->last_was_provenance && s[1] == ' ' && s[2] == ' ') {
+        char *cont = g_strstrip(g_strdup(s + 1));
+        char **v = (char **)&P->hvals->pdata[P->hvals->len - 1];
+        char *joined = g_strconcat(*v, "\n", cont, NULL);
+        g_free(*v);
+        g_free(cont);
+        *v = joined;
+        return true;
+    }
+    return comment_line(P, s);
+}
+
+/* The run's collective from the strongest evidence; contradictions are bad input. */
+static bool resolve_op(const Parser *P, NcclTrace *r, GError **err)
+{
+    const FileOps *F = &P->ops;
+    if (F->named && r->op_stated && F->named != r->op_stated) {
+        trace_input_error(err, P->name, r->op_stated_line, "the output says %s, but '# op:' at line %d says %s",
+                          nccltests_op_name(r->op_stated), F->named_line, nccltests_op_name(F->named));
+        return false;
+    }
+    if (F->named && F->command && F->named != F->command) {
+        trace_input_error(err, P->name, F->named_line, "'# op:' says %s, but '# command:' at line %d runs %s",
+                          nccltests_op_name(F->named), F->command_line, nccltests_op_name(F->command));
+        return false;
+    }
+    if (F->command && r->op_stated && F->command != r->op_stated) {
+        trace_input_error(err, P->name, r->op_stated_line, "the output says %s, but '# command:' at line %d runs %s",
+                          nccltests_op_name(r->op_stated), F->command_line, nccltests_op_name(F->command));
+        return false;
+    }
+    /* headers that name several benchmarks (notes comparing runs) decide nothing */
+    bool prov_one = F->prov_mask && !(F->prov_mask & (F->prov_mask - 1));
+    const NcclTestsRow *row0 = &g_array_index(r->rows, NcclTestsRow, 0);
+    r->op_line = row0->line;
+    if (F->named)
+        r->op = F->named;
+    else if (r->op_stated)
+        r->op = r->op_stated, r->op_line = r->op_stated_line;
+    else if (F->command)
+        r->op = F->command;
+    else if (r->op_seen)
+        r->op = r->op_seen, r->op_line = r->op_seen_line;
+    else if (prov_one)
+        r->op = F->prov;
+    else if (row0->root >= 0)
+        r->op = (!row0->redop || strcmp(row0->redop, "none") == 0) ? NCCLTESTS_BROADCAST : NCCLTESTS_REDUCE;
+    return true;
+}
+
+static const char *ordinal(size_t i)
+{
+    static const char *w[] = { "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth" };
+    return i < G_N_ELEMENTS(w) ? w[i] : "next";
+}
+
+/* Per run: the collective, the headers, the name; every run one collective. */
+static bool finish_runs(Parser *P)
+{
+    GPtrArray *runs = P->runs;
+    for (guint i = 0; i < runs->len; i++) {
+        NcclTrace *r = runs->pdata[i];
+        if (!resolve_op(P, r, P->err))
+            return false;
+        for (guint k = 0; k < P->hkeys->len; k++) {
+            g_ptr_array_add(r->hkeys, g_strdup(P->hkeys->pdata[k]));
+            g_ptr_array_add(r->hvals, g_strdup(P->hvals->pdata[k]));
+        }
+        if (runs->len > 1) {
+            g_free(r->name);
+            r->name = g_strdup_printf("%s#run%u", P->name, i + 1);
+        }
+        const NcclTrace *r0 = runs->pdata[0];
+        if (i > 0 && r->op && r0->op && r->op != r0->op) {
+            trace_input_error(P->err, P->name, r->op_line, "%s table is %s at line %d, the first was %s at line %d",
+                              ordinal(i), nccltests_op_name(r->op), r->op_line, nccltests_op_name(r0->op),
+                              r0->op_line);
+            return false;
+        }
+    }
+    for (guint i = 0; i < runs->len; i++)
+        if (!check_ranks(P->name, runs->pdata[i], P->err))
+            return false;
+    return true;
+}
+
+NcclRuns *nccltests_parse_runs(const char *name, const char *text, GError **err)
+{
+    Parser P = { .name = name ? name : "(text)", .in_provenance = true, .err = err };
+    P.runs = g_ptr_array_new_with_free_func((GDestroyNotify)nccltests_free);
+    P.cur = run_new(P.name, 1);
+    P.hkeys = g_ptr_array_new_with_free_func(g_free);
+    P.hvals = g_ptr_array_new_with_free_func(g_free);
+    const char *p = text ? text : "";
+    bool ok = true;
+    while (*p && ok) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
         char *raw = g_strndup(p, len);
         p += len + (nl ? 1 : 0);
-        lineno++;
-        g_strchomp(raw); /* also drops a '\r' */
-        const char *line = strip_launcher_prefix(raw);
-        const char *s = line;
-        while (isspace((unsigned char)*s))
-            s++;
-        bool ok = true;
-
-        if (*s == 0) {
-            /* blank: ends a continuation but not the provenance block */
-            last_was_provenance = false;
-        } else if (*s == '#') {
-            int klen = in_provenance ? trace_provenance_key(s) : 0;
-            if (klen > 0) {
-                char *key = g_ascii_strdown(s + 2, klen);
-                char *val = g_strstrip(g_strdup(s + 2 + klen + 1));
-                if (strcmp(key, "command") == 0 && op_command == NCCLTESTS_UNKNOWN)
-                    op_command = op_mentioned(val);
-                if (strcmp(key, "op") == 0) {
-                    op_named = nccltests_op_from_name(val);
-                    if (op_named == NCCLTESTS_UNKNOWN) {
-                        trace_input_error(err, tr->name, lineno, "unknown collective \"%s\" in '# op:'", val);
-                        ok = false;
-                    }
-                }
-                g_ptr_array_add(tr->hkeys, key);
-                g_ptr_array_add(tr->hvals, val);
-                last_was_provenance = true;
-            } else if (in_provenance && last_was_provenance && s[1] == ' ' && s[2] == ' ') {
-                char *cont = g_strstrip(g_strdup(s + 1));
-                char **v = (char **)&tr->hvals->pdata[tr->hvals->len - 1];
-                char *joined = g_strconcat(*v, "\n", cont, NULL);
-                g_free(*v);
-                g_free(cont);
-                *v = joined;
-            } else {
-                in_provenance = last_was_provenance = false;
-                int n = trace_tokenize(s + 1, toks);
-                if (n >= 2 && trace_tok_is(toks[0], "Rank")) {
-                    parse_rank_line(tr, toks, n);
-                } else if (n >= 4 && trace_tok_is(toks[0], "nThread") && trace_tok_is(toks[2], "nGpus")) {
-                    trace_tok_int(toks[1], &tr->nthread);
-                    trace_tok_int(toks[3], &tr->ngpus);
-                } else if (n >= 1 && trace_tok_is(toks[0], "size")) {
-                    if (!layout_from_header(toks, n, &layout)) {
-                        trace_input_error(err, tr->name, lineno,
-                                        "column header lacks size/count/type/time/algbw/busbw");
-                        ok = false;
-                    }
-                    have_layout = ok;
-                } else if (n >= 3 && trace_tok_is(toks[0], "nccl-tests") && !tr->nccl_version) {
-                    for (int i = 1; i < n && i < TRACE_MAX_TOKS && !tr->nccl_version; i++) {
-                        if (toks[i].len > 13 && strncmp(toks[i].s, "nccl-library=", 13) == 0) {
-                            int code = 0;
-                            TraceTok c = { toks[i].s + 13, toks[i].len - 13 };
-                            if (trace_tok_int(c, &code) && code > 0)
-                                tr->nccl_version = version_from_code(code);
-                        }
-                    }
-                }
-                if (ok && op_mention == NCCLTESTS_UNKNOWN)
-                    op_mention = op_mentioned(s);
-            }
-        } else {
-            in_provenance = last_was_provenance = false;
-            const char *ver = strstr(s, "CCL version ");
-            int n = trace_tokenize(s, toks);
-            bool log = strstr(s, " NCCL ") || strstr(s, " RCCL ") || ver;
-            bool first_numeric = isdigit((unsigned char)s[0]) && !memchr(toks[0].s, ':', (size_t)toks[0].len);
-            if (log) {
-                if (ver && !tr->nccl_version) {
-                    const char *v = ver + strlen("CCL version ");
-                    v += strspn(v, " \t:"); /* rccl prints "RCCL version : 2.22.3-HEAD:..." */
-                    size_t vl = strspn(v, "0123456789.");
-                    if (vl > 0)
-                        tr->nccl_version = g_strndup(v, vl);
-                }
-            } else if (first_numeric) {
-                if (!have_layout && !layout_from_count(n, &layout)) {
-                    trace_input_error(err, tr->name, lineno,
-                                    "result row has %d fields and no column header came before it", n);
-                    ok = false;
-                } else {
-                    have_layout = true;
-                    ok = n <= TRACE_MAX_TOKS ? parse_row(tr, &layout, toks, n, lineno, err)
-                                       : (trace_input_error(err, tr->name, lineno,
-                                                          "result row has %d fields", n), false);
-                }
-            } else if (op_mention == NCCLTESTS_UNKNOWN) {
-                op_mention = op_mentioned(s);
-            }
-        }
+        P.lineno++;
+        ok = parse_line(&P, raw);
         g_free(raw);
-        if (!ok) {
-            nccltests_free(tr);
-            return NULL;
-        }
     }
-
-    if (tr->rows->len == 0) {
-        trace_input_error(err, tr->name, lineno > 0 ? lineno : 1, "no nccl-tests result rows");
-        nccltests_free(tr);
+    if (ok && P.cur->rows->len > 0)
+        g_ptr_array_add(P.runs, P.cur);
+    else
+        nccltests_free(P.cur);
+    if (ok && P.runs->len == 0) {
+        trace_input_error(err, P.name, P.lineno > 0 ? P.lineno : 1, "no nccl-tests result rows");
+        ok = false;
+    }
+    ok = ok && finish_runs(&P);
+    g_ptr_array_free(P.hkeys, TRUE);
+    g_ptr_array_free(P.hvals, TRUE);
+    if (!ok) {
+        g_ptr_array_free(P.runs, TRUE);
         return NULL;
     }
+    NcclRuns *r = g_new0(NcclRuns, 1);
+    r->runs = P.runs;
+    return r;
+}
 
-    tr->op = op_named != NCCLTESTS_UNKNOWN    ? op_named
-             : op_command != NCCLTESTS_UNKNOWN ? op_command
-                                               : op_mention;
-    if (tr->op == NCCLTESTS_UNKNOWN) {
-        const NcclTestsRow *r = &g_array_index(tr->rows, NcclTestsRow, 0);
-        if (r->root >= 0)
-            tr->op = (!r->redop || strcmp(r->redop, "none") == 0) ? NCCLTESTS_BROADCAST
-                                                                   : NCCLTESTS_REDUCE;
+NcclTrace *nccltests_parse(const char *name, const char *text, GError **err)
+{
+    NcclRuns *runs = nccltests_parse_runs(name, text, err);
+    if (!runs)
+        return NULL;
+    NcclTrace *t = NULL;
+    if (runs->runs->len > 1) {
+        const NcclTrace *second = runs->runs->pdata[1];
+        trace_input_error(err, name ? name : "(text)", second->first_line,
+                          "a second run starts here (the file holds %u runs; read it as runs)", runs->runs->len);
+    } else {
+        t = g_ptr_array_steal_index(runs->runs, 0);
     }
-    return tr;
+    nccltests_runs_free(runs);
+    return t;
+}
+
+NcclRuns *nccltests_load_runs(const char *path, GError **err)
+{
+    char *text = trace_read_text(path, err);
+    if (!text)
+        return NULL;
+    NcclRuns *r = nccltests_parse_runs(path, text, err);
+    g_free(text);
+    return r;
 }
 
 NcclTrace *nccltests_load(const char *path, GError **err)
@@ -479,13 +809,21 @@ void nccltests_set_op(NcclTrace *t, NcclTestsOp op) { t->op = op; }
 
 int nccltests_n_ranks(const NcclTrace *t)
 {
+    bool contra;
     int n = (int)g_hash_table_size(t->ranks);
-    if (n == 0 && t->nthread > 0 && t->ngpus > 0)
-        n = t->nthread * t->ngpus;
-    return n;
+    return n > 0 ? n : ranks_from_bw(t, t->op, &contra);
 }
 
-int nccltests_n_hosts(const NcclTrace *t) { return (int)g_hash_table_size(t->hosts); }
+bool nccltests_ranks_from_bw(const NcclTrace *t)
+{
+    return g_hash_table_size(t->ranks) == 0 && nccltests_n_ranks(t) > 0;
+}
+
+int nccltests_n_hosts(const NcclTrace *t)
+{
+    int n = (int)g_hash_table_size(t->hosts);
+    return n > 0 ? n : t->sep_nodes;
+}
 
 int nccltests_max_ranks_per_host(const NcclTrace *t)
 {

@@ -8,12 +8,19 @@
  * new ones add root, "#wrong", per-iteration and timestamp columns.  Without a
  * header the layout is guessed from the number of fields (11, 12 or 13).
  *
+ * A file may hold several runs, each with its own banner, parameter, device or
+ * column-header lines, "# Testing N cycle." lines or "=== ... ===" separators
+ * ("====== 2-node ======" also gives the run's node count): a line of that kind
+ * after result rows starts the next run.  Every run must measure the same
+ * collective; inside a run sizes must grow (a table pasted twice is bad input).
+ *
  * Lines that are not results are skipped: '#' comments, NCCL INFO/WARN log
  * lines, "--(snip)--", blank lines.  mpirun "[1,0]<stdout>:" and srun "0: "
  * prefixes are removed first.  '# key: value' lines at the very top of a file
  * (before anything else) are provenance headers (source, hardware, nccl,
  * command, notes, op, ...); a following line "#  text" (two or more spaces)
- * continues the previous value.
+ * continues the previous value.  A row whose size has a sign ("-8") is a bad
+ * row, never skipped.
  *
  * Units are those nccl-tests prints: time in microseconds, algbw/busbw in
  * GB/s = 1e9 bytes/s.  Bad input is SIM_ERROR_INPUT "FILE:LINE: what". */
@@ -22,6 +29,7 @@
 
 #include "sim_error.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +61,17 @@ typedef struct {
 
 typedef struct NcclTrace NcclTrace;
 
+/* The file's runs, in order, each an NcclTrace named "FILE#runK" (just
+ * "FILE" when there is one). */
+typedef struct NcclRuns NcclRuns;
+NcclRuns *nccltests_load_runs(const char *path, GError **err);
+NcclRuns *nccltests_parse_runs(const char *name, const char *text, GError **err);
+size_t nccltests_runs_n(const NcclRuns *r);
+/* Owned by `r`; NULL past the end. */
+NcclTrace *nccltests_runs_get(const NcclRuns *r, size_t i);
+void nccltests_runs_free(NcclRuns *r);
+
+/* A file of one run; one holding several is bad input (at the second run). */
 NcclTrace *nccltests_load(const char *path, GError **err);
 /* `name` stands for the file name in messages. */
 NcclTrace *nccltests_parse(const char *name, const char *text, GError **err);
@@ -63,18 +82,27 @@ size_t nccltests_n_rows(const NcclTrace *t);
 /* Rows in file order; NULL past the end.  Pointers live as long as `t`. */
 const NcclTestsRow *nccltests_row(const NcclTrace *t, size_t i);
 
-/* The collective: from a '# op:' header, else the '# command:' header, else
- * the first mention of a benchmark binary in the output (a command line,
- * "Collective test starting:"), else the redop/root columns where they decide
- * it (root >= 0: broadcast or reduce).
+/* The collective: from a '# op:' header, else the run's "Collective test
+ * starting:/concluded:" lines, else the '# command:' header, else the first
+ * benchmark binary named on another line of the run (a command line, a
+ * comment), else the one binary named in the other headers ('# notes:'; none
+ * when they name several), else the redop/root columns where they decide it
+ * (root >= 0: broadcast or reduce).  '# op:', '# command:' and the output
+ * contradicting each other is bad input.
  * NCCLTESTS_UNKNOWN when nothing tells; a caller who knows sets it. */
 NcclTestsOp nccltests_op(const NcclTrace *t);
 void nccltests_set_op(NcclTrace *t, NcclTestsOp op);
 
-/* Ranks: distinct "Rank N" device lines; without them nThread*nGpus from the
- * parameter line (one process assumed); 0 when neither is present. */
+/* Ranks: distinct "Rank N" device lines; without them, the n that the printed
+ * busbw/algbw = factor(n) of every row allows (allreduce, reducescatter,
+ * allgather, alltoall; rows of 1 GB/s and up), when exactly one does; else 0
+ * (nThread x nGpus counts one process only, so it is never taken for all).
+ * Rank lines, busbw/algbw and nThread x nGpus that disagree are bad input. */
 int nccltests_n_ranks(const NcclTrace *t);
-/* Distinct host names on the Rank lines (0 without Rank lines). */
+/* True when nccltests_n_ranks came from busbw/algbw. */
+bool nccltests_ranks_from_bw(const NcclTrace *t);
+/* Distinct host names on the Rank lines; without them the "N-node" of a
+ * separator line; else 0. */
 int nccltests_n_hosts(const NcclTrace *t);
 /* Devices driven by one thread ("nGpus N" of the parameter line; 1 if absent):
  * nccl-tests -g N launches on N devices one after another. */

@@ -1,6 +1,7 @@
-/* Reader for the OSU Micro-Benchmarks' collective latency output
+/* Reader for the OSU Micro-Benchmarks' output: collective latency
  * (osu_allreduce, osu_allgather, osu_reduce_scatter, osu_bcast, osu_alltoall,
- * osu_reduce; versions 5.x to 7.x):
+ * osu_reduce) and point-to-point latency and bandwidth (osu_latency, osu_bw,
+ * osu_bibw); versions 5.x to 7.x:
  *
  *   # OSU MPI Allreduce Latency Test v7.3
  *   # Datatype: MPI_CHAR.
@@ -8,15 +9,17 @@
  *   1                       1.91              1.62              2.20        1000
  *
  * The columns come from the "# Size ..." header line: Avg Latency(us) (or the
- * point-to-point "Latency (us)"), and when present (-f) Min/Max Latency(us)
+ * point-to-point "Latency (us)", or "Bandwidth (MB/s)"), and when present (-f) Min/Max Latency(us)
  * and Iterations; P50/P90/P99 tail-latency, Validation (-c) and Transmit Size
  * columns are recognised and skipped.  A column this reader does not know is
  * an error rather than a guess.  Several "# Datatype:" blocks may follow each
- * other; every row remembers its datatype.
+ * other; every row remembers its datatype.  Inside a datatype block sizes must
+ * grow (a table pasted twice is bad input), and one file holds one benchmark
+ * run: a second title after rows is bad input, naming both.
  *
  * As in nccltests.h, '# key: value' lines at the very top are provenance
  * headers, mpirun "[1,0]<stdout>:" prefixes are removed, and lines that are
- * neither '#' nor start with a digit (launcher noise) are skipped.  Latencies
+ * neither '#' nor start with a digit or a sign (launcher noise) are skipped.  Latencies
  * are in microseconds as printed.  Bad input is SIM_ERROR_INPUT
  * "FILE:LINE: what". */
 #ifndef OSU_H
@@ -24,9 +27,17 @@
 
 #include "nccltests.h"
 
+/* What a row measures. */
+typedef enum {
+    OSU_LATENCY,     /* avg_us: collective latency, or osu_latency's one-way time (half the round trip) */
+    OSU_BANDWIDTH,   /* bw_mbs: osu_bw, one direction, windows of messages back to back */
+    OSU_BIBANDWIDTH, /* bw_mbs: osu_bibw, both directions together */
+} OsuMetric;
+
 typedef struct {
     uint64_t size_bytes;
-    double avg_us;
+    double avg_us;         /* NaN in a bandwidth table */
+    double bw_mbs;         /* "Bandwidth (MB/s)", MB = 1e6 bytes; NaN in a latency table */
     double min_us, max_us; /* NaN when not printed */
     long iterations;       /* -1 when not printed */
     int validation;        /* 1 "Pass", 0 "Fail", -1 not printed */
@@ -53,10 +64,14 @@ const char *osu_title(const OsuTrace *t);
 const char *osu_version(const OsuTrace *t);
 
 /* The collective, as nccl-tests' enum so that both readers feed the same
- * validation: from a '# op:' header, else the title, else a '# command:'
- * header naming osu_allreduce etc.; NCCLTESTS_UNKNOWN when nothing tells (or
- * for benchmarks without an equivalent, such as osu_gather). */
+ * validation (osu_latency, osu_bw, osu_bibw: NCCLTESTS_SENDRECV): from a
+ * '# op:' header, else the title, else a '# command:' header naming
+ * osu_allreduce etc., else the one benchmark the other headers name;
+ * NCCLTESTS_UNKNOWN when nothing tells (or for benchmarks without an
+ * equivalent, such as osu_gather).  '# op:', '# command:' and the title
+ * contradicting each other, or the table's columns, is bad input. */
 NcclTestsOp osu_op(const OsuTrace *t);
+OsuMetric osu_metric(const OsuTrace *t);
 void osu_set_op(OsuTrace *t, NcclTestsOp op);
 
 /* Provenance headers, in file order; lookup returns NULL when absent. */

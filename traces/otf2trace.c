@@ -799,6 +799,72 @@ static bool read_archive(Load *L, OTF2_Reader *reader)
     return true;
 }
 
+/* The anchor file's layout (OTF2_AnchorFile_Load): a chunk byte, an
+ * endianness byte, "OTF2\0", anchor format, trace format, version (3 bytes),
+ * two 8-byte chunk sizes, substrate, compression, two 8-byte counts, three
+ * NUL-terminated strings (machine, creator, description); from format 2 a
+ * 4-byte property count (in the endianness byte's order), that many name/value string pairs and an 8-byte
+ * trace id; from format 3 two 4-byte counts and an end-of-file byte.  Walked
+ * here in microseconds; NULL when it holds, else what is wrong. */
+#define ANCHOR_MAX (1 << 20)
+#define ANCHOR_LITTLE 0x42 /* OTF2_LITTLE_ENDIAN */
+#define ANCHOR_BIG 0x23    /* OTF2_BIG_ENDIAN */
+static const char *anchor_layout(const unsigned char *b, size_t n)
+{
+    if (n < 7 || memcmp(b + 2, "OTF2", 5) != 0)
+        return "no OTF2 signature at its start";
+    if (n < 0x2e + 3)
+        return "the file ends inside its header";
+    unsigned format = b[7];
+    if (format == 0)
+        return "anchor format 0";
+    if (b[1] != ANCHOR_LITTLE && b[1] != ANCHOR_BIG)
+        return "unknown byte order";
+    if (b[0x1c] > 3 || b[0x1d] > 2)
+        return "unknown file substrate or compression";
+    size_t p = 0x2e;
+    for (int k = 0; k < 3; k++) { /* machine, creator, description */
+        const unsigned char *z = memchr(b + p, 0, n - p);
+        if (!z)
+            return "a string runs past the end of the file";
+        p = (size_t)(z - b) + 1;
+    }
+    if (format < 2)
+        return NULL;
+    if (n - p < 4)
+        return "the file ends before its property count";
+    /* in the file's byte order; libotf2 allocates for that many first */
+    uint32_t le = (uint32_t)b[p] | (uint32_t)b[p + 1] << 8 | (uint32_t)b[p + 2] << 16 | (uint32_t)b[p + 3] << 24;
+    uint32_t be = (uint32_t)b[p + 3] | (uint32_t)b[p + 2] << 8 | (uint32_t)b[p + 1] << 16 | (uint32_t)b[p] << 24;
+    uint64_t props = b[1] == ANCHOR_LITTLE ? le : be;
+    p += 4;
+    if (2 * props > n - p)
+        return "more properties than the file has bytes";
+    for (uint64_t k = 0; k < 2 * props; k++) {
+        const unsigned char *z = memchr(b + p, 0, n - p);
+        if (!z)
+            return "a property runs past the end of the file";
+        p = (size_t)(z - b) + 1;
+    }
+    size_t tail = 8 + (format > 2 ? 9 : 0); /* trace id; snapshots, thumbnails, end of file */
+    if (n - p < tail)
+        return "the file ends inside its header";
+    return NULL;
+}
+
+static const char *anchor_problem(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return "cannot open it";
+    unsigned char *b = g_malloc(ANCHOR_MAX + 1);
+    size_t n = fread(b, 1, ANCHOR_MAX + 1, f);
+    fclose(f);
+    const char *why = n > ANCHOR_MAX ? "over 1 MiB, larger than any anchor" : anchor_layout(b, n);
+    g_free(b);
+    return why;
+}
+
 Otf2Trace *otf2trace_load(const char *anchor_path, GError **err)
 {
     if (!g_file_test(anchor_path, G_FILE_TEST_IS_REGULAR)) {
@@ -806,16 +872,11 @@ Otf2Trace *otf2trace_load(const char *anchor_path, GError **err)
                     "of an OTF2 archive is expected)", anchor_path);
         return NULL;
     }
-    /* libotf2 leaks its archive when the anchor is unreadable, so the usual
-     * mistake (another file) is caught here: an anchor holds "OTF2" near the start */
-    char head[16] = {0};
-    FILE *f = fopen(anchor_path, "rb");
-    size_t got = f ? fread(head, 1, sizeof head, f) : 0;
-    if (f)
-        fclose(f);
-    if (got < sizeof head || !g_strstr_len(head, sizeof head, "OTF2")) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: not an OTF2 archive anchor file (no "
-                    "OTF2 signature at its start)", anchor_path);
+    /* libotf2 leaks its archive when the anchor is unreadable, and spends
+     * seconds on a corrupted one: its layout is checked here first */
+    const char *why = anchor_problem(anchor_path);
+    if (why) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: not an OTF2 archive anchor file (%s)", anchor_path, why);
         return NULL;
     }
     Load L;

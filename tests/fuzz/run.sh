@@ -5,7 +5,8 @@
 #   bash tests/fuzz/run.sh [SECONDS] [HARNESS...]
 #
 # SECONDS per harness (default 20); harnesses: json topo nccltests osu (all by
-# default).  FUZZ_BUILD names the build folder (default build-fuzz in the
+# default) and otf2 (by name only: libotf2 itself can take seconds on an anchor
+# that passes shardsim's check, too slow for CI's short runs).  FUZZ_BUILD names the build folder (default build-fuzz in the
 # source tree).  Exit status: 0 clean, 1 a harness found a crash, hang or leak
 # (the reproducer is printed and kept in $FUZZ_BUILD/artifacts), 77 when clang
 # or its libFuzzer runtime is missing (Debian: clang libclang-rt-14-dev).
@@ -46,6 +47,12 @@ fi
 cflags+=($(pkg-config --cflags glib-2.0 libcjson))
 # shellcheck disable=SC2207
 libs=($(pkg-config --libs glib-2.0 libcjson) -lm)
+if command -v otf2-config >/dev/null; then
+    # shellcheck disable=SC2207
+    cflags+=(-DSHARDSIM_HAVE_OTF2 $(otf2-config --cflags))
+    # shellcheck disable=SC2207
+    libs+=($(otf2-config --ldflags) $(otf2-config --libs))
+fi
 
 # The library, once, into objects (rebuilt when a source is newer).
 objs=()
@@ -63,7 +70,8 @@ seeds_for() {
     json) echo "$src/models/presets/accelerators $src/models/presets/workloads $src/examples $src/models/presets $src/tests/fuzz/known" ;;
     topo) echo "$src/topologies/presets $src/tests/fuzz/known" ;;
     nccltests) echo "$src/tests/data/traces $src/tests/fuzz/known" ;;
-    osu) echo "$src/tests/fuzz/seeds/osu" ;;
+    osu) echo "$src/tests/fuzz/seeds/osu $src/tests/data/traces" ;;
+    otf2) echo "$src/tests/fuzz/seeds/otf2 $src/tests/fuzz/known" ;;
     esac
 }
 
