@@ -1,5 +1,5 @@
 #include "step.h"
-#include "sim_data.h"
+#include "scenario.h"
 
 #include "accel.h"
 #include "collective.h"
@@ -11,608 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------------ */
-/* Scenario                                                             */
-/* ------------------------------------------------------------------ */
-
-typedef struct {
-    int dp, tp, pp;
-    int zero_stage;  /* 0..3; weight-update sharding (Xu et al.) is stage 1 */
-    WorkloadRecompute recompute;
-    bool gpipe;
-    bool sequence_parallel;
-    double bucket_bytes;
-    bool overlap;
-    double compression; /* wire bytes / gradient bytes, (0, 1] */
-    /* sharded update (ZeRO-1/2): all-gather the updated weights layer by
-     * layer behind the next forward instead of at the end of the step;
-     * -1 = not given (true: Xu et al.'s design) */
-    int allgather_overlap;
-    /* AccelDtype of the gradients on the wire and in the gradient buffers;
-     * -1 = not given (the working precision's gradient type) */
-    int grad_reduce_dtype;
-} StepPlan;
-
-#define STEP_MAX_MICRO_BATCHES 65536
-#define STEP_MAX_BUCKETS 200000
-
-struct StepScenario {
-    char *name;        /* the scenario's "name", else its file: the output's label */
-    char *path;        /* its file, for messages */
-    char *accelerator; /* NULL: the topology's */
-    char *topology;
-    int nodes;
-    Topo *topo;        /* loaded while parsing, to check the plan against it */
-    Accel *acc;
-    Workload *w;
-    int global_batch, micro_batch;
-    AccelDtype dtype;
-    MemoryPrecision precision;
-    MemoryOptimizer optimizer;
-    StepPlan plan;
-    bool flow_contention; /* scale DP collectives by the flow simulation's contention */
-    bool dp_given;        /* else dp = ranks / (tp x pp): the replicas fill the machine */
-    int nvariants;
-    int variant_stage[2]; /* zero stage per variant (weight_update list) */
-    char *variant_label[2];
-};
-
-static bool check_keys(const SimJsonDoc *d, const cJSON *obj, const char *where, const char *const *allowed,
-                       GError **err)
-{
-    for (const cJSON *c = obj->child; c; c = c->next) {
-        bool ok = false;
-        for (const char *const *a = allowed; *a && !ok; a++)
-            ok = !strcmp(c->string, *a);
-        if (!ok) {
-            GString *list = g_string_new(NULL);
-            for (const char *const *a = allowed; *a; a++)
-                g_string_append_printf(list, "%s%s", a == allowed ? "" : ", ", *a);
-            sim_json_error(d, c, err, "unknown key \"%s\" in %s (allowed: %s)", SIM_ECHO(c->string), where,
-                           list->str);
-            g_string_free(list, TRUE);
-            return false;
-        }
-    }
-    return true;
-}
-
-static int pick(const char *s, const char *const *names)
-{
-    for (int i = 0; names[i]; i++)
-        if (!g_ascii_strcasecmp(s, names[i]))
-            return i;
-    return -1;
-}
-
-static bool get_choice(const SimJsonDoc *d, const cJSON *obj, const char *key, const char *const *names, int *out,
-                       GError **err)
-{
-    const char *s = NULL;
-    if (!sim_json_get_string(d, obj, key, false, &s, err))
-        return false;
-    if (!s)
-        return true;
-    int v = pick(s, names);
-    if (v < 0) {
-        GString *list = g_string_new(NULL);
-        for (int i = 0; names[i]; i++)
-            g_string_append_printf(list, "%s\"%s\"", i ? ", " : "", names[i]);
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(obj, key), err, "\"%s\" = \"%s\" is not one of %s", key,
-                       SIM_ECHO(s), list->str);
-        g_string_free(list, TRUE);
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-/* The line of `item`, recovered from sim_json_error's message. */
-static int item_line(const SimJsonDoc *d, const cJSON *item)
-{
-    GError *e = NULL;
-    sim_json_error(d, item, &e, "x");
-    int line = 0;
-    const char *p = e->message + strlen(sim_json_path(d));
-    if (*p == ':')
-        line = atoi(p + 1);
-    g_error_free(e);
-    return line;
-}
-
-/* An inline model: its text is re-parsed by the workload module, shifted so
- * that its errors name the line of "model" in the scenario. */
-static Workload *parse_inline_model(const SimJsonDoc *d, const cJSON *m, GError **err)
-{
-    cJSON *copy = cJSON_Duplicate(m, true);
-    if (!cJSON_GetObjectItemCaseSensitive(copy, "name")) /* the workload format wants one */
-        cJSON_AddStringToObject(copy, "name", "custom");
-    if (!cJSON_GetObjectItemCaseSensitive(copy, "type"))
-        cJSON_AddStringToObject(copy, "type", "transformer");
-    if (!cJSON_GetObjectItemCaseSensitive(copy, "source")) {
-        char *src = g_strdup_printf("given inline in scenario %s", sim_json_path(d));
-        cJSON_AddStringToObject(copy, "source", src);
-        g_free(src);
-    }
-    char *body = cJSON_PrintUnformatted(copy);
-    cJSON_Delete(copy);
-    int line = item_line(d, m);
-    GString *text = g_string_new(NULL);
-    for (int i = 1; i < line; i++)
-        g_string_append_c(text, '\n');
-    g_string_append(text, body);
-    cJSON_free(body);
-    Workload *w = workload_parse(sim_json_path(d), text->str, text->len, err);
-    g_string_free(text, TRUE);
-    return w;
-}
-
-/* Gradient buckets live in HBM next to the gradients: beyond 64 GiB a
- * bucket is no plan anyone runs. */
-#define STEP_MAX_BUCKET_BYTES (64.0 * 1024 * 1024 * 1024)
-
-static bool parse_parallelism(StepScenario *sc, const SimJsonDoc *d, const cJSON *par, GError **err)
-{
-    static const char *const keys[] = {"dp", "tp", "pp", "weight_update", "zero_stage", "recompute", "schedule",
-                                       "sequence_parallel", "bucket_bytes", "overlap", "gradient_compression",
-                                       "allgather_overlap", "grad_reduce_dtype", NULL};
-    StepPlan *p = &sc->plan;
-    if (!cJSON_IsObject(par)) {
-        sim_json_error(d, par, err, "\"parallelism\" must be an object");
-        return false;
-    }
-    if (!check_keys(d, par, "\"parallelism\"", keys, err))
-        return false;
-    long dp = 0, tp = 1, pp = 1, zs = -1; /* dp 0: not given, the replicas fill the machine */
-    if (!sim_json_get_int(d, par, "dp", false, 1, 1 << 24, &dp, err) ||
-        !sim_json_get_int(d, par, "tp", false, 1, 1 << 16, &tp, err) ||
-        !sim_json_get_int(d, par, "pp", false, 1, 1 << 16, &pp, err) ||
-        !sim_json_get_int(d, par, "zero_stage", false, 0, 3, &zs, err))
-        return false;
-    p->dp = (int)dp;
-    p->tp = (int)tp;
-    p->pp = (int)pp;
-    static const char *const rc_names[] = {"none", "selective", "full", NULL};
-    static const char *const sched_names[] = {"1f1b", "gpipe", NULL};
-    int rc = 0, sched = 0;
-    if (!get_choice(d, par, "recompute", rc_names, &rc, err) || !get_choice(d, par, "schedule", sched_names, &sched, err))
-        return false;
-    p->recompute = rc == 0 ? WORKLOAD_RECOMPUTE_NONE : rc == 1 ? WORKLOAD_RECOMPUTE_SELECTIVE : WORKLOAD_RECOMPUTE_FULL;
-    p->gpipe = sched == 1;
-    p->overlap = true;
-    p->bucket_bytes = 25.0 * 1024 * 1024;
-    p->compression = 1.0;
-    p->allgather_overlap = -1;
-    p->grad_reduce_dtype = -1;
-    bool ag_overlap = true;
-    if (!sim_json_get_bool(d, par, "allgather_overlap", &ag_overlap, err))
-        return false;
-    const cJSON *ago = cJSON_GetObjectItemCaseSensitive(par, "allgather_overlap");
-    if (ago && !cJSON_IsNull(ago))
-        p->allgather_overlap = ag_overlap;
-    static const char *const grd_names[] = {"bf16", "fp16", "fp32", NULL};
-    int grd = -1;
-    if (!get_choice(d, par, "grad_reduce_dtype", grd_names, &grd, err))
-        return false;
-    if (grd >= 0)
-        p->grad_reduce_dtype = grd == 0 ? ACCEL_BF16 : grd == 1 ? ACCEL_FP16 : ACCEL_FP32;
-    if (!sim_json_get_bool(d, par, "sequence_parallel", &p->sequence_parallel, err) ||
-        !sim_json_get_bool(d, par, "overlap", &p->overlap, err) || !sim_json_get_size(d, par, "bucket_bytes", false, 1, STEP_MAX_BUCKET_BYTES, &p->bucket_bytes, err) ||
-        !sim_json_get_number(d, par, "gradient_compression", false, 1e-6, 1, &p->compression, err))
-        return false;
-    if (p->sequence_parallel && p->tp == 1) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(par, "sequence_parallel"), err,
-                       "\"sequence_parallel\" needs \"tp\" > 1");
-        return false;
-    }
-    /* weight_update: a string or a list to compare */
-    static const char *const wu_names[] = {"replicated", "sharded", NULL};
-    const cJSON *wu = cJSON_GetObjectItemCaseSensitive(par, "weight_update");
-    int wus[2] = {-1, -1}, nwu = 0;
-    if (wu && cJSON_IsArray(wu)) {
-        int n = cJSON_GetArraySize(wu);
-        if (n < 1 || n > 2) {
-            sim_json_error(d, wu, err, "\"weight_update\" list must hold 1 or 2 of \"replicated\", \"sharded\"");
-            return false;
-        }
-        for (const cJSON *c = wu->child; c; c = c->next) {
-            int v = cJSON_IsString(c) ? pick(c->valuestring, wu_names) : -1;
-            if (v < 0 || (nwu == 1 && wus[0] == v)) {
-                sim_json_error(d, c, err, "\"weight_update\" entries must be distinct \"replicated\" or \"sharded\"");
-                return false;
-            }
-            wus[nwu++] = v;
-        }
-    } else if (wu && !cJSON_IsNull(wu)) {
-        if (!get_choice(d, par, "weight_update", wu_names, &wus[0], err))
-            return false;
-        nwu = 1;
-    }
-    if (nwu == 0) {
-        wus[0] = zs > 0 ? 1 : 0;
-        nwu = 1;
-    }
-    /* two keys that say different things: neither silently wins */
-    const cJSON *zsi = cJSON_GetObjectItemCaseSensitive(par, "zero_stage");
-    for (int i = 0; i < nwu; i++)
-        if (wus[i] == 1 && zs == 0) {
-            sim_json_error(d, zsi, err,
-                           "\"zero_stage\": 0 is the replicated weight update; it contradicts \"weight_update\": "
-                           "\"sharded\" (ZeRO-1): give one of them");
-            return false;
-        }
-    bool any_z12 = false;
-    for (int i = 0; i < nwu; i++)
-        any_z12 |= wus[i] == 1 && zs != 3;
-    if (p->allgather_overlap >= 0 && !any_z12) {
-        sim_json_error(d, ago, err,
-                       "\"allgather_overlap\" applies to the sharded weight update of ZeRO-1/2 only; "
-                       "this plan has %s",
-                       zs == 3 ? "\"zero_stage\": 3" : "a replicated weight update");
-        return false;
-    }
-    sc->nvariants = nwu;
-    for (int i = 0; i < nwu; i++) {
-        int stage;
-        if (wus[i] == 0) {
-            if (zs > 0) {
-                sim_json_error(d, cJSON_GetObjectItemCaseSensitive(par, "zero_stage"), err,
-                               "\"zero_stage\" %ld shards the weight update; it contradicts \"weight_update\": "
-                               "\"replicated\"",
-                               zs);
-                return false;
-            }
-            stage = 0;
-        } else {
-            stage = zs > 0 ? (int)zs : 1;
-        }
-        sc->variant_stage[i] = stage;
-        sc->variant_label[i] = stage == 0   ? g_strdup("replicated")
-                               : stage == 1 ? g_strdup("sharded (ZeRO-1)")
-                                            : g_strdup_printf("sharded (ZeRO-%d)", stage);
-    }
-    p->zero_stage = sc->variant_stage[0];
-    return true;
-}
-
-static const cJSON *key_or(const cJSON *obj, const char *key, const cJSON *fallback)
-{
-    const cJSON *it = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
-    return it && !cJSON_IsNull(it) ? it : fallback;
-}
-
-/* The topology and accelerator, loaded once here: whatever is wrong between
- * them and the scenario is reported at the scenario's line that asked. */
-static bool load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
-{
-    /* presets named in the scenario must exist: say so at their line */
-    static const struct {
-        const char *key, *subdir, *what;
-    } presets[] = {{"topology", "topologies/presets", "topology preset"},
-                   {"accelerator", "models/presets/accelerators", "accelerator"}};
-    for (size_t i = 0; i < G_N_ELEMENTS(presets); i++) {
-        const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, presets[i].key);
-        if (!cJSON_IsString(it) || sim_data_is_path(it->valuestring))
-            continue;
-        GError *e = NULL;
-        char *path = sim_data_resolve(presets[i].subdir, presets[i].what, it->valuestring, &e);
-        g_free(path);
-        if (e) {
-            sim_json_error(d, it, err, "%s", e->message);
-            g_error_free(e);
-            return false;
-        }
-    }
-    const cJSON *topo_it = cJSON_GetObjectItemCaseSensitive(root, "topology");
-    const cJSON *nodes_it = key_or(root, "nodes", topo_it);
-    TopoOptions to = {.nodes = sc->nodes};
-    GError *e = NULL;
-    sc->topo = topo_load(sc->topology, &to, &e);
-    if (!sc->topo) {
-        /* the topology's own file:line is in the message; the scenario's line says which key asked */
-        if (e->domain == SIM_ERROR && e->code == SIM_ERROR_INPUT)
-            sim_json_error(d, sc->nodes ? nodes_it : topo_it, err, "%s", e->message);
-        else
-            g_propagate_error(err, g_steal_pointer(&e));
-        g_clear_error(&e);
-        return false;
-    }
-    const cJSON *acc_it = key_or(root, "accelerator", topo_it);
-    const char *an = sc->accelerator ? sc->accelerator : topo_accelerator(sc->topo);
-    if (!an) {
-        sim_json_error(d, topo_it, err, "topology %s names no accelerator: give \"accelerator\"",
-                       SIM_ECHO(topo_name(sc->topo)));
-        return false;
-    }
-    sc->acc = accel_load(an, &e);
-    if (!sc->acc) {
-        if (e->domain == SIM_ERROR && e->code == SIM_ERROR_INPUT)
-            sim_json_error(d, acc_it, err, "%s", e->message);
-        else
-            g_propagate_error(err, g_steal_pointer(&e));
-        g_clear_error(&e);
-        return false;
-    }
-    if (!accel_has_dtype(sc->acc, sc->dtype)) {
-        bool given = key_or(root, "precision", NULL) != NULL;
-        sim_json_error(d, key_or(root, "precision", acc_it), err, "accelerator %s has no %s arithmetic%s",
-                       SIM_ECHO(accel_name(sc->acc)), accel_dtype_name(sc->dtype),
-                       given ? "" : " (the default \"precision\"): give another \"precision\"");
-        return false;
-    }
-    return true;
-}
-
-/* One rule for run and sweep alike: dp as given, else the replicas fill the
- * machine, dp = ranks / (tp x pp).  Returns 0 and sets `err` (no position)
- * when tp x pp does not divide the ranks. */
-static int fill_dp(const Topo *t, int tp, int pp, GError **err)
-{
-    int ranks = topo_num_ranks(t);
-    if (ranks % ((long)tp * pp)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                    "\"dp\" is not given, so the replicas fill the machine, but topology %s has %d ranks (%d nodes "
-                    "x %d), not a multiple of tp x pp = %d x %d: give dp or change tp, pp",
-                    SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t), topo_ranks_per_node(t), tp, pp);
-        return 0;
-    }
-    return (int)(ranks / ((long)tp * pp));
-}
-
-static bool resolve_dp(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, const cJSON *where, GError **err)
-{
-    StepPlan *p = &sc->plan;
-    const Topo *t = sc->topo;
-    sc->dp_given = p->dp > 0;
-    if (!sc->dp_given) {
-        GError *e = NULL;
-        p->dp = fill_dp(t, p->tp, p->pp, &e);
-        if (!p->dp) {
-            const cJSON *at = key_or(where, "tp", key_or(where, "pp", key_or(root, "nodes", key_or(root, "topology", root))));
-            sim_json_error(d, at, err, "%s", e->message);
-            g_error_free(e);
-            return false;
-        }
-    }
-    long devices = (long)p->dp * p->tp * p->pp;
-    int ranks = topo_num_ranks(t);
-    if (devices > ranks) {
-        sim_json_error(d, key_or(where, "dp", where), err,
-                       "dp x tp x pp = %d x %d x %d = %ld devices, but topology %s has %d ranks (%d nodes x %d)", p->dp,
-                       p->tp, p->pp, devices, SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t),
-                       topo_ranks_per_node(t));
-        return false;
-    }
-    return true;
-}
-
-bool step_json_dp(const cJSON *scenario, long *dp, GError **err)
-{
-    const cJSON *par = cJSON_GetObjectItemCaseSensitive(scenario, "parallelism");
-    const cJSON *v = cJSON_IsObject(par) ? cJSON_GetObjectItemCaseSensitive(par, "dp") : NULL;
-    if (cJSON_IsNumber(v)) {
-        *dp = (long)v->valuedouble;
-        return true;
-    }
-    const cJSON *topo = cJSON_GetObjectItemCaseSensitive(scenario, "topology");
-    if (!cJSON_IsString(topo)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "\"topology\" must be a string");
-        return false;
-    }
-    long k[3] = {0, 1, 1}; /* nodes, tp, pp */
-    const char *names[3] = {"nodes", "tp", "pp"};
-    const cJSON *objs[3] = {scenario, par, par};
-    for (int i = 0; i < 3; i++) {
-        const cJSON *x = cJSON_IsObject(objs[i]) ? cJSON_GetObjectItemCaseSensitive(objs[i], names[i]) : NULL;
-        if (!x || cJSON_IsNull(x))
-            continue;
-        if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || x->valuedouble < 1 ||
-            x->valuedouble > (i == 0 ? 1 << 20 : 1 << 16)) {
-            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "\"%s\" must be an integer between 1 and %d", names[i],
-                        i == 0 ? 1 << 20 : 1 << 16);
-            return false;
-        }
-        k[i] = (long)x->valuedouble;
-    }
-    TopoOptions to = {.nodes = (int)k[0]};
-    Topo *t = topo_load(topo->valuestring, &to, err);
-    if (!t)
-        return false;
-    int n = fill_dp(t, (int)k[1], (int)k[2], err);
-    topo_free(t);
-    *dp = n;
-    return n > 0;
-}
-
-static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
-{
-    static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
-                                       "precision", "optimizer", "parallelism", "name", "description", "source",
-                                       "flow_contention", NULL};
-    const cJSON *root = sim_json_root(d);
-    if (!cJSON_IsObject(root)) {
-        sim_json_error(d, root, err, "a scenario must be a JSON object");
-        return NULL;
-    }
-    if (!check_keys(d, root, "the scenario", keys, err))
-        return NULL;
-    StepScenario *sc = g_new0(StepScenario, 1);
-    const char *acc = NULL, *topo = NULL, *prec = "bf16", *opt = "adam", *name = NULL;
-    long nodes = 0, gb = 0, mb = 1;
-    if (!sim_json_get_string(d, root, "name", false, &name, err) ||
-        !sim_json_get_string(d, root, "accelerator", false, &acc, err) ||
-        !sim_json_get_string(d, root, "topology", true, &topo, err) ||
-        !sim_json_get_int(d, root, "nodes", false, 1, 1 << 20, &nodes, err) ||
-        !sim_json_get_int(d, root, "global_batch", true, 1, 1L << 30, &gb, err) ||
-        !sim_json_get_int(d, root, "micro_batch", false, 1, 1L << 20, &mb, err) ||
-        !sim_json_get_string(d, root, "precision", false, &prec, err) ||
-        !sim_json_get_string(d, root, "optimizer", false, &opt, err))
-        goto fail;
-    sc->name = g_strdup(name ? name : sim_json_path(d));
-    sc->path = g_strdup(sim_json_path(d));
-    sc->flow_contention = true;
-    if (!sim_json_get_bool(d, root, "flow_contention", &sc->flow_contention, err))
-        goto fail;
-    sc->accelerator = acc ? g_strdup(acc) : NULL;
-    sc->topology = g_strdup(topo);
-    sc->nodes = (int)nodes;
-    sc->global_batch = (int)gb;
-    sc->micro_batch = (int)mb;
-    if (!memory_precision_from_name(prec, &sc->precision) && g_ascii_strcasecmp(prec, "tf32")) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "precision"), err,
-                       "\"precision\" = \"%s\" is not one of \"bf16\", \"fp16\", \"fp32\", \"tf32\"", SIM_ECHO(prec));
-        goto fail;
-    }
-    if (!g_ascii_strcasecmp(prec, "tf32")) {
-        sc->precision = MEMORY_FP32;
-        sc->dtype = ACCEL_TF32;
-    } else {
-        sc->dtype = sc->precision == MEMORY_FP32 ? ACCEL_FP32 : sc->precision == MEMORY_MIXED_FP16 ? ACCEL_FP16 : ACCEL_BF16;
-    }
-    if (!g_ascii_strcasecmp(opt, "sgd_momentum") || !g_ascii_strcasecmp(opt, "sgd-momentum") ||
-        !g_ascii_strcasecmp(opt, "momentum"))
-        sc->optimizer = MEMORY_OPT_SGD_MOMENTUM;
-    else if (!memory_optimizer_from_name(opt, &sc->optimizer)) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "optimizer"), err,
-                       "\"optimizer\" = \"%s\" is not one of \"sgd\", \"sgd_momentum\", \"adam\", \"adamw\", \"lamb\"",
-                       SIM_ECHO(opt));
-        goto fail;
-    }
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model");
-    if (!m || cJSON_IsNull(m)) {
-        sim_json_error(d, root, err, "missing required field \"model\"");
-        goto fail;
-    }
-    if (cJSON_IsString(m)) {
-        GError *e = NULL;
-        sc->w = workload_load(m->valuestring, &e);
-        if (!sc->w) {
-            if (strchr(m->valuestring, '/') || g_str_has_suffix(m->valuestring, ".json"))
-                g_propagate_error(err, e);
-            else {
-                sim_json_error(d, m, err, "model \"%s\": %s", SIM_ECHO(m->valuestring), e->message);
-                g_error_free(e);
-            }
-            goto fail;
-        }
-    } else if (cJSON_IsObject(m)) {
-        sc->w = parse_inline_model(d, m, err);
-        if (!sc->w)
-            goto fail;
-    } else {
-        sim_json_error(d, m, err, "\"model\" must be a preset name or an object of hyper-parameters");
-        goto fail;
-    }
-    if (workload_kind(sc->w) != WORKLOAD_TRANSFORMER) {
-        sim_json_error(d, m, err, "model \"%s\": only transformers can be run as a step for now",
-                       SIM_ECHO(workload_name(sc->w)));
-        goto fail;
-    }
-    const cJSON *par = cJSON_GetObjectItemCaseSensitive(root, "parallelism");
-    if (par) {
-        if (!parse_parallelism(sc, d, par, err))
-            goto fail;
-    } else {
-        sc->plan = (StepPlan){.dp = 0, .tp = 1, .pp = 1, .overlap = true, .bucket_bytes = 25.0 * 1024 * 1024,
-                              .compression = 1.0, .allgather_overlap = -1, .grad_reduce_dtype = -1};
-        sc->nvariants = 1;
-        sc->variant_label[0] = g_strdup("replicated");
-    }
-    StepPlan *p = &sc->plan;
-    const WorkloadTransformer *tr = workload_transformer(sc->w);
-    const cJSON *where = par ? par : root;
-    const cJSON *tp_it = key_or(where, "tp", where), *pp_it = key_or(where, "pp", where);
-    if (tr->heads % p->tp || tr->hidden % p->tp || tr->ffn % p->tp || tr->kv_heads % p->tp) {
-        sim_json_error(d, tp_it, err, "\"tp\" = %d must divide the heads (%d), kv heads (%d), hidden (%d) and ffn (%d)",
-                       p->tp, tr->heads, tr->kv_heads, tr->hidden, tr->ffn);
-        goto fail;
-    }
-    if (p->pp > tr->layers) {
-        sim_json_error(d, pp_it, err, "\"pp\" = %d exceeds the model's %d layers", p->pp, tr->layers);
-        goto fail;
-    }
-    if (p->sequence_parallel && tr->seq_len % p->tp) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(where, "sequence_parallel"), err,
-                       "sequence parallelism needs tp (%d) to divide seq_len (%d)", p->tp, tr->seq_len);
-        goto fail;
-    }
-    /* the graph grows with micro-batches and buckets: refuse what cannot be
-     * simulated in reasonable time rather than run for minutes */
-    double buckets = workload_params_total(sc->w) / ((double)p->tp * p->pp) * 4 / p->bucket_bytes;
-    if (buckets > STEP_MAX_BUCKETS) {
-        char *bb = sim_format_quantity(p->bucket_bytes, SIM_UNIT_BYTES);
-        sim_json_error(d, key_or(where, "bucket_bytes", where), err,
-                       "\"bucket_bytes\" = %s makes %.0f gradient buckets per device; at most %d can be simulated",
-                       bb, buckets, STEP_MAX_BUCKETS);
-        g_free(bb);
-        goto fail;
-    }
-    if (!load_machine(sc, d, root, err) || !resolve_dp(sc, d, root, where, err))
-        goto fail;
-    const cJSON *gb_it = cJSON_GetObjectItemCaseSensitive(root, "global_batch");
-    if (sc->global_batch % ((long)p->dp * sc->micro_batch)) {
-        sim_json_error(d, gb_it, err, "\"global_batch\" %d is not a multiple of dp x micro_batch = %d x %d%s",
-                       sc->global_batch, p->dp, sc->micro_batch,
-                       sc->dp_given ? "" : " (dp fills the machine: ranks / (tp x pp))");
-        goto fail;
-    }
-    long micro_batches = sc->global_batch / ((long)p->dp * sc->micro_batch);
-    if (micro_batches > STEP_MAX_MICRO_BATCHES) {
-        sim_json_error(d, gb_it, err,
-                       "%ld micro-batches per step (global_batch / (dp x micro_batch)); at most %d can be simulated: "
-                       "raise micro_batch or dp",
-                       micro_batches, STEP_MAX_MICRO_BATCHES);
-        goto fail;
-    }
-    return sc;
-fail:
-    step_scenario_free(sc);
-    return NULL;
-}
-
-StepScenario *step_scenario_parse(const char *name, const char *text, size_t len, GError **err)
-{
-    SimJsonDoc *d = sim_json_parse(name, text, len, err);
-    if (!d)
-        return NULL;
-    StepScenario *sc = scenario_from_doc(d, err);
-    sim_json_free(d);
-    return sc;
-}
-
-StepScenario *step_scenario_load(const char *path, GError **err)
-{
-    SimJsonDoc *d = sim_json_load_file(path, err);
-    if (!d)
-        return NULL;
-    StepScenario *sc = scenario_from_doc(d, err);
-    sim_json_free(d);
-    return sc;
-}
-
-void step_scenario_free(StepScenario *sc)
-{
-    if (!sc)
-        return;
-    g_free(sc->name);
-    g_free(sc->path);
-    topo_free(sc->topo);
-    accel_free(sc->acc);
-    g_free(sc->accelerator);
-    g_free(sc->topology);
-    workload_free(sc->w);
-    for (int i = 0; i < 2; i++)
-        g_free(sc->variant_label[i]);
-    g_free(sc);
-}
-
-int step_scenario_num_variants(const StepScenario *sc) { return sc->nvariants; }
-
-const char *step_scenario_variant_label(const StepScenario *sc, int v)
-{
-    return v >= 0 && v < sc->nvariants ? sc->variant_label[v] : NULL;
-}
 
 /* ------------------------------------------------------------------ */
 /* Costs                                                                */
@@ -673,9 +71,9 @@ static double gemms_time(const Ctx *c, const WorkloadGemm *g, int n, bool backwa
             WorkloadGemm b[2];
             workload_gemm_backward(&g[i], b);
             for (int k = 0; k < 2; k++)
-                t += accel_bgemm_time(c->acc, c->sc->dtype, b[k].batch, b[k].m, b[k].n, b[k].k);
+                t += accel_bgemm_time(c->acc, step_scenario_dtype(c->sc), b[k].batch, b[k].m, b[k].n, b[k].k);
         } else {
-            t += accel_bgemm_time(c->acc, c->sc->dtype, g[i].batch, g[i].m, g[i].n, g[i].k);
+            t += accel_bgemm_time(c->acc, step_scenario_dtype(c->sc), g[i].batch, g[i].m, g[i].n, g[i].k);
         }
     }
     return t;
@@ -712,13 +110,13 @@ static double coll_use(Ctx *c, const char *name, const char *group_name, const C
  * its trust ratio (norms of weights and update). */
 static double optimizer_traffic(const StepScenario *sc, double g)
 {
-    bool mixed = sc->precision != MEMORY_FP32;
+    bool mixed = step_scenario_precision(sc) != MEMORY_FP32;
     double master = 4;             /* fp32 weights: read + write each */
-    double state = sc->optimizer == MEMORY_OPT_SGD ? 0 : sc->optimizer == MEMORY_OPT_SGD_MOMENTUM ? 1 : 2;
+    double state = step_scenario_optimizer(sc) == MEMORY_OPT_SGD ? 0 : step_scenario_optimizer(sc) == MEMORY_OPT_SGD_MOMENTUM ? 1 : 2;
     double bytes = g + 2 * master + 2 * 4 * state;
     if (mixed)
         bytes += 2; /* write the 16-bit working copy */
-    if (sc->optimizer == MEMORY_OPT_LAMB)
+    if (step_scenario_optimizer(sc) == MEMORY_OPT_LAMB)
         bytes += 4 + 4; /* re-read weights and update for the trust ratio */
     return bytes + g;   /* + the gradient-norm pass (clipping / loss-scale check) */
 }
@@ -734,7 +132,7 @@ static double optimizer_traffic(const StepScenario *sc, double g)
 static void dp_contention(Ctx *c)
 {
     c->dp_factor = 1;
-    if (!c->dp_group || !c->sc->flow_contention)
+    if (!c->dp_group || !step_scenario_flow_contention(c->sc))
         return;
     const StepPlan *p = &c->p;
     CollOp op = p->zero_stage >= 1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
@@ -791,20 +189,19 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
 {
     memset(c, 0, sizeof *c);
     c->sc = sc;
-    c->p = sc->plan;
-    c->p.zero_stage = sc->variant_stage[variant];
-    c->w = sc->w;
+    c->p = step_scenario_plan(sc, variant);
+    c->w = step_scenario_workload(sc);
     c->colls = g_array_new(FALSE, TRUE, sizeof(CollUse));
-    c->topo = sc->topo;
-    c->acc = sc->acc;
+    c->topo = step_scenario_topo(sc);
+    c->acc = step_scenario_accel(sc);
     const StepPlan *p = &c->p;
     c->devices = p->dp * p->tp * p->pp;
-    c->m = sc->global_batch / (p->dp * sc->micro_batch);
+    c->m = step_scenario_global_batch(sc) / (p->dp * step_scenario_micro_batch(sc));
     c->wp = workload_parallel_default();
     c->wp.tp = p->tp;
     c->wp.sequence_parallel = p->sequence_parallel;
     c->wp.recompute = p->recompute;
-    c->wp.act_bytes = accel_dtype_bytes(sc->dtype);
+    c->wp.act_bytes = accel_dtype_bytes(step_scenario_dtype(sc));
     const WorkloadTransformer *tr = workload_transformer(c->w);
     int L = tr->layers;
     c->stage_l0 = g_new(int, p->pp + 1);
@@ -839,7 +236,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
 
     /* per-layer compute */
     WorkloadGemm g[WORKLOAD_MAX_GEMMS];
-    int mb = sc->micro_batch;
+    int mb = step_scenario_micro_batch(sc);
     int ng = workload_layer_gemms(c->w, 0, mb, &c->wp, g);
     double ew = workload_layer_elementwise_bytes(c->w, 0, mb, &c->wp);
     c->t_fwd = gemms_time(c, g, ng, false) + accel_mem_time(c->acc, ew);
@@ -885,16 +282,16 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
 
     c->layer_params = workload_params_layer(c->w, 0) / p->tp;
     c->head_params = workload_params_head(c->w) / p->tp;
-    c->param_bytes = memory_param_bytes(sc->precision);
+    c->param_bytes = memory_param_bytes(step_scenario_precision(sc));
     /* gradients travel in grad_reduce_dtype; reducing fp32 gradients in
      * mixed precision means fp32 gradient buffers (Megatron's main_grad),
      * which the optimizer reads too */
     c->grad_dtype = p->grad_reduce_dtype >= 0        ? (AccelDtype)p->grad_reduce_dtype
-                    : sc->precision == MEMORY_FP32 ? ACCEL_FP32
-                                                   : sc->dtype;
+                    : step_scenario_precision(sc) == MEMORY_FP32 ? ACCEL_FP32
+                                                   : step_scenario_dtype(sc);
     c->grad_bytes_per_param = accel_dtype_bytes(c->grad_dtype);
-    c->fp32_grads = sc->precision != MEMORY_FP32 && c->grad_bytes_per_param == 4;
-    c->opt_bytes_per_param = optimizer_traffic(sc, memory_grad_bytes(sc->precision, c->fp32_grads));
+    c->fp32_grads = step_scenario_precision(sc) != MEMORY_FP32 && c->grad_bytes_per_param == 4;
+    c->opt_bytes_per_param = optimizer_traffic(sc, memory_grad_bytes(step_scenario_precision(sc), c->fp32_grads));
     c->ag_overlap = (p->zero_stage == 1 || p->zero_stage == 2) && p->dp > 1 && p->allgather_overlap != 0;
     dp_contention(c);
     return true;
@@ -1262,8 +659,8 @@ static cJSON *coll_report(const Ctx *c)
 
 cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_out, GError **err)
 {
-    if (variant < 0 || variant >= sc->nvariants) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no variant %d", sc->path, variant);
+    if (variant < 0 || variant >= step_scenario_num_variants(sc)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no variant %d", step_scenario_path(sc), variant);
         return NULL;
     }
     Ctx c;
@@ -1425,7 +822,7 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
     sim_engine_free(e);
     cJSON *out = NULL;
     if (span == SIM_TIME_NEVER) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "%s: the step's task graph has a cycle", sc->path);
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "%s: the step's task graph has a cycle", step_scenario_path(sc));
         goto done;
     }
     double step = sim_time_to_s(span);
@@ -1489,15 +886,15 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         mc.params = stage_params(&c, s);
         mc.dp = p->dp;
         mc.zero_stage = p->zero_stage;
-        mc.precision = sc->precision;
+        mc.precision = step_scenario_precision(sc);
         mc.fp32_grad_accum = c.fp32_grads;
-        mc.optimizer = sc->optimizer;
+        mc.optimizer = step_scenario_optimizer(sc);
         mc.bucket_bytes = p->dp > 1 ? p->bucket_bytes : 0;
         mc.zero3_gathered_params = p->zero_stage == 3 ? 2 * c.layer_params : 0;
         int nl = c.stage_l0[s + 1] - c.stage_l0[s];
         mc.activation_bytes = 0;
         for (int l = c.stage_l0[s]; l < c.stage_l0[s + 1]; l++)
-            mc.activation_bytes += workload_layer_activation_bytes(c.w, l, sc->micro_batch, &c.wp);
+            mc.activation_bytes += workload_layer_activation_bytes(c.w, l, step_scenario_micro_batch(sc), &c.wp);
         (void)nl;
         mc.inflight_microbatches = pp == 1 ? 1 : p->gpipe ? m : memory_1f1b_inflight(pp, s, m);
         MemoryBreakdown mbk;
@@ -1514,7 +911,7 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         WorkloadParallel one = c.wp;
         one.tp = 1;
         one.sequence_parallel = false;
-        double B = sc->global_batch;
+        double B = step_scenario_global_batch(sc);
         double layer_f = 0;
         for (int l = 0; l < tr->layers; l++)
             layer_f += workload_layer_forward_flops(c.w, l, 1, &one);
@@ -1530,16 +927,16 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
                 if (!strcmp(gg[i].name, "attn_score") || !strcmp(gg[i].name, "attn_value"))
                     hw_flops += B * tr->layers * workload_gemm_flops(&gg[i]);
         }
-        double peak = accel_peak_flops(c.acc, sc->dtype);
+        double peak = accel_peak_flops(c.acc, step_scenario_dtype(sc));
         out = cJSON_CreateObject();
-        cJSON_AddStringToObject(out, "scenario", sc->name);
-        cJSON_AddStringToObject(out, "variant", sc->variant_label[variant]);
+        cJSON_AddStringToObject(out, "scenario", step_scenario_name(sc));
+        cJSON_AddStringToObject(out, "variant", step_scenario_variant_label(sc, variant));
         cJSON_AddNumberToObject(out, "step_time_s", step);
         /* what a planner should not miss: the chips computed are not the
          * topology's own, or most of the machine sits idle */
         cJSON *warn = cJSON_CreateArray();
         const char *ta = topo_accelerator(c.topo);
-        if (sc->accelerator && ta && strcmp(ta, accel_name(c.acc)) != 0) {
+        if (step_scenario_accel_given(sc) && ta && strcmp(ta, accel_name(c.acc)) != 0) {
             char *w = g_strdup_printf("the scenario computes on %s, but topology %s describes %s", accel_name(c.acc),
                                       topo_name(c.topo), ta);
             cJSON_AddItemToArray(warn, cJSON_CreateString(w));
@@ -1593,7 +990,7 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         g_free(used);
         cJSON_AddNumberToObject(cfg, "dp", p->dp);
         /* the one dp rule, said where the figure is read */
-        cJSON_AddStringToObject(cfg, "dp_from", sc->dp_given ? "the scenario" : "ranks / (tp x pp)");
+        cJSON_AddStringToObject(cfg, "dp_from", step_scenario_dp_given(sc) ? "the scenario" : "ranks / (tp x pp)");
         cJSON_AddNumberToObject(cfg, "tp", p->tp);
         cJSON_AddNumberToObject(cfg, "pp", p->pp);
         cJSON_AddNumberToObject(cfg, "zero_stage", p->zero_stage);
@@ -1601,9 +998,9 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         cJSON_AddBoolToObject(cfg, "allgather_overlap", c.ag_overlap);
         cJSON_AddStringToObject(cfg, "grad_reduce_dtype", accel_dtype_name(c.grad_dtype));
         cJSON_AddNumberToObject(cfg, "micro_batches", m);
-        cJSON_AddNumberToObject(cfg, "micro_batch", sc->micro_batch);
-        cJSON_AddNumberToObject(cfg, "global_batch", sc->global_batch);
-        cJSON_AddStringToObject(cfg, "precision", accel_dtype_name(sc->dtype));
+        cJSON_AddNumberToObject(cfg, "micro_batch", step_scenario_micro_batch(sc));
+        cJSON_AddNumberToObject(cfg, "global_batch", step_scenario_global_batch(sc));
+        cJSON_AddStringToObject(cfg, "precision", accel_dtype_name(step_scenario_dtype(sc)));
         cJSON_AddStringToObject(cfg, "schedule", p->gpipe ? "gpipe" : "1f1b");
         cJSON_AddStringToObject(cfg, "recompute",
                                 p->recompute == WORKLOAD_RECOMPUTE_FULL        ? "full"
@@ -1649,10 +1046,10 @@ done:
 
 cJSON *step_scenario_run_all(const StepScenario *sc, GError **err)
 {
-    if (sc->nvariants == 1)
+    if (step_scenario_num_variants(sc) == 1)
         return step_scenario_run(sc, 0, NULL, err);
     cJSON *res[2] = {NULL, NULL};
-    for (int v = 0; v < sc->nvariants; v++)
+    for (int v = 0; v < step_scenario_num_variants(sc); v++)
         if (!(res[v] = step_scenario_run(sc, v, NULL, err))) {
             cJSON_Delete(res[0]);
             return NULL;
@@ -1664,13 +1061,13 @@ cJSON *step_scenario_run_all(const StepScenario *sc, GError **err)
     double t1 = cJSON_GetObjectItem(res[1], "step_time_s")->valuedouble;
     double m0 = cJSON_GetObjectItem(cJSON_GetObjectItem(res[0], "memory_per_device_bytes"), "total")->valuedouble;
     double m1 = cJSON_GetObjectItem(cJSON_GetObjectItem(res[1], "memory_per_device_bytes"), "total")->valuedouble;
-    cJSON_AddStringToObject(cmp, "baseline", sc->variant_label[0]);
-    cJSON_AddStringToObject(cmp, "other", sc->variant_label[1]);
+    cJSON_AddStringToObject(cmp, "baseline", step_scenario_variant_label(sc, 0));
+    cJSON_AddStringToObject(cmp, "other", step_scenario_variant_label(sc, 1));
     cJSON_AddNumberToObject(cmp, "speedup", t0 / t1);
     cJSON_AddNumberToObject(cmp, "step_time_saved_s", t0 - t1);
     cJSON_AddNumberToObject(cmp, "memory_saved_bytes", m0 - m1);
-    cJSON_AddStringToObject(cmp, "faster", t1 < t0 ? sc->variant_label[1] : sc->variant_label[0]);
-    for (int v = 0; v < sc->nvariants; v++)
+    cJSON_AddStringToObject(cmp, "faster", t1 < t0 ? step_scenario_variant_label(sc, 1) : step_scenario_variant_label(sc, 0));
+    for (int v = 0; v < step_scenario_num_variants(sc); v++)
         cJSON_AddItemToArray(vars, res[v]);
     cJSON_AddItemToObject(top, "comparison", cmp);
     return top;
