@@ -1,0 +1,137 @@
+/* Pipeline parallelism: the model's layers split over pp stages, the
+ * point-to-point groups between neighbouring stages, the order in which a
+ * stage runs its micro-batches (1F1B, Narayanan et al.; or GPipe: every
+ * forward, then every backward) and the activation and gradient sends that
+ * tie the stages' chains together.  Also what a stage holds: its
+ * parameters, and its micro-batches in flight for the memory estimate. */
+#include "step_build.h"
+
+/* The first L % pp stages take one layer more; parameters per device are
+ * after the tensor-parallel split. */
+void pipeline_partition(Ctx *c)
+{
+    int pp = c->p.pp, L = workload_transformer(c->w)->layers;
+    c->stage_l0 = g_new(int, pp + 1);
+    for (int s = 0; s <= pp; s++)
+        c->stage_l0[s] = s * (L / pp) + (s < L % pp ? s : L % pp);
+    c->layer_params = workload_params_layer(c->w, 0) / c->p.tp;
+    c->head_params = workload_params_head(c->w) / c->p.tp;
+}
+
+/* Parameters held by stage s's device: its layers, the embeddings on the
+ * first stage and, with a pipeline and tied embeddings, the copy of the
+ * word embeddings the last stage needs for the logits. */
+double pipeline_stage_params(const Ctx *c, int s)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    double p = step_stage_layers(c, s) * c->layer_params;
+    if (s == 0)
+        p += c->head_params;
+    if (s == c->p.pp - 1 && c->p.pp > 1 && tr->tied_embeddings)
+        p += (double)tr->vocab * tr->hidden / c->p.tp;
+    return p;
+}
+
+/* One group per stage boundary; boundaries that look the same (same node
+ * or not) share one.  Megatron's scatter/gather optimisation sends 1/tp of
+ * the activation from each tensor-parallel rank over its own link. */
+bool pipeline_init(Ctx *c, GError **err)
+{
+    int pp = c->p.pp;
+    c->p2p_group = g_new0(CollGroup *, pp);
+    for (int s = 0; s + 1 < pp; s++) {
+        int pair[2] = {step_rank_of(c, s, 0, 0), step_rank_of(c, s + 1, 0, 0)};
+        bool same_a = topo_node_of(c->topo, pair[0]) == topo_node_of(c->topo, pair[1]);
+        for (int q = 0; q < s && !c->p2p_group[s]; q++) {
+            bool same_b = topo_node_of(c->topo, step_rank_of(c, q, 0, 0)) ==
+                          topo_node_of(c->topo, step_rank_of(c, q + 1, 0, 0));
+            if (same_a == same_b && c->p2p_group[q] && coll_group_size(c->p2p_group[q]) == 2)
+                c->p2p_group[s] = c->p2p_group[q];
+        }
+        if (!c->p2p_group[s] && !(c->p2p_group[s] = coll_group_new(c->topo, pair, 2, NULL, err)))
+            return false;
+    }
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    double act = (double)step_scenario_micro_batch(c->sc) * tr->seq_len * tr->hidden * c->wp.act_bytes;
+    c->t_p2p = g_new0(double, pp);
+    for (int s = 0; s + 1 < pp; s++)
+        c->t_p2p[s] = step_coll_use(c, "pp_send", "pp", c->p2p_group[s], COLL_BROADCAST, act / c->p.tp,
+                                    s == 0 ? c->m : 0);
+    return true;
+}
+
+void pipeline_free(Ctx *c)
+{
+    if (c->p2p_group) {
+        for (int s = 0; s + 1 < c->p.pp; s++) {
+            bool shared = false;
+            for (int q = s + 1; q + 1 < c->p.pp; q++)
+                shared |= c->p2p_group[q] == c->p2p_group[s];
+            if (!shared)
+                coll_group_free(c->p2p_group[s]);
+        }
+        g_free(c->p2p_group);
+    }
+    g_free(c->t_p2p);
+    g_free(c->stage_l0);
+}
+
+/* Stage s's passes in program order: (micro-batch, direction 0 forward or
+ * 1 backward) into order_mb, order_dir (2m entries); returns their count.
+ * 1F1B: pp - s - 1 warm-up forwards, then one forward, one backward. */
+int pipeline_order(const Ctx *c, int s, int *order_mb, int *order_dir)
+{
+    int pp = c->p.pp, m = c->m, n = 0;
+    if (c->p.gpipe || pp == 1) {
+        for (int i = 0; i < m; i++, n++)
+            order_mb[n] = i, order_dir[n] = 0;
+        for (int i = 0; i < m; i++, n++)
+            order_mb[n] = i, order_dir[n] = 1;
+        return n;
+    }
+    int warm = pp - s - 1 < m ? pp - s - 1 : m;
+    int fi = 0, bi = 0;
+    for (; fi < warm; fi++, n++)
+        order_mb[n] = fi, order_dir[n] = 0;
+    while (bi < m) {
+        if (fi < m) {
+            order_mb[n] = fi++, order_dir[n] = 0;
+            n++;
+        }
+        order_mb[n] = bi++, order_dir[n] = 1;
+        n++;
+    }
+    return n;
+}
+
+/* Every micro-batch's activation to the next stage and gradient to the
+ * previous one, on the p2p streams; the last stage turns forward into
+ * backward itself. */
+void pipeline_sends(Build *b)
+{
+    const Ctx *c = b->c;
+    SimGraph *g = b->g;
+    int pp = c->p.pp, m = c->m;
+    for (int s = 0; s < pp; s++)
+        for (int i = 0; i < m; i++) {
+            if (s + 1 < pp) {
+                int t = step_task(g, "send_activation", b->res[s].p2p, c->t_p2p[s], "p2p");
+                step_dep(g, b->fw[s * m + i].last, t);
+                step_dep(g, t, b->fw[(s + 1) * m + i].first);
+            }
+            if (s > 0) {
+                int t = step_task(g, "send_gradient", b->res[s].p2p, c->t_p2p[s - 1], "p2p");
+                step_dep(g, b->bw[s * m + i].last, t);
+                step_dep(g, t, b->bw[(s - 1) * m + i].first);
+            }
+            if (s == pp - 1)
+                step_dep(g, b->fw[s * m + i].last, b->bw[s * m + i].first);
+        }
+}
+
+/* Micro-batches whose activations stage s holds at once. */
+int pipeline_inflight(const Ctx *c, int s)
+{
+    int pp = c->p.pp, m = c->m;
+    return pp == 1 ? 1 : c->p.gpipe ? m : memory_1f1b_inflight(pp, s, m);
+}

@@ -1,0 +1,107 @@
+/* ZeRO's weight gathers (Rajbhandari et al.; FSDP): ZeRO-3 all-gathers each
+ * layer's parameters before its forward and again before its backward,
+ * prefetched two layers ahead, and reduce-scatters the layer's gradients
+ * right after its backward.  A ZeRO-1/2 sharded update with
+ * allgather_overlap gathers the updated weights layer by layer, in pieces
+ * of at most a bucket, behind the next step's first forward (Xu et al.);
+ * in the steady state the previous step's update is done when it starts. */
+#include "step_build.h"
+
+#include <math.h>
+
+/* ZeRO-3: all-gather of one layer's parameters on the comm stream. */
+static int zero3_gather(Build *b, int s, double t_ag, int after)
+{
+    int t = step_task(b->g, "zero3_allgather", b->res[s].comm, t_ag, "comm");
+    step_dep(b->g, after, t);
+    return t;
+}
+
+/* Sharded update with allgather_overlap: the all-gather of `params` updated
+ * parameters on stage s's comm stream, in pieces of at most a bucket,
+ * issued after `after` (layer order).  Returns the last piece. */
+static int param_gather(Build *b, int s, double params, int after)
+{
+    Ctx *c = b->c;
+    double bytes = params * c->param_bytes;
+    int nb = (int)ceil(bytes / c->p.bucket_bytes - 1e-9);
+    if (nb < 1)
+        nb = 1;
+    int prev = after;
+    for (int k = 0; k < nb; k++) {
+        double t = step_coll_use(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bytes / nb, s == 0 ? 1 : 0);
+        int ag = step_task(b->g, "param_allgather", b->res[s].comm, t, "comm");
+        step_dep(b->g, prev, ag);
+        prev = ag;
+    }
+    return prev;
+}
+
+/* Before stage s's pass (micro-batch mbi, dir 0 forward or 1 backward)
+ * whose first dependency is `prev`: the gathers' costs, and the
+ * embeddings' gather before the first forward of stage 0. */
+void zero_pass_begin(ZeroPass *z, Build *b, int s, int mbi, int dir, int prev)
+{
+    Ctx *c = b->c;
+    int nl = step_stage_layers(c, s);
+    *z = (ZeroPass){.z3 = c->p.zero_stage == 3 && c->p.dp > 1, .start = prev, .ag_prev = -1, .hist = {-1, -1}};
+    if (z->z3)
+        z->t_ag = step_coll_use(c, "zero3_allgather", "dp", c->dp_group, COLL_ALLGATHER,
+                                c->layer_params * c->param_bytes, s == 0 ? nl : 0);
+    if (z->z3 && dir == 1)
+        z->t_rs = step_coll_use(c, "zero3_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
+                                c->layer_params * c->grad_bytes_per_param * c->p.compression, s == 0 ? nl : 0);
+    z->gather = dir == 0 && c->ag_overlap && mbi == 0;
+    if (z->gather && s == 0)
+        z->ag_prev = param_gather(b, s, c->head_params, -1);
+}
+
+/* The gather the next layer's compute waits for, or -1.  ZeRO-3's gather of
+ * layer i waits for layer i-2's compute (z->hist). */
+int zero_layer_gather(ZeroPass *z, Build *b, int s)
+{
+    if (z->z3) {
+        int ag = zero3_gather(b, s, z->t_ag, z->hist[0] >= 0 ? z->hist[0] : z->start);
+        step_dep(b->g, z->ag_prev, ag);
+        return z->ag_prev = ag;
+    }
+    if (z->gather)
+        return z->ag_prev = param_gather(b, s, b->c->layer_params, z->ag_prev);
+    return -1;
+}
+
+/* The last stage's copy of tied word embeddings (`params`, pp > 1): the
+ * gather the head's forward waits for, or -1. */
+int zero_head_gather(ZeroPass *z, Build *b, int s, double params)
+{
+    return z->gather && params > 0.5 ? param_gather(b, s, params, z->ag_prev) : -1;
+}
+
+/* ZeRO-3: the layer's gradients reduce-scattered after its backward
+ * `after`; returns that task (the update waits for it), or `after`. */
+int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after)
+{
+    if (!z->z3)
+        return after;
+    int rs = step_task(b->g, "zero3_reducescatter", b->res[s].comm, z->t_rs, "comm");
+    step_dep(b->g, after, rs);
+    return rs;
+}
+
+/* ZeRO-3: what stage s's update waits for: every layer's reduce-scatter,
+ * and one more for the embeddings on the first and last stages. */
+void zero3_grad_ends(Build *b, int s, int last_bwd, GArray *ends)
+{
+    Ctx *c = b->c;
+    int nl = step_stage_layers(c, s);
+    for (int l = 0; l < nl; l++)
+        g_array_append_val(ends, b->layer_bwd_end[s][l]);
+    if (s != 0 && s != c->p.pp - 1)
+        return;
+    double hp = pipeline_stage_params(c, s) - nl * c->layer_params;
+    double t = step_coll_use(c, "grad_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
+                             hp * c->grad_bytes_per_param * c->p.compression, s == 0 ? 1 : 0);
+    int rs = step_task(b->g, "grad_reducescatter", b->res[s].comm, t, "comm");
+    step_dep(b->g, last_bwd, rs);
+    g_array_append_val(ends, rs);
+}

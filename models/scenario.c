@@ -1,0 +1,468 @@
+/* The scenario: its JSON parsed and checked key by key, defaults filled,
+ * the plan checked against the model and the machine (topology and
+ * accelerator are loaded here), and the one rule for dp.  Every error names
+ * the scenario's line of the key that is wrong.  The step builder reads the
+ * result through scenario.h; nothing here knows about task graphs. */
+#include "scenario.h"
+#include "scenario_plan.h"
+#include "sim_data.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STEP_MAX_MICRO_BATCHES 65536
+#define STEP_MAX_BUCKETS 200000
+
+struct StepScenario {
+    char *name;        /* the scenario's "name", else its file: the output's label */
+    char *path;        /* its file, for messages */
+    char *accelerator; /* NULL: the topology's */
+    char *topology;
+    int nodes;
+    Topo *topo;        /* loaded while parsing, to check the plan against it */
+    Accel *acc;
+    Workload *w;
+    int global_batch, micro_batch;
+    AccelDtype dtype;
+    MemoryPrecision precision;
+    MemoryOptimizer optimizer;
+    StepPlan plan;
+    bool flow_contention; /* scale DP collectives by the flow simulation's contention */
+    bool dp_given;        /* else dp = ranks / (tp x pp): the replicas fill the machine */
+    int nvariants;
+    int variant_stage[2]; /* zero stage per variant (weight_update list) */
+    char *variant_label[2];
+};
+
+/* The line of `item`, recovered from sim_json_error's message. */
+static int item_line(const SimJsonDoc *d, const cJSON *item)
+{
+    GError *e = NULL;
+    sim_json_error(d, item, &e, "x");
+    int line = 0;
+    const char *p = e->message + strlen(sim_json_path(d));
+    if (*p == ':')
+        line = atoi(p + 1);
+    g_error_free(e);
+    return line;
+}
+
+/* An inline model: its text is re-parsed by the workload module, shifted so
+ * that its errors name the line of "model" in the scenario. */
+static Workload *parse_inline_model(const SimJsonDoc *d, const cJSON *m, GError **err)
+{
+    cJSON *copy = cJSON_Duplicate(m, true);
+    if (!cJSON_GetObjectItemCaseSensitive(copy, "name")) /* the workload format wants one */
+        cJSON_AddStringToObject(copy, "name", "custom");
+    if (!cJSON_GetObjectItemCaseSensitive(copy, "type"))
+        cJSON_AddStringToObject(copy, "type", "transformer");
+    if (!cJSON_GetObjectItemCaseSensitive(copy, "source")) {
+        char *src = g_strdup_printf("given inline in scenario %s", sim_json_path(d));
+        cJSON_AddStringToObject(copy, "source", src);
+        g_free(src);
+    }
+    char *body = cJSON_PrintUnformatted(copy);
+    cJSON_Delete(copy);
+    int line = item_line(d, m);
+    GString *text = g_string_new(NULL);
+    for (int i = 1; i < line; i++)
+        g_string_append_c(text, '\n');
+    g_string_append(text, body);
+    cJSON_free(body);
+    Workload *w = workload_parse(sim_json_path(d), text->str, text->len, err);
+    g_string_free(text, TRUE);
+    return w;
+}
+
+static const cJSON *key_or(const cJSON *obj, const char *key, const cJSON *fallback)
+{
+    const cJSON *it = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+    return it && !cJSON_IsNull(it) ? it : fallback;
+}
+
+/* The topology and accelerator, loaded once here: whatever is wrong between
+ * them and the scenario is reported at the scenario's line that asked. */
+static bool load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    /* presets named in the scenario must exist: say so at their line */
+    static const struct {
+        const char *key, *subdir, *what;
+    } presets[] = {{"topology", "topologies/presets", "topology preset"},
+                   {"accelerator", "models/presets/accelerators", "accelerator"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(presets); i++) {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, presets[i].key);
+        if (!cJSON_IsString(it) || sim_data_is_path(it->valuestring))
+            continue;
+        GError *e = NULL;
+        char *path = sim_data_resolve(presets[i].subdir, presets[i].what, it->valuestring, &e);
+        g_free(path);
+        if (e) {
+            sim_json_error(d, it, err, "%s", e->message);
+            g_error_free(e);
+            return false;
+        }
+    }
+    const cJSON *topo_it = cJSON_GetObjectItemCaseSensitive(root, "topology");
+    const cJSON *nodes_it = key_or(root, "nodes", topo_it);
+    TopoOptions to = {.nodes = sc->nodes};
+    GError *e = NULL;
+    sc->topo = topo_load(sc->topology, &to, &e);
+    if (!sc->topo) {
+        /* the topology's own file:line is in the message; the scenario's line says which key asked */
+        if (e->domain == SIM_ERROR && e->code == SIM_ERROR_INPUT)
+            sim_json_error(d, sc->nodes ? nodes_it : topo_it, err, "%s", e->message);
+        else
+            g_propagate_error(err, g_steal_pointer(&e));
+        g_clear_error(&e);
+        return false;
+    }
+    const cJSON *acc_it = key_or(root, "accelerator", topo_it);
+    const char *an = sc->accelerator ? sc->accelerator : topo_accelerator(sc->topo);
+    if (!an) {
+        sim_json_error(d, topo_it, err, "topology %s names no accelerator: give \"accelerator\"",
+                       SIM_ECHO(topo_name(sc->topo)));
+        return false;
+    }
+    sc->acc = accel_load(an, &e);
+    if (!sc->acc) {
+        if (e->domain == SIM_ERROR && e->code == SIM_ERROR_INPUT)
+            sim_json_error(d, acc_it, err, "%s", e->message);
+        else
+            g_propagate_error(err, g_steal_pointer(&e));
+        g_clear_error(&e);
+        return false;
+    }
+    if (!accel_has_dtype(sc->acc, sc->dtype)) {
+        bool given = key_or(root, "precision", NULL) != NULL;
+        sim_json_error(d, key_or(root, "precision", acc_it), err, "accelerator %s has no %s arithmetic%s",
+                       SIM_ECHO(accel_name(sc->acc)), accel_dtype_name(sc->dtype),
+                       given ? "" : " (the default \"precision\"): give another \"precision\"");
+        return false;
+    }
+    return true;
+}
+
+/* One rule for run and sweep alike: dp as given, else the replicas fill the
+ * machine, dp = ranks / (tp x pp).  Returns 0 and sets `err` (no position)
+ * when tp x pp does not divide the ranks. */
+static int fill_dp(const Topo *t, int tp, int pp, GError **err)
+{
+    int ranks = topo_num_ranks(t);
+    if (ranks % ((long)tp * pp)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                    "\"dp\" is not given, so the replicas fill the machine, but topology %s has %d ranks (%d nodes "
+                    "x %d), not a multiple of tp x pp = %d x %d: give dp or change tp, pp",
+                    SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t), topo_ranks_per_node(t), tp, pp);
+        return 0;
+    }
+    return (int)(ranks / ((long)tp * pp));
+}
+
+static bool resolve_dp(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, const cJSON *where, GError **err)
+{
+    StepPlan *p = &sc->plan;
+    const Topo *t = sc->topo;
+    sc->dp_given = p->dp > 0;
+    if (!sc->dp_given) {
+        GError *e = NULL;
+        p->dp = fill_dp(t, p->tp, p->pp, &e);
+        if (!p->dp) {
+            const cJSON *at = key_or(where, "tp", key_or(where, "pp", key_or(root, "nodes", key_or(root, "topology", root))));
+            sim_json_error(d, at, err, "%s", e->message);
+            g_error_free(e);
+            return false;
+        }
+    }
+    long devices = (long)p->dp * p->tp * p->pp;
+    int ranks = topo_num_ranks(t);
+    if (devices > ranks) {
+        sim_json_error(d, key_or(where, "dp", where), err,
+                       "dp x tp x pp = %d x %d x %d = %ld devices, but topology %s has %d ranks (%d nodes x %d)", p->dp,
+                       p->tp, p->pp, devices, SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t),
+                       topo_ranks_per_node(t));
+        return false;
+    }
+    return true;
+}
+
+bool step_json_dp(const cJSON *scenario, long *dp, GError **err)
+{
+    const cJSON *par = cJSON_GetObjectItemCaseSensitive(scenario, "parallelism");
+    const cJSON *v = cJSON_IsObject(par) ? cJSON_GetObjectItemCaseSensitive(par, "dp") : NULL;
+    if (cJSON_IsNumber(v)) {
+        *dp = (long)v->valuedouble;
+        return true;
+    }
+    const cJSON *topo = cJSON_GetObjectItemCaseSensitive(scenario, "topology");
+    if (!cJSON_IsString(topo)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "\"topology\" must be a string");
+        return false;
+    }
+    long k[3] = {0, 1, 1}; /* nodes, tp, pp */
+    const char *names[3] = {"nodes", "tp", "pp"};
+    const cJSON *objs[3] = {scenario, par, par};
+    for (int i = 0; i < 3; i++) {
+        const cJSON *x = cJSON_IsObject(objs[i]) ? cJSON_GetObjectItemCaseSensitive(objs[i], names[i]) : NULL;
+        if (!x || cJSON_IsNull(x))
+            continue;
+        if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || x->valuedouble < 1 ||
+            x->valuedouble > (i == 0 ? 1 << 20 : 1 << 16)) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "\"%s\" must be an integer between 1 and %d", names[i],
+                        i == 0 ? 1 << 20 : 1 << 16);
+            return false;
+        }
+        k[i] = (long)x->valuedouble;
+    }
+    TopoOptions to = {.nodes = (int)k[0]};
+    Topo *t = topo_load(topo->valuestring, &to, err);
+    if (!t)
+        return false;
+    int n = fill_dp(t, (int)k[1], (int)k[2], err);
+    topo_free(t);
+    *dp = n;
+    return n > 0;
+}
+
+/* "precision" (tf32: fp32 storage, tf32 arithmetic) and "optimizer". */
+static bool parse_training(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, const char *prec,
+                           const char *opt, GError **err)
+{
+    if (!memory_precision_from_name(prec, &sc->precision) && g_ascii_strcasecmp(prec, "tf32")) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "precision"), err,
+                       "\"precision\" = \"%s\" is not one of \"bf16\", \"fp16\", \"fp32\", \"tf32\"", SIM_ECHO(prec));
+        return false;
+    }
+    if (!g_ascii_strcasecmp(prec, "tf32")) {
+        sc->precision = MEMORY_FP32;
+        sc->dtype = ACCEL_TF32;
+    } else {
+        sc->dtype = sc->precision == MEMORY_FP32 ? ACCEL_FP32 : sc->precision == MEMORY_MIXED_FP16 ? ACCEL_FP16 : ACCEL_BF16;
+    }
+    if (!g_ascii_strcasecmp(opt, "sgd_momentum") || !g_ascii_strcasecmp(opt, "sgd-momentum") ||
+        !g_ascii_strcasecmp(opt, "momentum"))
+        sc->optimizer = MEMORY_OPT_SGD_MOMENTUM;
+    else if (!memory_optimizer_from_name(opt, &sc->optimizer)) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "optimizer"), err,
+                       "\"optimizer\" = \"%s\" is not one of \"sgd\", \"sgd_momentum\", \"adam\", \"adamw\", \"lamb\"",
+                       SIM_ECHO(opt));
+        return false;
+    }
+    return true;
+}
+
+/* "model": a preset's name, a workload file, or hyper-parameters inline;
+ * a transformer for now. */
+static bool parse_model(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model");
+    if (!m || cJSON_IsNull(m)) {
+        sim_json_error(d, root, err, "missing required field \"model\"");
+        return false;
+    }
+    if (cJSON_IsString(m)) {
+        GError *e = NULL;
+        sc->w = workload_load(m->valuestring, &e);
+        if (!sc->w) {
+            if (strchr(m->valuestring, '/') || g_str_has_suffix(m->valuestring, ".json"))
+                g_propagate_error(err, e);
+            else {
+                sim_json_error(d, m, err, "model \"%s\": %s", SIM_ECHO(m->valuestring), e->message);
+                g_error_free(e);
+            }
+            return false;
+        }
+    } else if (cJSON_IsObject(m)) {
+        sc->w = parse_inline_model(d, m, err);
+        if (!sc->w)
+            return false;
+    } else {
+        sim_json_error(d, m, err, "\"model\" must be a preset name or an object of hyper-parameters");
+        return false;
+    }
+    if (workload_kind(sc->w) != WORKLOAD_TRANSFORMER) {
+        sim_json_error(d, m, err, "model \"%s\": only transformers can be run as a step for now",
+                       SIM_ECHO(workload_name(sc->w)));
+        return false;
+    }
+    return true;
+}
+
+/* The plan against the model: tp divides what it splits, pp no more stages
+ * than layers, and a graph small enough to simulate in reasonable time. */
+static bool check_plan_model(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
+{
+    const StepPlan *p = &sc->plan;
+    const WorkloadTransformer *tr = workload_transformer(sc->w);
+    const cJSON *tp_it = key_or(where, "tp", where), *pp_it = key_or(where, "pp", where);
+    if (tr->heads % p->tp || tr->hidden % p->tp || tr->ffn % p->tp || tr->kv_heads % p->tp) {
+        sim_json_error(d, tp_it, err, "\"tp\" = %d must divide the heads (%d), kv heads (%d), hidden (%d) and ffn (%d)",
+                       p->tp, tr->heads, tr->kv_heads, tr->hidden, tr->ffn);
+        return false;
+    }
+    if (p->pp > tr->layers) {
+        sim_json_error(d, pp_it, err, "\"pp\" = %d exceeds the model's %d layers", p->pp, tr->layers);
+        return false;
+    }
+    if (p->sequence_parallel && tr->seq_len % p->tp) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(where, "sequence_parallel"), err,
+                       "sequence parallelism needs tp (%d) to divide seq_len (%d)", p->tp, tr->seq_len);
+        return false;
+    }
+    /* the graph grows with micro-batches and buckets: refuse what cannot be
+     * simulated in reasonable time rather than run for minutes */
+    double buckets = workload_params_total(sc->w) / ((double)p->tp * p->pp) * 4 / p->bucket_bytes;
+    if (buckets > STEP_MAX_BUCKETS) {
+        char *bb = sim_format_quantity(p->bucket_bytes, SIM_UNIT_BYTES);
+        sim_json_error(d, key_or(where, "bucket_bytes", where), err,
+                       "\"bucket_bytes\" = %s makes %.0f gradient buckets per device; at most %d can be simulated",
+                       bb, buckets, STEP_MAX_BUCKETS);
+        g_free(bb);
+        return false;
+    }
+    return true;
+}
+
+/* The global batch against dp (resolved) and the micro-batch. */
+static bool check_batch(const StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    const StepPlan *p = &sc->plan;
+    const cJSON *gb_it = cJSON_GetObjectItemCaseSensitive(root, "global_batch");
+    if (sc->global_batch % ((long)p->dp * sc->micro_batch)) {
+        sim_json_error(d, gb_it, err, "\"global_batch\" %d is not a multiple of dp x micro_batch = %d x %d%s",
+                       sc->global_batch, p->dp, sc->micro_batch,
+                       sc->dp_given ? "" : " (dp fills the machine: ranks / (tp x pp))");
+        return false;
+    }
+    long micro_batches = sc->global_batch / ((long)p->dp * sc->micro_batch);
+    if (micro_batches > STEP_MAX_MICRO_BATCHES) {
+        sim_json_error(d, gb_it, err,
+                       "%ld micro-batches per step (global_batch / (dp x micro_batch)); at most %d can be simulated: "
+                       "raise micro_batch or dp",
+                       micro_batches, STEP_MAX_MICRO_BATCHES);
+        return false;
+    }
+    return true;
+}
+
+/* The checks run in the order a reader fixes a scenario: its own keys, the
+ * model, the plan against the model, the machine, dp and the batch. */
+static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
+{
+    static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
+                                       "precision", "optimizer", "parallelism", "name", "description", "source",
+                                       "flow_contention", NULL};
+    const cJSON *root = sim_json_root(d);
+    if (!cJSON_IsObject(root)) {
+        sim_json_error(d, root, err, "a scenario must be a JSON object");
+        return NULL;
+    }
+    if (!scenario_check_keys(d, root, "the scenario", keys, err))
+        return NULL;
+    StepScenario *sc = g_new0(StepScenario, 1);
+    const char *acc = NULL, *topo = NULL, *prec = "bf16", *opt = "adam", *name = NULL;
+    long nodes = 0, gb = 0, mb = 1;
+    if (!sim_json_get_string(d, root, "name", false, &name, err) ||
+        !sim_json_get_string(d, root, "accelerator", false, &acc, err) ||
+        !sim_json_get_string(d, root, "topology", true, &topo, err) ||
+        !sim_json_get_int(d, root, "nodes", false, 1, 1 << 20, &nodes, err) ||
+        !sim_json_get_int(d, root, "global_batch", true, 1, 1L << 30, &gb, err) ||
+        !sim_json_get_int(d, root, "micro_batch", false, 1, 1L << 20, &mb, err) ||
+        !sim_json_get_string(d, root, "precision", false, &prec, err) ||
+        !sim_json_get_string(d, root, "optimizer", false, &opt, err))
+        goto fail;
+    sc->name = g_strdup(name ? name : sim_json_path(d));
+    sc->path = g_strdup(sim_json_path(d));
+    sc->flow_contention = true;
+    if (!sim_json_get_bool(d, root, "flow_contention", &sc->flow_contention, err))
+        goto fail;
+    sc->accelerator = acc ? g_strdup(acc) : NULL;
+    sc->topology = g_strdup(topo);
+    sc->nodes = (int)nodes;
+    sc->global_batch = (int)gb;
+    sc->micro_batch = (int)mb;
+    if (!parse_training(sc, d, root, prec, opt, err) || !parse_model(sc, d, root, err))
+        goto fail;
+    const cJSON *par = cJSON_GetObjectItemCaseSensitive(root, "parallelism");
+    if (!scenario_plan_parse(d, par, &sc->plan, &sc->nvariants, sc->variant_stage, err))
+        goto fail;
+    for (int i = 0; i < sc->nvariants; i++) {
+        int stage = sc->variant_stage[i];
+        sc->variant_label[i] = stage == 0   ? g_strdup("replicated")
+                               : stage == 1 ? g_strdup("sharded (ZeRO-1)")
+                                            : g_strdup_printf("sharded (ZeRO-%d)", stage);
+    }
+    const cJSON *where = par ? par : root;
+    if (!check_plan_model(sc, d, where, err) || !load_machine(sc, d, root, err) ||
+        !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err))
+        goto fail;
+    return sc;
+fail:
+    step_scenario_free(sc);
+    return NULL;
+}
+
+StepScenario *step_scenario_parse(const char *name, const char *text, size_t len, GError **err)
+{
+    SimJsonDoc *d = sim_json_parse(name, text, len, err);
+    if (!d)
+        return NULL;
+    StepScenario *sc = scenario_from_doc(d, err);
+    sim_json_free(d);
+    return sc;
+}
+
+StepScenario *step_scenario_load(const char *path, GError **err)
+{
+    SimJsonDoc *d = sim_json_load_file(path, err);
+    if (!d)
+        return NULL;
+    StepScenario *sc = scenario_from_doc(d, err);
+    sim_json_free(d);
+    return sc;
+}
+
+void step_scenario_free(StepScenario *sc)
+{
+    if (!sc)
+        return;
+    g_free(sc->name);
+    g_free(sc->path);
+    topo_free(sc->topo);
+    accel_free(sc->acc);
+    g_free(sc->accelerator);
+    g_free(sc->topology);
+    workload_free(sc->w);
+    for (int i = 0; i < 2; i++)
+        g_free(sc->variant_label[i]);
+    g_free(sc);
+}
+
+int step_scenario_num_variants(const StepScenario *sc) { return sc->nvariants; }
+
+const char *step_scenario_variant_label(const StepScenario *sc, int v)
+{
+    return v >= 0 && v < sc->nvariants ? sc->variant_label[v] : NULL;
+}
+
+
+StepPlan step_scenario_plan(const StepScenario *sc, int variant)
+{
+    StepPlan p = sc->plan;
+    p.zero_stage = sc->variant_stage[variant];
+    return p;
+}
+
+const char *step_scenario_name(const StepScenario *sc) { return sc->name; }
+const char *step_scenario_path(const StepScenario *sc) { return sc->path; }
+const Topo *step_scenario_topo(const StepScenario *sc) { return sc->topo; }
+const Accel *step_scenario_accel(const StepScenario *sc) { return sc->acc; }
+bool step_scenario_accel_given(const StepScenario *sc) { return sc->accelerator != NULL; }
+const Workload *step_scenario_workload(const StepScenario *sc) { return sc->w; }
+int step_scenario_global_batch(const StepScenario *sc) { return sc->global_batch; }
+int step_scenario_micro_batch(const StepScenario *sc) { return sc->micro_batch; }
+AccelDtype step_scenario_dtype(const StepScenario *sc) { return sc->dtype; }
+MemoryPrecision step_scenario_precision(const StepScenario *sc) { return sc->precision; }
+MemoryOptimizer step_scenario_optimizer(const StepScenario *sc) { return sc->optimizer; }
+bool step_scenario_flow_contention(const StepScenario *sc) { return sc->flow_contention; }
+bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }

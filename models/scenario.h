@@ -1,0 +1,53 @@
+/* The scenario as the step builder reads it: parsed, validated against the
+ * model and the machine, defaults filled, dp resolved.  Parsing and every
+ * rule about what a scenario may say live in scenario.c; the public entry
+ * points (step_scenario_load, step_json_dp, ...) are declared in step.h. */
+#ifndef SCENARIO_H
+#define SCENARIO_H
+
+#include "accel.h"
+#include "memory.h"
+#include "step.h"
+#include "topo.h"
+#include "workload.h"
+
+/* The parallelism plan of one variant. */
+typedef struct {
+    int dp, tp, pp;
+    int zero_stage;  /* 0..3; weight-update sharding (Xu et al.) is stage 1 */
+    WorkloadRecompute recompute;
+    bool gpipe;
+    bool sequence_parallel;
+    double bucket_bytes;
+    bool overlap;
+    double compression; /* wire bytes / gradient bytes, (0, 1] */
+    /* sharded update (ZeRO-1/2): all-gather the updated weights layer by
+     * layer behind the next forward instead of at the end of the step;
+     * -1 = not given (true: Xu et al.'s design) */
+    int allgather_overlap;
+    /* AccelDtype of the gradients on the wire and in the gradient buffers;
+     * -1 = not given (the working precision's gradient type) */
+    int grad_reduce_dtype;
+} StepPlan;
+
+/* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */
+StepPlan step_scenario_plan(const StepScenario *sc, int variant);
+
+const char *step_scenario_name(const StepScenario *sc); /* the output's label */
+const char *step_scenario_path(const StepScenario *sc); /* its file, for messages */
+const Topo *step_scenario_topo(const StepScenario *sc);
+const Accel *step_scenario_accel(const StepScenario *sc);
+/* The scenario named its accelerator (else it is the topology's). */
+bool step_scenario_accel_given(const StepScenario *sc);
+const Workload *step_scenario_workload(const StepScenario *sc);
+int step_scenario_global_batch(const StepScenario *sc);
+int step_scenario_micro_batch(const StepScenario *sc);
+AccelDtype step_scenario_dtype(const StepScenario *sc); /* the arithmetic */
+MemoryPrecision step_scenario_precision(const StepScenario *sc);
+MemoryOptimizer step_scenario_optimizer(const StepScenario *sc);
+/* Scale DP collectives by the flow simulation's contention. */
+bool step_scenario_flow_contention(const StepScenario *sc);
+/* dp came from the scenario (else it fills the machine: ranks / (tp x pp)). */
+bool step_scenario_dp_given(const StepScenario *sc);
+
+#endif

@@ -1,0 +1,197 @@
+/* A scenario's "parallelism": its keys, the plan's defaults, and the rules
+ * between keys that contradict each other ("zero_stage" against
+ * "weight_update", "allgather_overlap" without a ZeRO-1/2 sharded update,
+ * "sequence_parallel" with tp 1), each an error at the key's line.  A list
+ * of weight updates becomes the variants to compare.  What the plan means
+ * against the model and the machine (dp among it) is checked in scenario.c. */
+#include "scenario_plan.h"
+
+#include <string.h>
+
+bool scenario_check_keys(const SimJsonDoc *d, const cJSON *obj, const char *where, const char *const *allowed,
+                         GError **err)
+{
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        bool ok = false;
+        for (const char *const *a = allowed; *a && !ok; a++)
+            ok = !strcmp(c->string, *a);
+        if (!ok) {
+            GString *list = g_string_new(NULL);
+            for (const char *const *a = allowed; *a; a++)
+                g_string_append_printf(list, "%s%s", a == allowed ? "" : ", ", *a);
+            sim_json_error(d, c, err, "unknown key \"%s\" in %s (allowed: %s)", SIM_ECHO(c->string), where,
+                           list->str);
+            g_string_free(list, TRUE);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int pick(const char *s, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (!g_ascii_strcasecmp(s, names[i]))
+            return i;
+    return -1;
+}
+
+static bool get_choice(const SimJsonDoc *d, const cJSON *obj, const char *key, const char *const *names, int *out,
+                       GError **err)
+{
+    const char *s = NULL;
+    if (!sim_json_get_string(d, obj, key, false, &s, err))
+        return false;
+    if (!s)
+        return true;
+    int v = pick(s, names);
+    if (v < 0) {
+        GString *list = g_string_new(NULL);
+        for (int i = 0; names[i]; i++)
+            g_string_append_printf(list, "%s\"%s\"", i ? ", " : "", names[i]);
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(obj, key), err, "\"%s\" = \"%s\" is not one of %s", key,
+                       SIM_ECHO(s), list->str);
+        g_string_free(list, TRUE);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* What a plan is when the scenario does not say: one replica per device of
+ * the machine (dp 0 until resolve_dp), no tp or pp, 25 MiB buckets that
+ * overlap the backward, uncompressed, replicated update. */
+static StepPlan plan_default(void)
+{
+    return (StepPlan){.dp = 0, .tp = 1, .pp = 1, .overlap = true, .bucket_bytes = 25.0 * 1024 * 1024,
+                      .compression = 1.0, .allgather_overlap = -1, .grad_reduce_dtype = -1};
+}
+
+/* "weight_update" (a string, or a list to compare) against "zero_stage"
+ * `zs` (-1: not given): the variants, each with its ZeRO stage.  Keys that
+ * say different things are errors: neither silently wins. */
+static bool parse_variants(const SimJsonDoc *d, const cJSON *par, long zs, StepPlan *p, int *nvariants, int stages[2],
+                           GError **err)
+{
+    static const char *const wu_names[] = {"replicated", "sharded", NULL};
+    const cJSON *wu = cJSON_GetObjectItemCaseSensitive(par, "weight_update");
+    int wus[2] = {-1, -1}, nwu = 0;
+    if (wu && cJSON_IsArray(wu)) {
+        int n = cJSON_GetArraySize(wu);
+        if (n < 1 || n > 2) {
+            sim_json_error(d, wu, err, "\"weight_update\" list must hold 1 or 2 of \"replicated\", \"sharded\"");
+            return false;
+        }
+        for (const cJSON *c = wu->child; c; c = c->next) {
+            int v = cJSON_IsString(c) ? pick(c->valuestring, wu_names) : -1;
+            if (v < 0 || (nwu == 1 && wus[0] == v)) {
+                sim_json_error(d, c, err, "\"weight_update\" entries must be distinct \"replicated\" or \"sharded\"");
+                return false;
+            }
+            wus[nwu++] = v;
+        }
+    } else if (wu && !cJSON_IsNull(wu)) {
+        if (!get_choice(d, par, "weight_update", wu_names, &wus[0], err))
+            return false;
+        nwu = 1;
+    }
+    if (nwu == 0) {
+        wus[0] = zs > 0 ? 1 : 0;
+        nwu = 1;
+    }
+    const cJSON *zsi = cJSON_GetObjectItemCaseSensitive(par, "zero_stage");
+    for (int i = 0; i < nwu; i++)
+        if (wus[i] == 1 && zs == 0) {
+            sim_json_error(d, zsi, err,
+                           "\"zero_stage\": 0 is the replicated weight update; it contradicts \"weight_update\": "
+                           "\"sharded\" (ZeRO-1): give one of them");
+            return false;
+        }
+    bool any_z12 = false;
+    for (int i = 0; i < nwu; i++)
+        any_z12 |= wus[i] == 1 && zs != 3;
+    if (p->allgather_overlap >= 0 && !any_z12) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(par, "allgather_overlap"), err,
+                       "\"allgather_overlap\" applies to the sharded weight update of ZeRO-1/2 only; "
+                       "this plan has %s",
+                       zs == 3 ? "\"zero_stage\": 3" : "a replicated weight update");
+        return false;
+    }
+    *nvariants = nwu;
+    for (int i = 0; i < nwu; i++) {
+        if (wus[i] == 0 && zs > 0) {
+            sim_json_error(d, zsi, err,
+                           "\"zero_stage\" %ld shards the weight update; it contradicts \"weight_update\": "
+                           "\"replicated\"",
+                           zs);
+            return false;
+        }
+        stages[i] = wus[i] == 0 ? 0 : zs > 0 ? (int)zs : 1;
+    }
+    p->zero_stage = stages[0];
+    return true;
+}
+
+/* Gradient buckets live in HBM next to the gradients: beyond 64 GiB a
+ * bucket is no plan anyone runs. */
+#define STEP_MAX_BUCKET_BYTES (64.0 * 1024 * 1024 * 1024)
+
+bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int *nvariants, int stages[2],
+                         GError **err)
+{
+    static const char *const keys[] = {"dp", "tp", "pp", "weight_update", "zero_stage", "recompute", "schedule",
+                                       "sequence_parallel", "bucket_bytes", "overlap", "gradient_compression",
+                                       "allgather_overlap", "grad_reduce_dtype", NULL};
+    if (!par) {
+        *p = plan_default();
+        *nvariants = 1;
+        stages[0] = 0;
+        return true;
+    }
+    if (!cJSON_IsObject(par)) {
+        sim_json_error(d, par, err, "\"parallelism\" must be an object");
+        return false;
+    }
+    if (!scenario_check_keys(d, par, "\"parallelism\"", keys, err))
+        return false;
+    long dp = 0, tp = 1, pp = 1, zs = -1; /* dp 0: not given, the replicas fill the machine */
+    if (!sim_json_get_int(d, par, "dp", false, 1, 1 << 24, &dp, err) ||
+        !sim_json_get_int(d, par, "tp", false, 1, 1 << 16, &tp, err) ||
+        !sim_json_get_int(d, par, "pp", false, 1, 1 << 16, &pp, err) ||
+        !sim_json_get_int(d, par, "zero_stage", false, 0, 3, &zs, err))
+        return false;
+    *p = plan_default();
+    p->dp = (int)dp;
+    p->tp = (int)tp;
+    p->pp = (int)pp;
+    static const char *const rc_names[] = {"none", "selective", "full", NULL};
+    static const char *const sched_names[] = {"1f1b", "gpipe", NULL};
+    int rc = 0, sched = 0;
+    if (!get_choice(d, par, "recompute", rc_names, &rc, err) || !get_choice(d, par, "schedule", sched_names, &sched, err))
+        return false;
+    p->recompute = rc == 0 ? WORKLOAD_RECOMPUTE_NONE : rc == 1 ? WORKLOAD_RECOMPUTE_SELECTIVE : WORKLOAD_RECOMPUTE_FULL;
+    p->gpipe = sched == 1;
+    bool ag_overlap = true;
+    if (!sim_json_get_bool(d, par, "allgather_overlap", &ag_overlap, err))
+        return false;
+    const cJSON *ago = cJSON_GetObjectItemCaseSensitive(par, "allgather_overlap");
+    if (ago && !cJSON_IsNull(ago))
+        p->allgather_overlap = ag_overlap;
+    static const char *const grd_names[] = {"bf16", "fp16", "fp32", NULL};
+    int grd = -1;
+    if (!get_choice(d, par, "grad_reduce_dtype", grd_names, &grd, err))
+        return false;
+    if (grd >= 0)
+        p->grad_reduce_dtype = grd == 0 ? ACCEL_BF16 : grd == 1 ? ACCEL_FP16 : ACCEL_FP32;
+    if (!sim_json_get_bool(d, par, "sequence_parallel", &p->sequence_parallel, err) ||
+        !sim_json_get_bool(d, par, "overlap", &p->overlap, err) ||
+        !sim_json_get_size(d, par, "bucket_bytes", false, 1, STEP_MAX_BUCKET_BYTES, &p->bucket_bytes, err) ||
+        !sim_json_get_number(d, par, "gradient_compression", false, 1e-6, 1, &p->compression, err))
+        return false;
+    if (p->sequence_parallel && p->tp == 1) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(par, "sequence_parallel"), err,
+                       "\"sequence_parallel\" needs \"tp\" > 1");
+        return false;
+    }
+    return parse_variants(d, par, zs, p, nvariants, stages, err);
+}

@@ -1,0 +1,19 @@
+/* Private to scenario.c and scenario_plan.c: the "parallelism" object of a
+ * scenario, and the key check both use. */
+#ifndef SCENARIO_PLAN_H
+#define SCENARIO_PLAN_H
+
+#include "scenario.h"
+#include "sim_error.h"
+
+/* An error at the first key of `obj` not in `allowed` (NULL-terminated). */
+bool scenario_check_keys(const SimJsonDoc *d, const cJSON *obj, const char *where, const char *const *allowed,
+                         GError **err);
+
+/* Parses "parallelism" (`par`; NULL: not given, the defaults) into `plan`
+ * (dp 0 when not given: scenario.c resolves it against the machine) and
+ * the variants to compare, 1 or 2, with their ZeRO stages. */
+bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, int *nvariants, int stages[2],
+                         GError **err);
+
+#endif

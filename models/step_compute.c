@@ -1,0 +1,93 @@
+/* Compute costs of the step: per-layer forward, backward and head times on
+ * the accelerator (GEMMs plus memory-bound element-wise passes), the cost
+ * of recomputation (full: the forward again; selective: the attention core)
+ * and the step's model and hardware FLOPs.  All layers cost the same. */
+#include "step_build.h"
+
+#include <string.h>
+
+static double gemms_time(const Ctx *c, const WorkloadGemm *g, int n, bool backward)
+{
+    AccelDtype dt = step_scenario_dtype(c->sc);
+    double t = 0;
+    for (int i = 0; i < n; i++) {
+        if (backward) {
+            WorkloadGemm b[2];
+            workload_gemm_backward(&g[i], b);
+            for (int k = 0; k < 2; k++)
+                t += accel_bgemm_time(c->acc, dt, b[k].batch, b[k].m, b[k].n, b[k].k);
+        } else {
+            t += accel_bgemm_time(c->acc, dt, g[i].batch, g[i].m, g[i].n, g[i].k);
+        }
+    }
+    return t;
+}
+
+/* Selective recomputation redoes the attention core: the GEMMs Q K^T and
+ * P V.  Their names in the workload's layer. */
+static bool is_attention_core(const WorkloadGemm *g)
+{
+    return !strcmp(g->name, "attn_score") || !strcmp(g->name, "attn_value");
+}
+
+/* What recomputing one layer's activations costs before its backward. */
+static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
+{
+    const StepPlan *p = &c->p;
+    if (p->recompute == WORKLOAD_RECOMPUTE_FULL)
+        return c->t_fwd;
+    if (p->recompute != WORKLOAD_RECOMPUTE_SELECTIVE)
+        return 0;
+    /* the attention core: Q K^T, softmax + dropout, P V */
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    double t = 0;
+    for (int i = 0; i < ng; i++)
+        if (is_attention_core(&g[i]))
+            t += gemms_time(c, &g[i], 1, false);
+    double e = c->wp.act_bytes, heads = (double)tr->heads / p->tp, s = tr->seq_len;
+    t += accel_mem_time(c->acc, (2 * e + (2 * e + 1)) * mb * heads * s * s);
+    return t;
+}
+
+void compute_costs(Ctx *c)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    WorkloadGemm g[WORKLOAD_MAX_GEMMS];
+    int mb = step_scenario_micro_batch(c->sc);
+    int ng = workload_layer_gemms(c->w, 0, mb, &c->wp, g);
+    double ew = workload_layer_elementwise_bytes(c->w, 0, mb, &c->wp);
+    c->t_fwd = gemms_time(c, g, ng, false) + accel_mem_time(c->acc, ew);
+    c->t_bwd = gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * ew);
+    c->t_recompute = recompute_time(c, g, ng, mb);
+    int nh = workload_head_gemms(c->w, mb, &c->wp, g);
+    double logits = (double)mb * tr->seq_len * tr->vocab / c->p.tp;
+    /* cross-entropy: softmax over fp32 logits, read/write a few times */
+    c->t_head_fwd = gemms_time(c, g, nh, false) + accel_mem_time(c->acc, logits * 4 * 3);
+    c->t_head_bwd = gemms_time(c, g, nh, true) + accel_mem_time(c->acc, logits * 4 * 2);
+}
+
+/* Model FLOPs: forward and backward (3 x forward) of the global batch, as
+ * if on one device (no tp); hardware FLOPs add what recomputation redoes. */
+void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    WorkloadParallel one = c->wp;
+    one.tp = 1;
+    one.sequence_parallel = false;
+    double B = step_scenario_global_batch(c->sc);
+    double layer_f = 0;
+    for (int l = 0; l < tr->layers; l++)
+        layer_f += workload_layer_forward_flops(c->w, l, 1, &one);
+    double head_f = workload_head_forward_flops(c->w, 1, &one);
+    *model_flops = 3 * B * (layer_f + head_f);
+    *hw_flops = *model_flops;
+    if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL) {
+        *hw_flops += B * layer_f;
+    } else if (c->p.recompute == WORKLOAD_RECOMPUTE_SELECTIVE) {
+        WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
+        int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);
+        for (int i = 0; i < ng; i++)
+            if (is_attention_core(&gg[i]))
+                *hw_flops += B * tr->layers * workload_gemm_flops(&gg[i]);
+    }
+}

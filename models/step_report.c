@@ -1,0 +1,349 @@
+/* The step's result: the breakdown of the busiest stage's time (compute,
+ * exposed communication, optimizer, pipeline bubble) from the simulated
+ * task times, the per-device memory of the stage that needs most, MFU and
+ * FLOP/s, the configuration as run, the collectives used and the DP
+ * contention; and the comparison of variants.  Keys and their order are
+ * the `shardsim run --json` format. */
+#include "step_build.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    sim_time_t start, end;
+} Iv;
+
+static int iv_cmp(const void *a, const void *b)
+{
+    const Iv *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start ? 1 : x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Sorted, merged union of intervals in place; returns the new count. */
+static size_t iv_merge(Iv *v, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof *v, iv_cmp);
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].start <= v[k].end) {
+            if (v[i].end > v[k].end)
+                v[k].end = v[i].end;
+        } else {
+            v[++k] = v[i];
+        }
+    }
+    return k + 1;
+}
+
+/* Length of (a \ b), both merged. */
+static double iv_minus(const Iv *a, size_t na, const Iv *b, size_t nb)
+{
+    double total = 0;
+    size_t j = 0;
+    for (size_t i = 0; i < na; i++) {
+        sim_time_t s = a[i].start, e = a[i].end;
+        while (j < nb && b[j].end <= s)
+            j++;
+        size_t k = j;
+        sim_time_t cur = s;
+        while (k < nb && b[k].start < e) {
+            if (b[k].start > cur)
+                total += sim_time_to_s(b[k].start - cur);
+            if (b[k].end > cur)
+                cur = b[k].end;
+            k++;
+        }
+        if (cur < e)
+            total += sim_time_to_s(e - cur);
+    }
+    return total;
+}
+
+typedef struct {
+    double compute, exposed, optimizer, bubble;
+    int stage;
+} Breakdown;
+
+/* Task times of the graph's compute streams, per stage: optimizer apart. */
+static void busy_times(const Build *b, const int *stage_of_res, const int *kind_of_res, double *busy, double *optt)
+{
+    SimGraph *g = b->g;
+    size_t nt = sim_graph_num_tasks(g);
+    for (size_t t = 0; t < nt; t++) {
+        int rs = sim_graph_task_resource(g, (int)t);
+        if (rs < 0 || kind_of_res[rs] != 0)
+            continue;
+        double d = sim_time_to_s(sim_graph_task_end(g, (int)t) - sim_graph_task_start(g, (int)t));
+        if (!strcmp(sim_graph_task_category(g, (int)t), "optimizer"))
+            optt[stage_of_res[rs]] += d;
+        else
+            busy[stage_of_res[rs]] += d;
+    }
+}
+
+/* Communication of stage bs not hidden behind its compute. */
+static double exposed_comm(const Build *b, int bs, const int *stage_of_res, const int *kind_of_res)
+{
+    SimGraph *g = b->g;
+    size_t nt = sim_graph_num_tasks(g);
+    Iv *comp = g_new(Iv, nt), *comm = g_new(Iv, nt);
+    size_t ncomp = 0, ncomm = 0;
+    for (size_t t = 0; t < nt; t++) {
+        int rs = sim_graph_task_resource(g, (int)t);
+        if (rs < 0 || stage_of_res[rs] != bs)
+            continue;
+        Iv v = {sim_graph_task_start(g, (int)t), sim_graph_task_end(g, (int)t)};
+        if (v.end <= v.start)
+            continue;
+        if (kind_of_res[rs] == 0)
+            comp[ncomp++] = v;
+        else
+            comm[ncomm++] = v;
+    }
+    ncomp = iv_merge(comp, ncomp);
+    ncomm = iv_merge(comm, ncomm);
+    double exposed = iv_minus(comm, ncomm, comp, ncomp);
+    g_free(comp);
+    g_free(comm);
+    return exposed;
+}
+
+/* The breakdown on the busiest stage (compute and optimizer time). */
+static Breakdown breakdown(const Build *b, double step)
+{
+    int pp = b->c->p.pp;
+    double *busy = g_new0(double, pp), *optt = g_new0(double, pp);
+    int nres = sim_graph_num_resources(b->g);
+    int *stage_of_res = g_new(int, nres);
+    int *kind_of_res = g_new(int, nres); /* 0 compute, 1 comm-like */
+    for (int k = 0; k < nres; k++)
+        stage_of_res[k] = -1;
+    for (int s = 0; s < pp; s++) {
+        stage_of_res[b->res[s].compute] = s, kind_of_res[b->res[s].compute] = 0;
+        stage_of_res[b->res[s].comm] = s, kind_of_res[b->res[s].comm] = 1;
+        stage_of_res[b->res[s].tp] = s, kind_of_res[b->res[s].tp] = 1;
+        stage_of_res[b->res[s].p2p] = s, kind_of_res[b->res[s].p2p] = 1;
+    }
+    busy_times(b, stage_of_res, kind_of_res, busy, optt);
+    int bs = 0;
+    for (int s = 1; s < pp; s++)
+        if (busy[s] + optt[s] > busy[bs] + optt[bs] + 1e-15)
+            bs = s;
+    Breakdown r = {.compute = busy[bs], .optimizer = optt[bs], .stage = bs};
+    r.exposed = exposed_comm(b, bs, stage_of_res, kind_of_res);
+    r.bubble = step - r.compute - r.optimizer - r.exposed;
+    if (r.bubble < 0)
+        r.bubble = 0;
+    g_free(busy);
+    g_free(optt);
+    g_free(stage_of_res);
+    g_free(kind_of_res);
+    return r;
+}
+
+/* The memory of the stage that needs most. */
+static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, GError **err)
+{
+    const StepPlan *p = &c->p;
+    *mem = (MemoryBreakdown){0};
+    *mem_stage = 0;
+    for (int s = 0; s < p->pp; s++) {
+        MemoryConfig mc = memory_config_default();
+        mc.params = pipeline_stage_params(c, s);
+        mc.dp = p->dp;
+        mc.zero_stage = p->zero_stage;
+        mc.precision = step_scenario_precision(c->sc);
+        mc.fp32_grad_accum = c->fp32_grads;
+        mc.optimizer = step_scenario_optimizer(c->sc);
+        mc.bucket_bytes = p->dp > 1 ? p->bucket_bytes : 0;
+        mc.zero3_gathered_params = p->zero_stage == 3 ? 2 * c->layer_params : 0;
+        mc.activation_bytes = 0;
+        for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
+            mc.activation_bytes += workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc), &c->wp);
+        mc.inflight_microbatches = pipeline_inflight(c, s);
+        MemoryBreakdown mbk;
+        if (!memory_estimate(&mc, &mbk, err))
+            return false;
+        if (s == 0 || mbk.total > mem->total) {
+            *mem = mbk;
+            *mem_stage = s;
+        }
+    }
+    return true;
+}
+
+/* What a planner should not miss: the chips computed are not the
+ * topology's own, or most of the machine sits idle. */
+static void add_warnings(cJSON *out, const Ctx *c)
+{
+    cJSON *warn = cJSON_CreateArray();
+    const char *ta = topo_accelerator(c->topo);
+    if (step_scenario_accel_given(c->sc) && ta && strcmp(ta, accel_name(c->acc)) != 0) {
+        char *w = g_strdup_printf("the scenario computes on %s, but topology %s describes %s", accel_name(c->acc),
+                                  topo_name(c->topo), ta);
+        cJSON_AddItemToArray(warn, cJSON_CreateString(w));
+        g_free(w);
+    }
+    if (c->devices * 2 <= topo_num_ranks(c->topo)) {
+        char *w = g_strdup_printf("dp x tp x pp = %d uses %d of the topology's %d ranks", c->devices, c->devices,
+                                  topo_num_ranks(c->topo));
+        cJSON_AddItemToArray(warn, cJSON_CreateString(w));
+        g_free(w);
+    }
+    if (cJSON_GetArraySize(warn) > 0)
+        cJSON_AddItemToObject(out, "warnings", warn);
+    else
+        cJSON_Delete(warn);
+}
+
+static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int mem_stage)
+{
+    cJSON *mj = cJSON_AddObjectToObject(out, "memory_per_device_bytes");
+    cJSON_AddNumberToObject(mj, "weights", mem->params);
+    cJSON_AddNumberToObject(mj, "gradients", mem->grads);
+    cJSON_AddNumberToObject(mj, "optimizer_state", mem->optimizer);
+    cJSON_AddNumberToObject(mj, "activations", mem->activations);
+    cJSON_AddNumberToObject(mj, "buffers", mem->buffers);
+    cJSON_AddNumberToObject(mj, "reserve", mem->reserve);
+    cJSON_AddNumberToObject(mj, "total", mem->total);
+    cJSON_AddNumberToObject(mj, "stage", mem_stage);
+    cJSON_AddNumberToObject(mj, "hbm", accel_hbm_bytes(c->acc));
+    cJSON_AddBoolToObject(out, "fits", memory_fits(mem, accel_hbm_bytes(c->acc)));
+}
+
+static void add_throughput(cJSON *out, const Ctx *c, double step)
+{
+    double model_flops, hw_flops;
+    compute_flops(c, &model_flops, &hw_flops);
+    double peak = accel_peak_flops(c->acc, step_scenario_dtype(c->sc));
+    double B = step_scenario_global_batch(c->sc);
+    cJSON_AddNumberToObject(out, "mfu", model_flops / (step * c->devices * peak));
+    cJSON_AddNumberToObject(out, "flops_per_device", hw_flops / (step * c->devices));
+    cJSON_AddNumberToObject(out, "model_flops_per_step", model_flops);
+    cJSON_AddNumberToObject(out, "hardware_flops_per_step", hw_flops);
+    cJSON_AddNumberToObject(out, "samples_per_s", B / step);
+    cJSON_AddNumberToObject(out, "tokens_per_s", B * workload_tokens_per_sample(c->w) / step);
+    cJSON_AddNumberToObject(out, "samples_per_s_per_device", B / step / c->devices);
+}
+
+static void add_config(cJSON *out, const Build *b)
+{
+    const Ctx *c = b->c;
+    const StepScenario *sc = c->sc;
+    const StepPlan *p = &c->p;
+    cJSON *cfg = cJSON_AddObjectToObject(out, "config");
+    cJSON_AddStringToObject(cfg, "model", workload_name(c->w));
+    cJSON_AddNumberToObject(cfg, "params", workload_params_total(c->w));
+    cJSON_AddStringToObject(cfg, "accelerator", accel_name(c->acc));
+    cJSON_AddStringToObject(cfg, "topology", topo_name(c->topo));
+    cJSON_AddNumberToObject(cfg, "devices", c->devices);
+    cJSON_AddNumberToObject(cfg, "topology_ranks", topo_num_ranks(c->topo));
+    char *used = c->devices == topo_num_ranks(c->topo)
+                     ? g_strdup_printf("all %d ranks", c->devices)
+                     : g_strdup_printf("ranks 0-%d of %d", c->devices - 1, topo_num_ranks(c->topo));
+    cJSON_AddStringToObject(cfg, "devices_used", used);
+    g_free(used);
+    cJSON_AddNumberToObject(cfg, "dp", p->dp);
+    /* the one dp rule, said where the figure is read */
+    cJSON_AddStringToObject(cfg, "dp_from", step_scenario_dp_given(sc) ? "the scenario" : "ranks / (tp x pp)");
+    cJSON_AddNumberToObject(cfg, "tp", p->tp);
+    cJSON_AddNumberToObject(cfg, "pp", p->pp);
+    cJSON_AddNumberToObject(cfg, "zero_stage", p->zero_stage);
+    cJSON_AddStringToObject(cfg, "weight_update", p->zero_stage ? "sharded" : "replicated");
+    cJSON_AddBoolToObject(cfg, "allgather_overlap", c->ag_overlap);
+    cJSON_AddStringToObject(cfg, "grad_reduce_dtype", accel_dtype_name(c->grad_dtype));
+    cJSON_AddNumberToObject(cfg, "micro_batches", c->m);
+    cJSON_AddNumberToObject(cfg, "micro_batch", step_scenario_micro_batch(sc));
+    cJSON_AddNumberToObject(cfg, "global_batch", step_scenario_global_batch(sc));
+    cJSON_AddStringToObject(cfg, "precision", accel_dtype_name(step_scenario_dtype(sc)));
+    cJSON_AddStringToObject(cfg, "schedule", p->gpipe ? "gpipe" : "1f1b");
+    cJSON_AddStringToObject(cfg, "recompute",
+                            p->recompute == WORKLOAD_RECOMPUTE_FULL        ? "full"
+                            : p->recompute == WORKLOAD_RECOMPUTE_SELECTIVE ? "selective"
+                                                                           : "none");
+    cJSON_AddNumberToObject(cfg, "graph_tasks", (double)sim_graph_num_tasks(b->g));
+}
+
+static cJSON *coll_report(const Ctx *c)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (guint i = 0; i < c->colls->len; i++) {
+        const CollUse *u = &g_array_index(c->colls, CollUse, i);
+        if (u->count == 0) /* seen only on stages other than the one reported */
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", u->name);
+        cJSON_AddStringToObject(o, "group", u->group);
+        cJSON_AddStringToObject(o, "op", coll_op_name(u->op));
+        cJSON_AddNumberToObject(o, "group_size", u->group_size);
+        cJSON_AddNumberToObject(o, "bytes", u->bytes);
+        cJSON_AddStringToObject(o, "algo", coll_algo_name(u->cost.algo));
+        cJSON_AddStringToObject(o, "proto", coll_proto_name(u->cost.proto));
+        cJSON_AddNumberToObject(o, "time_s", u->cost.time_s);
+        cJSON_AddNumberToObject(o, "count_per_step", u->count);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+cJSON *step_report(const Build *b, int variant, double step, GError **err)
+{
+    const Ctx *c = b->c;
+    Breakdown bd = breakdown(b, step);
+    MemoryBreakdown mem;
+    int mem_stage;
+    if (!peak_memory(c, &mem, &mem_stage, err))
+        return NULL;
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "scenario", step_scenario_name(c->sc));
+    cJSON_AddStringToObject(out, "variant", step_scenario_variant_label(c->sc, variant));
+    cJSON_AddNumberToObject(out, "step_time_s", step);
+    add_warnings(out, c);
+    cJSON *bj = cJSON_AddObjectToObject(out, "breakdown");
+    cJSON_AddNumberToObject(bj, "compute", bd.compute);
+    cJSON_AddNumberToObject(bj, "exposed_communication", bd.exposed);
+    cJSON_AddNumberToObject(bj, "optimizer", bd.optimizer);
+    cJSON_AddNumberToObject(bj, "pipeline_bubble", bd.bubble);
+    cJSON_AddNumberToObject(bj, "stage", bd.stage);
+    add_memory(out, c, &mem, mem_stage);
+    add_throughput(out, c, step);
+    add_config(out, b);
+    cJSON_AddItemToObject(out, "collectives", coll_report(c));
+    cJSON *ct = cJSON_AddObjectToObject(out, "dp_contention");
+    cJSON_AddNumberToObject(ct, "factor", c->dp_factor);
+    cJSON_AddNumberToObject(ct, "groups_simulated", c->dp_flow_groups);
+    cJSON_AddNumberToObject(ct, "flow_time_alone_s", c->dp_flow_alone_s);
+    cJSON_AddNumberToObject(ct, "flow_time_concurrent_s", c->dp_flow_concurrent_s);
+    return out;
+}
+
+cJSON *step_scenario_run_all(const StepScenario *sc, GError **err)
+{
+    if (step_scenario_num_variants(sc) == 1)
+        return step_scenario_run(sc, 0, NULL, err);
+    cJSON *res[2] = {NULL, NULL};
+    for (int v = 0; v < step_scenario_num_variants(sc); v++)
+        if (!(res[v] = step_scenario_run(sc, v, NULL, err))) {
+            cJSON_Delete(res[0]);
+            return NULL;
+        }
+    cJSON *top = cJSON_Duplicate(res[0], true);
+    cJSON *vars = cJSON_AddArrayToObject(top, "variants");
+    cJSON *cmp = cJSON_CreateObject();
+    double t0 = cJSON_GetObjectItem(res[0], "step_time_s")->valuedouble;
+    double t1 = cJSON_GetObjectItem(res[1], "step_time_s")->valuedouble;
+    double m0 = cJSON_GetObjectItem(cJSON_GetObjectItem(res[0], "memory_per_device_bytes"), "total")->valuedouble;
+    double m1 = cJSON_GetObjectItem(cJSON_GetObjectItem(res[1], "memory_per_device_bytes"), "total")->valuedouble;
+    cJSON_AddStringToObject(cmp, "baseline", step_scenario_variant_label(sc, 0));
+    cJSON_AddStringToObject(cmp, "other", step_scenario_variant_label(sc, 1));
+    cJSON_AddNumberToObject(cmp, "speedup", t0 / t1);
+    cJSON_AddNumberToObject(cmp, "step_time_saved_s", t0 - t1);
+    cJSON_AddNumberToObject(cmp, "memory_saved_bytes", m0 - m1);
+    cJSON_AddStringToObject(cmp, "faster", t1 < t0 ? step_scenario_variant_label(sc, 1) : step_scenario_variant_label(sc, 0));
+    for (int v = 0; v < step_scenario_num_variants(sc); v++)
+        cJSON_AddItemToArray(vars, res[v]);
+    cJSON_AddItemToObject(top, "comparison", cmp);
+    return top;
+}
