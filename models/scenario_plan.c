@@ -1,7 +1,9 @@
 /* A scenario's "parallelism": its keys, the plan's defaults, and the rules
  * between keys that contradict each other ("zero_stage" against
- * "weight_update", "allgather_overlap" without a ZeRO-1/2 sharded update,
- * "sequence_parallel" with tp 1), each an error at the key's line.  A list
+ * "weight_update", "sequence_parallel" with tp 1), each an error at the
+ * key's line.  "allgather_overlap" on a variant without a ZeRO-1/2 sharded
+ * update is inert, not contradictory (a sweep over weight updates or ZeRO
+ * stages meets it on every point): the result warns instead.  A list
  * of weight updates becomes the variants to compare.  What the plan means
  * against the model and the machine (dp among it) is checked in scenario.c. */
 #include "scenario_plan.h"
@@ -107,16 +109,6 @@ static bool parse_variants(const SimJsonDoc *d, const cJSON *par, long zs, StepP
                            "\"sharded\" (ZeRO-1): give one of them");
             return false;
         }
-    bool any_z12 = false;
-    for (int i = 0; i < nwu; i++)
-        any_z12 |= wus[i] == 1 && zs != 3;
-    if (p->allgather_overlap >= 0 && !any_z12) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(par, "allgather_overlap"), err,
-                       "\"allgather_overlap\" applies to the sharded weight update of ZeRO-1/2 only; "
-                       "this plan has %s",
-                       zs == 3 ? "\"zero_stage\": 3" : "a replicated weight update");
-        return false;
-    }
     *nvariants = nwu;
     for (int i = 0; i < nwu; i++) {
         if (wus[i] == 0 && zs > 0) {

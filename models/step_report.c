@@ -174,6 +174,19 @@ static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, GErr
     return true;
 }
 
+/* Whether any variant of the scenario has the ZeRO-1/2 sharded update that
+ * "allgather_overlap" moves (a list of weight updates compares variants: the
+ * key is meant for the sharded one). */
+static bool ag_overlap_applies(const StepScenario *sc)
+{
+    for (int v = 0; v < step_scenario_num_variants(sc); v++) {
+        StepPlan p = step_scenario_plan(sc, v);
+        if (p.zero_stage == 1 || p.zero_stage == 2)
+            return true;
+    }
+    return false;
+}
+
 /* What a planner should not miss: the chips computed are not the
  * topology's own, or most of the machine sits idle. */
 static void add_warnings(cJSON *out, const Ctx *c)
@@ -192,6 +205,12 @@ static void add_warnings(cJSON *out, const Ctx *c)
         cJSON_AddItemToArray(warn, cJSON_CreateString(w));
         g_free(w);
     }
+    if (c->p.allgather_overlap >= 0 && !ag_overlap_applies(c->sc))
+        cJSON_AddItemToArray(warn, cJSON_CreateString(c->p.zero_stage == 3
+                                                          ? "\"allgather_overlap\" has no effect with ZeRO-3, "
+                                                            "which gathers every layer's parameters anyway"
+                                                          : "\"allgather_overlap\" has no effect on a replicated "
+                                                            "weight update"));
     if (cJSON_GetArraySize(warn) > 0)
         cJSON_AddItemToObject(out, "warnings", warn);
     else
