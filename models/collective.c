@@ -1095,10 +1095,11 @@ static void build_ring(Builder *b, CollOp op, CollProto p, double bytes)
 
 /* Segments per tree hop: about one per 512 KiB (NCCL's largest Simple tree
  * chunk), so that small messages do not pay a wire latency per segment, at
- * most 8, and fewer on groups so large that the flows would pass about 2e5. */
+ * most 8, and fewer on groups so large that the flows would pass about 6e4
+ * (the flows of a tree run at once, so their max-min sharing is costly). */
 static int tree_segments(const CollGroup *g, int chains, double hop_bytes)
 {
-    double fit = fmin(fmin(8, hop_bytes / 524288.0), 2e5 / (2.0 * g->n * chains));
+    double fit = fmin(fmin(8, hop_bytes / 524288.0), 6e4 / (2.0 * g->n * chains));
     return fit <= 1 ? 1 : (int)fit;
 }
 
