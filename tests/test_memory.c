@@ -38,6 +38,8 @@ static void assert_printed(double got, const char *printed)
 /* Rajbhandari et al. 2020, Figure 1 / section 5: Psi = 7.5B, N_d = 64, K = 12. */
 static void test_zero_figure1(void)
 {
+    printf("\nZeRO paper, 7.5B parameters on 64 devices, GB per device, stages 0-3: %.3g / %.3g / %.3g / %.3g GB\n",
+           zero_gb(7.5e9, 64, 0), zero_gb(7.5e9, 64, 1), zero_gb(7.5e9, 64, 2), zero_gb(7.5e9, 64, 3));
     assert_printed(zero_gb(7.5e9, 64, 0), "120");
     assert_printed(zero_gb(7.5e9, 64, 1), "31.4");
     assert_printed(zero_gb(7.5e9, 64, 2), "16.6");
