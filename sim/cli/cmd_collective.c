@@ -1,5 +1,6 @@
 #include "cli.h"
 #include "collective.h"
+#include "sim_units.h"
 
 #include <math.h>
 #include <stdio.h>
