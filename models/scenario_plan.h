@@ -4,7 +4,7 @@
 #define SCENARIO_PLAN_H
 
 #include "scenario.h"
-#include "sim_error.h"
+#include "sim_json.h"
 
 /* An error at the first key of `obj` not in `allowed` (NULL-terminated). */
 bool scenario_check_keys(const SimJsonDoc *d, const cJSON *obj, const char *where, const char *const *allowed,

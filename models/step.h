@@ -35,6 +35,8 @@
 #include "sim_error.h"
 #include "sim_exec.h"
 
+#include <cjson/cJSON.h>
+
 typedef struct StepScenario StepScenario;
 
 StepScenario *step_scenario_load(const char *path, GError **err);

@@ -12,6 +12,8 @@
 #include "collective.h"
 #include "scenario.h"
 
+#include <cjson/cJSON.h>
+
 /* One collective kind used by the step, for the report. */
 typedef struct {
     const char *name; /* static */

@@ -26,7 +26,7 @@
 #ifndef SWEEP_H
 #define SWEEP_H
 
-#include "sim_error.h"
+#include "sim_json.h"
 
 #define SWEEP_MAX_POINTS 100000
 

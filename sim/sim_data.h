@@ -4,7 +4,7 @@
 #ifndef SIM_DATA_H
 #define SIM_DATA_H
 
-#include "sim_error.h"
+#include "sim_json.h"
 
 /* The folder of one kind of preset, e.g. "models/presets/workloads". */
 char *sim_data_dir(const char *subdir);

@@ -1,6 +1,7 @@
 #include "collective.h"
 #include "test_main.h"
 
+#include <cjson/cJSON.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>

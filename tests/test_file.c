@@ -1,5 +1,5 @@
 /* sim_file: size caps, regular files only, "-" for standard input once. */
-#include "sim_error.h"
+#include "sim_json.h"
 #include "sim_file.h"
 
 #include <CUnit/Basic.h>

@@ -1,5 +1,6 @@
-#include "sim_error.h"
+#include "sim_json.h"
 #include "sim_time.h"
+#include "sim_units.h"
 
 #include <CUnit/Basic.h>
 #include <math.h>

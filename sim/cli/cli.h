@@ -4,6 +4,8 @@
 
 #include "sim_error.h"
 
+#include <cjson/cJSON.h>
+
 int cmd_version(int argc, char **argv);
 int cmd_collective(int argc, char **argv);
 int cmd_validate(int argc, char **argv);

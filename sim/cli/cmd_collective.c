@@ -1,54 +1,79 @@
+/* "shardsim collective": options, then a table or one JSON object of a
+ * collective's time and bandwidths over a range of sizes (the model side is
+ * models/coll_sweep.c). */
 #include "cli.h"
-#include "collective.h"
+#include "coll_sweep.h"
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
-#define MAX_SIZES 10000
-/* per rank: beyond a TiB no collective fits in any accelerator's memory */
-#define MAX_SIZE_BYTES (1024.0 * 1024 * 1024 * 1024)
-
-static void add_size(GArray *out, double v)
+static cJSON *row_json(const CollSweepRow *r, bool flows)
 {
-    if (out->len == 0 || g_array_index(out, double, out->len - 1) != v)
-        g_array_append_val(out, v);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "size_bytes", r->bytes);
+    cJSON_AddNumberToObject(o, "time_s", r->cost.time_s);
+    cJSON_AddNumberToObject(o, "algbw_Bps", r->algbw_Bps);
+    cJSON_AddNumberToObject(o, "busbw_Bps", r->busbw_Bps);
+    cJSON_AddStringToObject(o, "algo", coll_algo_name(r->cost.algo));
+    cJSON_AddStringToObject(o, "proto", coll_proto_name(r->cost.proto));
+    if (flows)
+        cJSON_AddNumberToObject(o, "flow_time_s", r->flow_time_s);
+    return o;
 }
 
-/* "8B:8GiB" (factor 2), "1M:64M:4" (factor 4) or a comma list "1K,1M";
- * sizes are whole bytes, repeats after rounding are dropped. */
-static bool parse_sizes(const char *spec, GArray *out)
+static void print_row(const CollSweepRow *r, bool flows)
 {
-    if (strchr(spec, ',')) {
-        char **parts = g_strsplit(spec, ",", -1);
-        bool ok = true;
-        for (char **p = parts; *p && ok; p++) {
-            double v;
-            ok = sim_parse_size(g_strstrip(*p), &v) && v >= 1 && v <= MAX_SIZE_BYTES;
-            if (ok)
-                g_array_append_val(out, v);
+    printf("%14.0f %12.2f %11.2f %11.2f %8s %7s", r->bytes, r->cost.time_s * 1e6, r->algbw_Bps / 1e9,
+           r->busbw_Bps / 1e9, coll_algo_name(r->cost.algo), coll_proto_name(r->cost.proto));
+    if (flows)
+        printf(" %10.2f", r->flow_time_s * 1e6);
+    printf("\n");
+}
+
+static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool flows)
+{
+    int n = coll_group_size(grp), nn = coll_group_nodes(grp), nch = coll_group_channels(grp);
+    printf("# %s on %s: %d rank%s on %d node%s", coll_op_name(op), topo_name(topo), n, n == 1 ? "" : "s", nn,
+           nn == 1 ? "" : "s");
+    if (isfinite(coll_group_intra_bw(grp)))
+        printf("; intra-node ring %.1f GB/s per rank (%d channel%s)", coll_group_intra_bw(grp) / 1e9, nch,
+               nch == 1 ? "" : "s");
+    if (isfinite(coll_group_inter_bw(grp)))
+        printf("; %.1f GB/s per node between nodes", coll_group_inter_bw(grp) / 1e9);
+    printf("\n%14s %12s %10s %10s %8s %7s%s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo", "proto",
+           flows ? "   flow(us)" : "");
+}
+
+/* The table, or one JSON object; the exit status. */
+static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAlgo algo, CollProto proto,
+                       const GArray *sizes, bool flows, bool json)
+{
+    cJSON *root = cJSON_CreateObject(), *rows = cJSON_CreateArray();
+    cJSON_AddStringToObject(root, "topology", topo_name(topo));
+    cJSON_AddStringToObject(root, "op", coll_op_name(op));
+    cJSON_AddNumberToObject(root, "ranks", coll_group_size(grp));
+    cJSON_AddNumberToObject(root, "nodes", coll_group_nodes(grp));
+    if (!json)
+        print_header(topo, grp, op, flows);
+    for (guint i = 0; i < sizes->len; i++) {
+        CollSweepRow r;
+        if (!coll_sweep_row(grp, op, algo, proto, g_array_index(sizes, double, i), flows, &r)) {
+            cJSON_Delete(root);
+            cJSON_Delete(rows);
+            return cli_usage_error("collective: %s cannot run %s with protocol %s on %s", coll_algo_name(algo),
+                                   coll_op_name(op), coll_proto_name(proto), topo_name(topo));
         }
-        g_strfreev(parts);
-        return ok && out->len > 0 && out->len <= MAX_SIZES;
+        if (json)
+            cJSON_AddItemToArray(rows, row_json(&r, flows));
+        else
+            print_row(&r, flows);
     }
-    char **parts = g_strsplit(spec, ":", 3);
-    double lo = 0, hi = 0, f = 2;
-    int n = (int)g_strv_length(parts);
-    bool ok = n >= 1 && sim_parse_size(parts[0], &lo);
-    hi = lo;
-    if (ok && n >= 2)
-        ok = sim_parse_size(parts[1], &hi);
-    if (ok && n == 3) {
-        char *end;
-        f = g_ascii_strtod(parts[2], &end);
-        ok = *end == 0 && f > 1 && isfinite(f);
-    }
-    g_strfreev(parts);
-    if (!ok || hi < lo || lo < 1 || hi > MAX_SIZE_BYTES || log(hi / lo) / log(f) > MAX_SIZES)
-        return false;
-    for (double s = lo; s <= hi * (1 + 1e-12); s *= f)
-        add_size(out, round(s));
-    return true;
+    cJSON_AddItemToObject(root, "rows", rows);
+    if (json)
+        cli_print_json(root);
+    else
+        cJSON_Delete(root);
+    return 0;
 }
 
 int cmd_collective(int argc, char **argv)
@@ -101,10 +126,10 @@ int cmd_collective(int argc, char **argv)
                              SIM_ECHO(algo == -2 ? algo_s : proto_s));
         goto out;
     }
-    if (!parse_sizes(sizes_s ? sizes_s : "8B:8GiB", sizes)) {
+    if (!coll_sweep_parse_sizes(sizes_s ? sizes_s : "8B:8GiB", sizes)) {
         rc = cli_usage_error("collective: bad --sizes '%s' (e.g. 8B:8GiB, 1M:1G:4 or 1K,1M: whole bytes between "
                              "1 B and 1 TiB, at most %d sizes)",
-                             SIM_ECHO(sizes_s), MAX_SIZES);
+                             SIM_ECHO(sizes_s), COLL_SWEEP_MAX_SIZES);
         goto out;
     }
     if ((nodes_s && (rc = cli_parse_count("collective", "--nodes", nodes_s, 1, 1 << 20, &nodes)) != 0) ||
@@ -112,40 +137,24 @@ int cmd_collective(int argc, char **argv)
         goto out;
     rc = 2;
     GError *err = NULL;
-    TopoOptions topt = {.nodes = nodes};
-    topo = topo_load(topology, &topt, &err);
+    topo = coll_sweep_topo(topology, nodes, ranks, &err);
     if (!topo) {
         rc = cli_fail(err);
         goto out;
     }
     int total = topo_num_ranks(topo);
-    if (ranks > total && nodes == 0) {
-        /* more ranks than the preset's default size: grow it, where the family can */
-        int ppn = topo_ranks_per_node(topo);
-        topo_free(topo);
-        topt.nodes = (ranks + ppn - 1) / ppn;
-        topo = topo_load(topology, &topt, &err);
-        if (!topo) {
-            rc = cli_fail(err);
-            goto out;
-        }
-        total = topo_num_ranks(topo);
-    }
     if (ranks > total) {
         rc = cli_usage_error("collective: --ranks %d: topology %s has %d ranks", ranks, topo_name(topo), total);
         goto out;
     }
     int n = ranks ? ranks : total;
-    /* the fewest nodes that hold n ranks, the same number on each */
-    int tppn = topo_ranks_per_node(topo), used = (n + tppn - 1) / tppn;
-    if (n % used) {
-        rc = cli_usage_error("collective: --ranks %d cannot be spread evenly over %d nodes of %d ranks", n, used, tppn);
+    int used;
+    int *ids = coll_sweep_ranks(topo, n, &used);
+    if (!ids) {
+        rc = cli_usage_error("collective: --ranks %d cannot be spread evenly over %d nodes of %d ranks", n, used,
+                             topo_ranks_per_node(topo));
         goto out;
     }
-    int per = n / used;
-    int *ids = g_new(int, n);
-    for (int i = 0; i < n; i++)
-        ids[i] = (i / per) * tppn + i % per;
     grp = coll_group_new(topo, ids, n, params, &err);
     g_free(ids);
     if (!grp) {
@@ -160,61 +169,7 @@ int cmd_collective(int argc, char **argv)
                              coll_why_not(grp, op, algo, proto));
         goto out;
     }
-    cJSON *root = cJSON_CreateObject(), *rows = cJSON_CreateArray();
-    cJSON_AddStringToObject(root, "topology", topo_name(topo));
-    cJSON_AddStringToObject(root, "op", coll_op_name(op));
-    cJSON_AddNumberToObject(root, "ranks", n);
-    cJSON_AddNumberToObject(root, "nodes", coll_group_nodes(grp));
-    if (!json) {
-        int nn = coll_group_nodes(grp), nch = coll_group_channels(grp);
-        printf("# %s on %s: %d rank%s on %d node%s", coll_op_name(op), topo_name(topo), n, n == 1 ? "" : "s", nn,
-               nn == 1 ? "" : "s");
-        if (isfinite(coll_group_intra_bw(grp)))
-            printf("; intra-node ring %.1f GB/s per rank (%d channel%s)", coll_group_intra_bw(grp) / 1e9, nch,
-                   nch == 1 ? "" : "s");
-        if (isfinite(coll_group_inter_bw(grp)))
-            printf("; %.1f GB/s per node between nodes", coll_group_inter_bw(grp) / 1e9);
-        printf("\n%14s %12s %10s %10s %8s %7s%s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo",
-               "proto", flows ? "   flow(us)" : "");
-    }
-    rc = 0;
-    for (guint i = 0; i < sizes->len; i++) {
-        double bytes = g_array_index(sizes, double, i);
-        CollCost c;
-        if (!coll_cost(grp, op, algo, proto, bytes, &c)) {
-            cJSON_Delete(root);
-            cJSON_Delete(rows);
-            rc = cli_usage_error("collective: %s cannot run %s with protocol %s on %s", coll_algo_name(algo),
-                                 coll_op_name(op), coll_proto_name(proto), topo_name(topo));
-            goto out;
-        }
-        double algbw = c.time_s > 0 ? bytes / c.time_s : 0;
-        double busbw = algbw * coll_busbw_factor(op, n);
-        double ft = flows ? coll_simulate(grp, op, c.algo, c.proto, bytes) : NAN;
-        if (json) {
-            cJSON *r = cJSON_CreateObject();
-            cJSON_AddNumberToObject(r, "size_bytes", bytes);
-            cJSON_AddNumberToObject(r, "time_s", c.time_s);
-            cJSON_AddNumberToObject(r, "algbw_Bps", algbw);
-            cJSON_AddNumberToObject(r, "busbw_Bps", busbw);
-            cJSON_AddStringToObject(r, "algo", coll_algo_name(c.algo));
-            cJSON_AddStringToObject(r, "proto", coll_proto_name(c.proto));
-            if (flows)
-                cJSON_AddNumberToObject(r, "flow_time_s", ft);
-            cJSON_AddItemToArray(rows, r);
-        } else {
-            printf("%14.0f %12.2f %11.2f %11.2f %8s %7s", bytes, c.time_s * 1e6, algbw / 1e9, busbw / 1e9,
-                   coll_algo_name(c.algo), coll_proto_name(c.proto));
-            if (flows)
-                printf(" %10.2f", ft * 1e6);
-            printf("\n");
-        }
-    }
-    cJSON_AddItemToObject(root, "rows", rows);
-    if (json)
-        cli_print_json(root);
-    else
-        cJSON_Delete(root);
+    rc = print_sweep(topo, grp, op, algo, proto, sizes, flows, json);
 out:
     coll_group_free(grp);
     topo_free(topo);

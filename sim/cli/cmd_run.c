@@ -1,3 +1,5 @@
+/* "shardsim run": options, then the step's report (from step.h's JSON
+ * result) as text or one JSON object, and the timeline of the first variant. */
 #include "cli.h"
 #include "step.h"
 #include "timeline.h"

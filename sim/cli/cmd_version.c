@@ -1,3 +1,4 @@
+/* "shardsim version": the version as text or one JSON object. */
 #include "cli.h"
 
 #include <stdio.h>

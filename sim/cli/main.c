@@ -1,3 +1,5 @@
+/* The shardsim command: dispatch to a sub-command, and the way every command
+ * ends (errors on stderr with exit 2 or 1, one JSON document on stdout). */
 #include "cli.h"
 
 #include <stdarg.h>

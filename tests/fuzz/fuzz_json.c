@@ -2,6 +2,7 @@
  * (accelerator, workload, scenario).  Any input must give a result or a
  * GError, never a crash, a hang or a sanitizer report. */
 #include "accel.h"
+#include "sim_json.h"
 #include "step.h"
 #include "workload.h"
 
