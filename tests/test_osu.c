@@ -210,6 +210,11 @@ static void test_osu_malformed(void)
                  "t.txt:2: column header has no Size column");
     expect_error(H, "t.txt:2: no result rows (expected OSU latency or bandwidth output)");
     expect_error("", "t.txt:0: no result rows (expected OSU latency or bandwidth output)");
+    /* found by fuzz_osu: a latency table then a bandwidth table read as one
+     * bandwidth run whose first rows had no bandwidth */
+    expect_error("# OSU MPI Allreduce Latency Test v7.3\n# Size Avg Latency(us)\n1 1.9\n"
+                 "# Size      Bandwidth (MB/s)\n268435456 12254.16\n",
+                 "t.txt:4: second table measures bandwidth, the first (line 2) latency");
     expect_error("# op: gather\n# Size Avg Latency(us)\n1 1\n", "t.txt:1: unknown collective \"gather\" in '# op:'");
     expect_error("# Size Avg Latency(us) Min Latency(us) Max Latency(us) Iterations\n1 5.0 6.0 7.0 10\n",
                  "t.txt:2: average latency 5 us is outside [min, max] = [6, 7]");

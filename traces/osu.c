@@ -371,8 +371,15 @@ static bool osu_header_line(OsuParser *P, const TraceTok *toks, int n)
                           : avg ? "both a latency and a bandwidth column" : "no latency or bandwidth column");
         return false;
     }
+    OsuMetric m = bw ? OSU_BANDWIDTH : OSU_LATENCY;
+    if (P->have_layout && P->tr->rows->len > 0 && (int)m != (int)P->layout_metric) {
+        /* datatype blocks repeat the header; a table of the other kind is another run */
+        trace_input_error(P->err, P->tr->name, P->lineno, "second table measures %s, the first (line %d) %s",
+                          bw ? "bandwidth" : "latency", P->layout_line, bw ? "latency" : "bandwidth");
+        return false;
+    }
     P->have_layout = true;
-    P->layout_metric = bw ? OSU_BANDWIDTH : OSU_LATENCY;
+    P->layout_metric = m;
     P->layout_line = P->lineno;
     return true;
 }

@@ -70,7 +70,7 @@ seeds_for() {
     json) echo "$src/models/presets/accelerators $src/models/presets/workloads $src/examples $src/models/presets $src/tests/fuzz/known" ;;
     topo) echo "$src/topologies/presets $src/tests/fuzz/known" ;;
     nccltests) echo "$src/tests/data/traces $src/tests/fuzz/known" ;;
-    osu) echo "$src/tests/fuzz/seeds/osu $src/tests/data/traces" ;;
+    osu) echo "$src/tests/fuzz/seeds/osu $src/tests/data/traces $src/tests/fuzz/known" ;;
     otf2) echo "$src/tests/fuzz/seeds/otf2 $src/tests/fuzz/known" ;;
     esac
 }
