@@ -105,4 +105,14 @@ typedef struct {
 SweepCurve *sweep_curves(const Sweep *s, const cJSON *run, int *ncurves);
 void sweep_curves_free(SweepCurve *c, int ncurves);
 
+/* Output files of a sweep_run object.  The CSV has one row per point (RFC
+ * 4180): the axes, then devices, dp, tp, pp, global_batch, step_time_s,
+ * samples_per_s, tokens_per_s, mfu, flops_per_device,
+ * memory_per_device_bytes, fits, error; a file that cannot be written is
+ * SIM_ERROR_INTERNAL.  The plots (.png or .svg) draw the curves above and
+ * each point's memory per device; no point that ran is SIM_ERROR_INPUT. */
+bool sweep_write_csv(const Sweep *s, const cJSON *run, const char *path, GError **err);
+bool sweep_plot_scaling(const Sweep *s, const cJSON *run, const char *path, GError **err);
+bool sweep_plot_memory(const Sweep *s, const cJSON *run, const char *path, GError **err);
+
 #endif

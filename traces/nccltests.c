@@ -1,34 +1,17 @@
-#include "nccltests.h"
+/* The nccl-tests line reader: each line of the text classified (provenance
+ * header, comment, result row, log line, launcher noise), result tables read
+ * by their column layout, Rank/parameter/version lines noted, and the lines
+ * that open a run splitting the file into runs (nccltests_runs.c then settles
+ * each run's collective and rank count).  The format is described in
+ * nccltests.h. */
+#include "nccltests_runs.h"
 #include "trace_text.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct NcclTrace { /* one run */
-    char *name;
-    GArray *rows;          /* NcclTestsRow */
-    GStringChunk *strings; /* row type/redop strings */
-    NcclTestsOp op;
-    GPtrArray *hkeys, *hvals;
-    GHashTable *ranks;     /* set of rank numbers */
-    GHashTable *hosts;     /* host name -> ranks on it */
-    GPtrArray *devices;
-    char *nccl_version;
-    int nthread, ngpus;
-    int sep_nodes;  /* "N-node" on a "=== ... ===" separator line; 0 if none */
-    int first_line; /* where the run starts */
-    /* what the run itself says about the collective */
-    NcclTestsOp op_stated, op_seen; /* "Collective test starting:"; another line naming a binary */
-    int op_stated_line, op_seen_line, op_line;
-};
-
-struct NcclRuns {
-    GPtrArray *runs; /* NcclTrace */
-};
 
 /* Column positions of one result table; -1 where absent. */
 typedef struct {
@@ -36,110 +19,6 @@ typedef struct {
     int size, count, type, redop, root;
     int time[2], alg[2], bus[2];
 } Layout;
-
-/* What the file's provenance headers say about the collective (every run). */
-typedef struct {
-    NcclTestsOp named, command, prov;
-    int named_line, command_line, prov_line;
-    unsigned prov_mask; /* every binary named in the other headers */
-} FileOps;
-
-static const struct {
-    const char *binary;
-    const char *name;
-    NcclTestsOp op;
-} OPS[] = {
-    { "all_reduce_perf", "allreduce", NCCLTESTS_ALLREDUCE },
-    { "reduce_scatter_perf", "reducescatter", NCCLTESTS_REDUCESCATTER },
-    { "all_gather_perf", "allgather", NCCLTESTS_ALLGATHER },
-    { "broadcast_perf", "broadcast", NCCLTESTS_BROADCAST },
-    { "reduce_perf", "reduce", NCCLTESTS_REDUCE },
-    { "alltoall_perf", "alltoall", NCCLTESTS_ALLTOALL },
-    { "sendrecv_perf", "sendrecv", NCCLTESTS_SENDRECV },
-};
-#define N_OPS (sizeof OPS / sizeof OPS[0])
-
-const char *nccltests_op_name(NcclTestsOp op)
-{
-    for (size_t i = 0; i < N_OPS; i++)
-        if (OPS[i].op == op)
-            return OPS[i].name;
-    return "unknown";
-}
-
-NcclTestsOp nccltests_op_from_name(const char *name)
-{
-    if (!name)
-        return NCCLTESTS_UNKNOWN;
-    /* Compare lower-cased with '_' and '-' dropped and any "perf" suffix cut. */
-    GString *k = g_string_new(NULL);
-    for (const char *p = name; *p; p++)
-        if (*p != '_' && *p != '-' && !isspace((unsigned char)*p))
-            g_string_append_c(k, (char)g_ascii_tolower(*p));
-    if (g_str_has_suffix(k->str, "perf"))
-        g_string_truncate(k, k->len - 4);
-    NcclTestsOp op = NCCLTESTS_UNKNOWN;
-    for (size_t i = 0; i < N_OPS; i++)
-        if (strcmp(k->str, OPS[i].name) == 0)
-            op = OPS[i].op;
-    g_string_free(k, TRUE);
-    return op;
-}
-
-double nccltests_busbw_factor(NcclTestsOp op, int nranks)
-{
-    if (nranks < 1)
-        return NAN;
-    double n = nranks;
-    switch (op) {
-    case NCCLTESTS_ALLREDUCE:
-        return 2.0 * (n - 1) / n;
-    case NCCLTESTS_REDUCESCATTER:
-    case NCCLTESTS_ALLGATHER:
-    case NCCLTESTS_ALLTOALL:
-        return (n - 1) / n;
-    case NCCLTESTS_BROADCAST:
-    case NCCLTESTS_REDUCE:
-    case NCCLTESTS_SENDRECV:
-        return 1.0;
-    case NCCLTESTS_UNKNOWN:
-        break;
-    }
-    return NAN;
-}
-
-/* The benchmark binaries named as words in `s` ("./build/all_reduce_perf",
- * "all_reduce_perf_mpi"; "reduce_perf" must not match inside
- * "all_reduce_perf"): a mask of 1 << op, and the first one in *first. */
-static unsigned ops_mentioned(const char *s, NcclTestsOp *first)
-{
-    const char *best = NULL;
-    unsigned mask = 0;
-    *first = NCCLTESTS_UNKNOWN;
-    for (size_t i = 0; i < N_OPS; i++) {
-        size_t n = strlen(OPS[i].binary);
-        for (const char *p = strstr(s, OPS[i].binary); p; p = strstr(p + 1, OPS[i].binary)) {
-            bool left = p == s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
-            bool right = !isalnum((unsigned char)p[n]);
-            if (left && right) {
-                mask |= 1u << OPS[i].op;
-                if (!best || p < best) {
-                    best = p;
-                    *first = OPS[i].op;
-                }
-                break;
-            }
-        }
-    }
-    return mask;
-}
-
-static NcclTestsOp op_mentioned(const char *s)
-{
-    NcclTestsOp op;
-    ops_mentioned(s, &op);
-    return op;
-}
 
 /* Layout from a column-header line's tokens (after the '#'). */
 static bool layout_from_header(const TraceTok *t, int n, Layout *L)
@@ -320,110 +199,6 @@ static const char *strip_launcher_prefix(const char *s)
     return s;
 }
 
-static NcclTrace *run_new(const char *name, int first_line)
-{
-    NcclTrace *tr = g_new0(NcclTrace, 1);
-    tr->name = g_strdup(name);
-    tr->rows = g_array_new(FALSE, FALSE, sizeof(NcclTestsRow));
-    tr->strings = g_string_chunk_new(256);
-    tr->hkeys = g_ptr_array_new_with_free_func(g_free);
-    tr->hvals = g_ptr_array_new_with_free_func(g_free);
-    tr->ranks = g_hash_table_new(g_direct_hash, g_direct_equal);
-    tr->hosts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    tr->devices = g_ptr_array_new_with_free_func(g_free);
-    tr->first_line = first_line;
-    return tr;
-}
-
-void nccltests_free(NcclTrace *t)
-{
-    if (!t)
-        return;
-    g_free(t->name);
-    g_array_free(t->rows, TRUE);
-    g_string_chunk_free(t->strings);
-    g_ptr_array_free(t->hkeys, TRUE);
-    g_ptr_array_free(t->hvals, TRUE);
-    g_hash_table_destroy(t->ranks);
-    g_hash_table_destroy(t->hosts);
-    g_ptr_array_free(t->devices, TRUE);
-    g_free(t->nccl_version);
-    g_free(t);
-}
-
-void nccltests_runs_free(NcclRuns *r)
-{
-    if (!r)
-        return;
-    g_ptr_array_free(r->runs, TRUE);
-    g_free(r);
-}
-
-size_t nccltests_runs_n(const NcclRuns *r) { return r->runs->len; }
-
-NcclTrace *nccltests_runs_get(const NcclRuns *r, size_t i)
-{
-    return i < r->runs->len ? r->runs->pdata[i] : NULL;
-}
-
-/* nccl-tests prints busbw = algbw * factor(n) (GetBw in src/<op>.cu), both
- * rounded to 2 decimals; the factor c(n-1)/n then gives n back.  Every row
- * (out-of-place and in-place, algbw >= 1 GB/s) bounds n; the rank count when
- * exactly one integer is in all bounds, else 0 (1 with *contradiction set
- * when the rows disagree). */
-static int ranks_from_bw(const NcclTrace *t, NcclTestsOp op, bool *contradiction)
-{
-    double c = op == NCCLTESTS_ALLREDUCE ? 2
-               : (op == NCCLTESTS_REDUCESCATTER || op == NCCLTESTS_ALLGATHER || op == NCCLTESTS_ALLTOALL) ? 1
-                                                                                                      : 0;
-    double lo = 1, hi = 1e6, half = 0.00501; /* half a printed unit, and a little */
-    int used = 0;
-    *contradiction = false;
-    for (guint i = 0; c > 0 && i < t->rows->len; i++) {
-        const NcclTestsRow *r = &g_array_index(t->rows, NcclTestsRow, i);
-        double a[2] = { r->algbw_gbs, r->ip_algbw_gbs }, b[2] = { r->busbw_gbs, r->ip_busbw_gbs };
-        for (int g = 0; g < 2; g++) {
-            if (!(a[g] >= 1.0) || !isfinite(b[g]))
-                continue;
-            double flo = MAX(0.0, b[g] - half) / (a[g] + half), fhi = (b[g] + half) / (a[g] - half);
-            lo = MAX(lo, flo < c ? c / (c - flo) : INFINITY);
-            hi = MIN(hi, fhi < c ? c / (c - fhi) : INFINITY);
-            used++;
-        }
-    }
-    if (!used)
-        return 0;
-    double nmin = ceil(lo - 1e-9), nmax = floor(hi + 1e-9);
-    *contradiction = nmin > nmax;
-    return nmin == nmax ? (int)nmin : 0;
-}
-
-/* Rank lines, busbw/algbw and nThread x nGpus must tell one story. */
-static bool check_ranks(const char *name, const NcclTrace *t, GError **err)
-{
-    bool contra = false;
-    int listed = (int)g_hash_table_size(t->ranks), from_bw = ranks_from_bw(t, t->op, &contra);
-    int line = g_array_index(t->rows, NcclTestsRow, 0).line;
-    if (contra) {
-        trace_input_error(err, name, line, "the rows' busbw/algbw ratios disagree on the rank count (edited rows, "
-                          "or two runs in one table?)");
-        return false;
-    }
-    if (listed > 0 && from_bw > 0 && listed != from_bw) {
-        trace_input_error(err, name, line, "busbw/algbw of %s says %d ranks, but the Rank lines list %d",
-                          nccltests_op_name(t->op), from_bw, listed);
-        return false;
-    }
-    long long per_process = t->nthread > 0 && t->ngpus > 0 ? (long long)t->nthread * t->ngpus : 0;
-    int n = listed > 0 ? listed : from_bw;
-    if (n > 0 && per_process > n) {
-        trace_input_error(err, name, line, "%d ranks, but nThread %d x nGpus %d makes %lld in one process", n,
-                          t->nthread, t->ngpus, per_process);
-        return false;
-    }
-    return true;
-}
-
 /* The parser's state over the whole file. */
 typedef struct {
     const char *name;
@@ -444,7 +219,7 @@ static void run_boundary(Parser *P)
     if (P->cur->rows->len == 0)
         return;
     g_ptr_array_add(P->runs, P->cur);
-    P->cur = run_new(P->name, P->lineno);
+    P->cur = nccltests_run_new(P->name, P->lineno);
     P->have_layout = false;
 }
 
@@ -466,7 +241,7 @@ static int nodes_in(const char *s)
 
 static bool note_stated_op(Parser *P, const char *s)
 {
-    NcclTestsOp op = op_mentioned(s);
+    NcclTestsOp op = nccltests_op_mentioned(s);
     NcclTrace *r = P->cur;
     if (op == NCCLTESTS_UNKNOWN)
         return true;
@@ -486,7 +261,7 @@ static void note_seen_op(Parser *P, const char *s)
     NcclTrace *r = P->cur;
     if (r->op_seen != NCCLTESTS_UNKNOWN)
         return;
-    r->op_seen = op_mentioned(s);
+    r->op_seen = nccltests_op_mentioned(s);
     r->op_seen_line = P->lineno;
 }
 
@@ -497,7 +272,7 @@ static bool provenance_line(Parser *P, const char *s, int klen)
     FileOps *F = &P->ops;
     bool ok = true;
     if (strcmp(key, "command") == 0 && F->command == NCCLTESTS_UNKNOWN) {
-        F->command = op_mentioned(val);
+        F->command = nccltests_op_mentioned(val);
         F->command_line = P->lineno;
     } else if (strcmp(key, "op") == 0) {
         F->named = nccltests_op_from_name(val);
@@ -508,7 +283,7 @@ static bool provenance_line(Parser *P, const char *s, int klen)
         }
     } else {
         NcclTestsOp first;
-        unsigned m = ops_mentioned(val, &first);
+        unsigned m = nccltests_ops_mentioned(val, &first);
         if (m && !F->prov_mask) {
             F->prov = first;
             F->prov_line = P->lineno;
@@ -647,85 +422,12 @@ static bool parse_line(Parser *P, char *raw)
     return comment_line(P, s);
 }
 
-/* The run's collective from the strongest evidence; contradictions are bad input. */
-static bool resolve_op(const Parser *P, NcclTrace *r, GError **err)
-{
-    const FileOps *F = &P->ops;
-    if (F->named && r->op_stated && F->named != r->op_stated) {
-        trace_input_error(err, P->name, r->op_stated_line, "the output says %s, but '# op:' at line %d says %s",
-                          nccltests_op_name(r->op_stated), F->named_line, nccltests_op_name(F->named));
-        return false;
-    }
-    if (F->named && F->command && F->named != F->command) {
-        trace_input_error(err, P->name, F->named_line, "'# op:' says %s, but '# command:' at line %d runs %s",
-                          nccltests_op_name(F->named), F->command_line, nccltests_op_name(F->command));
-        return false;
-    }
-    if (F->command && r->op_stated && F->command != r->op_stated) {
-        trace_input_error(err, P->name, r->op_stated_line, "the output says %s, but '# command:' at line %d runs %s",
-                          nccltests_op_name(r->op_stated), F->command_line, nccltests_op_name(F->command));
-        return false;
-    }
-    /* headers that name several benchmarks (notes comparing runs) decide nothing */
-    bool prov_one = F->prov_mask && !(F->prov_mask & (F->prov_mask - 1));
-    const NcclTestsRow *row0 = &g_array_index(r->rows, NcclTestsRow, 0);
-    r->op_line = row0->line;
-    if (F->named)
-        r->op = F->named;
-    else if (r->op_stated)
-        r->op = r->op_stated, r->op_line = r->op_stated_line;
-    else if (F->command)
-        r->op = F->command;
-    else if (r->op_seen)
-        r->op = r->op_seen, r->op_line = r->op_seen_line;
-    else if (prov_one)
-        r->op = F->prov;
-    else if (row0->root >= 0)
-        r->op = (!row0->redop || strcmp(row0->redop, "none") == 0) ? NCCLTESTS_BROADCAST : NCCLTESTS_REDUCE;
-    return true;
-}
-
-static const char *ordinal(size_t i)
-{
-    static const char *w[] = { "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth" };
-    return i < G_N_ELEMENTS(w) ? w[i] : "next";
-}
-
-/* Per run: the collective, the headers, the name; every run one collective. */
-static bool finish_runs(Parser *P)
-{
-    GPtrArray *runs = P->runs;
-    for (guint i = 0; i < runs->len; i++) {
-        NcclTrace *r = runs->pdata[i];
-        if (!resolve_op(P, r, P->err))
-            return false;
-        for (guint k = 0; k < P->hkeys->len; k++) {
-            g_ptr_array_add(r->hkeys, g_strdup(P->hkeys->pdata[k]));
-            g_ptr_array_add(r->hvals, g_strdup(P->hvals->pdata[k]));
-        }
-        if (runs->len > 1) {
-            g_free(r->name);
-            r->name = g_strdup_printf("%s#run%u", P->name, i + 1);
-        }
-        const NcclTrace *r0 = runs->pdata[0];
-        if (i > 0 && r->op && r0->op && r->op != r0->op) {
-            trace_input_error(P->err, P->name, r->op_line, "%s table is %s at line %d, the first was %s at line %d",
-                              ordinal(i), nccltests_op_name(r->op), r->op_line, nccltests_op_name(r0->op),
-                              r0->op_line);
-            return false;
-        }
-    }
-    for (guint i = 0; i < runs->len; i++)
-        if (!check_ranks(P->name, runs->pdata[i], P->err))
-            return false;
-    return true;
-}
 
 NcclRuns *nccltests_parse_runs(const char *name, const char *text, GError **err)
 {
     Parser P = { .name = name ? name : "(text)", .in_provenance = true, .err = err };
     P.runs = g_ptr_array_new_with_free_func((GDestroyNotify)nccltests_free);
-    P.cur = run_new(P.name, 1);
+    P.cur = nccltests_run_new(P.name, 1);
     P.hkeys = g_ptr_array_new_with_free_func(g_free);
     P.hvals = g_ptr_array_new_with_free_func(g_free);
     const char *p = text ? text : "";
@@ -747,7 +449,7 @@ NcclRuns *nccltests_parse_runs(const char *name, const char *text, GError **err)
         trace_input_error(err, P.name, P.lineno > 0 ? P.lineno : 1, "no nccl-tests result rows");
         ok = false;
     }
-    ok = ok && finish_runs(&P);
+    ok = ok && nccltests_finish_runs(P.runs, P.name, &P.ops, P.hkeys, P.hvals, err);
     g_ptr_array_free(P.hkeys, TRUE);
     g_ptr_array_free(P.hvals, TRUE);
     if (!ok) {
@@ -794,78 +496,4 @@ NcclTrace *nccltests_load(const char *path, GError **err)
     NcclTrace *t = nccltests_parse(path, text, err);
     g_free(text);
     return t;
-}
-
-const char *nccltests_name(const NcclTrace *t) { return t->name; }
-size_t nccltests_n_rows(const NcclTrace *t) { return t->rows->len; }
-
-const NcclTestsRow *nccltests_row(const NcclTrace *t, size_t i)
-{
-    return i < t->rows->len ? &g_array_index(t->rows, NcclTestsRow, i) : NULL;
-}
-
-NcclTestsOp nccltests_op(const NcclTrace *t) { return t->op; }
-void nccltests_set_op(NcclTrace *t, NcclTestsOp op) { t->op = op; }
-
-int nccltests_n_ranks(const NcclTrace *t)
-{
-    bool contra;
-    int n = (int)g_hash_table_size(t->ranks);
-    return n > 0 ? n : ranks_from_bw(t, t->op, &contra);
-}
-
-bool nccltests_ranks_from_bw(const NcclTrace *t)
-{
-    return g_hash_table_size(t->ranks) == 0 && nccltests_n_ranks(t) > 0;
-}
-
-int nccltests_n_hosts(const NcclTrace *t)
-{
-    int n = (int)g_hash_table_size(t->hosts);
-    return n > 0 ? n : t->sep_nodes;
-}
-
-int nccltests_max_ranks_per_host(const NcclTrace *t)
-{
-    int best = 0;
-    GHashTableIter it;
-    gpointer k, v;
-    g_hash_table_iter_init(&it, t->hosts);
-    while (g_hash_table_iter_next(&it, &k, &v))
-        best = MAX(best, GPOINTER_TO_INT(v));
-    return best;
-}
-
-size_t nccltests_n_devices(const NcclTrace *t) { return t->devices->len; }
-
-const char *nccltests_device(const NcclTrace *t, size_t i)
-{
-    return i < t->devices->len ? t->devices->pdata[i] : NULL;
-}
-
-const char *nccltests_nccl_version(const NcclTrace *t) { return t->nccl_version; }
-
-const char *nccltests_header(const NcclTrace *t, const char *key)
-{
-    for (guint i = 0; i < t->hkeys->len; i++)
-        if (g_ascii_strcasecmp(t->hkeys->pdata[i], key) == 0)
-            return t->hvals->pdata[i];
-    return NULL;
-}
-
-size_t nccltests_n_headers(const NcclTrace *t) { return t->hkeys->len; }
-
-const char *nccltests_header_key(const NcclTrace *t, size_t i)
-{
-    return i < t->hkeys->len ? t->hkeys->pdata[i] : NULL;
-}
-
-const char *nccltests_header_value(const NcclTrace *t, size_t i)
-{
-    return i < t->hvals->len ? t->hvals->pdata[i] : NULL;
-}
-
-int nccltests_gpus_per_thread(const NcclTrace *t)
-{
-    return t->ngpus > 0 ? t->ngpus : 1;
 }

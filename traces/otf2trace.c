@@ -1,3 +1,6 @@
+/* The OTF2 reader's entry: the trace object and its accessors, the check of
+ * the anchor file before libotf2 sees it, the load's steps (definitions,
+ * events, rows in order) and the note of what was skipped or assumed. */
 #include "otf2trace.h"
 
 #include <math.h>
@@ -45,7 +48,7 @@ Otf2Trace *otf2trace_load(const char *anchor_path, GError **err)
 
 #else
 
-#include <otf2/otf2.h>
+#include "otf2trace_load.h"
 
 /* libotf2 3.0.2 leaks its half-built archive when OTF2_Reader_Open fails on an
  * unreadable anchor; LeakSanitizer is told to ignore what that call allocates
@@ -68,90 +71,7 @@ Otf2Trace *otf2trace_load(const char *anchor_path, GError **err)
 
 bool otf2trace_available(void) { return true; }
 
-/* ---- definitions ---- */
-
-typedef struct {
-    OTF2_StringRef class_name;
-    OTF2_SystemTreeNodeRef parent;
-} StNode;
-
-typedef struct {
-    OTF2_LocationGroupType type;
-    OTF2_SystemTreeNodeRef parent;
-} LocGroup;
-
-typedef struct {
-    OTF2_GroupType type;
-    OTF2_Paradigm paradigm;
-    uint32_t n_members;
-} Group;
-
-/* Per location: the open collective and the per-communicator sequence. */
-typedef struct {
-    OTF2_LocationRef id;
-    OTF2_LocationGroupRef group;
-    bool in_coll;
-    uint64_t coll_begin;
-    GHashTable *seq;        /* comm -> next sequence number (uint) */
-    NcclTestsOp region_op;  /* fallback: the open MPI_* region, 0 when none */
-    uint64_t region_begin;
-    uint64_t region_seq[NCCLTESTS_SENDRECV + 1];
-} Loc;
-
-/* One collective instance being assembled from its ranks' events. */
-typedef struct {
-    OTF2_CollectiveOp op;
-    int n;
-    uint64_t first_begin, last_end;
-    double sum_rank_ticks;
-    uint64_t max_sent, max_recv;
-} Inst;
-
-typedef struct {
-    NcclTestsOp op;
-    double size;
-} RowKey;
-
-typedef struct {
-    double sum_span, sum_rank; /* ticks */
-    int count;
-} RowAcc;
-
-typedef struct {
-    const char *path;
-    char *otf2_error; /* first message of libotf2's error handler */
-    char *error;      /* our first error; stops reading */
-
-    uint64_t timer_resolution;
-    bool have_clock;
-    GHashTable *strings;   /* StringRef -> char* */
-    GHashTable *st_nodes;  /* SystemTreeNodeRef -> StNode* */
-    GHashTable *loc_groups; /* LocationGroupRef -> LocGroup* */
-    GHashTable *groups;    /* GroupRef -> Group* */
-    GHashTable *comm_size; /* CommRef -> uint (size + 1, 0 = unknown) */
-    GHashTable *region_op; /* RegionRef -> NcclTestsOp, only MPI collectives */
-    GArray *mpi_locations; /* uint64 members of the MPI COMM_LOCATIONS group */
-    bool have_mpi_locations;
-    GPtrArray *locs;        /* Loc*, in definition order */
-    GHashTable *loc_index;  /* LocationRef (gint64*) -> index + 1 */
-
-    int n_ranks, n_hosts;
-    GHashTable *insts;       /* (comm << 32 | seq) (gint64*) -> Inst* */
-    GHashTable *region_insts; /* fallback: (op << 48 | seq) -> Inst* */
-    GTree *rows;             /* RowKey* -> RowAcc* */
-    GTree *region_rows;
-
-    /* what the note tells */
-    uint64_t n_coll_events;
-    uint64_t ignored[OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE + 1];
-    uint64_t ignored_other;
-    uint64_t subcomm_calls;
-    uint64_t in_place;
-    uint64_t stray_leaves; /* Leave of an MPI_* region without its Enter */
-} Load;
-
-static void load_fail(Load *L, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void load_fail(Load *L, const char *fmt, ...)
+void otf2trace_fail(Load *L, const char *fmt, ...)
 {
     if (L->error)
         return;
@@ -174,424 +94,9 @@ static OTF2_ErrorCode on_otf2_error(void *user, const char *file, uint64_t line,
     return code;
 }
 
-static const char *otf2_why(Load *L, OTF2_ErrorCode code)
+const char *otf2trace_why(Load *L, OTF2_ErrorCode code)
 {
     return L->otf2_error ? L->otf2_error : OTF2_Error_GetDescription(code);
-}
-
-static gint64 *key64(uint64_t v)
-{
-    gint64 *k = g_new(gint64, 1);
-    *k = (gint64)v;
-    return k;
-}
-
-static NcclTestsOp op_from_collective(OTF2_CollectiveOp op)
-{
-    switch (op) {
-    case OTF2_COLLECTIVE_OP_ALLREDUCE: return NCCLTESTS_ALLREDUCE;
-    case OTF2_COLLECTIVE_OP_REDUCE_SCATTER:
-    case OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK: return NCCLTESTS_REDUCESCATTER;
-    case OTF2_COLLECTIVE_OP_ALLGATHER: return NCCLTESTS_ALLGATHER;
-    case OTF2_COLLECTIVE_OP_BCAST: return NCCLTESTS_BROADCAST;
-    case OTF2_COLLECTIVE_OP_REDUCE: return NCCLTESTS_REDUCE;
-    case OTF2_COLLECTIVE_OP_ALLTOALL: return NCCLTESTS_ALLTOALL;
-    default: return NCCLTESTS_UNKNOWN;
-    }
-}
-
-static NcclTestsOp op_from_region(const char *name)
-{
-    static const struct {
-        const char *name;
-        NcclTestsOp op;
-    } map[] = {
-        {"MPI_Allreduce", NCCLTESTS_ALLREDUCE},   {"MPI_Reduce_scatter", NCCLTESTS_REDUCESCATTER},
-        {"MPI_Reduce_scatter_block", NCCLTESTS_REDUCESCATTER},
-        {"MPI_Allgather", NCCLTESTS_ALLGATHER},   {"MPI_Bcast", NCCLTESTS_BROADCAST},
-        {"MPI_Reduce", NCCLTESTS_REDUCE},         {"MPI_Alltoall", NCCLTESTS_ALLTOALL},
-    };
-    for (size_t i = 0; i < G_N_ELEMENTS(map); i++)
-        if (strcmp(name, map[i].name) == 0)
-            return map[i].op;
-    return NCCLTESTS_UNKNOWN;
-}
-
-static const char *collective_name(OTF2_CollectiveOp op)
-{
-    static const char *names[] = {
-        "barrier", "bcast", "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv",
-        "alltoall", "alltoallv", "alltoallw", "allreduce", "reduce", "reduce_scatter", "scan",
-        "exscan", "reduce_scatter_block", "create_handle", "destroy_handle", "allocate",
-        "deallocate", "create_handle_and_allocate", "destroy_handle_and_deallocate",
-    };
-    return op < G_N_ELEMENTS(names) ? names[op] : "unknown";
-}
-
-static OTF2_CallbackCode def_clock(void *u, uint64_t resolution, uint64_t offset, uint64_t length,
-                                   uint64_t realtime)
-{
-    Load *L = u;
-    if (resolution == 0) {
-        load_fail(L, "clock properties give a timer resolution of 0");
-        return OTF2_CALLBACK_INTERRUPT;
-    }
-    L->timer_resolution = resolution;
-    L->have_clock = true;
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode def_string(void *u, OTF2_StringRef self, const char *s)
-{
-    Load *L = u;
-    g_hash_table_replace(L->strings, GUINT_TO_POINTER(self), g_strdup(s ? s : ""));
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode def_st_node(void *u, OTF2_SystemTreeNodeRef self, OTF2_StringRef name,
-                                     OTF2_StringRef class_name, OTF2_SystemTreeNodeRef parent)
-{
-    Load *L = u;
-    StNode *n = g_new(StNode, 1);
-    n->class_name = class_name;
-    n->parent = parent;
-    g_hash_table_replace(L->st_nodes, GUINT_TO_POINTER(self), n);
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode def_loc_group(void *u, OTF2_LocationGroupRef self, OTF2_StringRef name,
-                                       OTF2_LocationGroupType type, OTF2_SystemTreeNodeRef parent,
-                                       OTF2_LocationGroupRef creator)
-{
-    Load *L = u;
-    LocGroup *g = g_new(LocGroup, 1);
-    g->type = type;
-    g->parent = parent;
-    g_hash_table_replace(L->loc_groups, GUINT_TO_POINTER(self), g);
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode def_location(void *u, OTF2_LocationRef self, OTF2_StringRef name,
-                                      OTF2_LocationType type, uint64_t n_events,
-                                      OTF2_LocationGroupRef group)
-{
-    Load *L = u;
-    if (g_hash_table_contains(L->loc_index, &(gint64){(gint64)self})) {
-        load_fail(L, "location %" G_GUINT64_FORMAT " is defined twice", (guint64)self);
-        return OTF2_CALLBACK_INTERRUPT;
-    }
-    Loc *l = g_new0(Loc, 1);
-    l->id = self;
-    l->group = group;
-    l->seq = g_hash_table_new(g_direct_hash, g_direct_equal);
-    g_ptr_array_add(L->locs, l);
-    g_hash_table_insert(L->loc_index, key64(self), GUINT_TO_POINTER(L->locs->len));
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode def_region(void *u, OTF2_RegionRef self, OTF2_StringRef name,
-                                    OTF2_StringRef canonical, OTF2_StringRef description,
-                                    OTF2_RegionRole role, OTF2_Paradigm paradigm,
-                                    OTF2_RegionFlag flags, OTF2_StringRef file, uint32_t begin,
-                                    uint32_t end)
-{
-    Load *L = u;
-    const char *s = g_hash_table_lookup(L->strings, GUINT_TO_POINTER(name));
-    NcclTestsOp op = s ? op_from_region(s) : NCCLTESTS_UNKNOWN;
-    if (op != NCCLTESTS_UNKNOWN)
-        g_hash_table_replace(L->region_op, GUINT_TO_POINTER(self), GINT_TO_POINTER(op));
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode def_group(void *u, OTF2_GroupRef self, OTF2_StringRef name,
-                                   OTF2_GroupType type, OTF2_Paradigm paradigm,
-                                   OTF2_GroupFlag flags, uint32_t n, const uint64_t *members)
-{
-    Load *L = u;
-    Group *g = g_new(Group, 1);
-    g->type = type;
-    g->paradigm = paradigm;
-    g->n_members = n;
-    g_hash_table_replace(L->groups, GUINT_TO_POINTER(self), g);
-    if (type == OTF2_GROUP_TYPE_COMM_LOCATIONS && paradigm == OTF2_PARADIGM_MPI) {
-        g_array_set_size(L->mpi_locations, 0);
-        if (n > 0)
-            g_array_append_vals(L->mpi_locations, members, n);
-        L->have_mpi_locations = true;
-    }
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode def_comm(void *u, OTF2_CommRef self, OTF2_StringRef name,
-                                  OTF2_GroupRef group, OTF2_CommRef parent, OTF2_CommFlag flags)
-{
-    Load *L = u;
-    const Group *g = g_hash_table_lookup(L->groups, GUINT_TO_POINTER(group));
-    unsigned size = 0;
-    if (g)
-        size = g->type == OTF2_GROUP_TYPE_COMM_SELF ? 1 : g->n_members;
-    g_hash_table_replace(L->comm_size, GUINT_TO_POINTER(self), GUINT_TO_POINTER(size + 1));
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-/* ---- events ---- */
-
-static Loc *find_loc(Load *L, OTF2_LocationRef id)
-{
-    gpointer v = g_hash_table_lookup(L->loc_index, &(gint64){(gint64)id});
-    if (!v) {
-        load_fail(L, "event on undefined location %" G_GUINT64_FORMAT, (guint64)id);
-        return NULL;
-    }
-    return g_ptr_array_index(L->locs, GPOINTER_TO_UINT(v) - 1);
-}
-
-static gint row_key_cmp(gconstpointer a, gconstpointer b, gpointer unused)
-{
-    const RowKey *x = a, *y = b;
-    if (x->op != y->op)
-        return x->op < y->op ? -1 : 1;
-    if (isnan(x->size) || isnan(y->size))
-        return isnan(x->size) - isnan(y->size);
-    return x->size < y->size ? -1 : x->size > y->size;
-}
-
-static void add_row(GTree *rows, NcclTestsOp op, double size, const Inst *in)
-{
-    RowKey key = {op, size};
-    RowAcc *acc = g_tree_lookup(rows, &key);
-    if (!acc) {
-        acc = g_new0(RowAcc, 1);
-        g_tree_insert(rows, g_memdup2(&key, sizeof key), acc);
-    }
-    acc->sum_span += (double)(in->last_end - in->first_begin);
-    acc->sum_rank += in->sum_rank_ticks / in->n;
-    acc->count++;
-}
-
-/* nccl-tests' size of a finished instance on a communicator of n ranks (see
- * otf2trace.h for the conventions). */
-static double instance_size(Load *L, const Inst *in, int n)
-{
-    NcclTestsOp op = op_from_collective(in->op);
-    double v;
-    int per; /* divisor of the recorded bytes out of place */
-    switch (op) {
-    case NCCLTESTS_ALLREDUCE: v = (double)in->max_sent; per = n; break;
-    case NCCLTESTS_REDUCESCATTER:
-    case NCCLTESTS_ALLTOALL: v = (double)in->max_sent; per = 1; break;
-    case NCCLTESTS_ALLGATHER: v = (double)in->max_recv; per = 1; break;
-    case NCCLTESTS_BROADCAST: return (double)in->max_recv;
-    default: return (double)in->max_sent; /* reduce */
-    }
-    uint64_t raw = op == NCCLTESTS_ALLGATHER ? in->max_recv : in->max_sent;
-    if (n >= 2 && raw % (uint64_t)n != 0 && raw % (uint64_t)(n - 1) == 0) {
-        L->in_place++;
-        return v / (n - 1) * n / per;
-    }
-    return v / per;
-}
-
-static OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef loc, OTF2_TimeStamp time, void *u,
-                                       OTF2_AttributeList *attrs)
-{
-    Load *L = u;
-    Loc *l = find_loc(L, loc);
-    if (!l)
-        return OTF2_CALLBACK_INTERRUPT;
-    if (l->in_coll) {
-        load_fail(L, "location %" G_GUINT64_FORMAT ": MpiCollectiveBegin inside another collective",
-                  (guint64)loc);
-        return OTF2_CALLBACK_INTERRUPT;
-    }
-    l->in_coll = true;
-    l->coll_begin = time;
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode ev_coll_end(OTF2_LocationRef loc, OTF2_TimeStamp time, void *u,
-                                     OTF2_AttributeList *attrs, OTF2_CollectiveOp op,
-                                     OTF2_CommRef comm, uint32_t root, uint64_t sent,
-                                     uint64_t recv)
-{
-    Load *L = u;
-    Loc *l = find_loc(L, loc);
-    if (!l)
-        return OTF2_CALLBACK_INTERRUPT;
-    if (!l->in_coll) {
-        load_fail(L, "location %" G_GUINT64_FORMAT ": MpiCollectiveEnd without MpiCollectiveBegin",
-                  (guint64)loc);
-        return OTF2_CALLBACK_INTERRUPT;
-    }
-    l->in_coll = false;
-    if (time < l->coll_begin) {
-        load_fail(L, "location %" G_GUINT64_FORMAT ": collective ends before it begins",
-                  (guint64)loc);
-        return OTF2_CALLBACK_INTERRUPT;
-    }
-    L->n_coll_events++;
-    gpointer sz = g_hash_table_lookup(L->comm_size, GUINT_TO_POINTER(comm));
-    if (!sz) {
-        load_fail(L, "location %" G_GUINT64_FORMAT ": collective on undefined communicator %u",
-                  (guint64)loc, (unsigned)comm);
-        return OTF2_CALLBACK_INTERRUPT;
-    }
-    /* every collective advances the sequence, kept or not, so ranks stay in step */
-    unsigned seq = GPOINTER_TO_UINT(g_hash_table_lookup(l->seq, GUINT_TO_POINTER(comm)));
-    g_hash_table_insert(l->seq, GUINT_TO_POINTER(comm), GUINT_TO_POINTER(seq + 1));
-
-    if (op_from_collective(op) == NCCLTESTS_UNKNOWN) {
-        if (op < G_N_ELEMENTS(L->ignored))
-            L->ignored[op]++;
-        else
-            L->ignored_other++;
-        return OTF2_CALLBACK_SUCCESS;
-    }
-    int n = (int)GPOINTER_TO_UINT(sz) - 1;
-    if (n != L->n_ranks || n <= 0) {
-        L->subcomm_calls++;
-        return OTF2_CALLBACK_SUCCESS;
-    }
-    gint64 key = (gint64)(((uint64_t)comm << 32) | seq);
-    Inst *in = g_hash_table_lookup(L->insts, &key);
-    if (!in) {
-        in = g_new0(Inst, 1);
-        in->op = op;
-        in->first_begin = l->coll_begin;
-        in->last_end = time;
-        g_hash_table_insert(L->insts, key64((uint64_t)key), in);
-    } else if (in->op != op) {
-        load_fail(L, "collective #%u on communicator %u is %s on one rank and %s on location %"
-                  G_GUINT64_FORMAT, seq + 1, (unsigned)comm, collective_name(in->op),
-                  collective_name(op), (guint64)loc);
-        return OTF2_CALLBACK_INTERRUPT;
-    }
-    in->n++;
-    in->first_begin = MIN(in->first_begin, l->coll_begin);
-    in->last_end = MAX(in->last_end, time);
-    in->sum_rank_ticks += (double)(time - l->coll_begin);
-    in->max_sent = MAX(in->max_sent, sent);
-    in->max_recv = MAX(in->max_recv, recv);
-    if (in->n == n) {
-        add_row(L->rows, op_from_collective(op), instance_size(L, in, n), in);
-        g_hash_table_remove(L->insts, &key);
-    }
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode ev_enter(OTF2_LocationRef loc, OTF2_TimeStamp time, void *u,
-                                  OTF2_AttributeList *attrs, OTF2_RegionRef region)
-{
-    Load *L = u;
-    gpointer op = g_hash_table_lookup(L->region_op, GUINT_TO_POINTER(region));
-    if (!op)
-        return OTF2_CALLBACK_SUCCESS;
-    Loc *l = find_loc(L, loc);
-    if (!l)
-        return OTF2_CALLBACK_INTERRUPT;
-    l->region_op = GPOINTER_TO_INT(op);
-    l->region_begin = time;
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode ev_leave(OTF2_LocationRef loc, OTF2_TimeStamp time, void *u,
-                                  OTF2_AttributeList *attrs, OTF2_RegionRef region)
-{
-    Load *L = u;
-    gpointer opp = g_hash_table_lookup(L->region_op, GUINT_TO_POINTER(region));
-    if (!opp)
-        return OTF2_CALLBACK_SUCCESS;
-    Loc *l = find_loc(L, loc);
-    if (!l)
-        return OTF2_CALLBACK_INTERRUPT;
-    NcclTestsOp op = GPOINTER_TO_INT(opp);
-    if (l->region_op != op || time < l->region_begin) {
-        /* only the fallback uses regions: a stray Leave does not spoil the events */
-        L->stray_leaves++;
-        l->region_op = NCCLTESTS_UNKNOWN;
-        return OTF2_CALLBACK_SUCCESS;
-    }
-    l->region_op = NCCLTESTS_UNKNOWN;
-    uint64_t seq = l->region_seq[op]++;
-    gint64 key = (gint64)(((uint64_t)op << 48) | seq);
-    Inst *in = g_hash_table_lookup(L->region_insts, &key);
-    if (!in) {
-        in = g_new0(Inst, 1);
-        in->first_begin = l->region_begin;
-        in->last_end = time;
-        g_hash_table_insert(L->region_insts, key64((uint64_t)key), in);
-    }
-    in->n++;
-    in->first_begin = MIN(in->first_begin, l->region_begin);
-    in->last_end = MAX(in->last_end, time);
-    in->sum_rank_ticks += (double)(time - l->region_begin);
-    if (in->n == L->n_ranks) {
-        add_row(L->region_rows, op, NAN, in);
-        g_hash_table_remove(L->region_insts, &key);
-    }
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-/* ---- ranks, hosts, rows ---- */
-
-static bool is_node_class(Load *L, OTF2_StringRef class_name)
-{
-    const char *s = g_hash_table_lookup(L->strings, GUINT_TO_POINTER(class_name));
-    return s && g_ascii_strcasecmp(s, "node") == 0;
-}
-
-/* The host of a location: the nearest system-tree ancestor of class "node",
- * else the location group's own parent. */
-static OTF2_SystemTreeNodeRef host_of(Load *L, const Loc *l)
-{
-    const LocGroup *g = g_hash_table_lookup(L->loc_groups, GUINT_TO_POINTER(l->group));
-    if (!g)
-        return OTF2_UNDEFINED_SYSTEM_TREE_NODE;
-    OTF2_SystemTreeNodeRef ref = g->parent;
-    for (guint depth = 0; depth <= g_hash_table_size(L->st_nodes); depth++) {
-        const StNode *n = g_hash_table_lookup(L->st_nodes, GUINT_TO_POINTER(ref));
-        if (!n)
-            break;
-        if (is_node_class(L, n->class_name))
-            return ref;
-        ref = n->parent;
-    }
-    return g->parent;
-}
-
-static void count_ranks_hosts(Load *L)
-{
-    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-    int ranks = 0;
-    if (L->have_mpi_locations) {
-        for (guint i = 0; i < L->mpi_locations->len; i++) {
-            uint64_t id = g_array_index(L->mpi_locations, uint64_t, i);
-            gpointer v = g_hash_table_lookup(L->loc_index, &(gint64){(gint64)id});
-            ranks++;
-            if (v) {
-                const Loc *l = g_ptr_array_index(L->locs, GPOINTER_TO_UINT(v) - 1);
-                g_hash_table_add(seen, GUINT_TO_POINTER(host_of(L, l)));
-            }
-        }
-    } else {
-        /* no MPI group: one rank per process (its first location) */
-        GHashTable *procs = g_hash_table_new(g_direct_hash, g_direct_equal);
-        for (guint i = 0; i < L->locs->len; i++) {
-            const Loc *l = g_ptr_array_index(L->locs, i);
-            const LocGroup *g = g_hash_table_lookup(L->loc_groups, GUINT_TO_POINTER(l->group));
-            if (g && g->type != OTF2_LOCATION_GROUP_TYPE_PROCESS)
-                continue;
-            if (!g_hash_table_add(procs, GUINT_TO_POINTER(l->group)))
-                continue;
-            ranks++;
-            g_hash_table_add(seen, GUINT_TO_POINTER(host_of(L, l)));
-        }
-        g_hash_table_destroy(procs);
-    }
-    g_hash_table_remove(seen, GUINT_TO_POINTER(OTF2_UNDEFINED_SYSTEM_TREE_NODE));
-    L->n_hosts = MAX(1, (int)g_hash_table_size(seen));
-    g_hash_table_destroy(seen);
-    L->n_ranks = ranks;
 }
 
 typedef struct {
@@ -625,7 +130,7 @@ static char *make_note(Load *L, bool fallback)
     for (guint op = 0; op < G_N_ELEMENTS(L->ignored); op++)
         if (L->ignored[op])
             g_string_append_printf(ign, "%s%" G_GUINT64_FORMAT " %s", ign->len ? ", " : "",
-                                   (guint64)L->ignored[op], collective_name(op));
+                                   (guint64)L->ignored[op], otf2trace_collective_name(op));
     if (L->ignored_other)
         g_string_append_printf(ign, "%s%" G_GUINT64_FORMAT " of unknown type",
                                ign->len ? ", " : "", (guint64)L->ignored_other);
@@ -650,6 +155,12 @@ static char *make_note(Load *L, bool fallback)
     return g_string_free(s, FALSE);
 }
 
+/* Reads definitions and events; false with L->error set on failure. */
+static bool read_archive(Load *L, OTF2_Reader *reader)
+{
+    return otf2trace_read_defs(L, reader) && otf2trace_read_events(L, reader);
+}
+
 static void load_init(Load *L, const char *path)
 {
     memset(L, 0, sizeof *L);
@@ -665,8 +176,8 @@ static void load_init(Load *L, const char *path)
     L->loc_index = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     L->insts = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     L->region_insts = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-    L->rows = g_tree_new_full(row_key_cmp, NULL, g_free, g_free);
-    L->region_rows = g_tree_new_full(row_key_cmp, NULL, g_free, g_free);
+    L->rows = g_tree_new_full(otf2trace_row_key_cmp, NULL, g_free, g_free);
+    L->region_rows = g_tree_new_full(otf2trace_row_key_cmp, NULL, g_free, g_free);
 }
 
 static void load_clear(Load *L)
@@ -691,112 +202,6 @@ static void load_clear(Load *L)
     g_tree_destroy(L->region_rows);
     g_free(L->otf2_error);
     g_free(L->error);
-}
-
-/* Reads definitions and events; false with L->error set on failure. */
-static bool read_archive(Load *L, OTF2_Reader *reader)
-{
-    OTF2_ErrorCode rc = OTF2_Reader_SetSerialCollectiveCallbacks(reader);
-    uint64_t n_locations = 0;
-    if (rc == OTF2_SUCCESS)
-        rc = OTF2_Reader_GetNumberOfLocations(reader, &n_locations);
-    if (rc != OTF2_SUCCESS) {
-        load_fail(L, "cannot read the anchor file: %s", otf2_why(L, rc));
-        return false;
-    }
-
-    OTF2_GlobalDefReader *gdr = OTF2_Reader_GetGlobalDefReader(reader);
-    if (!gdr) {
-        load_fail(L, "cannot open the global definitions: %s",
-                  otf2_why(L, OTF2_ERROR_FILE_CAN_NOT_OPEN));
-        return false;
-    }
-    OTF2_GlobalDefReaderCallbacks *dcb = OTF2_GlobalDefReaderCallbacks_New();
-    OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(dcb, def_clock);
-    OTF2_GlobalDefReaderCallbacks_SetStringCallback(dcb, def_string);
-    OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeCallback(dcb, def_st_node);
-    OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(dcb, def_loc_group);
-    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(dcb, def_location);
-    OTF2_GlobalDefReaderCallbacks_SetRegionCallback(dcb, def_region);
-    OTF2_GlobalDefReaderCallbacks_SetGroupCallback(dcb, def_group);
-    OTF2_GlobalDefReaderCallbacks_SetCommCallback(dcb, def_comm);
-    OTF2_Reader_RegisterGlobalDefCallbacks(reader, gdr, dcb, L);
-    OTF2_GlobalDefReaderCallbacks_Delete(dcb);
-    uint64_t n_defs = 0;
-    rc = OTF2_Reader_ReadAllGlobalDefinitions(reader, gdr, &n_defs);
-    OTF2_Reader_CloseGlobalDefReader(reader, gdr);
-    if (L->error)
-        return false;
-    if (rc != OTF2_SUCCESS) {
-        load_fail(L, "cannot read the global definitions: %s", otf2_why(L, rc));
-        return false;
-    }
-    if (!L->have_clock) {
-        load_fail(L, "no clock properties in the global definitions");
-        return false;
-    }
-    if (L->locs->len == 0) {
-        load_fail(L, "no locations defined");
-        return false;
-    }
-    count_ranks_hosts(L);
-    g_free(L->otf2_error);
-    L->otf2_error = NULL;
-
-    for (guint i = 0; i < L->locs->len; i++)
-        OTF2_Reader_SelectLocation(reader, ((Loc *)g_ptr_array_index(L->locs, i))->id);
-    /* local definitions carry the mapping tables of tracers that write local
-     * ids (Score-P); an archive without them is fine */
-    bool defs_open = OTF2_Reader_OpenDefFiles(reader) == OTF2_SUCCESS;
-    rc = OTF2_Reader_OpenEvtFiles(reader);
-    if (rc != OTF2_SUCCESS) {
-        if (defs_open)
-            OTF2_Reader_CloseDefFiles(reader);
-        load_fail(L, "cannot open the event files: %s", otf2_why(L, rc));
-        return false;
-    }
-    for (guint i = 0; i < L->locs->len; i++) {
-        OTF2_LocationRef id = ((Loc *)g_ptr_array_index(L->locs, i))->id;
-        if (defs_open) {
-            OTF2_DefReader *dr = OTF2_Reader_GetDefReader(reader, id);
-            if (dr) {
-                uint64_t n = 0;
-                OTF2_Reader_ReadAllLocalDefinitions(reader, dr, &n);
-                OTF2_Reader_CloseDefReader(reader, dr);
-            }
-        }
-        /* registers the location with the global event reader */
-        OTF2_Reader_GetEvtReader(reader, id);
-    }
-    if (defs_open)
-        OTF2_Reader_CloseDefFiles(reader);
-    g_free(L->otf2_error); /* a location without local definitions is no error */
-    L->otf2_error = NULL;
-
-    OTF2_GlobalEvtReader *ger = OTF2_Reader_GetGlobalEvtReader(reader);
-    if (!ger) {
-        OTF2_Reader_CloseEvtFiles(reader);
-        load_fail(L, "cannot read the events: %s", otf2_why(L, OTF2_ERROR_FILE_CAN_NOT_OPEN));
-        return false;
-    }
-    OTF2_GlobalEvtReaderCallbacks *ecb = OTF2_GlobalEvtReaderCallbacks_New();
-    OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveBeginCallback(ecb, ev_coll_begin);
-    OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveEndCallback(ecb, ev_coll_end);
-    OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(ecb, ev_enter);
-    OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(ecb, ev_leave);
-    OTF2_Reader_RegisterGlobalEvtCallbacks(reader, ger, ecb, L);
-    OTF2_GlobalEvtReaderCallbacks_Delete(ecb);
-    uint64_t n_events = 0;
-    rc = OTF2_Reader_ReadAllGlobalEvents(reader, ger, &n_events);
-    OTF2_Reader_CloseGlobalEvtReader(reader, ger);
-    OTF2_Reader_CloseEvtFiles(reader);
-    if (L->error)
-        return false;
-    if (rc != OTF2_SUCCESS) {
-        load_fail(L, "cannot read the events: %s", otf2_why(L, rc));
-        return false;
-    }
-    return true;
 }
 
 /* The anchor file's layout (OTF2_AnchorFile_Load): a chunk byte, an
@@ -887,7 +292,7 @@ Otf2Trace *otf2trace_load(const char *anchor_path, GError **err)
     OTF2_Reader *reader = OTF2_Reader_Open(anchor_path);
     LSAN_ON();
     if (!reader) {
-        load_fail(&L, "cannot read the OTF2 anchor file: %s",
+        otf2trace_fail(&L, "cannot read the OTF2 anchor file: %s",
                   L.otf2_error ? L.otf2_error : "libotf2 cannot open it");
     } else {
         if (read_archive(&L, reader)) {

@@ -1,5 +1,6 @@
+/* shardsim sweep: its options, the progress bar, the table on stdout and the
+ * messages; the grid, the runs and the output files are models/sweep*.c. */
 #include "cli.h"
-#include "plot.h"
 #include "sweep.h"
 
 #include <math.h>
@@ -115,143 +116,6 @@ static void print_table(const Sweep *s, const cJSON *run)
     g_free(w);
 }
 
-/* ---- CSV (RFC 4180: CRLF, fields with , " CR LF quoted, quotes doubled) ---- */
-
-static void csv_field(GString *out, const char *s, bool first)
-{
-    if (!first)
-        g_string_append_c(out, ',');
-    if (!strpbrk(s, ",\"\r\n")) {
-        g_string_append(out, s);
-        return;
-    }
-    g_string_append_c(out, '"');
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            g_string_append_c(out, '"');
-        g_string_append_c(out, *p);
-    }
-    g_string_append_c(out, '"');
-}
-
-static void csv_number(GString *out, double v)
-{
-    char buf[G_ASCII_DTOSTR_BUF_SIZE] = "";
-    if (!isnan(v))
-        g_ascii_formatd(buf, sizeof buf, "%.10g", v);
-    csv_field(out, buf, false);
-}
-
-static bool write_csv(const char *path, const Sweep *s, const cJSON *run, GError **err)
-{
-    static const char *const cols[] = {"devices", "dp", "tp", "pp", "global_batch", "step_time_s", "samples_per_s",
-                                       "tokens_per_s", "mfu", "flops_per_device", "memory_per_device_bytes", "fits",
-                                       "error"};
-    GString *out = g_string_new(NULL);
-    int na = sweep_num_axes(s);
-    for (int a = 0; a < na; a++)
-        csv_field(out, sweep_axis_key(s, a), a == 0);
-    for (size_t c = 0; c < G_N_ELEMENTS(cols); c++)
-        csv_field(out, cols[c], na == 0 && c == 0);
-    g_string_append(out, "\r\n");
-    const cJSON *p;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItem(run, "points"))
-    {
-        int i = (int)num(p, "index");
-        for (int a = 0; a < na; a++) {
-            char *v = sweep_value_text(sweep_point_value(s, i, a));
-            csv_field(out, v, a == 0);
-            g_free(v);
-        }
-        const cJSON *r = cJSON_GetObjectItem(p, "result");
-        const cJSON *cfg = cJSON_GetObjectItem(r, "config");
-        if (na == 0)
-            g_string_append_c(out, ','); /* csv_number adds a leading comma */
-        csv_number(out, num(cfg, "devices"));
-        csv_number(out, num(cfg, "dp"));
-        csv_number(out, num(cfg, "tp"));
-        csv_number(out, num(cfg, "pp"));
-        csv_number(out, num(cfg, "global_batch"));
-        csv_number(out, num(r, "step_time_s"));
-        csv_number(out, num(r, "samples_per_s"));
-        csv_number(out, num(r, "tokens_per_s"));
-        csv_number(out, num(r, "mfu"));
-        csv_number(out, num(r, "flops_per_device"));
-        csv_number(out, num(cJSON_GetObjectItem(r, "memory_per_device_bytes"), "total"));
-        csv_field(out, r ? (cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")) ? "true" : "false") : "", false);
-        const cJSON *e = cJSON_GetObjectItem(p, "error");
-        csv_field(out, e ? e->valuestring : "", false);
-        g_string_append(out, "\r\n");
-    }
-    GError *e = NULL;
-    bool ok = g_file_set_contents(path, out->str, (gssize)out->len, &e);
-    if (!ok) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "%s: %s", path, e->message);
-        g_error_free(e);
-    }
-    g_string_free(out, TRUE);
-    return ok;
-}
-
-/* ---- plots ---- */
-
-static bool write_scaling_plot(const char *path, const Sweep *s, const cJSON *run, GError **err)
-{
-    int nc = 0;
-    SweepCurve *cv = sweep_curves(s, run, &nc);
-    PlotSeries *ser = g_new0(PlotSeries, nc > 0 ? nc : 1);
-    for (int c = 0; c < nc; c++)
-        ser[c] = (PlotSeries){.label = cv[c].label,
-                              .n = cv[c].n,
-                              .x = cv[c].devices,
-                              .step_time = cv[c].step_time,
-                              .throughput = cv[c].throughput,
-                              .efficiency = cv[c].efficiency,
-                              .memory = cv[c].memory};
-    bool ok = nc > 0;
-    if (!ok)
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no point ran, nothing to plot", path);
-    else
-        ok = plot_scaling(path, ser, nc, err);
-    g_free(ser);
-    sweep_curves_free(cv, nc);
-    return ok;
-}
-
-static bool write_memory_plot(const char *path, const Sweep *s, const cJSON *run, GError **err)
-{
-    GArray *bars = g_array_new(FALSE, TRUE, sizeof(PlotMemoryBar));
-    GPtrArray *labels = g_ptr_array_new_with_free_func(g_free);
-    double cap = -1;
-    const cJSON *p;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItem(run, "points"))
-    {
-        const cJSON *r = cJSON_GetObjectItem(p, "result");
-        if (!r)
-            continue;
-        const cJSON *m = cJSON_GetObjectItem(r, "memory_per_device_bytes");
-        char *lab = sweep_point_label(s, (int)num(p, "index"));
-        g_ptr_array_add(labels, lab);
-        PlotMemoryBar b = {.label = lab,
-                           .weights = num(m, "weights"),
-                           .gradients = num(m, "gradients"),
-                           .optimizer = num(m, "optimizer_state"),
-                           /* buffers and reserve have no bar of their own */
-                           .activations = num(m, "activations") + num(m, "buffers") + num(m, "reserve")};
-        g_array_append_val(bars, b);
-        double hbm = num(m, "hbm");
-        cap = cap < 0 ? hbm : cap == hbm ? cap : 0; /* no line when the accelerators differ */
-    }
-    bool ok = bars->len > 0;
-    if (!ok)
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no point ran, nothing to plot", path);
-    else
-        ok = plot_memory(path, (const PlotMemoryBar *)(void *)bars->data, (int)bars->len, cap, err);
-    g_array_free(bars, TRUE);
-    g_ptr_array_free(labels, TRUE);
-    return ok;
-}
-
 int cmd_sweep(int argc, char **argv)
 {
     char **vary = NULL;
@@ -338,11 +202,11 @@ int cmd_sweep(int argc, char **argv)
     } else if (failed > 0) {
         fprintf(stderr, "shardsim: sweep: %d of %d points failed (see their error)\n", failed, ran + failed);
     }
-    if (csv && !write_csv(csv, s, run, &err))
+    if (csv && !sweep_write_csv(s, run, csv, &err))
         rc = cli_fail(err);
-    else if (plot && ran > 0 && !write_scaling_plot(plot, s, run, &err))
+    else if (plot && ran > 0 && !sweep_plot_scaling(s, run, plot, &err))
         rc = cli_fail(err);
-    else if (plot_mem && ran > 0 && !write_memory_plot(plot_mem, s, run, &err))
+    else if (plot_mem && ran > 0 && !sweep_plot_memory(s, run, plot_mem, &err))
         rc = cli_fail(err);
 out:
     cJSON_Delete(run);

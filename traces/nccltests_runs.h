@@ -1,0 +1,55 @@
+/* Private to the nccl-tests reader: what one run holds, and the calls between
+ * the line reader (nccltests.c) and the runs (nccltests_runs.c). */
+#ifndef NCCLTESTS_RUNS_H
+#define NCCLTESTS_RUNS_H
+
+#include "nccltests.h"
+
+struct NcclTrace { /* one run */
+    char *name;
+    GArray *rows;          /* NcclTestsRow */
+    GStringChunk *strings; /* row type/redop strings */
+    NcclTestsOp op;
+    GPtrArray *hkeys, *hvals;
+    GHashTable *ranks;     /* set of rank numbers */
+    GHashTable *hosts;     /* host name -> ranks on it */
+    GPtrArray *devices;
+    char *nccl_version;
+    int nthread, ngpus;
+    int sep_nodes;  /* "N-node" on a "=== ... ===" separator line; 0 if none */
+    int first_line; /* where the run starts */
+    /* what the run itself says about the collective */
+    NcclTestsOp op_stated, op_seen; /* "Collective test starting:"; another line naming a binary */
+    int op_stated_line, op_seen_line, op_line;
+};
+
+struct NcclRuns {
+    GPtrArray *runs; /* NcclTrace */
+};
+
+/* What the file's provenance headers say about the collective (every run). */
+typedef struct {
+    NcclTestsOp named, command, prov;
+    int named_line, command_line, prov_line;
+    unsigned prov_mask; /* every binary named in the other headers */
+} FileOps;
+
+/* An empty run named `name` whose lines start at `first_line`. */
+NcclTrace *nccltests_run_new(const char *name, int first_line);
+
+/* The benchmark binaries named as words in `s` ("./build/all_reduce_perf",
+ * "all_reduce_perf_mpi"; "reduce_perf" must not match inside
+ * "all_reduce_perf"): a mask of 1 << op, and the first one in *first. */
+unsigned nccltests_ops_mentioned(const char *s, NcclTestsOp *first);
+/* The first binary named in `s`, NCCLTESTS_UNKNOWN when none. */
+NcclTestsOp nccltests_op_mentioned(const char *s);
+
+/* Once the whole file is read: each run's collective from the strongest
+ * evidence (`F` and what the run said), the file's headers (`hkeys`/`hvals`)
+ * copied into it, its name "FILE#runK" when there are several; every run one
+ * collective, and its rank lines, busbw/algbw and nThread x nGpus one story.
+ * False with `err` set at the first contradiction. */
+bool nccltests_finish_runs(GPtrArray *runs, const char *name, const FileOps *F, const GPtrArray *hkeys,
+                           const GPtrArray *hvals, GError **err);
+
+#endif

@@ -1,0 +1,367 @@
+/* Validation's predicted side: each run of measured rows predicted with the
+ * collective model on the topology (the group of its ranks, a sendrecv as a
+ * pair), the absolute percentage errors summarised per run and over all, and
+ * the results as JSON and as a plot. */
+#include "validate_measured.h"
+#include "collective.h"
+#include "plot.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SMALL_LIMIT 1048576.0 /* rows below 1 MiB are "small" */
+
+struct Validation {
+    ValidateOptions o;
+    GPtrArray *runs; /* Measured, of every trace so far */
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(GArray *v)
+{
+    if (v->len == 0)
+        return NAN;
+    qsort(v->data, v->len, sizeof(double), cmp_double);
+    double *d = (double *)(void *)v->data;
+    return v->len % 2 ? d[v->len / 2] : 0.5 * (d[v->len / 2 - 1] + d[v->len / 2]);
+}
+
+static double maxv(GArray *v)
+{
+    double m = NAN;
+    for (guint i = 0; i < v->len; i++)
+        if (isnan(m) || g_array_index(v, double, i) > m)
+            m = g_array_index(v, double, i);
+    return m;
+}
+
+static ValidateErrors errors_of(const ValidateRow *rows, size_t n)
+{
+    GArray *all = g_array_new(FALSE, FALSE, sizeof(double)), *small = g_array_new(FALSE, FALSE, sizeof(double)),
+           *large = g_array_new(FALSE, FALSE, sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        g_array_append_val(all, rows[i].abs_pct_error);
+        g_array_append_val(rows[i].size_bytes < SMALL_LIMIT ? small : large, rows[i].abs_pct_error);
+    }
+    ValidateErrors e = {.n_rows = (unsigned)n, .n_large = large->len, .n_small = small->len};
+    e.max = maxv(all);
+    e.median = median(all);
+    e.median_small = median(small);
+    e.median_large = median(large);
+    g_array_free(all, TRUE);
+    g_array_free(small, TRUE);
+    g_array_free(large, TRUE);
+    return e;
+}
+
+static void errors_json(const ValidateErrors *e, cJSON *o)
+{
+    cJSON_AddNumberToObject(o, "median_abs_pct_error", e->median);
+    cJSON_AddNumberToObject(o, "max_abs_pct_error", e->max);
+    if (e->n_large)
+        cJSON_AddNumberToObject(o, "median_abs_pct_error_large", e->median_large);
+    else
+        cJSON_AddNullToObject(o, "median_abs_pct_error_large");
+    if (e->n_small)
+        cJSON_AddNumberToObject(o, "median_abs_pct_error_small", e->median_small);
+    else
+        cJSON_AddNullToObject(o, "median_abs_pct_error_small");
+    cJSON_AddNumberToObject(o, "n_rows", e->n_rows);
+}
+
+static const int op_map[] = {
+    [NCCLTESTS_ALLREDUCE] = COLL_ALLREDUCE, [NCCLTESTS_REDUCESCATTER] = COLL_REDUCESCATTER,
+    [NCCLTESTS_ALLGATHER] = COLL_ALLGATHER, [NCCLTESTS_BROADCAST] = COLL_BROADCAST,
+    [NCCLTESTS_REDUCE] = COLL_REDUCE,       [NCCLTESTS_ALLTOALL] = COLL_ALLTOALL,
+};
+
+
+static const char *op_label(NcclTestsOp op)
+{
+    return op == NCCLTESTS_SENDRECV ? "sendrecv" : coll_op_name(op_map[op]);
+}
+
+
+/* The topology rank ids of the trace's ranks (scaled to its node count where
+ * the family allows), filling each node's first ranks. */
+static int *rank_ids(const char *topology, const Measured *m, Topo **topo, GError **err)
+{
+    TopoOptions topt = {.nodes = 0};
+    *topo = topo_load(topology, &topt, err);
+    if (*topo && topo_num_nodes(*topo) != m->hosts) {
+        topo_free(*topo);
+        topt.nodes = m->hosts;
+        *topo = topo_load(topology, &topt, err);
+    }
+    if (!*topo)
+        return NULL;
+    int tppn = topo_ranks_per_node(*topo), rph = m->ranks_per_host;
+    if (rph > tppn || m->hosts * rph < m->ranks) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %d ranks on %d hosts do not fit topology %s (%d nodes of %d)",
+                    m->name, m->ranks, m->hosts, topo_name(*topo), topo_num_nodes(*topo), tppn);
+        return NULL;
+    }
+    int *ids = g_new(int, m->ranks);
+    for (int i = 0; i < m->ranks; i++)
+        ids[i] = (i / rph) * tppn + i % rph;
+    return ids;
+}
+
+/* The group the rows are predicted on.  A sendrecv is one message between two
+ * ranks: for nccl-tests' sendrecv_perf (every rank sends to the next one at
+ * once) the slowest neighbours, the pair across the first node boundary when
+ * there are several nodes. */
+static CollGroup *group_for(const char *topology, const char *params, const Measured *m, bool sendrecv, Topo **topo,
+                            GError **err)
+{
+    int *ids = rank_ids(topology, m, topo, err);
+    if (!ids)
+        return NULL;
+    int n = m->ranks;
+    if (sendrecv) {
+        if (n < 2) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: a sendrecv needs 2 ranks, the trace has %d", m->name, n);
+            g_free(ids);
+            return NULL;
+        }
+        int first = m->hosts > 1 ? m->ranks_per_host - 1 : 0;
+        int pair[2] = {ids[first], ids[first + 1]};
+        memcpy(ids, pair, sizeof pair);
+        n = 2;
+    }
+    CollGroup *grp = coll_group_new(*topo, ids, n, params, err);
+    g_free(ids);
+    if (grp)
+        coll_group_set_gpus_per_thread(grp, m->gpus_per_thread);
+    return grp;
+}
+
+/* What a sendrecv row's measured and predicted times are. */
+static const char *sendrecv_definition(const Measured *m)
+{
+    switch (m->metric) {
+    case OSU_BANDWIDTH:
+        return "osu_bw: the time of one window of 64 messages, 64 x size / bandwidth; predicted as one message of "
+               "64 x size between the two ranks (the window streams, its latency paid once)";
+    case OSU_BIBANDWIDTH:
+        return "osu_bibw: the time of one window of 64 messages each way, 2 x 64 x size / bandwidth; predicted as one "
+               "message of 64 x size between the two ranks (each direction has its own links)";
+    case OSU_LATENCY:
+        break;
+    }
+    return "one-way time of one message of the size (osu_latency: half the round trip; sendrecv_perf: every rank "
+           "sends to the next at once), predicted as a message between two ranks (the pair across a node boundary "
+           "when there are several nodes)";
+}
+
+/* The public view of `m`, as far as its prediction got. */
+static void publish(Measured *m)
+{
+    ValidateRun *p = &m->pub;
+    p->trace = m->name;
+    p->run = m->run;
+    p->note = m->note;
+    p->ranks = m->ranks;
+    p->nodes = m->hosts;
+    p->ranks_from = m->ranks_from;
+    p->topology = m->topology;
+    p->rows = m->out ? (const ValidateRow *)(void *)m->out->data : NULL;
+    p->n_rows = m->out ? m->out->len : 0;
+}
+
+/* Predicts every row of one run into m->out. */
+static bool predict_run(const ValidateOptions *o, Measured *m, GError **err)
+{
+    NcclTestsOp first = m->rows->len ? g_array_index(m->rows, MRow, 0).op : NCCLTESTS_UNKNOWN;
+    bool mixed = false;
+    for (guint i = 0; i < m->rows->len; i++)
+        mixed |= g_array_index(m->rows, MRow, i).op != first;
+    bool sendrecv = first == NCCLTESTS_SENDRECV && !mixed;
+    ValidateRun *p = &m->pub;
+    p->mixed = mixed;
+    p->op = mixed ? "mixed" : op_label(first);
+    p->sendrecv = sendrecv ? sendrecv_definition(m) : NULL;
+    Topo *topo = NULL;
+    CollGroup *grp = group_for(o->topology, o->params, m, sendrecv, &topo, err);
+    bool ok = grp != NULL;
+    if (ok)
+        m->topology = g_strdup(topo_name(topo));
+    m->out = g_array_new(FALSE, FALSE, sizeof(ValidateRow));
+    double window = sendrecv && m->metric != OSU_LATENCY ? OSU_WINDOW : 1;
+    int skipped = 0;
+    for (guint i = 0; ok && i < m->rows->len; i++) {
+        const MRow *r = &g_array_index(m->rows, MRow, i);
+        if (!(r->time_s > 0) || !(r->size > 0)) { /* a zero time or size has no relative error */
+            skipped++;
+            continue;
+        }
+        /* a message between two ranks is a broadcast of two */
+        CollOp op = sendrecv ? COLL_BROADCAST : op_map[r->op];
+        CollCost c;
+        if (!coll_cost(grp, op, o->algo, o->proto, r->size * window, &c)) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s: %s", m->name,
+                        coll_algo_name(o->algo), coll_proto_name(o->proto), op_label(r->op), topo_name(topo),
+                        coll_why_not(grp, op, o->algo, o->proto));
+            ok = false;
+            break;
+        }
+        ValidateRow row = {r->size, r->time_s, c.time_s, fabs(c.time_s - r->time_s) / r->time_s * 100,
+                           op_label(r->op), coll_algo_name(c.algo), coll_proto_name(c.proto)};
+        g_array_append_val(m->out, row);
+    }
+    if (ok)
+        p->skipped = skipped;
+    if (ok && m->out->len == 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no row with a positive size and time", m->name);
+        ok = false;
+    }
+    publish(m);
+    if (ok) {
+        p->errors = errors_of(p->rows, p->n_rows);
+        p->done = true;
+    }
+    coll_group_free(grp);
+    topo_free(topo);
+    return ok;
+}
+
+Validation *validate_new(const ValidateOptions *o)
+{
+    Validation *v = g_new0(Validation, 1);
+    v->o = *o;
+    v->runs = g_ptr_array_new_with_free_func(validate_measured_free);
+    return v;
+}
+
+void validate_free(Validation *v)
+{
+    if (!v)
+        return;
+    g_ptr_array_free(v->runs, TRUE);
+    g_free(v);
+}
+
+bool validate_trace(Validation *v, const char *path, GError **err)
+{
+    guint first = v->runs->len;
+    bool ok = validate_load_measured(path, v->o.op, v->o.ranks, v->o.nodes, v->runs, err);
+    for (guint i = first; i < v->runs->len; i++)
+        publish(v->runs->pdata[i]);
+    for (guint i = first; ok && i < v->runs->len; i++)
+        ok = predict_run(&v->o, v->runs->pdata[i], err);
+    return ok;
+}
+
+size_t validate_n_runs(const Validation *v) { return v->runs->len; }
+
+const ValidateRun *validate_run(const Validation *v, size_t i)
+{
+    return i < v->runs->len ? &((const Measured *)v->runs->pdata[i])->pub : NULL;
+}
+
+ValidateErrors validate_errors(const Validation *v)
+{
+    GArray *all = g_array_new(FALSE, FALSE, sizeof(ValidateRow));
+    for (guint i = 0; i < v->runs->len; i++) {
+        const ValidateRun *r = validate_run(v, i);
+        if (r->done)
+            g_array_append_vals(all, r->rows, r->n_rows);
+    }
+    ValidateErrors e = errors_of((const ValidateRow *)(void *)all->data, all->len);
+    g_array_free(all, TRUE);
+    return e;
+}
+
+static cJSON *row_json(const ValidateRow *row, bool mixed)
+{
+    cJSON *jo = cJSON_CreateObject();
+    if (mixed)
+        cJSON_AddStringToObject(jo, "op", row->op);
+    cJSON_AddNumberToObject(jo, "size_bytes", row->size_bytes);
+    cJSON_AddNumberToObject(jo, "measured_s", row->measured_s);
+    cJSON_AddNumberToObject(jo, "predicted_s", row->predicted_s);
+    cJSON_AddNumberToObject(jo, "abs_pct_error", row->abs_pct_error);
+    cJSON_AddStringToObject(jo, "algo", row->algo);
+    cJSON_AddStringToObject(jo, "proto", row->proto);
+    return jo;
+}
+
+static cJSON *run_json(const ValidateRun *r)
+{
+    cJSON *tj = cJSON_CreateObject(), *rj = cJSON_CreateArray();
+    cJSON_AddStringToObject(tj, "trace", r->trace);
+    if (r->run > 0)
+        cJSON_AddNumberToObject(tj, "run", r->run);
+    cJSON_AddStringToObject(tj, "op", r->op);
+    if (r->sendrecv)
+        cJSON_AddStringToObject(tj, "measured", r->sendrecv);
+    cJSON_AddNumberToObject(tj, "ranks", r->ranks);
+    cJSON_AddStringToObject(tj, "ranks_from", r->ranks_from);
+    cJSON_AddNumberToObject(tj, "nodes", r->nodes);
+    errors_json(&r->errors, tj);
+    for (size_t i = 0; i < r->n_rows; i++)
+        cJSON_AddItemToArray(rj, row_json(&r->rows[i], r->mixed));
+    cJSON_AddItemToObject(tj, "rows", rj);
+    return tj;
+}
+
+cJSON *validate_json(const Validation *v)
+{
+    cJSON *root = cJSON_CreateObject(), *rows = cJSON_CreateArray(), *traces = cJSON_CreateArray();
+    cJSON_AddStringToObject(root, "topology", v->o.topology);
+    ValidateErrors e = validate_errors(v);
+    errors_json(&e, root);
+    for (guint i = 0; i < v->runs->len; i++) {
+        const ValidateRun *r = validate_run(v, i);
+        if (!r->done)
+            continue;
+        /* per-row detail lives under each trace; `rows` at the top joins them */
+        for (size_t k = 0; k < r->n_rows; k++)
+            cJSON_AddItemToArray(rows, row_json(&r->rows[k], r->mixed));
+        cJSON_AddItemToArray(traces, run_json(r));
+    }
+    cJSON_AddItemToObject(root, "rows", rows);
+    cJSON_AddItemToObject(root, "traces", traces);
+    return root;
+}
+
+bool validate_plot(const Validation *v, const char *path, GError **err)
+{
+    int n = 0;
+    PlotTrace *pt = g_new0(PlotTrace, v->runs->len > 0 ? v->runs->len : 1);
+    char **labels = g_new0(char *, v->runs->len + 1);
+    for (guint i = 0; i < v->runs->len; i++) {
+        const ValidateRun *r = validate_run(v, i);
+        if (!r->done)
+            continue;
+        double *size = g_new(double, r->n_rows + 1), *meas = g_new(double, r->n_rows + 1),
+               *pred = g_new(double, r->n_rows + 1);
+        for (size_t k = 0; k < r->n_rows; k++) {
+            size[k] = r->rows[k].size_bytes;
+            meas[k] = r->rows[k].measured_s;
+            pred[k] = r->rows[k].predicted_s;
+        }
+        char *base = g_path_get_basename(r->trace);
+        labels[n] = g_strdup_printf("%s (%s)", base, r->op);
+        g_free(base);
+        pt[n] = (PlotTrace){.label = labels[n], .n = (int)r->n_rows, .size = size, .measured = meas, .predicted = pred};
+        n++;
+    }
+    char *title = g_strdup_printf("measured (points) and predicted (lines) on %s", v->o.topology);
+    bool ok = plot_validation(path, title, pt, n, err);
+    g_free(title);
+    for (int j = 0; j < n; j++) {
+        g_free((double *)pt[j].size);
+        g_free((double *)pt[j].measured);
+        g_free((double *)pt[j].predicted);
+    }
+    g_free(pt);
+    g_strfreev(labels);
+    return ok;
+}

@@ -1,0 +1,90 @@
+/* Validation: measured collective times held against the collective model.
+ * A trace (nccl-tests or rccl-tests output of one or several runs, OSU
+ * micro-benchmarks output, an OTF2 archive ending in .otf2) is read into runs
+ * of measured rows; each run is predicted on the topology, scaled to the
+ * run's node count where its family allows, with the run's ranks filling each
+ * node's first ranks; every row gets its absolute percentage error.
+ *
+ * Sizes are nccl-tests' (OSU's allgather and alltoall counts are scaled to
+ * the whole buffer); OSU bandwidth rows become the time of one window of 64
+ * messages.  A sendrecv (osu_latency, osu_bw, osu_bibw, sendrecv_perf) is
+ * predicted as one message between two ranks, the pair across the first node
+ * boundary when there are several nodes.  Rows with a zero size or time are
+ * left out (counted).  Bad input is SIM_ERROR_INPUT "FILE: what is wrong". */
+#ifndef VALIDATE_H
+#define VALIDATE_H
+
+#include "sim_error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    const char *topology; /* preset or JSON file */
+    const char *params;   /* collective-model parameters; NULL: the default */
+    int op;               /* NcclTestsOp for traces that say none; -1: not given */
+    int algo, proto;      /* CollAlgo, CollProto (COLL_*_AUTO: the model picks) */
+    int ranks, nodes;     /* > 0: what the traces do not say; never contradicts them */
+} ValidateOptions;
+
+typedef struct {
+    double size_bytes, measured_s, predicted_s, abs_pct_error;
+    const char *op;           /* the row's collective: "allreduce", ..., "sendrecv" */
+    const char *algo, *proto; /* what the model ran */
+} ValidateRow;
+
+/* Absolute percentage errors over rows; the "large" rows are those of 1 MiB
+ * and up, the "small" ones those below (their medians mean nothing when
+ * n_large or n_small is 0). */
+typedef struct {
+    unsigned n_rows, n_large, n_small;
+    double median, max, median_large, median_small;
+} ValidateErrors;
+
+/* One run of a trace, as far as it got. */
+typedef struct {
+    const char *trace;    /* FILE, or FILE#runK for run K of several */
+    int run;              /* K; 0 for a file of one run */
+    const char *note;     /* what the reader skipped or assumed; NULL when nothing */
+    bool mixed;           /* rows of several collectives */
+    const char *op;       /* "allreduce", ..., "sendrecv"; "mixed" */
+    const char *sendrecv; /* what a sendrecv row's times are; NULL for a collective */
+    int ranks, nodes;
+    const char *ranks_from; /* "the trace", "busbw/algbw", "--ranks" */
+    const char *topology;   /* the topology's name; NULL when nothing was predicted */
+    const ValidateRow *rows; /* predicted so far, in trace order */
+    size_t n_rows;
+    int skipped;   /* once every row is predicted: rows with a zero size or time */
+    bool done;     /* every row predicted and `errors` summarised */
+    ValidateErrors errors;
+} ValidateRun;
+
+typedef struct Validation Validation;
+
+/* The options' strings must outlive the validation. */
+Validation *validate_new(const ValidateOptions *o);
+void validate_free(Validation *v);
+
+/* Reads every run of the trace at `path`, then predicts each.  False at the
+ * first bad input; the runs stay readable as far as they got (the next call
+ * is then meaningless). */
+bool validate_trace(Validation *v, const char *path, GError **err);
+
+/* The runs of every trace so far, in order; NULL past the end. */
+size_t validate_n_runs(const Validation *v);
+const ValidateRun *validate_run(const Validation *v, size_t i);
+/* Over the rows of every run. */
+ValidateErrors validate_errors(const Validation *v);
+
+/* {"topology", errors..., "rows": [every row], "traces": [{"trace", ["run"],
+ * "op", ["measured"], "ranks", "ranks_from", "nodes", errors..., "rows"}]}
+ * with errors "median_abs_pct_error", "max_abs_pct_error",
+ * "median_abs_pct_error_large" and "_small" (null without such rows),
+ * "n_rows"; SI units.  After every trace succeeded. */
+cJSON *validate_json(const Validation *v);
+
+/* Measured points and predicted lines against size, one colour per run
+ * (FILE.png or FILE.svg). */
+bool validate_plot(const Validation *v, const char *path, GError **err);
+
+#endif

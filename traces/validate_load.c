@@ -1,0 +1,210 @@
+/* Validation's measured side: a trace file (nccl-tests, rccl-tests, OSU,
+ * OTF2) read into runs of measured rows in nccl-tests' conventions, the
+ * collective settled with --op and the rank and node counts with --ranks and
+ * --nodes (which fill in, never contradict). */
+#include "validate_measured.h"
+#include "otf2trace.h"
+#include "trace_text.h"
+
+#include <math.h>
+#include <string.h>
+
+void validate_measured_free(gpointer p)
+{
+    Measured *m = p;
+    g_free(m->name);
+    g_free(m->note);
+    g_free(m->topology);
+    if (m->out)
+        g_array_free(m->out, TRUE);
+    if (m->rows)
+        g_array_free(m->rows, TRUE);
+    g_free(m);
+}
+
+static Measured *measured_new(const char *name, int run)
+{
+    Measured *m = g_new0(Measured, 1);
+    m->name = g_strdup(name);
+    m->run = run;
+    m->rows = g_array_new(FALSE, FALSE, sizeof(MRow));
+    m->gpus_per_thread = 1;
+    m->ranks_from = "the trace";
+    return m;
+}
+
+
+/* The trace's op, or --op where it says none; --op never contradicts it. */
+static bool pick_op(const char *name, NcclTestsOp said, int op_override, NcclTestsOp *op, GError **err)
+{
+    *op = said;
+    if (said == NCCLTESTS_UNKNOWN && op_override >= 0)
+        *op = (NcclTestsOp)op_override;
+    if (said != NCCLTESTS_UNKNOWN && op_override >= 0 && op_override != (int)said) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the trace measured %s, not %s", name,
+                    nccltests_op_name(said), nccltests_op_name((NcclTestsOp)op_override));
+        return false;
+    }
+    if (*op == NCCLTESTS_UNKNOWN) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: cannot tell which collective this trace measured (use --op)",
+                    name);
+        return false;
+    }
+    return true;
+}
+
+static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError **err)
+{
+    NcclTestsOp op;
+    if (!pick_op(m->name, nccltests_op(tr), op_override, &op, err))
+        return false;
+    nccltests_set_op(tr, op); /* the rank count from busbw/algbw follows the op */
+    for (size_t i = 0; i < nccltests_n_rows(tr); i++) {
+        const NcclTestsRow *r = nccltests_row(tr, i);
+        MRow row = {op, (double)r->size_bytes, r->time_us * 1e-6};
+        g_array_append_val(m->rows, row);
+    }
+    m->ranks = nccltests_n_ranks(tr);
+    if (nccltests_ranks_from_bw(tr))
+        m->ranks_from = "busbw/algbw";
+    m->hosts = nccltests_n_hosts(tr);
+    m->ranks_per_host = nccltests_max_ranks_per_host(tr);
+    m->gpus_per_thread = nccltests_gpus_per_thread(tr);
+    return true;
+}
+
+/* OSU prints the per-process count for allgather and the per-peer count for
+ * all-to-all; nccl-tests (and the model) take the whole buffer.  Bandwidth
+ * rows become the time of one window: OSU_WINDOW messages (each way for
+ * osu_bibw) over the printed MB/s. */
+static bool from_osu(const OsuTrace *tr, int op_override, int ranks, int nodes, Measured *m, GError **err)
+{
+    NcclTestsOp op;
+    if (!pick_op(m->name, osu_op(tr), op_override, &op, err))
+        return false;
+    m->metric = osu_metric(tr);
+    if (op == NCCLTESTS_SENDRECV) {
+        if (ranks > 0 && ranks != 2) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: a point-to-point benchmark runs 2 ranks, not %d",
+                        m->name, ranks);
+            return false;
+        }
+        m->ranks = 2;
+    } else if (ranks <= 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                    "%s: OSU output does not say how many ranks ran; give --ranks (and --nodes)", m->name);
+        return false;
+    }
+    if (nodes <= 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: OSU output does not say on how many nodes its %s ran; give "
+                    "--nodes", m->name, op == NCCLTESTS_SENDRECV ? "2 ranks" : "ranks");
+        return false;
+    }
+    double scale = op == NCCLTESTS_ALLGATHER || op == NCCLTESTS_ALLTOALL ? ranks : 1;
+    double ways = m->metric == OSU_BIBANDWIDTH ? 2 : 1;
+    for (size_t i = 0; i < osu_n_rows(tr); i++) {
+        const OsuRow *r = osu_row(tr, i);
+        double t = r->avg_us * 1e-6;
+        if (m->metric != OSU_LATENCY)
+            t = r->bw_mbs > 0 ? ways * OSU_WINDOW * (double)r->size_bytes / (r->bw_mbs * 1e6) : 0;
+        MRow row = {op, (double)r->size_bytes * scale, t};
+        g_array_append_val(m->rows, row);
+    }
+    return true;
+}
+
+/* Score-P traces time each call; rank_time_s (each rank's own duration,
+ * averaged) is what benchmarks print, so it is the measured time here. */
+static bool from_otf2(const char *path, Measured *m, GError **err)
+{
+    Otf2Trace *tr = otf2trace_load(path, err);
+    if (!tr)
+        return false;
+    for (size_t i = 0; i < otf2trace_n_rows(tr); i++) {
+        const Otf2Row *r = otf2trace_row(tr, i);
+        if (!isfinite(r->size_bytes) || r->op == NCCLTESTS_UNKNOWN || r->op == NCCLTESTS_SENDRECV)
+            continue;
+        MRow row = {r->op, r->size_bytes, r->rank_time_s};
+        g_array_append_val(m->rows, row);
+    }
+    m->ranks = otf2trace_n_ranks(tr);
+    m->hosts = otf2trace_n_hosts(tr);
+    const char *note = otf2trace_note(tr);
+    if (note && *note)
+        m->note = g_strdup(note);
+    otf2trace_free(tr);
+    if (m->rows->len == 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no collective with a known size in this trace", path);
+        return false;
+    }
+    return true;
+}
+
+/* --ranks and --nodes fill in what a trace does not say; they never
+ * contradict it (that would compare a prediction with another run). */
+static bool settle_counts(Measured *m, int ranks, int nodes, GError **err)
+{
+    if (ranks > 0 && m->ranks > 0 && ranks != m->ranks) {
+        bool bw = strcmp(m->ranks_from, "busbw/algbw") == 0;
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the trace says %d ranks%s, not %d", m->name, m->ranks,
+                    bw ? " (from busbw/algbw)" : "", ranks);
+        return false;
+    }
+    if (nodes > 0 && m->hosts > 0 && nodes != m->hosts) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the trace says %d nodes, not %d", m->name, m->hosts, nodes);
+        return false;
+    }
+    if (ranks > 0 && m->ranks <= 0) {
+        m->ranks = ranks;
+        m->ranks_from = "--ranks";
+    }
+    if (nodes > 0 && m->hosts <= 0) {
+        m->hosts = nodes;
+        m->ranks_per_host = 0;
+    }
+    if (m->ranks <= 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the trace does not say how many ranks took part (use --ranks)",
+                    m->name);
+        return false;
+    }
+    if (m->hosts <= 0)
+        m->hosts = 1;
+    if (m->ranks_per_host <= 0)
+        m->ranks_per_host = (m->ranks + m->hosts - 1) / m->hosts;
+    return true;
+}
+
+bool validate_load_measured(const char *path, int op_override, int ranks, int nodes, GPtrArray *out, GError **err)
+{
+    if (g_str_has_suffix(path, ".otf2")) {
+        Measured *m = measured_new(path, 0);
+        g_ptr_array_add(out, m);
+        return from_otf2(path, m, err) && settle_counts(m, ranks, nodes, err);
+    }
+    char *text = trace_read_text(path, err);
+    if (!text)
+        return false;
+    bool ok = false;
+    if (strstr(text, "# OSU")) {
+        OsuTrace *tr = osu_parse(path, text, err);
+        if (tr) {
+            Measured *m = measured_new(path, 0);
+            g_ptr_array_add(out, m);
+            ok = from_osu(tr, op_override, ranks, nodes, m, err) && settle_counts(m, ranks, nodes, err);
+            osu_free(tr);
+        }
+    } else {
+        NcclRuns *runs = nccltests_parse_runs(path, text, err);
+        ok = runs != NULL;
+        size_t n = runs ? nccltests_runs_n(runs) : 0;
+        for (size_t i = 0; ok && i < n; i++) {
+            NcclTrace *tr = nccltests_runs_get(runs, i);
+            Measured *m = measured_new(nccltests_name(tr), n > 1 ? (int)i + 1 : 0);
+            g_ptr_array_add(out, m);
+            ok = from_nccltests(tr, op_override, m, err) && settle_counts(m, ranks, nodes, err);
+        }
+        nccltests_runs_free(runs);
+    }
+    g_free(text);
+    return ok;
+}

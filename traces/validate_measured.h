@@ -1,0 +1,44 @@
+/* Private to validation: one run of measured rows and what its prediction
+ * gave, shared by the trace loading (validate_load.c) and the prediction
+ * (validate.c). */
+#ifndef VALIDATE_MEASURED_H
+#define VALIDATE_MEASURED_H
+
+#include "validate.h"
+#include "nccltests.h"
+#include "osu.h"
+
+/* One measured point, in nccl-tests' conventions for the size. */
+typedef struct {
+    NcclTestsOp op;
+    double size, time_s;
+} MRow;
+
+/* osu_bw and osu_bibw send windows of this many messages (OSU's default -W). */
+#define OSU_WINDOW 64
+
+/* What one run of a trace says, whatever its format. */
+typedef struct {
+    char *name;   /* FILE, or FILE#runK for run K of several */
+    int run;      /* 0 for a file of one run */
+    GArray *rows; /* MRow */
+    int ranks, hosts, ranks_per_host, gpus_per_thread;
+    OsuMetric metric;       /* what a sendrecv row measured */
+    const char *ranks_from; /* "the trace", "busbw/algbw", "--ranks" */
+    char *note;             /* what the reader skipped or assumed */
+    /* the prediction, as far as it got */
+    char *topology;
+    GArray *out; /* ValidateRow */
+    ValidateRun pub;
+} Measured;
+
+void validate_measured_free(gpointer m);
+
+/* Reads a trace into its runs (`out`, Measured): nccl-tests/rccl-tests output
+ * (one or several runs), OSU micro-benchmarks output or an OTF2 archive.
+ * `ranks`/`nodes` (> 0) say what the trace does not; `op_override` (an
+ * NcclTestsOp, -1 for none) the collective where it says none.  The runs read
+ * stay in `out` on failure. */
+bool validate_load_measured(const char *path, int op_override, int ranks, int nodes, GPtrArray *out, GError **err);
+
+#endif
