@@ -15,7 +15,9 @@ typedef struct {
     /* progressive-filling scratch */
     double rem;
     int unfrozen;
-    uint32_t version;
+    uint32_t version; /* of the link's live heap entry */
+    double hkey;      /* that entry's share: never above rem / unfrozen */
+    bool stale;       /* hkey < rem / unfrozen: refresh when it surfaces */
     uint32_t epoch; /* component-search mark */
 } Link;
 
@@ -52,7 +54,8 @@ struct SimNet {
     GArray *dirty;      /* int link ids touched since the last settle */
     GPtrArray *comp;    /* scratch: flows of the component being recomputed */
     GArray *comp_links; /* scratch: its links */
-    GArray *heap;       /* scratch: HeapItem min-heap on share */
+    HeapItem *heap;     /* scratch: min-heap on (share, link) */
+    size_t hn, hcap;
     Flow *flows;        /* list head of allocated flows */
     uint32_t epoch;
     size_t active;
@@ -68,7 +71,6 @@ SimNet *sim_net_new(SimEngine *e)
     n->dirty = g_array_new(FALSE, FALSE, sizeof(int));
     n->comp = g_ptr_array_new();
     n->comp_links = g_array_new(FALSE, FALSE, sizeof(int));
-    n->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
     sim_engine_on_settle(e, settle, n);
     return n;
 }
@@ -97,7 +99,7 @@ void sim_net_free(SimNet *n)
     g_array_free(n->dirty, TRUE);
     g_ptr_array_free(n->comp, TRUE);
     g_array_free(n->comp_links, TRUE);
-    g_array_free(n->heap, TRUE);
+    g_free(n->heap);
     g_free(n);
 }
 
@@ -214,14 +216,39 @@ void sim_net_flow(SimNet *n, double bytes, const int *links, int nlinks, SimFlow
 
 /* ---- max-min fair rates by progressive filling, per touched component ---- */
 
-static void heap_push(GArray *h, HeapItem it)
+static inline bool item_less(const HeapItem *a, const HeapItem *b)
 {
-    g_array_append_val(h, it);
-    HeapItem *a = (HeapItem *)h->data;
-    size_t i = h->len - 1;
+    return a->share < b->share || (a->share == b->share && a->link < b->link);
+}
+
+static void sift_down(HeapItem *a, size_t n, size_t i)
+{
+    HeapItem e = a[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && item_less(&a[c + 1], &a[c]))
+            c++;
+        if (!item_less(&a[c], &e))
+            break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = e;
+}
+
+static void heap_push(SimNet *n, HeapItem it)
+{
+    if (n->hn == n->hcap) {
+        n->hcap = n->hcap ? 2 * n->hcap : 256;
+        n->heap = g_renew(HeapItem, n->heap, n->hcap);
+    }
+    HeapItem *a = n->heap;
+    size_t i = n->hn++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (a[p].share < it.share || (a[p].share == it.share && a[p].link <= it.link))
+        if (!item_less(&it, &a[p]))
             break;
         a[i] = a[p];
         i = p;
@@ -229,27 +256,30 @@ static void heap_push(GArray *h, HeapItem it)
     a[i] = it;
 }
 
-static HeapItem heap_pop(GArray *h)
+static HeapItem heap_pop(SimNet *n)
 {
-    HeapItem *a = (HeapItem *)h->data;
-    HeapItem top = a[0], e = a[h->len - 1];
-    g_array_set_size(h, h->len - 1);
-    size_t n = h->len, i = 0;
-    if (n == 0)
-        return top;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && (a[c + 1].share < a[c].share || (a[c + 1].share == a[c].share && a[c + 1].link < a[c].link)))
-            c++;
-        if (e.share < a[c].share || (e.share == a[c].share && e.link <= a[c].link))
-            break;
-        a[i] = a[c];
-        i = c;
-    }
-    a[i] = e;
+    HeapItem top = n->heap[0];
+    n->heap[0] = n->heap[--n->hn];
+    if (n->hn > 0)
+        sift_down(n->heap, n->hn, 0);
     return top;
+}
+
+/* A link's share changed to rem / unfrozen.  Shares only grow as flows freeze
+ * (a frozen flow took the smallest share), so a grown share leaves the old,
+ * lower entry in place and is refreshed when that entry surfaces: the entry
+ * popped with a current key is then still the exact minimum, and links cost a
+ * heap operation only when they reach the top, not on every flow that froze.
+ * A share that rounding made smaller is pushed at once. */
+static void share_changed(SimNet *n, Link *o, int lid)
+{
+    double share = o->rem / o->unfrozen;
+    if (share < o->hkey) {
+        o->version++;
+        o->hkey = share;
+        heap_push(n, (HeapItem){share, lid, o->version});
+    }
+    o->stale = share > o->hkey;
 }
 
 /* Collects, from the dirty links, every flow and link connected to them. */
@@ -303,22 +333,38 @@ static void settle(SimEngine *e, void *ctx)
         f->last = now;
         f->frozen = false;
     }
-    g_array_set_size(n->heap, 0);
+    n->hn = 0;
+    if (n->hcap < n->comp_links->len) {
+        n->hcap = n->comp_links->len;
+        n->heap = g_renew(HeapItem, n->heap, n->hcap);
+    }
     for (guint i = 0; i < n->comp_links->len; i++) {
         int lid = g_array_index(n->comp_links, int, i);
         Link *l = &n->links[lid];
         l->rem = l->bw;
         l->unfrozen = l->nflows;
         l->version++;
-        if (l->nflows > 0)
-            heap_push(n->heap, (HeapItem){l->rem / l->nflows, lid, l->version});
+        l->stale = false;
+        if (l->nflows > 0) {
+            l->hkey = l->rem / l->nflows;
+            n->heap[n->hn++] = (HeapItem){l->hkey, lid, l->version};
+        }
     }
+    for (size_t i = n->hn / 2; i-- > 0;) /* keys are distinct: any heap pops the same order */
+        sift_down(n->heap, n->hn, i);
     /* The most constrained link fixes the rate of its flows; repeat. */
-    while (n->heap->len > 0) {
-        HeapItem it = heap_pop(n->heap);
+    while (n->hn > 0) {
+        HeapItem it = heap_pop(n);
         Link *l = &n->links[it.link];
         if (it.version != l->version || l->unfrozen == 0)
             continue;
+        if (l->stale) { /* its share grew since: back in at the current one */
+            l->version++;
+            l->hkey = l->rem / l->unfrozen;
+            l->stale = false;
+            heap_push(n, (HeapItem){l->hkey, it.link, l->version});
+            continue;
+        }
         double share = it.share;
         for (int k = 0; k < l->nflows; k++) {
             Flow *f = l->flows[k];
@@ -333,10 +379,8 @@ static void settle(SimEngine *e, void *ctx)
                 if (o->rem < 0)
                     o->rem = 0;
                 o->unfrozen--;
-                if (o != l && o->unfrozen > 0) {
-                    o->version++;
-                    heap_push(n->heap, (HeapItem){o->rem / o->unfrozen, f->links[j], o->version});
-                }
+                if (o != l && o->unfrozen > 0)
+                    share_changed(n, o, f->links[j]);
             }
             if (share == old && f->drain_ev)
                 continue; /* same rate: its drain event stands */
