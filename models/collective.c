@@ -1252,6 +1252,49 @@ static void build_hier(Builder *b, CollOp op, CollProto p, double bytes, bool in
     g_free(order);
 }
 
+/* How many flows coll_append makes: the builders' loops counted without
+ * building (keep in step with them).  Lets callers refuse a decomposition
+ * that would not fit in memory before they start one. */
+int64_t coll_flow_count(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes)
+{
+    int64_t n = g->n, k = ring_channels(g), nn = g->nnodes, ppn = g->ppn;
+    (void)proto;
+    if (n <= 1 || bytes < 0)
+        return 0;
+    switch (algo) {
+    case COLL_TREE: {
+        int64_t kt = nn > 1 ? (k > 2 ? k : 2) : k;
+        return kt * 2 * 8 * (n - 1); /* up and down, 8 segments, every rank but the root */
+    }
+    case COLL_RHD: {
+        int64_t rounds = ilog2_ceil(g->n);
+        return n * rounds * (op == COLL_ALLREDUCE ? 2 : 1);
+    }
+    case COLL_DIRECT:
+        return (op == COLL_ALLREDUCE ? 2 : 1) * n * (n - 1);
+    case COLL_NVLS:
+        return n * (n - 1);
+    case COLL_HIER:
+    case COLL_COLLNET: {
+        bool rs = op != COLL_ALLGATHER, ag = op != COLL_REDUCESCATTER;
+        int64_t intra = ppn >= 2 ? nn * ppn * (ppn - 1 < 8 ? ppn - 1 : 8) : 0;
+        int64_t steps = (rs && ag ? 2 : 1) * (nn - 1);
+        int64_t inter = algo == COLL_COLLNET ? ppn * nn : nn >= 2 ? ppn * nn * (steps < 8 ? steps : 8) : 0;
+        return (rs ? intra : 0) + inter + (ag ? intra : 0);
+    }
+    default: {
+        bool cyclic = op != COLL_BROADCAST && op != COLL_REDUCE;
+        int64_t steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+        int64_t nseg = steps < 8 ? steps : 8;
+        if (!cyclic) {
+            double want = bytes / (double)k / 1048576.0, cap = 2e5 / ((double)n * (double)k);
+            nseg = (int64_t)fmax(16, fmin(want, fmax(16, cap)));
+        }
+        return k * nseg * (cyclic ? n : n - 1);
+    }
+    }
+}
+
 int coll_append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, CollProto proto, double bytes,
                 const int *deps, int ndeps, const char *label)
 {

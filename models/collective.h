@@ -99,6 +99,10 @@ const char *coll_why_not(const CollGroup *g, CollOp op, CollAlgo algo, CollProto
 int coll_append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, CollProto proto, double bytes,
                 const int *deps, int ndeps, const char *label);
 
+/* The number of flows coll_append would add (for limits on what a caller
+ * simulates: each flow costs memory and events). */
+int64_t coll_flow_count(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes);
+
 /* Builds the flow network of a topology with each link's achievable bandwidth
  * (raw bandwidth times the efficiency of its kind). */
 void coll_net_build(const CollGroup *g, SimNet *net);
