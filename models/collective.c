@@ -1332,6 +1332,8 @@ void coll_net_build(const CollGroup *g, SimNet *net)
 
 double coll_simulate(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes)
 {
+    if (coll_flow_count(g, op, algo, proto, bytes) > COLL_MAX_FLOWS)
+        return NAN;
     SimEngine *e = sim_engine_new();
     SimNet *net = sim_net_new(e);
     SimGraph *graph = sim_graph_new();
@@ -1341,6 +1343,8 @@ double coll_simulate(const CollGroup *g, CollOp op, CollAlgo algo, CollProto pro
     sim_graph_free(graph);
     sim_net_free(net);
     sim_engine_free(e);
+    if (t == SIM_TIME_NEVER) /* the network hit its work limit */
+        return NAN;
     double s = sim_time_to_s(t);
     return g->gpus_per_thread > 1 ? s + g->p.launch_s * g->gpus_per_thread : s;
 }

@@ -60,6 +60,8 @@ struct SimNet {
     uint32_t epoch;
     size_t active;
     uint64_t recomputes, rate_updates;
+    uint64_t work, work_limit; /* links and flow hops visited by rate recomputations */
+    bool overrun;              /* past work_limit: the network has stopped */
 };
 
 static void settle(SimEngine *e, void *ctx);
@@ -68,6 +70,7 @@ SimNet *sim_net_new(SimEngine *e)
 {
     SimNet *n = g_new0(SimNet, 1);
     n->e = e;
+    n->work_limit = SIM_NET_DEFAULT_WORK_LIMIT;
     n->dirty = g_array_new(FALSE, FALSE, sizeof(int));
     n->comp = g_ptr_array_new();
     n->comp_links = g_array_new(FALSE, FALSE, sizeof(int));
@@ -118,6 +121,9 @@ int sim_net_num_links(const SimNet *n) { return n->nlinks; }
 size_t sim_net_active_flows(const SimNet *n) { return n->active; }
 double sim_net_link_bytes(const SimNet *n, int l) { return n->links[l].bytes_done; }
 uint64_t sim_net_recomputes(const SimNet *n) { return n->recomputes; }
+void sim_net_set_work_limit(SimNet *n, uint64_t limit) { n->work_limit = limit; }
+bool sim_net_overrun(const SimNet *n) { return n->overrun; }
+uint64_t sim_net_work(const SimNet *n) { return n->work; }
 
 static void mark_dirty(SimNet *n, int l)
 {
@@ -190,6 +196,8 @@ void sim_net_flow(SimNet *n, double bytes, const int *links, int nlinks, SimFlow
     f->drain.act.fire = on_drain;
     f->drain.flow = f;
     f->links = g_new(int, 2 * (size_t)(nlinks > 0 ? nlinks : 1));
+    if (n->overrun) /* stopped: the flow never moves */
+        return;
     for (int i = 0; i < nlinks; i++) {
         if (links[i] < 0 || links[i] >= n->nlinks)
             g_error("sim_net_flow: link %d does not exist", links[i]);
@@ -316,14 +324,40 @@ static void collect_component(SimNet *n)
     }
 }
 
+/* Past its work limit the network stops: no flow drains any more, so the
+ * run ends with the flows' tasks unfinished and the caller can say so. */
+static void stop(SimNet *n)
+{
+    n->overrun = true;
+    for (Flow *f = n->flows; f; f = f->next)
+        if (f->drain_ev) {
+            sim_engine_cancel(n->e, f->drain_ev);
+            f->drain_ev = 0;
+        }
+}
+
 static void settle(SimEngine *e, void *ctx)
 {
     SimNet *n = ctx;
     if (n->dirty->len == 0)
         return;
+    if (n->overrun) {
+        for (guint i = 0; i < n->dirty->len; i++)
+            n->links[g_array_index(n->dirty, int, i)].dirty = false;
+        g_array_set_size(n->dirty, 0);
+        return;
+    }
     n->recomputes++;
     collect_component(n);
     sim_time_t now = sim_engine_now(e);
+    uint64_t work = n->comp_links->len;
+    for (guint i = 0; i < n->comp->len; i++)
+        work += (uint64_t)((Flow *)n->comp->pdata[i])->nlinks;
+    n->work += work;
+    if (n->work > n->work_limit) {
+        stop(n);
+        return;
+    }
 
     for (guint i = 0; i < n->comp->len; i++) {
         Flow *f = n->comp->pdata[i];

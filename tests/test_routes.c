@@ -151,7 +151,44 @@ static void test_flow_count(void)
     CU_ASSERT_TRUE(checked > 50);
 }
 
+/* Past its work limit the network stops: the graph's run reports unfinished
+ * tasks instead of running on, and the same graph finishes under the default. */
+static void test_work_limit(void)
+{
+    Topo *t = load("tpu-v3-pod", 16);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    uint64_t limits[] = {1000, SIM_NET_DEFAULT_WORK_LIMIT};
+    uint64_t used = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(limits); i++) {
+        SimEngine *e = sim_engine_new();
+        SimNet *net = sim_net_new(e);
+        SimGraph *graph = sim_graph_new();
+        coll_net_build(g, net);
+        sim_net_set_work_limit(net, limits[i]);
+        coll_append(g, graph, COLL_ALLREDUCE, COLL_TREE, COLL_LL, 1 << 20, NULL, 0, NULL);
+        sim_time_t end = sim_graph_run(graph, e, net);
+        if (i == 0) {
+            CU_ASSERT_TRUE(sim_net_overrun(net));
+            CU_ASSERT_EQUAL(end, SIM_TIME_NEVER);
+        } else {
+            CU_ASSERT_FALSE(sim_net_overrun(net));
+            CU_ASSERT_TRUE(end > 0 && end != SIM_TIME_NEVER);
+            used = sim_net_work(net);
+        }
+        sim_graph_free(graph);
+        sim_net_free(net);
+        sim_engine_free(e);
+    }
+    CU_ASSERT_TRUE(used > 1000); /* the small limit did cut the run short */
+    CU_ASSERT_TRUE(isfinite(coll_simulate(g, COLL_ALLREDUCE, COLL_TREE, COLL_LL, 1 << 20)));
+    coll_group_free(g);
+    topo_free(t);
+}
+
 static const TestCase tests[] = {
+    {"work limit", test_work_limit},
     {"a chain of 200 endpoints", test_chain_of_200},
     {"a 2048-host TPU pod's tree builds", test_tpu_pod_tree_builds},
     {"flow count", test_flow_count},

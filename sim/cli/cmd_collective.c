@@ -75,6 +75,7 @@ int cmd_collective(int argc, char **argv)
     int rc = 2;
     Topo *topo = NULL;
     CollGroup *grp = NULL;
+    double *ftimes = NULL; /* flow times by size */
     GArray *sizes = g_array_new(FALSE, FALSE, sizeof(double));
     if (!cli_parse_options(ctx, &argc, &argv))
         goto out;
@@ -157,6 +158,30 @@ int cmd_collective(int argc, char **argv)
                              coll_why_not(grp, op, algo, proto));
         goto out;
     }
+    /* flow runs first: one too big for the simulator is bad input, said
+     * before anything is printed */
+    ftimes = g_new(double, sizes->len);
+    for (guint i = 0; i < sizes->len; i++) {
+        double bytes = g_array_index(sizes, double, i);
+        CollCost c;
+        ftimes[i] = NAN;
+        if (!flows || !coll_cost(grp, op, algo, proto, bytes, &c))
+            continue;
+        int64_t nf = coll_flow_count(grp, op, c.algo, c.proto, bytes);
+        if (nf > COLL_MAX_FLOWS) {
+            rc = cli_usage_error("collective: --flows: %s %s on %d ranks is %lld flows, more than the simulator "
+                                 "takes (%d); drop --flows or use fewer ranks",
+                                 coll_algo_name(c.algo), coll_op_name(op), n, (long long)nf, COLL_MAX_FLOWS);
+            goto out;
+        }
+        ftimes[i] = coll_simulate(grp, op, c.algo, c.proto, bytes);
+        if (!isfinite(ftimes[i])) {
+            rc = cli_usage_error("collective: --flows: %s %s of %.0f bytes on %d ranks (%lld flows) did not finish "
+                                 "within the flow simulator's work limit; drop --flows or use fewer ranks",
+                                 coll_algo_name(c.algo), coll_op_name(op), bytes, n, (long long)nf);
+            goto out;
+        }
+    }
     cJSON *root = cJSON_CreateObject(), *rows = cJSON_CreateArray();
     cJSON_AddStringToObject(root, "topology", topo_name(topo));
     cJSON_AddStringToObject(root, "op", coll_op_name(op));
@@ -187,7 +212,7 @@ int cmd_collective(int argc, char **argv)
         }
         double algbw = c.time_s > 0 ? bytes / c.time_s : 0;
         double busbw = algbw * coll_busbw_factor(op, n);
-        double ft = flows ? coll_simulate(grp, op, c.algo, c.proto, bytes) : NAN;
+        double ft = ftimes[i];
         if (json) {
             cJSON *r = cJSON_CreateObject();
             cJSON_AddNumberToObject(r, "size_bytes", bytes);
@@ -213,6 +238,7 @@ int cmd_collective(int argc, char **argv)
     else
         cJSON_Delete(root);
 out:
+    g_free(ftimes);
     coll_group_free(grp);
     topo_free(topo);
     g_array_free(sizes, TRUE);
