@@ -60,7 +60,7 @@ struct SimNet {
     uint32_t epoch;
     size_t active;
     uint64_t recomputes, rate_updates;
-    uint64_t work, work_limit; /* links and flow hops visited by rate recomputations */
+    uint64_t work, work_limit; /* links and flow hops visited by rate recomputations, 16 a reschedule */
     bool overrun;              /* past work_limit: the network has stopped */
 };
 
@@ -419,6 +419,7 @@ static void settle(SimEngine *e, void *ctx)
             if (share == old && f->drain_ev)
                 continue; /* same rate: its drain event stands */
             n->rate_updates++;
+            n->work += 16; /* a reschedule: an event-queue cancel and push */
             /* Never let a rounding-starved flow stall forever. */
             double rate = share > 1e-3 ? share : 1e-3;
             double ps = ceil(f->remaining / rate * (double)SIM_TIME_PS_PER_S);
