@@ -81,12 +81,14 @@ bool coll_sweep_row(const CollGroup *g, CollOp op, CollAlgo algo, CollProto prot
     if (!coll_cost(g, op, algo, proto, bytes, &c))
         return false;
     double algbw = c.time_s > 0 ? bytes / c.time_s : 0;
+    int64_t nf = flows ? coll_flow_count(g, op, c.algo, c.proto, bytes) : 0;
     *row = (CollSweepRow){
         .bytes = bytes,
         .cost = c,
         .algbw_Bps = algbw,
         .busbw_Bps = algbw * coll_busbw_factor(op, coll_group_size(g)),
-        .flow_time_s = flows ? coll_simulate(g, op, c.algo, c.proto, bytes) : NAN,
+        .flow_time_s = flows && nf <= COLL_MAX_FLOWS ? coll_simulate(g, op, c.algo, c.proto, bytes) : NAN,
+        .flow_count = nf,
     };
     return true;
 }

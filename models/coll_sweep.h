@@ -31,7 +31,9 @@ typedef struct {
     CollCost cost;       /* algo and proto as chosen */
     double algbw_Bps;    /* bytes / time */
     double busbw_Bps;    /* algbw x nccl-tests' bus factor */
-    double flow_time_s;  /* on the flow-level simulator; NAN unless asked */
+    double flow_time_s;  /* on the flow-level simulator; NAN unless asked, over
+                          * COLL_MAX_FLOWS flows, or past the work limit */
+    int64_t flow_count;  /* the flows that run needs (0 unless asked) */
 } CollSweepRow;
 
 /* One size of the sweep; `flows` also runs it on the flow network.  False

@@ -262,12 +262,26 @@ static double link_cap(const CollGroup *g, int l)
     return topo_link_bandwidth(g->t, l) * g->p.link_eff[topo_link_kind(g->t, l)];
 }
 
-#define MAX_PATH 64
+/* Routes have no fixed bound (a chain of endpoints or a big torus makes them
+ * long): buffers are sized by the topology's longest route. */
+static int route_cap(const CollGroup *g)
+{
+    int m = topo_max_route_length(g->t);
+    return m > 0 ? m : 1;
+}
 
+/* A path whose links live in a pool shared by a set of paths. */
 typedef struct {
     int len;
-    int links[MAX_PATH];
+    int *links;
 } Path;
+
+/* Routes src -> dst into `pool` (route_cap(g) free ints). */
+static Path route_into(const CollGroup *g, int src, int dst, uint32_t salt, int *pool)
+{
+    Path pa = {topo_route(g->t, src, dst, salt, pool, route_cap(g)), pool};
+    return pa;
+}
 
 /* Bandwidth a ring order would get from the residual link capacities. */
 static double ring_bandwidth(const CollGroup *g, const int *order, int p, const Path *paths, const double *resid,
@@ -325,24 +339,37 @@ static bool find_rings(CollGroup *g, GError **err)
     const int *local = &g->by_node[g->node_start[0]];
     int nl = topo_num_links(g->t);
     Path *paths = g_new0(Path, (size_t)p * p);
+    GArray *pool = g_array_new(FALSE, FALSE, sizeof(int));
+    int *buf = g_new(int, route_cap(g)), total_len = 0;
+    size_t *off = g_new0(size_t, (size_t)p * p);
     for (int a = 0; a < p; a++)
         for (int b = 0; b < p; b++) {
             if (a == b)
                 continue;
             Path *pa = &paths[a * p + b];
-            pa->len = topo_route(g->t, g->ranks[local[a]], g->ranks[local[b]], 0, pa->links, MAX_PATH);
+            *pa = route_into(g, g->ranks[local[a]], g->ranks[local[b]], 0, buf);
             if (pa->len <= 0) {
                 g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no route from rank %d to rank %d",
                             topo_name(g->t), g->ranks[local[a]], g->ranks[local[b]]);
                 g_free(paths);
+                g_free(off);
+                g_free(buf);
+                g_array_free(pool, TRUE);
                 return false;
             }
+            off[a * p + b] = pool->len;
+            g_array_append_vals(pool, buf, (guint)pa->len);
+            total_len += pa->len;
         }
+    for (int i = 0; i < p * p; i++) /* the pool has stopped moving */
+        paths[i].links = (int *)(void *)pool->data + off[i];
+    g_free(off);
+    g_free(buf);
     g->gpu_link = topo_link_bandwidth(g->t, paths[0 * p + 1].links[0]);
     double *resid = g_new(double, nl);
     for (int l = 0; l < nl; l++)
         resid[l] = link_cap(g, l);
-    int *use = g_new0(int, nl), *touched = g_new(int, (size_t)p * MAX_PATH);
+    int *use = g_new0(int, nl), *touched = g_new(int, (size_t)total_len + 1);
     int cur[64], best[64];
     bool used[64] = {false};
     double total = 0, first = 0;
@@ -380,6 +407,7 @@ static bool find_rings(CollGroup *g, GError **err)
     g->intra_hw = worst < 0 ? HW_NVLINK : worst;
     g->intra_bw = total > 0 ? total : INFINITY;
     g_free(paths);
+    g_array_free(pool, TRUE);
     g_free(resid);
     g_free(use);
     g_free(touched);
@@ -399,11 +427,12 @@ static void find_nics(CollGroup *g)
     bool *seen = g_new0(bool, nl);
     int *uses = g_new0(int, nl);
     Path *paths = g_new0(Path, p);
+    int cap = route_cap(g), *pool = g_new(int, (size_t)p * cap);
     for (int i = 0; i < p; i++) {
         int src = g->ranks[g->by_node[g->node_start[0] + i]];
         int j = g->node_start[1] + i < g->node_start[2] ? g->node_start[1] + i : g->node_start[1];
         int dst = g->ranks[g->by_node[j]];
-        paths[i].len = topo_route(g->t, src, dst, 0, paths[i].links, MAX_PATH);
+        paths[i] = route_into(g, src, dst, 0, pool + (size_t)i * cap);
         for (int k = 0; k < paths[i].len; k++)
             uses[paths[i].links[k]]++;
     }
@@ -427,6 +456,7 @@ static void find_nics(CollGroup *g)
         }
     }
     g_free(paths);
+    g_free(pool);
     g_free(uses);
     g_free(seen);
     g->inter_bw = sum > 0 ? sum : INFINITY;
@@ -747,18 +777,19 @@ static double pattern_spb(const CollGroup *g, int dist)
 {
     int n = g->n, nl = topo_num_links(g->t);
     double *load = g_new0(double, nl);
-    int links[MAX_PATH];
+    int *links = g_new(int, route_cap(g));
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
             if (i == j || (dist > 0 && j != (i ^ dist)))
                 continue;
-            int len = topo_route(g->t, g->ranks[i], g->ranks[j], (uint32_t)(i + j), links, MAX_PATH);
+            int len = topo_route(g->t, g->ranks[i], g->ranks[j], (uint32_t)(i + j), links, route_cap(g));
             for (int k = 0; k < len; k++)
                 load[links[k]] += 1;
         }
     double spb = 0;
     for (int l = 0; l < nl; l++)
         spb = fmax(spb, load[l] / link_cap(g, l));
+    g_free(links);
     g_free(load);
     return spb;
 }
@@ -963,6 +994,7 @@ typedef struct {
     const char *label;
     int start; /* task every flow waits for */
     GArray *ends; /* tasks the collective's end waits for */
+    int *links;   /* route scratch, route_cap(g) ints */
 } Builder;
 
 /* A flow task from group index src to dst.  `delay` is the step's latency
@@ -970,8 +1002,10 @@ typedef struct {
  * the rest is added after the bytes arrive. */
 static int add_flow(Builder *b, int src, int dst, double bytes, sim_time_t delay, uint32_t salt)
 {
-    int links[MAX_PATH];
-    int len = topo_route(b->g->t, b->g->ranks[src], b->g->ranks[dst], salt, links, MAX_PATH);
+    int *links = b->links;
+    int len = topo_route(b->g->t, b->g->ranks[src], b->g->ranks[dst], salt, links, route_cap(b->g));
+    /* cannot fail: the group's ranks are in the topology, every explicit graph
+     * was proved connected at load, and the buffer holds the longest route */
     if (len < 0)
         g_error("collective: no route from rank %d to rank %d", b->g->ranks[src], b->g->ranks[dst]);
     int id = sim_graph_flow_task(b->graph, b->label, SIM_NO_RESOURCE, bytes, links, len);
@@ -1294,9 +1328,8 @@ static void build_nvls(Builder *b, double bytes)
 {
     const CollGroup *g = b->g;
     int n = g->n;
-    int links[MAX_PATH];
-    int len = topo_route(g->t, g->ranks[0], g->ranks[1], 0, links, MAX_PATH);
-    double cap = len > 0 ? link_cap(g, links[0]) : g->gpu_link;
+    int len = topo_route(g->t, g->ranks[0], g->ranks[1], 0, b->links, route_cap(g));
+    double cap = len > 0 ? link_cap(g, b->links[0]) : g->gpu_link;
     double per_rank = bytes * cap / (g->gpu_link * g->p.nvls_fraction);
     sim_time_t lat = sim_time_from_s(g->p.nvls_latency);
     for (int i = 0; i < n; i++)
@@ -1362,10 +1395,54 @@ static void build_hier(Builder *b, CollOp op, CollProto p, double bytes, bool in
     g_free(order);
 }
 
+/* How many flows coll_append makes: the builders' loops counted without
+ * building (keep in step with them).  Lets callers refuse a decomposition
+ * that would not fit in memory before they start one. */
+int64_t coll_flow_count(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes)
+{
+    int64_t n = g->n, k = ring_channels(g), nn = g->nnodes, ppn = g->ppn;
+    (void)proto;
+    if (n <= 1 || bytes < 0)
+        return 0;
+    switch (algo) {
+    case COLL_TREE: { /* as build_tree: per pair and tree, up and down per segment, every rank but the root */
+        int64_t kt = (int64_t)tree_pairs(g) * (nn > 1 ? 2 : 1);
+        return kt * tree_segments(g, (int)kt, bytes / (double)kt) * 2 * (n - 1);
+    }
+    case COLL_RHD: {
+        int64_t rounds = ilog2_ceil(g->n);
+        return n * rounds * (op == COLL_ALLREDUCE ? 2 : 1);
+    }
+    case COLL_DIRECT:
+        return (op == COLL_ALLREDUCE ? 2 : 1) * n * (n - 1);
+    case COLL_NVLS:
+        return n * (n - 1);
+    case COLL_HIER:
+    case COLL_COLLNET: {
+        bool rs = op != COLL_ALLGATHER, ag = op != COLL_REDUCESCATTER;
+        int64_t intra = ppn >= 2 ? nn * ppn * (ppn - 1 < 8 ? ppn - 1 : 8) : 0;
+        int64_t steps = (rs && ag ? 2 : 1) * (nn - 1);
+        int64_t inter = algo == COLL_COLLNET ? ppn * nn : nn >= 2 ? ppn * nn * (steps < 8 ? steps : 8) : 0;
+        return (rs ? intra : 0) + inter + (ag ? intra : 0);
+    }
+    default: {
+        bool cyclic = op != COLL_BROADCAST && op != COLL_REDUCE;
+        int64_t steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+        int64_t nseg = steps < 8 ? steps : 8;
+        if (!cyclic) {
+            double want = bytes / (double)k / 1048576.0, cap = 2e5 / ((double)n * (double)k);
+            nseg = (int64_t)fmax(16, fmin(want, fmax(16, cap)));
+        }
+        return k * nseg * (cyclic ? n : n - 1);
+    }
+    }
+}
+
 int coll_append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, CollProto proto, double bytes,
                 const int *deps, int ndeps, const char *label)
 {
-    Builder b = {g, graph, label ? label : coll_op_name(op), 0, g_array_new(FALSE, FALSE, sizeof(int))};
+    Builder b = {g, graph, label ? label : coll_op_name(op), 0, g_array_new(FALSE, FALSE, sizeof(int)),
+                 g_new(int, route_cap(g))};
     b.start = sim_graph_task(graph, b.label, SIM_NO_RESOURCE,
                              g->n > 1 && algo >= 0 && proto >= 0 ? sim_time_from_s(g->p.base[algo][proto]) : 0);
     for (int i = 0; i < ndeps; i++)
@@ -1386,6 +1463,7 @@ int coll_append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, C
     for (guint i = 0; i < b.ends->len; i++)
         sim_graph_depend(graph, g_array_index(b.ends, int, i), end);
     g_array_free(b.ends, TRUE);
+    g_free(b.links);
     return end;
 }
 
@@ -1397,6 +1475,8 @@ void coll_net_build(const CollGroup *g, SimNet *net)
 
 double coll_simulate(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes)
 {
+    if (coll_flow_count(g, op, algo, proto, bytes) > COLL_MAX_FLOWS)
+        return NAN;
     SimEngine *e = sim_engine_new();
     SimNet *net = sim_net_new(e);
     SimGraph *graph = sim_graph_new();
@@ -1406,6 +1486,8 @@ double coll_simulate(const CollGroup *g, CollOp op, CollAlgo algo, CollProto pro
     sim_graph_free(graph);
     sim_net_free(net);
     sim_engine_free(e);
+    if (t == SIM_TIME_NEVER) /* the network hit its work limit */
+        return NAN;
     double s = sim_time_to_s(t);
     return g->gpus_per_thread > 1 ? s + g->p.launch_s * g->gpus_per_thread : s;
 }

@@ -99,11 +99,21 @@ const char *coll_why_not(const CollGroup *g, CollOp op, CollAlgo algo, CollProto
 int coll_append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, CollProto proto, double bytes,
                 const int *deps, int ndeps, const char *label);
 
+/* The number of flows coll_append would add (for limits on what a caller
+ * simulates: each flow costs memory and events). */
+int64_t coll_flow_count(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes);
+
 /* Builds the flow network of a topology with each link's achievable bandwidth
  * (raw bandwidth times the efficiency of its kind). */
 void coll_net_build(const CollGroup *g, SimNet *net);
 
-/* Runs one collective alone on the flow network and returns its time (s). */
+/* The most flows coll_simulate builds (each costs a task, its route and
+ * events: about a kilobyte with long routes). */
+#define COLL_MAX_FLOWS (1 << 22)
+
+/* Runs one collective alone on the flow network and returns its time (s), or
+ * NaN where it would take more than COLL_MAX_FLOWS flows or more than the
+ * network's work limit (SIM_NET_DEFAULT_WORK_LIMIT). */
 double coll_simulate(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes);
 
 #endif

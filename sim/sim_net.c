@@ -15,7 +15,9 @@ typedef struct {
     /* progressive-filling scratch */
     double rem;
     int unfrozen;
-    uint32_t version;
+    uint32_t version; /* of the link's live heap entry */
+    double hkey;      /* that entry's share: never above rem / unfrozen */
+    bool stale;       /* hkey < rem / unfrozen: refresh when it surfaces */
     uint32_t epoch; /* component-search mark */
 } Link;
 
@@ -52,11 +54,14 @@ struct SimNet {
     GArray *dirty;      /* int link ids touched since the last settle */
     GPtrArray *comp;    /* scratch: flows of the component being recomputed */
     GArray *comp_links; /* scratch: its links */
-    GArray *heap;       /* scratch: HeapItem min-heap on share */
+    HeapItem *heap;     /* scratch: min-heap on (share, link) */
+    size_t hn, hcap;
     Flow *flows;        /* list head of allocated flows */
     uint32_t epoch;
     size_t active;
     uint64_t recomputes, rate_updates;
+    uint64_t work, work_limit; /* links and flow hops visited by rate recomputations, 16 a reschedule */
+    bool overrun;              /* past work_limit: the network has stopped */
 };
 
 static void settle(SimEngine *e, void *ctx);
@@ -65,10 +70,10 @@ SimNet *sim_net_new(SimEngine *e)
 {
     SimNet *n = g_new0(SimNet, 1);
     n->e = e;
+    n->work_limit = SIM_NET_DEFAULT_WORK_LIMIT;
     n->dirty = g_array_new(FALSE, FALSE, sizeof(int));
     n->comp = g_ptr_array_new();
     n->comp_links = g_array_new(FALSE, FALSE, sizeof(int));
-    n->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
     sim_engine_on_settle(e, settle, n);
     return n;
 }
@@ -97,7 +102,7 @@ void sim_net_free(SimNet *n)
     g_array_free(n->dirty, TRUE);
     g_ptr_array_free(n->comp, TRUE);
     g_array_free(n->comp_links, TRUE);
-    g_array_free(n->heap, TRUE);
+    g_free(n->heap);
     g_free(n);
 }
 
@@ -116,6 +121,9 @@ int sim_net_num_links(const SimNet *n) { return n->nlinks; }
 size_t sim_net_active_flows(const SimNet *n) { return n->active; }
 double sim_net_link_bytes(const SimNet *n, int l) { return n->links[l].bytes_done; }
 uint64_t sim_net_recomputes(const SimNet *n) { return n->recomputes; }
+void sim_net_set_work_limit(SimNet *n, uint64_t limit) { n->work_limit = limit; }
+bool sim_net_overrun(const SimNet *n) { return n->overrun; }
+uint64_t sim_net_work(const SimNet *n) { return n->work; }
 
 static void mark_dirty(SimNet *n, int l)
 {
@@ -188,6 +196,8 @@ void sim_net_flow(SimNet *n, double bytes, const int *links, int nlinks, SimFlow
     f->drain.act.fire = on_drain;
     f->drain.flow = f;
     f->links = g_new(int, 2 * (size_t)(nlinks > 0 ? nlinks : 1));
+    if (n->overrun) /* stopped: the flow never moves */
+        return;
     for (int i = 0; i < nlinks; i++) {
         if (links[i] < 0 || links[i] >= n->nlinks)
             g_error("sim_net_flow: link %d does not exist", links[i]);
@@ -214,14 +224,39 @@ void sim_net_flow(SimNet *n, double bytes, const int *links, int nlinks, SimFlow
 
 /* ---- max-min fair rates by progressive filling, per touched component ---- */
 
-static void heap_push(GArray *h, HeapItem it)
+static inline bool item_less(const HeapItem *a, const HeapItem *b)
 {
-    g_array_append_val(h, it);
-    HeapItem *a = (HeapItem *)h->data;
-    size_t i = h->len - 1;
+    return a->share < b->share || (a->share == b->share && a->link < b->link);
+}
+
+static void sift_down(HeapItem *a, size_t n, size_t i)
+{
+    HeapItem e = a[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && item_less(&a[c + 1], &a[c]))
+            c++;
+        if (!item_less(&a[c], &e))
+            break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = e;
+}
+
+static void heap_push(SimNet *n, HeapItem it)
+{
+    if (n->hn == n->hcap) {
+        n->hcap = n->hcap ? 2 * n->hcap : 256;
+        n->heap = g_renew(HeapItem, n->heap, n->hcap);
+    }
+    HeapItem *a = n->heap;
+    size_t i = n->hn++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (a[p].share < it.share || (a[p].share == it.share && a[p].link <= it.link))
+        if (!item_less(&it, &a[p]))
             break;
         a[i] = a[p];
         i = p;
@@ -229,27 +264,30 @@ static void heap_push(GArray *h, HeapItem it)
     a[i] = it;
 }
 
-static HeapItem heap_pop(GArray *h)
+static HeapItem heap_pop(SimNet *n)
 {
-    HeapItem *a = (HeapItem *)h->data;
-    HeapItem top = a[0], e = a[h->len - 1];
-    g_array_set_size(h, h->len - 1);
-    size_t n = h->len, i = 0;
-    if (n == 0)
-        return top;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && (a[c + 1].share < a[c].share || (a[c + 1].share == a[c].share && a[c + 1].link < a[c].link)))
-            c++;
-        if (e.share < a[c].share || (e.share == a[c].share && e.link <= a[c].link))
-            break;
-        a[i] = a[c];
-        i = c;
-    }
-    a[i] = e;
+    HeapItem top = n->heap[0];
+    n->heap[0] = n->heap[--n->hn];
+    if (n->hn > 0)
+        sift_down(n->heap, n->hn, 0);
     return top;
+}
+
+/* A link's share changed to rem / unfrozen.  Shares only grow as flows freeze
+ * (a frozen flow took the smallest share), so a grown share leaves the old,
+ * lower entry in place and is refreshed when that entry surfaces: the entry
+ * popped with a current key is then still the exact minimum, and links cost a
+ * heap operation only when they reach the top, not on every flow that froze.
+ * A share that rounding made smaller is pushed at once. */
+static void share_changed(SimNet *n, Link *o, int lid)
+{
+    double share = o->rem / o->unfrozen;
+    if (share < o->hkey) {
+        o->version++;
+        o->hkey = share;
+        heap_push(n, (HeapItem){share, lid, o->version});
+    }
+    o->stale = share > o->hkey;
 }
 
 /* Collects, from the dirty links, every flow and link connected to them. */
@@ -286,14 +324,40 @@ static void collect_component(SimNet *n)
     }
 }
 
+/* Past its work limit the network stops: no flow drains any more, so the
+ * run ends with the flows' tasks unfinished and the caller can say so. */
+static void stop(SimNet *n)
+{
+    n->overrun = true;
+    for (Flow *f = n->flows; f; f = f->next)
+        if (f->drain_ev) {
+            sim_engine_cancel(n->e, f->drain_ev);
+            f->drain_ev = 0;
+        }
+}
+
 static void settle(SimEngine *e, void *ctx)
 {
     SimNet *n = ctx;
     if (n->dirty->len == 0)
         return;
+    if (n->overrun) {
+        for (guint i = 0; i < n->dirty->len; i++)
+            n->links[g_array_index(n->dirty, int, i)].dirty = false;
+        g_array_set_size(n->dirty, 0);
+        return;
+    }
     n->recomputes++;
     collect_component(n);
     sim_time_t now = sim_engine_now(e);
+    uint64_t work = n->comp_links->len;
+    for (guint i = 0; i < n->comp->len; i++)
+        work += (uint64_t)((Flow *)n->comp->pdata[i])->nlinks;
+    n->work += work;
+    if (n->work > n->work_limit) {
+        stop(n);
+        return;
+    }
 
     for (guint i = 0; i < n->comp->len; i++) {
         Flow *f = n->comp->pdata[i];
@@ -303,22 +367,38 @@ static void settle(SimEngine *e, void *ctx)
         f->last = now;
         f->frozen = false;
     }
-    g_array_set_size(n->heap, 0);
+    n->hn = 0;
+    if (n->hcap < n->comp_links->len) {
+        n->hcap = n->comp_links->len;
+        n->heap = g_renew(HeapItem, n->heap, n->hcap);
+    }
     for (guint i = 0; i < n->comp_links->len; i++) {
         int lid = g_array_index(n->comp_links, int, i);
         Link *l = &n->links[lid];
         l->rem = l->bw;
         l->unfrozen = l->nflows;
         l->version++;
-        if (l->nflows > 0)
-            heap_push(n->heap, (HeapItem){l->rem / l->nflows, lid, l->version});
+        l->stale = false;
+        if (l->nflows > 0) {
+            l->hkey = l->rem / l->nflows;
+            n->heap[n->hn++] = (HeapItem){l->hkey, lid, l->version};
+        }
     }
+    for (size_t i = n->hn / 2; i-- > 0;) /* keys are distinct: any heap pops the same order */
+        sift_down(n->heap, n->hn, i);
     /* The most constrained link fixes the rate of its flows; repeat. */
-    while (n->heap->len > 0) {
-        HeapItem it = heap_pop(n->heap);
+    while (n->hn > 0) {
+        HeapItem it = heap_pop(n);
         Link *l = &n->links[it.link];
         if (it.version != l->version || l->unfrozen == 0)
             continue;
+        if (l->stale) { /* its share grew since: back in at the current one */
+            l->version++;
+            l->hkey = l->rem / l->unfrozen;
+            l->stale = false;
+            heap_push(n, (HeapItem){l->hkey, it.link, l->version});
+            continue;
+        }
         double share = it.share;
         for (int k = 0; k < l->nflows; k++) {
             Flow *f = l->flows[k];
@@ -333,14 +413,13 @@ static void settle(SimEngine *e, void *ctx)
                 if (o->rem < 0)
                     o->rem = 0;
                 o->unfrozen--;
-                if (o != l && o->unfrozen > 0) {
-                    o->version++;
-                    heap_push(n->heap, (HeapItem){o->rem / o->unfrozen, f->links[j], o->version});
-                }
+                if (o != l && o->unfrozen > 0)
+                    share_changed(n, o, f->links[j]);
             }
             if (share == old && f->drain_ev)
                 continue; /* same rate: its drain event stands */
             n->rate_updates++;
+            n->work += 16; /* a reschedule: an event-queue cancel and push */
             /* Never let a rounding-starved flow stall forever. */
             double rate = share > 1e-3 ? share : 1e-3;
             double ps = ceil(f->remaining / rate * (double)SIM_TIME_PS_PER_S);

@@ -32,4 +32,14 @@ double sim_net_link_bytes(const SimNet *n, int l);
 /* Number of rate recomputations and flow-rate updates (for benchmarks). */
 uint64_t sim_net_recomputes(const SimNet *n);
 
+/* A bound on the work of rate recomputations (links and flow hops visited,
+ * and 16 for each flow rescheduled at a new rate, summed over all of them),
+ * so that no input runs for hours: past it the network stops, no flow
+ * finishes, and sim_net_overrun says so.  The default is about ten minutes
+ * of a Release build; a tree all-reduce over an 8192-chip TPU pod fits. */
+#define SIM_NET_DEFAULT_WORK_LIMIT (1ULL << 34)
+void sim_net_set_work_limit(SimNet *n, uint64_t limit);
+bool sim_net_overrun(const SimNet *n);
+uint64_t sim_net_work(const SimNet *n);
+
 #endif

@@ -451,6 +451,58 @@ static void test_explicit_and_units(void)
     g_free(path);
 }
 
+/* Routes have no length limit: a chain of 200 endpoints routes end to end
+ * through all of them, and a 2048-host (8192-chip) TPU pod's longest routes
+ * (96 links) fit the bound the topology reports, and no smaller one. */
+static void test_long_routes(void)
+{
+    GString *s = g_string_new("{\"ranks_per_node\": 1, \"endpoints\": [");
+    for (int i = 0; i < 200; i++)
+        g_string_append_printf(s, "%s\"e%d\"", i ? ", " : "", i);
+    g_string_append(s, "], \"links\": [");
+    for (int i = 0; i + 1 < 200; i++)
+        g_string_append_printf(s, "%s{\"src\": \"e%d\", \"dst\": \"e%d\", \"bandwidth\": \"25GB/s\", "
+                               "\"latency\": \"1us\", \"kind\": \"nvlink\"}",
+                               i ? ", " : "", i, i + 1);
+    g_string_append(s, "]}");
+    char *path = write_tmp("longchain.json", s->str);
+    g_string_free(s, TRUE);
+    Topo *t = load(path, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(topo_num_ranks(t), 200);
+    CU_ASSERT_EQUAL(topo_max_route_length(t), 199);
+    int *l = g_new(int, 199);
+    CU_ASSERT_EQUAL(topo_route(t, 0, 199, 0, l, 199), 199);
+    CU_ASSERT_TRUE(route_ok(t, 0, 199, l, 199));
+    CU_ASSERT_EQUAL(topo_route(t, 199, 0, 0, l, 199), 199);
+    CU_ASSERT_TRUE(route_ok(t, 199, 0, l, 199));
+    CU_ASSERT_EQUAL(topo_route(t, 0, 199, 0, l, 198), -1); /* does not fit: refused, not overrun */
+    g_free(l);
+    topo_free(t);
+    g_free(path);
+
+    t = load("tpu-v3-pod", 2048);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(topo_num_ranks(t), 8192);
+    int cap = topo_max_route_length(t), longest = 0, bad = 0;
+    CU_ASSERT_EQUAL(cap, 96); /* 128 x 64: 64 + 32 hops the shorter way round */
+    l = g_new(int, cap);
+    for (int src = 0; src < 8192; src += 97)
+        for (int dst = 0; dst < 8192; dst += 61) {
+            int n = topo_route(t, src, dst, 0, l, cap);
+            bad += !route_ok(t, src, dst, l, n);
+            longest = n > longest ? n : longest;
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_TRUE(longest > 64); /* longer than the old fixed route buffers */
+    /* the pair from the bug report */
+    int n = topo_route(t, 8116, 4056, 0, l, cap);
+    CU_ASSERT_TRUE(n > 64 && route_ok(t, 8116, 4056, l, n));
+    CU_ASSERT_EQUAL(topo_route(t, 8116, 4056, 0, l, n - 1), -1);
+    g_free(l);
+    topo_free(t);
+}
+
 static void test_data_dir_env(void)
 {
     char *dir = g_build_filename(tmpdir, "topologies", "presets", NULL);
@@ -529,6 +581,7 @@ int main(void)
     CU_add_test(s, "torus dimension order", test_torus);
     CU_add_test(s, "bad input", test_bad_input);
     CU_add_test(s, "explicit graphs and units", test_explicit_and_units);
+    CU_add_test(s, "long routes", test_long_routes);
     CU_add_test(s, "SHARDSIM_DATA_DIR", test_data_dir_env);
     CU_add_test(s, "add to net", test_add_to_net);
     CU_add_test(s, "route speed", test_route_speed);
@@ -536,7 +589,7 @@ int main(void)
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
     CU_cleanup_registry();
-    static const char *const left[] = {"bad.json", "ft.json", "square.json", "chain.json", "topologies/presets", "topologies"};
+    static const char *const left[] = {"bad.json", "ft.json", "square.json", "chain.json", "longchain.json", "topologies/presets", "topologies"};
     for (size_t i = 0; i < G_N_ELEMENTS(left); i++) {
         char *p = g_build_filename(tmpdir, left[i], NULL);
         g_remove(p);

@@ -44,10 +44,42 @@ static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool
            flows ? "   flow(us)" : "");
 }
 
+/* Every size computed before anything is printed, so that an error (an
+ * algorithm that cannot run, a flow run too big for the simulator) never
+ * leaves half a table; the exit status. */
+static int compute_rows(const Topo *topo, const CollGroup *grp, CollOp op, CollAlgo algo, CollProto proto,
+                        const GArray *sizes, bool flows, CollSweepRow *rows)
+{
+    int n = coll_group_size(grp);
+    for (guint i = 0; i < sizes->len; i++) {
+        CollSweepRow *r = &rows[i];
+        if (!coll_sweep_row(grp, op, algo, proto, g_array_index(sizes, double, i), flows, r))
+            return cli_usage_error("collective: %s cannot run %s with protocol %s on %s", coll_algo_name(algo),
+                                   coll_op_name(op), coll_proto_name(proto), topo_name(topo));
+        if (flows && r->flow_count > COLL_MAX_FLOWS)
+            return cli_usage_error("collective: --flows: %s %s on %d ranks is %lld flows, more than the simulator "
+                                   "takes (%d); drop --flows or use fewer ranks",
+                                   coll_algo_name(r->cost.algo), coll_op_name(op), n, (long long)r->flow_count,
+                                   COLL_MAX_FLOWS);
+        if (flows && !isfinite(r->flow_time_s))
+            return cli_usage_error("collective: --flows: %s %s of %.0f bytes on %d ranks (%lld flows) did not finish "
+                                   "within the flow simulator's work limit; drop --flows or use fewer ranks",
+                                   coll_algo_name(r->cost.algo), coll_op_name(op), r->bytes, n,
+                                   (long long)r->flow_count);
+    }
+    return 0;
+}
+
 /* The table, or one JSON object; the exit status. */
 static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAlgo algo, CollProto proto,
                        const GArray *sizes, bool flows, bool json)
 {
+    CollSweepRow *r = g_new0(CollSweepRow, sizes->len);
+    int rc = compute_rows(topo, grp, op, algo, proto, sizes, flows, r);
+    if (rc != 0) {
+        g_free(r);
+        return rc;
+    }
     cJSON *root = cJSON_CreateObject(), *rows = cJSON_CreateArray();
     cJSON_AddStringToObject(root, "topology", topo_name(topo));
     cJSON_AddStringToObject(root, "op", coll_op_name(op));
@@ -56,18 +88,12 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
     if (!json)
         print_header(topo, grp, op, flows);
     for (guint i = 0; i < sizes->len; i++) {
-        CollSweepRow r;
-        if (!coll_sweep_row(grp, op, algo, proto, g_array_index(sizes, double, i), flows, &r)) {
-            cJSON_Delete(root);
-            cJSON_Delete(rows);
-            return cli_usage_error("collective: %s cannot run %s with protocol %s on %s", coll_algo_name(algo),
-                                   coll_op_name(op), coll_proto_name(proto), topo_name(topo));
-        }
         if (json)
-            cJSON_AddItemToArray(rows, row_json(&r, flows));
+            cJSON_AddItemToArray(rows, row_json(&r[i], flows));
         else
-            print_row(&r, flows);
+            print_row(&r[i], flows);
     }
+    g_free(r);
     cJSON_AddItemToObject(root, "rows", rows);
     if (json)
         cli_print_json(root);
