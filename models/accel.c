@@ -1,3 +1,5 @@
+/* Accelerators: presets read and checked, peak FLOP/s by dtype, the GEMM
+ * efficiency curve with its roofline floor, memory-bound time (accel.h). */
 #include "accel.h"
 #include "sim_data.h"
 

@@ -1,3 +1,5 @@
+/* Per-device memory: ZeRO 0-3 model states, buffers, activations in flight,
+ * the reserve, and whether it fits (memory.h). */
 #include "memory.h"
 
 #include <math.h>

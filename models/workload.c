@@ -1,3 +1,5 @@
+/* Workloads: transformer and CNN presets read and checked, their parameters,
+ * per-layer GEMMs, element-wise bytes, activation memory and FLOPs (workload.h). */
 #include "workload.h"
 #include "sim_data.h"
 

@@ -1,3 +1,5 @@
+/* gnuplot output: the scripts and data of scaling curves, memory breakdowns
+ * and predicted-versus-measured plots, and running gnuplot on them (plot.h). */
 #include "plot.h"
 
 #include <glib/gstdio.h>

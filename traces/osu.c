@@ -1,3 +1,5 @@
+/* The OSU micro-benchmarks reader: titles, column headers, datatype blocks,
+ * result rows and provenance lines of collective and point-to-point output (osu.h). */
 #include "osu.h"
 #include "trace_text.h"
 

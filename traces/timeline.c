@@ -1,3 +1,5 @@
+/* Chrome trace event JSON of a run task graph: processes per device, threads
+ * per stream, network lanes for chunk flows (timeline.h). */
 #include "timeline.h"
 
 #include <stdio.h>

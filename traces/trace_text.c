@@ -1,3 +1,5 @@
+/* Text of benchmark output: the file read as text, fields of a line, the
+ * '# key: value' provenance matcher, input errors at a line (trace_text.h). */
 #include "trace_text.h"
 
 #include "sim_error.h"

@@ -34,7 +34,7 @@ fi
 
 cflags=(-std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
     -fno-sanitize-recover=undefined -D_POSIX_C_SOURCE=200809L -DSHARDSIM_VERSION=\"fuzz\"
-    -DSHARDSIM_DATA_DIR=\""$src"\" -I"$src/sim" -I"$src/topologies" -I"$src/models" -I"$src/traces" -I"$src/plots")
+    -DSHARDSIM_DATA_DIR=\""$src"\" -I"$src/sim/core" -I"$src/topologies" -I"$src/models" -I"$src/traces" -I"$src/plots")
 # FUZZ_SKIP_KNOWN=1 steps over the known, reported bugs (tests/fuzz/known/)
 # so that a short run can find others: the JSON harnesses skip inputs with raw
 # control characters, and the nccl-tests run does not check leaks.
@@ -56,7 +56,7 @@ fi
 
 # The library, once, into objects (rebuilt when a source is newer).
 objs=()
-for f in "$src"/sim/*.c "$src"/topologies/*.c "$src"/models/*.c "$src"/traces/*.c "$src"/plots/*.c; do
+for f in "$src"/sim/core/*.c "$src"/topologies/*.c "$src"/models/*.c "$src"/traces/*.c "$src"/plots/*.c; do
     [ -e "$f" ] || continue
     o=$build/obj/$(basename "$(dirname "$f")")_$(basename "${f%.c}").o
     if [ ! -e "$o" ] || [ "$f" -nt "$o" ] || [ "$src/tests/fuzz/run.sh" -nt "$o" ]; then

@@ -1,3 +1,6 @@
+/* The flow-level network: links, flows on paths, max-min fair rates by
+ * progressive filling over the component a change touched, and each flow's
+ * drain event (sim_net.h). */
 #include "sim_net.h"
 
 #include <glib.h>

@@ -1,3 +1,5 @@
+/* The discrete-event engine: the clock, the queue of actions and the settle
+ * hooks that run once per timestamp (sim_engine.h). */
 #include "sim_engine.h"
 
 #include <glib.h>

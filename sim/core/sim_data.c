@@ -1,3 +1,5 @@
+/* Preset lookup: the data folder, the names of the presets in a subfolder,
+ * and a name or path resolved to a file (sim_data.h). */
 #include "sim_data.h"
 
 #include <string.h>

@@ -1,3 +1,5 @@
+/* The event queue: a 4-ary heap of (time, sequence | slot) keys, slots for
+ * the payloads, lazy cancellation with compaction (sim_queue.h). */
 #include "sim_queue.h"
 
 #include <glib.h>

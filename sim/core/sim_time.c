@@ -1,3 +1,5 @@
+/* Simulated time in integer picoseconds: conversions from and to seconds
+ * (sim_time.h). */
 #include "sim_time.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* The event queue: a binary heap of 16-byte entries ordered by (time, insertion
+/* The event queue: a 4-ary heap of 16-byte entries ordered by (time, insertion
  * sequence), so events at equal times come out in the order they were pushed
  * and runs are deterministic.
  *

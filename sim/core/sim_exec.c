@@ -1,3 +1,5 @@
+/* The task-graph executor: tasks with dependencies on FIFO resources, timed
+ * tasks and flow tasks on the network, cycle detection (sim_exec.h). */
 #include "sim_exec.h"
 
 #include <glib.h>
