@@ -1,6 +1,7 @@
 /* The group of ranks a collective runs on, and what the model derives from
  * the topology for it: ranks grouped by node, the intra-node ring channels
- * (a greedy search in the spirit of NCCL's), the NICs, and the trees' shape. */
+ * (a greedy search in the spirit of NCCL's), the NICs, and (through
+ * coll_tree.c) the trees' shape. */
 #include "coll_internal.h"
 
 #include <string.h>
