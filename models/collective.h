@@ -49,6 +49,8 @@ typedef enum { COLL_PROTO_AUTO = -1, COLL_LL, COLL_LL128, COLL_SIMPLE, COLL_NUM_
 const char *coll_op_name(CollOp op);       /* "allreduce" */
 const char *coll_algo_name(CollAlgo a);    /* "ring" */
 const char *coll_proto_name(CollProto p);  /* "simple" */
+/* Every algorithm's name, in CollAlgo order, joined by '|' (for help texts). */
+const char *coll_algo_choices(void);
 /* Parse names (also nccl-tests style "all_reduce", "reduce_scatter"); -2 if unknown. */
 int coll_op_parse(const char *s);
 int coll_algo_parse(const char *s);

@@ -191,6 +191,19 @@ static void test_algorithms_and_auto(void)
                     CU_ASSERT_TRUE(best.time_s <= c.time_s * (1 + 1e-12));
         CU_ASSERT_TRUE(best.time_s > 0);
     }
+    /* every algorithm in the table says why it refuses an op, in its own words */
+    const char *none = coll_why_not(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO);
+    int refused = 0;
+    for (int a = 0; a < COLL_NUM_ALGOS; a++)
+        for (int op = 0; op < COLL_NUM_OPS; op++) {
+            CollCost c;
+            if (coll_cost(g, op, a, COLL_PROTO_AUTO, 1 << 20, &c))
+                continue;
+            const char *why = coll_why_not(g, op, a, COLL_PROTO_AUTO);
+            CU_ASSERT_TRUE(why && *why && strcmp(why, none) != 0);
+            refused++;
+        }
+    CU_ASSERT_TRUE(refused > 0);
     CollCost ring, tree;
     /* logarithmic tree latency beats the ring's linear one for tiny messages */
     CU_ASSERT_TRUE(coll_cost(g, COLL_ALLREDUCE, COLL_RING, COLL_LL, 8, &ring));
@@ -336,6 +349,16 @@ static void test_names(void)
     CU_ASSERT_EQUAL(coll_op_parse("nope"), -2);
     CU_ASSERT_EQUAL(coll_algo_parse("auto"), COLL_ALGO_AUTO);
     CU_ASSERT_EQUAL(coll_algo_parse("sharp"), COLL_COLLNET);
+    CU_ASSERT_EQUAL(coll_algo_parse("hierarchical"), COLL_HIER);
+    /* the table's names round-trip, and the help's choices list them in order */
+    GString *all = g_string_new(NULL);
+    for (int a = 0; a < COLL_NUM_ALGOS; a++) {
+        CU_ASSERT_EQUAL(coll_algo_parse(coll_algo_name(a)), a);
+        g_string_append_printf(all, "%s%s", a ? "|" : "", coll_algo_name(a));
+    }
+    CU_ASSERT_STRING_EQUAL(coll_algo_choices(), all->str);
+    g_string_free(all, TRUE);
+    CU_ASSERT_STRING_EQUAL(coll_algo_name(COLL_NUM_ALGOS), "?");
     CU_ASSERT_EQUAL(coll_proto_parse("LL128"), COLL_LL128);
     CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(COLL_ALLREDUCE, 8), 1.75, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(COLL_ALLGATHER, 8), 0.875, 1e-12);

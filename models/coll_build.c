@@ -1,0 +1,95 @@
+/* What every decomposition into flows shares: a flow between two ranks on
+ * the topology's route, barriers, a pipelined ring or chain, and the load a
+ * traffic pattern puts on the busiest link (a bound on any schedule of it). */
+#include "coll_internal.h"
+
+/* A flow task from group index src to dst.  `delay` is the step's latency
+ * as the cost model counts it; the links' own latency is part of it, so only
+ * the rest is added after the bytes arrive. */
+int coll_add_flow(CollBuilder *b, int src, int dst, double bytes, sim_time_t delay, uint32_t salt)
+{
+    int *links = b->links;
+    int len = topo_route(b->g->t, b->g->ranks[src], b->g->ranks[dst], salt, links, coll_route_cap(b->g));
+    /* cannot fail: the group's ranks are in the topology, every explicit graph
+     * was proved connected at load, and the buffer holds the longest route */
+    if (len < 0)
+        g_error("collective: no route from rank %d to rank %d", b->g->ranks[src], b->g->ranks[dst]);
+    int id = sim_graph_flow_task(b->graph, b->label, SIM_NO_RESOURCE, bytes, links, len);
+    sim_graph_task_set_info(b->graph, id, "comm", bytes);
+    sim_time_t wire = 0;
+    for (int k = 0; k < len; k++)
+        wire = sim_time_add(wire, sim_time_from_s(topo_link_latency(b->g->t, links[k])));
+    if (delay > wire)
+        sim_graph_task_set_delay(b->graph, id, delay - wire);
+    return id;
+}
+
+int coll_barrier(CollBuilder *b)
+{
+    return sim_graph_task(b->graph, b->label, SIM_NO_RESOURCE, 0);
+}
+
+/* A ring (cyclic) or chain over `order` (group indices): each hop carries
+ * `hop_bytes` in `nseg` pipelined segments.  Segment s of hop i waits for
+ * segment s-1 of the same hop (the sender is busy) and for the data from the
+ * previous hop: segment s-1 on a ring (one step behind), segment s on a chain
+ * (forwarded as it arrives).  The ring's per-step latencies are spread over its
+ * segments; a chain pays each hop's latency once.  Returns a barrier task. */
+int coll_append_ring(CollBuilder *b, const int *order, int len, bool cyclic, double hop_bytes, double lat_total,
+                     int nseg, int dep, uint32_t salt)
+{
+    int end = coll_barrier(b);
+    int hops = cyclic ? len : len - 1;
+    if (hops <= 0 || len < 2) {
+        sim_graph_depend(b->graph, dep, end);
+        return end;
+    }
+    int *prev = g_new(int, hops), *cur = g_new(int, hops);
+    double seg = hop_bytes / nseg;
+    for (int s = 0; s < nseg; s++) {
+        for (int i = 0; i < hops; i++) {
+            sim_time_t delay = cyclic ? sim_time_from_s(lat_total / nseg) : s == 0 ? sim_time_from_s(lat_total / hops) : 0;
+            int f = coll_add_flow(b, order[i], order[(i + 1) % len], seg, delay, salt);
+            if (s == 0)
+                sim_graph_depend(b->graph, dep, f);
+            else
+                sim_graph_depend(b->graph, prev[i], f);
+            if (cyclic && s > 0)
+                sim_graph_depend(b->graph, prev[(i + hops - 1) % hops], f);
+            if (!cyclic && i > 0)
+                sim_graph_depend(b->graph, cur[i - 1], f);
+            cur[i] = f;
+        }
+        int *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    for (int i = 0; i < hops; i++)
+        sim_graph_depend(b->graph, prev[i], end);
+    g_free(prev);
+    g_free(cur);
+    return end;
+}
+
+/* The most loaded link's seconds per byte when every listed pair sends one
+ * byte at once: a bound the topology puts on any schedule of that pattern. */
+double coll_pattern_spb(const CollGroup *g, int dist)
+{
+    int n = g->n, nl = topo_num_links(g->t);
+    double *load = g_new0(double, nl);
+    int *links = g_new(int, coll_route_cap(g));
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (i == j || (dist > 0 && j != (i ^ dist)))
+                continue;
+            int len = topo_route(g->t, g->ranks[i], g->ranks[j], (uint32_t)(i + j), links, coll_route_cap(g));
+            for (int k = 0; k < len; k++)
+                load[links[k]] += 1;
+        }
+    double spb = 0;
+    for (int l = 0; l < nl; l++)
+        spb = fmax(spb, load[l] / coll_link_cap(g, l));
+    g_free(links);
+    g_free(load);
+    return spb;
+}

@@ -1,0 +1,310 @@
+/* The group of ranks a collective runs on, and what the model derives from
+ * the topology for it: ranks grouped by node, the intra-node ring channels
+ * (a greedy search in the spirit of NCCL's), the NICs, and (through
+ * coll_tree.c) the trees' shape. */
+#include "coll_internal.h"
+
+#include <string.h>
+
+static int hw_of_kind(TopoLinkKind k)
+{
+    switch (k) {
+    case TOPO_LINK_NVLINK:
+    case TOPO_LINK_ICI: return HW_NVLINK;
+    case TOPO_LINK_NET: return HW_NET;
+    default: return HW_PCIE;
+    }
+}
+
+/* A path whose links live in a pool shared by a set of paths. */
+typedef struct {
+    int len;
+    int *links;
+} Path;
+
+/* Routes src -> dst into `pool` (coll_route_cap(g) free ints). */
+static Path route_into(const CollGroup *g, int src, int dst, uint32_t salt, int *pool)
+{
+    Path pa = {topo_route(g->t, src, dst, salt, pool, coll_route_cap(g)), pool};
+    return pa;
+}
+
+/* Bandwidth a ring order would get from the residual link capacities. */
+static double ring_bandwidth(const CollGroup *g, const int *order, int p, const Path *paths, const double *resid,
+                             int *use, int *touched)
+{
+    int nt = 0;
+    for (int i = 0; i < p; i++) {
+        const Path *pa = &paths[order[i] * p + order[(i + 1) % p]];
+        for (int k = 0; k < pa->len; k++) {
+            if (use[pa->links[k]]++ == 0)
+                touched[nt++] = pa->links[k];
+        }
+    }
+    double bw = INFINITY;
+    for (int i = 0; i < nt; i++) {
+        double b = resid[touched[i]] / use[touched[i]];
+        if (b < bw)
+            bw = b;
+        use[touched[i]] = 0;
+    }
+    return bw;
+}
+
+static void next_perm_search(const CollGroup *g, int *cur, int depth, int p, bool *used, const Path *paths,
+                             const double *resid, int *use, int *touched, double *best_bw, int *best)
+{
+    if (depth == p) {
+        double bw = ring_bandwidth(g, cur, p, paths, resid, use, touched);
+        if (bw > *best_bw * (1 + 1e-9)) {
+            *best_bw = bw;
+            memcpy(best, cur, sizeof(int) * (size_t)p);
+        }
+        return;
+    }
+    for (int i = 1; i < p; i++) {
+        if (used[i])
+            continue;
+        used[i] = true;
+        cur[depth] = i;
+        next_perm_search(g, cur, depth + 1, p, used, paths, resid, use, touched, best_bw, best);
+        used[i] = false;
+    }
+}
+
+/* Greedy channel search in the spirit of NCCL's: take the ring order with the
+ * most bandwidth on what is left of the links, subtract it, repeat. */
+static bool find_rings(CollGroup *g, GError **err)
+{
+    int p = g->ppn;
+    g->nch = 0;
+    g->intra_bw = INFINITY;
+    g->intra_hw = HW_NVLINK;
+    if (p <= 1)
+        return true;
+    const int *local = &g->by_node[g->node_start[0]];
+    int nl = topo_num_links(g->t);
+    Path *paths = g_new0(Path, (size_t)p * p);
+    GArray *pool = g_array_new(FALSE, FALSE, sizeof(int));
+    int *buf = g_new(int, coll_route_cap(g)), total_len = 0;
+    size_t *off = g_new0(size_t, (size_t)p * p);
+    for (int a = 0; a < p; a++)
+        for (int b = 0; b < p; b++) {
+            if (a == b)
+                continue;
+            Path *pa = &paths[a * p + b];
+            *pa = route_into(g, g->ranks[local[a]], g->ranks[local[b]], 0, buf);
+            if (pa->len <= 0) {
+                g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no route from rank %d to rank %d",
+                            topo_name(g->t), g->ranks[local[a]], g->ranks[local[b]]);
+                g_free(paths);
+                g_free(off);
+                g_free(buf);
+                g_array_free(pool, TRUE);
+                return false;
+            }
+            off[a * p + b] = pool->len;
+            g_array_append_vals(pool, buf, (guint)pa->len);
+            total_len += pa->len;
+        }
+    for (int i = 0; i < p * p; i++) /* the pool has stopped moving */
+        paths[i].links = (int *)(void *)pool->data + off[i];
+    g_free(off);
+    g_free(buf);
+    g->gpu_link = topo_link_bandwidth(g->t, paths[0 * p + 1].links[0]);
+    double *resid = g_new(double, nl);
+    for (int l = 0; l < nl; l++)
+        resid[l] = coll_link_cap(g, l);
+    int *use = g_new0(int, nl), *touched = g_new(int, (size_t)total_len + 1);
+    int cur[64], best[64];
+    bool used[64] = {false};
+    double total = 0, first = 0;
+    while (g->nch < g->p.max_channels) {
+        double best_bw = 0;
+        if (p <= MAX_ENUM_PPN) {
+            cur[0] = 0;
+            next_perm_search(g, cur, 1, p, used, paths, resid, use, touched, &best_bw, best);
+        } else {
+            for (int i = 0; i < p && i < 64; i++)
+                best[i] = i;
+            best_bw = ring_bandwidth(g, best, p, paths, resid, use, touched);
+        }
+        if (!(best_bw > 0) || !isfinite(best_bw) || best_bw < 0.05 * first)
+            break;
+        if (first == 0)
+            first = best_bw;
+        memcpy(g->ring[g->nch], best, sizeof(int) * (size_t)p);
+        g->ring_bw[g->nch++] = best_bw;
+        total += best_bw;
+        for (int i = 0; i < p; i++) {
+            const Path *pa = &paths[best[i] * p + best[(i + 1) % p]];
+            for (int k = 0; k < pa->len; k++)
+                resid[pa->links[k]] = fmax(0, resid[pa->links[k]] - best_bw);
+        }
+    }
+    /* the slowest link kind on the first ring sets the per-step latency class */
+    int worst = -1;
+    for (int i = 0; i < p && g->nch > 0; i++) {
+        const Path *pa = &paths[g->ring[0][i] * p + g->ring[0][(i + 1) % p]];
+        for (int k = 0; k < pa->len; k++)
+            worst = hw_of_kind(topo_link_kind(g->t, pa->links[k])) > worst ? hw_of_kind(topo_link_kind(g->t, pa->links[k]))
+                                                                          : worst;
+    }
+    g->intra_hw = worst < 0 ? HW_NVLINK : worst;
+    g->intra_bw = total > 0 ? total : INFINITY;
+    g_free(paths);
+    g_array_free(pool, TRUE);
+    g_free(resid);
+    g_free(use);
+    g_free(touched);
+    return true;
+}
+
+/* Each rank's first network link towards the next node is its NIC.  Where
+ * nodes are joined without a network (rings and tori of nodes), the link that
+ * most of the node's ranks cross to reach the next node stands in for it. */
+static void find_nics(CollGroup *g)
+{
+    g->inter_bw = INFINITY;
+    g->nics = 0;
+    if (g->nnodes <= 1)
+        return;
+    int nl = topo_num_links(g->t), p = g->node_start[1] - g->node_start[0];
+    bool *seen = g_new0(bool, nl);
+    int *uses = g_new0(int, nl);
+    Path *paths = g_new0(Path, p);
+    int cap = coll_route_cap(g), *pool = g_new(int, (size_t)p * cap);
+    for (int i = 0; i < p; i++) {
+        int src = g->ranks[g->by_node[g->node_start[0] + i]];
+        int j = g->node_start[1] + i < g->node_start[2] ? g->node_start[1] + i : g->node_start[1];
+        int dst = g->ranks[g->by_node[j]];
+        paths[i] = route_into(g, src, dst, 0, pool + (size_t)i * cap);
+        for (int k = 0; k < paths[i].len; k++)
+            uses[paths[i].links[k]]++;
+    }
+    double sum = 0;
+    for (int i = 0; i < p; i++) {
+        const Path *pa = &paths[i];
+        int pick = -1;
+        for (int k = 0; k < pa->len && pick < 0; k++)
+            if (topo_link_kind(g->t, pa->links[k]) == TOPO_LINK_NET)
+                pick = pa->links[k];
+        if (pick < 0) /* no NIC: the most shared link, the narrowest among equals */
+            for (int k = 0; k < pa->len; k++) {
+                int l = pa->links[k];
+                if (pick < 0 || uses[l] > uses[pick] || (uses[l] == uses[pick] && coll_link_cap(g, l) < coll_link_cap(g, pick)))
+                    pick = l;
+            }
+        if (pick >= 0 && !seen[pick]) {
+            seen[pick] = true;
+            sum += coll_link_cap(g, pick);
+            g->nics++;
+        }
+    }
+    g_free(paths);
+    g_free(pool);
+    g_free(uses);
+    g_free(seen);
+    g->inter_bw = sum > 0 ? sum : INFINITY;
+}
+
+
+CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const char *params_path, GError **err)
+{
+    int total = topo_num_ranks(t);
+    if (!ranks)
+        nranks = total;
+    if (nranks < 1) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "a collective needs at least one rank");
+        return NULL;
+    }
+    CollGroup *g = g_new0(CollGroup, 1);
+    g->t = t;
+    g->gpus_per_thread = 1;
+    if (!coll_params_load(params_path, &g->p, err)) {
+        g_free(g);
+        return NULL;
+    }
+    g->n = nranks;
+    g->ranks = g_new(int, nranks);
+    for (int i = 0; i < nranks; i++) {
+        g->ranks[i] = ranks ? ranks[i] : i;
+        if (g->ranks[i] < 0 || g->ranks[i] >= total) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "rank %d is not in topology %s (%d ranks)", g->ranks[i],
+                        topo_name(t), total);
+            coll_group_free(g);
+            return NULL;
+        }
+    }
+    /* group by node, nodes in order of first appearance */
+    GHashTable *idx = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GArray *counts = g_array_new(FALSE, TRUE, sizeof(int));
+    int *node_of = g_new(int, nranks);
+    for (int i = 0; i < nranks; i++) {
+        int nd = topo_node_of(t, g->ranks[i]);
+        gpointer v;
+        if (!g_hash_table_lookup_extended(idx, GINT_TO_POINTER(nd), NULL, &v)) {
+            v = GINT_TO_POINTER(counts->len);
+            g_hash_table_insert(idx, GINT_TO_POINTER(nd), v);
+            int z = 0;
+            g_array_append_val(counts, z);
+        }
+        node_of[i] = GPOINTER_TO_INT(v);
+        g_array_index(counts, int, node_of[i])++;
+    }
+    g->nnodes = (int)counts->len;
+    g->node_start = g_new0(int, g->nnodes + 1);
+    g->ppn = 0;
+    for (int k = 0; k < g->nnodes; k++) {
+        int c = g_array_index(counts, int, k);
+        g->node_start[k + 1] = g->node_start[k] + c;
+        if (c > g->ppn)
+            g->ppn = c;
+    }
+    g->by_node = g_new(int, nranks);
+    int *fill = g_new0(int, g->nnodes);
+    for (int i = 0; i < nranks; i++)
+        g->by_node[g->node_start[node_of[i]] + fill[node_of[i]]++] = i;
+    bool uniform = true;
+    for (int k = 0; k < g->nnodes; k++)
+        uniform &= g->node_start[k + 1] - g->node_start[k] == g->ppn;
+    g_free(fill);
+    g_free(node_of);
+    g_array_free(counts, TRUE);
+    g_hash_table_destroy(idx);
+    if (!uniform || g->ppn > 64) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                    !uniform ? "a collective's ranks must be spread evenly over its nodes (%d nodes, up to %d ranks on one)"
+                             : "a collective can have at most 64 ranks per node (%d nodes, %d ranks on one)",
+                    g->nnodes, g->ppn);
+        coll_group_free(g);
+        return NULL;
+    }
+    g->in_network = topo_has_in_network_reduction(t) && g->nnodes > 1;
+    g->nvls = topo_has_nvlink_sharp(t) && g->nnodes == 1 && g->ppn > 1;
+    if (!find_rings(g, err)) {
+        coll_group_free(g);
+        return NULL;
+    }
+    find_nics(g);
+    coll_tree_shape(g);
+    g->rotate = strcmp(topo_family(t), "ring") != 0;
+    return g;
+}
+
+void coll_group_free(CollGroup *g)
+{
+    if (!g)
+        return;
+    g_free(g->ranks);
+    g_free(g->node_start);
+    g_free(g->by_node);
+    g_free(g);
+}
+
+int coll_group_size(const CollGroup *g) { return g->n; }
+int coll_group_nodes(const CollGroup *g) { return g->nnodes; }
+double coll_group_intra_bw(const CollGroup *g) { return g->intra_bw; }
+double coll_group_inter_bw(const CollGroup *g) { return g->inter_bw; }
+int coll_group_channels(const CollGroup *g) { return g->nch; }
+void coll_group_set_gpus_per_thread(CollGroup *g, int n) { g->gpus_per_thread = n > 0 ? n : 1; }

@@ -1,0 +1,178 @@
+/* Private to the collective model (models/coll_*.c, collective.c): the group
+ * and its parameters, the helpers every algorithm shares, and the table of
+ * algorithms.  Each algorithm family lives in its own file (coll_ring.c,
+ * coll_tree.c, ...) and describes itself with one CollAlgoDesc; the list in
+ * coll_algos.c is the only place that names them all. */
+#ifndef COLL_INTERNAL_H
+#define COLL_INTERNAL_H
+
+#include "collective.h"
+
+#include <math.h>
+
+#define MAX_CH 32
+#define TREE_CORR 23 /* tree corrections: 64 B to 256 MiB */
+#define MAX_ENUM_PPN 8 /* exhaustive ring search up to this many ranks per node */
+
+enum { HW_NVLINK, HW_PCIE, HW_NET, HW_NUM };
+enum { KIND_RING, KIND_TREE, KIND_COLLNET, KIND_NUM }; /* parameter families */
+
+/* What models/presets/collectives.json says (coll_params.c). */
+typedef struct {
+    double base[COLL_NUM_ALGOS][COLL_NUM_PROTOS];
+    double step[HW_NUM][2][COLL_NUM_PROTOS]; /* [hw][ring|tree][proto] */
+    double ll_intra_factor;
+    double proto_bw[KIND_NUM][COLL_NUM_PROTOS];
+    double ll128_max_per_ch;
+    double link_eff[TOPO_LINK_SHM + 1];
+    int max_channels;
+    double launch_s;
+    bool ll128_multinode;
+    double ring_plateau;                    /* latency factor of multi-node Simple ring all-reduce */
+    double tree_correction[COLL_NUM_PROTOS][TREE_CORR]; /* tree bandwidth factor by log2(bytes/64) */
+    double nvls_latency, nvls_fraction; /* NVLS: latency, algorithm bandwidth / GPU link rate */
+    double net_overhead; /* floor of a multi-node ring's intra-node step */
+} CollParams;
+
+struct CollGroup {
+    const Topo *t;
+    CollParams p;
+    int n, nnodes, ppn;
+    int *ranks;      /* group order */
+    int *node_start; /* nnodes + 1 offsets into by_node */
+    int *by_node;    /* group indices grouped by node, nodes in order of first appearance */
+    /* intra-node ring channels, as local indices 0..ppn-1 */
+    int nch;
+    int ring[MAX_CH][MAX_ENUM_PPN > 64 ? MAX_ENUM_PPN : 64];
+    double ring_bw[MAX_CH];
+    double intra_bw, inter_bw;
+    int intra_hw;
+    int nics;
+    bool in_network;
+    bool nvls;          /* single node whose NVSwitch reduces */
+    bool rotate;        /* ring channels rotate per node (not on a physical ring of nodes) */
+    /* seconds per byte that each pair sends when the pattern's flows share the
+     * links evenly: all pairs (direct), partners at distance n/2^(r+1) (rhd);
+     * worked out on first use (0 = not yet) */
+    double direct_spb, rhd_spb[32];
+    double gpu_link;    /* raw bandwidth of a rank's first link into the node fabric */
+    int gpus_per_thread;
+    /* double binary tree: the most tree edges at one node (both trees), the
+     * deepest node, and the most a rank sends on intra-node links per byte
+     * of the message (its chains' up and down hops) */
+    int tree_deg, tree_depth;
+    double tree_intra;
+};
+
+/* Loads the parameters from `path`, or the default data file when NULL. */
+bool coll_params_load(const char *path, CollParams *p, GError **err);
+
+/* ---------------- what the group derived, for every algorithm ---------------- */
+
+/* A link's achievable bandwidth: raw times the efficiency of its kind. */
+static inline double coll_link_cap(const CollGroup *g, int l)
+{
+    return topo_link_bandwidth(g->t, l) * g->p.link_eff[topo_link_kind(g->t, l)];
+}
+
+/* Routes have no fixed bound (a chain of endpoints or a big torus makes them
+ * long): buffers are sized by the topology's longest route. */
+static inline int coll_route_cap(const CollGroup *g)
+{
+    int m = topo_max_route_length(g->t);
+    return m > 0 ? m : 1;
+}
+
+/* Channels of a ring spanning the group: the intra-node rings, and across
+ * nodes at least one per NIC. */
+static inline int coll_ring_channels(const CollGroup *g)
+{
+    if (g->nnodes <= 1)
+        return g->nch > 0 ? g->nch : 1;
+    int k = g->nics > g->nch ? g->nics : g->nch;
+    return k > 0 ? k : 1;
+}
+
+/* Per-step latency of parameter family `kind` (0 ring, 1 tree) on the
+ * intra-node link class. */
+static inline double coll_intra_step_lat(const CollGroup *g, int kind, CollProto p)
+{
+    double l = g->p.step[g->intra_hw][kind][p];
+    if (g->nnodes > 1 && p == COLL_LL)
+        l *= g->p.ll_intra_factor;
+    return l;
+}
+
+static inline int coll_ilog2_ceil(int n)
+{
+    int k = 0;
+    while ((1 << k) < n)
+        k++;
+    return k;
+}
+
+#define COLL_PATTERN_MAX_RANKS 2048 /* routing every pair costs n^2 routes */
+
+/* The most loaded link's seconds per byte when every pair sends one byte at
+ * once (dist 0: all pairs; else i and i ^ dist) (coll_build.c). */
+double coll_pattern_spb(const CollGroup *g, int dist);
+
+/* The double binary tree's shape, for its closed form (coll_tree.c). */
+void coll_tree_shape(CollGroup *g);
+
+/* ---------------- building flows (coll_build.c) ---------------- */
+
+typedef struct {
+    const CollGroup *g;
+    SimGraph *graph;
+    const char *label;
+    int start; /* task every flow waits for */
+    GArray *ends; /* tasks the collective's end waits for */
+    int *links;   /* route scratch, coll_route_cap(g) ints */
+} CollBuilder;
+
+/* A flow task from group index src to dst, `delay` the step's latency as the
+ * closed form counts it (the links' own latency included). */
+int coll_add_flow(CollBuilder *b, int src, int dst, double bytes, sim_time_t delay, uint32_t salt);
+/* A zero-time task, to join on. */
+int coll_barrier(CollBuilder *b);
+/* A pipelined ring (cyclic) or chain over `order`; returns a barrier task. */
+int coll_append_ring(CollBuilder *b, const int *order, int len, bool cyclic, double hop_bytes, double lat_total,
+                     int nseg, int dep, uint32_t salt);
+
+/* ---------------- the table of algorithms ---------------- */
+
+/* One algorithm.  `cost`, `build` and `flow_count` are called only on groups
+ * of two ranks or more, with a concrete protocol the group allows (the
+ * one-rank case, protocol limits, the tuner's choice and the host launch
+ * cost are collective.c's); `flow_count` must count exactly what `build`
+ * adds (tests/test_routes.c checks every algorithm and op).
+ *
+ * Adding one: a CollAlgo value before COLL_NUM_ALGOS (collective.h); a file
+ * models/coll_<family>.c with its four functions and a `const CollAlgoDesc
+ * coll_<name>_algo`, declared below; its entry in the list in coll_algos.c;
+ * if it has base latencies of its own, their key in coll_params.c and in
+ * models/presets/collectives.json.  Names, --algo parsing, auto (when
+ * `tuner`) and the tests' every-algorithm loops then pick it up. */
+typedef struct {
+    CollAlgo id;
+    const char *name;  /* as --algo takes it and reports print it */
+    const char *alias; /* another name coll_algo_parse takes, or NULL */
+    bool tuner;        /* one of those NCCL's tuner picks among (auto) */
+    /* closed form: false if it cannot run op with protocol p on g */
+    bool (*cost)(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c);
+    /* adds the flows to b->graph, each waiting for b->start; what the end
+     * waits for goes to b->ends */
+    void (*build)(CollBuilder *b, CollOp op, CollProto p, double bytes);
+    int64_t (*flow_count)(const CollGroup *g, CollOp op, CollProto p, double bytes);
+    /* why cost refuses (the protocol's own limits aside), for messages */
+    const char *(*why_not)(const CollGroup *g, CollOp op, CollProto p);
+} CollAlgoDesc;
+
+extern const CollAlgoDesc coll_ring_algo, coll_tree_algo, coll_rhd_algo, coll_direct_algo, coll_hier_algo,
+    coll_collnet_algo, coll_nvls_algo;
+
+/* The algorithm `a`, or NULL if it is none (coll_algos.c). */
+const CollAlgoDesc *coll_algo_desc(CollAlgo a);
+
+#endif

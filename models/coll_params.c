@@ -1,0 +1,137 @@
+/* The collective model's parameters: reading models/presets/collectives.json
+ * (or the file --params names) into CollParams, the default file once per
+ * process. */
+#include "coll_internal.h"
+#include "sim_data.h"
+
+#include <string.h>
+
+static bool get_proto_triple(const SimJsonDoc *d, const cJSON *obj, const char *key, double out[COLL_NUM_PROTOS],
+                             double hi, GError **err)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsObject(o)) {
+        sim_json_error(d, o ? o : obj, err, "\"%s\" must be an object with ll, ll128, simple", key);
+        return false;
+    }
+    for (int p = 0; p < COLL_NUM_PROTOS; p++)
+        if (!sim_json_get_number(d, o, coll_proto_name(p), true, 0, hi, &out[p], err))
+            return false;
+    return true;
+}
+
+static const cJSON *get_object(const SimJsonDoc *d, const cJSON *obj, const char *key, GError **err)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsObject(o))
+        sim_json_error(d, o ? o : obj, err, "\"%s\" must be an object", key);
+    return cJSON_IsObject(o) ? o : NULL;
+}
+
+static bool params_read(const char *path, CollParams *p, GError **err);
+
+/* The default file is read once per process (groups are made by the hundred
+ * in a step simulation), under a lock since sweep runs steps in threads. */
+bool coll_params_load(const char *path, CollParams *p, GError **err)
+{
+    static GMutex lock;
+    static CollParams cached;
+    static char *cached_path;
+    if (path)
+        return params_read(path, p, err);
+    char *def = sim_data_dir("models/presets/collectives.json");
+    bool ok = true;
+    g_mutex_lock(&lock);
+    if (!cached_path || strcmp(cached_path, def) != 0) {
+        ok = params_read(def, &cached, err);
+        g_free(cached_path);
+        cached_path = ok ? g_strdup(def) : NULL;
+    }
+    if (ok)
+        *p = cached;
+    g_mutex_unlock(&lock);
+    g_free(def);
+    return ok;
+}
+
+static bool params_read(const char *path, CollParams *p, GError **err)
+{
+    SimJsonDoc *d = sim_json_load_file(path, err);
+    if (!d)
+        return false;
+    const cJSON *r = sim_json_root(d);
+    bool ok = false;
+    const cJSON *base, *step, *pbw, *eff;
+    memset(p, 0, sizeof *p);
+    if (!(base = get_object(d, r, "base_latency", err)) || !(step = get_object(d, r, "step_latency", err)) ||
+        !(pbw = get_object(d, r, "protocol_bandwidth", err)) || !(eff = get_object(d, r, "link_efficiency", err)))
+        goto out;
+    static const struct {
+        int algo;
+        const char *key;
+    } bases[] = {{COLL_RING, "ring"}, {COLL_TREE, "tree"}, {COLL_COLLNET, "collnet"}, {COLL_RHD, "rhd"},
+                 {COLL_DIRECT, "direct"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(bases); i++)
+        if (!get_proto_triple(d, base, bases[i].key, p->base[bases[i].algo], 1, err))
+            goto out;
+    memcpy(p->base[COLL_HIER], p->base[COLL_RING], sizeof p->base[COLL_HIER]);
+    static const char *hw[] = {"nvlink", "pcie", "net"};
+    for (int h = 0; h < HW_NUM; h++) {
+        const cJSON *o = get_object(d, step, hw[h], err);
+        if (!o || !get_proto_triple(d, o, "ring", p->step[h][0], 1, err) ||
+            !get_proto_triple(d, o, "tree", p->step[h][1], 1, err))
+            goto out;
+    }
+    static const char *kinds[] = {"ring", "tree", "collnet"};
+    for (int k = 0; k < KIND_NUM; k++)
+        if (!get_proto_triple(d, pbw, kinds[k], p->proto_bw[k], 1, err))
+            goto out;
+    static const char *lk[] = {"nvlink", "pcie", "net", "ici", "shm"};
+    for (int k = 0; k <= TOPO_LINK_SHM; k++)
+        if (!sim_json_get_number(d, eff, lk[k], true, 0.01, 1, &p->link_eff[k], err))
+            goto out;
+    long maxch = 16;
+    p->ll_intra_factor = 1;
+    if (!sim_json_get_number(d, r, "ll_intra_latency_factor_multinode", false, 0, 100, &p->ll_intra_factor, err) ||
+        !sim_json_get_number(d, r, "ll128_max_bw_per_channel", true, 1, 1e15, &p->ll128_max_per_ch, err) ||
+        !sim_json_get_int(d, r, "max_channels", false, 1, MAX_CH, &maxch, err) ||
+        !sim_json_get_number(d, r, "host_launch_s", true, 0, 1, &p->launch_s, err))
+        goto out;
+    p->max_channels = (int)maxch;
+    if (!sim_json_get_bool(d, r, "ll128_multinode", &p->ll128_multinode, err))
+        goto out;
+    const cJSON *nv = get_object(d, r, "nvls", err);
+    if (!nv || !sim_json_get_number(d, nv, "latency_s", true, 0, 1, &p->nvls_latency, err) ||
+        !sim_json_get_number(d, nv, "bandwidth_fraction", true, 0.01, 2, &p->nvls_fraction, err))
+        goto out;
+    p->ring_plateau = 1;
+    if (!sim_json_get_number(d, r, "ring_plateau_factor", false, 1, 10, &p->ring_plateau, err) ||
+        !sim_json_get_number(d, r, "net_overhead_s", false, 0, 1, &p->net_overhead, err))
+        goto out;
+    for (int q = 0; q < COLL_NUM_PROTOS; q++)
+        for (int i = 0; i < TREE_CORR; i++)
+            p->tree_correction[q][i] = 1;
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(r, "tree_correction");
+    if (tc) {
+        for (int q = 0; q < COLL_NUM_PROTOS; q++) {
+            const cJSON *arr = cJSON_GetObjectItemCaseSensitive(tc, coll_proto_name(q));
+            if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != TREE_CORR) {
+                sim_json_error(d, arr ? arr : tc, err, "tree_correction.%s must be an array of %d numbers",
+                               coll_proto_name(q), TREE_CORR);
+                goto out;
+            }
+            for (int i = 0; i < TREE_CORR; i++) {
+                const cJSON *v = cJSON_GetArrayItem(arr, i);
+                if (!cJSON_IsNumber(v) || !(v->valuedouble > 0 && v->valuedouble <= 1)) {
+                    sim_json_error(d, v, err, "tree_correction.%s[%d] must be in (0, 1]", coll_proto_name(q), i);
+                    goto out;
+                }
+                p->tree_correction[q][i] = v->valuedouble;
+            }
+        }
+    }
+    ok = true;
+out:
+    sim_json_free(d);
+    return ok;
+}

@@ -1,0 +1,135 @@
+/* The ring: all-reduce, reduce-scatter and all-gather around a ring per
+ * channel, broadcast and reduce down a chain; its closed form (NCCL's tuner,
+ * with its plateau correction) and its flows. */
+#include "coll_internal.h"
+
+static double min_bw(double a, double b) { return a < b ? a : b; }
+
+/* Per-rank bandwidth of a ring that spans the group: inside a node the
+ * channels found, across nodes the NICs.  Across nodes each channel leaves
+ * every node once by a NIC, so a rank's intra-node links carry only the
+ * channels that do not exit there. */
+static double ring_bus_bw(const CollGroup *g)
+{
+    double bw = INFINITY;
+    if (g->ppn > 1) {
+        bw = g->intra_bw;
+        if (g->nnodes > 1) {
+            int k = coll_ring_channels(g), exits = k / g->ppn;
+            bw *= (double)k / (k - exits);
+        }
+    }
+    if (g->nnodes > 1)
+        bw = min_bw(bw, g->inter_bw);
+    return bw;
+}
+
+/* Alpha: a step latency per hop, the network's on the hops between nodes. */
+static double ring_lat(const CollGroup *g, CollOp op, CollProto p)
+{
+    int n = g->n, nn = g->nnodes;
+    int steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    int inter = nn <= 1 ? 0 : op == COLL_ALLREDUCE ? 2 * nn : nn - 1;
+    if (inter > steps)
+        inter = steps;
+    double intra = coll_intra_step_lat(g, 0, p);
+    if (nn > 1) /* every step of a ring across nodes also posts to the network */
+        intra = fmax(intra, g->p.net_overhead * (p == COLL_SIMPLE ? 3 : 1));
+    return g->p.base[COLL_RING][p] + (steps - inter) * intra + inter * g->p.step[HW_NET][0][p];
+}
+
+/* NCCL's "plateau effect": multi-node Simple ring all-reduce pays more per step. */
+static double ring_plateau(const CollGroup *g, CollOp op, CollProto p, double bytes)
+{
+    bool on = p == COLL_SIMPLE && op == COLL_ALLREDUCE && g->nnodes > 1 &&
+              bytes / ((double)coll_ring_channels(g) * g->n) >= 64;
+    return on ? g->p.ring_plateau : 1;
+}
+
+static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
+{
+    if (op == COLL_ALLTOALL)
+        return false;
+    double bw = ring_bus_bw(g) * g->p.proto_bw[KIND_RING][p];
+    if (p == COLL_LL128)
+        bw = min_bw(bw, g->p.ll128_max_per_ch * (g->nch > g->nics ? g->nch : (g->nics > 0 ? g->nics : 1)));
+    c->latency_s = ring_lat(g, op, p);
+    c->algbw_Bps = bw / coll_busbw_factor(op, g->n);
+    c->latency_s *= ring_plateau(g, op, p, bytes);
+    return true;
+}
+
+/* Channel c of a ring across nodes: each node's ranks in intra ring c mod nch,
+ * rotated so that channels leave each node through different ranks (and so
+ * different NICs), and so that a channel enters the next node at the rank of
+ * the same local index it left by: the hop stays on one rail, as NCCL's rings
+ * do on rail-optimised fabrics. */
+static void channel_order(const CollGroup *g, int c, int *order)
+{
+    int p = g->ppn, k = 0, nch = coll_ring_channels(g);
+    /* spread channels' exits evenly, so ranks sharing a NIC take turns */
+    int stride = nch < p ? p / nch : 1;
+    const int *ring = g->nch > 0 ? g->ring[c % g->nch] : NULL;
+    for (int nd = 0; nd < g->nnodes; nd++) {
+        /* on a ring of nodes the neighbours' order is the physical one */
+        int start = g->rotate ? ((c * stride - nd) % p + p) % p : 0;
+        for (int j = 0; j < p; j++) {
+            int local = ring ? ring[(start + j) % p] : 0;
+            order[k++] = g->by_node[g->node_start[nd] + local];
+        }
+    }
+}
+
+static void build_ring(CollBuilder *b, CollOp op, CollProto p, double bytes)
+{
+    const CollGroup *g = b->g;
+    int n = g->n, k = coll_ring_channels(g);
+    int steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    bool cyclic = op != COLL_BROADCAST && op != COLL_REDUCE;
+    double hop_total = bytes * (cyclic ? coll_busbw_factor(op, n) : 1.0);
+    double lat = ring_lat(g, op, p) * ring_plateau(g, op, p, bytes) - g->p.base[COLL_RING][p];
+    double eff = g->p.proto_bw[KIND_RING][p];
+    int nseg = steps < 8 ? steps : 8;
+    if (!cyclic) {
+        /* a chain pipelines in chunks of about a MiB, as NCCL's buffers do; its
+         * fill time then stays small beside the transfer */
+        double want = bytes / k / 1048576.0, cap = 2e5 / ((double)n * k);
+        nseg = (int)fmax(16, fmin(want, fmax(16, cap)));
+    }
+    int *order = g_new(int, n);
+    for (int c = 0; c < k; c++) {
+        channel_order(g, c, order);
+        if (op == COLL_REDUCE) /* data flows towards the root: reverse the chain */
+            for (int i = 0; i < n / 2; i++) {
+                int t = order[i];
+                order[i] = order[n - 1 - i];
+                order[n - 1 - i] = t;
+            }
+        /* single-node channels carry bytes in proportion to their bandwidth */
+        double share = g->nnodes <= 1 && g->nch > 0 ? g->ring_bw[c] / g->intra_bw : 1.0 / k;
+        int end = coll_append_ring(b, order, n, cyclic, hop_total * share / eff, lat, nseg, b->start, (uint32_t)c);
+        g_array_append_val(b->ends, end);
+    }
+    g_free(order);
+}
+
+/* As build_ring: every channel's segments on every hop. */
+static int64_t count_ring(const CollGroup *g, CollOp op, CollProto p, double bytes)
+{
+    int64_t n = g->n, k = coll_ring_channels(g);
+    bool cyclic = op != COLL_BROADCAST && op != COLL_REDUCE;
+    int64_t steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    int64_t nseg = steps < 8 ? steps : 8;
+    if (!cyclic) {
+        double want = bytes / (double)k / 1048576.0, cap = 2e5 / ((double)n * (double)k);
+        nseg = (int64_t)fmax(16, fmin(want, fmax(16, cap)));
+    }
+    return k * nseg * (cyclic ? n : n - 1);
+}
+
+static const char *why_not_ring(const CollGroup *g, CollOp op, CollProto p)
+{
+    return op == COLL_ALLTOALL ? "all-to-all has no ring schedule; use direct" : "not available";
+}
+
+const CollAlgoDesc coll_ring_algo = {COLL_RING, "ring", NULL, true, cost_ring, build_ring, count_ring, why_not_ring};

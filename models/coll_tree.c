@@ -1,0 +1,260 @@
+/* NCCL's double binary tree all-reduce: the trees over nodes, chains inside
+ * nodes, the shape the closed form needs, the closed form (with NCCL's size
+ * correction) and the pipelined flows up and down. */
+#include "coll_internal.h"
+
+#include <string.h>
+
+/* Parent of node r in NCCL's binary tree over nn nodes (src/graph/trees.cc,
+ * ncclGetBtree): the root 0 has one child; r's parent clears r's lowest set
+ * bit and sets the next one up, or only clears it past the end. */
+static int btree_parent(int nn, int r)
+{
+    if (r <= 0)
+        return -1;
+    int bit = r & -r, up = (r ^ bit) | (bit << 1);
+    return up < nn ? up : r ^ bit;
+}
+
+/* Tree t (0 or 1) of the double binary tree (ncclGetDtree): the second is the
+ * first mirrored (nn even) or shifted by one (nn odd), so that a node inner in
+ * one tree is a leaf of the other. */
+static int dtree_parent(int nn, int t, int r)
+{
+    if (t == 0)
+        return btree_parent(nn, r);
+    if (nn % 2 == 1) {
+        int u = btree_parent(nn, (r - 1 + nn) % nn);
+        return u < 0 ? -1 : (u + 1) % nn;
+    }
+    int u = btree_parent(nn, nn - 1 - r);
+    return u < 0 ? -1 : nn - 1 - u;
+}
+
+
+/* Tree channels come in pairs, one per ring channel (so one per NIC across
+ * nodes), each pair running both trees on the same ranks and NIC, as NCCL's
+ * channel c and c + nChannels do (src/graph/connect.cc, connectTrees). */
+static int tree_pairs(const CollGroup *g) { return coll_ring_channels(g); }
+
+/* Share of the message on pair c: by bandwidth inside one node, even across. */
+static double tree_share(const CollGroup *g, int c)
+{
+    return g->nnodes <= 1 && g->nch > 0 ? g->ring_bw[c % g->nch] / g->intra_bw : 1.0 / tree_pairs(g);
+}
+
+/* Local index of the j-th rank (top first) of pair c's chain in every node:
+ * intra ring c rotated so that pairs' tops (the rank on the network, where
+ * parent and children attach, as NCCL's tree pattern does) are spread over
+ * the ranks and so over the NICs; the top has the same local index on every
+ * node, so tree hops stay on one rail. */
+static int tree_local(const CollGroup *g, int c, int j)
+{
+    int p = g->ppn, k = tree_pairs(g), stride = k < p ? p / k : 1, pos = (c * stride + j) % p;
+    return g->nch > 0 ? g->ring[c % g->nch][pos] : pos;
+}
+
+/* What the closed form needs of the trees' shape (see cost_tree). */
+void coll_tree_shape(CollGroup *g)
+{
+    int nn = g->nnodes, p = g->ppn, k = tree_pairs(g);
+    int *deg = g_new0(int, nn);
+    g->tree_depth = 0;
+    for (int t = 0; t < (nn > 1 ? 2 : 1); t++)
+        for (int r = 0; r < nn; r++) {
+            int u = dtree_parent(nn, t, r), d = 0;
+            if (u >= 0) {
+                deg[r]++;
+                deg[u]++;
+            }
+            for (int v = r; (v = dtree_parent(nn, t, v)) >= 0 && d < nn;)
+                d++;
+            g->tree_depth = d > g->tree_depth ? d : g->tree_depth;
+        }
+    g->tree_deg = 0;
+    for (int r = 0; r < nn; r++)
+        g->tree_deg = deg[r] > g->tree_deg ? deg[r] : g->tree_deg;
+    g_free(deg);
+    /* a chain's inner ranks send up and down, its top only down (its up goes
+     * to the network, or nowhere at the root), its bottom only up */
+    double *load = g_new0(double, p), most = 0;
+    for (int c = 0; c < k && p > 1; c++) {
+        double w = tree_share(g, c);
+        for (int j = 0; j < p; j++)
+            load[tree_local(g, c, j)] += w * (j == 0 || j == p - 1 ? 1 : 2);
+    }
+    for (int j = 0; j < p; j++)
+        most = fmax(most, load[j]);
+    g->tree_intra = most;
+    g_free(load);
+}
+
+/* NCCL's static correction of tree bandwidth by log2(bytes/64) (tuning.cc). */
+static double tree_correction(const CollGroup *g, CollProto p, double bytes)
+{
+    int lg = 0;
+    for (double v = bytes / 64; v >= 2 && lg < 63; v /= 2)
+        lg++;
+    return lg < TREE_CORR ? g->p.tree_correction[p][lg] : 1;
+}
+
+/* Double binary tree: reduce up and broadcast down, pipelined, so the time is
+ * the busiest link's bytes over its bandwidth plus a step latency per level
+ * up and down (NCCL's tuner: algorithm bandwidth = tree bus bandwidth x 0.5).
+ * Across nodes every tree edge carries its tree's half of the message each
+ * way, and a node's NICs carry its edges in both trees: 4 halves (inner in
+ * one tree, leaf in the other), i.e. 2x the message, as a ring's 2(n-1)/n.
+ * At 2 nodes a node has only 2 edges, but NCCL rates trees there by a
+ * per-channel cap (tuning.cc perChMaxTreeBws, 2 nodes: 18.5 GB/s Volta,
+ * 22.5 Ampere, 41.4 Hopper) at or below a channel's NIC rate on DGX-class
+ * nodes, and measured 2-node runs agree (crediting the halved load moves the
+ * OCI A100 2-node trace from 0.1% to 20% error and ABCI's from 6% to 16%):
+ * the rate counts 4 halves from 2 nodes on.  The flows keep the physics, so
+ * at 2 nodes they may be faster, down to the intra-node chains' bound.
+ * Inside a node a chain's inner ranks send each byte up and down. */
+static bool cost_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
+{
+    if (op != COLL_ALLREDUCE)
+        return false;
+    c->latency_s = g->p.base[COLL_TREE][p] +
+                   2 * ((g->ppn - 1) * coll_intra_step_lat(g, 1, p) + g->tree_depth * g->p.step[HW_NET][1][p]);
+    double spb = g->ppn > 1 ? g->tree_intra / g->intra_bw : 0;
+    if (g->nnodes > 1)
+        spb = fmax(spb, 0.5 * (g->tree_deg > 4 ? g->tree_deg : 4) / g->inter_bw);
+    c->algbw_Bps = spb > 0 ? g->p.proto_bw[KIND_TREE][p] / spb : INFINITY;
+    c->algbw_Bps *= tree_correction(g, p, bytes); /* NCCL's: trees fall short at medium sizes */
+    return true;
+}
+
+/* Segments per tree hop: about one per 512 KiB (NCCL's largest Simple tree
+ * chunk), so that small messages do not pay a wire latency per segment, at
+ * most 8, and fewer on groups so large that the flows would pass about 6e4
+ * (the flows of a tree run at once, so their max-min sharing is costly). */
+static int tree_segments(const CollGroup *g, int chains, double hop_bytes)
+{
+    double fit = fmin(fmin(8, hop_bytes / 524288.0), 6e4 / (2.0 * g->n * chains));
+    return fit <= 1 ? 1 : (int)fit;
+}
+
+/* One tree of pair c over the group: a chain inside every node (tree_local),
+ * the chains' tops joined by NCCL's tree t over nodes.  Fills parent[] and
+ * children (kids[3 r ...], nkids[r]); returns the root. */
+static int tree_links(const CollGroup *g, int c, int t, int *parent, int *kids, int *nkids)
+{
+    int nn = g->nnodes, p = g->ppn, root = -1;
+    for (int nd = 0; nd < nn; nd++)
+        for (int j = 0; j < p; j++) {
+            int r = g->by_node[g->node_start[nd] + tree_local(g, c, j)];
+            if (j > 0) {
+                parent[r] = g->by_node[g->node_start[nd] + tree_local(g, c, j - 1)];
+                continue;
+            }
+            int u = dtree_parent(nn, t, nd);
+            parent[r] = u < 0 ? -1 : g->by_node[g->node_start[u] + tree_local(g, c, 0)];
+            if (u < 0)
+                root = r;
+        }
+    memset(nkids, 0, sizeof(int) * (size_t)g->n);
+    for (int r = 0; r < g->n; r++)
+        if (parent[r] >= 0)
+            kids[3 * parent[r] + nkids[parent[r]]++] = r;
+    return root;
+}
+
+/* Double binary tree all-reduce: for every pair of tree channels (tree_pairs)
+ * both trees, each with half the pair's share, reduce up and broadcast down.
+ * NCCL pipelines in chunks much smaller than a segment here, so each hop's
+ * step latency (which the closed form counts per level) delays both the first
+ * and the last chunk, and segments of consecutive hops overlap: zero-byte
+ * heads carry the first chunk's latencies hop by hop (up to the root, then
+ * down) and a hop's segments start once data has reached its sender; tails
+ * carry the last chunk's latencies the same way after each hop's last
+ * segment; segment s of a hop waits for segment s-1 of the hops that feed it
+ * (its children's going up; its parent's, or the root's children's, going
+ * down), which holds a hop to the pace of the data it forwards. */
+static void build_tree(CollBuilder *b, CollOp op, CollProto p, double bytes)
+{
+    const CollGroup *g = b->g;
+    int n = g->n, k = tree_pairs(g), nt = g->nnodes > 1 ? 2 : 1;
+    int nseg = tree_segments(g, k * nt, bytes / (k * nt));
+    double eff = g->p.proto_bw[KIND_TREE][p] * tree_correction(g, p, bytes);
+    sim_time_t lat_intra = sim_time_from_s(coll_intra_step_lat(g, 1, p));
+    sim_time_t lat_net = sim_time_from_s(g->p.step[HW_NET][1][p]);
+    int *parent = g_new(int, n), *kids = g_new(int, 3 * (size_t)n), *nkids = g_new(int, n);
+    int *head_up = g_new(int, n), *head_down = g_new(int, n), *tail_up = g_new(int, n), *tail_down = g_new(int, n);
+    int *up = g_new(int, (size_t)n * nseg), *down = g_new(int, (size_t)n * nseg);
+    for (int c = 0; c < k; c++)
+        for (int t = 0; t < nt; t++) {
+            int root = tree_links(g, c, t, parent, kids, nkids);
+            double seg = bytes * tree_share(g, c) / nt / nseg / eff;
+            uint32_t salt = (uint32_t)(c * 2 + t);
+            for (int r = 0; r < n; r++) {
+                bool net = parent[r] >= 0 && topo_node_of(g->t, g->ranks[r]) != topo_node_of(g->t, g->ranks[parent[r]]);
+                sim_time_t lat = parent[r] < 0 ? 0 : net ? lat_net : lat_intra;
+                head_up[r] = sim_graph_task(b->graph, b->label, SIM_NO_RESOURCE, lat);
+                tail_up[r] = sim_graph_task(b->graph, b->label, SIM_NO_RESOURCE, lat);
+                head_down[r] = parent[r] < 0 ? head_up[r] : sim_graph_task(b->graph, b->label, SIM_NO_RESOURCE, lat);
+                tail_down[r] = parent[r] < 0 ? tail_up[r] : sim_graph_task(b->graph, b->label, SIM_NO_RESOURCE, lat);
+                for (int s = 0; s < nseg && parent[r] >= 0; s++) {
+                    up[r * nseg + s] = coll_add_flow(b, r, parent[r], seg, 0, salt);
+                    down[r * nseg + s] = coll_add_flow(b, parent[r], r, seg, 0, salt);
+                }
+            }
+            for (int r = 0; r < n; r++) {
+                if (nkids[r] == 0)
+                    sim_graph_depend(b->graph, b->start, head_up[r]);
+                for (int i = 0; i < nkids[r]; i++) {
+                    int kid = kids[3 * r + i];
+                    sim_graph_depend(b->graph, head_up[kid], head_up[r]);
+                    sim_graph_depend(b->graph, tail_up[kid], tail_up[r]);
+                }
+                if (parent[r] < 0)
+                    continue;
+                sim_graph_depend(b->graph, head_down[parent[r]], head_down[r]);
+                sim_graph_depend(b->graph, tail_down[parent[r]], tail_down[r]);
+                /* down from the root: fed by the root's children going up */
+                int feed = parent[r] == root ? -1 : parent[r];
+                for (int s = 0; s < nseg; s++) {
+                    int u = up[r * nseg + s], d = down[r * nseg + s];
+                    if (s > 0) {
+                        sim_graph_depend(b->graph, up[r * nseg + s - 1], u);
+                        sim_graph_depend(b->graph, down[r * nseg + s - 1], d);
+                    } else {
+                        sim_graph_depend(b->graph, head_down[parent[r]], d);
+                        if (nkids[r] == 0)
+                            sim_graph_depend(b->graph, b->start, u);
+                    }
+                    for (int i = 0; i < nkids[r]; i++)
+                        sim_graph_depend(b->graph, s ? up[kids[3 * r + i] * nseg + s - 1] : head_up[kids[3 * r + i]], u);
+                    if (s && feed >= 0)
+                        sim_graph_depend(b->graph, down[feed * nseg + s - 1], d);
+                    for (int i = 0; s && feed < 0 && i < nkids[root]; i++)
+                        sim_graph_depend(b->graph, up[kids[3 * root + i] * nseg + s - 1], d);
+                }
+                sim_graph_depend(b->graph, up[r * nseg + nseg - 1], tail_up[r]);
+                sim_graph_depend(b->graph, down[r * nseg + nseg - 1], tail_down[r]);
+                g_array_append_val(b->ends, tail_down[r]);
+            }
+        }
+    g_free(parent);
+    g_free(kids);
+    g_free(nkids);
+    g_free(head_up);
+    g_free(head_down);
+    g_free(tail_up);
+    g_free(tail_down);
+    g_free(up);
+    g_free(down);
+}
+
+/* As build_tree: per pair and tree, up and down per segment, every rank but the root. */
+static int64_t count_tree(const CollGroup *g, CollOp op, CollProto p, double bytes)
+{
+    int64_t n = g->n, nn = g->nnodes;
+    int64_t kt = (int64_t)tree_pairs(g) * (nn > 1 ? 2 : 1);
+    return kt * tree_segments(g, (int)kt, bytes / (double)kt) * 2 * (n - 1);
+}
+
+static const char *why_not_tree(const CollGroup *g, CollOp op, CollProto p) { return "the tree runs all-reduce only"; }
+
+const CollAlgoDesc coll_tree_algo = {COLL_TREE, "tree", NULL, true, cost_tree, build_tree, count_tree, why_not_tree};
