@@ -3,71 +3,17 @@
  * (no tables, O(path length) per route); explicit graphs precompute one
  * next-hop table per destination rank at load time, which also proves every
  * rank reaches every other. */
-#include "topo.h"
-#include "sim_data.h"
+#include "topo_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum {
-    FAM_EXPLICIT,
-    FAM_TORUS, /* ring = 1-D torus, torus2d, torus3d */
-    FAM_FULLY_CONNECTED,
-    FAM_SWITCH, /* single_switch, nvswitch_node */
-    FAM_FAT_TREE,
-    FAM_PCIE_TREE,
-} Family;
-
-enum { INTRA_NONE, INTRA_NVSWITCH, INTRA_FC };
-
-/* Bounds that keep memory and int arithmetic safe. */
-#define MAX_RANKS (1 << 22)
-#define MAX_NODES (1 << 20)
-#define MAX_EXPLICIT_TABLE (1 << 26) /* ranks x vertices next-hop entries */
-
-struct Topo {
-    char *name;
-    char *accel;
-    char *family_name;
-    Family fam;
-    int nranks, rpn, nnodes;
-    bool inr;
-    bool nvls; /* NVSwitch reduces in the switch (NVLink SHARP) */
-
-    /* vertices: ranks first (0 .. nranks-1), then switches/NICs/CPUs */
-    int nverts, vcap;
-    const char **vname;
-    GStringChunk *names;
-
-    int nlinks, lcap;
-    int *lsrc, *ldst;
-    double *lbw, *llat;
-    uint8_t *lkind;
-
-    int max_route;
-
-    /* torus (and ring) */
-    int ndims, dims[3], dslots[3], doff[3], per_chip;
-    bool bidir;
-
-    /* fat tree */
-    int ft_g, ft_k, ft_npl, ft_groups, ft_s, ft_intra;
-    int ft_b_intra, ft_b_pcie, ft_b_nic, ft_b_up;
-
-    /* pcie tree */
-    int pt_sockets, pt_sps, pt_gps;
-    int pt_b_up, pt_b_cpu;
-
-    /* explicit */
-    int *next; /* [dst_rank * nverts + v] = link id of the next hop, -1 none */
-};
-
 /* ------------------------------------------------------------------ */
 /* Graph building                                                      */
 
-static int add_vertex(Topo *t, const char *name)
+int topo_add_vertex(Topo *t, const char *name)
 {
     if (t->nverts == t->vcap) {
         t->vcap = t->vcap ? 2 * t->vcap : 64;
@@ -77,24 +23,17 @@ static int add_vertex(Topo *t, const char *name)
     return t->nverts++;
 }
 
-static int add_vertexf(Topo *t, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static int add_vertexf(Topo *t, const char *fmt, ...)
+int topo_add_vertexf(Topo *t, const char *fmt, ...)
 {
     char buf[128];
     va_list ap;
     va_start(ap, fmt);
     g_vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    return add_vertex(t, buf);
+    return topo_add_vertex(t, buf);
 }
 
-typedef struct {
-    double bw;  /* bytes/s, count included */
-    double lat; /* s */
-    TopoLinkKind kind;
-} LinkSpec;
-
-static int add_link(Topo *t, int src, int dst, const LinkSpec *s)
+int topo_add_link(Topo *t, int src, int dst, const TopoLinkSpec *s)
 {
     if (t->nlinks == t->lcap) {
         t->lcap = t->lcap ? 2 * t->lcap : 64;
@@ -139,239 +78,8 @@ void topo_free(Topo *t)
 }
 
 /* ------------------------------------------------------------------ */
-/* JSON helpers                                                        */
-
-typedef struct {
-    const char *unit;
-    double mult;
-} Unit;
-
-static const Unit rate_units[] = {
-    {"B/s", 1},          {"kB/s", 1e3},          {"KB/s", 1e3},          {"MB/s", 1e6},
-    {"GB/s", 1e9},       {"TB/s", 1e12},         {"KiB/s", 1024.0},      {"MiB/s", 1048576.0},
-    {"GiB/s", 1073741824.0}, {"TiB/s", 1099511627776.0}, {"bps", 1.0 / 8},   {"b/s", 1.0 / 8},
-    {"kbps", 1e3 / 8},   {"Kbps", 1e3 / 8},      {"kb/s", 1e3 / 8},      {"Kb/s", 1e3 / 8},
-    {"Mbps", 1e6 / 8},   {"Mb/s", 1e6 / 8},      {"Gbps", 1e9 / 8},      {"Gb/s", 1e9 / 8},
-    {"Tbps", 1e12 / 8},  {"Tb/s", 1e12 / 8},
-};
-
-static const Unit time_units[] = {
-    {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"ps", 1e-12},
-};
-
-static bool parse_with_unit(const char *text, const Unit *units, size_t nunits, double *out)
-{
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (end == text || !isfinite(v))
-        return false;
-    while (*end == ' ')
-        end++;
-    for (size_t i = 0; i < nunits; i++) {
-        if (strcmp(end, units[i].unit) == 0) {
-            *out = v * units[i].mult;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* A quantity given as a plain number in base units or as a string with a
- * unit, within physical bounds [lo, hi] stated in `unit` ("1 kB/s and 1
- * PB/s"): "1e300Gbps" is no link anyone built. */
-static bool get_quantity(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, double lo,
-                         double hi, SimUnit unit, const Unit *units, size_t nunits, const char *hint, double *out,
-                         GError **err)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!it || cJSON_IsNull(it)) {
-        if (required)
-            sim_json_error(doc, obj, err, "missing required field \"%s\"", key);
-        return !required;
-    }
-    double v = 0;
-    if (cJSON_IsNumber(it)) {
-        v = it->valuedouble;
-    } else if (cJSON_IsString(it)) {
-        if (!parse_with_unit(it->valuestring, units, nunits, &v)) {
-            sim_json_error(doc, it, err, "\"%s\": cannot read \"%s\" (%s)", key, SIM_ECHO(it->valuestring), hint);
-            return false;
-        }
-    } else {
-        sim_json_error(doc, it, err, "\"%s\" must be a number or a string with a unit (%s)", key, hint);
-        return false;
-    }
-    GError *e = NULL;
-    char *what = g_strdup_printf("\"%s\"", key);
-    bool ok = sim_check_range(what, v, lo, hi, unit, &e);
-    g_free(what);
-    if (!ok) {
-        sim_json_error(doc, it, err, "%s", e->message);
-        g_error_free(e);
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-/* Keys that document a value are allowed anywhere. */
-static bool is_annotation(const char *k)
-{
-    return g_str_has_prefix(k, "source") || g_str_has_prefix(k, "comment") || g_str_has_prefix(k, "note") ||
-           k[0] == '_' || strcmp(k, "description") == 0;
-}
-
-/* A misspelt key would silently fall back to a default: reject it. */
-static bool check_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const *allowed, GError **err)
-{
-    for (const cJSON *c = obj->child; c; c = c->next) {
-        if (is_annotation(c->string))
-            continue;
-        bool ok = false;
-        for (const char *const *a = allowed; *a && !ok; a++)
-            ok = strcmp(*a, c->string) == 0;
-        if (!ok) {
-            GString *s = g_string_new(NULL);
-            for (const char *const *a = allowed; *a; a++)
-                g_string_append_printf(s, "%s%s", a == allowed ? "" : ", ", *a);
-            sim_json_error(doc, c, err, "unknown field \"%s\" (known here: %s)", c->string, s->str);
-            g_string_free(s, TRUE);
-            return false;
-        }
-    }
-    return true;
-}
-
-static const char *const kind_names[] = {"nvlink", "pcie", "net", "ici", "shm"};
-
-const char *topo_link_kind_name(TopoLinkKind k)
-{
-    return (unsigned)k < G_N_ELEMENTS(kind_names) ? kind_names[k] : "?";
-}
-
-static bool parse_kind(const SimJsonDoc *doc, const cJSON *obj, TopoLinkKind *kind, bool required, GError **err)
-{
-    const char *s = NULL;
-    if (!sim_json_get_string(doc, obj, "kind", required, &s, err))
-        return false;
-    if (!s)
-        return true;
-    for (size_t i = 0; i < G_N_ELEMENTS(kind_names); i++) {
-        if (strcmp(s, kind_names[i]) == 0) {
-            *kind = (TopoLinkKind)i;
-            return true;
-        }
-    }
-    sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(obj, "kind"), err,
-                   "unknown link kind \"%s\" (known: nvlink, pcie, net, ici, shm)", s);
-    return false;
-}
-
-#define BW_HINT "bytes/s, or e.g. \"25GB/s\", \"200Gbps\""
-/* physical bounds of one link: a modem's kB/s to far beyond any NVLink; a
- * second of latency is already another continent */
-#define MIN_LINK_BW 1e3
-#define MAX_LINK_BW 1e15
-#define MAX_LINK_LATENCY 1.0
-#define LAT_HINT "seconds, or e.g. \"500ns\", \"1.5us\""
-
-/* bandwidth, latency, count, kind: shared by explicit links and family link specs. */
-static bool parse_link_fields(const SimJsonDoc *doc, const cJSON *obj, LinkSpec *s, bool kind_required, GError **err)
-{
-    double bw = 0, lat = 0;
-    long count = 1;
-    if (!get_quantity(doc, obj, "bandwidth", true, MIN_LINK_BW, MAX_LINK_BW, SIM_UNIT_BYTES_PER_S, rate_units,
-                      G_N_ELEMENTS(rate_units), BW_HINT, &bw, err))
-        return false;
-    if (!get_quantity(doc, obj, "latency", true, 0, MAX_LINK_LATENCY, SIM_UNIT_SECONDS, time_units,
-                      G_N_ELEMENTS(time_units), LAT_HINT, &lat, err))
-        return false;
-    if (!sim_json_get_int(doc, obj, "count", false, 1, 1 << 16, &count, err))
-        return false;
-    if (!parse_kind(doc, obj, &s->kind, kind_required, err))
-        return false;
-    s->bw = bw * (double)count; /* bonded links act as one wider link */
-    s->lat = lat;
-    return true;
-}
-
-/* A family's named link class, e.g. "nic": {"bandwidth": "200Gbps", "latency": 1e-6}. */
-static bool parse_spec(const SimJsonDoc *doc, const cJSON *root, const char *key, TopoLinkKind def_kind, LinkSpec *s,
-                       GError **err)
-{
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (!o || cJSON_IsNull(o)) {
-        sim_json_error(doc, root, err, "missing required link description \"%s\"", key);
-        return false;
-    }
-    if (!cJSON_IsObject(o)) {
-        sim_json_error(doc, o, err, "\"%s\" must be an object with \"bandwidth\" and \"latency\"", key);
-        return false;
-    }
-    static const char *const keys[] = {"bandwidth", "latency", "count", "kind", NULL};
-    if (!check_keys(doc, o, keys, err))
-        return false;
-    s->kind = def_kind;
-    return parse_link_fields(doc, o, s, false, err);
-}
-
-/* ------------------------------------------------------------------ */
 /* Families                                                            */
 
-typedef struct {
-    const SimJsonDoc *doc;
-    const cJSON *root;
-    const TopoOptions *opt;
-} Ctx;
-
-static bool opt_nodes(const Ctx *c, long *nodes, GError **err)
-{
-    if (c->opt && c->opt->nodes < 0) {
-        sim_json_error(c->doc, NULL, err, "nodes = %d must be positive", c->opt->nodes);
-        return false;
-    }
-    if (c->opt && c->opt->nodes > 0)
-        *nodes = c->opt->nodes;
-    return true;
-}
-
-/* Single-node families and explicit graphs cannot grow. */
-static bool opt_nodes_fixed(const Ctx *c, int have, GError **err)
-{
-    long n = have;
-    if (!opt_nodes(c, &n, err))
-        return false;
-    if (n != have) {
-        sim_json_error(c->doc, c->root, err,
-                       "this topology has a fixed size of %d node(s) and cannot be scaled to %ld nodes", have, n);
-        return false;
-    }
-    return true;
-}
-
-static bool check_ranks(const Ctx *c, long nodes, long rpn, GError **err)
-{
-    if ((int64_t)nodes * rpn > MAX_RANKS) {
-        sim_json_error(c->doc, c->root, err, "%ld nodes x %ld ranks per node is more than %d ranks", nodes, rpn,
-                       MAX_RANKS);
-        return false;
-    }
-    return true;
-}
-
-/* nodes and ranks_per_node for the families where ranks = nodes x ranks_per_node. */
-static bool get_nodes_rpn(const Ctx *c, long def_rpn, long *nodes, long *rpn, GError **err)
-{
-    *nodes = 1;
-    *rpn = def_rpn;
-    if (!sim_json_get_int(c->doc, c->root, "ranks_per_node", def_rpn <= 0, 1, MAX_RANKS, rpn, err))
-        return false;
-    if (!sim_json_get_int(c->doc, c->root, "nodes", false, 1, MAX_NODES, nodes, err))
-        return false;
-    if (!opt_nodes(c, nodes, err))
-        return false;
-    return check_ranks(c, *nodes, *rpn, err);
-}
 
 static void set_torus_layout(Topo *t)
 {
@@ -387,47 +95,33 @@ static void set_torus_layout(Topo *t)
         t->max_route += t->dslots[k] == 2 ? t->dims[k] / 2 : t->dims[k] - 1;
 }
 
-static void build_torus_links(Topo *t, const char *prefix, const LinkSpec *s)
+static void build_torus_links(Topo *t, const char *prefix, const TopoLinkSpec *s)
 {
     for (int r = 0; r < t->nranks; r++)
-        add_vertexf(t, "%s%d", prefix, r);
+        topo_add_vertexf(t, "%s%d", prefix, r);
     int stride[3] = {1, t->dims[0], t->dims[0] * (t->ndims > 1 ? t->dims[1] : 1)};
     for (int r = 0; r < t->nranks; r++) {
         for (int k = 0; k < t->ndims; k++) {
             int d = t->dims[k], x = (r / stride[k]) % d;
             if (t->dslots[k] >= 1)
-                add_link(t, r, r + (((x + 1) % d) - x) * stride[k], s);
+                topo_add_link(t, r, r + (((x + 1) % d) - x) * stride[k], s);
             if (t->dslots[k] == 2)
-                add_link(t, r, r + (((x + d - 1) % d) - x) * stride[k], s);
+                topo_add_link(t, r, r + (((x + d - 1) % d) - x) * stride[k], s);
         }
     }
 }
 
-static const char *const common_keys[] = {"name", "accelerator", "in_network_reduction", "nvlink_sharp", "family", NULL};
-
-static bool check_family_keys(const Ctx *c, const char *const *extra, GError **err)
-{
-    const char *all[40];
-    int n = 0;
-    for (const char *const *k = common_keys; *k; k++)
-        all[n++] = *k;
-    for (const char *const *k = extra; *k && n < 39; k++)
-        all[n++] = *k;
-    all[n] = NULL;
-    return check_keys(c->doc, c->root, all, err);
-}
-
-static bool build_ring(Topo *t, const Ctx *c, GError **err)
+static bool build_ring(Topo *t, const TopoCtx *c, GError **err)
 {
     static const char *const keys[] = {"ranks_per_node", "nodes", "link", "bidirectional", NULL};
     long nodes, rpn;
-    LinkSpec s;
+    TopoLinkSpec s;
     t->bidir = true;
-    if (!check_family_keys(c, keys, err) || !get_nodes_rpn(c, 0, &nodes, &rpn, err) ||
+    if (!topo_check_family_keys(c, keys, err) || !topo_get_nodes_rpn(c, 0, &nodes, &rpn, err) ||
         !sim_json_get_bool(c->doc, c->root, "bidirectional", &t->bidir, err) ||
-        !parse_spec(c->doc, c->root, "link", TOPO_LINK_NVLINK, &s, err))
+        !topo_parse_spec(c->doc, c->root, "link", TOPO_LINK_NVLINK, &s, err))
         return false;
-    t->fam = FAM_TORUS;
+    t->fam = TOPO_ROUTE_TORUS;
     t->nnodes = (int)nodes;
     t->rpn = (int)rpn;
     t->nranks = t->nnodes * t->rpn;
@@ -461,14 +155,14 @@ static void factor_dims(long n, int nd, int *dims)
     }
 }
 
-static bool build_torus(Topo *t, const Ctx *c, int nd, GError **err)
+static bool build_torus(Topo *t, const TopoCtx *c, int nd, GError **err)
 {
     static const char *const keys[] = {"dims", "ranks_per_node", "link", NULL};
     long rpn = 1;
-    LinkSpec s;
-    if (!check_family_keys(c, keys, err) ||
-        !sim_json_get_int(c->doc, c->root, "ranks_per_node", false, 1, MAX_RANKS, &rpn, err) ||
-        !parse_spec(c->doc, c->root, "link", TOPO_LINK_ICI, &s, err))
+    TopoLinkSpec s;
+    if (!topo_check_family_keys(c, keys, err) ||
+        !sim_json_get_int(c->doc, c->root, "ranks_per_node", false, 1, TOPO_MAX_RANKS, &rpn, err) ||
+        !topo_parse_spec(c->doc, c->root, "link", TOPO_LINK_ICI, &s, err))
         return false;
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(c->root, "dims");
     if (!cJSON_IsArray(dims) || cJSON_GetArraySize(dims) != nd) {
@@ -478,15 +172,15 @@ static bool build_torus(Topo *t, const Ctx *c, int nd, GError **err)
     int64_t chips = 1;
     int i = 0;
     for (const cJSON *d = dims->child; d; d = d->next, i++) {
-        if (!cJSON_IsNumber(d) || d->valuedouble < 1 || d->valuedouble > MAX_RANKS ||
+        if (!cJSON_IsNumber(d) || d->valuedouble < 1 || d->valuedouble > TOPO_MAX_RANKS ||
             d->valuedouble != floor(d->valuedouble)) {
             sim_json_error(c->doc, d, err, "\"dims\" must be an array of %d positive integers", nd);
             return false;
         }
         t->dims[i] = (int)d->valuedouble;
         chips *= t->dims[i];
-        if (chips > MAX_RANKS) {
-            sim_json_error(c->doc, dims, err, "the torus has more than %d chips", MAX_RANKS);
+        if (chips > TOPO_MAX_RANKS) {
+            sim_json_error(c->doc, dims, err, "the torus has more than %d chips", TOPO_MAX_RANKS);
             return false;
         }
     }
@@ -495,13 +189,13 @@ static bool build_torus(Topo *t, const Ctx *c, int nd, GError **err)
         return false;
     }
     long nodes = (long)(chips / rpn);
-    if (!opt_nodes(c, &nodes, err) || !check_ranks(c, nodes, rpn, err))
+    if (!topo_opt_nodes(c, &nodes, err) || !topo_check_ranks(c, nodes, rpn, err))
         return false;
     if (nodes * rpn != chips) {
         chips = nodes * rpn;
         factor_dims((long)chips, nd, t->dims);
     }
-    t->fam = FAM_TORUS;
+    t->fam = TOPO_ROUTE_TORUS;
     t->ndims = nd;
     t->bidir = true;
     t->rpn = (int)rpn;
@@ -512,15 +206,15 @@ static bool build_torus(Topo *t, const Ctx *c, int nd, GError **err)
     return true;
 }
 
-static bool build_fully_connected(Topo *t, const Ctx *c, GError **err)
+static bool build_fully_connected(Topo *t, const TopoCtx *c, GError **err)
 {
     static const char *const keys[] = {"ranks_per_node", "nodes", "link", NULL};
     long nodes, rpn, file_nodes = 1;
-    LinkSpec s;
-    if (!check_family_keys(c, keys, err) ||
-        !sim_json_get_int(c->doc, c->root, "nodes", false, 1, MAX_NODES, &file_nodes, err) ||
-        !get_nodes_rpn(c, 0, &nodes, &rpn, err) ||
-        !parse_spec(c->doc, c->root, "link", TOPO_LINK_NVLINK, &s, err))
+    TopoLinkSpec s;
+    if (!topo_check_family_keys(c, keys, err) ||
+        !sim_json_get_int(c->doc, c->root, "nodes", false, 1, TOPO_MAX_NODES, &file_nodes, err) ||
+        !topo_get_nodes_rpn(c, 0, &nodes, &rpn, err) ||
+        !topo_parse_spec(c->doc, c->root, "link", TOPO_LINK_NVLINK, &s, err))
         return false;
     /* every pair has its own link: more nodes would wire them to each other
      * with the same links, a network nobody has */
@@ -536,29 +230,29 @@ static bool build_fully_connected(Topo *t, const Ctx *c, GError **err)
                        (long long)n);
         return false;
     }
-    t->fam = FAM_FULLY_CONNECTED;
+    t->fam = TOPO_ROUTE_FULLY_CONNECTED;
     t->nnodes = (int)nodes;
     t->rpn = (int)rpn;
     t->nranks = (int)n;
     t->max_route = 1;
     for (int r = 0; r < t->nranks; r++)
-        add_vertexf(t, "gpu%d", r);
+        topo_add_vertexf(t, "gpu%d", r);
     for (int i = 0; i < t->nranks; i++)
         for (int j = 0; j < t->nranks; j++)
             if (i != j)
-                add_link(t, i, j, &s);
+                topo_add_link(t, i, j, &s);
     return true;
 }
 
-static bool build_switch(Topo *t, const Ctx *c, bool nvswitch, GError **err)
+static bool build_switch(Topo *t, const TopoCtx *c, bool nvswitch, GError **err)
 {
     static const char *const keys[] = {"ranks_per_node", "nodes", "link", NULL};
     static const char *const nvkeys[] = {"ranks_per_node", "nodes", "nvlink", NULL};
     long nodes, rpn;
-    LinkSpec s;
-    if (!check_family_keys(c, nvswitch ? nvkeys : keys, err) ||
-        !get_nodes_rpn(c, nvswitch ? 8 : 0, &nodes, &rpn, err) ||
-        !parse_spec(c->doc, c->root, nvswitch ? "nvlink" : "link", nvswitch ? TOPO_LINK_NVLINK : TOPO_LINK_NET, &s,
+    TopoLinkSpec s;
+    if (!topo_check_family_keys(c, nvswitch ? nvkeys : keys, err) ||
+        !topo_get_nodes_rpn(c, nvswitch ? 8 : 0, &nodes, &rpn, err) ||
+        !topo_parse_spec(c->doc, c->root, nvswitch ? "nvlink" : "link", nvswitch ? TOPO_LINK_NVLINK : TOPO_LINK_NET, &s,
                     err))
         return false;
     if (nvswitch && nodes != 1) {
@@ -566,22 +260,22 @@ static bool build_switch(Topo *t, const Ctx *c, bool nvswitch, GError **err)
                        "nvswitch_node describes one node, not %ld; use the fat_tree family for several", nodes);
         return false;
     }
-    t->fam = FAM_SWITCH;
+    t->fam = TOPO_ROUTE_SWITCH;
     t->nnodes = (int)nodes;
     t->rpn = (int)rpn;
     t->nranks = t->nnodes * t->rpn;
     t->max_route = 2;
     for (int r = 0; r < t->nranks; r++)
-        add_vertexf(t, "gpu%d", r);
-    int sw = add_vertex(t, nvswitch ? "nvswitch" : "switch");
+        topo_add_vertexf(t, "gpu%d", r);
+    int sw = topo_add_vertex(t, nvswitch ? "nvswitch" : "switch");
     for (int r = 0; r < t->nranks; r++) {
-        add_link(t, r, sw, &s);
-        add_link(t, sw, r, &s);
+        topo_add_link(t, r, sw, &s);
+        topo_add_link(t, sw, r, &s);
     }
     return true;
 }
 
-static bool build_fat_tree(Topo *t, const Ctx *c, GError **err)
+static bool build_fat_tree(Topo *t, const TopoCtx *c, GError **err)
 {
     static const char *const keys[] = {"ranks_per_node", "nodes", "nics_per_node", "intra", "nvlink", "pcie",
                                        "nic", "nodes_per_leaf", "spines", "oversubscription", "uplink", NULL};
@@ -589,11 +283,11 @@ static bool build_fat_tree(Topo *t, const Ctx *c, GError **err)
     const cJSON *root = c->root;
     long nodes, rpn, nics, npl, spines = 0;
     double over = 1;
-    LinkSpec nvl = {0}, pcie, nic, up;
-    if (!check_family_keys(c, keys, err) || !get_nodes_rpn(c, 0, &nodes, &rpn, err))
+    TopoLinkSpec nvl = {0}, pcie, nic, up;
+    if (!topo_check_family_keys(c, keys, err) || !topo_get_nodes_rpn(c, 0, &nodes, &rpn, err))
         return false;
     nics = rpn;
-    if (!sim_json_get_int(doc, root, "nics_per_node", false, 1, MAX_RANKS, &nics, err))
+    if (!sim_json_get_int(doc, root, "nics_per_node", false, 1, TOPO_MAX_RANKS, &nics, err))
         return false;
     if (rpn % nics != 0) {
         sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "nics_per_node"), err,
@@ -604,23 +298,23 @@ static bool build_fat_tree(Topo *t, const Ctx *c, GError **err)
     if (!sim_json_get_string(doc, root, "intra", false, &intra, err))
         return false;
     if (strcmp(intra, "nvswitch") == 0) {
-        t->ft_intra = INTRA_NVSWITCH;
+        t->ft_intra = TOPO_INTRA_NVSWITCH;
     } else if (strcmp(intra, "fully_connected") == 0) {
-        t->ft_intra = INTRA_FC;
+        t->ft_intra = TOPO_INTRA_FC;
     } else if (strcmp(intra, "none") == 0) {
-        t->ft_intra = INTRA_NONE;
+        t->ft_intra = TOPO_INTRA_NONE;
     } else {
         sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "intra"), err,
                        "unknown \"intra\" \"%s\" (known: nvswitch, fully_connected, none)", intra);
         return false;
     }
-    if (t->ft_intra != INTRA_NONE && !parse_spec(doc, root, "nvlink", TOPO_LINK_NVLINK, &nvl, err))
+    if (t->ft_intra != TOPO_INTRA_NONE && !topo_parse_spec(doc, root, "nvlink", TOPO_LINK_NVLINK, &nvl, err))
         return false;
-    if (!parse_spec(doc, root, "pcie", TOPO_LINK_PCIE, &pcie, err) ||
-        !parse_spec(doc, root, "nic", TOPO_LINK_NET, &nic, err))
+    if (!topo_parse_spec(doc, root, "pcie", TOPO_LINK_PCIE, &pcie, err) ||
+        !topo_parse_spec(doc, root, "nic", TOPO_LINK_NET, &nic, err))
         return false;
     npl = nodes;
-    if (!sim_json_get_int(doc, root, "nodes_per_leaf", false, 1, MAX_NODES, &npl, err) ||
+    if (!sim_json_get_int(doc, root, "nodes_per_leaf", false, 1, TOPO_MAX_NODES, &npl, err) ||
         !sim_json_get_int(doc, root, "spines", false, 1, 1 << 16, &spines, err) ||
         !sim_json_get_number(doc, root, "oversubscription", false, 1e-3, 1e6, &over, err))
         return false;
@@ -639,14 +333,13 @@ static bool build_fat_tree(Topo *t, const Ctx *c, GError **err)
             return false;
         }
         static const char *const ukeys[] = {"bandwidth", "latency", "count", "kind", NULL};
-        if (!check_keys(doc, u, ukeys, err))
+        if (!topo_check_keys(doc, u, ukeys, err))
             return false;
         double lat = 0;
-        if (!get_quantity(doc, u, "latency", true, 0, MAX_LINK_LATENCY, SIM_UNIT_SECONDS, time_units,
-                          G_N_ELEMENTS(time_units), LAT_HINT, &lat, err))
+        if (!topo_parse_latency(doc, u, &lat, err))
             return false;
         up.kind = TOPO_LINK_NET;
-        if (!parse_kind(doc, u, &up.kind, false, err))
+        if (!topo_parse_kind(doc, u, &up.kind, false, err))
             return false;
         up.lat = lat;
         if (cJSON_GetObjectItemCaseSensitive(u, "bandwidth")) {
@@ -654,7 +347,7 @@ static bool build_fat_tree(Topo *t, const Ctx *c, GError **err)
                 sim_json_error(doc, u, err, "give either \"oversubscription\" or an uplink \"bandwidth\", not both");
                 return false;
             }
-            if (!parse_link_fields(doc, u, &up, false, err))
+            if (!topo_parse_link_fields(doc, u, &up, false, err))
                 return false;
         } else {
             /* A leaf's downlinks (one NIC of each of its nodes) over `over`, spread across the spines. */
@@ -666,7 +359,7 @@ static bool build_fat_tree(Topo *t, const Ctx *c, GError **err)
         return false;
     }
 
-    t->fam = FAM_FAT_TREE;
+    t->fam = TOPO_ROUTE_FAT_TREE;
     t->nnodes = (int)nodes;
     t->rpn = (int)rpn;
     t->nranks = (int)(nodes * rpn);
@@ -678,83 +371,83 @@ static bool build_fat_tree(Topo *t, const Ctx *c, GError **err)
     t->max_route = 6;
 
     for (int r = 0; r < t->nranks; r++)
-        add_vertexf(t, "gpu%d", r);
+        topo_add_vertexf(t, "gpu%d", r);
     int v_nvsw = t->nverts;
-    if (t->ft_intra == INTRA_NVSWITCH)
+    if (t->ft_intra == TOPO_INTRA_NVSWITCH)
         for (int n = 0; n < t->nnodes; n++)
-            add_vertexf(t, "node%d.nvswitch", n);
+            topo_add_vertexf(t, "node%d.nvswitch", n);
     int v_nic = t->nverts;
     for (int n = 0; n < t->nnodes; n++)
         for (int k = 0; k < t->ft_k; k++)
-            add_vertexf(t, "node%d.nic%d", n, k);
+            topo_add_vertexf(t, "node%d.nic%d", n, k);
     int v_leaf = t->nverts;
     for (long l = 0; l < leaves; l++)
-        add_vertexf(t, "leaf%ld", l);
+        topo_add_vertexf(t, "leaf%ld", l);
     int v_spine = t->nverts;
     for (int s = 0; s < t->ft_s; s++)
-        add_vertexf(t, "spine%d", s);
+        topo_add_vertexf(t, "spine%d", s);
 
     t->ft_b_intra = t->nlinks;
-    if (t->ft_intra == INTRA_NVSWITCH) {
+    if (t->ft_intra == TOPO_INTRA_NVSWITCH) {
         for (int r = 0; r < t->nranks; r++) {
-            add_link(t, r, v_nvsw + r / t->ft_g, &nvl);
-            add_link(t, v_nvsw + r / t->ft_g, r, &nvl);
+            topo_add_link(t, r, v_nvsw + r / t->ft_g, &nvl);
+            topo_add_link(t, v_nvsw + r / t->ft_g, r, &nvl);
         }
-    } else if (t->ft_intra == INTRA_FC) {
+    } else if (t->ft_intra == TOPO_INTRA_FC) {
         for (int r = 0; r < t->nranks; r++) {
             int base = r - r % t->ft_g;
             for (int j = 0; j < t->ft_g; j++)
                 if (base + j != r)
-                    add_link(t, r, base + j, &nvl);
+                    topo_add_link(t, r, base + j, &nvl);
         }
     }
     int gpn = t->ft_g / t->ft_k; /* GPUs sharing one NIC */
     t->ft_b_pcie = t->nlinks;
     for (int r = 0; r < t->nranks; r++) {
         int nicv = v_nic + (r / t->ft_g) * t->ft_k + (r % t->ft_g) / gpn;
-        add_link(t, r, nicv, &pcie);
-        add_link(t, nicv, r, &pcie);
+        topo_add_link(t, r, nicv, &pcie);
+        topo_add_link(t, nicv, r, &pcie);
     }
     t->ft_b_nic = t->nlinks;
     for (int n = 0; n < t->nnodes; n++) {
         for (int k = 0; k < t->ft_k; k++) {
             int leaf = v_leaf + (n / t->ft_npl) * t->ft_k + k;
-            add_link(t, v_nic + n * t->ft_k + k, leaf, &nic);
-            add_link(t, leaf, v_nic + n * t->ft_k + k, &nic);
+            topo_add_link(t, v_nic + n * t->ft_k + k, leaf, &nic);
+            topo_add_link(t, leaf, v_nic + n * t->ft_k + k, &nic);
         }
     }
     t->ft_b_up = t->nlinks;
     for (long l = 0; l < leaves && t->ft_s > 0; l++) {
         for (int s = 0; s < t->ft_s; s++) {
-            add_link(t, v_leaf + (int)l, v_spine + s, &up);
-            add_link(t, v_spine + s, v_leaf + (int)l, &up);
+            topo_add_link(t, v_leaf + (int)l, v_spine + s, &up);
+            topo_add_link(t, v_spine + s, v_leaf + (int)l, &up);
         }
     }
     return true;
 }
 
-static bool build_pcie_tree(Topo *t, const Ctx *c, GError **err)
+static bool build_pcie_tree(Topo *t, const TopoCtx *c, GError **err)
 {
     static const char *const keys[] = {"sockets", "switches_per_socket", "gpus_per_switch", "pcie", "uplink",
                                        "inter_socket", NULL};
     const SimJsonDoc *doc = c->doc;
     long sockets = 2, sps = 1, gps = 0;
-    LinkSpec pcie, up, qpi = {0};
-    if (!check_family_keys(c, keys, err) ||
+    TopoLinkSpec pcie, up, qpi = {0};
+    if (!topo_check_family_keys(c, keys, err) ||
         !sim_json_get_int(doc, c->root, "sockets", false, 1, 64, &sockets, err) ||
         !sim_json_get_int(doc, c->root, "switches_per_socket", false, 1, 64, &sps, err) ||
         !sim_json_get_int(doc, c->root, "gpus_per_switch", true, 1, 1024, &gps, err) ||
-        !parse_spec(doc, c->root, "pcie", TOPO_LINK_PCIE, &pcie, err))
+        !topo_parse_spec(doc, c->root, "pcie", TOPO_LINK_PCIE, &pcie, err))
         return false;
     up = pcie;
     if (cJSON_GetObjectItemCaseSensitive(c->root, "uplink") &&
-        !parse_spec(doc, c->root, "uplink", TOPO_LINK_PCIE, &up, err))
+        !topo_parse_spec(doc, c->root, "uplink", TOPO_LINK_PCIE, &up, err))
         return false;
-    if (sockets > 1 && !parse_spec(doc, c->root, "inter_socket", TOPO_LINK_PCIE, &qpi, err))
+    if (sockets > 1 && !topo_parse_spec(doc, c->root, "inter_socket", TOPO_LINK_PCIE, &qpi, err))
         return false;
-    if (!opt_nodes_fixed(c, 1, err))
+    if (!topo_opt_nodes_fixed(c, 1, err))
         return false;
-    t->fam = FAM_PCIE_TREE;
+    t->fam = TOPO_ROUTE_PCIE_TREE;
     t->pt_sockets = (int)sockets;
     t->pt_sps = (int)sps;
     t->pt_gps = (int)gps;
@@ -764,88 +457,42 @@ static bool build_pcie_tree(Topo *t, const Ctx *c, GError **err)
     t->max_route = 5;
     int nsw = (int)(sockets * sps);
     for (int r = 0; r < t->nranks; r++)
-        add_vertexf(t, "gpu%d", r);
+        topo_add_vertexf(t, "gpu%d", r);
     int v_sw = t->nverts;
     for (int s = 0; s < nsw; s++)
-        add_vertexf(t, "pcisw%d", s);
+        topo_add_vertexf(t, "pcisw%d", s);
     int v_cpu = t->nverts;
     for (int s = 0; s < sockets; s++)
-        add_vertexf(t, "cpu%d", s);
+        topo_add_vertexf(t, "cpu%d", s);
     for (int r = 0; r < t->nranks; r++) {
-        add_link(t, r, v_sw + r / t->pt_gps, &pcie);
-        add_link(t, v_sw + r / t->pt_gps, r, &pcie);
+        topo_add_link(t, r, v_sw + r / t->pt_gps, &pcie);
+        topo_add_link(t, v_sw + r / t->pt_gps, r, &pcie);
     }
     t->pt_b_up = t->nlinks;
     for (int s = 0; s < nsw; s++) {
-        add_link(t, v_sw + s, v_cpu + s / t->pt_sps, &up);
-        add_link(t, v_cpu + s / t->pt_sps, v_sw + s, &up);
+        topo_add_link(t, v_sw + s, v_cpu + s / t->pt_sps, &up);
+        topo_add_link(t, v_cpu + s / t->pt_sps, v_sw + s, &up);
     }
     t->pt_b_cpu = t->nlinks;
     for (int a = 0; a < sockets; a++)
         for (int b = 0; b < sockets; b++)
             if (a != b)
-                add_link(t, v_cpu + a, v_cpu + b, &qpi);
+                topo_add_link(t, v_cpu + a, v_cpu + b, &qpi);
     return true;
 }
 
 /* ------------------------------------------------------------------ */
 /* Explicit graphs                                                     */
 
-static bool name_list(const Ctx *c, const char *key, bool required, Topo *t, GHashTable *ids, const cJSON **items,
-                      GError **err)
-{
-    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(c->root, key);
-    if (!arr) {
-        if (required)
-            sim_json_error(c->doc, c->root, err, "missing required field \"%s\"", key);
-        return !required;
-    }
-    if (!cJSON_IsArray(arr) || (required && cJSON_GetArraySize(arr) == 0)) {
-        sim_json_error(c->doc, arr, err, "\"%s\" must be a%s array of names", key, required ? " non-empty" : "n");
-        return false;
-    }
-    for (const cJSON *it = arr->child; it; it = it->next) {
-        if (!cJSON_IsString(it) || !*it->valuestring) {
-            sim_json_error(c->doc, it, err, "\"%s\" must hold names (strings)", key);
-            return false;
-        }
-        if (g_hash_table_contains(ids, it->valuestring)) {
-            sim_json_error(c->doc, it, err, "duplicate node name \"%s\"", it->valuestring);
-            return false;
-        }
-        if (t->nverts >= MAX_RANKS) {
-            sim_json_error(c->doc, it, err, "too many nodes");
-            return false;
-        }
-        int id = add_vertex(t, it->valuestring);
-        if (items)
-            items[id] = it;
-        g_hash_table_insert(ids, (gpointer)it->valuestring, GINT_TO_POINTER(id + 1));
-    }
-    return true;
-}
-
-static int lookup_end(const Ctx *c, const cJSON *link, const char *key, GHashTable *ids, GError **err)
-{
-    const char *s = NULL;
-    if (!sim_json_get_string(c->doc, link, key, true, &s, err))
-        return -1;
-    int id = GPOINTER_TO_INT(g_hash_table_lookup(ids, s)) - 1;
-    if (id < 0)
-        sim_json_error(c->doc, cJSON_GetObjectItemCaseSensitive(link, key), err,
-                       "link %s \"%s\" names no endpoint or switch", key, s);
-    return id;
-}
-
 /* For every destination rank: BFS backwards from it, then each vertex's next
  * hop is its lowest-numbered out-link that goes one step closer.  Ranks only
  * relay traffic when `forward` says so (GPUs without a switch do not). */
-static bool explicit_tables(Topo *t, const Ctx *c, bool forward, const cJSON **items, GError **err)
+bool topo_explicit_tables(Topo *t, const TopoCtx *c, bool forward, const cJSON **items, GError **err)
 {
     int V = t->nverts, L = t->nlinks;
     if (V <= 0 || L < 0)
         return true;
-    if ((int64_t)t->nranks * V > MAX_EXPLICIT_TABLE) {
+    if ((int64_t)t->nranks * V > TOPO_MAX_EXPLICIT_TABLE) {
         sim_json_error(c->doc, c->root, err, "explicit topology too large (%d ranks x %d nodes); use a family",
                        t->nranks, V);
         return false;
@@ -924,73 +571,6 @@ static bool explicit_tables(Topo *t, const Ctx *c, bool forward, const cJSON **i
     return ok;
 }
 
-static bool build_explicit(Topo *t, const Ctx *c, GError **err)
-{
-    static const char *const keys[] = {"name", "accelerator", "in_network_reduction", "nvlink_sharp", "ranks_per_node",
-                                       "endpoints", "switches", "links", "endpoints_forward", NULL};
-    const SimJsonDoc *doc = c->doc;
-    if (!check_keys(doc, c->root, keys, err))
-        return false;
-    GHashTable *ids = g_hash_table_new(g_str_hash, g_str_equal);
-    const cJSON *eps = cJSON_GetObjectItemCaseSensitive(c->root, "endpoints");
-    int neps = cJSON_IsArray(eps) ? cJSON_GetArraySize(eps) : 0;
-    const cJSON **items = g_new0(const cJSON *, neps > 0 ? neps : 1);
-    bool forward = true;
-    long rpn = 0;
-    bool ok = name_list(c, "endpoints", true, t, ids, items, err);
-    t->nranks = t->nverts;
-    ok = ok && name_list(c, "switches", false, t, ids, NULL, err);
-    ok = ok && sim_json_get_bool(doc, c->root, "endpoints_forward", &forward, err);
-    rpn = t->nranks;
-    ok = ok && sim_json_get_int(doc, c->root, "ranks_per_node", false, 1, MAX_RANKS, &rpn, err);
-    if (ok && t->nranks % rpn != 0) {
-        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(c->root, "ranks_per_node"), err,
-                       "%d endpoints cannot be split into nodes of %ld", t->nranks, rpn);
-        ok = false;
-    }
-    const cJSON *links = cJSON_GetObjectItemCaseSensitive(c->root, "links");
-    if (ok && !cJSON_IsArray(links)) {
-        sim_json_error(doc, links ? links : c->root, err, "\"links\" must be an array of links");
-        ok = false;
-    }
-    static const char *const lkeys[] = {"src", "dst", "bandwidth", "latency", "kind", "count", "bidirectional", NULL};
-    for (const cJSON *l = ok ? links->child : NULL; l && ok; l = l->next) {
-        if (!cJSON_IsObject(l)) {
-            sim_json_error(doc, l, err, "a link must be an object");
-            ok = false;
-            break;
-        }
-        LinkSpec s;
-        bool bidir = true;
-        int a, b;
-        ok = check_keys(doc, l, lkeys, err) && (a = lookup_end(c, l, "src", ids, err)) >= 0 &&
-             (b = lookup_end(c, l, "dst", ids, err)) >= 0 && parse_link_fields(doc, l, &s, true, err) &&
-             sim_json_get_bool(doc, l, "bidirectional", &bidir, err);
-        if (ok && a == b) {
-            sim_json_error(doc, l, err, "a link from \"%s\" to itself", t->vname[a]);
-            ok = false;
-        }
-        if (ok && t->nlinks > (1 << 26) - 2) {
-            sim_json_error(doc, l, err, "too many links");
-            ok = false;
-        }
-        if (ok) {
-            add_link(t, a, b, &s);
-            if (bidir)
-                add_link(t, b, a, &s);
-        }
-    }
-    if (ok) {
-        t->fam = FAM_EXPLICIT;
-        t->rpn = (int)rpn;
-        t->nnodes = t->nranks / t->rpn;
-        ok = opt_nodes_fixed(c, t->nnodes, err) && explicit_tables(t, c, forward, items, err);
-    }
-    g_free(items);
-    g_hash_table_destroy(ids);
-    return ok;
-}
-
 /* ------------------------------------------------------------------ */
 /* Loading                                                             */
 
@@ -1004,7 +584,7 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
         sim_json_error(doc, root, err, "a topology must be a JSON object");
         return NULL;
     }
-    Ctx c = {doc, root, opt};
+    TopoCtx c = {doc, root, opt};
     Topo *t = topo_new();
     const char *name = default_name, *accel = NULL, *fam = NULL;
     bool ok = sim_json_get_string(doc, root, "name", false, &name, err) &&
@@ -1017,7 +597,7 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
         t->accel = g_strdup(accel);
         t->family_name = g_strdup(fam ? fam : "explicit");
         if (!fam) {
-            ok = build_explicit(t, &c, err);
+            ok = topo_build_explicit(t, &c, err);
         } else if (strcmp(fam, "ring") == 0) {
             ok = build_ring(t, &c, err);
         } else if (strcmp(fam, "fully_connected") == 0) {
@@ -1163,12 +743,12 @@ static int route_fat_tree(const Topo *t, int src, int dst, uint32_t salt, int *l
 {
     int n = 0, g = t->ft_g, k = t->ft_k, gpn = g / k;
     int ns = src / g, nd = dst / g;
-    if (ns == nd && t->ft_intra == INTRA_NVSWITCH) {
+    if (ns == nd && t->ft_intra == TOPO_INTRA_NVSWITCH) {
         PUSH(t->ft_b_intra + 2 * src);
         PUSH(t->ft_b_intra + 2 * dst + 1);
         return n;
     }
-    if (ns == nd && t->ft_intra == INTRA_FC) {
+    if (ns == nd && t->ft_intra == TOPO_INTRA_FC) {
         int i = src % g, j = dst % g;
         PUSH(t->ft_b_intra + src * (g - 1) + (j < i ? j : j - 1));
         return n;
@@ -1226,20 +806,20 @@ int topo_route(const Topo *t, int src, int dst, uint32_t salt, int *links, int c
         return 0;
     int n = 0;
     switch (t->fam) {
-    case FAM_TORUS:
+    case TOPO_ROUTE_TORUS:
         return route_torus(t, src, dst, links, cap);
-    case FAM_FULLY_CONNECTED:
+    case TOPO_ROUTE_FULLY_CONNECTED:
         PUSH(src * (t->nranks - 1) + (dst < src ? dst : dst - 1));
         return n;
-    case FAM_SWITCH:
+    case TOPO_ROUTE_SWITCH:
         PUSH(2 * src);
         PUSH(2 * dst + 1);
         return n;
-    case FAM_FAT_TREE:
+    case TOPO_ROUTE_FAT_TREE:
         return route_fat_tree(t, src, dst, salt, links, cap);
-    case FAM_PCIE_TREE:
+    case TOPO_ROUTE_PCIE_TREE:
         return route_pcie(t, src, dst, links, cap);
-    case FAM_EXPLICIT:
+    case TOPO_ROUTE_EXPLICIT:
         return route_explicit(t, src, dst, links, cap);
     }
     return -1;
