@@ -81,200 +81,6 @@ void topo_free(Topo *t)
 /* Families                                                            */
 
 
-static void set_torus_layout(Topo *t)
-{
-    t->per_chip = 0;
-    for (int k = 0; k < t->ndims; k++) {
-        int d = t->dims[k];
-        t->dslots[k] = d >= 3 && t->bidir ? 2 : d >= 2 ? 1 : 0; /* a ring of 2 needs one link each way */
-        t->doff[k] = t->per_chip;
-        t->per_chip += t->dslots[k];
-    }
-    t->max_route = 0;
-    for (int k = 0; k < t->ndims; k++)
-        t->max_route += t->dslots[k] == 2 ? t->dims[k] / 2 : t->dims[k] - 1;
-}
-
-static void build_torus_links(Topo *t, const char *prefix, const TopoLinkSpec *s)
-{
-    for (int r = 0; r < t->nranks; r++)
-        topo_add_vertexf(t, "%s%d", prefix, r);
-    int stride[3] = {1, t->dims[0], t->dims[0] * (t->ndims > 1 ? t->dims[1] : 1)};
-    for (int r = 0; r < t->nranks; r++) {
-        for (int k = 0; k < t->ndims; k++) {
-            int d = t->dims[k], x = (r / stride[k]) % d;
-            if (t->dslots[k] >= 1)
-                topo_add_link(t, r, r + (((x + 1) % d) - x) * stride[k], s);
-            if (t->dslots[k] == 2)
-                topo_add_link(t, r, r + (((x + d - 1) % d) - x) * stride[k], s);
-        }
-    }
-}
-
-static bool build_ring(Topo *t, const TopoCtx *c, GError **err)
-{
-    static const char *const keys[] = {"ranks_per_node", "nodes", "link", "bidirectional", NULL};
-    long nodes, rpn;
-    TopoLinkSpec s;
-    t->bidir = true;
-    if (!topo_check_family_keys(c, keys, err) || !topo_get_nodes_rpn(c, 0, &nodes, &rpn, err) ||
-        !sim_json_get_bool(c->doc, c->root, "bidirectional", &t->bidir, err) ||
-        !topo_parse_spec(c->doc, c->root, "link", TOPO_LINK_NVLINK, &s, err))
-        return false;
-    t->fam = TOPO_ROUTE_TORUS;
-    t->nnodes = (int)nodes;
-    t->rpn = (int)rpn;
-    t->nranks = t->nnodes * t->rpn;
-    t->ndims = 1;
-    t->dims[0] = t->nranks;
-    set_torus_layout(t);
-    build_torus_links(t, "gpu", &s);
-    return true;
-}
-
-/* Splits n chips into `nd` dimensions as close to equal as the divisors allow,
- * largest first, so that a scaled pod stays roughly square/cubic. */
-static void factor_dims(long n, int nd, int *dims)
-{
-    if (nd == 1) {
-        dims[0] = (int)n;
-        return;
-    }
-    double root = pow((double)n, 1.0 / nd);
-    long a = 1;
-    for (long d = 1; d <= (long)(root + 1e-9); d++)
-        if (n % d == 0)
-            a = d;
-    factor_dims(n / a, nd - 1, dims);
-    dims[nd - 1] = (int)a;
-    /* keep descending order */
-    for (int i = nd - 1; i > 0 && dims[i] > dims[i - 1]; i--) {
-        int tmp = dims[i];
-        dims[i] = dims[i - 1];
-        dims[i - 1] = tmp;
-    }
-}
-
-static bool build_torus(Topo *t, const TopoCtx *c, int nd, GError **err)
-{
-    static const char *const keys[] = {"dims", "ranks_per_node", "link", NULL};
-    long rpn = 1;
-    TopoLinkSpec s;
-    if (!topo_check_family_keys(c, keys, err) ||
-        !sim_json_get_int(c->doc, c->root, "ranks_per_node", false, 1, TOPO_MAX_RANKS, &rpn, err) ||
-        !topo_parse_spec(c->doc, c->root, "link", TOPO_LINK_ICI, &s, err))
-        return false;
-    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(c->root, "dims");
-    if (!cJSON_IsArray(dims) || cJSON_GetArraySize(dims) != nd) {
-        sim_json_error(c->doc, dims ? dims : c->root, err, "\"dims\" must be an array of %d positive integers", nd);
-        return false;
-    }
-    int64_t chips = 1;
-    int i = 0;
-    for (const cJSON *d = dims->child; d; d = d->next, i++) {
-        if (!cJSON_IsNumber(d) || d->valuedouble < 1 || d->valuedouble > TOPO_MAX_RANKS ||
-            d->valuedouble != floor(d->valuedouble)) {
-            sim_json_error(c->doc, d, err, "\"dims\" must be an array of %d positive integers", nd);
-            return false;
-        }
-        t->dims[i] = (int)d->valuedouble;
-        chips *= t->dims[i];
-        if (chips > TOPO_MAX_RANKS) {
-            sim_json_error(c->doc, dims, err, "the torus has more than %d chips", TOPO_MAX_RANKS);
-            return false;
-        }
-    }
-    if (chips % rpn != 0) {
-        sim_json_error(c->doc, dims, err, "%lld chips cannot be split into hosts of %ld", (long long)chips, rpn);
-        return false;
-    }
-    long nodes = (long)(chips / rpn);
-    if (!topo_opt_nodes(c, &nodes, err) || !topo_check_ranks(c, nodes, rpn, err))
-        return false;
-    if (nodes * rpn != chips) {
-        chips = nodes * rpn;
-        factor_dims((long)chips, nd, t->dims);
-    }
-    t->fam = TOPO_ROUTE_TORUS;
-    t->ndims = nd;
-    t->bidir = true;
-    t->rpn = (int)rpn;
-    t->nnodes = (int)nodes;
-    t->nranks = (int)chips;
-    set_torus_layout(t);
-    build_torus_links(t, "chip", &s);
-    return true;
-}
-
-static bool build_fully_connected(Topo *t, const TopoCtx *c, GError **err)
-{
-    static const char *const keys[] = {"ranks_per_node", "nodes", "link", NULL};
-    long nodes, rpn, file_nodes = 1;
-    TopoLinkSpec s;
-    if (!topo_check_family_keys(c, keys, err) ||
-        !sim_json_get_int(c->doc, c->root, "nodes", false, 1, TOPO_MAX_NODES, &file_nodes, err) ||
-        !topo_get_nodes_rpn(c, 0, &nodes, &rpn, err) ||
-        !topo_parse_spec(c->doc, c->root, "link", TOPO_LINK_NVLINK, &s, err))
-        return false;
-    /* every pair has its own link: more nodes would wire them to each other
-     * with the same links, a network nobody has */
-    if (nodes != file_nodes) {
-        sim_json_error(c->doc, c->root, err,
-                       "fully_connected describes %ld node(s), not %ld; use the fat_tree family for several", file_nodes,
-                       nodes);
-        return false;
-    }
-    int64_t n = nodes * rpn;
-    if (n * (n - 1) > (int64_t)1 << 28) {
-        sim_json_error(c->doc, c->root, err, "a fully connected graph of %lld ranks has too many links",
-                       (long long)n);
-        return false;
-    }
-    t->fam = TOPO_ROUTE_FULLY_CONNECTED;
-    t->nnodes = (int)nodes;
-    t->rpn = (int)rpn;
-    t->nranks = (int)n;
-    t->max_route = 1;
-    for (int r = 0; r < t->nranks; r++)
-        topo_add_vertexf(t, "gpu%d", r);
-    for (int i = 0; i < t->nranks; i++)
-        for (int j = 0; j < t->nranks; j++)
-            if (i != j)
-                topo_add_link(t, i, j, &s);
-    return true;
-}
-
-static bool build_switch(Topo *t, const TopoCtx *c, bool nvswitch, GError **err)
-{
-    static const char *const keys[] = {"ranks_per_node", "nodes", "link", NULL};
-    static const char *const nvkeys[] = {"ranks_per_node", "nodes", "nvlink", NULL};
-    long nodes, rpn;
-    TopoLinkSpec s;
-    if (!topo_check_family_keys(c, nvswitch ? nvkeys : keys, err) ||
-        !topo_get_nodes_rpn(c, nvswitch ? 8 : 0, &nodes, &rpn, err) ||
-        !topo_parse_spec(c->doc, c->root, nvswitch ? "nvlink" : "link", nvswitch ? TOPO_LINK_NVLINK : TOPO_LINK_NET, &s,
-                    err))
-        return false;
-    if (nvswitch && nodes != 1) {
-        sim_json_error(c->doc, c->root, err,
-                       "nvswitch_node describes one node, not %ld; use the fat_tree family for several", nodes);
-        return false;
-    }
-    t->fam = TOPO_ROUTE_SWITCH;
-    t->nnodes = (int)nodes;
-    t->rpn = (int)rpn;
-    t->nranks = t->nnodes * t->rpn;
-    t->max_route = 2;
-    for (int r = 0; r < t->nranks; r++)
-        topo_add_vertexf(t, "gpu%d", r);
-    int sw = topo_add_vertex(t, nvswitch ? "nvswitch" : "switch");
-    for (int r = 0; r < t->nranks; r++) {
-        topo_add_link(t, r, sw, &s);
-        topo_add_link(t, sw, r, &s);
-    }
-    return true;
-}
-
 static bool build_fat_tree(Topo *t, const TopoCtx *c, GError **err)
 {
     static const char *const keys[] = {"ranks_per_node", "nodes", "nics_per_node", "intra", "nvlink", "pcie",
@@ -426,61 +232,6 @@ static bool build_fat_tree(Topo *t, const TopoCtx *c, GError **err)
     return true;
 }
 
-static bool build_pcie_tree(Topo *t, const TopoCtx *c, GError **err)
-{
-    static const char *const keys[] = {"sockets", "switches_per_socket", "gpus_per_switch", "pcie", "uplink",
-                                       "inter_socket", NULL};
-    const SimJsonDoc *doc = c->doc;
-    long sockets = 2, sps = 1, gps = 0;
-    TopoLinkSpec pcie, up, qpi = {0};
-    if (!topo_check_family_keys(c, keys, err) ||
-        !sim_json_get_int(doc, c->root, "sockets", false, 1, 64, &sockets, err) ||
-        !sim_json_get_int(doc, c->root, "switches_per_socket", false, 1, 64, &sps, err) ||
-        !sim_json_get_int(doc, c->root, "gpus_per_switch", true, 1, 1024, &gps, err) ||
-        !topo_parse_spec(doc, c->root, "pcie", TOPO_LINK_PCIE, &pcie, err))
-        return false;
-    up = pcie;
-    if (cJSON_GetObjectItemCaseSensitive(c->root, "uplink") &&
-        !topo_parse_spec(doc, c->root, "uplink", TOPO_LINK_PCIE, &up, err))
-        return false;
-    if (sockets > 1 && !topo_parse_spec(doc, c->root, "inter_socket", TOPO_LINK_PCIE, &qpi, err))
-        return false;
-    if (!topo_opt_nodes_fixed(c, 1, err))
-        return false;
-    t->fam = TOPO_ROUTE_PCIE_TREE;
-    t->pt_sockets = (int)sockets;
-    t->pt_sps = (int)sps;
-    t->pt_gps = (int)gps;
-    t->nranks = (int)(sockets * sps * gps);
-    t->rpn = t->nranks;
-    t->nnodes = 1;
-    t->max_route = 5;
-    int nsw = (int)(sockets * sps);
-    for (int r = 0; r < t->nranks; r++)
-        topo_add_vertexf(t, "gpu%d", r);
-    int v_sw = t->nverts;
-    for (int s = 0; s < nsw; s++)
-        topo_add_vertexf(t, "pcisw%d", s);
-    int v_cpu = t->nverts;
-    for (int s = 0; s < sockets; s++)
-        topo_add_vertexf(t, "cpu%d", s);
-    for (int r = 0; r < t->nranks; r++) {
-        topo_add_link(t, r, v_sw + r / t->pt_gps, &pcie);
-        topo_add_link(t, v_sw + r / t->pt_gps, r, &pcie);
-    }
-    t->pt_b_up = t->nlinks;
-    for (int s = 0; s < nsw; s++) {
-        topo_add_link(t, v_sw + s, v_cpu + s / t->pt_sps, &up);
-        topo_add_link(t, v_cpu + s / t->pt_sps, v_sw + s, &up);
-    }
-    t->pt_b_cpu = t->nlinks;
-    for (int a = 0; a < sockets; a++)
-        for (int b = 0; b < sockets; b++)
-            if (a != b)
-                topo_add_link(t, v_cpu + a, v_cpu + b, &qpi);
-    return true;
-}
-
 /* ------------------------------------------------------------------ */
 /* Loading                                                             */
 
@@ -509,21 +260,21 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
         if (!fam) {
             ok = topo_build_explicit(t, &c, err);
         } else if (strcmp(fam, "ring") == 0) {
-            ok = build_ring(t, &c, err);
+            ok = topo_build_ring(t, &c, err);
         } else if (strcmp(fam, "fully_connected") == 0) {
-            ok = build_fully_connected(t, &c, err);
+            ok = topo_build_fully_connected(t, &c, err);
         } else if (strcmp(fam, "single_switch") == 0) {
-            ok = build_switch(t, &c, false, err);
+            ok = topo_build_single_switch(t, &c, err);
         } else if (strcmp(fam, "nvswitch_node") == 0) {
-            ok = build_switch(t, &c, true, err);
+            ok = topo_build_nvswitch_node(t, &c, err);
         } else if (strcmp(fam, "fat_tree") == 0) {
             ok = build_fat_tree(t, &c, err);
         } else if (strcmp(fam, "torus2d") == 0) {
-            ok = build_torus(t, &c, 2, err);
+            ok = topo_build_torus2d(t, &c, err);
         } else if (strcmp(fam, "torus3d") == 0) {
-            ok = build_torus(t, &c, 3, err);
+            ok = topo_build_torus3d(t, &c, err);
         } else if (strcmp(fam, "pcie_tree") == 0) {
-            ok = build_pcie_tree(t, &c, err);
+            ok = topo_build_pcie_tree(t, &c, err);
         } else {
             GString *s = g_string_new(NULL);
             for (size_t i = 0; i < G_N_ELEMENTS(family_names); i++)
