@@ -1,13 +1,11 @@
-/* Topologies: JSON in, a graph of vertices and directed links out, plus
- * routing.  Regular families keep their parameters and route in closed form
- * (no tables, O(path length) per route); explicit graphs precompute one
- * next-hop table per destination rank at load time, which also proves every
- * rank reaches every other. */
+/* Topologies: the Topo object (creation, the vertex and link arrays builders
+ * append to, accessors), the table of families, and loading: a preset name or
+ * path -> JSON -> the common fields -> the family's builder (topo_node.c,
+ * topo_torus.c, topo_fattree.c; topo_parse.c for explicit graphs).  Routing is
+ * topo_route.c. */
 #include "topo_internal.h"
 
-#include <math.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
@@ -80,8 +78,36 @@ void topo_free(Topo *t)
 /* ------------------------------------------------------------------ */
 /* Loading                                                             */
 
-static const char *const family_names[] = {"ring",          "fully_connected", "single_switch", "nvswitch_node",
-                                           "fat_tree",      "torus2d",         "torus3d",       "pcie_tree"};
+/* Every family, in the order error messages list them.  A new family is a
+ * builder (topo_internal.h says what it must do) and a line here. */
+static const struct {
+    const char *name; /* the "family" value */
+    TopoBuildFn build;
+} families[] = {
+    {"ring", topo_build_ring},
+    {"fully_connected", topo_build_fully_connected},
+    {"single_switch", topo_build_single_switch},
+    {"nvswitch_node", topo_build_nvswitch_node},
+    {"fat_tree", topo_build_fat_tree},
+    {"torus2d", topo_build_torus2d},
+    {"torus3d", topo_build_torus3d},
+    {"pcie_tree", topo_build_pcie_tree},
+};
+
+/* The builder of `fam`, NULL (and an error listing the families) if none. */
+static TopoBuildFn find_family(const SimJsonDoc *doc, const cJSON *root, const char *fam, GError **err)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(families); i++)
+        if (strcmp(fam, families[i].name) == 0)
+            return families[i].build;
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(families); i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "", families[i].name);
+    sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "family"), err,
+                   "unknown family \"%s\" (known: %s; or omit \"family\" and list \"links\")", fam, s->str);
+    g_string_free(s, TRUE);
+    return NULL;
+}
 
 static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOptions *opt, GError **err)
 {
@@ -102,33 +128,8 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
         t->name = g_strdup(name);
         t->accel = g_strdup(accel);
         t->family_name = g_strdup(fam ? fam : "explicit");
-        if (!fam) {
-            ok = topo_build_explicit(t, &c, err);
-        } else if (strcmp(fam, "ring") == 0) {
-            ok = topo_build_ring(t, &c, err);
-        } else if (strcmp(fam, "fully_connected") == 0) {
-            ok = topo_build_fully_connected(t, &c, err);
-        } else if (strcmp(fam, "single_switch") == 0) {
-            ok = topo_build_single_switch(t, &c, err);
-        } else if (strcmp(fam, "nvswitch_node") == 0) {
-            ok = topo_build_nvswitch_node(t, &c, err);
-        } else if (strcmp(fam, "fat_tree") == 0) {
-            ok = topo_build_fat_tree(t, &c, err);
-        } else if (strcmp(fam, "torus2d") == 0) {
-            ok = topo_build_torus2d(t, &c, err);
-        } else if (strcmp(fam, "torus3d") == 0) {
-            ok = topo_build_torus3d(t, &c, err);
-        } else if (strcmp(fam, "pcie_tree") == 0) {
-            ok = topo_build_pcie_tree(t, &c, err);
-        } else {
-            GString *s = g_string_new(NULL);
-            for (size_t i = 0; i < G_N_ELEMENTS(family_names); i++)
-                g_string_append_printf(s, "%s%s", i ? ", " : "", family_names[i]);
-            sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "family"), err,
-                           "unknown family \"%s\" (known: %s; or omit \"family\" and list \"links\")", fam, s->str);
-            g_string_free(s, TRUE);
-            ok = false;
-        }
+        TopoBuildFn builder = fam ? find_family(doc, root, fam, err) : topo_build_explicit;
+        ok = builder && builder(t, &c, err);
     }
     if (!ok) {
         topo_free(t);

@@ -93,11 +93,6 @@ typedef struct {
 
 typedef bool (*TopoBuildFn)(Topo *t, const TopoCtx *c, GError **err);
 
-typedef struct {
-    const char *name; /* the "family" value */
-    TopoBuildFn build;
-} TopoFamily;
-
 /* The builders, in topo_node.c, topo_torus.c, topo_fattree.c and topo_parse.c. */
 bool topo_build_ring(Topo *t, const TopoCtx *c, GError **err);
 bool topo_build_fully_connected(Topo *t, const TopoCtx *c, GError **err);
