@@ -309,6 +309,37 @@ static int lookup_end(const TopoCtx *c, const cJSON *link, const char *key, GHas
     return id;
 }
 
+/* One entry of "links": one directed link, or two (forward id first) when bidirectional. */
+static bool explicit_link(Topo *t, const TopoCtx *c, const cJSON *l, GHashTable *ids, GError **err)
+{
+    static const char *const lkeys[] = {"src", "dst", "bandwidth", "latency", "kind", "count", "bidirectional", NULL};
+    const SimJsonDoc *doc = c->doc;
+    if (!cJSON_IsObject(l)) {
+        sim_json_error(doc, l, err, "a link must be an object");
+        return false;
+    }
+    TopoLinkSpec s;
+    bool bidir = true;
+    int a, b;
+    if (!topo_check_keys(doc, l, lkeys, err) || (a = lookup_end(c, l, "src", ids, err)) < 0 ||
+        (b = lookup_end(c, l, "dst", ids, err)) < 0 || !topo_parse_link_fields(doc, l, &s, true, err) ||
+        !sim_json_get_bool(doc, l, "bidirectional", &bidir, err))
+        return false;
+    if (a == b) {
+        sim_json_error(doc, l, err, "a link from \"%s\" to itself", t->vname[a]);
+        return false;
+    }
+    if (t->nlinks > (1 << 26) - 2) {
+        sim_json_error(doc, l, err, "too many links");
+        return false;
+    }
+    topo_add_link(t, a, b, &s);
+    if (bidir)
+        topo_add_link(t, b, a, &s);
+    return true;
+}
+
+/* No "family": "endpoints" (the ranks, in order), "switches", "links". */
 bool topo_build_explicit(Topo *t, const TopoCtx *c, GError **err)
 {
     static const char *const keys[] = {"name", "accelerator", "in_network_reduction", "nvlink_sharp", "ranks_per_node",
@@ -338,33 +369,8 @@ bool topo_build_explicit(Topo *t, const TopoCtx *c, GError **err)
         sim_json_error(doc, links ? links : c->root, err, "\"links\" must be an array of links");
         ok = false;
     }
-    static const char *const lkeys[] = {"src", "dst", "bandwidth", "latency", "kind", "count", "bidirectional", NULL};
-    for (const cJSON *l = ok ? links->child : NULL; l && ok; l = l->next) {
-        if (!cJSON_IsObject(l)) {
-            sim_json_error(doc, l, err, "a link must be an object");
-            ok = false;
-            break;
-        }
-        TopoLinkSpec s;
-        bool bidir = true;
-        int a, b;
-        ok = topo_check_keys(doc, l, lkeys, err) && (a = lookup_end(c, l, "src", ids, err)) >= 0 &&
-             (b = lookup_end(c, l, "dst", ids, err)) >= 0 && topo_parse_link_fields(doc, l, &s, true, err) &&
-             sim_json_get_bool(doc, l, "bidirectional", &bidir, err);
-        if (ok && a == b) {
-            sim_json_error(doc, l, err, "a link from \"%s\" to itself", t->vname[a]);
-            ok = false;
-        }
-        if (ok && t->nlinks > (1 << 26) - 2) {
-            sim_json_error(doc, l, err, "too many links");
-            ok = false;
-        }
-        if (ok) {
-            topo_add_link(t, a, b, &s);
-            if (bidir)
-                topo_add_link(t, b, a, &s);
-        }
-    }
+    for (const cJSON *l = ok ? links->child : NULL; l && ok; l = l->next)
+        ok = explicit_link(t, c, l, ids, err);
     if (ok) {
         t->fam = TOPO_ROUTE_EXPLICIT;
         t->rpn = (int)rpn;

@@ -12,9 +12,92 @@
 /* ------------------------------------------------------------------ */
 /* Explicit graphs: next-hop tables                                    */
 
-/* For every destination rank: BFS backwards from it, then each vertex's next
- * hop is its lowest-numbered out-link that goes one step closer.  Ranks only
- * relay traffic when `forward` says so (GPUs without a switch do not). */
+/* Links by source and by destination vertex (CSR), ascending ids within each list. */
+typedef struct {
+    int *out_start, *out, *in_start, *in;
+} Adjacency;
+
+static void adjacency_build(const Topo *t, Adjacency *a)
+{
+    int V = t->nverts, L = t->nlinks;
+    a->out_start = g_new0(int, V + 1);
+    a->out = g_new(int, L);
+    a->in_start = g_new0(int, V + 1);
+    a->in = g_new(int, L);
+    for (int l = 0; l < L; l++) {
+        a->out_start[t->lsrc[l] + 1]++;
+        a->in_start[t->ldst[l] + 1]++;
+    }
+    for (int v = 0; v < V; v++) {
+        a->out_start[v + 1] += a->out_start[v];
+        a->in_start[v + 1] += a->in_start[v];
+    }
+    int *ofill = g_new(int, V), *ifill = g_new(int, V);
+    memcpy(ofill, a->out_start, sizeof(int) * (size_t)V);
+    memcpy(ifill, a->in_start, sizeof(int) * (size_t)V);
+    for (int l = 0; l < L; l++) {
+        a->out[ofill[t->lsrc[l]]++] = l;
+        a->in[ifill[t->ldst[l]]++] = l;
+    }
+    g_free(ofill);
+    g_free(ifill);
+}
+
+static void adjacency_free(Adjacency *a)
+{
+    g_free(a->out_start);
+    g_free(a->out);
+    g_free(a->in_start);
+    g_free(a->in);
+}
+
+/* dist[v] = hops from v to rank d (-1: none), by BFS backwards over in-links.
+ * Ranks only relay traffic when `forward` says so. */
+static void bfs_to(const Topo *t, const Adjacency *a, int d, bool forward, int *dist, int *queue)
+{
+    for (int v = 0; v < t->nverts; v++)
+        dist[v] = -1;
+    int qh = 0, qt = 0;
+    dist[d] = 0;
+    queue[qt++] = d;
+    while (qh < qt) {
+        int u = queue[qh++];
+        if (u != d && u < t->nranks && !forward)
+            continue;
+        for (int i = a->in_start[u]; i < a->in_start[u + 1]; i++) {
+            int v = t->lsrc[a->in[i]];
+            if (dist[v] < 0) {
+                dist[v] = dist[u] + 1;
+                queue[qt++] = v;
+            }
+        }
+    }
+}
+
+/* nx[v] = v's lowest-numbered out-link one hop closer to d (-1: none).
+ * Returns the longest distance from a rank to d. */
+static int next_hops(const Topo *t, const Adjacency *a, int d, bool forward, const int *dist, int *nx)
+{
+    int longest = 0;
+    for (int v = 0; v < t->nverts; v++) {
+        nx[v] = -1;
+        if (dist[v] <= 0)
+            continue;
+        for (int i = a->out_start[v]; i < a->out_start[v + 1]; i++) {
+            int w = t->ldst[a->out[i]];
+            if (dist[w] == dist[v] - 1 && (w == d || w >= t->nranks || forward)) {
+                nx[v] = a->out[i];
+                break;
+            }
+        }
+        if (v < t->nranks && dist[v] > longest)
+            longest = dist[v];
+    }
+    return longest;
+}
+
+/* One table per destination rank; the first rank that cannot reach it is an
+ * error at its entry in "endpoints" (items). */
 bool topo_explicit_tables(Topo *t, const TopoCtx *c, bool forward, const cJSON **items, GError **err)
 {
     int V = t->nverts, L = t->nlinks;
@@ -25,63 +108,18 @@ bool topo_explicit_tables(Topo *t, const TopoCtx *c, bool forward, const cJSON *
                        t->nranks, V);
         return false;
     }
-    int *out_start = g_new0(int, V + 1), *out = g_new(int, L);
-    int *in_start = g_new0(int, V + 1), *in = g_new(int, L);
-    for (int l = 0; l < L; l++) {
-        out_start[t->lsrc[l] + 1]++;
-        in_start[t->ldst[l] + 1]++;
-    }
-    for (int v = 0; v < V; v++) {
-        out_start[v + 1] += out_start[v];
-        in_start[v + 1] += in_start[v];
-    }
-    int *ofill = g_new(int, V), *ifill = g_new(int, V);
-    memcpy(ofill, out_start, sizeof(int) * (size_t)V);
-    memcpy(ifill, in_start, sizeof(int) * (size_t)V);
-    for (int l = 0; l < L; l++) { /* ascending ids within each vertex's list */
-        out[ofill[t->lsrc[l]]++] = l;
-        in[ifill[t->ldst[l]]++] = l;
-    }
-    g_free(ofill);
-    g_free(ifill);
-
+    Adjacency a;
+    adjacency_build(t, &a);
     t->next = g_new(int, (size_t)t->nranks * V);
     int *dist = g_new(int, V), *queue = g_new(int, V);
     bool ok = true;
     t->max_route = 0;
     for (int d = 0; d < t->nranks && ok; d++) {
-        for (int v = 0; v < V; v++)
-            dist[v] = -1;
-        int qh = 0, qt = 0;
-        dist[d] = 0;
-        queue[qt++] = d;
-        while (qh < qt) {
-            int u = queue[qh++];
-            if (u != d && u < t->nranks && !forward)
-                continue;
-            for (int i = in_start[u]; i < in_start[u + 1]; i++) {
-                int v = t->lsrc[in[i]];
-                if (dist[v] < 0) {
-                    dist[v] = dist[u] + 1;
-                    queue[qt++] = v;
-                }
-            }
-        }
         int *nx = t->next + (size_t)d * V;
-        for (int v = 0; v < V; v++) {
-            nx[v] = -1;
-            if (dist[v] <= 0)
-                continue;
-            for (int i = out_start[v]; i < out_start[v + 1]; i++) {
-                int w = t->ldst[out[i]];
-                if (dist[w] == dist[v] - 1 && (w == d || w >= t->nranks || forward)) {
-                    nx[v] = out[i];
-                    break;
-                }
-            }
-            if (v < t->nranks && dist[v] > t->max_route)
-                t->max_route = dist[v];
-        }
+        bfs_to(t, &a, d, forward, dist, queue);
+        int longest = next_hops(t, &a, d, forward, dist, nx);
+        if (longest > t->max_route)
+            t->max_route = longest;
         for (int s = 0; s < t->nranks && ok; s++) {
             if (s != d && nx[s] < 0) {
                 sim_json_error(c->doc, items[s], err, "endpoint \"%s\" has no path to \"%s\"", t->vname[s],
@@ -92,10 +130,7 @@ bool topo_explicit_tables(Topo *t, const TopoCtx *c, bool forward, const cJSON *
     }
     g_free(dist);
     g_free(queue);
-    g_free(out_start);
-    g_free(out);
-    g_free(in_start);
-    g_free(in);
+    adjacency_free(&a);
     return ok;
 }
 
