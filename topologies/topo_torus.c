@@ -7,6 +7,8 @@
 
 #include <math.h>
 
+/* Links per chip and dimension (dslots), their offset among a chip's links
+ * (doff), and the longest dimension-order route. */
 static void set_torus_layout(Topo *t)
 {
     t->per_chip = 0;
@@ -21,6 +23,8 @@ static void set_torus_layout(Topo *t)
         t->max_route += t->dslots[k] == 2 ? t->dims[k] / 2 : t->dims[k] - 1;
 }
 
+/* The chips ("gpuN", "chipN"), then each chip's links: chip r's link j has id
+ * r * per_chip + j. */
 static void build_torus_links(Topo *t, const char *prefix, const TopoLinkSpec *s)
 {
     for (int r = 0; r < t->nranks; r++)
