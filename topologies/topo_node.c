@@ -1,4 +1,4 @@
-/* Single-node-style families: fully_connected (a link per ordered pair of
+/* The small families: fully_connected (a link per ordered pair of
  * ranks), single_switch and nvswitch_node (every rank to one crossbar), and
  * pcie_tree (GPUs under PCIe switches under CPU sockets, sockets meshed).
  * Link ids are laid out for the closed-form routes in topo_route.c. */
