@@ -1,0 +1,193 @@
+/* fat_tree: a rail-optimised two-level Clos.  Each node's GPUs sit on an
+ * NVSwitch (or are fully connected, or neither) and share NICs; NIC k of every
+ * node in unit u = node / nodes_per_leaf hangs off leaf u * nics + k (its
+ * rail); every leaf connects to every spine.  The uplink bandwidth follows from
+ * the leaf's ports and the oversubscription unless given.  Vertices and links
+ * are created in blocks (intra-node, GPU-NIC, NIC-leaf, leaf-spine) whose
+ * first ids topo_route.c routes from. */
+#include "topo_internal.h"
+
+#include <string.h>
+
+/* What the file asks for, before any vertex exists. */
+typedef struct {
+    long nodes, rpn, nics, npl, groups, leaves, spines;
+    bool need_spine;
+    TopoLinkSpec nvl, pcie, nic, up;
+} FatTree;
+
+static bool parse_intra(const SimJsonDoc *doc, const cJSON *root, int *intra_out, GError **err)
+{
+    const char *intra = "nvswitch";
+    if (!sim_json_get_string(doc, root, "intra", false, &intra, err))
+        return false;
+    if (strcmp(intra, "nvswitch") == 0) {
+        *intra_out = TOPO_INTRA_NVSWITCH;
+    } else if (strcmp(intra, "fully_connected") == 0) {
+        *intra_out = TOPO_INTRA_FC;
+    } else if (strcmp(intra, "none") == 0) {
+        *intra_out = TOPO_INTRA_NONE;
+    } else {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "intra"), err,
+                       "unknown \"intra\" \"%s\" (known: nvswitch, fully_connected, none)", intra);
+        return false;
+    }
+    return true;
+}
+
+/* The leaf <-> spine link: latency required; bandwidth given, or a leaf's
+ * downlinks (one NIC of each of its `leaf_ports` nodes) over `over`, spread
+ * across the spines. */
+static bool parse_uplink(const SimJsonDoc *doc, const cJSON *root, long leaf_ports, double over, FatTree *f,
+                         GError **err)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(root, "uplink");
+    if (!u || !cJSON_IsObject(u)) {
+        sim_json_error(doc, u ? u : root, err, "missing required link description \"uplink\" (with \"latency\")");
+        return false;
+    }
+    static const char *const ukeys[] = {"bandwidth", "latency", "count", "kind", NULL};
+    if (!topo_check_keys(doc, u, ukeys, err))
+        return false;
+    double lat = 0;
+    if (!topo_parse_latency(doc, u, &lat, err))
+        return false;
+    f->up.kind = TOPO_LINK_NET;
+    if (!topo_parse_kind(doc, u, &f->up.kind, false, err))
+        return false;
+    f->up.lat = lat;
+    if (cJSON_GetObjectItemCaseSensitive(u, "bandwidth")) {
+        if (cJSON_GetObjectItemCaseSensitive(root, "oversubscription")) {
+            sim_json_error(doc, u, err, "give either \"oversubscription\" or an uplink \"bandwidth\", not both");
+            return false;
+        }
+        return topo_parse_link_fields(doc, u, &f->up, false, err);
+    }
+    f->up.bw = (double)leaf_ports * f->nic.bw / (over * (double)f->spines);
+    return true;
+}
+
+/* Reads and checks every field, in the order errors are reported. */
+static bool parse_fat_tree(const TopoCtx *c, int *intra, FatTree *f, GError **err)
+{
+    static const char *const keys[] = {"ranks_per_node", "nodes", "nics_per_node", "intra", "nvlink", "pcie",
+                                       "nic", "nodes_per_leaf", "spines", "oversubscription", "uplink", NULL};
+    const SimJsonDoc *doc = c->doc;
+    const cJSON *root = c->root;
+    double over = 1;
+    if (!topo_check_family_keys(c, keys, err) || !topo_get_nodes_rpn(c, 0, &f->nodes, &f->rpn, err))
+        return false;
+    f->nics = f->rpn;
+    if (!sim_json_get_int(doc, root, "nics_per_node", false, 1, TOPO_MAX_RANKS, &f->nics, err))
+        return false;
+    if (f->rpn % f->nics != 0) {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "nics_per_node"), err,
+                       "%ld GPUs per node cannot share %ld NICs evenly", f->rpn, f->nics);
+        return false;
+    }
+    if (!parse_intra(doc, root, intra, err))
+        return false;
+    if (*intra != TOPO_INTRA_NONE && !topo_parse_spec(doc, root, "nvlink", TOPO_LINK_NVLINK, &f->nvl, err))
+        return false;
+    if (!topo_parse_spec(doc, root, "pcie", TOPO_LINK_PCIE, &f->pcie, err) ||
+        !topo_parse_spec(doc, root, "nic", TOPO_LINK_NET, &f->nic, err))
+        return false;
+    f->npl = f->nodes;
+    f->spines = 0;
+    if (!sim_json_get_int(doc, root, "nodes_per_leaf", false, 1, TOPO_MAX_NODES, &f->npl, err) ||
+        !sim_json_get_int(doc, root, "spines", false, 1, 1 << 16, &f->spines, err) ||
+        !sim_json_get_number(doc, root, "oversubscription", false, 1e-3, 1e6, &over, err))
+        return false;
+    long leaf_ports = f->npl; /* a leaf's design capacity sets its uplinks, even when fewer nodes fill it */
+    if (f->npl > f->nodes)
+        f->npl = f->nodes;
+    f->groups = (f->nodes + f->npl - 1) / f->npl;
+    f->leaves = f->groups * f->nics;
+    if (f->spines == 0)
+        f->spines = f->nics; /* default: as many spines as rails */
+    f->need_spine = f->leaves > 1;
+    if (f->need_spine && !parse_uplink(doc, root, leaf_ports, over, f, err))
+        return false;
+    if (2 * (int64_t)f->leaves * f->spines > (int64_t)1 << 28) {
+        sim_json_error(doc, root, err, "%ld leaves x %ld spines: too many links", f->leaves, f->spines);
+        return false;
+    }
+    return true;
+}
+
+/* Vertices, then links block by block; each block's first id is kept for routing. */
+static void wire_fat_tree(Topo *t, const FatTree *f)
+{
+    for (int r = 0; r < t->nranks; r++)
+        topo_add_vertexf(t, "gpu%d", r);
+    int v_nvsw = t->nverts;
+    if (t->ft_intra == TOPO_INTRA_NVSWITCH)
+        for (int n = 0; n < t->nnodes; n++)
+            topo_add_vertexf(t, "node%d.nvswitch", n);
+    int v_nic = t->nverts;
+    for (int n = 0; n < t->nnodes; n++)
+        for (int k = 0; k < t->ft_k; k++)
+            topo_add_vertexf(t, "node%d.nic%d", n, k);
+    int v_leaf = t->nverts;
+    for (long l = 0; l < f->leaves; l++)
+        topo_add_vertexf(t, "leaf%ld", l);
+    int v_spine = t->nverts;
+    for (int s = 0; s < t->ft_s; s++)
+        topo_add_vertexf(t, "spine%d", s);
+
+    t->ft_b_intra = t->nlinks;
+    if (t->ft_intra == TOPO_INTRA_NVSWITCH) {
+        for (int r = 0; r < t->nranks; r++) {
+            topo_add_link(t, r, v_nvsw + r / t->ft_g, &f->nvl);
+            topo_add_link(t, v_nvsw + r / t->ft_g, r, &f->nvl);
+        }
+    } else if (t->ft_intra == TOPO_INTRA_FC) {
+        for (int r = 0; r < t->nranks; r++) {
+            int base = r - r % t->ft_g;
+            for (int j = 0; j < t->ft_g; j++)
+                if (base + j != r)
+                    topo_add_link(t, r, base + j, &f->nvl);
+        }
+    }
+    int gpn = t->ft_g / t->ft_k; /* GPUs sharing one NIC */
+    t->ft_b_pcie = t->nlinks;
+    for (int r = 0; r < t->nranks; r++) {
+        int nicv = v_nic + (r / t->ft_g) * t->ft_k + (r % t->ft_g) / gpn;
+        topo_add_link(t, r, nicv, &f->pcie);
+        topo_add_link(t, nicv, r, &f->pcie);
+    }
+    t->ft_b_nic = t->nlinks;
+    for (int n = 0; n < t->nnodes; n++) {
+        for (int k = 0; k < t->ft_k; k++) {
+            int leaf = v_leaf + (n / t->ft_npl) * t->ft_k + k;
+            topo_add_link(t, v_nic + n * t->ft_k + k, leaf, &f->nic);
+            topo_add_link(t, leaf, v_nic + n * t->ft_k + k, &f->nic);
+        }
+    }
+    t->ft_b_up = t->nlinks;
+    for (long l = 0; l < f->leaves && t->ft_s > 0; l++) {
+        for (int s = 0; s < t->ft_s; s++) {
+            topo_add_link(t, v_leaf + (int)l, v_spine + s, &f->up);
+            topo_add_link(t, v_spine + s, v_leaf + (int)l, &f->up);
+        }
+    }
+}
+
+bool topo_build_fat_tree(Topo *t, const TopoCtx *c, GError **err)
+{
+    FatTree f = {0};
+    if (!parse_fat_tree(c, &t->ft_intra, &f, err))
+        return false;
+    t->fam = TOPO_ROUTE_FAT_TREE;
+    t->nnodes = (int)f.nodes;
+    t->rpn = (int)f.rpn;
+    t->nranks = (int)(f.nodes * f.rpn);
+    t->ft_g = (int)f.rpn;
+    t->ft_k = (int)f.nics;
+    t->ft_npl = (int)f.npl;
+    t->ft_groups = (int)f.groups;
+    t->ft_s = f.need_spine ? (int)f.spines : 0;
+    t->max_route = 6;
+    wire_fat_tree(t, &f);
+    return true;
+}

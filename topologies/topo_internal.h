@@ -1,0 +1,137 @@
+/* Private to topologies/: the Topo struct, the graph-building calls, the
+ * parsing helpers every family uses, and the builder interface.
+ *
+ * Who owns what:
+ *   topo.c          the Topo object, accessors, the family table, loading
+ *   topo_parse.c    JSON helpers (quantities, link specs, sizes), explicit graphs
+ *   topo_node.c     fully_connected, single_switch, nvswitch_node, pcie_tree
+ *   topo_torus.c    ring, torus2d, torus3d
+ *   topo_fattree.c  fat_tree (rail-optimised, oversubscribed)
+ *   topo_route.c    topo_route and the explicit graphs' next-hop tables
+ *
+ * A builder reads its fields from the root object, sets the sizes, the
+ * routing kind and max_route, and adds vertices (ranks first) and links.  Link
+ * ids are positions in creation order and routing computes them from indices,
+ * so a builder's order of add_link calls is part of its contract. */
+#ifndef TOPO_INTERNAL_H
+#define TOPO_INTERNAL_H
+
+#include "sim_data.h"
+#include "topo.h"
+
+/* How topo_route finds a path: one closed form per graph shape. */
+typedef enum {
+    TOPO_ROUTE_EXPLICIT, /* next-hop tables */
+    TOPO_ROUTE_TORUS,    /* ring = 1-D torus, torus2d, torus3d */
+    TOPO_ROUTE_FULLY_CONNECTED,
+    TOPO_ROUTE_SWITCH, /* single_switch, nvswitch_node */
+    TOPO_ROUTE_FAT_TREE,
+    TOPO_ROUTE_PCIE_TREE,
+} TopoRouting;
+
+enum { TOPO_INTRA_NONE, TOPO_INTRA_NVSWITCH, TOPO_INTRA_FC };
+
+/* Bounds that keep memory and int arithmetic safe. */
+#define TOPO_MAX_RANKS (1 << 22)
+#define TOPO_MAX_NODES (1 << 20)
+#define TOPO_MAX_EXPLICIT_TABLE (1 << 26) /* ranks x vertices next-hop entries */
+
+struct Topo {
+    char *name;
+    char *accel;
+    char *family_name;
+    TopoRouting fam;
+    int nranks, rpn, nnodes;
+    bool inr;
+    bool nvls; /* NVSwitch reduces in the switch (NVLink SHARP) */
+
+    /* vertices: ranks first (0 .. nranks-1), then switches/NICs/CPUs */
+    int nverts, vcap;
+    const char **vname;
+    GStringChunk *names;
+
+    int nlinks, lcap;
+    int *lsrc, *ldst;
+    double *lbw, *llat;
+    uint8_t *lkind;
+
+    int max_route;
+
+    /* torus (and ring) */
+    int ndims, dims[3], dslots[3], doff[3], per_chip;
+    bool bidir;
+
+    /* fat tree */
+    int ft_g, ft_k, ft_npl, ft_groups, ft_s, ft_intra;
+    int ft_b_intra, ft_b_pcie, ft_b_nic, ft_b_up;
+
+    /* pcie tree */
+    int pt_sockets, pt_sps, pt_gps;
+    int pt_b_up, pt_b_cpu;
+
+    /* explicit */
+    int *next; /* [dst_rank * nverts + v] = link id of the next hop, -1 none */
+};
+
+typedef struct {
+    double bw;  /* bytes/s, count included */
+    double lat; /* s */
+    TopoLinkKind kind;
+} TopoLinkSpec;
+
+/* Graph building (topo.c).  Ids are handed out in call order. */
+int topo_add_vertex(Topo *t, const char *name);
+int topo_add_vertexf(Topo *t, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+int topo_add_link(Topo *t, int src, int dst, const TopoLinkSpec *s);
+
+/* What a builder reads from: the document, its root object, the caller's options. */
+typedef struct {
+    const SimJsonDoc *doc;
+    const cJSON *root;
+    const TopoOptions *opt;
+} TopoCtx;
+
+typedef bool (*TopoBuildFn)(Topo *t, const TopoCtx *c, GError **err);
+
+/* The builders, in topo_node.c, topo_torus.c, topo_fattree.c and topo_parse.c. */
+bool topo_build_ring(Topo *t, const TopoCtx *c, GError **err);
+bool topo_build_fully_connected(Topo *t, const TopoCtx *c, GError **err);
+bool topo_build_single_switch(Topo *t, const TopoCtx *c, GError **err);
+bool topo_build_nvswitch_node(Topo *t, const TopoCtx *c, GError **err);
+bool topo_build_fat_tree(Topo *t, const TopoCtx *c, GError **err);
+bool topo_build_torus2d(Topo *t, const TopoCtx *c, GError **err);
+bool topo_build_torus3d(Topo *t, const TopoCtx *c, GError **err);
+bool topo_build_pcie_tree(Topo *t, const TopoCtx *c, GError **err);
+bool topo_build_explicit(Topo *t, const TopoCtx *c, GError **err); /* no "family" */
+
+/* Parsing helpers (topo_parse.c).  Each reports FILE:LINE through `err`. */
+
+/* Rejects keys outside `allowed` (NULL-terminated) and annotations. */
+bool topo_check_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const *allowed, GError **err);
+/* topo_check_keys on the root with the common keys plus a family's `extra`. */
+bool topo_check_family_keys(const TopoCtx *c, const char *const *extra, GError **err);
+/* "kind": one of topo_link_kind_name's names; left as is when absent and optional. */
+bool topo_parse_kind(const SimJsonDoc *doc, const cJSON *obj, TopoLinkKind *kind, bool required, GError **err);
+/* "latency" (required) of `obj`, a number in s or a string with a unit. */
+bool topo_parse_latency(const SimJsonDoc *doc, const cJSON *obj, double *lat, GError **err);
+/* bandwidth, latency, count, kind of a link object. */
+bool topo_parse_link_fields(const SimJsonDoc *doc, const cJSON *obj, TopoLinkSpec *s, bool kind_required,
+                            GError **err);
+/* A family's named link class root[key], e.g. "nic": {"bandwidth", "latency"}. */
+bool topo_parse_spec(const SimJsonDoc *doc, const cJSON *root, const char *key, TopoLinkKind def_kind,
+                     TopoLinkSpec *s, GError **err);
+
+/* TopoOptions.nodes, when set, replaces *nodes. */
+bool topo_opt_nodes(const TopoCtx *c, long *nodes, GError **err);
+/* For families that cannot grow: TopoOptions.nodes must be 0 or `have`. */
+bool topo_opt_nodes_fixed(const TopoCtx *c, int have, GError **err);
+/* nodes x rpn within TOPO_MAX_RANKS. */
+bool topo_check_ranks(const TopoCtx *c, long nodes, long rpn, GError **err);
+/* "nodes" (1) and "ranks_per_node" (def_rpn; required when <= 0), with TopoOptions. */
+bool topo_get_nodes_rpn(const TopoCtx *c, long def_rpn, long *nodes, long *rpn, GError **err);
+
+/* Routing tables (topo_route.c): one next-hop table per destination rank by
+ * BFS; fails at items[s] when endpoint s cannot reach some rank. */
+bool topo_explicit_tables(Topo *t, const TopoCtx *c, bool forward, const cJSON **items, GError **err);
+
+#endif
