@@ -12,7 +12,8 @@
  *  - coll_append / coll_simulate: the same algorithm decomposed into pipelined
  *    chunk flows on the flow network, so contention with other traffic and
  *    oversubscribed fabrics come out of the simulation.
- * On an uncontended topology the two agree (tests hold them within 2%).
+ * On an uncontended topology the two agree within a band per algorithm and op
+ * that tests/test_collective.c states and holds (5% for rings at 16 MiB and up).
  *
  * Parameters (latencies, protocol efficiencies, achievable fraction of each
  * link kind) are data: models/presets/collectives.json. */
