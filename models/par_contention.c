@@ -14,12 +14,15 @@
  * simulated and the method says so. */
 #include "step_build.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
-/* Flows simulated in all (the group alone and the components): about a
- * second of a Release build on a fat tree. */
-#ifndef DP_FLOW_BUDGET
-#define DP_FLOW_BUDGET 8192
+/* The flow network's work (sim_net_work) that the group alone and the
+ * components may take in all: about half a second of a Release build.  Work
+ * is counted, not timed, so what is simulated is deterministic. */
+#ifndef DP_WORK_BUDGET
+#define DP_WORK_BUDGET ((uint64_t)1 << 23)
 #endif
 /* Bytes of canonical forms kept for comparing components. */
 #define DP_FP_BUDGET ((size_t)64 << 20)
@@ -32,7 +35,18 @@ typedef struct {
     int ngroups;
     CollGroup **groups;
     int *comp;  /* [group]: its component's root */
+    gint64 t0;  /* when the run began (us), for progress */
+    bool shown;
 } Dp;
+
+/* A line of progress on a terminal's stderr once the run is past 2 s. */
+static void progress(Dp *d, const char *what, int i, int n)
+{
+    if (!isatty(STDERR_FILENO) || g_get_monotonic_time() - d->t0 < 2000000)
+        return;
+    fprintf(stderr, "\rshardsim: dp contention: %s %d/%d\033[K", what, i, n);
+    d->shown = true;
+}
 
 static int uf_find(int *p, int x)
 {
@@ -55,6 +69,7 @@ static void components(Dp *d, int nlinks)
     for (int l = 0; l < nlinks; l++)
         owner[l] = -1;
     for (int k = 0; k < d->ngroups; k++) {
+        progress(d, "group", k + 1, d->ngroups);
         d->comp[k] = k;
         SimGraph *g = group_graph(d, k);
         for (int t = 0; t < (int)sim_graph_num_tasks(g); t++) {
@@ -128,9 +143,10 @@ static GBytes *canonical(const Dp *d, int root, int *label)
     return g_byte_array_free_to_bytes(fp);
 }
 
-/* The span of the given groups run together (those with keep[k]), or
- * SIM_TIME_NEVER and *overrun when the network hit its work limit. */
-static sim_time_t simulate(const Dp *d, const bool *keep, bool *overrun)
+/* The span of the given groups run together (those with keep[k]) within
+ * `*work` of the network's work (less what it took), or SIM_TIME_NEVER and
+ * *overrun when it hit that limit. */
+static sim_time_t simulate(const Dp *d, const bool *keep, uint64_t *work, bool *overrun)
 {
     SimGraph *g = sim_graph_new();
     for (int k = 0; k < d->ngroups; k++)
@@ -139,8 +155,10 @@ static sim_time_t simulate(const Dp *d, const bool *keep, bool *overrun)
     SimEngine *e = sim_engine_new();
     SimNet *net = sim_net_new(e);
     coll_net_build(d->c->dp_group, net);
+    sim_net_set_work_limit(net, *work);
     sim_time_t span = sim_graph_run(g, e, net);
-    *overrun = sim_net_overrun(net);
+    *overrun = sim_net_overrun(net) || span == SIM_TIME_NEVER;
+    *work = *overrun ? 0 : *work - sim_net_work(net);
     sim_net_free(net);
     sim_engine_free(e);
     sim_graph_free(g);
@@ -148,10 +166,10 @@ static sim_time_t simulate(const Dp *d, const bool *keep, bool *overrun)
 }
 
 /* Runs one of each kind of component, the group-0 one first, while the
- * budget lasts; returns the latest span and the groups simulated (sim_groups)
- * and stood for (covered: its own and its duplicates). */
-static sim_time_t run_components(Dp *d, int64_t flows_per_group, int64_t budget, int *sim_groups, int *covered,
-                                 int *ncomp, bool *overrun)
+ * work budget lasts; returns the latest span, the groups simulated and those
+ * they stand for (covered: their own and their duplicates').  *overrun when
+ * a component did not finish within what was left. */
+static sim_time_t run_components(Dp *d, uint64_t work, int *sim_groups, int *covered, int *ncomp, bool *overrun)
 {
     int n = d->ngroups, nlinks = topo_num_links(d->c->topo);
     int *size = g_new0(int, n), *order = g_new(int, n), *label = g_new(int, nlinks);
@@ -170,41 +188,30 @@ static sim_time_t run_components(Dp *d, int64_t flows_per_group, int64_t budget,
     sim_time_t latest = 0;
     *sim_groups = *covered = 0;
     *overrun = false;
-    for (int i = 0; i < *ncomp && !*overrun; i++) {
+    for (int i = 0; i < *ncomp && !*overrun && work > 0; i++) {
         int root = order[i];
+        progress(d, "component", i + 1, *ncomp);
         GBytes *fp = fp_bytes < DP_FP_BUDGET ? canonical(d, root, label) : NULL;
         if (fp && g_hash_table_contains(kinds, fp)) { /* the same simulation as one already run */
             g_bytes_unref(fp);
             *covered += size[root];
             continue;
         }
-        int64_t want = (int64_t)size[root] * flows_per_group;
-        if (want > budget && i > 0) { /* later components: whole or not at all */
+        for (int k = 0; k < n; k++)
+            keep[k] = d->comp[k] == root;
+        sim_time_t span = simulate(d, keep, &work, overrun);
+        if (*overrun) {
             if (fp)
                 g_bytes_unref(fp);
-            continue;
+            break;
         }
-        int take = want <= budget ? size[root] : (int)(budget / flows_per_group);
-        memset(keep, 0, (size_t)n * sizeof *keep);
-        for (int k = 0, got = 0; k < n && got < take; k++)
-            if (d->comp[k] == root) {
-                keep[k] = true;
-                got++;
-            }
-        sim_time_t span = simulate(d, keep, overrun);
-        budget -= (int64_t)take * flows_per_group;
-        *sim_groups += take;
-        if (take == size[root]) {
-            *covered += take;
-            if (fp) {
-                fp_bytes += g_bytes_get_size(fp);
-                g_hash_table_add(kinds, fp);
-                fp = NULL;
-            }
+        *sim_groups += size[root];
+        *covered += size[root];
+        if (fp) {
+            fp_bytes += g_bytes_get_size(fp);
+            g_hash_table_add(kinds, fp);
         }
-        if (fp)
-            g_bytes_unref(fp);
-        if (span != SIM_TIME_NEVER && span > latest)
+        if (span > latest)
             latest = span;
     }
     g_hash_table_destroy(kinds);
@@ -230,7 +237,7 @@ void dp_contention(Ctx *c)
     if (!c->dp_group || !step_scenario_flow_contention(c->sc))
         return;
     const StepPlan *p = &c->p;
-    Dp d = {.c = c, .op = p->zero_stage >= 1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE};
+    Dp d = {.c = c, .t0 = g_get_monotonic_time(), .op = p->zero_stage >= 1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE};
     d.bytes = p->bucket_bytes * p->compression;
     if (p->zero_stage == 3)
         d.bytes = c->layer_params * c->param_bytes;
@@ -242,18 +249,10 @@ void dp_contention(Ctx *c)
     int64_t per = coll_flow_count(c->dp_group, d.op, d.cc.algo, d.cc.proto, d.bytes);
     if (per < 1)
         per = 1;
-    if (2 * per > DP_FLOW_BUDGET) {
-        set_warning(c, "not simulated",
-                    g_strdup_printf("dp_contention: one data-parallel group's %s is %lld flows, over the %d the "
-                                    "contention run may simulate; DP collectives are not scaled for contention",
-                                    coll_algo_name(d.cc.algo), (long long)per, DP_FLOW_BUDGET / 2));
-        return;
-    }
-    /* Groups beyond what the components' search may build are left out. */
-    int64_t most = COLL_MAX_FLOWS / per;
-    int considered = d.ngroups < most ? d.ngroups : (int)most;
+    /* Groups beyond what the search for components may build are left out. */
     int all = d.ngroups;
-    d.ngroups = considered;
+    if ((int64_t)d.ngroups > COLL_MAX_FLOWS / per)
+        d.ngroups = (int)(COLL_MAX_FLOWS / per > 1 ? COLL_MAX_FLOWS / per : 1);
     d.groups = g_new0(CollGroup *, d.ngroups);
     d.comp = g_new(int, d.ngroups);
     int *ids = g_new(int, p->dp);
@@ -265,33 +264,47 @@ void dp_contention(Ctx *c)
         ok = (d.groups[k] = coll_group_new(c->topo, ids, p->dp, NULL, NULL)) != NULL;
     }
     g_free(ids);
-    if (ok) {
+    uint64_t work = DP_WORK_BUDGET;
+    bool overrun = false;
+    bool *keep = g_new0(bool, d.ngroups);
+    keep[0] = true;
+    sim_time_t alone = ok ? simulate(&d, keep, &work, &overrun) : SIM_TIME_NEVER;
+    g_free(keep);
+    if (ok && overrun) {
+        set_warning(c, "not simulated",
+                    g_strdup_printf("dp_contention: one data-parallel group's %s (%lld flows) alone takes more than "
+                                    "the contention run's work budget (%llu); DP collectives are not scaled for "
+                                    "contention",
+                                    coll_algo_name(d.cc.algo), (long long)per, (unsigned long long)DP_WORK_BUDGET));
+    } else if (ok && alone > 0) {
         components(&d, topo_num_links(c->topo));
         int sim_groups, covered, ncomp;
-        bool overrun;
-        sim_time_t span = run_components(&d, per, DP_FLOW_BUDGET - per, &sim_groups, &covered, &ncomp, &overrun);
-        double alone = coll_simulate(c->dp_group, d.op, d.cc.algo, d.cc.proto, d.bytes);
-        if (overrun || alone != alone) {
+        sim_time_t span = run_components(&d, work, &sim_groups, &covered, &ncomp, &overrun);
+        if (sim_groups == 0) {
             set_warning(c, "not simulated",
-                        g_strdup("dp_contention: the flow network hit its work limit; DP collectives are not "
-                                 "scaled for contention"));
-        } else if (span > 0 && alone > 0) {
-            c->dp_flow_alone_s = alone;
+                        g_strdup_printf("dp_contention: the data-parallel groups sharing links with the first one "
+                                        "take more than the contention run's work budget (%llu); DP collectives "
+                                        "are not scaled for contention",
+                                        (unsigned long long)DP_WORK_BUDGET));
+        } else {
+            c->dp_flow_alone_s = sim_time_to_s(alone);
             c->dp_flow_concurrent_s = sim_time_to_s(span);
             c->dp_flow_groups = covered == all ? all : sim_groups;
-            c->dp_factor = c->dp_flow_concurrent_s / alone > 1 ? c->dp_flow_concurrent_s / alone : 1;
+            c->dp_factor = (double)span / (double)alone > 1 ? c->dp_flow_concurrent_s / c->dp_flow_alone_s : 1;
             if (covered == all)
                 g_strlcpy(c->dp_method, "exact", sizeof c->dp_method);
             else
                 set_warning(c, "sampled",
                             g_strdup_printf("dp_contention: sampled: %d of %d data-parallel groups simulated, "
-                                            "standing for %d (%d components of link sharing); the factor "
-                                            "leaves out the contention of the others",
-                                            sim_groups, all, covered, ncomp));
+                                            "standing for %d (%d components of link sharing, the rest past the "
+                                            "work budget %llu); the factor leaves out the contention of the others",
+                                            sim_groups, all, covered, ncomp, (unsigned long long)DP_WORK_BUDGET));
         }
     }
     for (int k = 0; k < d.ngroups; k++)
         coll_group_free(d.groups[k]);
     g_free(d.groups);
     g_free(d.comp);
+    if (d.shown)
+        fputs("\r\033[K", stderr);
 }
