@@ -83,6 +83,7 @@ static void ctx_free(Ctx *c)
     pipeline_free(c);
     coll_group_free(c->tp_group);
     coll_group_free(c->dp_group);
+    g_free(c->dp_warning);
     if (c->colls)
         g_array_free(c->colls, TRUE);
 }

@@ -54,6 +54,8 @@ typedef struct {
      * a flow simulation of the concurrent groups (1: no contention) */
     double dp_factor, dp_flow_alone_s, dp_flow_concurrent_s;
     int dp_flow_groups;
+    char dp_method[128]; /* "exact", "sampled ...", "not simulated ..." (par_contention.c) */
+    char *dp_warning;    /* why the factor is not the full simulation's, or NULL */
 } Ctx;
 
 typedef struct {

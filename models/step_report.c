@@ -211,6 +211,8 @@ static void add_warnings(cJSON *out, const Ctx *c)
                                                             "which gathers every layer's parameters anyway"
                                                           : "\"allgather_overlap\" has no effect on a replicated "
                                                             "weight update"));
+    if (c->dp_warning)
+        cJSON_AddItemToArray(warn, cJSON_CreateString(c->dp_warning));
     if (cJSON_GetArraySize(warn) > 0)
         cJSON_AddItemToObject(out, "warnings", warn);
     else
@@ -332,6 +334,8 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     cJSON_AddItemToObject(out, "collectives", coll_report(c));
     cJSON *ct = cJSON_AddObjectToObject(out, "dp_contention");
     cJSON_AddNumberToObject(ct, "factor", c->dp_factor);
+    if (c->dp_method[0])
+        cJSON_AddStringToObject(ct, "method", c->dp_method);
     cJSON_AddNumberToObject(ct, "groups_simulated", c->dp_flow_groups);
     cJSON_AddNumberToObject(ct, "flow_time_alone_s", c->dp_flow_alone_s);
     cJSON_AddNumberToObject(ct, "flow_time_concurrent_s", c->dp_flow_concurrent_s);

@@ -1,4 +1,5 @@
 /* The training step: sanity properties of the simulated step and its output. */
+#include "collective.h"
 #include "memory.h"
 #include "step.h"
 #include "test_main.h"
@@ -518,6 +519,53 @@ static void test_dp_contention(void)
     CU_ASSERT_DOUBLE_EQUAL(f[1], 1.0, 0.02);
 }
 
+/* The concurrent time found component by component (method "exact") is the
+ * joint flow simulation of every (stage, tensor rank) group on one network. */
+static void test_dp_contention_exact(void)
+{
+    cJSON *r = run("{\"topology\": \"abci-a100\", \"nodes\": 8, \"model\": \"gpt3-2.7b\", \"global_batch\": 64,\n"
+                   " \"parallelism\": {\"tp\": 2, \"pp\": 2, \"bucket_bytes\": 4194304}}");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "dp_contention"), "method");
+    CU_ASSERT_TRUE_FATAL(cJSON_IsString(m) && !strcmp(m->valuestring, "exact"));
+    int dp = (int)get(cJSON_GetObjectItem(r, "config"), "dp", NULL), tp = 2, pp = 2;
+    TopoOptions o = {.nodes = 8};
+    Topo *t = topo_load("abci-a100", &o, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    SimGraph *g = sim_graph_new();
+    CollGroup *first = NULL;
+    int *ids = g_new(int, dp);
+    CollCost cc = {0};
+    for (int s = 0; s < pp; s++)
+        for (int k = 0; k < tp; k++) {
+            for (int d = 0; d < dp; d++)
+                ids[d] = s * dp * tp + d * tp + k;
+            CollGroup *cg = coll_group_new(t, ids, dp, NULL, NULL);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(cg);
+            if (!first) {
+                first = cg;
+                CU_ASSERT_TRUE_FATAL(coll_cost(cg, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 4194304, &cc));
+            }
+            coll_append(cg, g, COLL_ALLREDUCE, cc.algo, cc.proto, 4194304, NULL, 0, "dp");
+            if (cg != first)
+                coll_group_free(cg);
+        }
+    SimEngine *e = sim_engine_new();
+    SimNet *net = sim_net_new(e);
+    coll_net_build(first, net);
+    double joint = sim_time_to_s(sim_graph_run(g, e, net));
+    CU_ASSERT_EQUAL(get(r, "dp_contention", "flow_time_concurrent_s"), joint);
+    CU_ASSERT_EQUAL(get(r, "dp_contention", "groups_simulated"), tp * pp);
+    CU_ASSERT_TRUE(get(r, "dp_contention", "factor") > 1.05);
+    sim_net_free(net);
+    sim_engine_free(e);
+    sim_graph_free(g);
+    coll_group_free(first);
+    topo_free(t);
+    g_free(ids);
+    cJSON_Delete(r);
+}
+
 /* step_run_text from several threads (as sweep does) gives the same text. */
 static void thread_fn(gpointer data, gpointer user)
 {
@@ -547,6 +595,7 @@ static void test_threads(void)
 static const TestCase tests[] = {
     {"step_run_text from a thread pool", test_threads},
     {"concurrent DP groups contend for shared NICs", test_dp_contention},
+    {"DP contention by components equals the joint simulation", test_dp_contention_exact},
     {"sharded update never uses more optimizer memory", test_sharded_memory},
     {"1F1B bubble fraction (p-1)/(m+p-1)", test_bubble_1f1b},
     {"overlap never slows the step", test_overlap_monotone},

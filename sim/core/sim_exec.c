@@ -135,6 +135,23 @@ const char *sim_graph_task_name(const SimGraph *g, int id) { return task(g, id)-
 const char *sim_graph_task_category(const SimGraph *g, int id) { return task(g, id)->category; }
 double sim_graph_task_bytes(const SimGraph *g, int id) { return task(g, id)->bytes; }
 int sim_graph_task_resource(const SimGraph *g, int id) { return task(g, id)->resource; }
+sim_time_t sim_graph_task_duration(const SimGraph *g, int id) { return task(g, id)->duration; }
+
+int sim_graph_task_links(const SimGraph *g, int id, const int **links)
+{
+    const Task *t = task(g, id);
+    *links = t->nlinks ? &g_array_index(g->link_ids, int, t->link_off) : NULL;
+    return t->nlinks;
+}
+
+size_t sim_graph_num_edges(const SimGraph *g) { return g->edges->len; }
+
+void sim_graph_edge(const SimGraph *g, size_t i, int *before, int *after)
+{
+    const int *e = &g_array_index(g->edges, int, 2 * i);
+    *before = e[0];
+    *after = e[1];
+}
 
 static void start_task(SimGraph *g, int id);
 static void ready(SimGraph *g, int id);

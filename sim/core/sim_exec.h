@@ -46,5 +46,12 @@ const char *sim_graph_task_name(const SimGraph *g, int task);
 const char *sim_graph_task_category(const SimGraph *g, int task);
 double sim_graph_task_bytes(const SimGraph *g, int task);
 int sim_graph_task_resource(const SimGraph *g, int task);
+/* What a graph is made of, for callers that compare or partition graphs:
+ * a task's duration (a flow task's delay), its links (a flow task's path;
+ * 0 for a timed task), and the dependency edges in order of addition. */
+sim_time_t sim_graph_task_duration(const SimGraph *g, int task);
+int sim_graph_task_links(const SimGraph *g, int task, const int **links);
+size_t sim_graph_num_edges(const SimGraph *g);
+void sim_graph_edge(const SimGraph *g, size_t i, int *before, int *after);
 
 #endif
