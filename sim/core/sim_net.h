@@ -3,8 +3,10 @@
  * A link has a bandwidth (bytes/s, one direction) and a latency.  A flow moves
  * a number of bytes along a path of links.  Flows that are active at the same
  * time share every link by max-min fairness (progressive filling).  Rates are
- * recomputed once per timestamp, and only for the connected component (flows
- * linked through shared links) that a start or finish touched.
+ * recomputed once per timestamp, and only for the flows a start or finish can
+ * move: those at or above the lowest level whose filling the change alters,
+ * reached from the changed links through such flows; flows held lower
+ * elsewhere keep their rates (the max-min solution of a full recomputation).
  *
  * A flow's bytes drain at its current rate; when the last byte has left, the
  * flow frees its links and its `done` callback runs one path latency later
@@ -31,6 +33,15 @@ size_t sim_net_active_flows(const SimNet *n);
 double sim_net_link_bytes(const SimNet *n, int l);
 /* Number of rate recomputations and flow-rate updates (for benchmarks). */
 uint64_t sim_net_recomputes(const SimNet *n);
+uint64_t sim_net_rate_updates(const SimNet *n);
+
+/* The reference and its check, for tests: `full` refills the whole connected
+ * component a change touches instead of only the flows whose rates can move;
+ * `verify` fills every active flow from scratch after each rate update and
+ * keeps the largest relative difference from the rates in force. */
+void sim_net_set_full(SimNet *n, bool full);
+void sim_net_set_verify(SimNet *n, bool on);
+double sim_net_verify_diff(const SimNet *n);
 
 /* A bound on the work of rate recomputations (links and flow hops visited,
  * and 16 for each flow rescheduled at a new rate, summed over all of them),
