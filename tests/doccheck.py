@@ -15,9 +15,11 @@ says that the quoted text appears in the 25 lines above it and equals the
 JSON value at that key (dots and [i] for arrays) of that shardsim command,
 rounded as printed.  The unit of the quote sets the scale (s, ms, us, GiB,
 MiB, GB, GB/s, TB/s, TFLOP/s, %, x); `:: KEY *100` scales a fraction to
-percent.  `<=` instead of `=` checks an upper bound (speed figures measured on
-another build): `<!-- check "0.06 s" <= 20 x bench_collective ... -->` runs a
-bench program and reads its "total X s wall".  `<!-- check "+7.6%" in
+percent.  `<= F x` instead of `=` checks that the value is at most F times the
+quote, `>= F x` at least 1/F of it (speed figures, measured on another build
+and load): `<!-- check "0.2 s" <= 20 x bench_collective :: ring -->` runs a
+bench program and reads the wall time (or M events/s) on its first line that
+holds KEY.  `<!-- check "+7.6%" in
 tests/test_megatron -->` says that a figure a CUnit test computes is in what
 that test program prints.
 
@@ -32,7 +34,7 @@ import tempfile
 
 BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 BUILD = os.path.dirname(BIN)
-SCALE = {"s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "GiB": 2**30, "MiB": 2**20, "KiB": 2**10,
+SCALE = {"M events/s": 1e6, "s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "GiB": 2**30, "MiB": 2**20, "KiB": 2**10,
          "GB": 1e9, "MB": 1e6, "GB/s": 1e9, "TB/s": 1e12, "TFLOP/s": 1e12, "%": 1, "x": 1, "": 1}
 failures = []
 
@@ -121,18 +123,27 @@ def lookup(obj, key):
     return obj
 
 
-CHECK = re.compile(r'<!--\s*check\s+"([^"]+)"\s*(=|<=\s*([\d.]+)\s*x)\s*(.+?)\s*::\s*(\S+)\s*(\*\s*[\d.e]+)?\s*-->')
+CHECK = re.compile(r'<!--\s*check\s+"([^"]+)"\s*(=|[<>]=\s*([\d.]+)\s*x)\s*(.+?)\s*::\s*(\S+)\s*(\*\s*[\d.e]+)?\s*-->')
 QUOTE = re.compile(r"^([+-]?[\d,]*\.?\d+)\s*(.*)$")
 cache = {}
 
 
+BENCH_FIGURE = re.compile(r"total ([\d.]+) s wall|wall\s+([\d.]+) s|([\d.]+) M events/s")
+
+
 def value_of(cmd, key, cwd):
     if cmd.startswith("bench_"):
-        r = run("./build/" + cmd, cwd)
-        m = re.search(r"total ([\d.]+) s wall", r.stdout)
-        if r.returncode != 0 or not m:
-            raise ValueError(f"`{cmd}` exited {r.returncode} without a wall time")
-        return float(m.group(1))
+        # a bench program's text: the figure on the first line that holds KEY
+        if cmd not in cache:
+            r = run("./build/" + cmd, cwd)
+            if r.returncode != 0:
+                raise ValueError(f"`{cmd}` exited {r.returncode}")
+            cache[cmd] = r.stdout
+        for line in cache[cmd].splitlines():
+            m = BENCH_FIGURE.search(line) if key in line else None
+            if m:
+                return float(next(g for g in m.groups() if g) or 0) * (1e6 if m.group(3) else 1)
+        raise ValueError(f"`{cmd}` printed no figure on a line with {key!r}")
     if cmd not in cache:
         r = run("shardsim " + cmd, cwd)
         if r.returncode != 0:
@@ -197,8 +208,11 @@ def check_figures(path, cwd):
             if float(shown) != float(num):
                 fail(where, f'the document says {quote}, the command gives {shown} {unit}'.rstrip())
                 continue
-        elif v > float(num) * float(factor):
+        elif op.startswith("<") and v > float(num) * float(factor):
             fail(where, f"{quote} quoted, measured {v:.3g} {unit}, over {factor}x the quote")
+            continue
+        elif op.startswith(">") and v < float(num) / float(factor):
+            fail(where, f"{quote} quoted, measured {v:.3g} {unit}, under 1/{factor} of the quote")
             continue
         print(f"ok   {where}: {quote} ({key})")
 
