@@ -41,7 +41,11 @@ PY
 
 "$bench" --quick >"$tmp/quick" 2>"$tmp/err"
 check "--quick exits 0" [ $? -eq 0 ]
-check "--quick prints no error" [ ! -s "$tmp/err" ]
+# Under AddressSanitizer, SimGrid's own stack switching (in the uninstrumented
+# libsimgrid) draws a three-line ASan warning per run: not an error of ours.
+grep -v -e "ASan is ignoring requested __asan_handle_no_return" -e "^False positive error reports may follow" \
+  -e "^For details see https://github.com/google/sanitizers/issues/189" "$tmp/err" >"$tmp/err2"
+check "--quick prints no error" [ ! -s "$tmp/err2" ]
 check "ring: shardsim = SimGrid within 1e-6" agree "$tmp/quick" ring 1e-6 2
 
 # Contended: max-min on an oversubscribed fat tree, against SimGrid's Full
