@@ -73,17 +73,12 @@ static int cmp_by_start(const void *a, const void *b, void *user)
     return (x > y) - (x < y);
 }
 
-cJSON *timeline_json(const SimGraph *g, const TimelineOptions *opt)
+/* Processes and threads from resource names ("gpu3.compute": thread
+ * "compute" of process "gpu3"), in resource order; each resource's pid/tid. */
+static GPtrArray *procs_from_resources(const SimGraph *g, int nres, int *res_pid, int *res_tid)
 {
-    bool network = opt ? opt->network : true;
-    int nres = sim_graph_num_resources(g);
-    int ntasks = (int)sim_graph_num_tasks(g);
-
-    /* Processes and threads from resource names, in resource order. */
     GPtrArray *procs = g_ptr_array_new();
     GHashTable *proc_index = g_hash_table_new(g_str_hash, g_str_equal);
-    int *res_pid = g_new0(int, (gsize)(nres > 0 ? nres : 1));
-    int *res_tid = g_new0(int, (gsize)(nres > 0 ? nres : 1));
     for (int r = 0; r < nres; r++) {
         const char *full = sim_graph_resource_name(g, r);
         full = full ? full : "resource";
@@ -107,6 +102,99 @@ cJSON *timeline_json(const SimGraph *g, const TimelineOptions *opt)
         g_ptr_array_add(p->threads, g_strdup(tname));
         res_tid[r] = (int)p->threads->len;
     }
+    g_hash_table_destroy(proc_index);
+    return procs;
+}
+
+/* Network lanes for the tasks without a resource (chunk flows): per category
+ * (in order of first task), tasks by start time go to the first lane that is
+ * free by then.  Appends their events; returns the "network" process. */
+static Proc *network_lanes(const SimGraph *g, GArray *free_tasks, int net_pid, GArray *evs)
+{
+    g_array_sort_with_data(free_tasks, cmp_by_start, (gpointer)g);
+    Proc *net = g_new0(Proc, 1);
+    net->name = g_strdup("network");
+    net->threads = g_ptr_array_new_with_free_func(g_free);
+    GHashTable *cat_lanes = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+                                                  (GDestroyNotify)g_array_unref); /* cat -> GArray of lane ends */
+    GHashTable *cat_tids = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+                                                 (GDestroyNotify)g_array_unref); /* cat -> GArray of tids */
+    for (guint i = 0; i < free_tasks->len; i++) {
+        int t = g_array_index(free_tasks, int, i);
+        const char *cat = sim_graph_task_category(g, t);
+        cat = cat ? cat : "flows";
+        GArray *ends = g_hash_table_lookup(cat_lanes, cat);
+        GArray *tids = g_hash_table_lookup(cat_tids, cat);
+        if (!ends) {
+            ends = g_array_new(FALSE, FALSE, sizeof(sim_time_t));
+            tids = g_array_new(FALSE, FALSE, sizeof(int));
+            g_hash_table_insert(cat_lanes, (gpointer)cat, ends);
+            g_hash_table_insert(cat_tids, (gpointer)cat, tids);
+        }
+        sim_time_t s = sim_graph_task_start(g, t), e = sim_graph_task_end(g, t);
+        guint lane = 0;
+        while (lane < ends->len && g_array_index(ends, sim_time_t, lane) > s)
+            lane++;
+        if (lane == ends->len) {
+            g_array_append_val(ends, e);
+            g_ptr_array_add(net->threads, g_strdup_printf("%s #%u", cat, lane));
+            int tid = (int)net->threads->len;
+            g_array_append_val(tids, tid);
+        } else {
+            g_array_index(ends, sim_time_t, lane) = e;
+        }
+        Ev ev = { t, net_pid, g_array_index(tids, int, lane), s };
+        g_array_append_val(evs, ev);
+    }
+    g_hash_table_destroy(cat_lanes);
+    g_hash_table_destroy(cat_tids);
+    return net;
+}
+
+/* One task's complete ("X") event. */
+static cJSON *event_json(const SimGraph *g, const Ev *e)
+{
+    sim_time_t s = sim_graph_task_start(g, e->task), end = sim_graph_task_end(g, e->task);
+    cJSON *o = cJSON_CreateObject();
+    const char *name = sim_graph_task_name(g, e->task);
+    char *fallback = name ? NULL : g_strdup_printf("task %d", e->task);
+    cJSON_AddStringToObject(o, "name", name ? name : fallback);
+    g_free(fallback);
+    const char *cat = sim_graph_task_category(g, e->task);
+    if (cat)
+        cJSON_AddStringToObject(o, "cat", cat);
+    cJSON_AddStringToObject(o, "ph", "X");
+    cJSON_AddNumberToObject(o, "ts", ps_to_us(s));
+    cJSON_AddNumberToObject(o, "dur", ps_to_us(end - s));
+    cJSON_AddNumberToObject(o, "pid", e->pid);
+    cJSON_AddNumberToObject(o, "tid", e->tid);
+    cJSON *args = cJSON_AddObjectToObject(o, "args");
+    double bytes = sim_graph_task_bytes(g, e->task);
+    if (bytes > 0)
+        cJSON_AddNumberToObject(args, "bytes", bytes);
+    cJSON_AddNumberToObject(args, "task", e->task);
+    return o;
+}
+
+static void procs_free(GPtrArray *procs)
+{
+    for (guint i = 0; i < procs->len; i++) {
+        Proc *p = procs->pdata[i];
+        g_free(p->name);
+        g_ptr_array_free(p->threads, TRUE);
+        g_free(p);
+    }
+    g_ptr_array_free(procs, TRUE);
+}
+
+cJSON *timeline_json(const SimGraph *g, const TimelineOptions *opt)
+{
+    bool network = opt ? opt->network : true;
+    int nres = sim_graph_num_resources(g);
+    int ntasks = (int)sim_graph_num_tasks(g);
+    int *res_pid = g_new0(int, (gsize)(nres > 0 ? nres : 1));
+    int *res_tid = g_new0(int, (gsize)(nres > 0 ? nres : 1));
+    GPtrArray *procs = procs_from_resources(g, nres, res_pid, res_tid);
 
     GArray *evs = g_array_new(FALSE, FALSE, sizeof(Ev));
     int not_run = 0, unbound = 0;
@@ -126,54 +214,8 @@ cJSON *timeline_json(const SimGraph *g, const TimelineOptions *opt)
                 g_array_append_val(free_tasks, t);
         }
     }
-
-    /* Network lanes: per category (in order of first task), tasks by start
-     * time go to the first lane that is free by then. */
-    Proc *net = NULL;
-    if (free_tasks->len > 0) {
-        g_array_sort_with_data(free_tasks, cmp_by_start, (gpointer)g);
-        net = g_new0(Proc, 1);
-        net->name = g_strdup("network");
-        net->threads = g_ptr_array_new_with_free_func(g_free);
-        int net_pid = (int)procs->len + 1;
-        GPtrArray *cats = g_ptr_array_new();                           /* category names, first seen order */
-        GHashTable *cat_lanes = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
-                                                      (GDestroyNotify)g_array_unref); /* cat -> GArray of lane ends */
-        GHashTable *cat_tids = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
-                                                     (GDestroyNotify)g_array_unref); /* cat -> GArray of tids */
-        for (guint i = 0; i < free_tasks->len; i++) {
-            int t = g_array_index(free_tasks, int, i);
-            const char *cat = sim_graph_task_category(g, t);
-            cat = cat ? cat : "flows";
-            GArray *ends = g_hash_table_lookup(cat_lanes, cat);
-            GArray *tids = g_hash_table_lookup(cat_tids, cat);
-            if (!ends) {
-                ends = g_array_new(FALSE, FALSE, sizeof(sim_time_t));
-                tids = g_array_new(FALSE, FALSE, sizeof(int));
-                g_hash_table_insert(cat_lanes, (gpointer)cat, ends);
-                g_hash_table_insert(cat_tids, (gpointer)cat, tids);
-                g_ptr_array_add(cats, (gpointer)cat);
-            }
-            sim_time_t s = sim_graph_task_start(g, t), e = sim_graph_task_end(g, t);
-            guint lane = 0;
-            while (lane < ends->len && g_array_index(ends, sim_time_t, lane) > s)
-                lane++;
-            if (lane == ends->len) {
-                g_array_append_val(ends, e);
-                g_ptr_array_add(net->threads, g_strdup_printf("%s #%u", cat, lane));
-                int tid = (int)net->threads->len;
-                g_array_append_val(tids, tid);
-            } else {
-                g_array_index(ends, sim_time_t, lane) = e;
-            }
-            Ev ev = { t, net_pid, g_array_index(tids, int, lane), s };
-            g_array_append_val(evs, ev);
-        }
-        g_ptr_array_free(cats, TRUE);
-        g_hash_table_destroy(cat_lanes);
-        g_hash_table_destroy(cat_tids);
-        g_ptr_array_add(procs, net);
-    }
+    if (free_tasks->len > 0)
+        g_ptr_array_add(procs, network_lanes(g, free_tasks, (int)procs->len + 1, evs));
     g_array_sort(evs, cmp_ev);
 
     cJSON *root = cJSON_CreateObject();
@@ -191,28 +233,9 @@ cJSON *timeline_json(const SimGraph *g, const TimelineOptions *opt)
     sim_time_t makespan = 0;
     for (guint i = 0; i < evs->len; i++) {
         const Ev *e = &g_array_index(evs, Ev, i);
-        sim_time_t s = sim_graph_task_start(g, e->task), end = sim_graph_task_end(g, e->task);
-        if (end > makespan)
-            makespan = end;
-        cJSON *o = cJSON_CreateObject();
-        const char *name = sim_graph_task_name(g, e->task);
-        char *fallback = name ? NULL : g_strdup_printf("task %d", e->task);
-        cJSON_AddStringToObject(o, "name", name ? name : fallback);
-        g_free(fallback);
-        const char *cat = sim_graph_task_category(g, e->task);
-        if (cat)
-            cJSON_AddStringToObject(o, "cat", cat);
-        cJSON_AddStringToObject(o, "ph", "X");
-        cJSON_AddNumberToObject(o, "ts", ps_to_us(s));
-        cJSON_AddNumberToObject(o, "dur", ps_to_us(end - s));
-        cJSON_AddNumberToObject(o, "pid", e->pid);
-        cJSON_AddNumberToObject(o, "tid", e->tid);
-        cJSON *args = cJSON_AddObjectToObject(o, "args");
-        double bytes = sim_graph_task_bytes(g, e->task);
-        if (bytes > 0)
-            cJSON_AddNumberToObject(args, "bytes", bytes);
-        cJSON_AddNumberToObject(args, "task", e->task);
-        cJSON_AddItemToArray(events, o);
+        if (sim_graph_task_end(g, e->task) > makespan)
+            makespan = sim_graph_task_end(g, e->task);
+        cJSON_AddItemToArray(events, event_json(g, e));
     }
     cJSON_AddStringToObject(root, "displayTimeUnit", "ns");
     cJSON *other = cJSON_AddObjectToObject(root, "otherData");
@@ -223,14 +246,7 @@ cJSON *timeline_json(const SimGraph *g, const TimelineOptions *opt)
     cJSON_AddBoolToObject(other, "network_tracks", network);
     cJSON_AddNumberToObject(other, "makespan_s", (double)makespan / (double)SIM_TIME_PS_PER_S);
 
-    for (guint i = 0; i < procs->len; i++) {
-        Proc *p = procs->pdata[i];
-        g_free(p->name);
-        g_ptr_array_free(p->threads, TRUE);
-        g_free(p);
-    }
-    g_ptr_array_free(procs, TRUE);
-    g_hash_table_destroy(proc_index);
+    procs_free(procs);
     g_free(res_pid);
     g_free(res_tid);
     g_array_free(evs, TRUE);

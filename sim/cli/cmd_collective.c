@@ -108,6 +108,7 @@ int cmd_collective(int argc, char **argv)
     char *ranks_s = NULL, *nodes_s = NULL;
     gboolean json = FALSE, flows = FALSE;
     int ranks = 0, nodes = 0; /* 0: not given */
+    char *algo_help = g_strdup_printf("auto|%s (default auto)", coll_algo_choices()); /* the algorithm table's names */
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
         {"nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_s, "number of nodes, for topologies that scale", "N"},
@@ -115,7 +116,7 @@ int cmd_collective(int argc, char **argv)
          "collective-model parameters (default models/presets/collectives.json)", "FILE"},
         {"op", 0, 0, G_OPTION_ARG_STRING, &op_s,
          "allreduce|reducescatter|allgather|broadcast|reduce|alltoall (default allreduce)", "OP"},
-        {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "auto|ring|tree|rhd|direct|hier|collnet|nvls (default auto)", "ALGO"},
+        {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, algo_help, "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "auto|ll|ll128|simple (default auto)", "PROTO"},
         {"ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_s,
          "ranks taking part, spread evenly over the fewest nodes that hold them (the preset grows if it scales; default all)", "N"},
@@ -197,6 +198,7 @@ int cmd_collective(int argc, char **argv)
     }
     rc = print_sweep(topo, grp, op, algo, proto, sizes, flows, json);
 out:
+    g_free(algo_help);
     coll_group_free(grp);
     topo_free(topo);
     g_array_free(sizes, TRUE);
