@@ -1,99 +1,9 @@
-/* The flow-level network: links, flows on paths, max-min fair rates by
- * progressive filling over the component a change touched, and each flow's
- * drain event (sim_net.h). */
-#include "sim_net.h"
+/* The flow-level network: links, flows on paths, each flow's drain and
+ * delivery events, and the settle once per timestamp that brings the solver's
+ * rates into force (sim_net.h; the solver is sim_maxmin.c). */
+#include "sim_net_internal.h"
 
-#include <glib.h>
 #include <math.h>
-
-typedef struct Flow Flow;
-
-/* A flow on a link: its rate kept here too, so scans do not visit the flows. */
-typedef struct {
-    Flow *flow;
-    double rate; /* +inf for a flow with none yet */
-    int slot;    /* where this link is on the flow's path */
-} Entry;
-
-typedef struct {
-    double bw;
-    sim_time_t latency;
-    double bytes_done; /* bytes of drained flows */
-    Entry *flows;      /* active flows crossing this link */
-    double *bmax;      /* per block of LINK_BLOCK entries: the largest rate, unless bstale */
-    bool *bstale;
-    int nflows, cap;
-    int fresh;         /* flows started since the last settle */
-    bool dirty;
-    /* progressive-filling scratch */
-    double rem;
-    int unfrozen;
-    uint32_t version; /* of the link's live heap entry */
-    double hkey;      /* that entry's share: never above rem / unfrozen */
-    bool stale;       /* hkey < rem / unfrozen: refresh when it surfaces */
-    uint32_t epoch; /* component-search mark */
-} Link;
-
-/* A link's entries come in blocks whose largest rate is kept, so that finding
- * whether any flow on it is at or above a level reads a block, not a flow. */
-#define LINK_BLOCK 64
-
-/* The flows' entries on their links lie all over memory: asking for several
- * at once overlaps the cache misses (no effect on results). */
-#if defined(__GNUC__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
-
-typedef struct {
-    SimAction act;
-    Flow *flow;
-} FlowEvent;
-
-struct Flow {
-    FlowEvent drain, deliver;
-    SimNet *net;
-    Flow *prev, *next; /* every allocated flow, so the net can free leftovers */
-    double bytes, remaining, rate;
-    sim_time_t last; /* when `remaining` was last brought up to date */
-    SimEventId drain_ev;
-    SimFlowDone done;
-    void *user;
-    uint32_t epoch;
-    double next_rate; /* filling's result */
-    bool frozen;      /* outside a filling, always true */
-    bool fresh;       /* started since the last settle: no rate yet */
-    int nlinks;
-    int links[]; /* nlinks link ids, then nlinks positions in each link's list (with the flow: one cache miss) */
-};
-
-typedef struct {
-    double share;
-    int link;
-    uint32_t version;
-} HeapItem;
-
-struct SimNet {
-    SimEngine *e;
-    Link *links;
-    int nlinks, cap;
-    GArray *dirty;      /* int link ids touched since the last settle */
-    GPtrArray *comp;    /* scratch: flows of the component being recomputed */
-    GArray *comp_links; /* scratch: its links */
-    HeapItem *heap;     /* scratch: min-heap on (share, link) */
-    size_t hn, hcap;
-    Flow *flows;        /* list head of allocated flows */
-    uint32_t epoch;
-    size_t active;
-    uint64_t recomputes, rate_updates;
-    uint64_t work, work_limit; /* links and flow hops visited by rate recomputations, 16 a reschedule */
-    bool overrun;              /* past work_limit: the network has stopped */
-    double removed_level;      /* the lowest rate of a flow drained since the last settle */
-    bool full;                 /* refill whole components (the reference) */
-    bool verify;               /* check every settle against a full filling */
-    double verify_diff;        /* the largest relative difference seen */
-};
 
 static void settle(SimEngine *e, void *ctx);
 
@@ -168,80 +78,6 @@ static void mark_dirty(SimNet *n, int l)
     }
 }
 
-/* ---- a link's entries: flow, rate, slot, and each block's largest rate ---- */
-
-static void link_set_rate(Link *l, int k, double r)
-{
-    double old = l->flows[k].rate;
-    int b = k / LINK_BLOCK;
-    l->flows[k].rate = r;
-    if (l->bstale[b])
-        return;
-    if (r >= l->bmax[b])
-        l->bmax[b] = r;
-    else if (old == l->bmax[b])
-        l->bstale[b] = true; /* the largest went down: rescan when asked */
-}
-
-/* Adds flow `f`, of which this is link `slot` of the path, with no rate yet. */
-static int link_append(Link *l, Flow *f, int slot)
-{
-    if (l->nflows == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 4;
-        l->flows = g_renew(Entry, l->flows, l->cap);
-        int nb = (l->cap + LINK_BLOCK - 1) / LINK_BLOCK;
-        l->bmax = g_renew(double, l->bmax, nb);
-        l->bstale = g_renew(bool, l->bstale, nb);
-    }
-    int k = l->nflows++;
-    if (k % LINK_BLOCK == 0) {
-        l->bmax[k / LINK_BLOCK] = -INFINITY;
-        l->bstale[k / LINK_BLOCK] = false;
-    }
-    l->flows[k] = (Entry){f, -INFINITY, slot};
-    link_set_rate(l, k, INFINITY);
-    l->fresh++;
-    return k;
-}
-
-/* Swap-removes entry p and fixes the moved flow's recorded position. */
-static void link_remove(Link *l, int p)
-{
-    int last = --l->nflows;
-    if (p != last) {
-        Entry m = l->flows[last];
-        double old = l->flows[p].rate;
-        l->flows[p] = m;
-        l->flows[p].rate = old;
-        link_set_rate(l, p, m.rate);
-        m.flow->links[m.flow->nlinks + m.slot] = p;
-    }
-    int b = last / LINK_BLOCK;
-    if (last % LINK_BLOCK != 0 && !l->bstale[b] && l->flows[last].rate == l->bmax[b])
-        l->bstale[b] = true;
-}
-
-/* Whether a flow on the link is at or above `level`. */
-static bool link_reaches(SimNet *n, Link *l, double level)
-{
-    int nb = (l->nflows + LINK_BLOCK - 1) / LINK_BLOCK;
-    for (int b = 0; b < nb; b++) {
-        n->work++;
-        if (l->bstale[b]) {
-            int end = (b + 1) * LINK_BLOCK < l->nflows ? (b + 1) * LINK_BLOCK : l->nflows;
-            double m = -INFINITY;
-            for (int k = b * LINK_BLOCK; k < end; k++)
-                m = l->flows[k].rate > m ? l->flows[k].rate : m;
-            n->work += (uint64_t)(end - b * LINK_BLOCK);
-            l->bmax[b] = m;
-            l->bstale[b] = false;
-        }
-        if (l->bmax[b] >= level)
-            return true;
-    }
-    return false;
-}
-
 static void on_deliver(SimEngine *e, SimAction *a)
 {
     Flow *f = ((FlowEvent *)a)->flow;
@@ -283,7 +119,7 @@ static void on_drain(SimEngine *e, SimAction *a)
         int lid = f->links[i];
         Link *l = &n->links[lid];
         l->bytes_done += f->bytes;
-        link_remove(l, pos[i]);
+        net_link_remove(l, pos[i]);
         mark_dirty(n, lid);
     }
     if (f->rate < n->removed_level)
@@ -323,312 +159,10 @@ void sim_net_flow(SimNet *n, double bytes, const int *links, int nlinks, SimFlow
     }
     int *pos = f->links + nlinks;
     for (int i = 0; i < nlinks; i++) {
-        pos[i] = link_append(&n->links[links[i]], f, i);
+        pos[i] = net_link_append(&n->links[links[i]], f, i);
         mark_dirty(n, links[i]);
     }
     n->active++;
-}
-
-/* ---- max-min fair rates by progressive filling, per touched component ---- */
-
-static inline bool item_less(const HeapItem *a, const HeapItem *b)
-{
-    return a->share < b->share || (a->share == b->share && a->link < b->link);
-}
-
-static void sift_down(HeapItem *a, size_t n, size_t i)
-{
-    HeapItem e = a[i];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && item_less(&a[c + 1], &a[c]))
-            c++;
-        if (!item_less(&a[c], &e))
-            break;
-        a[i] = a[c];
-        i = c;
-    }
-    a[i] = e;
-}
-
-static void heap_push(SimNet *n, HeapItem it)
-{
-    if (n->hn == n->hcap) {
-        n->hcap = n->hcap ? 2 * n->hcap : 256;
-        n->heap = g_renew(HeapItem, n->heap, n->hcap);
-    }
-    HeapItem *a = n->heap;
-    size_t i = n->hn++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!item_less(&it, &a[p]))
-            break;
-        a[i] = a[p];
-        i = p;
-    }
-    a[i] = it;
-}
-
-static HeapItem heap_pop(SimNet *n)
-{
-    HeapItem top = n->heap[0];
-    n->heap[0] = n->heap[--n->hn];
-    if (n->hn > 0)
-        sift_down(n->heap, n->hn, 0);
-    return top;
-}
-
-/* A link's share changed to rem / unfrozen.  Shares only grow as flows freeze
- * (a frozen flow took the smallest share), so a grown share leaves the old,
- * lower entry in place and is refreshed when that entry surfaces: the entry
- * popped with a current key is then still the exact minimum, and links cost a
- * heap operation only when they reach the top, not on every flow that froze.
- * A share that rounding made smaller is pushed at once. */
-static void share_changed(SimNet *n, Link *o, int lid)
-{
-    double share = o->rem / o->unfrozen;
-    if (share < o->hkey) {
-        o->version++;
-        o->hkey = share;
-        heap_push(n, (HeapItem){share, lid, o->version});
-    }
-    o->stale = share > o->hkey;
-}
-
-/* ---- incremental max-min: which flows a change can move ----
- *
- * Progressive filling raises one water level for every unfrozen flow and
- * freezes a link's flows when the link fills.  Up to the level theta at which
- * the first changed link would fill in the new problem (a removed flow's old
- * rate, or where the old rates plus the added flows fill a link), the new run
- * repeats the old one, so every flow whose old rate is below theta keeps it.
- * Above theta the rest is a max-min problem of its own on what the kept flows
- * leave of each link, and its parts not connected to a changed link repeat
- * their old solution too.  Only the part reached from the changed links
- * through flows at or above theta is filled again (SimGrid's LMM does the
- * same with its "modified" sets, by component). */
-
-/* A lower bound on the level at which link `l` fills once its fresh flows
- * join: the smallest t with sum(min(r, t)) + fresh * t = bw over the old rates
- * r, approached from below by solving the sum as linear above each guess. */
-static double fill_level_bound(const Link *l)
-{
-    double t = l->bw / l->nflows;
-    for (int it = 0; it < 4; it++) {
-        double below = 0;
-        int above = 0;
-        for (int k = 0; k < l->nflows; k++) { /* a fresh flow's +inf counts above */
-            double r = l->flows[k].rate;
-            if (r < t)
-                below += r;
-            else
-                above++;
-        }
-        double next = (l->bw - below) / above;
-        if (!(next > t))
-            break;
-        t = next;
-    }
-    return t;
-}
-
-/* The level below which no rate changes, from the changed links. */
-static double change_level(SimNet *n)
-{
-    if (n->full)
-        return -INFINITY;
-    double theta = n->removed_level;
-    for (guint i = 0; i < n->dirty->len; i++) {
-        const Link *l = &n->links[g_array_index(n->dirty, int, i)];
-        if (l->fresh > 0)
-            theta = fmin(theta, fill_level_bound(l));
-    }
-    /* Margin for rounding: a flow that is exactly at theta but rounded below
-     * it is filled again, which only repeats its rate. */
-    return theta > 0 ? theta * (1 - 1e-9) : theta;
-}
-
-/* Scans a link of the part being filled again: takes in its flows at or above
- * theta, and leaves it what the kept flows do not use. */
-static void take_link(SimNet *n, Link *l, double theta, uint32_t ep)
-{
-    double rem = l->bw;
-    int unfrozen = 0;
-    if (l->fresh == 0 && !link_reaches(n, l, theta)) { /* no flow here can move */
-        l->unfrozen = 0;
-        return;
-    }
-    n->work += (uint64_t)l->nflows + 1;
-    l->fresh = 0;
-    for (int k = 0; k < l->nflows; k++) {
-        double r = l->flows[k].rate;
-        if (r < theta) {
-            rem -= r;
-            continue;
-        }
-        unfrozen++;
-        Flow *f = l->flows[k].flow;
-        if (f->epoch == ep)
-            continue;
-        f->epoch = ep;
-        f->frozen = false;
-        g_ptr_array_add(n->comp, f);
-        n->work += (uint64_t)f->nlinks;
-        for (int j = 0; j < f->nlinks; j++) {
-            int lj = f->links[j];
-            if (n->links[lj].epoch != ep) {
-                n->links[lj].epoch = ep;
-                g_array_append_val(n->comp_links, lj);
-            }
-        }
-    }
-    l->rem = rem > 0 ? rem : 0;
-    l->unfrozen = unfrozen;
-}
-
-/* Collects, from the dirty links, the flows that may move and their links. */
-static void collect_part(SimNet *n, double theta)
-{
-    uint32_t ep = ++n->epoch;
-    g_ptr_array_set_size(n->comp, 0);
-    g_array_set_size(n->comp_links, 0);
-    for (guint i = 0; i < n->dirty->len; i++) {
-        int l = g_array_index(n->dirty, int, i);
-        n->links[l].dirty = false;
-        if (n->links[l].epoch != ep) {
-            n->links[l].epoch = ep;
-            g_array_append_val(n->comp_links, l);
-        }
-    }
-    g_array_set_size(n->dirty, 0);
-    for (guint li = 0; li < n->comp_links->len; li++)
-        take_link(n, &n->links[g_array_index(n->comp_links, int, li)], theta, ep);
-}
-
-/* Progressive filling of the collected flows (those at or above theta) on the
- * collected links (rem and unfrozen set): each flow's rate goes to next_rate. */
-static void fill(SimNet *n, double theta)
-{
-    n->hn = 0;
-    if (n->hcap < n->comp_links->len) {
-        n->hcap = n->comp_links->len;
-        n->heap = g_renew(HeapItem, n->heap, n->hcap);
-    }
-    for (guint i = 0; i < n->comp_links->len; i++) {
-        int lid = g_array_index(n->comp_links, int, i);
-        Link *l = &n->links[lid];
-        l->version++;
-        l->stale = false;
-        if (l->unfrozen > 0) {
-            l->hkey = l->rem / l->unfrozen;
-            n->heap[n->hn++] = (HeapItem){l->hkey, lid, l->version};
-        }
-    }
-    for (size_t i = n->hn / 2; i-- > 0;) /* keys are distinct: any heap pops the same order */
-        sift_down(n->heap, n->hn, i);
-    /* The most constrained link fixes the rate of its flows; repeat. */
-    while (n->hn > 0) {
-        HeapItem it = heap_pop(n);
-        Link *l = &n->links[it.link];
-        if (it.version != l->version || l->unfrozen == 0)
-            continue;
-        if (l->stale) { /* its share grew since: back in at the current one */
-            l->version++;
-            l->hkey = l->rem / l->unfrozen;
-            l->stale = false;
-            heap_push(n, (HeapItem){l->hkey, it.link, l->version});
-            continue;
-        }
-        double share = it.share;
-        for (int k = 0; k < l->nflows; k++) {
-            if (k + 8 < l->nflows)
-                PREFETCH(l->flows[k + 8].flow);
-            if (l->flows[k].rate < theta) /* kept: not part of this filling */
-                continue;
-            Flow *f = l->flows[k].flow;
-            if (f->frozen)
-                continue;
-            f->frozen = true;
-            f->next_rate = share;
-            for (int j = 0; j < f->nlinks; j++) {
-                Link *o = &n->links[f->links[j]];
-                o->rem -= share;
-                if (o->rem < 0)
-                    o->rem = 0;
-                o->unfrozen--;
-                if (o != l && o->unfrozen > 0)
-                    share_changed(n, o, f->links[j]);
-            }
-        }
-        l->unfrozen = 0;
-    }
-}
-
-/* Brings each refilled flow to its new rate; a flow whose rate stands keeps
- * its drain event. */
-static void apply_rates(SimNet *n, sim_time_t now)
-{
-    for (guint i = 0; i < n->comp->len; i++) {
-        Flow *f = n->comp->pdata[i];
-        double rate = f->next_rate;
-        bool was_fresh = f->fresh;
-        f->fresh = false;
-        if (rate == f->rate && f->drain_ev)
-            continue;
-        if (!was_fresh) {
-            f->remaining -= f->rate * sim_time_to_s(now - f->last);
-            if (f->remaining < 0)
-                f->remaining = 0;
-        }
-        f->last = now;
-        f->rate = rate;
-        const int *pos = f->links + f->nlinks;
-        for (int j = 0; j < f->nlinks; j++)
-            PREFETCH(&n->links[f->links[j]].flows[pos[j]]);
-        for (int j = 0; j < f->nlinks; j++)
-            link_set_rate(&n->links[f->links[j]], pos[j], rate);
-        n->rate_updates++;
-        n->work += 16; /* a reschedule: an event-queue cancel and push */
-        /* Never let a rounding-starved flow stall forever. */
-        double r = rate > 1e-3 ? rate : 1e-3;
-        double ps = ceil(f->remaining / r * (double)SIM_TIME_PS_PER_S);
-        sim_time_t at = ps >= 1.8e19 ? SIM_TIME_NEVER : sim_time_add(now, (sim_time_t)ps);
-        if (f->drain_ev)
-            sim_engine_cancel(n->e, f->drain_ev);
-        f->drain_ev = sim_engine_schedule(n->e, at, &f->drain.act);
-    }
-}
-
-/* Debug check: fills every active flow from scratch and records how far the
- * rates in force are from that (relative). */
-static void verify_rates(SimNet *n)
-{
-    uint32_t ep = ++n->epoch;
-    g_ptr_array_set_size(n->comp, 0);
-    g_array_set_size(n->comp_links, 0);
-    for (int lid = 0; lid < n->nlinks; lid++) {
-        Link *l = &n->links[lid];
-        l->epoch = ep;
-        l->rem = l->bw;
-        l->unfrozen = l->nflows;
-        g_array_append_val(n->comp_links, lid);
-        for (int k = 0; k < l->nflows; k++)
-            if (l->flows[k].flow->epoch != ep) {
-                l->flows[k].flow->epoch = ep;
-                l->flows[k].flow->frozen = false;
-                g_ptr_array_add(n->comp, l->flows[k].flow);
-            }
-    }
-    fill(n, -INFINITY);
-    for (guint i = 0; i < n->comp->len; i++) {
-        const Flow *f = n->comp->pdata[i];
-        double ref = f->next_rate, d = fabs(f->rate - ref);
-        double rel = ref != 0 ? d / ref : d;
-        if (!(rel <= n->verify_diff)) /* NaN counts as the worst */
-            n->verify_diff = isnan(rel) ? INFINITY : rel;
-    }
 }
 
 /* Past its work limit the network stops: no flow drains any more, so the
@@ -655,17 +189,17 @@ static void settle(SimEngine *e, void *ctx)
         return;
     }
     n->recomputes++;
-    double theta = change_level(n);
+    double theta = net_change_level(n);
     n->removed_level = INFINITY;
-    collect_part(n, theta);
+    net_collect_part(n, theta);
     if (n->work > n->work_limit) {
         stop(n);
         return;
     }
-    fill(n, theta);
-    apply_rates(n, sim_engine_now(e));
+    net_fill(n, theta);
+    net_apply_rates(n, sim_engine_now(e));
     if (n->verify)
-        verify_rates(n);
+        net_verify_rates(n);
 }
 
 void sim_net_set_full(SimNet *n, bool full) { n->full = full; }

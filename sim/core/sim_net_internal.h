@@ -1,0 +1,112 @@
+/* Private to the flow network's two files: its data (links with their flows'
+ * entries, flows, the net) and what sim_net.c (flows, events, settling) calls
+ * in sim_maxmin.c (the incremental max-min solver and the links' entries). */
+#ifndef SIM_NET_INTERNAL_H
+#define SIM_NET_INTERNAL_H
+
+#include "sim_net.h"
+
+#include <glib.h>
+
+typedef struct Flow Flow;
+
+/* A flow on a link: its rate kept here too, so scans do not visit the flows. */
+typedef struct {
+    Flow *flow;
+    double rate; /* +inf for a flow with none yet */
+    int slot;    /* where this link is on the flow's path */
+} Entry;
+
+typedef struct {
+    double bw;
+    sim_time_t latency;
+    double bytes_done; /* bytes of drained flows */
+    Entry *flows;      /* active flows crossing this link */
+    double *bmax;      /* per block of LINK_BLOCK entries: the largest rate, unless bstale */
+    bool *bstale;
+    int nflows, cap;
+    int fresh;         /* flows started since the last settle */
+    bool dirty;
+    /* progressive-filling scratch */
+    double rem;
+    int unfrozen;
+    uint32_t version; /* of the link's live heap entry */
+    double hkey;      /* that entry's share: never above rem / unfrozen */
+    bool stale;       /* hkey < rem / unfrozen: refresh when it surfaces */
+    uint32_t epoch; /* component-search mark */
+} Link;
+
+/* A link's entries come in blocks whose largest rate is kept, so that finding
+ * whether any flow on it is at or above a level reads a block, not a flow. */
+#define LINK_BLOCK 64
+
+/* The flows' entries on their links lie all over memory: asking for several
+ * at once overlaps the cache misses (no effect on results). */
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+typedef struct {
+    SimAction act;
+    Flow *flow;
+} FlowEvent;
+
+struct Flow {
+    FlowEvent drain, deliver;
+    SimNet *net;
+    Flow *prev, *next; /* every allocated flow, so the net can free leftovers */
+    double bytes, remaining, rate;
+    sim_time_t last; /* when `remaining` was last brought up to date */
+    SimEventId drain_ev;
+    SimFlowDone done;
+    void *user;
+    uint32_t epoch;
+    double next_rate; /* filling's result */
+    bool frozen;      /* outside a filling, always true */
+    bool fresh;       /* started since the last settle: no rate yet */
+    int nlinks;
+    int links[]; /* nlinks link ids, then nlinks positions in each link's list (with the flow: one cache miss) */
+};
+
+typedef struct {
+    double share;
+    int link;
+    uint32_t version;
+} HeapItem;
+
+struct SimNet {
+    SimEngine *e;
+    Link *links;
+    int nlinks, cap;
+    GArray *dirty;      /* int link ids touched since the last settle */
+    GPtrArray *comp;    /* scratch: flows of the component being recomputed */
+    GArray *comp_links; /* scratch: its links */
+    HeapItem *heap;     /* scratch: min-heap on (share, link) */
+    size_t hn, hcap;
+    Flow *flows;        /* list head of allocated flows */
+    uint32_t epoch;
+    size_t active;
+    uint64_t recomputes, rate_updates;
+    uint64_t work, work_limit; /* links and flow hops visited by rate recomputations, 16 a reschedule */
+    bool overrun;              /* past work_limit: the network has stopped */
+    double removed_level;      /* the lowest rate of a flow drained since the last settle */
+    bool full;                 /* refill whole components (the reference) */
+    bool verify;               /* check every settle against a full filling */
+    double verify_diff;        /* the largest relative difference seen */
+};
+
+/* sim_maxmin.c: a link's entries (flow, rate, slot; the blocks' largest rate) */
+int net_link_append(Link *l, Flow *f, int slot);
+void net_link_remove(Link *l, int p);
+/* sim_maxmin.c: one settle's update: the level below which no rate changes,
+ * the flows that may move, their filling, the rates brought into force (and
+ * the debug check against a full filling) */
+double net_change_level(SimNet *n);
+void net_collect_part(SimNet *n, double theta);
+void net_fill(SimNet *n, double theta);
+void net_apply_rates(SimNet *n, sim_time_t now);
+void net_verify_rates(SimNet *n);
+
+#endif
