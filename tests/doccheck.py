@@ -19,7 +19,7 @@ percent.  `<= F x` instead of `=` checks that the value is at most F times the
 quote, `>= F x` at least 1/F of it (speed figures, measured on another build
 and load): `<!-- check "0.2 s" <= 20 x bench_collective :: ring -->` runs a
 bench program and reads the wall time (or M events/s) on its first line that
-holds KEY.  `<!-- check "+7.6%" in
+holds KEY, or on one of the two lines below it.  `<!-- check "+7.6%" in
 tests/test_megatron -->` says that a figure a CUnit test computes is in what
 that test program prints.
 
@@ -123,7 +123,7 @@ def lookup(obj, key):
     return obj
 
 
-CHECK = re.compile(r'<!--\s*check\s+"([^"]+)"\s*(=|[<>]=\s*([\d.]+)\s*x)\s*(.+?)\s*::\s*(\S+)\s*(\*\s*[\d.e]+)?\s*-->')
+CHECK = re.compile(r'<!--\s*check\s+"([^"]+)"\s*(=|[<>]=\s*([\d.]+)\s*x)\s*(.+?)\s*::\s*(.+?)\s*(\*\s*[\d.e]+)?\s*-->')
 QUOTE = re.compile(r"^([+-]?[\d,]*\.?\d+)\s*(.*)$")
 cache = {}
 
@@ -139,10 +139,14 @@ def value_of(cmd, key, cwd):
             if r.returncode != 0:
                 raise ValueError(f"`{cmd}` exited {r.returncode}")
             cache[cmd] = r.stdout
-        for line in cache[cmd].splitlines():
-            m = BENCH_FIGURE.search(line) if key in line else None
-            if m:
-                return float(next(g for g in m.groups() if g) or 0) * (1e6 if m.group(3) else 1)
+        out = cache[cmd].splitlines()
+        for i, line in enumerate(out):
+            if key not in line:
+                continue
+            for near in out[i:i + 3]:  # the figure is on that line or just below
+                m = BENCH_FIGURE.search(near)
+                if m:
+                    return float(next(g for g in m.groups() if g)) * (1e6 if m.group(3) else 1)
         raise ValueError(f"`{cmd}` printed no figure on a line with {key!r}")
     if cmd not in cache:
         r = run("shardsim " + cmd, cwd)
