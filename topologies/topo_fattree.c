@@ -24,7 +24,7 @@ static const struct {
     const char *name;
     TopoMultipath routing;
 } fabrics[] = {
-    {"infiniband", TOPO_MULTIPATH_DMODK},  /* OpenSM ftree / dmodk: by destination LID */
+    {"infiniband", TOPO_MULTIPATH_DMODK},  /* OpenSM ftree: by destination LID */
     {"roce", TOPO_MULTIPATH_ECMP},         /* Ethernet switches: 5-tuple hash */
     {"ethernet", TOPO_MULTIPATH_ECMP},
     {"spectrum-x", TOPO_MULTIPATH_ADAPTIVE}, /* per-packet adaptive routing */

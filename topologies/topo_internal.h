@@ -34,7 +34,7 @@ enum { TOPO_INTRA_NONE, TOPO_INTRA_NVSWITCH, TOPO_INTRA_FC };
 /* How a route with several equal-cost paths picks one (topologies/README.md
  * gives each one's source). */
 typedef enum {
-    TOPO_MULTIPATH_DMODK,    /* by destination index mod up-ports (InfiniBand: OpenSM ftree / dmodk) */
+    TOPO_MULTIPATH_DMODK,    /* by destination index mod up-ports (InfiniBand: OpenSM ftree = D-Mod-K) */
     TOPO_MULTIPATH_ECMP,     /* by a hash of (src, dst, salt) (Ethernet / RoCE) */
     TOPO_MULTIPATH_ADAPTIVE, /* split evenly over every path (adaptive routing, packet spraying) */
 } TopoMultipath;

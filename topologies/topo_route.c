@@ -180,7 +180,7 @@ static int route_torus(const Topo *t, int src, int dst, int *links, int cap)
     return n;
 }
 
-/* D-mod-K (Zahavi; OpenSM's ftree and dmodk engines on a regular tree):
+/* D-mod-K (Zahavi; OpenSM's ftree engine on a regular tree):
  * destinations numbered leaf by leaf (a NIC's index is its leaf's times the
  * leaf's ports plus its place on the leaf, nodes_per_leaf ports a leaf), and a
  * leaf's up-port is that index mod the number of up-ports.  A two-level tree
