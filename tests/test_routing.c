@@ -168,6 +168,47 @@ static void test_dmodk_spreads(void)
     topo_free(t);
 }
 
+/* A part-filled last unit (24 nodes, 16 per leaf, 2 rails): destinations are
+ * numbered as populated, so one source's 47 destinations spread over the 16
+ * spines within one of each other (numbering the unfilled ports too would put
+ * both rails' last-unit NICs on spines 0-7). */
+static void test_dmodk_part_filled(void)
+{
+    GError *err = NULL;
+    char *dir = g_dir_make_tmp("test_routing_XXXXXX", NULL);
+    char *path = g_build_filename(dir, "pf.json", NULL);
+    const char *text = "{\"family\": \"fat_tree\", \"fabric\": \"infiniband\", \"ranks_per_node\": 2, \"nodes\": 24,\n"
+                       "\"intra\": \"none\", \"nodes_per_leaf\": 16, \"spines\": 16,\n"
+                       "\"pcie\": {\"bandwidth\": \"50GB/s\", \"latency\": \"300ns\"},\n"
+                       "\"nic\": {\"bandwidth\": \"25GB/s\", \"latency\": \"350ns\"},\n"
+                       "\"uplink\": {\"latency\": \"200ns\"}}\n";
+    CU_ASSERT_TRUE_FATAL(g_file_set_contents(path, text, -1, &err));
+    Topo *t = topo_load(path, NULL, &err);
+    g_remove(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    int count[16] = {0}, total = 0;
+    for (int dst = 1; dst < 48; dst++) {
+        const char *sp = spine_of(t, 0, dst, 0);
+        if (strcmp(sp, "?") == 0)
+            continue; /* same leaf: no spine */
+        int s = atoi(sp + 5);
+        CU_ASSERT_TRUE_FATAL(s >= 0 && s < 16);
+        count[s]++;
+        total++;
+    }
+    CU_ASSERT_EQUAL(total, 48 - 16);
+    int lo = total, hi = 0;
+    for (int s = 0; s < 16; s++) {
+        lo = count[s] < lo ? count[s] : lo;
+        hi = count[s] > hi ? count[s] : hi;
+    }
+    CU_ASSERT_TRUE(hi - lo <= 1);
+    topo_free(t);
+}
+
 /* ECMP: each salt an independent choice, every spine reachable, repeatable. */
 static void test_ecmp_salts(void)
 {
@@ -260,6 +301,7 @@ static const TestCase tests[] = {
     {"routing default by fabric", test_defaults},
     {"unknown fabric or routing", test_bad_names},
     {"D-mod-K spreads destinations over the spines", test_dmodk_spreads},
+    {"D-mod-K on a part-filled unit", test_dmodk_part_filled},
     {"ECMP spreads salts over the spines", test_ecmp_salts},
     {"adaptive as a pooled spine layer", test_adaptive_pool},
     {"16 concurrent rings, shift pattern", test_sixteen_rings},

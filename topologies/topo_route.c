@@ -180,16 +180,20 @@ static int route_torus(const Topo *t, int src, int dst, int *links, int cap)
     return n;
 }
 
-/* D-mod-K (Zahavi; OpenSM's ftree engine on a regular tree):
- * destinations numbered leaf by leaf (a NIC's index is its leaf's times the
- * leaf's ports plus its place on the leaf, nodes_per_leaf ports a leaf), and a
- * leaf's up-port is that index mod the number of up-ports.  A two-level tree
- * has one up choice; a third level would take index / spines mod its ports.
- * Every spine -> leaf link then carries at most ceil(nodes_per_leaf /
+/* D-mod-K (Zahavi; what OpenSM's ftree engine does on a regular tree):
+ * destination NICs numbered leaf by leaf as they are populated (the last
+ * unit may hold fewer nodes), and a leaf's up-port is that index mod the
+ * number of up-ports.  Numbering only populated ports is what ftree's
+ * least-loaded-port counters amount to, and it keeps a part-filled unit from
+ * piling its extra destinations on spine 0.  A two-level tree has one up
+ * choice; a third level would take index / spines mod its ports.  In a full
+ * unit every spine -> leaf link then carries at most ceil(nodes_per_leaf /
  * spines) destinations, so shift patterns never collide. */
-static int dmodk_spine(const Topo *t, int leaf_d, int nd)
+static int dmodk_spine(const Topo *t, int nd, int rail)
 {
-    int64_t idx = (int64_t)leaf_d * t->ft_npl + nd % t->ft_npl;
+    int unit = nd / t->ft_npl, left = t->nnodes - unit * t->ft_npl;
+    int in_unit = left < t->ft_npl ? left : t->ft_npl; /* nodes on each of the unit's leaves */
+    int64_t idx = (int64_t)unit * t->ft_k * t->ft_npl + (int64_t)rail * in_unit + nd % t->ft_npl;
     return (int)(idx % t->ft_s);
 }
 
@@ -202,7 +206,7 @@ static int route_spine(const Topo *t, int src, int dst, int leaf_s, int leaf_d, 
         PUSH(t->ft_b_pool + 2 * leaf_d + 1);
         return n;
     }
-    int sp = t->ft_routing == TOPO_MULTIPATH_DMODK ? dmodk_spine(t, leaf_d, dst / t->ft_g)
+    int sp = t->ft_routing == TOPO_MULTIPATH_DMODK ? dmodk_spine(t, dst / t->ft_g, leaf_d % t->ft_k)
                                                    : (int)(ecmp_hash((uint32_t)src, (uint32_t)dst, salt) %
                                                            (uint32_t)t->ft_s);
     PUSH(t->ft_b_up + 2 * (leaf_s * t->ft_s + sp));
