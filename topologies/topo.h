@@ -7,8 +7,10 @@
  * node, rail-optimised fat tree, 2D/3D torus, PCIe tree) with its parameters.
  * Presets live in topologies/presets/NAME.json, each number with its source.
  *
- * Routing: shortest path; ECMP over equal-cost paths on fat trees (chosen by a
- * hash of (src, dst, salt), so deterministic); dimension-order on tori. */
+ * Routing: shortest path; on fat trees the spine is chosen by the fabric's
+ * "routing" (D-mod-K by destination on InfiniBand, an ECMP hash of (src, dst,
+ * salt) on Ethernet, an even split over all spines for adaptive routing), all
+ * deterministic; dimension-order on tori. */
 #ifndef TOPO_H
 #define TOPO_H
 
@@ -70,6 +72,9 @@ void topo_add_to_net(const Topo *t, SimNet *net);
 const char *topo_preset_dir(void);
 
 /* Additions. */
+/* How routes pick among equal-cost paths: "dmodk", "ecmp" or "adaptive" on
+ * a fat tree with spines; NULL where every pair has one path. */
+const char *topo_routing(const Topo *t);
 /* The builder the topology came from ("fat_tree", ...) or "explicit". */
 const char *topo_family(const Topo *t);
 /* An upper bound on the number of links of any route: size `links` with it. */

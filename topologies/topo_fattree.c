@@ -2,7 +2,8 @@
  * NVSwitch (or are fully connected, or neither) and share NICs; NIC k of every
  * node in unit u = node / nodes_per_leaf hangs off leaf u * nics + k (its
  * rail); every leaf connects to every spine.  The uplink bandwidth follows from
- * the leaf's ports and the oversubscription unless given.  Vertices and links
+ * the leaf's ports and the oversubscription unless given; "fabric" and
+ * "routing" say how a route picks its spine (topo_route.c).  Vertices and links
  * are created in blocks (intra-node, GPU-NIC, NIC-leaf, leaf-spine) whose
  * first ids topo_route.c routes from. */
 #include "topo_internal.h"
@@ -13,8 +14,58 @@
 typedef struct {
     long nodes, rpn, nics, npl, groups, leaves, spines;
     bool need_spine;
+    TopoMultipath routing;
     TopoLinkSpec nvl, pcie, nic, up;
 } FatTree;
+
+/* "fabric" names the inter-node network; it sets the default "routing" as
+ * its switches route a fat tree (sources in topologies/README.md). */
+static const struct {
+    const char *name;
+    TopoMultipath routing;
+} fabrics[] = {
+    {"infiniband", TOPO_MULTIPATH_DMODK},  /* OpenSM ftree: by destination LID */
+    {"roce", TOPO_MULTIPATH_ECMP},         /* Ethernet switches: 5-tuple hash */
+    {"ethernet", TOPO_MULTIPATH_ECMP},
+    {"spectrum-x", TOPO_MULTIPATH_ADAPTIVE}, /* per-packet adaptive routing */
+    {"slingshot", TOPO_MULTIPATH_ADAPTIVE},
+};
+static const char *const routings[] = {"dmodk", "ecmp", "adaptive"}; /* TopoMultipath order */
+
+/* "fabric" and "routing": routing given, else the fabric's, else ECMP (a
+ * fabric not named is taken for a generic Ethernet one). */
+static bool parse_routing(const SimJsonDoc *doc, const cJSON *root, TopoMultipath *out, GError **err)
+{
+    const char *fabric = NULL, *routing = NULL;
+    if (!sim_json_get_string(doc, root, "fabric", false, &fabric, err) ||
+        !sim_json_get_string(doc, root, "routing", false, &routing, err))
+        return false;
+    *out = TOPO_MULTIPATH_ECMP;
+    if (fabric) {
+        size_t i = 0;
+        while (i < G_N_ELEMENTS(fabrics) && strcmp(fabric, fabrics[i].name) != 0)
+            i++;
+        if (i == G_N_ELEMENTS(fabrics)) {
+            sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "fabric"), err,
+                           "unknown \"fabric\" \"%s\" (known: infiniband, roce, ethernet, spectrum-x, slingshot)",
+                           fabric);
+            return false;
+        }
+        *out = fabrics[i].routing;
+    }
+    if (routing) {
+        int i = 0;
+        while (i < (int)G_N_ELEMENTS(routings) && strcmp(routing, routings[i]) != 0)
+            i++;
+        if (i == (int)G_N_ELEMENTS(routings)) {
+            sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "routing"), err,
+                           "unknown \"routing\" \"%s\" (known: dmodk, ecmp, adaptive)", routing);
+            return false;
+        }
+        *out = (TopoMultipath)i;
+    }
+    return true;
+}
 
 static bool parse_intra(const SimJsonDoc *doc, const cJSON *root, int *intra_out, GError **err)
 {
@@ -71,7 +122,8 @@ static bool parse_uplink(const SimJsonDoc *doc, const cJSON *root, long leaf_por
 static bool parse_fat_tree(const TopoCtx *c, int *intra, FatTree *f, GError **err)
 {
     static const char *const keys[] = {"ranks_per_node", "nodes", "nics_per_node", "intra", "nvlink", "pcie",
-                                       "nic", "nodes_per_leaf", "spines", "oversubscription", "uplink", NULL};
+                                       "nic", "nodes_per_leaf", "spines", "oversubscription", "uplink", "fabric",
+                                       "routing", NULL};
     const SimJsonDoc *doc = c->doc;
     const cJSON *root = c->root;
     double over = 1;
@@ -85,7 +137,7 @@ static bool parse_fat_tree(const TopoCtx *c, int *intra, FatTree *f, GError **er
                        "%ld GPUs per node cannot share %ld NICs evenly", f->rpn, f->nics);
         return false;
     }
-    if (!parse_intra(doc, root, intra, err))
+    if (!parse_intra(doc, root, intra, err) || !parse_routing(doc, root, &f->routing, err))
         return false;
     if (*intra != TOPO_INTRA_NONE && !topo_parse_spec(doc, root, "nvlink", TOPO_LINK_NVLINK, &f->nvl, err))
         return false;
@@ -134,6 +186,8 @@ static void wire_fat_tree(Topo *t, const FatTree *f)
     int v_spine = t->nverts;
     for (int s = 0; s < t->ft_s; s++)
         topo_add_vertexf(t, "spine%d", s);
+    bool pool = t->ft_routing == TOPO_MULTIPATH_ADAPTIVE && t->ft_s > 0;
+    int v_pool = pool ? topo_add_vertex(t, "spines") : -1;
 
     t->ft_b_intra = t->nlinks;
     if (t->ft_intra == TOPO_INTRA_NVSWITCH) {
@@ -171,6 +225,17 @@ static void wire_fat_tree(Topo *t, const FatTree *f)
             topo_add_link(t, v_spine + s, v_leaf + (int)l, &f->up);
         }
     }
+    /* Adaptive routing splits every flow evenly over the spines, so each of a
+     * leaf's uplinks carries 1/spines of all it sends: in a flow model that is
+     * exactly one link of spines x the bandwidth, up and down.  The per-spine
+     * links above stay (same ids for every routing) and carry nothing. */
+    t->ft_b_pool = pool ? t->nlinks : -1;
+    TopoLinkSpec agg = f->up;
+    agg.bw *= (double)t->ft_s;
+    for (long l = 0; pool && l < f->leaves; l++) {
+        topo_add_link(t, v_leaf + (int)l, v_pool, &agg);
+        topo_add_link(t, v_pool, v_leaf + (int)l, &agg);
+    }
 }
 
 bool topo_build_fat_tree(Topo *t, const TopoCtx *c, GError **err)
@@ -187,6 +252,7 @@ bool topo_build_fat_tree(Topo *t, const TopoCtx *c, GError **err)
     t->ft_npl = (int)f.npl;
     t->ft_groups = (int)f.groups;
     t->ft_s = f.need_spine ? (int)f.spines : 0;
+    t->ft_routing = f.routing;
     t->max_route = 6;
     wire_fat_tree(t, &f);
     return true;

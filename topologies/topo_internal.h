@@ -31,6 +31,14 @@ typedef enum {
 
 enum { TOPO_INTRA_NONE, TOPO_INTRA_NVSWITCH, TOPO_INTRA_FC };
 
+/* How a route with several equal-cost paths picks one (topologies/README.md
+ * gives each one's source). */
+typedef enum {
+    TOPO_MULTIPATH_DMODK,    /* by destination index mod up-ports (InfiniBand: OpenSM ftree = D-Mod-K) */
+    TOPO_MULTIPATH_ECMP,     /* by a hash of (src, dst, salt) (Ethernet / RoCE) */
+    TOPO_MULTIPATH_ADAPTIVE, /* split evenly over every path (adaptive routing, packet spraying) */
+} TopoMultipath;
+
 /* Bounds that keep memory and int arithmetic safe. */
 #define TOPO_MAX_RANKS (1 << 22)
 #define TOPO_MAX_NODES (1 << 20)
@@ -64,6 +72,8 @@ struct Topo {
     /* fat tree */
     int ft_g, ft_k, ft_npl, ft_groups, ft_s, ft_intra;
     int ft_b_intra, ft_b_pcie, ft_b_nic, ft_b_up;
+    TopoMultipath ft_routing; /* how a route picks its spine */
+    int ft_b_pool;            /* adaptive: leaf <-> spine-layer pooled links (-1: none) */
 
     /* pcie tree */
     int pt_sockets, pt_sps, pt_gps;

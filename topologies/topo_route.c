@@ -1,7 +1,8 @@
 /* Routing: the path between two ranks as link ids.  Families route in closed
  * form from their indices (no tables, O(route length) per call, read-only):
- * dimension order on tori and rings, up and down the tree with ECMP over the
- * spines on fat trees, up and down on PCIe trees, one or two hops on
+ * dimension order on tori and rings, up and down the tree on fat trees with
+ * the spine picked by the fabric's routing (D-mod-K, ECMP hash, or adaptive's
+ * even split as a pooled link), up and down on PCIe trees, one or two hops on
  * fully-connected and switch graphs.  Explicit graphs follow next-hop tables
  * built here at load time by BFS, which also proves every rank reaches every
  * other.  The link ids assumed here are the builders' creation order. */
@@ -179,6 +180,40 @@ static int route_torus(const Topo *t, int src, int dst, int *links, int cap)
     return n;
 }
 
+/* D-mod-K (Zahavi; what OpenSM's ftree engine does on a regular tree):
+ * destination NICs numbered leaf by leaf as they are populated (the last
+ * unit may hold fewer nodes), and a leaf's up-port is that index mod the
+ * number of up-ports.  Numbering only populated ports is what ftree's
+ * least-loaded-port counters amount to, and it keeps a part-filled unit from
+ * piling its extra destinations on spine 0.  A two-level tree has one up
+ * choice; a third level would take index / spines mod its ports.  In a full
+ * unit every spine -> leaf link then carries at most ceil(nodes_per_leaf /
+ * spines) destinations, so shift patterns never collide. */
+static int dmodk_spine(const Topo *t, int nd, int rail)
+{
+    int unit = nd / t->ft_npl, left = t->nnodes - unit * t->ft_npl;
+    int in_unit = left < t->ft_npl ? left : t->ft_npl; /* nodes on each of the unit's leaves */
+    int64_t idx = (int64_t)unit * t->ft_k * t->ft_npl + (int64_t)rail * in_unit + nd % t->ft_npl;
+    return (int)(idx % t->ft_s);
+}
+
+/* leaf_s -> spine layer -> leaf_d, by the fabric's routing. */
+static int route_spine(const Topo *t, int src, int dst, int leaf_s, int leaf_d, uint32_t salt, int *links, int cap)
+{
+    int n = 0;
+    if (t->ft_routing == TOPO_MULTIPATH_ADAPTIVE) {
+        PUSH(t->ft_b_pool + 2 * leaf_s);
+        PUSH(t->ft_b_pool + 2 * leaf_d + 1);
+        return n;
+    }
+    int sp = t->ft_routing == TOPO_MULTIPATH_DMODK ? dmodk_spine(t, dst / t->ft_g, leaf_d % t->ft_k)
+                                                   : (int)(ecmp_hash((uint32_t)src, (uint32_t)dst, salt) %
+                                                           (uint32_t)t->ft_s);
+    PUSH(t->ft_b_up + 2 * (leaf_s * t->ft_s + sp));
+    PUSH(t->ft_b_up + 2 * (leaf_d * t->ft_s + sp) + 1);
+    return n;
+}
+
 static int route_fat_tree(const Topo *t, int src, int dst, uint32_t salt, int *links, int cap)
 {
     int n = 0, g = t->ft_g, k = t->ft_k, gpn = g / k;
@@ -199,9 +234,10 @@ static int route_fat_tree(const Topo *t, int src, int dst, uint32_t salt, int *l
         int leaf_s = (ns / t->ft_npl) * k + nic_s % k, leaf_d = (nd / t->ft_npl) * k + nic_d % k;
         PUSH(t->ft_b_nic + 2 * nic_s);
         if (leaf_s != leaf_d) {
-            int sp = (int)(ecmp_hash((uint32_t)src, (uint32_t)dst, salt) % (uint32_t)t->ft_s);
-            PUSH(t->ft_b_up + 2 * (leaf_s * t->ft_s + sp));
-            PUSH(t->ft_b_up + 2 * (leaf_d * t->ft_s + sp) + 1);
+            int m = route_spine(t, src, dst, leaf_s, leaf_d, salt, links + n, cap - n);
+            if (m < 0)
+                return -1;
+            n += m;
         }
         PUSH(t->ft_b_nic + 2 * nic_d + 1);
     }
@@ -236,6 +272,12 @@ static int route_explicit(const Topo *t, int src, int dst, int *links, int cap)
         cur = t->ldst[l];
     }
     return n;
+}
+
+const char *topo_routing(const Topo *t)
+{
+    static const char *const names[] = {"dmodk", "ecmp", "adaptive"};
+    return t->fam == TOPO_ROUTE_FAT_TREE && t->ft_s > 0 ? names[t->ft_routing] : NULL;
 }
 
 int topo_route(const Topo *t, int src, int dst, uint32_t salt, int *links, int cap)
