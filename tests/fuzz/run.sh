@@ -54,12 +54,14 @@ if command -v otf2-config >/dev/null; then
     libs+=($(otf2-config --ldflags) $(otf2-config --libs))
 fi
 
-# The library, once, into objects (rebuilt when a source is newer).
+# The library, once, into objects (rebuilt when its source or any header is
+# newer: a struct that changes in a private header must not leave stale objects).
+newest_h=$(ls -t "$src"/sim/core/*.h "$src"/topologies/*.h "$src"/models/*.h "$src"/traces/*.h "$src"/plots/*.h | head -1)
 objs=()
 for f in "$src"/sim/core/*.c "$src"/topologies/*.c "$src"/models/*.c "$src"/traces/*.c "$src"/plots/*.c; do
     [ -e "$f" ] || continue
     o=$build/obj/$(basename "$(dirname "$f")")_$(basename "${f%.c}").o
-    if [ ! -e "$o" ] || [ "$f" -nt "$o" ] || [ "$src/tests/fuzz/run.sh" -nt "$o" ]; then
+    if [ ! -e "$o" ] || [ "$f" -nt "$o" ] || [ "$newest_h" -nt "$o" ] || [ "$src/tests/fuzz/run.sh" -nt "$o" ]; then
         "$CC" "${cflags[@]}" -c "$f" -o "$o" || { echo "FAIL: compiling $f" >&2; exit 1; }
     fi
     objs+=("$o")
