@@ -1,4 +1,5 @@
 #include "collective.h"
+#include "test_load.h"
 #include "test_main.h"
 
 #include <cjson/cJSON.h>
@@ -6,27 +7,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static Topo *load(const char *name, int nodes)
-{
-    GError *err = NULL;
-    TopoOptions o = {.nodes = nodes};
-    Topo *t = topo_load(name, &o, &err);
-    if (!t)
-        fprintf(stderr, "%s\n", err->message);
-    g_clear_error(&err);
-    return t;
-}
-
-static CollGroup *group(const Topo *t)
-{
-    GError *err = NULL;
-    CollGroup *g = coll_group_new(t, NULL, 0, NULL, &err);
-    if (!g)
-        fprintf(stderr, "%s\n", err->message);
-    g_clear_error(&err);
-    return g;
-}
 
 static double rel(double a, double b) { return fabs(a - b) / b; }
 

@@ -2,33 +2,13 @@
  * decompositions build and run, and coll_flow_count says how many flows a
  * decomposition makes before anyone builds it. */
 #include "collective.h"
+#include "test_load.h"
 #include "test_main.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static Topo *load(const char *name, int nodes)
-{
-    GError *err = NULL;
-    TopoOptions o = {.nodes = nodes};
-    Topo *t = topo_load(name, &o, &err);
-    if (!t)
-        fprintf(stderr, "%s\n", err->message);
-    g_clear_error(&err);
-    return t;
-}
-
-static CollGroup *group(const Topo *t)
-{
-    GError *err = NULL;
-    CollGroup *g = coll_group_new(t, NULL, 0, NULL, &err);
-    if (!g)
-        fprintf(stderr, "%s\n", err->message);
-    g_clear_error(&err);
-    return g;
-}
 
 /* Flow tasks in a graph (coll_append labels them "comm"). */
 static int count_flows(const SimGraph *graph)

@@ -1,4 +1,5 @@
 #include "sim_engine.h"
+#include "test_load.h"
 #include "sim_error.h"
 #include "sim_net.h"
 #include "topo.h"
@@ -10,17 +11,6 @@
 #include <string.h>
 
 #define CAP 4096
-
-static Topo *load(const char *name, int nodes)
-{
-    GError *err = NULL;
-    TopoOptions o = {nodes};
-    Topo *t = topo_load(name, &o, &err);
-    if (!t)
-        fprintf(stderr, "\n%s: %s\n", name, err ? err->message : "?");
-    g_clear_error(&err);
-    return t;
-}
 
 /* Checks that a route is a chain of links from src's node to dst's node. */
 static bool route_ok(const Topo *t, int src, int dst, const int *l, int n)
