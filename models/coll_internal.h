@@ -7,6 +7,7 @@
 #define COLL_INTERNAL_H
 
 #include "collective.h"
+#include "sim_json.h"
 
 #include <math.h>
 
@@ -18,7 +19,7 @@ enum { HW_NVLINK, HW_PCIE, HW_NET, HW_NUM };
 enum { KIND_RING, KIND_TREE, KIND_COLLNET, KIND_NUM }; /* parameter families */
 
 /* What models/presets/collectives.json says (coll_params.c). */
-typedef struct {
+struct CollParams {
     double base[COLL_NUM_ALGOS][COLL_NUM_PROTOS];
     double step[HW_NUM][2][COLL_NUM_PROTOS]; /* [hw][ring|tree][proto] */
     double ll_intra_factor;
@@ -32,7 +33,7 @@ typedef struct {
     double tree_correction[COLL_NUM_PROTOS][TREE_CORR]; /* tree bandwidth factor by log2(bytes/64) */
     double nvls_latency, nvls_fraction; /* NVLS: latency, algorithm bandwidth / GPU link rate */
     double net_overhead; /* floor of a multi-node ring's intra-node step */
-} CollParams;
+};
 
 struct CollGroup {
     const Topo *t;
@@ -64,8 +65,12 @@ struct CollGroup {
     double tree_intra;
 };
 
-/* Loads the parameters from `path`, or the default data file when NULL. */
+/* Loads the parameters from `path` (a full file, or an overlay on the
+ * default), or the default data file when NULL. */
 bool coll_params_load(const char *path, CollParams *p, GError **err);
+/* Overlays (coll_keys.c): files with "overlay" and "parameters". */
+bool coll_params_is_overlay(const SimJsonDoc *d);
+bool coll_params_apply_overlay(const SimJsonDoc *d, CollParams *p, GError **err);
 
 /* ---------------- what the group derived, for every algorithm ---------------- */
 

@@ -41,7 +41,7 @@ static double maxv(GArray *v)
     return m;
 }
 
-static ValidateErrors errors_of(const ValidateRow *rows, size_t n)
+ValidateErrors validate_errors_of(const ValidateRow *rows, size_t n)
 {
     GArray *all = g_array_new(FALSE, FALSE, sizeof(double)), *small = g_array_new(FALSE, FALSE, sizeof(double)),
            *large = g_array_new(FALSE, FALSE, sizeof(double));
@@ -60,7 +60,7 @@ static ValidateErrors errors_of(const ValidateRow *rows, size_t n)
     return e;
 }
 
-static void errors_json(const ValidateErrors *e, cJSON *o)
+void validate_errors_json(const ValidateErrors *e, cJSON *o)
 {
     cJSON_AddNumberToObject(o, "median_abs_pct_error", e->median);
     cJSON_AddNumberToObject(o, "max_abs_pct_error", e->max);
@@ -117,10 +117,9 @@ static int *rank_ids(const char *topology, const Measured *m, Topo **topo, GErro
  * ranks: for nccl-tests' sendrecv_perf (every rank sends to the next one at
  * once) the slowest neighbours, the pair across the first node boundary when
  * there are several nodes. */
-static CollGroup *group_for(const char *topology, const char *params, const Measured *m, bool sendrecv, Topo **topo,
-                            GError **err)
+static CollGroup *group_for(const ValidateOptions *o, const Measured *m, bool sendrecv, Topo **topo, GError **err)
 {
-    int *ids = rank_ids(topology, m, topo, err);
+    int *ids = rank_ids(o->topology, m, topo, err);
     if (!ids)
         return NULL;
     int n = m->ranks;
@@ -135,7 +134,8 @@ static CollGroup *group_for(const char *topology, const char *params, const Meas
         memcpy(ids, pair, sizeof pair);
         n = 2;
     }
-    CollGroup *grp = coll_group_new(*topo, ids, n, params, err);
+    CollGroup *grp = o->param_set ? coll_group_new_with(*topo, ids, n, o->param_set, err)
+                                  : coll_group_new(*topo, ids, n, o->params, err);
     g_free(ids);
     if (grp)
         coll_group_set_gpus_per_thread(grp, m->gpus_per_thread);
@@ -187,8 +187,18 @@ static bool predict_run(const ValidateOptions *o, Measured *m, GError **err)
     p->mixed = mixed;
     p->op = mixed ? "mixed" : op_label(first);
     p->sendrecv = sendrecv ? sendrecv_definition(m) : NULL;
-    Topo *topo = NULL;
-    CollGroup *grp = group_for(o->topology, o->params, m, sendrecv, &topo, err);
+    g_clear_pointer(&m->topology, g_free);
+    if (m->out)
+        g_array_free(m->out, TRUE);
+    /* Calibration predicts a run many times: the group is kept while only
+     * parameters that do not shape it change. */
+    if (!m->grp || !o->param_set || !coll_group_set_params(m->grp, o->param_set)) {
+        g_clear_pointer(&m->grp, coll_group_free);
+        g_clear_pointer(&m->topo, topo_free);
+        m->grp = group_for(o, m, sendrecv, &m->topo, err);
+    }
+    CollGroup *grp = m->grp;
+    Topo *topo = m->topo;
     bool ok = grp != NULL;
     if (ok)
         m->topology = g_strdup(topo_name(topo));
@@ -223,11 +233,13 @@ static bool predict_run(const ValidateOptions *o, Measured *m, GError **err)
     }
     publish(m);
     if (ok) {
-        p->errors = errors_of(p->rows, p->n_rows);
+        p->errors = validate_errors_of(p->rows, p->n_rows);
         p->done = true;
     }
-    coll_group_free(grp);
-    topo_free(topo);
+    if (!o->param_set) { /* no calibration: nothing to keep */
+        g_clear_pointer(&m->grp, coll_group_free);
+        g_clear_pointer(&m->topo, topo_free);
+    }
     return ok;
 }
 
@@ -258,6 +270,17 @@ bool validate_trace(Validation *v, const char *path, GError **err)
     return ok;
 }
 
+bool validate_repredict(Validation *v, const CollParams *p, GError **err)
+{
+    ValidateOptions o = v->o;
+    if (p)
+        o.param_set = p;
+    for (guint i = 0; i < v->runs->len; i++)
+        if (!predict_run(&o, v->runs->pdata[i], err))
+            return false;
+    return true;
+}
+
 size_t validate_n_runs(const Validation *v) { return v->runs->len; }
 
 const ValidateRun *validate_run(const Validation *v, size_t i)
@@ -273,7 +296,7 @@ ValidateErrors validate_errors(const Validation *v)
         if (r->done)
             g_array_append_vals(all, r->rows, r->n_rows);
     }
-    ValidateErrors e = errors_of((const ValidateRow *)(void *)all->data, all->len);
+    ValidateErrors e = validate_errors_of((const ValidateRow *)(void *)all->data, all->len);
     g_array_free(all, TRUE);
     return e;
 }
@@ -304,7 +327,7 @@ static cJSON *run_json(const ValidateRun *r)
     cJSON_AddNumberToObject(tj, "ranks", r->ranks);
     cJSON_AddStringToObject(tj, "ranks_from", r->ranks_from);
     cJSON_AddNumberToObject(tj, "nodes", r->nodes);
-    errors_json(&r->errors, tj);
+    validate_errors_json(&r->errors, tj);
     for (size_t i = 0; i < r->n_rows; i++)
         cJSON_AddItemToArray(rj, row_json(&r->rows[i], r->mixed));
     cJSON_AddItemToObject(tj, "rows", rj);
@@ -316,7 +339,7 @@ cJSON *validate_json(const Validation *v)
     cJSON *root = cJSON_CreateObject(), *rows = cJSON_CreateArray(), *traces = cJSON_CreateArray();
     cJSON_AddStringToObject(root, "topology", v->o.topology);
     ValidateErrors e = validate_errors(v);
-    errors_json(&e, root);
+    validate_errors_json(&e, root);
     for (guint i = 0; i < v->runs->len; i++) {
         const ValidateRun *r = validate_run(v, i);
         if (!r->done)

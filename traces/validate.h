@@ -14,6 +14,7 @@
 #ifndef VALIDATE_H
 #define VALIDATE_H
 
+#include "collective.h"
 #include "sim_error.h"
 
 #include <stdbool.h>
@@ -25,6 +26,7 @@ typedef struct {
     int op;               /* NcclTestsOp for traces that say none; -1: not given */
     int algo, proto;      /* CollAlgo, CollProto (COLL_*_AUTO: the model picks) */
     int ranks, nodes;     /* > 0: what the traces do not say; never contradicts them */
+    const CollParams *param_set; /* in place of `params` when not NULL (calibration) */
 } ValidateOptions;
 
 typedef struct {
@@ -40,6 +42,10 @@ typedef struct {
     unsigned n_rows, n_large, n_small;
     double median, max, median_large, median_small;
 } ValidateErrors;
+
+/* The errors of `n` rows, and as JSON members of `o` (the keys below). */
+ValidateErrors validate_errors_of(const ValidateRow *rows, size_t n);
+void validate_errors_json(const ValidateErrors *e, cJSON *o);
 
 /* One run of a trace, as far as it got. */
 typedef struct {
@@ -69,6 +75,10 @@ void validate_free(Validation *v);
  * first bad input; the runs stay readable as far as they got (the next call
  * is then meaningless). */
 bool validate_trace(Validation *v, const char *path, GError **err);
+
+/* Predicts every run read so far again with parameters `p` (NULL: the
+ * options' own), for calibration; the rows keep their order. */
+bool validate_repredict(Validation *v, const CollParams *p, GError **err);
 
 /* The runs of every trace so far, in order; NULL past the end. */
 size_t validate_n_runs(const Validation *v);

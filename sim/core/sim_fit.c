@@ -4,6 +4,8 @@
 
 #include <math.h>
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #define MAX_ITER 200
 #define DIFF_STEP 1e-5   /* forward-difference step in log space */
@@ -18,7 +20,7 @@ typedef struct {
 } FitParam;
 
 struct SimFit {
-    int nres, np, iters;
+    int nres, np, iters, evals;
     SimFitFn fn;
     void *user;
     double delta, rms0, rms1;
@@ -72,6 +74,7 @@ static void values(const SimFit *f, const double *u, double *x)
 
 static bool eval(SimFit *f, const double *u, double *r, GError **err)
 {
+    f->evals++;
     double x[SIM_FIT_MAX_PARAMS];
     values(f, u, x);
     if (!f->fn(x, r, f->user, err))
@@ -243,7 +246,7 @@ static bool lm(SimFit *f, double *u, GError **err)
                 memcpy(f->r, f->r2, sizeof(double) * f->nres);
                 c = c2;
                 lambda = fmax(lambda / 10, 1e-9);
-                if (dc < 1e-12 * (1 + c))
+                if (dc < 1e-7 * (1 + c))
                     return true;
             } else {
                 lambda *= 10;
@@ -280,15 +283,24 @@ static bool posterior(SimFit *f, const double *u, GError **err)
             a[j * n + j] += 1e-12;
         }
         f->p[idx[i]].sd = chol_solve(a, g, n) && g[i] > 0 ? sqrt(g[i]) : INFINITY;
+        if (getenv("FITDBG")) {
+            double jn = 0;
+            for (int k = 0; k < f->nres; k++)
+                jn += f->jac[(size_t)k * f->np + idx[i]] * f->jac[(size_t)k * f->np + idx[i]];
+            fprintf(stderr, "%s sd %g jnorm %g s2 %g evals %d\n", f->p[idx[i]].name, f->p[idx[i]].sd, sqrt(jn), s2, f->evals);
+        }
     }
     return true;
 }
 
-static bool undetermined(const FitParam *q)
+/* Posterior over prior spread: 1 when the data taught nothing. */
+static double spread(const FitParam *q)
 {
-    double ref = q->prior_sd > 0 ? q->prior_sd : 1;
-    return !(q->sd < UNDETERMINED * ref);
+    double s = q->sd / (q->prior_sd > 0 ? q->prior_sd : 1);
+    return isnan(s) ? INFINITY : s;
 }
+
+static bool undetermined(const FitParam *q) { return !(spread(q) < UNDETERMINED); }
 
 bool sim_fit_run(SimFit *f, GError **err)
 {
@@ -307,19 +319,21 @@ bool sim_fit_run(SimFit *f, GError **err)
     if (!eval(f, u, f->r, err))
         return false;
     f->rms0 = rms(f, f->r);
-    /* Fit, then hold the undetermined at their priors and fit the rest again
-     * until no more drop out (at most np rounds). */
+    /* Fit, then hold the least determined parameter at its prior and fit the
+     * rest again, until every one left is determined: one at a time, since
+     * of two parameters that trade off, each alone may be well determined. */
     for (int round = 0; round <= f->np; round++) {
         if (!lm(f, u, err) || !posterior(f, u, err))
             return false;
-        bool dropped = false;
+        int worst = -1;
         for (int i = 0; i < f->np; i++)
-            if (!f->p[i].fixed && undetermined(&f->p[i])) {
-                f->p[i].fixed = dropped = true;
-                u[i] = log(f->p[i].prior);
-            }
-        if (!dropped)
+            if (!f->p[i].fixed && undetermined(&f->p[i]) &&
+                (worst < 0 || spread(&f->p[i]) > spread(&f->p[worst])))
+                worst = i;
+        if (worst < 0)
             break;
+        f->p[worst].fixed = true;
+        u[worst] = log(f->p[worst].prior);
     }
     for (int i = 0; i < f->np; i++)
         f->p[i].u = u[i];
