@@ -24,6 +24,7 @@ struct Calibration {
     double *sd;                  /* per candidate: posterior sd of log(value) */
     bool *det;                   /* per candidate: determined by the data */
     ValidateErrors before, after, cv_before, cv_after;
+    double cv_log_before, cv_log_after; /* mean |log(predicted / measured)| held out */
     const char *cv_scheme;
     GArray *cv_resid, *fit_resid; /* log(predicted / measured) */
     bool done;
@@ -217,6 +218,14 @@ static ValidateErrors errors_of(const Calibration *c, const int *rows, int n, co
     return e;
 }
 
+static double mean_abs_log(const Calibration *c, const int *rows, int n, const double *pred)
+{
+    double s = 0;
+    for (int j = 0; j < n; j++)
+        s += fabs(log(pred[j] / c->meas[rows[j]]));
+    return n ? s / n : NAN;
+}
+
 /* Cross-validation: each run held out in turn, or with one run, the even and
  * the odd sizes in turn; errors and residuals of the held-out rows. */
 static bool cross_validate(Calibration *c, const double *prior_pred, GError **err)
@@ -254,6 +263,8 @@ static bool cross_validate(Calibration *c, const double *prior_pred, GError **er
     if (ok) {
         c->cv_before = errors_of(c, all_test, nall, before);
         c->cv_after = errors_of(c, all_test, nall, after);
+        c->cv_log_before = mean_abs_log(c, all_test, nall, before);
+        c->cv_log_after = mean_abs_log(c, all_test, nall, after);
     }
     g_free(train);
     g_free(test);
@@ -345,6 +356,8 @@ cJSON *calib_report_json(const Calibration *c)
     cJSON_AddItemToObject(o, "after", errors_obj(&c->after));
     cJSON_AddStringToObject(cv, "scheme", c->cv_scheme);
     cJSON_AddItemToObject(cv, "before", errors_obj(&c->cv_before));
+    cJSON_AddNumberToObject(cv, "mean_abs_log_error", c->cv_log_after);
+    cJSON_AddNumberToObject(cJSON_GetObjectItem(cv, "before"), "mean_abs_log_error", c->cv_log_before);
     cJSON_AddItemToObject(o, "cross_validated", cv);
     for (guint i = 0; i < c->cand->len; i++) {
         int key = g_array_index(c->cand, int, i);

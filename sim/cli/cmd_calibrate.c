@@ -8,6 +8,10 @@
 
 static void print_errors(const char *what, const cJSON *e)
 {
+    if (cJSON_GetObjectItem(e, "n_rows")->valueint == 0) {
+        printf("# %-28s no rows\n", what);
+        return;
+    }
     const cJSON *l = cJSON_GetObjectItem(e, "median_abs_pct_error_large"),
                 *s = cJSON_GetObjectItem(e, "median_abs_pct_error_small");
     char ls[32] = "-", ss[32] = "-";
@@ -15,9 +19,13 @@ static void print_errors(const char *what, const cJSON *e)
         g_snprintf(ls, sizeof ls, "%.1f%%", l->valuedouble);
     if (cJSON_IsNumber(s))
         g_snprintf(ss, sizeof ss, "%.1f%%", s->valuedouble);
-    printf("# %-28s median |error| %5.1f%% (from 1 MiB: %s, below: %s) over %d rows\n", what,
+    const cJSON *lg = cJSON_GetObjectItem(e, "mean_abs_log_error");
+    printf("# %-28s median |error| %5.1f%% (from 1 MiB: %s, below: %s) over %d rows", what,
            cJSON_GetObjectItem(e, "median_abs_pct_error")->valuedouble, ls, ss,
            cJSON_GetObjectItem(e, "n_rows")->valueint);
+    if (cJSON_IsNumber(lg))
+        printf("; mean |log error| %.3f", lg->valuedouble);
+    printf("\n");
 }
 
 static void print_report(const cJSON *r)
