@@ -164,6 +164,9 @@ bool coll_params_apply_overlay(const SimJsonDoc *d, CollParams *p, GError **err)
         sim_json_error(d, ps ? ps : r, err, "an overlay needs \"parameters\": {KEY: VALUE, ...}");
         return false;
     }
+    const cJSON *cal = cJSON_GetObjectItemCaseSensitive(r, "calibration");
+    if (cal && !coll_uncert_read(d, cal, &p->unc, err))
+        return false;
     for (const cJSON *e = ps->child; e; e = e->next) {
         int i = coll_params_find(e->string);
         const cJSON *v = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "value") : e;

@@ -135,6 +135,11 @@ static bool params_read(const char *path, CollParams *p, GError **err)
             }
         }
     }
+    /* without a measured basis, a wide band and no coverage */
+    p->unc = (CollUncert){.lo = {-0.5, -0.5}, .hi = {0.5, 0.5}};
+    const cJSON *un = cJSON_GetObjectItemCaseSensitive(r, "uncertainty");
+    if (un && !coll_uncert_read(d, un, &p->unc, err))
+        goto out;
     ok = true;
 out:
     sim_json_free(d);

@@ -114,6 +114,14 @@ typedef struct {
  * on this group (e.g. collnet without in-network reduction). */
 bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes, CollCost *out);
 
+/* The range a measurement of a predicted `time_s` for `bytes` on this group
+ * would fall in, p10 to p90: from the residuals of the measurements behind
+ * the parameters (the default file's published traces, or a calibration's
+ * cross-validated ones), widened where the group lies outside what they
+ * covered (sizes, nodes, ranks, another topology).  `widen` (may be NULL) is
+ * that factor, 1 inside. */
+void coll_band(const CollGroup *g, double bytes, double time_s, double *p10, double *p90, double *widen);
+
 /* Why coll_cost refuses `algo`/`proto` for `op` on this group, for messages. */
 const char *coll_why_not(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto);
 

@@ -26,7 +26,7 @@ struct Calibration {
     ValidateErrors before, after, cv_before, cv_after;
     double cv_log_before, cv_log_after; /* mean |log(predicted / measured)| held out */
     const char *cv_scheme;
-    GArray *cv_resid, *fit_resid; /* log(predicted / measured) */
+    double *cv_r; /* each row's held-out log(predicted / measured); NaN if never held out */
     bool done;
 };
 
@@ -39,8 +39,6 @@ Calibration *calib_new(const ValidateOptions *o)
     c->cand = g_array_new(FALSE, FALSE, sizeof(int));
     c->unused = g_array_new(FALSE, FALSE, sizeof(int));
     c->zero = g_array_new(FALSE, FALSE, sizeof(int));
-    c->cv_resid = g_array_new(FALSE, FALSE, sizeof(double));
-    c->fit_resid = g_array_new(FALSE, FALSE, sizeof(double));
     return c;
 }
 
@@ -61,8 +59,7 @@ void calib_free(Calibration *c)
     g_array_free(c->cand, TRUE);
     g_array_free(c->unused, TRUE);
     g_array_free(c->zero, TRUE);
-    g_array_free(c->cv_resid, TRUE);
-    g_array_free(c->fit_resid, TRUE);
+    g_free(c->cv_r);
     g_free(c);
 }
 
@@ -95,6 +92,7 @@ static void collect_rows(Calibration *c)
     c->size = g_new(double, c->nrows);
     c->pred = g_new(double, c->nrows);
     c->run_of = g_new(int, c->nrows);
+    c->cv_r = g_new(double, c->nrows);
     int k = 0;
     for (size_t i = 0; i < validate_n_runs(c->v); i++) {
         const ValidateRun *r = validate_run(c->v, i);
@@ -103,6 +101,7 @@ static void collect_rows(Calibration *c)
             c->size[k] = r->rows[j].size_bytes;
             c->pred[k] = r->rows[j].predicted_s;
             c->run_of[k] = (int)i;
+            c->cv_r[k] = NAN;
         }
     }
 }
@@ -256,8 +255,7 @@ static bool cross_validate(Calibration *c, const double *prior_pred, GError **er
             all_test[nall] = k;
             before[nall] = prior_pred[k];
             after[nall++] = c->pred[k];
-            double r = log(c->pred[k] / c->meas[k]);
-            g_array_append_val(c->cv_resid, r);
+            c->cv_r[k] = log(c->pred[k] / c->meas[k]);
         }
     }
     if (ok) {
@@ -304,10 +302,6 @@ bool calib_run(Calibration *c, GError **err)
     }
     if (ok) {
         c->after = errors_of(c, all, c->nrows, c->pred);
-        for (int k = 0; k < c->nrows; k++) {
-            double r = log(c->pred[k] / c->meas[k]);
-            g_array_append_val(c->fit_resid, r);
-        }
         ok = cross_validate(c, prior_pred, err);
     }
     /* leave the runs' rows predicted with the fitted parameters */
@@ -392,11 +386,24 @@ static double quantile(GArray *v, double q)
     return a + (b - a) * (pos - lo);
 }
 
-/* What the data covered and how far off the predictions were: the basis of
- * the uncertainty of predictions made with the overlay. */
+/* [p10, p90] of the held-out residuals of one size class, added as `key`
+ * when the class has rows (else the prior's band stands). */
+static void band_json(const Calibration *c, bool large, const char *key, cJSON *o)
+{
+    GArray *v = g_array_new(FALSE, FALSE, sizeof(double));
+    for (int k = 0; k < c->nrows; k++)
+        if (isfinite(c->cv_r[k]) && (c->size[k] >= 1048576.0) == large)
+            g_array_append_val(v, c->cv_r[k]);
+    if (v->len > 0)
+        cJSON_AddItemToObject(o, key, cJSON_CreateDoubleArray((double[]){quantile(v, 0.1), quantile(v, 0.9)}, 2));
+    g_array_free(v, TRUE);
+}
+
+/* What the data covered and how far off the held-out predictions were: the
+ * basis of the band of every prediction made with the overlay. */
 static cJSON *coverage_json(const Calibration *c)
 {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = cJSON_CreateObject(), *topos = cJSON_CreateArray();
     double smin = INFINITY, smax = 0;
     int rmin = 1 << 30, rmax = 0, nmin = 1 << 30, nmax = 0;
     for (int k = 0; k < c->nrows; k++) {
@@ -409,18 +416,22 @@ static cJSON *coverage_json(const Calibration *c)
         rmax = MAX(rmax, r->ranks);
         nmin = MIN(nmin, r->nodes);
         nmax = MAX(nmax, r->nodes);
+        bool seen = false;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, topos) seen |= strcmp(e->valuestring, r->topology) == 0;
+        if (!seen && cJSON_GetArraySize(topos) < 16)
+            cJSON_AddItemToArray(topos, cJSON_CreateString(r->topology));
     }
     cJSON_AddItemToObject(o, "traces", trace_list(c));
     cJSON_AddNumberToObject(o, "n_rows", c->nrows);
+    cJSON_AddStringToObject(o, "residuals", "p10 and p90 of log(predicted / measured) of the cross-validated "
+                                            "predictions, below 1 MiB (small) and from 1 MiB (large)");
+    band_json(c, false, "log_residual_small", o);
+    band_json(c, true, "log_residual_large", o);
     cJSON_AddItemToObject(o, "size_bytes", cJSON_CreateDoubleArray((double[]){smin, smax}, 2));
     cJSON_AddItemToObject(o, "ranks", cJSON_CreateIntArray((int[]){rmin, rmax}, 2));
     cJSON_AddItemToObject(o, "nodes", cJSON_CreateIntArray((int[]){nmin, nmax}, 2));
-    GArray *cv = g_array_copy(c->cv_resid);
-    cJSON_AddStringToObject(o, "residuals", "log(predicted / measured) of the cross-validated predictions");
-    cJSON_AddNumberToObject(o, "log_residual_p10", quantile(cv, 0.1));
-    cJSON_AddNumberToObject(o, "log_residual_p50", quantile(cv, 0.5));
-    cJSON_AddNumberToObject(o, "log_residual_p90", quantile(cv, 0.9));
-    g_array_free(cv, TRUE);
+    cJSON_AddItemToObject(o, "topologies", topos);
     return o;
 }
 
