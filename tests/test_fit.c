@@ -89,7 +89,8 @@ static void test_latency_undetermined_from_large_sizes(void)
     sim_fit_add(f, "beta", 5e9, 1e8, 1e12, 1.0);
     CU_ASSERT_TRUE_FATAL(sim_fit_run(f, NULL));
     CU_ASSERT_FALSE(sim_fit_determined(f, 0));
-    CU_ASSERT_EQUAL(sim_fit_value(f, 0), 20e-6);
+    /* the rows barely see it: between the truth and its prior, where the prior holds it */
+    CU_ASSERT_TRUE(sim_fit_value(f, 0) > 5e-6 && sim_fit_value(f, 0) <= 20e-6);
     CU_ASSERT_TRUE(sim_fit_determined(f, 1));
     CU_ASSERT_DOUBLE_EQUAL(sim_fit_value(f, 1) / 42e9, 1, 0.02);
     sim_fit_free(f);

@@ -360,7 +360,10 @@ cJSON *calib_report_json(const Calibration *c)
         cJSON_AddNumberToObject(p, "prior", coll_params_get(c->prior, key));
         cJSON_AddNumberToObject(p, "value", coll_params_get(c->fitted, key));
         cJSON_AddNumberToObject(p, "log_sd", c->sd[i]);
-        cJSON_AddStringToObject(p, "status", c->det[i] ? "fitted" : "not determined by the data: keeps its prior");
+        double prior = coll_params_get(c->prior, key), v = coll_params_get(c->fitted, key);
+        cJSON_AddStringToObject(p, "status", c->det[i]                    ? "fitted"
+                                             : fabs(log(v / prior)) < 0.01 ? "not determined by the data: keeps its prior"
+                                                                           : "only jointly determined: moved as far as its prior allows");
         cJSON_AddItemToArray(ps, p);
     }
     cJSON_AddItemToObject(o, "parameters", ps);
@@ -455,8 +458,8 @@ cJSON *calib_overlay_json(const Calibration *c)
         for (guint i = 0; i < c->cand->len; i++)
             if (g_array_index(c->cand, int, i) == key)
                 ci = (int)i;
-        bool fitted = ci >= 0 && c->det[ci];
         double v = coll_params_get(c->fitted, key);
+        bool fitted = ci >= 0 && v != coll_params_get(c->prior, key);
         if (!fitted && v == coll_params_get(def, key))
             continue; /* the default stands */
         cJSON *p = cJSON_CreateObject();

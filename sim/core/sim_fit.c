@@ -4,7 +4,6 @@
 
 #include <math.h>
 #include <string.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #define MAX_ITER 200
@@ -16,14 +15,14 @@ typedef struct {
     double prior, lo, hi, prior_sd;
     double u;    /* log of the value */
     double sd;   /* posterior sd of u */
-    bool fixed;  /* held at its prior (undetermined) */
+    double sd_id; /* the same at the nominal noise: what identifiability is judged on */
 } FitParam;
 
 struct SimFit {
     int nres, np, iters, evals;
     SimFitFn fn;
     void *user;
-    double delta, rms0, rms1;
+    double delta, target, rms0, rms1; /* delta: the loss scale now; target: the caller's */
     FitParam p[SIM_FIT_MAX_PARAMS];
     double *r, *r2, *jac; /* residuals, trial residuals, nres x np Jacobian */
 };
@@ -34,7 +33,7 @@ SimFit *sim_fit_new(int nres, SimFitFn fn, void *user)
     f->nres = nres;
     f->fn = fn;
     f->user = user;
-    f->delta = 0.05;
+    f->delta = f->target = 0.05;
     return f;
 }
 
@@ -56,14 +55,14 @@ int sim_fit_add(SimFit *f, const char *name, double prior, double lo, double hi,
         !(prior_sd >= 0 && isfinite(prior_sd)))
         return -1;
     FitParam *q = &f->p[f->np];
-    *q = (FitParam){g_strdup(name), prior, lo, hi, prior_sd, log(prior), 0, false};
+    *q = (FitParam){.name = g_strdup(name), .prior = prior, .lo = lo, .hi = hi, .prior_sd = prior_sd, .u = log(prior)};
     return f->np++;
 }
 
 void sim_fit_set_loss_scale(SimFit *f, double delta)
 {
     if (delta > 0 && isfinite(delta))
-        f->delta = delta;
+        f->delta = f->target = delta;
 }
 
 static void values(const SimFit *f, const double *u, double *x)
@@ -87,14 +86,14 @@ static bool eval(SimFit *f, const double *u, double *r, GError **err)
     return true;
 }
 
-/* Soft-L1 loss of one residual in units of delta (the assumed measurement
- * noise: about r^2 / 2 delta^2 near 0, linear far out) and its IRLS weight. */
+/* Soft-L1 loss of one residual: r^2 / 2 target^2 near 0 (target: the
+ * assumed measurement noise), linear beyond delta; and its IRLS weight. */
 static double loss(const SimFit *f, double r, double *w)
 {
     double z = (r / f->delta) * (r / f->delta);
     if (w)
         *w = 1 / sqrt(1 + z);
-    return sqrt(1 + z) - 1;
+    return (f->delta / f->target) * (f->delta / f->target) * (sqrt(1 + z) - 1);
 }
 
 static double prior_term(const FitParam *q, double u)
@@ -128,8 +127,6 @@ static bool jacobian(SimFit *f, const double *u, GError **err)
     double v[SIM_FIT_MAX_PARAMS];
     memcpy(v, u, sizeof v);
     for (int i = 0; i < f->np; i++) {
-        if (f->p[i].fixed)
-            continue;
         double h = u[i] + DIFF_STEP > log(f->p[i].hi) ? -DIFF_STEP : DIFF_STEP;
         v[i] = u[i] + h;
         if (!eval(f, v, f->r2, err))
@@ -172,13 +169,12 @@ static bool chol_solve(double *a, double *b, int n)
     return true;
 }
 
-/* The free parameters' indices; returns how many. */
+/* The fitted parameters' indices (all of them); returns how many. */
 static int free_params(const SimFit *f, int *idx)
 {
     int n = 0;
     for (int i = 0; i < f->np; i++)
-        if (!f->p[i].fixed)
-            idx[n++] = i;
+        idx[n++] = i;
     return n;
 }
 
@@ -227,7 +223,7 @@ static bool lm(SimFit *f, double *u, GError **err)
             return false;
         bool improved = false;
         while (!improved && lambda < 1e12) {
-            normal_eqs(f, u, idx, n, f->delta * f->delta, a, g);
+            normal_eqs(f, u, idx, n, f->target * f->target, a, g);
             for (int i = 0; i < n; i++) {
                 a[i * n + i] = a[i * n + i] * (1 + lambda) + 1e-12;
                 g[i] = -g[i];
@@ -258,12 +254,60 @@ static bool lm(SimFit *f, double *u, GError **err)
     return true;
 }
 
-/* Posterior sd of every free parameter from the normal matrix at u; the
- * data's variance is the weighted residuals' where they exceed delta. */
+static int cmp_abs(const void *a, const void *b)
+{
+    double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
+    return x < y ? -1 : x > y;
+}
+
+/* LM from a loss scale wide enough to take the median residual as data (a
+ * model far off at its prior would otherwise see every row as an outlier and
+ * learn nothing), narrowed by factors of 4 down to the caller's scale. */
+static bool anneal(SimFit *f, double *u, GError **err)
+{
+    double target = f->target;
+    if (!eval(f, u, f->r, err))
+        return false;
+    double *a = g_memdup2(f->r, sizeof(double) * f->nres);
+    qsort(a, f->nres, sizeof(double), cmp_abs);
+    double start = f->nres ? 2 * fabs(a[f->nres / 2]) : 0;
+    g_free(a);
+    bool ok = true;
+    for (f->delta = fmax(start, target); ok; f->delta = fmax(f->delta / 4, target)) {
+        ok = lm(f, u, err);
+        if (f->delta == target)
+            break;
+    }
+    f->delta = target;
+    return ok;
+}
+
+/* The posterior sd of each free parameter at u with the data's variance s2
+ * into `sd` or `sd_id`. */
+static void posterior_sd(SimFit *f, const double *u, const int *idx, int n, double s2, bool id)
+{
+    double a[SIM_FIT_MAX_PARAMS * SIM_FIT_MAX_PARAMS], g[SIM_FIT_MAX_PARAMS];
+    for (int i = 0; i < n; i++) {
+        normal_eqs(f, u, idx, n, s2, a, g);
+        for (int j = 0; j < n; j++) {
+            g[j] = j == i;
+            a[j * n + j] += 1e-12;
+        }
+        double sd = chol_solve(a, g, n) && g[i] > 0 ? sqrt(g[i]) : INFINITY;
+        if (id)
+            f->p[idx[i]].sd_id = sd;
+        else
+            f->p[idx[i]].sd = sd;
+    }
+}
+
+/* Posterior spreads at u: whether the data determine a parameter is judged
+ * at the nominal noise (a poor fit says the model is off, not that the rows
+ * cannot tell a parameter); the spread reported uses the residuals' variance
+ * where it is larger. */
 static bool posterior(SimFit *f, const double *u, GError **err)
 {
     int idx[SIM_FIT_MAX_PARAMS], n = free_params(f, idx);
-    double a[SIM_FIT_MAX_PARAMS * SIM_FIT_MAX_PARAMS], g[SIM_FIT_MAX_PARAMS];
     if (n == 0)
         return true;
     if (!eval(f, u, f->r, err) || !jacobian(f, u, err))
@@ -275,28 +319,15 @@ static bool posterior(SimFit *f, const double *u, GError **err)
         s2 += w * f->r[k] * f->r[k];
     }
     s2 = f->nres > n ? s2 / (f->nres - n) : 1;
-    s2 = fmax(s2, f->delta * f->delta); /* an exact fit still leaves measurement noise */
-    for (int i = 0; i < n; i++) {
-        normal_eqs(f, u, idx, n, s2, a, g);
-        for (int j = 0; j < n; j++) {
-            g[j] = j == i;
-            a[j * n + j] += 1e-12;
-        }
-        f->p[idx[i]].sd = chol_solve(a, g, n) && g[i] > 0 ? sqrt(g[i]) : INFINITY;
-        if (getenv("FITDBG")) {
-            double jn = 0;
-            for (int k = 0; k < f->nres; k++)
-                jn += f->jac[(size_t)k * f->np + idx[i]] * f->jac[(size_t)k * f->np + idx[i]];
-            fprintf(stderr, "%s sd %g jnorm %g s2 %g evals %d\n", f->p[idx[i]].name, f->p[idx[i]].sd, sqrt(jn), s2, f->evals);
-        }
-    }
+    posterior_sd(f, u, idx, n, f->target * f->target, true);
+    posterior_sd(f, u, idx, n, fmax(s2, f->target * f->target), false);
     return true;
 }
 
 /* Posterior over prior spread: 1 when the data taught nothing. */
 static double spread(const FitParam *q)
 {
-    double s = q->sd / (q->prior_sd > 0 ? q->prior_sd : 1);
+    double s = q->sd_id / (q->prior_sd > 0 ? q->prior_sd : 1);
     return isnan(s) ? INFINITY : s;
 }
 
@@ -313,28 +344,18 @@ bool sim_fit_run(SimFit *f, GError **err)
     f->jac = g_new0(double, (size_t)f->nres * (f->np ? f->np : 1));
     f->iters = 0;
     for (int i = 0; i < f->np; i++) {
-        f->p[i].fixed = false;
         u[i] = log(f->p[i].prior);
     }
     if (!eval(f, u, f->r, err))
         return false;
     f->rms0 = rms(f, f->r);
-    /* Fit, then hold the least determined parameter at its prior and fit the
-     * rest again, until every one left is determined: one at a time, since
-     * of two parameters that trade off, each alone may be well determined. */
-    for (int round = 0; round <= f->np; round++) {
-        if (!lm(f, u, err) || !posterior(f, u, err))
-            return false;
-        int worst = -1;
-        for (int i = 0; i < f->np; i++)
-            if (!f->p[i].fixed && undetermined(&f->p[i]) &&
-                (worst < 0 || spread(&f->p[i]) > spread(&f->p[worst])))
-                worst = i;
-        if (worst < 0)
-            break;
-        f->p[worst].fixed = true;
-        u[worst] = log(f->p[worst].prior);
-    }
+    /* The MAP estimate of every parameter: one the rows do not see stays at
+     * its prior (its gradient is 0); of several that trade off, each moves as
+     * far as its prior allows.  Fixing the least determined at their priors
+     * instead was tried: it cascades (each one fixed worsens the fit, which
+     * widens the rest) and throws away what the rows say jointly. */
+    if (!anneal(f, u, err) || !posterior(f, u, err))
+        return false;
     for (int i = 0; i < f->np; i++)
         f->p[i].u = u[i];
     if (!eval(f, u, f->r, err))
@@ -345,10 +366,10 @@ bool sim_fit_run(SimFit *f, GError **err)
 
 int sim_fit_nparams(const SimFit *f) { return f->np; }
 const char *sim_fit_name(const SimFit *f, int i) { return f->p[i].name; }
-double sim_fit_value(const SimFit *f, int i) { return f->p[i].fixed ? f->p[i].prior : exp(f->p[i].u); }
+double sim_fit_value(const SimFit *f, int i) { return f->p[i].u == log(f->p[i].prior) ? f->p[i].prior : exp(f->p[i].u); }
 double sim_fit_prior(const SimFit *f, int i) { return f->p[i].prior; }
-double sim_fit_log_sd(const SimFit *f, int i) { return f->p[i].fixed ? f->p[i].prior_sd : f->p[i].sd; }
-bool sim_fit_determined(const SimFit *f, int i) { return !f->p[i].fixed; }
+double sim_fit_log_sd(const SimFit *f, int i) { return f->p[i].sd; }
+bool sim_fit_determined(const SimFit *f, int i) { return !undetermined(&f->p[i]); }
 double sim_fit_rms_before(const SimFit *f) { return f->rms0; }
 double sim_fit_rms_after(const SimFit *f) { return f->rms1; }
 int sim_fit_iterations(const SimFit *f) { return f->iters; }

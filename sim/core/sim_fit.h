@@ -8,9 +8,12 @@
  * Residuals are compared under a soft-L1 loss of scale `delta`, so a few
  * outlying rows (a noisy size, a mislabelled run) do not drag the fit.
  * Levenberg-Marquardt on the normal equations; the Jacobian by forward
- * differences.  After the fit, a parameter whose posterior spread is not
- * clearly narrower than its prior is reported as undetermined and put back
- * to its prior (the rest are refitted without it).  Deterministic. */
+ * differences; the loss scale starts wide (the median residual) and narrows
+ * to `delta`, so a model far off at its prior still learns from every row.
+ * The result is the MAP estimate: a parameter no row sees stays exactly at
+ * its prior.  A parameter whose posterior spread (at the nominal noise
+ * `delta`) is not clearly narrower than its prior's is reported as not
+ * determined.  Deterministic. */
 #ifndef SIM_FIT_H
 #define SIM_FIT_H
 
@@ -40,7 +43,8 @@ int sim_fit_nparams(const SimFit *f);
 const char *sim_fit_name(const SimFit *f, int i);
 double sim_fit_value(const SimFit *f, int i);
 double sim_fit_prior(const SimFit *f, int i);
-/* Posterior standard deviation of log(value). */
+/* Posterior standard deviation of log(value), at the residuals' variance
+ * where that exceeds delta^2. */
 double sim_fit_log_sd(const SimFit *f, int i);
 bool sim_fit_determined(const SimFit *f, int i);
 /* Root mean square of the residuals at the start and at the solution. */
