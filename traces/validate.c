@@ -222,7 +222,8 @@ static bool predict_run(const ValidateOptions *o, Measured *m, GError **err)
             break;
         }
         ValidateRow row = {r->size, r->time_s, c.time_s, fabs(c.time_s - r->time_s) / r->time_s * 100,
-                           op_label(r->op), coll_algo_name(c.algo), coll_proto_name(c.proto)};
+                           op_label(r->op), coll_algo_name(c.algo), coll_proto_name(c.proto), 0, 0};
+        coll_band(grp, r->size * window, c.time_s, &row.p10_s, &row.p90_s, NULL);
         g_array_append_val(m->out, row);
     }
     if (ok)
@@ -309,6 +310,8 @@ static cJSON *row_json(const ValidateRow *row, bool mixed)
     cJSON_AddNumberToObject(jo, "size_bytes", row->size_bytes);
     cJSON_AddNumberToObject(jo, "measured_s", row->measured_s);
     cJSON_AddNumberToObject(jo, "predicted_s", row->predicted_s);
+    cJSON_AddNumberToObject(jo, "predicted_p10_s", row->p10_s);
+    cJSON_AddNumberToObject(jo, "predicted_p90_s", row->p90_s);
     cJSON_AddNumberToObject(jo, "abs_pct_error", row->abs_pct_error);
     cJSON_AddStringToObject(jo, "algo", row->algo);
     cJSON_AddStringToObject(jo, "proto", row->proto);
@@ -354,8 +357,45 @@ cJSON *validate_json(const Validation *v)
     return root;
 }
 
-bool validate_plot(const Validation *v, const char *path, GError **err)
+/* Each done run's predictions with the default parameters, for the plot's
+ * baseline (NULL when the options name none); the runs are predicted with
+ * their own parameters again afterwards. */
+static double **default_predictions(Validation *v, GError **err)
 {
+    if (!v->o.params && !v->o.param_set)
+        return NULL;
+    ValidateOptions def = v->o;
+    def.params = NULL;
+    def.param_set = NULL;
+    double **out = g_new0(double *, v->runs->len + 1);
+    bool ok = true;
+    for (guint i = 0; ok && i < v->runs->len; i++) {
+        Measured *m = v->runs->pdata[i];
+        if (!m->pub.done)
+            continue;
+        ok = predict_run(&def, m, err);
+        out[i] = g_new(double, m->pub.n_rows + 1);
+        for (size_t k = 0; ok && k < m->pub.n_rows; k++)
+            out[i][k] = m->pub.rows[k].predicted_s;
+        ok = ok && predict_run(&v->o, m, err);
+    }
+    if (!ok) {
+        for (guint i = 0; i < v->runs->len; i++)
+            g_free(out[i]);
+        g_free(out);
+        return NULL;
+    }
+    return out;
+}
+
+bool validate_plot(Validation *v, const char *path, GError **err)
+{
+    GError *e = NULL;
+    double **base = default_predictions(v, &e);
+    if (e) {
+        g_propagate_error(err, e);
+        return false;
+    }
     int n = 0;
     PlotTrace *pt = g_new0(PlotTrace, v->runs->len > 0 ? v->runs->len : 1);
     char **labels = g_new0(char *, v->runs->len + 1);
@@ -363,27 +403,38 @@ bool validate_plot(const Validation *v, const char *path, GError **err)
         const ValidateRun *r = validate_run(v, i);
         if (!r->done)
             continue;
-        double *size = g_new(double, r->n_rows + 1), *meas = g_new(double, r->n_rows + 1),
-               *pred = g_new(double, r->n_rows + 1);
+        size_t len = r->n_rows + 1;
+        double *size = g_new(double, len), *meas = g_new(double, len), *pred = g_new(double, len),
+               *lo = g_new(double, len), *hi = g_new(double, len);
         for (size_t k = 0; k < r->n_rows; k++) {
             size[k] = r->rows[k].size_bytes;
             meas[k] = r->rows[k].measured_s;
             pred[k] = r->rows[k].predicted_s;
+            lo[k] = r->rows[k].p10_s;
+            hi[k] = r->rows[k].p90_s;
         }
-        char *base = g_path_get_basename(r->trace);
-        labels[n] = g_strdup_printf("%s (%s)", base, r->op);
-        g_free(base);
-        pt[n] = (PlotTrace){.label = labels[n], .n = (int)r->n_rows, .size = size, .measured = meas, .predicted = pred};
+        char *b = g_path_get_basename(r->trace);
+        labels[n] = g_strdup_printf("%s (%s)", b, r->op);
+        g_free(b);
+        pt[n] = (PlotTrace){.label = labels[n], .n = (int)r->n_rows, .size = size, .measured = meas,
+                            .predicted = pred, .p10 = lo, .p90 = hi, .baseline = base ? base[i] : NULL,
+                            .baseline_label = "default parameters"};
         n++;
     }
-    char *title = g_strdup_printf("measured (points) and predicted (lines) on %s", v->o.topology);
+    char *title = g_strdup_printf("measured (points) and predicted (lines, p10-p90 shaded%s) on %s",
+                                  base ? "; dashed: default parameters" : "", v->o.topology);
     bool ok = plot_validation(path, title, pt, n, err);
     g_free(title);
     for (int j = 0; j < n; j++) {
         g_free((double *)pt[j].size);
         g_free((double *)pt[j].measured);
         g_free((double *)pt[j].predicted);
+        g_free((double *)pt[j].p10);
+        g_free((double *)pt[j].p90);
     }
+    for (guint i = 0; base && i < v->runs->len; i++)
+        g_free(base[i]);
+    g_free(base);
     g_free(pt);
     g_strfreev(labels);
     return ok;

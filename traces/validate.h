@@ -33,6 +33,7 @@ typedef struct {
     double size_bytes, measured_s, predicted_s, abs_pct_error;
     const char *op;           /* the row's collective: "allreduce", ..., "sendrecv" */
     const char *algo, *proto; /* what the model ran */
+    double p10_s, p90_s;      /* the prediction's band (coll_band) */
 } ValidateRow;
 
 /* Absolute percentage errors over rows; the "large" rows are those of 1 MiB
@@ -93,8 +94,10 @@ ValidateErrors validate_errors(const Validation *v);
  * "n_rows"; SI units.  After every trace succeeded. */
 cJSON *validate_json(const Validation *v);
 
-/* Measured points and predicted lines against size, one colour per run
- * (FILE.png or FILE.svg). */
-bool validate_plot(const Validation *v, const char *path, GError **err);
+/* Measured points and predicted lines against size, one colour per run,
+ * with the predictions' p10-p90 band; where the options name parameters
+ * (a calibrated overlay), the default parameters' predictions dashed beside
+ * them (FILE.png or FILE.svg).  Leaves the rows predicted as before. */
+bool validate_plot(Validation *v, const char *path, GError **err);
 
 #endif
