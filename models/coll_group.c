@@ -211,6 +211,12 @@ static void find_nics(CollGroup *g)
 
 CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const char *params_path, GError **err)
 {
+    CollParams p;
+    return coll_params_load(params_path, &p, err) ? coll_group_new_with(t, ranks, nranks, &p, err) : NULL;
+}
+
+CollGroup *coll_group_new_with(const Topo *t, const int *ranks, int nranks, const CollParams *p, GError **err)
+{
     int total = topo_num_ranks(t);
     if (!ranks)
         nranks = total;
@@ -221,10 +227,7 @@ CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const cha
     CollGroup *g = g_new0(CollGroup, 1);
     g->t = t;
     g->gpus_per_thread = 1;
-    if (!coll_params_load(params_path, &g->p, err)) {
-        g_free(g);
-        return NULL;
-    }
+    g->p = *p;
     g->n = nranks;
     g->ranks = g_new(int, nranks);
     for (int i = 0; i < nranks; i++) {

@@ -7,6 +7,7 @@
 #define COLL_INTERNAL_H
 
 #include "collective.h"
+#include "sim_json.h"
 
 #include <math.h>
 
@@ -17,8 +18,19 @@
 enum { HW_NVLINK, HW_PCIE, HW_NET, HW_NUM };
 enum { KIND_RING, KIND_TREE, KIND_COLLNET, KIND_NUM }; /* parameter families */
 
-/* What models/presets/collectives.json says (coll_params.c). */
+/* What the measurements behind the parameters covered, and how far off the
+ * predictions were on them (coll_uncert.c). */
+#define UNC_MAX_TOPOS 16
 typedef struct {
+    double lo[2], hi[2]; /* p10, p90 of log(predicted / measured): [0] below 1 MiB, [1] from 1 MiB */
+    double size_lo, size_hi;
+    int nodes_hi, ranks_hi;
+    int ntopos;
+    char topos[UNC_MAX_TOPOS][48]; /* the topologies measured */
+} CollUncert;
+
+/* What models/presets/collectives.json says (coll_params.c). */
+struct CollParams {
     double base[COLL_NUM_ALGOS][COLL_NUM_PROTOS];
     double step[HW_NUM][2][COLL_NUM_PROTOS]; /* [hw][ring|tree][proto] */
     double ll_intra_factor;
@@ -32,7 +44,8 @@ typedef struct {
     double tree_correction[COLL_NUM_PROTOS][TREE_CORR]; /* tree bandwidth factor by log2(bytes/64) */
     double nvls_latency, nvls_fraction; /* NVLS: latency, algorithm bandwidth / GPU link rate */
     double net_overhead; /* floor of a multi-node ring's intra-node step */
-} CollParams;
+    CollUncert unc;
+};
 
 struct CollGroup {
     const Topo *t;
@@ -64,8 +77,15 @@ struct CollGroup {
     double tree_intra;
 };
 
-/* Loads the parameters from `path`, or the default data file when NULL. */
+/* Loads the parameters from `path` (a full file, or an overlay on the
+ * default), or the default data file when NULL. */
 bool coll_params_load(const char *path, CollParams *p, GError **err);
+/* Overlays (coll_keys.c): files with "overlay" and "parameters". */
+bool coll_params_is_overlay(const SimJsonDoc *d);
+bool coll_params_apply_overlay(const SimJsonDoc *d, CollParams *p, GError **err);
+/* Reads an "uncertainty" (default file) or "calibration" (overlay) block
+ * into u; classes or bounds it does not give keep u's. */
+bool coll_uncert_read(const SimJsonDoc *d, const cJSON *obj, CollUncert *u, GError **err);
 
 /* ---------------- what the group derived, for every algorithm ---------------- */
 

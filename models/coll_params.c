@@ -59,6 +59,11 @@ static bool params_read(const char *path, CollParams *p, GError **err)
     SimJsonDoc *d = sim_json_load_file(path, err);
     if (!d)
         return false;
+    if (coll_params_is_overlay(d)) {
+        bool applied = coll_params_load(NULL, p, err) && coll_params_apply_overlay(d, p, err);
+        sim_json_free(d);
+        return applied;
+    }
     const cJSON *r = sim_json_root(d);
     bool ok = false;
     const cJSON *base, *step, *pbw, *eff;
@@ -130,6 +135,11 @@ static bool params_read(const char *path, CollParams *p, GError **err)
             }
         }
     }
+    /* without a measured basis, a wide band and no coverage */
+    p->unc = (CollUncert){.lo = {-0.5, -0.5}, .hi = {0.5, 0.5}};
+    const cJSON *un = cJSON_GetObjectItemCaseSensitive(r, "uncertainty");
+    if (un && !coll_uncert_read(d, un, &p->unc, err))
+        goto out;
     ok = true;
 out:
     sim_json_free(d);

@@ -59,12 +59,35 @@ int coll_proto_parse(const char *s);
 /* nccl-tests' bus-bandwidth factor: busbw = algbw * factor. */
 double coll_busbw_factor(CollOp op, int nranks);
 
+/* The model's parameters (models/presets/collectives.json, or a file of the
+ * same form, or an overlay: {"overlay": "...", "parameters": {KEY: VALUE}}
+ * on the default), each scalar addressed by its dotted key
+ * ("link_efficiency.net", "base_latency.ring.simple"). */
+typedef struct CollParams CollParams;
+CollParams *coll_params_new(const char *path, GError **err); /* NULL: the default */
+CollParams *coll_params_copy(const CollParams *p);
+void coll_params_free(CollParams *p);
+int coll_params_count(void);
+const char *coll_params_key(int i);
+int coll_params_find(const char *key); /* -1 if unknown */
+double coll_params_get(const CollParams *p, int i);
+bool coll_params_set(CollParams *p, int i, double v); /* false outside the key's bounds */
+/* What a file may say for key i, the log-space spread calibration assumes
+ * for it, and whether calibration fits it. */
+void coll_params_bounds(int i, double *lo, double *hi, double *prior_sd, bool *fit);
+
 /* The participating ranks on a topology, with what the model derived from it. */
 typedef struct CollGroup CollGroup;
 
 /* `ranks` (topology rank ids, copied) or NULL for all ranks.  Loads the
  * parameters from `params_path` or, when NULL, the default data file. */
 CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const char *params_path, GError **err);
+/* The same with parameters in hand (copied). */
+CollGroup *coll_group_new_with(const Topo *t, const int *ranks, int nranks, const CollParams *p, GError **err);
+/* Puts parameters `p` in place of the group's where they leave what the
+ * group derived from the topology unchanged; false (nothing done) where a
+ * new group must be made. */
+bool coll_group_set_params(CollGroup *g, const CollParams *p);
 void coll_group_free(CollGroup *g);
 int coll_group_size(const CollGroup *g);
 int coll_group_nodes(const CollGroup *g);
@@ -90,6 +113,14 @@ typedef struct {
  * tuner.  Returns false (cost untouched) if the algorithm cannot run this op
  * on this group (e.g. collnet without in-network reduction). */
 bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes, CollCost *out);
+
+/* The range a measurement of a predicted `time_s` for `bytes` on this group
+ * would fall in, p10 to p90: from the residuals of the measurements behind
+ * the parameters (the default file's published traces, or a calibration's
+ * cross-validated ones), widened where the group lies outside what they
+ * covered (sizes, nodes, ranks, another topology).  `widen` (may be NULL) is
+ * that factor, 1 inside. */
+void coll_band(const CollGroup *g, double bytes, double time_s, double *p10, double *p90, double *widen);
 
 /* Why coll_cost refuses `algo`/`proto` for `op` on this group, for messages. */
 const char *coll_why_not(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto);

@@ -264,7 +264,7 @@ void dp_contention(Ctx *c)
         int s = k / p->tp, t = k % p->tp;
         for (int r = 0; r < p->dp; r++)
             ids[r] = step_rank_of(c, s, r, t);
-        ok = (d.groups[k] = coll_group_new(c->topo, ids, p->dp, NULL, NULL)) != NULL;
+        ok = (d.groups[k] = coll_group_new_with(c->topo, ids, p->dp, step_scenario_coll_params(c->sc), NULL)) != NULL;
     }
     g_free(ids);
     uint64_t work = DP_WORK_BUDGET;

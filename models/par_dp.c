@@ -36,7 +36,7 @@ bool dp_init(Ctx *c, GError **err)
     int *ids = g_new(int, p->dp);
     for (int d = 0; d < p->dp; d++)
         ids[d] = step_rank_of(c, 0, d, 0);
-    c->dp_group = coll_group_new(c->topo, ids, p->dp, NULL, err);
+    c->dp_group = coll_group_new_with(c->topo, ids, p->dp, step_scenario_coll_params(c->sc), err);
     g_free(ids);
     return c->dp_group != NULL;
 }

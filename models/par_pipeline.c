@@ -48,7 +48,7 @@ bool pipeline_init(Ctx *c, GError **err)
             if (same_a == same_b && c->p2p_group[q] && coll_group_size(c->p2p_group[q]) == 2)
                 c->p2p_group[s] = c->p2p_group[q];
         }
-        if (!c->p2p_group[s] && !(c->p2p_group[s] = coll_group_new(c->topo, pair, 2, NULL, err)))
+        if (!c->p2p_group[s] && !(c->p2p_group[s] = coll_group_new_with(c->topo, pair, 2, step_scenario_coll_params(c->sc), err)))
             return false;
     }
     const WorkloadTransformer *tr = workload_transformer(c->w);

@@ -16,7 +16,7 @@ bool tp_init(Ctx *c, GError **err)
     int *ids = g_new(int, p->tp);
     for (int t = 0; t < p->tp; t++)
         ids[t] = step_rank_of(c, 0, 0, t);
-    c->tp_group = coll_group_new(c->topo, ids, p->tp, NULL, err);
+    c->tp_group = coll_group_new_with(c->topo, ids, p->tp, step_scenario_coll_params(c->sc), err);
     g_free(ids);
     if (!c->tp_group)
         return false;

@@ -4,6 +4,7 @@
  * the scenario's line of the key that is wrong.  The step builder reads the
  * result through scenario.h; nothing here knows about task graphs. */
 #include "scenario.h"
+#include "collective.h"
 #include "scenario_plan.h"
 #include "sim_data.h"
 
@@ -33,6 +34,7 @@ struct StepScenario {
     int nvariants;
     int variant_stage[2]; /* zero stage per variant (weight_update list) */
     char *variant_label[2];
+    CollParams *coll_params; /* "collective_params" (a calibrated overlay), else the default */
 };
 
 /* The line of `item`, recovered from sim_json_error's message. */
@@ -345,13 +347,31 @@ static bool check_batch(const StepScenario *sc, const SimJsonDoc *d, const cJSON
     return true;
 }
 
+/* "collective_params": the collective model's parameters or an overlay
+ * (what `shardsim calibrate -o` writes); the default file otherwise. */
+static bool load_coll_params(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    const char *path = NULL;
+    if (!sim_json_get_string(d, root, "collective_params", false, &path, err))
+        return false;
+    GError *e = NULL;
+    sc->coll_params = coll_params_new(path, &e);
+    if (!sc->coll_params) {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "collective_params");
+        sim_json_error(d, it ? it : root, err, "%s", e->message);
+        g_error_free(e);
+        return false;
+    }
+    return true;
+}
+
 /* The checks run in the order a reader fixes a scenario: its own keys, the
  * model, the plan against the model, the machine, dp and the batch. */
 static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
 {
     static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
                                        "precision", "optimizer", "parallelism", "name", "description", "source",
-                                       "flow_contention", NULL};
+                                       "flow_contention", "collective_params", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -375,6 +395,8 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     sc->path = g_strdup(sim_json_path(d));
     sc->flow_contention = true;
     if (!sim_json_get_bool(d, root, "flow_contention", &sc->flow_contention, err))
+        goto fail;
+    if (!load_coll_params(sc, d, root, err))
         goto fail;
     sc->accelerator = acc ? g_strdup(acc) : NULL;
     sc->topology = g_strdup(topo);
@@ -426,6 +448,7 @@ void step_scenario_free(StepScenario *sc)
 {
     if (!sc)
         return;
+    coll_params_free(sc->coll_params);
     g_free(sc->name);
     g_free(sc->path);
     topo_free(sc->topo);
@@ -465,4 +488,5 @@ AccelDtype step_scenario_dtype(const StepScenario *sc) { return sc->dtype; }
 MemoryPrecision step_scenario_precision(const StepScenario *sc) { return sc->precision; }
 MemoryOptimizer step_scenario_optimizer(const StepScenario *sc) { return sc->optimizer; }
 bool step_scenario_flow_contention(const StepScenario *sc) { return sc->flow_contention; }
+const CollParams *step_scenario_coll_params(const StepScenario *sc) { return sc->coll_params; }
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }

@@ -6,6 +6,7 @@
 #define SCENARIO_H
 
 #include "accel.h"
+#include "collective.h"
 #include "memory.h"
 #include "step.h"
 #include "topo.h"
@@ -47,6 +48,8 @@ MemoryPrecision step_scenario_precision(const StepScenario *sc);
 MemoryOptimizer step_scenario_optimizer(const StepScenario *sc);
 /* Scale DP collectives by the flow simulation's contention. */
 bool step_scenario_flow_contention(const StepScenario *sc);
+/* The collective model's parameters every group of the step uses. */
+const CollParams *step_scenario_coll_params(const StepScenario *sc);
 /* dp came from the scenario (else it fills the machine: ranks / (tp x pp)). */
 bool step_scenario_dp_given(const StepScenario *sc);
 

@@ -460,14 +460,15 @@ bool plot_validation(const char *path, const char *title, const PlotTrace *trace
     const char **files = g_new0(const char *, (gsize)ntraces);
     for (int k = 0; k < ntraces; k++) {
         const PlotTrace *t = &traces[k];
-        GString *d = g_string_new("# size_bytes measured_s predicted_s\n");
+        GString *d = g_string_new("# size_bytes measured_s predicted_s p10_s p90_s baseline_s\n");
         for (int i = 0; i < t->n; i++) {
-            double m = t->measured ? t->measured[i] : NAN, p = t->predicted ? t->predicted[i] : NAN;
+            double col[] = {t->measured ? t->measured[i] : NAN, t->predicted ? t->predicted[i] : NAN,
+                            t->p10 ? t->p10[i] : NAN, t->p90 ? t->p90[i] : NAN, t->baseline ? t->baseline[i] : NAN};
             append_number(d, t->size[i] > 0 ? t->size[i] : NAN);
-            g_string_append_c(d, ' ');
-            append_number(d, point_valid(t->size[i], m, true) ? m : NAN);
-            g_string_append_c(d, ' ');
-            append_number(d, point_valid(t->size[i], p, true) ? p : NAN);
+            for (size_t c = 0; c < G_N_ELEMENTS(col); c++) {
+                g_string_append_c(d, ' ');
+                append_number(d, point_valid(t->size[i], col[c], true) ? col[c] : NAN);
+            }
             g_string_append_c(d, '\n');
         }
         files[k] = job_data(j, d, err);
@@ -493,17 +494,26 @@ bool plot_validation(const char *path, const char *title, const PlotTrace *trace
     for (int k = 0; k < ntraces; k++) {
         const PlotTrace *t = &traces[k];
         const char *label = t->label ? t->label : "";
-        for (int which = 0; which < 2; which++) {
-            if (!trace_has(t, which == 0 ? t->measured : t->predicted))
+        /* the band first, so that points and lines lie on top of it */
+        static const char *const what[] = {"p10-p90", "measured", "predicted", NULL};
+        for (int which = 0; which < 4; which++) {
+            const double *col = which == 0 ? (t->p90 && t->p10 ? t->p10 : NULL)
+                                : which == 1 ? t->measured
+                                : which == 2 ? t->predicted
+                                             : t->baseline;
+            if (!trace_has(t, col))
                 continue;
             if (!first)
                 g_string_append(sc, ", \\\n     ");
             first = false;
-            if (which == 0)
-                g_string_append_printf(sc, "'%s' using 1:2 with points lt %d pt 7 ps 0.8 title ", files[k], k + 1);
-            else
-                g_string_append_printf(sc, "'%s' using 1:3 with lines lt %d lw 2 title ", files[k], k + 1);
-            char *full = g_strdup_printf("%s%s%s", label, *label ? " " : "", which == 0 ? "measured" : "predicted");
+            static const char *const style[] = {
+                "using 1:4:5 with filledcurves fs transparent solid 0.15 noborder lt %d title ",
+                "using 1:2 with points lt %d pt 7 ps 0.8 title ", "using 1:3 with lines lt %d lw 2 title ",
+                "using 1:6 with lines lt %d lw 1 dt 2 title "};
+            g_string_append_printf(sc, "'%s' ", files[k]);
+            g_string_append_printf(sc, style[which], k + 1);
+            const char *w = which == 3 ? (t->baseline_label ? t->baseline_label : "baseline") : what[which];
+            char *full = g_strdup_printf("%s%s%s", label, *label ? " " : "", w);
             append_quoted(sc, full);
             g_free(full);
         }

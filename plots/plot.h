@@ -53,10 +53,14 @@ typedef struct {
     const double *size;      /* bytes */
     const double *measured;  /* s */
     const double *predicted; /* s */
+    const double *p10, *p90; /* s, the predicted band (may be NULL) */
+    const double *baseline;  /* s, another prediction drawn dashed (may be NULL) */
+    const char *baseline_label;
 } PlotTrace;
 
 /* Measured points and predicted lines (same colour per trace) against
- * message size, both axes logarithmic. */
+ * message size, both axes logarithmic; the p10-p90 band shaded and the
+ * baseline dashed where given. */
 bool plot_validation(const char *path, const char *title, const PlotTrace *traces, int ntraces,
                      GError **err);
 

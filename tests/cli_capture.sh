@@ -59,4 +59,23 @@ else
     echo "note: shardsim validate not available; checked with shardsim-capture-check only"
 fi
 
+# the round trip: calibrate the localhost preset on the fresh allreduce capture,
+# and the overlay brings validate's error down to the calibration's
+"$shardsim" calibrate --topology localhost "$tmp/allreduce.txt" -o "$tmp/overlay.json" --json >"$tmp/calib.json" \
+    2>"$tmp/calib.err" || { cat "$tmp/calib.err" >&2; fail "shardsim calibrate --topology localhost on the capture"; }
+python3 - "$tmp/calib.json" "$tmp/overlay.json" <<'EOF2' || fail "calibration of the capture"
+import json, sys
+r, o = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+before, after = r["before"]["median_abs_pct_error"], r["after"]["median_abs_pct_error"]
+fitted = [p["key"] for p in r["parameters"] if p["status"] == "fitted"]
+print("calibrate on the capture: median |error| %.1f%% -> %.1f%%, fitted %s" % (before, after, fitted))
+assert fitted and all(k in o["parameters"] for k in fitted), "fitted parameters missing from the overlay"
+assert after <= before + 1, "calibration made the capture worse"
+EOF2
+"$shardsim" validate --topology localhost --params "$tmp/overlay.json" --json "$tmp/allreduce.txt" >"$tmp/v2.json" \
+    || fail "validate --params on the calibrated overlay"
+python3 -c "import json,sys; a=json.load(open(sys.argv[1]))['after']['median_abs_pct_error']; b=json.load(open(sys.argv[2]))['median_abs_pct_error']; sys.exit(abs(a-b) > 1e-9)" \
+    "$tmp/calib.json" "$tmp/v2.json" || fail "validate with the overlay does not give the calibrated error"
+pass=$((pass + 1))
+
 echo "cli_capture: $pass passed, 0 failed"

@@ -50,6 +50,8 @@ def readmes():
         dirs[:] = [d for d in dirs if not d.startswith((".", "build")) and d != "data"]
         if "README.md" in files:
             out.append(os.path.join(root, "README.md"))
+        if os.path.relpath(root, SRC) == "docs":  # the pages of their own, too
+            out += [os.path.join(root, f) for f in files if f.endswith(".md")]
     return sorted(out)
 
 

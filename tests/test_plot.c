@@ -208,16 +208,19 @@ static void test_memory(void)
 
 static void test_validation(void)
 {
-    double size[12], meas[12], pred[12], meas2[12], pred2[12];
+    double size[12], meas[12], pred[12], meas2[12], pred2[12], lo[12], hi[12], base[12];
     for (int i = 0; i < 12; i++) {
         size[i] = pow(4, i) * 8;
         pred[i] = 20e-6 + size[i] / 100e9;
+        lo[i] = pred[i] * 0.8;
+        hi[i] = pred[i] * 1.3;
+        base[i] = pred[i] * 2;
         meas[i] = pred[i] * (1 + 0.1 * sin(i));
         pred2[i] = 50e-6 + size[i] / 20e9;
         meas2[i] = i == 3 ? NAN : pred2[i] * 1.2;
     }
-    PlotTrace t[2] = { { "dgx-a100 allreduce", 12, size, meas, pred },
-                       { "localhost", 12, size, meas2, pred2 } };
+    PlotTrace t[2] = {{"dgx-a100 allreduce", 12, size, meas, pred, lo, hi, base, "default parameters"},
+                      {"localhost", 12, size, meas2, pred2, NULL, NULL, NULL, NULL}};
     char *svg = tmp_path("validate.svg"), *png = tmp_path("validate.png");
     GError *err = NULL;
     bool ok = plot_validation(svg, "allreduce: predicted vs measured", t, 2, &err);
@@ -229,6 +232,9 @@ static void test_validation(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "dgx-a100 allreduce measured"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "dgx-a100 allreduce predicted"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "localhost measured"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "dgx-a100 allreduce p10-p90"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "dgx-a100 allreduce default parameters"));
+    CU_ASSERT_PTR_NULL(strstr(text, "localhost p10-p90"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "MiB")); /* binary-prefix size axis */
     g_free(text);
     /* prediction only */
@@ -260,7 +266,7 @@ static void test_errors(void)
     CU_ASSERT_FALSE(plot_scaling(png, &empty, 1, &err));
     CU_ASSERT_TRUE(err && err->code == SIM_ERROR_INPUT);
     g_clear_error(&err);
-    PlotTrace t = { "t", 5, X, nan5, NULL };
+    PlotTrace t = {"t", 5, X, nan5, NULL, NULL, NULL, NULL, NULL};
     CU_ASSERT_FALSE(plot_validation(png, NULL, &t, 1, &err));
     CU_ASSERT_TRUE(err && err->code == SIM_ERROR_INPUT);
     g_clear_error(&err);

@@ -41,7 +41,7 @@ static double maxv(GArray *v)
     return m;
 }
 
-static ValidateErrors errors_of(const ValidateRow *rows, size_t n)
+ValidateErrors validate_errors_of(const ValidateRow *rows, size_t n)
 {
     GArray *all = g_array_new(FALSE, FALSE, sizeof(double)), *small = g_array_new(FALSE, FALSE, sizeof(double)),
            *large = g_array_new(FALSE, FALSE, sizeof(double));
@@ -60,7 +60,7 @@ static ValidateErrors errors_of(const ValidateRow *rows, size_t n)
     return e;
 }
 
-static void errors_json(const ValidateErrors *e, cJSON *o)
+void validate_errors_json(const ValidateErrors *e, cJSON *o)
 {
     cJSON_AddNumberToObject(o, "median_abs_pct_error", e->median);
     cJSON_AddNumberToObject(o, "max_abs_pct_error", e->max);
@@ -117,10 +117,9 @@ static int *rank_ids(const char *topology, const Measured *m, Topo **topo, GErro
  * ranks: for nccl-tests' sendrecv_perf (every rank sends to the next one at
  * once) the slowest neighbours, the pair across the first node boundary when
  * there are several nodes. */
-static CollGroup *group_for(const char *topology, const char *params, const Measured *m, bool sendrecv, Topo **topo,
-                            GError **err)
+static CollGroup *group_for(const ValidateOptions *o, const Measured *m, bool sendrecv, Topo **topo, GError **err)
 {
-    int *ids = rank_ids(topology, m, topo, err);
+    int *ids = rank_ids(o->topology, m, topo, err);
     if (!ids)
         return NULL;
     int n = m->ranks;
@@ -135,7 +134,8 @@ static CollGroup *group_for(const char *topology, const char *params, const Meas
         memcpy(ids, pair, sizeof pair);
         n = 2;
     }
-    CollGroup *grp = coll_group_new(*topo, ids, n, params, err);
+    CollGroup *grp = o->param_set ? coll_group_new_with(*topo, ids, n, o->param_set, err)
+                                  : coll_group_new(*topo, ids, n, o->params, err);
     g_free(ids);
     if (grp)
         coll_group_set_gpus_per_thread(grp, m->gpus_per_thread);
@@ -187,8 +187,18 @@ static bool predict_run(const ValidateOptions *o, Measured *m, GError **err)
     p->mixed = mixed;
     p->op = mixed ? "mixed" : op_label(first);
     p->sendrecv = sendrecv ? sendrecv_definition(m) : NULL;
-    Topo *topo = NULL;
-    CollGroup *grp = group_for(o->topology, o->params, m, sendrecv, &topo, err);
+    g_clear_pointer(&m->topology, g_free);
+    if (m->out)
+        g_array_free(m->out, TRUE);
+    /* Calibration predicts a run many times: the group is kept while only
+     * parameters that do not shape it change. */
+    if (!m->grp || !o->param_set || !coll_group_set_params(m->grp, o->param_set)) {
+        g_clear_pointer(&m->grp, coll_group_free);
+        g_clear_pointer(&m->topo, topo_free);
+        m->grp = group_for(o, m, sendrecv, &m->topo, err);
+    }
+    CollGroup *grp = m->grp;
+    Topo *topo = m->topo;
     bool ok = grp != NULL;
     if (ok)
         m->topology = g_strdup(topo_name(topo));
@@ -212,7 +222,8 @@ static bool predict_run(const ValidateOptions *o, Measured *m, GError **err)
             break;
         }
         ValidateRow row = {r->size, r->time_s, c.time_s, fabs(c.time_s - r->time_s) / r->time_s * 100,
-                           op_label(r->op), coll_algo_name(c.algo), coll_proto_name(c.proto)};
+                           op_label(r->op), coll_algo_name(c.algo), coll_proto_name(c.proto), 0, 0};
+        coll_band(grp, r->size * window, c.time_s, &row.p10_s, &row.p90_s, NULL);
         g_array_append_val(m->out, row);
     }
     if (ok)
@@ -223,11 +234,13 @@ static bool predict_run(const ValidateOptions *o, Measured *m, GError **err)
     }
     publish(m);
     if (ok) {
-        p->errors = errors_of(p->rows, p->n_rows);
+        p->errors = validate_errors_of(p->rows, p->n_rows);
         p->done = true;
     }
-    coll_group_free(grp);
-    topo_free(topo);
+    if (!o->param_set) { /* no calibration: nothing to keep */
+        g_clear_pointer(&m->grp, coll_group_free);
+        g_clear_pointer(&m->topo, topo_free);
+    }
     return ok;
 }
 
@@ -258,6 +271,17 @@ bool validate_trace(Validation *v, const char *path, GError **err)
     return ok;
 }
 
+bool validate_repredict(Validation *v, const CollParams *p, GError **err)
+{
+    ValidateOptions o = v->o;
+    if (p)
+        o.param_set = p;
+    for (guint i = 0; i < v->runs->len; i++)
+        if (!predict_run(&o, v->runs->pdata[i], err))
+            return false;
+    return true;
+}
+
 size_t validate_n_runs(const Validation *v) { return v->runs->len; }
 
 const ValidateRun *validate_run(const Validation *v, size_t i)
@@ -273,7 +297,7 @@ ValidateErrors validate_errors(const Validation *v)
         if (r->done)
             g_array_append_vals(all, r->rows, r->n_rows);
     }
-    ValidateErrors e = errors_of((const ValidateRow *)(void *)all->data, all->len);
+    ValidateErrors e = validate_errors_of((const ValidateRow *)(void *)all->data, all->len);
     g_array_free(all, TRUE);
     return e;
 }
@@ -286,6 +310,8 @@ static cJSON *row_json(const ValidateRow *row, bool mixed)
     cJSON_AddNumberToObject(jo, "size_bytes", row->size_bytes);
     cJSON_AddNumberToObject(jo, "measured_s", row->measured_s);
     cJSON_AddNumberToObject(jo, "predicted_s", row->predicted_s);
+    cJSON_AddNumberToObject(jo, "predicted_p10_s", row->p10_s);
+    cJSON_AddNumberToObject(jo, "predicted_p90_s", row->p90_s);
     cJSON_AddNumberToObject(jo, "abs_pct_error", row->abs_pct_error);
     cJSON_AddStringToObject(jo, "algo", row->algo);
     cJSON_AddStringToObject(jo, "proto", row->proto);
@@ -304,7 +330,7 @@ static cJSON *run_json(const ValidateRun *r)
     cJSON_AddNumberToObject(tj, "ranks", r->ranks);
     cJSON_AddStringToObject(tj, "ranks_from", r->ranks_from);
     cJSON_AddNumberToObject(tj, "nodes", r->nodes);
-    errors_json(&r->errors, tj);
+    validate_errors_json(&r->errors, tj);
     for (size_t i = 0; i < r->n_rows; i++)
         cJSON_AddItemToArray(rj, row_json(&r->rows[i], r->mixed));
     cJSON_AddItemToObject(tj, "rows", rj);
@@ -316,7 +342,7 @@ cJSON *validate_json(const Validation *v)
     cJSON *root = cJSON_CreateObject(), *rows = cJSON_CreateArray(), *traces = cJSON_CreateArray();
     cJSON_AddStringToObject(root, "topology", v->o.topology);
     ValidateErrors e = validate_errors(v);
-    errors_json(&e, root);
+    validate_errors_json(&e, root);
     for (guint i = 0; i < v->runs->len; i++) {
         const ValidateRun *r = validate_run(v, i);
         if (!r->done)
@@ -331,8 +357,45 @@ cJSON *validate_json(const Validation *v)
     return root;
 }
 
-bool validate_plot(const Validation *v, const char *path, GError **err)
+/* Each done run's predictions with the default parameters, for the plot's
+ * baseline (NULL when the options name none); the runs are predicted with
+ * their own parameters again afterwards. */
+static double **default_predictions(Validation *v, GError **err)
 {
+    if (!v->o.params && !v->o.param_set)
+        return NULL;
+    ValidateOptions def = v->o;
+    def.params = NULL;
+    def.param_set = NULL;
+    double **out = g_new0(double *, v->runs->len + 1);
+    bool ok = true;
+    for (guint i = 0; ok && i < v->runs->len; i++) {
+        Measured *m = v->runs->pdata[i];
+        if (!m->pub.done)
+            continue;
+        ok = predict_run(&def, m, err);
+        out[i] = g_new(double, m->pub.n_rows + 1);
+        for (size_t k = 0; ok && k < m->pub.n_rows; k++)
+            out[i][k] = m->pub.rows[k].predicted_s;
+        ok = ok && predict_run(&v->o, m, err);
+    }
+    if (!ok) {
+        for (guint i = 0; i < v->runs->len; i++)
+            g_free(out[i]);
+        g_free(out);
+        return NULL;
+    }
+    return out;
+}
+
+bool validate_plot(Validation *v, const char *path, GError **err)
+{
+    GError *e = NULL;
+    double **base = default_predictions(v, &e);
+    if (e) {
+        g_propagate_error(err, e);
+        return false;
+    }
     int n = 0;
     PlotTrace *pt = g_new0(PlotTrace, v->runs->len > 0 ? v->runs->len : 1);
     char **labels = g_new0(char *, v->runs->len + 1);
@@ -340,27 +403,38 @@ bool validate_plot(const Validation *v, const char *path, GError **err)
         const ValidateRun *r = validate_run(v, i);
         if (!r->done)
             continue;
-        double *size = g_new(double, r->n_rows + 1), *meas = g_new(double, r->n_rows + 1),
-               *pred = g_new(double, r->n_rows + 1);
+        size_t len = r->n_rows + 1;
+        double *size = g_new(double, len), *meas = g_new(double, len), *pred = g_new(double, len),
+               *lo = g_new(double, len), *hi = g_new(double, len);
         for (size_t k = 0; k < r->n_rows; k++) {
             size[k] = r->rows[k].size_bytes;
             meas[k] = r->rows[k].measured_s;
             pred[k] = r->rows[k].predicted_s;
+            lo[k] = r->rows[k].p10_s;
+            hi[k] = r->rows[k].p90_s;
         }
-        char *base = g_path_get_basename(r->trace);
-        labels[n] = g_strdup_printf("%s (%s)", base, r->op);
-        g_free(base);
-        pt[n] = (PlotTrace){.label = labels[n], .n = (int)r->n_rows, .size = size, .measured = meas, .predicted = pred};
+        char *b = g_path_get_basename(r->trace);
+        labels[n] = g_strdup_printf("%s (%s)", b, r->op);
+        g_free(b);
+        pt[n] = (PlotTrace){.label = labels[n], .n = (int)r->n_rows, .size = size, .measured = meas,
+                            .predicted = pred, .p10 = lo, .p90 = hi, .baseline = base ? base[i] : NULL,
+                            .baseline_label = "default parameters"};
         n++;
     }
-    char *title = g_strdup_printf("measured (points) and predicted (lines) on %s", v->o.topology);
+    char *title = g_strdup_printf("measured (points) and predicted (lines, p10-p90 shaded%s) on %s",
+                                  base ? "; dashed: default parameters" : "", v->o.topology);
     bool ok = plot_validation(path, title, pt, n, err);
     g_free(title);
     for (int j = 0; j < n; j++) {
         g_free((double *)pt[j].size);
         g_free((double *)pt[j].measured);
         g_free((double *)pt[j].predicted);
+        g_free((double *)pt[j].p10);
+        g_free((double *)pt[j].p90);
     }
+    for (guint i = 0; base && i < v->runs->len; i++)
+        g_free(base[i]);
+    g_free(base);
     g_free(pt);
     g_strfreev(labels);
     return ok;

@@ -14,6 +14,7 @@
 #ifndef VALIDATE_H
 #define VALIDATE_H
 
+#include "collective.h"
 #include "sim_error.h"
 
 #include <stdbool.h>
@@ -25,12 +26,14 @@ typedef struct {
     int op;               /* NcclTestsOp for traces that say none; -1: not given */
     int algo, proto;      /* CollAlgo, CollProto (COLL_*_AUTO: the model picks) */
     int ranks, nodes;     /* > 0: what the traces do not say; never contradicts them */
+    const CollParams *param_set; /* in place of `params` when not NULL (calibration) */
 } ValidateOptions;
 
 typedef struct {
     double size_bytes, measured_s, predicted_s, abs_pct_error;
     const char *op;           /* the row's collective: "allreduce", ..., "sendrecv" */
     const char *algo, *proto; /* what the model ran */
+    double p10_s, p90_s;      /* the prediction's band (coll_band) */
 } ValidateRow;
 
 /* Absolute percentage errors over rows; the "large" rows are those of 1 MiB
@@ -40,6 +43,10 @@ typedef struct {
     unsigned n_rows, n_large, n_small;
     double median, max, median_large, median_small;
 } ValidateErrors;
+
+/* The errors of `n` rows, and as JSON members of `o` (the keys below). */
+ValidateErrors validate_errors_of(const ValidateRow *rows, size_t n);
+void validate_errors_json(const ValidateErrors *e, cJSON *o);
 
 /* One run of a trace, as far as it got. */
 typedef struct {
@@ -70,6 +77,10 @@ void validate_free(Validation *v);
  * is then meaningless). */
 bool validate_trace(Validation *v, const char *path, GError **err);
 
+/* Predicts every run read so far again with parameters `p` (NULL: the
+ * options' own), for calibration; the rows keep their order. */
+bool validate_repredict(Validation *v, const CollParams *p, GError **err);
+
 /* The runs of every trace so far, in order; NULL past the end. */
 size_t validate_n_runs(const Validation *v);
 const ValidateRun *validate_run(const Validation *v, size_t i);
@@ -83,8 +94,10 @@ ValidateErrors validate_errors(const Validation *v);
  * "n_rows"; SI units.  After every trace succeeded. */
 cJSON *validate_json(const Validation *v);
 
-/* Measured points and predicted lines against size, one colour per run
- * (FILE.png or FILE.svg). */
-bool validate_plot(const Validation *v, const char *path, GError **err);
+/* Measured points and predicted lines against size, one colour per run,
+ * with the predictions' p10-p90 band; where the options name parameters
+ * (a calibrated overlay), the default parameters' predictions dashed beside
+ * them (FILE.png or FILE.svg).  Leaves the rows predicted as before. */
+bool validate_plot(Validation *v, const char *path, GError **err);
 
 #endif

@@ -15,6 +15,8 @@ void validate_measured_free(gpointer p)
     g_free(m->name);
     g_free(m->note);
     g_free(m->topology);
+    coll_group_free(m->grp);
+    topo_free(m->topo);
     if (m->out)
         g_array_free(m->out, TRUE);
     if (m->rows)

@@ -7,6 +7,7 @@
 #include "validate.h"
 #include "nccltests.h"
 #include "osu.h"
+#include "collective.h"
 
 /* One measured point, in nccl-tests' conventions for the size. */
 typedef struct {
@@ -29,6 +30,8 @@ typedef struct {
     /* the prediction, as far as it got */
     char *topology;
     GArray *out; /* ValidateRow */
+    Topo *topo;     /* kept between predictions with parameters in hand */
+    CollGroup *grp;
     ValidateRun pub;
 } Measured;
 

@@ -7,11 +7,16 @@
 #include <math.h>
 #include <stdio.h>
 
-static cJSON *row_json(const CollSweepRow *r, bool flows)
+static cJSON *row_json(const CollGroup *g, const CollSweepRow *r, bool flows)
 {
     cJSON *o = cJSON_CreateObject();
+    double p10, p90, widen;
+    coll_band(g, r->bytes, r->cost.time_s, &p10, &p90, &widen);
     cJSON_AddNumberToObject(o, "size_bytes", r->bytes);
     cJSON_AddNumberToObject(o, "time_s", r->cost.time_s);
+    cJSON_AddNumberToObject(o, "time_p10_s", p10);
+    cJSON_AddNumberToObject(o, "time_p90_s", p90);
+    cJSON_AddNumberToObject(o, "band_widened", widen);
     cJSON_AddNumberToObject(o, "algbw_Bps", r->algbw_Bps);
     cJSON_AddNumberToObject(o, "busbw_Bps", r->busbw_Bps);
     cJSON_AddStringToObject(o, "algo", coll_algo_name(r->cost.algo));
@@ -21,9 +26,13 @@ static cJSON *row_json(const CollSweepRow *r, bool flows)
     return o;
 }
 
-static void print_row(const CollSweepRow *r, bool flows)
+static void print_row(const CollGroup *g, const CollSweepRow *r, bool flows)
 {
-    printf("%14.0f %12.2f %11.2f %11.2f %8s %7s", r->bytes, r->cost.time_s * 1e6, r->algbw_Bps / 1e9,
+    double p10, p90, t = r->cost.time_s;
+    coll_band(g, r->bytes, t, &p10, &p90, NULL);
+    char range[32];
+    g_snprintf(range, sizeof range, "-%.0f%%/+%.0f%%", (1 - p10 / t) * 100, (p90 / t - 1) * 100);
+    printf("%14.0f %12.2f %11s %11.2f %11.2f %8s %7s", r->bytes, t * 1e6, range, r->algbw_Bps / 1e9,
            r->busbw_Bps / 1e9, coll_algo_name(r->cost.algo), coll_proto_name(r->cost.proto));
     if (flows)
         printf(" %10.2f", r->flow_time_s * 1e6);
@@ -40,8 +49,8 @@ static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool
                nch == 1 ? "" : "s");
     if (isfinite(coll_group_inter_bw(grp)))
         printf("; %.1f GB/s per node between nodes", coll_group_inter_bw(grp) / 1e9);
-    printf("\n%14s %12s %10s %10s %8s %7s%s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo", "proto",
-           flows ? "   flow(us)" : "");
+    printf("\n%14s %12s %11s %10s %10s %8s %7s%s\n", "size(B)", "time(us)", "p10/p90", "algbw(GB/s)", "busbw(GB/s)",
+           "algo", "proto", flows ? "   flow(us)" : "");
 }
 
 /* Every size computed before anything is printed, so that an error (an
@@ -89,9 +98,9 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
         print_header(topo, grp, op, flows);
     for (guint i = 0; i < sizes->len; i++) {
         if (json)
-            cJSON_AddItemToArray(rows, row_json(&r[i], flows));
+            cJSON_AddItemToArray(rows, row_json(grp, &r[i], flows));
         else
-            print_row(&r[i], flows);
+            print_row(grp, &r[i], flows);
     }
     g_free(r);
     cJSON_AddItemToObject(root, "rows", rows);

@@ -113,7 +113,7 @@ int cmd_validate(int argc, char **argv)
                                 plot_opt, 1)) != 0)
         goto out;
     rc = 2;
-    ValidateOptions o = {topology, params, op, algo, proto, ranks, nodes};
+    ValidateOptions o = {topology, params, op, algo, proto, ranks, nodes, NULL};
     Validation *v = validate_new(&o);
     rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {

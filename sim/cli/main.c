@@ -14,6 +14,7 @@ static const struct {
     {"run", cmd_run, "predict one training step: time, memory, MFU"},
     {"collective", cmd_collective, "time a collective over a size range on a topology"},
     {"validate", cmd_validate, "compare predictions with measured traces (nccl-tests, OSU, ...)"},
+    {"calibrate", cmd_calibrate, "fit the collective model to a cluster's own measurements"},
     {"sweep", cmd_sweep, "run a scenario over a grid of values, in parallel; CSV, JSON, plots"},
     {"version", cmd_version, "print the version"},
 };

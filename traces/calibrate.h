@@ -1,0 +1,33 @@
+/* Calibration of the collective model to a user's own measurements
+ * (`shardsim calibrate`): the traces are read as `validate` reads them, the
+ * parameters the rows are sensitive to are fitted by robust least squares on
+ * log time (sim_fit.h), and the result is an overlay file that every command
+ * accepts in place of models/presets/collectives.json.
+ *
+ * Reported: the errors before and after, and a cross-validated error (each
+ * run predicted by a fit on the other runs; with one run, every other size
+ * predicted by a fit on the rest), so over-fitting shows.  Parameters the data
+ * cannot determine keep their priors and are reported as such. */
+#ifndef CALIBRATE_H
+#define CALIBRATE_H
+
+#include "validate.h"
+
+typedef struct Calibration Calibration;
+
+/* `o->params` (a full file or an overlay; NULL: the default) is the prior.
+ * The options' strings must outlive the calibration. */
+Calibration *calib_new(const ValidateOptions *o);
+void calib_free(Calibration *c);
+
+bool calib_add_trace(Calibration *c, const char *path, GError **err);
+bool calib_run(Calibration *c, GError **err);
+
+/* After calib_run: the report {"topology", "traces", "n_rows", "method",
+ * "before", "after", "cross_validated", "parameters", "unused"}. */
+cJSON *calib_report_json(const Calibration *c);
+/* The overlay: {"overlay", "topology", "parameters": {KEY: {"value",
+ * "source", "log_sd"}}, "calibration": {coverage and residual quantiles}}. */
+cJSON *calib_overlay_json(const Calibration *c);
+
+#endif
