@@ -3,6 +3,7 @@
  * models/coll_sweep.c). */
 #include "cli.h"
 #include "coll_sweep.h"
+#include "topo_place.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -105,9 +106,10 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
 int cmd_collective(int argc, char **argv)
 {
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL, *params = NULL;
-    char *ranks_s = NULL, *nodes_s = NULL;
+    char *ranks_s = NULL, *nodes_s = NULL, *place_s = NULL, *seed_s = NULL;
     gboolean json = FALSE, flows = FALSE;
-    int ranks = 0, nodes = 0; /* 0: not given */
+    int ranks = 0, nodes = 0, seed = 1; /* 0: not given */
+    TopoPlacement place = TOPO_PLACE_CONTIGUOUS;
     char *algo_help = g_strdup_printf("auto|%s (default auto)", coll_algo_choices()); /* the algorithm table's names */
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
@@ -120,6 +122,9 @@ int cmd_collective(int argc, char **argv)
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "auto|ll|ll128|simple (default auto)", "PROTO"},
         {"ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_s,
          "ranks taking part, spread evenly over the fewest nodes that hold them (the preset grows if it scales; default all)", "N"},
+        {"placement", 0, 0, G_OPTION_ARG_STRING, &place_s,
+         "where the ranks sit: " TOPO_PLACE_CHOICES " (default contiguous)", "POLICY"},
+        {"placement-seed", 0, 0, G_OPTION_ARG_STRING, &seed_s, "seed of --placement scattered (default 1)", "N"},
         {"sizes", 's', 0, G_OPTION_ARG_STRING, &sizes_s, "MIN:MAX[:FACTOR] or a comma list (default 8B:8GiB)", "SIZES"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flows, "also run each size on the flow-level network simulator", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
@@ -160,8 +165,14 @@ int cmd_collective(int argc, char **argv)
         goto out;
     }
     if ((nodes_s && (rc = cli_parse_count("collective", "--nodes", nodes_s, 1, 1 << 20, &nodes)) != 0) ||
-        (ranks_s && (rc = cli_parse_count("collective", "--ranks", ranks_s, 1, 1 << 22, &ranks)) != 0))
+        (ranks_s && (rc = cli_parse_count("collective", "--ranks", ranks_s, 1, 1 << 22, &ranks)) != 0) ||
+        (seed_s && (rc = cli_parse_count("collective", "--placement-seed", seed_s, 0, 1 << 30, &seed)) != 0))
         goto out;
+    if (place_s && !topo_placement_parse(place_s, &place)) {
+        rc = cli_usage_error("collective: unknown --placement '%s' (known: %s)", SIM_ECHO(place_s),
+                             TOPO_PLACE_CHOICES);
+        goto out;
+    }
     rc = 2;
     GError *err = NULL;
     topo = coll_sweep_topo(topology, nodes, ranks, &err);
@@ -181,6 +192,13 @@ int cmd_collective(int argc, char **argv)
         rc = cli_usage_error("collective: --ranks %d cannot be spread evenly over %d nodes of %d ranks", n, used,
                              topo_ranks_per_node(topo));
         goto out;
+    }
+    if (place != TOPO_PLACE_CONTIGUOUS) { /* the same nodes' worth of ranks, placed by the policy */
+        g_free(ids);
+        if (!(ids = topo_place(topo, place, (uint64_t)seed, n, n / used, &err))) {
+            rc = cli_fail(err);
+            goto out;
+        }
     }
     grp = coll_group_new(topo, ids, n, params, &err);
     g_free(ids);
@@ -210,6 +228,8 @@ out:
     g_free(sizes_s);
     g_free(ranks_s);
     g_free(nodes_s);
+    g_free(place_s);
+    g_free(seed_s);
     g_option_context_free(ctx);
     return rc;
 }
