@@ -265,6 +265,8 @@ static void test_bad_input(void)
     expect_edit("\"local\": {\"bandwidth\": \"200Gbps\",", "\"local\": {\"bandwidth\": \"0Gbps\",", 16,
                 "\"bandwidth\" must be between", 0);
     expect_edit("\"nics_per_node\": 4", "\"nics_per_node\": 3", 7, "cannot share 3 NICs", 0);
+    /* a node of 4096 GPUs in an NVLink mesh: 16 M links in the node alone */
+    expect_edit("\"ranks_per_node\": 4", "\"ranks_per_node\": 4096", 1, "links, more than", 0);
 }
 
 static const TestCase tests[] = {

@@ -32,6 +32,7 @@
 #include <string.h>
 
 enum { DF_MINIMAL, DF_VALIANT, DF_ADAPTIVE };
+#define TOPO_DF_MAX_LINKS (1 << 24) /* about 400 MB of link arrays */
 static const char *const df_routings[] = {"minimal", "valiant", "adaptive"};
 
 /* What the file asks for, before any vertex exists. */
@@ -185,9 +186,14 @@ static bool parse_dragonfly(const TopoCtx *c, int *intra, Dragonfly *f, GError *
                        f->nodes, (long long)cap, f->groups, f->a, f->nps);
         return false;
     }
-    int64_t sw = (int64_t)f->groups * f->a;
-    if (sw * (f->a - 1 + f->h) + (int64_t)f->groups * f->groups > (int64_t)1 << 26) {
-        sim_json_error(doc, root, err, "%lld switches: too many links", (long long)sw);
+    /* every block's links, the pooled ones included: memory stays bounded */
+    int64_t sw = (int64_t)f->groups * f->a, ranks = f->nodes * f->rpn;
+    int64_t mesh = *intra == TOPO_INTRA_FC ? ranks * (f->rpn - 1) : *intra == TOPO_INTRA_NVSWITCH ? 2 * ranks : 0;
+    int64_t links = mesh + 2 * ranks + 2 * f->nodes * f->nics + sw * (f->a - 1 + f->h) + 4 * sw +
+                    (int64_t)f->groups * (f->groups + 1);
+    if (links > TOPO_DF_MAX_LINKS) {
+        sim_json_error(doc, root, err, "this dragonfly would have %lld links, more than %d", (long long)links,
+                       TOPO_DF_MAX_LINKS);
         return false;
     }
     return true;
