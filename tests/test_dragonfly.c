@@ -193,7 +193,7 @@ static void test_bisection(void)
 
 /* Closed form and flows: the NICs bound the closed form; a ring across
  * groups pays for the thin global links on the flow network, less with
- * adaptive routing than with minimal. */
+ * adaptive routing than with minimal; with fat enough links the two agree. */
 static void test_collective(void)
 {
     double flow[2];
@@ -211,6 +211,31 @@ static void test_collective(void)
         topo_free(t);
     }
     CU_ASSERT_TRUE(flow[1] < flow[0]);
+    /* 8 parallel local and global links: the NICs bound the ring on every
+     * routing, and the flow model agrees with the closed form */
+    static const char *const routings[] = {"minimal", "valiant", "adaptive"};
+    for (int v = 0; v < 3; v++) {
+        char *text = df_text(4, 3, 2, 24, routings[v]);
+        char **parts = g_strsplit(text, "\"200Gbps\", \"latency\": \"", -1); /* nic, local, global */
+        char *fat = g_strdup_printf("%s\"200Gbps\", \"latency\": \"%s\"200Gbps\", \"count\": 8, \"latency\": \"%s"
+                                    "\"200Gbps\", \"count\": 8, \"latency\": \"%s",
+                                    parts[0], parts[1], parts[2], parts[3]);
+        char *path = write_tmp(fat);
+        Topo *t = load(path, 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CollGroup *g = group(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        CollCost c;
+        CU_ASSERT_TRUE(coll_cost(g, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, 1 << 30, &c));
+        CU_ASSERT_DOUBLE_EQUAL(coll_simulate(g, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, 1 << 30) / c.time_s, 1, 0.05);
+        coll_group_free(g);
+        topo_free(t);
+        g_unlink(path);
+        g_free(path);
+        g_free(fat);
+        g_strfreev(parts);
+        g_free(text);
+    }
 }
 
 static void expect_error(const char *text, int line, const char *what, int nodes)
