@@ -112,6 +112,8 @@ c, s1, s2, r = (json.load(open(f))["rows"][0] for f in sys.argv[1:5])
 assert s1["flow_time_s"] > 2 * c["flow_time_s"] and s2["flow_time_s"] > 2 * c["flow_time_s"], (c, s1, s2)
 assert s1["time_s"] == c["time_s"]
 assert r["flow_time_s"] == c["flow_time_s"]  # 8 per node: rail-aligned is contiguous
+d = json.load(open(sys.argv[2]))
+assert d["placement"] == "scattered, seed 1" and "placement" not in json.load(open(sys.argv[1])), d
 PY
 check "bad --placement: exit 2" expect_exit 2 "unknown --placement 'random'" collective -t dgx-h100-cluster --placement random --sizes 1MiB
 check "bad --placement-seed: exit 2" expect_exit 2 "placement-seed" collective -t dgx-h100-cluster --placement scattered --placement-seed x --sizes 1MiB

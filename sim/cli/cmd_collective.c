@@ -31,11 +31,13 @@ static void print_row(const CollSweepRow *r, bool flows)
     printf("\n");
 }
 
-static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool flows)
+static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool flows, const char *placement)
 {
     int n = coll_group_size(grp), nn = coll_group_nodes(grp), nch = coll_group_channels(grp);
     printf("# %s on %s: %d rank%s on %d node%s", coll_op_name(op), topo_name(topo), n, n == 1 ? "" : "s", nn,
            nn == 1 ? "" : "s");
+    if (placement)
+        printf(" (placed %s)", placement);
     if (isfinite(coll_group_intra_bw(grp)))
         printf("; intra-node ring %.1f GB/s per rank (%d channel%s)", coll_group_intra_bw(grp) / 1e9, nch,
                nch == 1 ? "" : "s");
@@ -73,7 +75,7 @@ static int compute_rows(const Topo *topo, const CollGroup *grp, CollOp op, CollA
 
 /* The table, or one JSON object; the exit status. */
 static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAlgo algo, CollProto proto,
-                       const GArray *sizes, bool flows, bool json)
+                       const GArray *sizes, bool flows, bool json, const char *placement)
 {
     CollSweepRow *r = g_new0(CollSweepRow, sizes->len);
     int rc = compute_rows(topo, grp, op, algo, proto, sizes, flows, r);
@@ -86,8 +88,10 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
     cJSON_AddStringToObject(root, "op", coll_op_name(op));
     cJSON_AddNumberToObject(root, "ranks", coll_group_size(grp));
     cJSON_AddNumberToObject(root, "nodes", coll_group_nodes(grp));
+    if (placement)
+        cJSON_AddStringToObject(root, "placement", placement);
     if (!json)
-        print_header(topo, grp, op, flows);
+        print_header(topo, grp, op, flows, placement);
     for (guint i = 0; i < sizes->len; i++) {
         if (json)
             cJSON_AddItemToArray(rows, row_json(&r[i], flows));
@@ -214,7 +218,12 @@ int cmd_collective(int argc, char **argv)
                              coll_why_not(grp, op, algo, proto));
         goto out;
     }
-    rc = print_sweep(topo, grp, op, algo, proto, sizes, flows, json);
+    /* said only when not the default, so contiguous output stays as it was */
+    char *placed = place == TOPO_PLACE_CONTIGUOUS ? NULL
+                   : place == TOPO_PLACE_SCATTERED ? g_strdup_printf("scattered, seed %d", seed)
+                                                   : g_strdup(topo_placement_name(place));
+    rc = print_sweep(topo, grp, op, algo, proto, sizes, flows, json, placed);
+    g_free(placed);
 out:
     g_free(algo_help);
     coll_group_free(grp);
