@@ -116,8 +116,8 @@ static bool find_rings(CollGroup *g, GError **err)
     for (int l = 0; l < nl; l++)
         resid[l] = coll_link_cap(g, l);
     int *use = g_new0(int, nl), *touched = g_new(int, (size_t)total_len + 1);
-    int cur[64], best[64];
-    bool used[64] = {false};
+    int cur[COLL_MAX_PPN], best[COLL_MAX_PPN];
+    bool used[COLL_MAX_PPN] = {false};
     double total = 0, first = 0;
     while (g->nch < g->p.max_channels) {
         double best_bw = 0;
@@ -125,7 +125,7 @@ static bool find_rings(CollGroup *g, GError **err)
             cur[0] = 0;
             next_perm_search(g, cur, 1, p, used, paths, resid, use, touched, &best_bw, best);
         } else {
-            for (int i = 0; i < p && i < 64; i++)
+            for (int i = 0; i < p && i < COLL_MAX_PPN; i++)
                 best[i] = i;
             best_bw = ring_bandwidth(g, best, p, paths, resid, use, touched);
         }
@@ -275,11 +275,15 @@ CollGroup *coll_group_new_with(const Topo *t, const int *ranks, int nranks, cons
     g_free(node_of);
     g_array_free(counts, TRUE);
     g_hash_table_destroy(idx);
-    if (!uniform || g->ppn > 64) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                    !uniform ? "a collective's ranks must be spread evenly over its nodes (%d nodes, up to %d ranks on one)"
-                             : "a collective can have at most 64 ranks per node (%d nodes, %d ranks on one)",
-                    g->nnodes, g->ppn);
+    if (!uniform || g->ppn > COLL_MAX_PPN) {
+        if (!uniform)
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                        "a collective's ranks must be spread evenly over its nodes (%d nodes, up to %d ranks on one)",
+                        g->nnodes, g->ppn);
+        else
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                        "a collective can have at most %d ranks per node (%d nodes, %d ranks on one)", COLL_MAX_PPN,
+                        g->nnodes, g->ppn);
         coll_group_free(g);
         return NULL;
     }

@@ -14,6 +14,7 @@
 #define MAX_CH 32
 #define TREE_CORR 23 /* tree corrections: 64 B to 256 MiB */
 #define MAX_ENUM_PPN 8 /* exhaustive ring search up to this many ranks per node */
+#define COLL_MAX_PPN 128 /* ranks per node (NVLink domain: 72 on GB200 NVL72) */
 
 enum { HW_NVLINK, HW_PCIE, HW_NET, HW_NUM };
 enum { KIND_RING, KIND_TREE, KIND_COLLNET, KIND_NUM }; /* parameter families */
@@ -56,7 +57,7 @@ struct CollGroup {
     int *by_node;    /* group indices grouped by node, nodes in order of first appearance */
     /* intra-node ring channels, as local indices 0..ppn-1 */
     int nch;
-    int ring[MAX_CH][MAX_ENUM_PPN > 64 ? MAX_ENUM_PPN : 64];
+    int ring[MAX_CH][COLL_MAX_PPN];
     double ring_bw[MAX_CH];
     double intra_bw, inter_bw;
     int intra_hw;

@@ -7,6 +7,7 @@
 #include "collective.h"
 #include "scenario_plan.h"
 #include "sim_data.h"
+#include "topo_place.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -35,6 +36,8 @@ struct StepScenario {
     int variant_stage[2]; /* zero stage per variant (weight_update list) */
     char *variant_label[2];
     CollParams *coll_params; /* "collective_params" (a calibrated overlay), else the default */
+    int *rank_map; /* job rank -> topology rank ("placement"); NULL: contiguous, the identity */
+    char *placement; /* its name (and seed) for reports */
 };
 
 /* The line of `item`, recovered from sim_json_error's message. */
@@ -365,13 +368,49 @@ static bool load_coll_params(StepScenario *sc, const SimJsonDoc *d, const cJSON 
     return true;
 }
 
+/* "placement" (topo_place.h) and "placement_seed": where the job's
+ * dp x tp x pp ranks sit, nodes filled in turn. */
+static bool parse_placement(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    const char *name = "contiguous";
+    long seed = 1;
+    TopoPlacement p;
+    if (!sim_json_get_string(d, root, "placement", false, &name, err) ||
+        !sim_json_get_int(d, root, "placement_seed", false, 0, 1L << 30, &seed, err))
+        return false;
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(root, "placement");
+    if (!topo_placement_parse(name, &p)) {
+        sim_json_error(d, at, err, "\"placement\" = \"%s\" is not one of %s", SIM_ECHO(name), TOPO_PLACE_CHOICES);
+        return false;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(root, "placement_seed") && p != TOPO_PLACE_SCATTERED) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "placement_seed"), err,
+                       "\"placement_seed\" is for \"placement\": \"scattered\" only");
+        return false;
+    }
+    if (p == TOPO_PLACE_CONTIGUOUS)
+        return true;
+    sc->placement = p == TOPO_PLACE_SCATTERED ? g_strdup_printf("scattered, seed %ld", seed)
+                                              : g_strdup(topo_placement_name(p));
+    int devices = sc->plan.dp * sc->plan.tp * sc->plan.pp, rpn = topo_ranks_per_node(sc->topo);
+    GError *e = NULL;
+    sc->rank_map = topo_place(sc->topo, p, (uint64_t)seed, devices, devices < rpn ? devices : rpn, &e);
+    if (!sc->rank_map) {
+        sim_json_error(d, at, err, "%s", e->message);
+        g_error_free(e);
+        return false;
+    }
+    return true;
+}
+
 /* The checks run in the order a reader fixes a scenario: its own keys, the
  * model, the plan against the model, the machine, dp and the batch. */
 static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
 {
     static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
                                        "precision", "optimizer", "parallelism", "name", "description", "source",
-                                       "flow_contention", "collective_params", NULL};
+                                       "flow_contention", "collective_params", "placement", "placement_seed",
+                                       NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -416,7 +455,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     }
     const cJSON *where = par ? par : root;
     if (!check_plan_model(sc, d, where, err) || !load_machine(sc, d, root, err) ||
-        !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err))
+        !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err) || !parse_placement(sc, d, root, err))
         goto fail;
     return sc;
 fail:
@@ -456,6 +495,8 @@ void step_scenario_free(StepScenario *sc)
     g_free(sc->accelerator);
     g_free(sc->topology);
     workload_free(sc->w);
+    g_free(sc->rank_map);
+    g_free(sc->placement);
     for (int i = 0; i < 2; i++)
         g_free(sc->variant_label[i]);
     g_free(sc);
@@ -490,3 +531,5 @@ MemoryOptimizer step_scenario_optimizer(const StepScenario *sc) { return sc->opt
 bool step_scenario_flow_contention(const StepScenario *sc) { return sc->flow_contention; }
 const CollParams *step_scenario_coll_params(const StepScenario *sc) { return sc->coll_params; }
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }
+const int *step_scenario_rank_map(const StepScenario *sc) { return sc->rank_map; }
+const char *step_scenario_placement(const StepScenario *sc) { return sc->placement ? sc->placement : "contiguous"; }

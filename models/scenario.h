@@ -52,5 +52,9 @@ bool step_scenario_flow_contention(const StepScenario *sc);
 const CollParams *step_scenario_coll_params(const StepScenario *sc);
 /* dp came from the scenario (else it fills the machine: ranks / (tp x pp)). */
 bool step_scenario_dp_given(const StepScenario *sc);
+/* Job rank -> topology rank ("placement"); NULL for contiguous (the identity). */
+const int *step_scenario_rank_map(const StepScenario *sc);
+/* The placement's name and seed, "scattered, seed 1"; "contiguous" without a map. */
+const char *step_scenario_placement(const StepScenario *sc);
 
 #endif

@@ -78,9 +78,12 @@ typedef struct {
     int *head_bwd_end;   /* [stage] */
 } Build;
 
+/* The topology rank of a job rank, through the scenario's placement. */
 static inline int step_rank_of(const Ctx *c, int stage, int d, int t)
 {
-    return stage * c->p.dp * c->p.tp + d * c->p.tp + t;
+    int r = stage * c->p.dp * c->p.tp + d * c->p.tp + t;
+    const int *map = step_scenario_rank_map(c->sc);
+    return map ? map[r] : r;
 }
 
 static inline int step_stage_layers(const Ctx *c, int s) { return c->stage_l0[s + 1] - c->stage_l0[s]; }

@@ -261,7 +261,9 @@ static void add_config(cJSON *out, const Build *b)
     cJSON_AddStringToObject(cfg, "topology", topo_name(c->topo));
     cJSON_AddNumberToObject(cfg, "devices", c->devices);
     cJSON_AddNumberToObject(cfg, "topology_ranks", topo_num_ranks(c->topo));
-    char *used = c->devices == topo_num_ranks(c->topo)
+    char *used = step_scenario_rank_map(sc) ? g_strdup_printf("%d of %d ranks (placed %s)", c->devices,
+                                                               topo_num_ranks(c->topo), step_scenario_placement(sc))
+                 : c->devices == topo_num_ranks(c->topo)
                      ? g_strdup_printf("all %d ranks", c->devices)
                      : g_strdup_printf("ranks 0-%d of %d", c->devices - 1, topo_num_ranks(c->topo));
     cJSON_AddStringToObject(cfg, "devices_used", used);

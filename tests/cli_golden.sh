@@ -31,7 +31,8 @@ validate_preset() {
     *gh200*) echo "dgx-h100-cluster --nodes 2" ;;
     *mi300x_8gpu*) echo mi300x-node ;;
     *mi300x_2node*) echo mi355x-cluster ;;
-    *mi325x*|*mi355x*) echo mi355x-cluster ;;
+    *mi325x*) echo mi325x-cluster ;;
+    *mi355x*) echo mi355x-cluster ;;
     osu_bw*|osu_latency*) echo "dgx-a100-cluster --nodes 2" ;;
     osu_*) echo "localhost --ranks 2 --nodes 1" ;;
     *) echo localhost ;;

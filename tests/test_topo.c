@@ -44,6 +44,10 @@ static void test_every_preset(void)
         {"tpu-v4-pod", 64, 16, false},    {"pcie-8gpu", 8, 1, false},
         {"localhost", 2, 1, false},       {"mi300x-node", 8, 1, false},
         {"mi355x-cluster", 16, 2, false}, {"dgx2-v100-cluster", 400, 25, false},
+        {"dgx-b200", 8, 1, false},        {"dgx-b200-cluster", 64, 8, false},
+        {"dgx-h200", 8, 1, false},        {"dgx-h200-cluster", 64, 8, false},
+        {"gb200-nvl72", 72, 1, false},    {"mi325x-node", 8, 1, false},
+        {"mi325x-cluster", 16, 2, false}, {"alps-gh200-dragonfly", 896, 224, false},
     };
     char **names = topo_list_presets();
     CU_ASSERT_EQUAL(g_strv_length(names), G_N_ELEMENTS(want));

@@ -92,6 +92,7 @@ static const struct {
     {"torus2d", topo_build_torus2d},
     {"torus3d", topo_build_torus3d},
     {"pcie_tree", topo_build_pcie_tree},
+    {"dragonfly", topo_build_dragonfly},
 };
 
 /* The builder of `fam`, NULL (and an error listing the families) if none. */

@@ -4,13 +4,15 @@
  * by directed links, each with a bandwidth (bytes/s) and a latency (s).  It is
  * read from a JSON file: either an explicit list of nodes and links, or a
  * builder for a regular family (ring, fully connected, single switch, NVSwitch
- * node, rail-optimised fat tree, 2D/3D torus, PCIe tree) with its parameters.
+ * node, rail-optimised fat tree, 2D/3D torus, PCIe tree, dragonfly) with its
+ * parameters.
  * Presets live in topologies/presets/NAME.json, each number with its source.
  *
  * Routing: shortest path; on fat trees the spine is chosen by the fabric's
  * "routing" (D-mod-K by destination on InfiniBand, an ECMP hash of (src, dst,
  * salt) on Ethernet, an even split over all spines for adaptive routing), all
- * deterministic; dimension-order on tori. */
+ * deterministic; dimension-order on tori; minimal, Valiant or adaptive on
+ * dragonflies (topo_dragonfly.c).  Where a job's ranks sit: topo_place.h. */
 #ifndef TOPO_H
 #define TOPO_H
 
@@ -73,7 +75,8 @@ const char *topo_preset_dir(void);
 
 /* Additions. */
 /* How routes pick among equal-cost paths: "dmodk", "ecmp" or "adaptive" on
- * a fat tree with spines; NULL where every pair has one path. */
+ * a fat tree with spines, "minimal", "valiant" or "adaptive" on a dragonfly
+ * of several groups; NULL where every pair has one path. */
 const char *topo_routing(const Topo *t);
 /* The builder the topology came from ("fat_tree", ...) or "explicit". */
 const char *topo_family(const Topo *t);

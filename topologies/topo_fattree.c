@@ -67,7 +67,7 @@ static bool parse_routing(const SimJsonDoc *doc, const cJSON *root, TopoMultipat
     return true;
 }
 
-static bool parse_intra(const SimJsonDoc *doc, const cJSON *root, int *intra_out, GError **err)
+bool topo_parse_intra(const SimJsonDoc *doc, const cJSON *root, int *intra_out, GError **err)
 {
     const char *intra = "nvswitch";
     if (!sim_json_get_string(doc, root, "intra", false, &intra, err))
@@ -137,7 +137,7 @@ static bool parse_fat_tree(const TopoCtx *c, int *intra, FatTree *f, GError **er
                        "%ld GPUs per node cannot share %ld NICs evenly", f->rpn, f->nics);
         return false;
     }
-    if (!parse_intra(doc, root, intra, err) || !parse_routing(doc, root, &f->routing, err))
+    if (!topo_parse_intra(doc, root, intra, err) || !parse_routing(doc, root, &f->routing, err))
         return false;
     if (*intra != TOPO_INTRA_NONE && !topo_parse_spec(doc, root, "nvlink", TOPO_LINK_NVLINK, &f->nvl, err))
         return false;

@@ -7,6 +7,7 @@
  *   topo_node.c     fully_connected, single_switch, nvswitch_node, pcie_tree
  *   topo_torus.c    ring, torus2d, torus3d
  *   topo_fattree.c  fat_tree (rail-optimised, oversubscribed)
+ *   topo_dragonfly.c dragonfly (groups of switches, global links; its routes)
  *   topo_route.c    topo_route and the explicit graphs' next-hop tables
  *
  * A builder reads its fields from the root object, sets the sizes, the
@@ -27,6 +28,7 @@ typedef enum {
     TOPO_ROUTE_SWITCH, /* single_switch, nvswitch_node */
     TOPO_ROUTE_FAT_TREE,
     TOPO_ROUTE_PCIE_TREE,
+    TOPO_ROUTE_DRAGONFLY,
 } TopoRouting;
 
 enum { TOPO_INTRA_NONE, TOPO_INTRA_NVSWITCH, TOPO_INTRA_FC };
@@ -75,6 +77,10 @@ struct Topo {
     TopoMultipath ft_routing; /* how a route picks its spine */
     int ft_b_pool;            /* adaptive: leaf <-> spine-layer pooled links (-1: none) */
 
+    /* dragonfly (topo_dragonfly.c) */
+    int df_groups, df_a, df_h, df_nps, df_g, df_k, df_intra, df_routing;
+    int df_b_intra, df_b_pcie, df_b_nic, df_b_local, df_b_global, df_b_pool, df_b_hub, df_b_grp, df_b_pair;
+
     /* pcie tree */
     int pt_sockets, pt_sps, pt_gps;
     int pt_b_up, pt_b_cpu;
@@ -112,6 +118,7 @@ bool topo_build_fat_tree(Topo *t, const TopoCtx *c, GError **err);
 bool topo_build_torus2d(Topo *t, const TopoCtx *c, GError **err);
 bool topo_build_torus3d(Topo *t, const TopoCtx *c, GError **err);
 bool topo_build_pcie_tree(Topo *t, const TopoCtx *c, GError **err);
+bool topo_build_dragonfly(Topo *t, const TopoCtx *c, GError **err);
 bool topo_build_explicit(Topo *t, const TopoCtx *c, GError **err); /* no "family" */
 
 /* Parsing helpers (topo_parse.c).  Each reports FILE:LINE through `err`. */
@@ -139,6 +146,15 @@ bool topo_opt_nodes_fixed(const TopoCtx *c, int have, GError **err);
 bool topo_check_ranks(const TopoCtx *c, long nodes, long rpn, GError **err);
 /* "nodes" (1) and "ranks_per_node" (def_rpn; required when <= 0), with TopoOptions. */
 bool topo_get_nodes_rpn(const TopoCtx *c, long def_rpn, long *nodes, long *rpn, GError **err);
+
+/* "intra": nvswitch (default), fully_connected or none (topo_fattree.c). */
+bool topo_parse_intra(const SimJsonDoc *doc, const cJSON *root, int *intra_out, GError **err);
+
+/* The ECMP hash of (src, dst, salt) (topo_route.c). */
+uint32_t topo_ecmp_hash(uint32_t src, uint32_t dst, uint32_t salt);
+/* A dragonfly route and its routing's name (topo_dragonfly.c). */
+int topo_route_dragonfly(const Topo *t, int src, int dst, uint32_t salt, int *links, int cap);
+const char *topo_dragonfly_routing(const Topo *t);
 
 /* Routing tables (topo_route.c): one next-hop table per destination rank by
  * BFS; fails at items[s] when endpoint s cannot reach some rank. */

@@ -138,7 +138,7 @@ bool topo_explicit_tables(Topo *t, const TopoCtx *c, bool forward, const cJSON *
 /* ------------------------------------------------------------------ */
 /* Routing                                                             */
 
-static uint32_t ecmp_hash(uint32_t src, uint32_t dst, uint32_t salt)
+uint32_t topo_ecmp_hash(uint32_t src, uint32_t dst, uint32_t salt)
 {
     uint64_t x = ((uint64_t)src << 32 | dst) ^ ((uint64_t)salt * 0x9E3779B97F4A7C15ULL);
     x ^= x >> 33; /* murmur3 finaliser */
@@ -207,7 +207,7 @@ static int route_spine(const Topo *t, int src, int dst, int leaf_s, int leaf_d, 
         return n;
     }
     int sp = t->ft_routing == TOPO_MULTIPATH_DMODK ? dmodk_spine(t, dst / t->ft_g, leaf_d % t->ft_k)
-                                                   : (int)(ecmp_hash((uint32_t)src, (uint32_t)dst, salt) %
+                                                   : (int)(topo_ecmp_hash((uint32_t)src, (uint32_t)dst, salt) %
                                                            (uint32_t)t->ft_s);
     PUSH(t->ft_b_up + 2 * (leaf_s * t->ft_s + sp));
     PUSH(t->ft_b_up + 2 * (leaf_d * t->ft_s + sp) + 1);
@@ -277,6 +277,8 @@ static int route_explicit(const Topo *t, int src, int dst, int *links, int cap)
 const char *topo_routing(const Topo *t)
 {
     static const char *const names[] = {"dmodk", "ecmp", "adaptive"};
+    if (t->fam == TOPO_ROUTE_DRAGONFLY)
+        return topo_dragonfly_routing(t);
     return t->fam == TOPO_ROUTE_FAT_TREE && t->ft_s > 0 ? names[t->ft_routing] : NULL;
 }
 
@@ -303,6 +305,8 @@ int topo_route(const Topo *t, int src, int dst, uint32_t salt, int *links, int c
         return route_pcie(t, src, dst, links, cap);
     case TOPO_ROUTE_EXPLICIT:
         return route_explicit(t, src, dst, links, cap);
+    case TOPO_ROUTE_DRAGONFLY:
+        return topo_route_dragonfly(t, src, dst, salt, links, cap);
     }
     return -1;
 }

@@ -3,6 +3,7 @@
  * models/coll_sweep.c). */
 #include "cli.h"
 #include "coll_sweep.h"
+#include "topo_place.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -39,11 +40,13 @@ static void print_row(const CollGroup *g, const CollSweepRow *r, bool flows)
     printf("\n");
 }
 
-static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool flows)
+static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool flows, const char *placement)
 {
     int n = coll_group_size(grp), nn = coll_group_nodes(grp), nch = coll_group_channels(grp);
     printf("# %s on %s: %d rank%s on %d node%s", coll_op_name(op), topo_name(topo), n, n == 1 ? "" : "s", nn,
            nn == 1 ? "" : "s");
+    if (placement)
+        printf(" (placed %s)", placement);
     if (isfinite(coll_group_intra_bw(grp)))
         printf("; intra-node ring %.1f GB/s per rank (%d channel%s)", coll_group_intra_bw(grp) / 1e9, nch,
                nch == 1 ? "" : "s");
@@ -81,7 +84,7 @@ static int compute_rows(const Topo *topo, const CollGroup *grp, CollOp op, CollA
 
 /* The table, or one JSON object; the exit status. */
 static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAlgo algo, CollProto proto,
-                       const GArray *sizes, bool flows, bool json)
+                       const GArray *sizes, bool flows, bool json, const char *placement)
 {
     CollSweepRow *r = g_new0(CollSweepRow, sizes->len);
     int rc = compute_rows(topo, grp, op, algo, proto, sizes, flows, r);
@@ -94,8 +97,10 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
     cJSON_AddStringToObject(root, "op", coll_op_name(op));
     cJSON_AddNumberToObject(root, "ranks", coll_group_size(grp));
     cJSON_AddNumberToObject(root, "nodes", coll_group_nodes(grp));
+    if (placement)
+        cJSON_AddStringToObject(root, "placement", placement);
     if (!json)
-        print_header(topo, grp, op, flows);
+        print_header(topo, grp, op, flows, placement);
     for (guint i = 0; i < sizes->len; i++) {
         if (json)
             cJSON_AddItemToArray(rows, row_json(grp, &r[i], flows));
@@ -114,9 +119,10 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
 int cmd_collective(int argc, char **argv)
 {
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL, *params = NULL;
-    char *ranks_s = NULL, *nodes_s = NULL;
+    char *ranks_s = NULL, *nodes_s = NULL, *place_s = NULL, *seed_s = NULL;
     gboolean json = FALSE, flows = FALSE;
-    int ranks = 0, nodes = 0; /* 0: not given */
+    int ranks = 0, nodes = 0, seed = 1; /* 0: not given */
+    TopoPlacement place = TOPO_PLACE_CONTIGUOUS;
     char *algo_help = g_strdup_printf("auto|%s (default auto)", coll_algo_choices()); /* the algorithm table's names */
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
@@ -129,6 +135,9 @@ int cmd_collective(int argc, char **argv)
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "auto|ll|ll128|simple (default auto)", "PROTO"},
         {"ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_s,
          "ranks taking part, spread evenly over the fewest nodes that hold them (the preset grows if it scales; default all)", "N"},
+        {"placement", 0, 0, G_OPTION_ARG_STRING, &place_s,
+         "where the ranks sit: " TOPO_PLACE_CHOICES " (default contiguous)", "POLICY"},
+        {"placement-seed", 0, 0, G_OPTION_ARG_STRING, &seed_s, "seed of --placement scattered (default 1)", "N"},
         {"sizes", 's', 0, G_OPTION_ARG_STRING, &sizes_s, "MIN:MAX[:FACTOR] or a comma list (default 8B:8GiB)", "SIZES"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flows, "also run each size on the flow-level network simulator", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
@@ -169,8 +178,14 @@ int cmd_collective(int argc, char **argv)
         goto out;
     }
     if ((nodes_s && (rc = cli_parse_count("collective", "--nodes", nodes_s, 1, 1 << 20, &nodes)) != 0) ||
-        (ranks_s && (rc = cli_parse_count("collective", "--ranks", ranks_s, 1, 1 << 22, &ranks)) != 0))
+        (ranks_s && (rc = cli_parse_count("collective", "--ranks", ranks_s, 1, 1 << 22, &ranks)) != 0) ||
+        (seed_s && (rc = cli_parse_count("collective", "--placement-seed", seed_s, 0, 1 << 30, &seed)) != 0))
         goto out;
+    if (place_s && !topo_placement_parse(place_s, &place)) {
+        rc = cli_usage_error("collective: unknown --placement '%s' (known: %s)", SIM_ECHO(place_s),
+                             TOPO_PLACE_CHOICES);
+        goto out;
+    }
     rc = 2;
     GError *err = NULL;
     topo = coll_sweep_topo(topology, nodes, ranks, &err);
@@ -191,6 +206,13 @@ int cmd_collective(int argc, char **argv)
                              topo_ranks_per_node(topo));
         goto out;
     }
+    if (place != TOPO_PLACE_CONTIGUOUS) { /* the same nodes' worth of ranks, placed by the policy */
+        g_free(ids);
+        if (!(ids = topo_place(topo, place, (uint64_t)seed, n, n / used, &err))) {
+            rc = cli_fail(err);
+            goto out;
+        }
+    }
     grp = coll_group_new(topo, ids, n, params, &err);
     g_free(ids);
     if (!grp) {
@@ -205,7 +227,12 @@ int cmd_collective(int argc, char **argv)
                              coll_why_not(grp, op, algo, proto));
         goto out;
     }
-    rc = print_sweep(topo, grp, op, algo, proto, sizes, flows, json);
+    /* said only when not the default, so contiguous output stays as it was */
+    char *placed = place == TOPO_PLACE_CONTIGUOUS ? NULL
+                   : place == TOPO_PLACE_SCATTERED ? g_strdup_printf("scattered, seed %d", seed)
+                                                   : g_strdup(topo_placement_name(place));
+    rc = print_sweep(topo, grp, op, algo, proto, sizes, flows, json, placed);
+    g_free(placed);
 out:
     g_free(algo_help);
     coll_group_free(grp);
@@ -219,6 +246,8 @@ out:
     g_free(sizes_s);
     g_free(ranks_s);
     g_free(nodes_s);
+    g_free(place_s);
+    g_free(seed_s);
     g_option_context_free(ctx);
     return rc;
 }
