@@ -5,6 +5,9 @@
  * the host launch cost.  The algorithms live in coll_<family>.c. */
 #include "coll_internal.h"
 
+#include <errno.h>
+#include <stdlib.h>
+
 
 static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall"};
 static const char *op_alt[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"};
@@ -44,6 +47,48 @@ double coll_busbw_factor(CollOp op, int n)
     default: return 1;
     }
 }
+/* ---------------- NCCL versions ---------------- */
+
+void coll_group_set_nccl_version(CollGroup *g, int code) { g->nccl_version = code > 0 ? code : 0; }
+int coll_group_nccl_version(const CollGroup *g) { return g->nccl_version; }
+
+/* "2.18.3+cuda12.2" -> 21803; a bare number is a version code as NCCL prints
+ * it: 21803 since 2.9, 2803 before (major*1000 + minor*100 + patch). */
+int coll_nccl_version_parse(const char *s)
+{
+    if (!s)
+        return -1;
+    while (*s == ' ' || *s == 'v' || *s == 'V')
+        s++;
+    if (!g_ascii_isdigit(*s))
+        return -1;
+    char *end;
+    errno = 0;
+    long major = strtol(s, &end, 10);
+    if (errno || major < 0 || major > 99)
+        return major >= 1000 && major < 1000000 && !errno && (*end == 0 || *end == ' ')
+                   ? (major < 10000 ? (int)(major / 1000 * 10000 + major % 1000 / 100 * 100 + major % 100)
+                                    : (int)major)
+                   : -1;
+    if (*end != '.')
+        return -1;
+    const char *q = end + 1;
+    if (!g_ascii_isdigit(*q))
+        return -1;
+    long minor = strtol(q, &end, 10);
+    long patch = 0;
+    if (errno || minor < 0 || minor > 99)
+        return -1;
+    if (*end == '.' && g_ascii_isdigit(end[1])) {
+        patch = strtol(end + 1, &end, 10);
+        if (errno || patch < 0 || patch > 99)
+            return -1;
+    }
+    if (*end && *end != '+' && *end != '-' && *end != ' ' && *end != ':')
+        return -1;
+    return (int)(major * 10000 + minor * 100 + patch);
+}
+
 /* ---------------- closed form ---------------- */
 
 static bool proto_allowed(const CollGroup *g, CollProto p)
@@ -66,8 +111,11 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
         return true;
     }
     const CollAlgoDesc *d = coll_algo_desc(a);
+    c->tuner_algbw_Bps = 0;
     if (!d || !d->cost(g, op, p, bytes, c) || !(c->algbw_Bps > 0))
         return false;
+    if (!(c->tuner_algbw_Bps > 0))
+        c->tuner_algbw_Bps = c->algbw_Bps;
     /* One thread driving several devices launches on them one after another,
      * and the collective starts when the last has launched. */
     if (g->gpus_per_thread > 1)
@@ -77,6 +125,9 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
     c->proto = p;
     return true;
 }
+
+/* What NCCL's tuner thinks `c` takes: its rating, not the time. */
+static double tuner_time(const CollCost *c, double bytes) { return c->latency_s + bytes / c->tuner_algbw_Bps; }
 
 bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes, CollCost *out)
 {
@@ -91,7 +142,7 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
             if (proto != COLL_PROTO_AUTO && p != (int)proto)
                 continue;
             CollCost c;
-            if (cost_one(g, op, a, p, bytes, &c) && (!found || c.time_s < best.time_s)) {
+            if (cost_one(g, op, a, p, bytes, &c) && (!found || tuner_time(&c, bytes) < tuner_time(&best, bytes))) {
                 best = c;
                 found = true;
             }

@@ -117,8 +117,8 @@ static int *rank_ids(const char *topology, const Measured *m, Topo **topo, GErro
  * ranks: for nccl-tests' sendrecv_perf (every rank sends to the next one at
  * once) the slowest neighbours, the pair across the first node boundary when
  * there are several nodes. */
-static CollGroup *group_for(const char *topology, const char *params, const Measured *m, bool sendrecv, Topo **topo,
-                            GError **err)
+static CollGroup *group_for(const char *topology, const char *params, Measured *m, bool sendrecv, int version,
+                            Topo **topo, GError **err)
 {
     int *ids = rank_ids(topology, m, topo, err);
     if (!ids)
@@ -137,8 +137,11 @@ static CollGroup *group_for(const char *topology, const char *params, const Meas
     }
     CollGroup *grp = coll_group_new(*topo, ids, n, params, err);
     g_free(ids);
-    if (grp)
+    if (grp) {
         coll_group_set_gpus_per_thread(grp, m->gpus_per_thread);
+        m->pub.nccl_version = version > 0 ? version : m->nccl_version;
+        coll_group_set_nccl_version(grp, m->pub.nccl_version);
+    }
     return grp;
 }
 
@@ -188,7 +191,7 @@ static bool predict_run(const ValidateOptions *o, Measured *m, GError **err)
     p->op = mixed ? "mixed" : op_label(first);
     p->sendrecv = sendrecv ? sendrecv_definition(m) : NULL;
     Topo *topo = NULL;
-    CollGroup *grp = group_for(o->topology, o->params, m, sendrecv, &topo, err);
+    CollGroup *grp = group_for(o->topology, o->params, m, sendrecv, o->nccl_version, &topo, err);
     bool ok = grp != NULL;
     if (ok)
         m->topology = g_strdup(topo_name(topo));
@@ -304,6 +307,8 @@ static cJSON *run_json(const ValidateRun *r)
     cJSON_AddNumberToObject(tj, "ranks", r->ranks);
     cJSON_AddStringToObject(tj, "ranks_from", r->ranks_from);
     cJSON_AddNumberToObject(tj, "nodes", r->nodes);
+    if (r->nccl_version > 0)
+        cJSON_AddNumberToObject(tj, "nccl_version", r->nccl_version);
     errors_json(&r->errors, tj);
     for (size_t i = 0; i < r->n_rows; i++)
         cJSON_AddItemToArray(rj, row_json(&r->rows[i], r->mixed));
