@@ -233,9 +233,13 @@ typedef struct {
     double large, small;
 } Summary;
 
-static bool validate(const char *topo, const char *trace, Summary *s)
+static bool validate(const char *topo, const char *trace, const char *version, Summary *s)
 {
-    char *argv[] = {SHARDSIM_BINARY, "validate", "--json", "--topology", (char *)topo, (char *)trace, NULL};
+    char *argv[] = {SHARDSIM_BINARY, "validate", "--json", "--topology", (char *)topo, (char *)trace, NULL, NULL, NULL};
+    if (version) {
+        argv[6] = "--nccl-version";
+        argv[7] = (char *)version;
+    }
     char *out = NULL, *errs = NULL;
     int status = 0;
     if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &errs, &status, NULL))
@@ -264,17 +268,28 @@ static bool validate(const char *topo, const char *trace, Summary *s)
 static void test_validation_bounds(void)
 {
     static const struct {
-        const char *topo, *trace;
+        const char *topo, *trace, *version;
         double large, small;
     } cases[] = {
-        {"dgx1-v100", DATA "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", 10, 25},
-        {"abci-a100", DATA "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", 10, 31},
-        {"mi300x-node", DATA "rccl-tests_allreduce_mi300x_8gpu_1node.txt", 10, 25},
-        {"mi355x-cluster", DATA "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt", 10, 33},
+        {"dgx1-v100", DATA "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", NULL, 10, 25},
+        {"abci-a100", DATA "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", NULL, 10, 31},
+        {"mi300x-node", DATA "rccl-tests_allreduce_mi300x_8gpu_1node.txt", NULL, 10, 25},
+        {"mi355x-cluster", DATA "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt", NULL, 10, 33},
+        {"dgx-a100", DATA "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_1node8gpu_nccl2.25.1_ocitutorials-ol.txt", NULL,
+         6, 100},
+        {"dgx-a100-cluster",
+         DATA "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.26.5_ocitutorials-ubuntu.txt", NULL, 2,
+         100},
+        /* NCCL beats the ring bound there: NVLSTree (NCCL 2.18+; the trace prints no version) */
+        {"dgx-h100-cluster", DATA "nccl-tests_allreduce_h100-sxm_2node16gpu_8hca_multinode-guide.txt", NULL, 5, 100},
+        /* ... and without it (NCCL 2.17) the ring's bound misses by a fifth */
+        {"dgx-h100-cluster", DATA "nccl-tests_allreduce_h100-sxm_2node16gpu_8hca_multinode-guide.txt", "2.17", 100, 100},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         Summary s;
-        CU_ASSERT_TRUE_FATAL(validate(cases[i].topo, cases[i].trace, &s));
+        CU_ASSERT_TRUE_FATAL(validate(cases[i].topo, cases[i].trace, cases[i].version, &s));
+        if (cases[i].version && strcmp(cases[i].version, "2.17") == 0)
+            CU_ASSERT_TRUE(s.large > 15);
         CU_ASSERT_TRUE(s.large <= cases[i].large);
         CU_ASSERT_TRUE(s.small <= cases[i].small);
     }
@@ -302,6 +317,91 @@ static void test_nvls(void)
     coll_group_free(ga);
     topo_free(h);
     topo_free(a);
+}
+
+/* Version strings as traces and users write them. */
+static void test_nccl_version_parse(void)
+{
+    CU_ASSERT_EQUAL(coll_nccl_version_parse("2.18.3+cuda12.2"), 21803);
+    CU_ASSERT_EQUAL(coll_nccl_version_parse("2.8"), 20800);
+    CU_ASSERT_EQUAL(coll_nccl_version_parse("2.22.3-HEAD:7d8d67c"), 22203);
+    CU_ASSERT_EQUAL(coll_nccl_version_parse("22605"), 22605);
+    CU_ASSERT_EQUAL(coll_nccl_version_parse("2803"), 20803); /* before 2.9: major x 1000 */
+    CU_ASSERT_EQUAL(coll_nccl_version_parse("2.8 with nccl-rdma-sharp-plugins"), 20800);
+    CU_ASSERT_EQUAL(coll_nccl_version_parse("RCCL 2.26"), -1);
+    CU_ASSERT_EQUAL(coll_nccl_version_parse("2.x"), -1);
+    CU_ASSERT_EQUAL(coll_nccl_version_parse("2.100"), -1);
+    CU_ASSERT_EQUAL(coll_nccl_version_parse(""), -1);
+    CU_ASSERT_EQUAL(coll_nccl_version_parse(NULL), -1);
+}
+
+/* What `version` picks for `op` on g at sizes 8 B .. 8 GiB: a bit per algorithm. */
+static unsigned picks(CollGroup *g, int version, CollOp op)
+{
+    unsigned seen = 0;
+    coll_group_set_nccl_version(g, version);
+    for (double bytes = 8; bytes <= 8.0 * (1 << 30); bytes *= 2) {
+        CollCost c;
+        CU_ASSERT_TRUE_FATAL(coll_cost(g, op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &c));
+        seen |= 1u << c.algo;
+    }
+    coll_group_set_nccl_version(g, 0);
+    return seen;
+}
+
+/* The tuner chooses among what the NCCL version has: NVLS from 2.17,
+ * NVLSTree from 2.18 (it beats the NICs' line rate at 2 nodes: each node
+ * sends the message once, where a ring sends it 2(n-1)/n times), PAT from
+ * 2.23 at one rank per node. */
+static void test_nccl_versions(void)
+{
+    Topo *h1 = load("dgx-h100", 0), *h2 = load("dgx-h100-cluster", 2), *h8 = load("dgx-h100-cluster", 8);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h8);
+    CollGroup *g1 = group(h1), *g2 = group(h2);
+    CU_ASSERT_TRUE(picks(g1, 0, COLL_ALLREDUCE) & (1u << COLL_NVLS));
+    CU_ASSERT_TRUE(picks(g1, 21700, COLL_ALLREDUCE) & (1u << COLL_NVLS));
+    CU_ASSERT_FALSE(picks(g1, 21605, COLL_ALLREDUCE) & (1u << COLL_NVLS));
+    CU_ASSERT_TRUE(picks(g2, 0, COLL_ALLREDUCE) & (1u << COLL_NVLS_TREE));
+    CU_ASSERT_TRUE(picks(g2, 21803, COLL_ALLREDUCE) & (1u << COLL_NVLS_TREE));
+    unsigned old = picks(g2, 21703, COLL_ALLREDUCE);
+    CU_ASSERT_FALSE(old & ((1u << COLL_NVLS_TREE) | (1u << COLL_NVLS))); /* and no NVLS across nodes without SHARP */
+    CollCost c, ring;
+    coll_group_set_nccl_version(g2, 21703);
+    CU_ASSERT_FALSE(coll_cost(g2, COLL_ALLREDUCE, COLL_NVLS_TREE, COLL_SIMPLE, 1 << 30, &c));
+    CU_ASSERT_PTR_NOT_NULL(strstr(coll_why_not(g2, COLL_ALLREDUCE, COLL_NVLS_TREE, COLL_SIMPLE), "2.18"));
+    coll_group_set_nccl_version(g2, 0);
+    double bytes = 8.0 * (1 << 30);
+    CU_ASSERT_TRUE_FATAL(coll_cost(g2, COLL_ALLREDUCE, COLL_NVLS_TREE, COLL_SIMPLE, bytes, &c));
+    CU_ASSERT_TRUE_FATAL(coll_cost(g2, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, bytes, &ring));
+    double busbw = bytes / c.time_s * coll_busbw_factor(COLL_ALLREDUCE, 16), nic = coll_group_inter_bw(g2) / 8;
+    fprintf(stderr, "nvlstree 2x8 H100 8 GiB: busbw %.1f GB/s (ring %.1f), NIC %.1f GB/s\n", busbw / 1e9,
+            bytes / ring.time_s * coll_busbw_factor(COLL_ALLREDUCE, 16) / 1e9, nic / 1e9);
+    CU_ASSERT_TRUE(busbw > 1.1 * nic * 8 && c.time_s < ring.time_s); /* above the 8 NICs' rate */
+    CU_ASSERT_TRUE(rel(coll_simulate(g2, COLL_ALLREDUCE, COLL_NVLS_TREE, COLL_SIMPLE, bytes), c.time_s) < 0.02);
+    /* one rank per node: PAT for reduce-scatter and all-gather from 2.23 */
+    int ids[8];
+    for (int i = 0; i < 8; i++)
+        ids[i] = i * topo_ranks_per_node(h8);
+    CollGroup *g8 = coll_group_new(h8, ids, 8, NULL, NULL), *full = group(h8);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g8);
+    for (int op = COLL_REDUCESCATTER; op <= COLL_ALLGATHER; op++) {
+        CU_ASSERT_TRUE(picks(g8, 0, op) & (1u << COLL_PAT));
+        CU_ASSERT_TRUE(picks(g8, 22300, op) & (1u << COLL_PAT));
+        CU_ASSERT_FALSE(picks(g8, 22205, op) & (1u << COLL_PAT));
+        CU_ASSERT_FALSE(picks(full, 0, op) & (1u << COLL_PAT)); /* 8 ranks per node */
+        CU_ASSERT_TRUE_FATAL(coll_cost(g8, op, COLL_PAT, COLL_SIMPLE, 64e6, &c));
+        CU_ASSERT_TRUE(rel(coll_simulate(g8, op, COLL_PAT, COLL_SIMPLE, 64e6), c.time_s) < 0.05);
+    }
+    CU_ASSERT_FALSE(coll_cost(g8, COLL_ALLREDUCE, COLL_PAT, COLL_SIMPLE, 1e6, &c));
+    coll_group_free(g1);
+    coll_group_free(g2);
+    coll_group_free(g8);
+    coll_group_free(full);
+    topo_free(h1);
+    topo_free(h2);
+    topo_free(h8);
 }
 
 static void test_bad_parameters(void)
@@ -359,6 +459,8 @@ static const TestCase tests[] = {
     {"every decomposition runs", test_every_decomposition_runs},
     {"validation bounds on real traces", test_validation_bounds},
     {"NVLink SHARP", test_nvls},
+    {"NCCL version strings", test_nccl_version_parse},
+    {"the NCCL version decides the algorithms", test_nccl_versions},
     {"bad parameters", test_bad_parameters},
     {"names", test_names},
 };
