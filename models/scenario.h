@@ -47,6 +47,8 @@ MemoryPrecision step_scenario_precision(const StepScenario *sc);
 MemoryOptimizer step_scenario_optimizer(const StepScenario *sc);
 /* Scale DP collectives by the flow simulation's contention. */
 bool step_scenario_flow_contention(const StepScenario *sc);
+/* The NCCL version code its collectives follow ("nccl_version"); 0: the newest. */
+int step_scenario_nccl_version(const StepScenario *sc);
 /* dp came from the scenario (else it fills the machine: ranks / (tp x pp)). */
 bool step_scenario_dp_given(const StepScenario *sc);
 
