@@ -123,9 +123,9 @@ static bool cost_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, 
         spb = fmax(spb, 0.5 * g->tree_deg / g->inter_bw);
         rated = fmax(rated, 0.5 * (g->tree_deg > 4 ? g->tree_deg : 4) / g->inter_bw);
     }
-    double eff = g->p.proto_bw[KIND_TREE][p] * tree_correction(g, p, bytes); /* NCCL's: trees fall short at medium sizes */
-    c->algbw_Bps = spb > 0 ? eff / spb : INFINITY;
-    c->tuner_algbw_Bps = rated > 0 ? eff / rated : INFINITY;
+    double corr = tree_correction(g, p, bytes); /* NCCL's: trees fall short at medium sizes */
+    c->algbw_Bps = (spb > 0 ? g->p.proto_bw[KIND_TREE][p] / spb : INFINITY) * corr;
+    c->tuner_algbw_Bps = (rated > 0 ? g->p.proto_bw[KIND_TREE][p] / rated : INFINITY) * corr;
     return true;
 }
 
