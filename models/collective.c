@@ -5,7 +5,6 @@
  * the host launch cost.  The algorithms live in coll_<family>.c. */
 #include "coll_internal.h"
 
-#include <errno.h>
 #include <stdlib.h>
 
 
@@ -52,39 +51,40 @@ double coll_busbw_factor(CollOp op, int n)
 void coll_group_set_nccl_version(CollGroup *g, int code) { g->nccl_version = code > 0 ? code : 0; }
 int coll_group_nccl_version(const CollGroup *g) { return g->nccl_version; }
 
+/* A whole number in [0, 99] at *s (advanced past it), or -1. */
+static long version_part(const char **s)
+{
+    if (!g_ascii_isdigit(**s))
+        return -1;
+    long v = 0;
+    while (g_ascii_isdigit(**s) && v <= 99)
+        v = v * 10 + (*(*s)++ - '0');
+    return v <= 99 ? v : -1;
+}
+
 /* "2.18.3+cuda12.2" -> 21803; a bare number is a version code as NCCL prints
- * it: 21803 since 2.9, 2803 before (major*1000 + minor*100 + patch). */
+ * it: major*10000 + minor*100 + patch since 2.9 (21803), major*1000 + minor*100
+ * + patch before (2803 for 2.8.3). */
 int coll_nccl_version_parse(const char *s)
 {
     if (!s)
         return -1;
     while (*s == ' ' || *s == 'v' || *s == 'V')
         s++;
-    if (!g_ascii_isdigit(*s))
+    size_t digits = strspn(s, "0123456789");
+    if (digits >= 4 && digits <= 6 && (s[digits] == 0 || s[digits] == ' ')) {
+        long code = strtol(s, NULL, 10);
+        return (int)(code < 10000 ? code / 1000 * 10000 + code % 1000 : code);
+    }
+    long major = version_part(&s), minor = -1, patch = 0;
+    if (major < 0 || *s++ != '.' || (minor = version_part(&s)) < 0)
         return -1;
-    char *end;
-    errno = 0;
-    long major = strtol(s, &end, 10);
-    if (errno || major < 0 || major > 99)
-        return major >= 1000 && major < 1000000 && !errno && (*end == 0 || *end == ' ')
-                   ? (major < 10000 ? (int)(major / 1000 * 10000 + major % 1000 / 100 * 100 + major % 100)
-                                    : (int)major)
-                   : -1;
-    if (*end != '.')
-        return -1;
-    const char *q = end + 1;
-    if (!g_ascii_isdigit(*q))
-        return -1;
-    long minor = strtol(q, &end, 10);
-    long patch = 0;
-    if (errno || minor < 0 || minor > 99)
-        return -1;
-    if (*end == '.' && g_ascii_isdigit(end[1])) {
-        patch = strtol(end + 1, &end, 10);
-        if (errno || patch < 0 || patch > 99)
+    if (*s == '.' && g_ascii_isdigit(s[1])) {
+        s++;
+        if ((patch = version_part(&s)) < 0)
             return -1;
     }
-    if (*end && *end != '+' && *end != '-' && *end != ' ' && *end != ':')
+    if (*s && *s != '+' && *s != '-' && *s != ' ' && *s != ':')
         return -1;
     return (int)(major * 10000 + minor * 100 + patch);
 }
