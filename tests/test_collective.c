@@ -24,10 +24,10 @@ static Band flow_band(CollAlgo a, CollOp op, const CollGroup *g, const CollCost 
     switch (a) {
     case COLL_TREE: {
         /* every hop starts once data reaches it, so the transfer overlaps part
-         * of the step latencies the closed form adds to it; at 2 nodes the
-         * closed form keeps NCCL's rating, not the halved network load */
+         * of the step latencies the closed form adds to it (at 2 nodes too:
+         * both count the halved network load) */
         double lat = c->latency_s / c->time_s;
-        return (Band){(coll_group_nodes(g) == 2 ? 0.5 : 1.0) * (1 - lat) - 0.02, 1.05};
+        return (Band){(1 - lat) - 0.04, 1.05};
     }
     case COLL_DIRECT: /* the closed form's per-rank bandwidth is the rings found; direct uses every link */
         return (Band){0.85, 1.05};
