@@ -1,4 +1,5 @@
 #include "collective.h"
+#include "scenario.h"
 #include "test_load.h"
 #include "test_main.h"
 
@@ -404,6 +405,61 @@ static void test_nccl_versions(void)
     topo_free(h8);
 }
 
+/* NVLS across nodes where the network reduces too (NVLS + SHARP): every node
+ * sends the message to the network once, so the rate is the switch's or the
+ * NICs', whichever is lower; flows agree. */
+static void test_nvls_with_sharp(void)
+{
+    char *text = NULL, *dir = g_dir_make_tmp("shardsim-XXXXXX", NULL);
+    char *path = g_build_filename(dir, "h100-sharp.json", NULL);
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(SHARDSIM_SOURCE_DIR "/topologies/presets/dgx-h100-cluster.json", &text,
+                                             NULL, NULL));
+    char *with = g_strdup_printf("{\"in_network_reduction\": true,%s", strchr(text, '{') + 1);
+    CU_ASSERT_TRUE_FATAL(g_file_set_contents(path, with, -1, NULL));
+    Topo *t = load(path, 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CollCost c;
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_NVLS, COLL_SIMPLE, 1 << 30, &c));
+    double nvls = 0.61 * 450e9; /* the NVLS rate: below the 8 NICs' 384 GB/s */
+    CU_ASSERT_DOUBLE_EQUAL(c.algbw_Bps, fmin(nvls, coll_group_inter_bw(g)), 1e-6 * nvls);
+    CU_ASSERT_TRUE(rel(coll_simulate(g, COLL_ALLREDUCE, COLL_NVLS, COLL_SIMPLE, 1 << 30), c.time_s) < 0.02);
+    coll_group_set_nccl_version(g, 21605);
+    CU_ASSERT_FALSE(coll_cost(g, COLL_ALLREDUCE, COLL_NVLS, COLL_SIMPLE, 1 << 30, &c));
+    coll_group_free(g);
+    topo_free(t);
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+    g_free(with);
+    g_free(text);
+}
+
+/* A scenario's "nccl_version" reaches its groups; a bad one is bad input. */
+static void test_scenario_nccl_version(void)
+{
+    char *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(SHARDSIM_SOURCE_DIR "/examples/llama2-70b-fsdp-h100.json", &text, NULL, NULL));
+    const char *versions[] = {"\"2.18\"", "\"2.x\"", "2.18"};
+    for (int i = 0; i < 3; i++) {
+        char *with = g_strdup_printf("{\"nccl_version\": %s,%s", versions[i], strchr(text, '{') + 1);
+        GError *err = NULL;
+        StepScenario *sc = step_scenario_parse("s.json", with, strlen(with), &err);
+        if (i == 0) {
+            CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+            CU_ASSERT_EQUAL(step_scenario_nccl_version(sc), 21800);
+        } else {
+            CU_ASSERT_PTR_NULL(sc);
+            CU_ASSERT_TRUE(err && err->code == SIM_ERROR_INPUT && strstr(err->message, "nccl_version"));
+        }
+        step_scenario_free(sc);
+        g_clear_error(&err);
+        g_free(with);
+    }
+    g_free(text);
+}
+
 static void test_bad_parameters(void)
 {
     Topo *t = load("ring8", 0);
@@ -461,6 +517,8 @@ static const TestCase tests[] = {
     {"NVLink SHARP", test_nvls},
     {"NCCL version strings", test_nccl_version_parse},
     {"the NCCL version decides the algorithms", test_nccl_versions},
+    {"a scenario's nccl_version", test_scenario_nccl_version},
+    {"NVLS across nodes with SHARP", test_nvls_with_sharp},
     {"bad parameters", test_bad_parameters},
     {"names", test_names},
 };
