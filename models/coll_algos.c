@@ -1,13 +1,15 @@
 /* The one list of collective algorithms, in CollAlgo order (the tuner's
  * ties go to the earlier), and what is read off it: names, parsing and the
- * choices help texts show.  Adding an algorithm: see coll_internal.h. */
+ * choices help texts show; and the parameters that came with NCCL versions
+ * (the "nccl" object of the parameter file).  Adding an algorithm: see
+ * coll_internal.h. */
 #include "coll_internal.h"
 
 
 static const CollAlgoDesc *const algos[COLL_NUM_ALGOS] = {
     [COLL_RING] = &coll_ring_algo,       [COLL_TREE] = &coll_tree_algo, [COLL_RHD] = &coll_rhd_algo,
     [COLL_DIRECT] = &coll_direct_algo,   [COLL_HIER] = &coll_hier_algo, [COLL_COLLNET] = &coll_collnet_algo,
-    [COLL_NVLS] = &coll_nvls_algo,
+    [COLL_NVLS] = &coll_nvls_algo,       [COLL_NVLS_TREE] = &coll_nvls_tree_algo, [COLL_PAT] = &coll_pat_algo,
 };
 
 const CollAlgoDesc *coll_algo_desc(CollAlgo a) { return a >= 0 && a < COLL_NUM_ALGOS ? algos[a] : NULL; }
@@ -43,4 +45,39 @@ const char *coll_algo_choices(void)
         g_once_init_leave(&once, 1);
     }
     return buf;
+}
+
+/* A version "2.18" in the data file, as a code. */
+static bool get_version(const SimJsonDoc *d, const cJSON *o, const char *key, int *out, GError **err)
+{
+    const char *s = NULL;
+    if (!sim_json_get_string(d, o, key, true, &s, err))
+        return false;
+    *out = coll_nccl_version_parse(s);
+    if (*out < 0)
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(o, key), err, "\"%s\" must be an NCCL version such as \"2.18\"",
+                       key);
+    return *out >= 0;
+}
+
+bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(r, "nccl");
+    if (!cJSON_IsObject(o)) {
+        sim_json_error(d, o ? o : r, err, "\"nccl\" must be an object");
+        return false;
+    }
+    const cJSON *since = cJSON_GetObjectItemCaseSensitive(o, "since");
+    if (!cJSON_IsObject(since)) {
+        sim_json_error(d, since ? since : o, err, "\"nccl.since\" must be an object");
+        return false;
+    }
+    return get_version(d, since, "nvls", &p->ver_nvls, err) && get_version(d, since, "nvlstree", &p->ver_nvls_tree, err) &&
+           get_version(d, since, "pat", &p->ver_pat, err) &&
+           sim_json_get_number(d, o, "nvls_net_step_latency_s", true, 0, 1, &p->nvls_net_lat, err) &&
+           sim_json_get_number(d, o, "nvlstree_net_step_latency_s", true, 0, 1, &p->nvls_tree_net_lat, err) &&
+           sim_json_get_number(d, o, "pat_base_latency_s", true, 0, 1, &p->pat_base, err) &&
+           sim_json_get_number(d, o, "pat_latency_per_rank_s", true, 0, 1, &p->pat_per_rank, err) &&
+           sim_json_get_number(d, o, "pat_log_latency_divisor", true, 0.01, 100, &p->pat_log_div, err) &&
+           sim_json_get_number(d, o, "pat_bandwidth_factor", true, 0.01, 1, &p->pat_bw, err);
 }

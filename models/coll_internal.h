@@ -46,6 +46,10 @@ struct CollParams {
     double nvls_latency, nvls_fraction; /* NVLS: latency, algorithm bandwidth / GPU link rate */
     double net_overhead; /* floor of a multi-node ring's intra-node step */
     CollUncert unc;
+    /* what came with NCCL versions (coll_algos.c reads the "nccl" object) */
+    int ver_nvls, ver_nvls_tree, ver_pat; /* first version code with each */
+    double nvls_net_lat, nvls_tree_net_lat; /* per network step, NVLS(+CollNet) and NVLSTree */
+    double pat_base, pat_per_rank, pat_log_div, pat_bw; /* PAT: 8 us + log2(nodes) x net / 3.5 + 2.8 us x ranks; x0.75 */
 };
 
 struct CollGroup {
@@ -71,6 +75,7 @@ struct CollGroup {
     double direct_spb, rhd_spb[32];
     double gpu_link;    /* raw bandwidth of a rank's first link into the node fabric */
     int gpus_per_thread;
+    int nccl_version; /* NCCL version code; 0: the newest the model knows */
     /* double binary tree: the most tree edges at one node (both trees), the
      * deepest node, and the most a rank sends on intra-node links per byte
      * of the message (its chains' up and down hops) */
@@ -87,6 +92,17 @@ bool coll_params_apply_overlay(const SimJsonDoc *d, CollParams *p, GError **err)
 /* Reads an "uncertainty" (default file) or "calibration" (overlay) block
  * into u; classes or bounds it does not give keep u's. */
 bool coll_uncert_read(const SimJsonDoc *d, const cJSON *obj, CollUncert *u, GError **err);
+/* The "nccl" object of the parameter file (root `r`): version gates and the
+ * NVLS, NVLSTree and PAT constants (coll_algos.c). */
+bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err);
+
+/* Whether the group's NCCL version has what came in version `code`. */
+static inline bool coll_version_has(const CollGroup *g, int code)
+{
+    return g->nccl_version == 0 || g->nccl_version >= code;
+}
+/* Every node's NVSwitch reduces (NVLink SHARP) and has ranks to reduce. */
+static inline bool coll_nvls_capable(const CollGroup *g) { return topo_has_nvlink_sharp(g->t) && g->ppn > 1; }
 
 /* ---------------- what the group derived, for every algorithm ---------------- */
 
@@ -138,6 +154,9 @@ static inline int coll_ilog2_ceil(int n)
  * once (dist 0: all pairs; else i and i ^ dist) (coll_build.c). */
 double coll_pattern_spb(const CollGroup *g, int dist);
 
+/* Parent of node r (of nn) in tree t (0, 1) of NCCL's double binary tree,
+ * -1 at the root (coll_tree.c). */
+int coll_dtree_parent(int nn, int t, int r);
 /* The double binary tree's shape, for its closed form (coll_tree.c). */
 void coll_tree_shape(CollGroup *g);
 
@@ -191,7 +210,7 @@ typedef struct {
 } CollAlgoDesc;
 
 extern const CollAlgoDesc coll_ring_algo, coll_tree_algo, coll_rhd_algo, coll_direct_algo, coll_hier_algo,
-    coll_collnet_algo, coll_nvls_algo;
+    coll_collnet_algo, coll_nvls_algo, coll_nvls_tree_algo, coll_pat_algo;
 
 /* The algorithm `a`, or NULL if it is none (coll_algos.c). */
 const CollAlgoDesc *coll_algo_desc(CollAlgo a);

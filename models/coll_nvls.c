@@ -1,51 +1,155 @@
-/* NVLink SHARP ("nvls"): all-reduce inside one node whose NVSwitch
- * reduces; closed form and flows. */
+/* NVLink SHARP: all-reduce reduced inside the NVSwitch.  "nvls" inside one
+ * node (NCCL 2.17+), and across nodes where the network reduces too
+ * (NVLS + CollNet/SHARP); "nvlstree" (NCCL 2.18+): NVLS inside every node and
+ * NCCL's double binary tree between the nodes.  Closed forms and flows. */
 #include "coll_internal.h"
 
-/* NVLink SHARP: each GPU sends its data into the switch once and gets the
- * reduced result back once; NVIDIA quotes the sustained rate as a bus
- * bandwidth, which the data file turns into a fraction of the link rate. */
+/* The rate NVLink SHARP sustains on one GPU's links: NVIDIA quotes it as a
+ * bus bandwidth, which the data file turns into a fraction of the link rate. */
+static double nvls_rate(const CollGroup *g) { return g->gpu_link * g->p.nvls_fraction; }
+
+/* Seconds per byte of the message on a node's NICs, per direction, for the
+ * tree between nodes: each tree edge carries its tree's half each way, and a
+ * node has tree_deg edges in both trees (2 at two nodes: the message once;
+ * up to 4 from three on: twice, NCCL's bwInter / 2). */
+static double tree_net_spb(const CollGroup *g) { return 0.5 * g->tree_deg / g->inter_bw; }
+
+/* Every GPU sends its data into the switch once and gets the reduced result
+ * back once; across nodes (in-network reduction) every node sends its reduced
+ * data to the network once and gets the result once, over its NICs. */
 static bool cost_nvls(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
 {
-    if (op != COLL_ALLREDUCE || !g->nvls || p != COLL_SIMPLE)
+    if (op != COLL_ALLREDUCE || p != COLL_SIMPLE || !coll_nvls_capable(g) || !coll_version_has(g, g->p.ver_nvls) ||
+        (g->nnodes > 1 && !g->in_network))
         return false;
-    c->latency_s = g->p.nvls_latency;
-    c->algbw_Bps = g->gpu_link * g->p.nvls_fraction;
+    c->latency_s = g->p.nvls_latency + (g->nnodes > 1 ? g->p.nvls_net_lat : 0);
+    c->algbw_Bps = nvls_rate(g);
+    if (g->nnodes > 1)
+        c->algbw_Bps = fmin(c->algbw_Bps, g->inter_bw);
     return true;
 }
 
-/* NVLS: every rank pushes its data into the switch and pulls the result;
- * as flows, each rank sends to every other its share, sized so that a rank's
- * link carries what the switch protocol moves at the quoted rate. */
+/* NVLSTree: NVLS reduces inside each node, the node's reduced data goes up
+ * and down the double binary tree between nodes over all its NICs, and NVLS
+ * multicasts the result.  The two stages are pipelined in one kernel, so the
+ * slower sets the rate: the switch's (as "nvls") or the NICs' (tree_net_spb);
+ * the kernel runs the tree's primitives, at the tree's protocol efficiency.
+ * Latency as NCCL's tuner (tuning.cc, NVLS_TREE): the NVLS step plus two
+ * network steps per tree level. */
+static bool cost_nvls_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
+{
+    if (op != COLL_ALLREDUCE || p != COLL_SIMPLE || g->nnodes < 2 || !coll_nvls_capable(g) ||
+        !coll_version_has(g, g->p.ver_nvls_tree))
+        return false;
+    c->latency_s = g->p.nvls_latency + 2 * coll_ilog2_ceil(g->nnodes) * g->p.nvls_tree_net_lat;
+    c->algbw_Bps = g->p.proto_bw[KIND_TREE][COLL_SIMPLE] * fmin(nvls_rate(g), 1 / tree_net_spb(g));
+    return true;
+}
+
+/* Inside every node, every rank sends to every other its share, sized so
+ * that a rank's link carries what the switch protocol moves at `rate`. */
+static void nvls_node_flows(CollBuilder *b, double bytes, double rate, sim_time_t lat)
+{
+    const CollGroup *g = b->g;
+    int p = g->ppn;
+    int len = topo_route(g->t, g->ranks[g->by_node[0]], g->ranks[g->by_node[1]], 0, b->links, coll_route_cap(g));
+    double cap = len > 0 ? coll_link_cap(g, b->links[0]) : g->gpu_link;
+    double per_rank = bytes * cap / rate;
+    for (int nd = 0; nd < g->nnodes; nd++)
+        for (int i = 0; i < p; i++)
+            for (int j = 0; j < p; j++) {
+                if (i == j)
+                    continue;
+                int a = g->by_node[g->node_start[nd] + i], z = g->by_node[g->node_start[nd] + j];
+                int f = coll_add_flow(b, a, z, per_rank / (p - 1), lat, (uint32_t)(i + j));
+                sim_graph_depend(b->graph, b->start, f);
+                g_array_append_val(b->ends, f);
+            }
+}
+
+static void add_start_end(CollBuilder *b, int src, int dst, double bytes, sim_time_t lat, uint32_t salt)
+{
+    int f = coll_add_flow(b, src, dst, bytes, lat, salt);
+    sim_graph_depend(b->graph, b->start, f);
+    g_array_append_val(b->ends, f);
+}
+
 static void build_nvls(CollBuilder *b, CollOp op, CollProto p, double bytes)
 {
     const CollGroup *g = b->g;
-    int n = g->n;
-    int len = topo_route(g->t, g->ranks[0], g->ranks[1], 0, b->links, coll_route_cap(g));
-    double cap = len > 0 ? coll_link_cap(g, b->links[0]) : g->gpu_link;
-    double per_rank = bytes * cap / (g->gpu_link * g->p.nvls_fraction);
-    sim_time_t lat = sim_time_from_s(g->p.nvls_latency);
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) {
-            if (i == j)
-                continue;
-            int f = coll_add_flow(b, i, j, per_rank / (n - 1), lat, (uint32_t)(i + j));
-            sim_graph_depend(b->graph, b->start, f);
-            g_array_append_val(b->ends, f);
+    CollCost c;
+    if (!cost_nvls(g, op, p, bytes, &c))
+        c = (CollCost){.latency_s = g->p.nvls_latency};
+    sim_time_t lat = sim_time_from_s(c.latency_s);
+    nvls_node_flows(b, bytes, nvls_rate(g), lat);
+    /* across nodes: every rank's share to and from the network, as to the
+     * same rank of the next node (a ring of nodes: one send and one receive
+     * of the message per node) */
+    for (int nd = 0; g->nnodes > 1 && nd < g->nnodes; nd++)
+        for (int j = 0; j < g->ppn; j++)
+            add_start_end(b, g->by_node[g->node_start[nd] + j], g->by_node[g->node_start[(nd + 1) % g->nnodes] + j],
+                          bytes / g->ppn, lat, (uint32_t)j);
+}
+
+static int64_t count_nvls(const CollGroup *g, CollOp op, CollProto p, double bytes)
+{
+    int64_t nn = g->nnodes, pp = g->ppn;
+    return nn * pp * (pp - 1) + (nn > 1 ? nn * pp : 0);
+}
+
+/* NVLSTree as flows, the two stages at once (they pipeline): NVLS inside every
+ * node; between nodes, for both trees, every rank of a node sends its share
+ * (1/ppn of the tree's half) to the same rank of the parent node and gets as
+ * much back, so each NIC carries its rail's part of every tree edge. */
+static void build_nvls_tree(CollBuilder *b, CollOp op, CollProto p, double bytes)
+{
+    const CollGroup *g = b->g;
+    CollCost c;
+    if (!cost_nvls_tree(g, op, p, bytes, &c))
+        c = (CollCost){.latency_s = g->p.nvls_latency};
+    double eff = g->p.proto_bw[KIND_TREE][COLL_SIMPLE];
+    sim_time_t lat = sim_time_from_s(c.latency_s);
+    nvls_node_flows(b, bytes / eff, nvls_rate(g), lat);
+    int nn = g->nnodes, pp = g->ppn;
+    for (int t = 0; t < 2; t++)
+        for (int r = 0; r < nn; r++) {
+            int u = coll_dtree_parent(nn, t, r);
+            for (int j = 0; u >= 0 && j < pp; j++) {
+                int a = g->by_node[g->node_start[r] + j], z = g->by_node[g->node_start[u] + j];
+                add_start_end(b, a, z, bytes / 2 / pp / eff, lat, (uint32_t)(2 * j + t));
+                add_start_end(b, z, a, bytes / 2 / pp / eff, lat, (uint32_t)(2 * j + t));
+            }
         }
 }
 
-/* As build_nvls: every ordered pair once. */
-static int64_t count_nvls(const CollGroup *g, CollOp op, CollProto p, double bytes)
+/* As build_nvls_tree: the nodes' pairs, and two flows per rail of every tree edge. */
+static int64_t count_nvls_tree(const CollGroup *g, CollOp op, CollProto p, double bytes)
 {
-    int64_t n = g->n;
-    return n * (n - 1);
+    int64_t nn = g->nnodes, pp = g->ppn, edges = 0;
+    for (int t = 0; t < 2; t++)
+        for (int r = 0; r < nn; r++)
+            edges += coll_dtree_parent((int)nn, t, r) >= 0;
+    return nn * pp * (pp - 1) + edges * pp * 2;
 }
 
 static const char *why_not_nvls(const CollGroup *g, CollOp op, CollProto p)
 {
-    return "nvls needs one node whose NVSwitch reduces (\"nvlink_sharp\" in the topology), all-reduce only, "
+    if (coll_nvls_capable(g) && !coll_version_has(g, g->p.ver_nvls))
+        return "nvls came with NCCL 2.17";
+    if (coll_nvls_capable(g) && g->nnodes > 1)
+        return "nvls across nodes needs in-network reduction (SHARP); without it NCCL runs nvlstree";
+    return "nvls needs NVSwitches that reduce (\"nvlink_sharp\" in the topology), all-reduce only, "
            "Simple protocol";
 }
 
+static const char *why_not_nvls_tree(const CollGroup *g, CollOp op, CollProto p)
+{
+    if (coll_nvls_capable(g) && g->nnodes > 1 && !coll_version_has(g, g->p.ver_nvls_tree))
+        return "nvlstree came with NCCL 2.18";
+    return "nvlstree needs two nodes or more whose NVSwitches reduce (\"nvlink_sharp\" in the topology), "
+           "all-reduce only, Simple protocol";
+}
+
 const CollAlgoDesc coll_nvls_algo = {COLL_NVLS, "nvls", NULL, true, cost_nvls, build_nvls, count_nvls, why_not_nvls};
+const CollAlgoDesc coll_nvls_tree_algo = {COLL_NVLS_TREE, "nvlstree", "nvls_tree", true, cost_nvls_tree,
+                                          build_nvls_tree, count_nvls_tree, why_not_nvls_tree};

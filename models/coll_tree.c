@@ -19,7 +19,7 @@ static int btree_parent(int nn, int r)
 /* Tree t (0 or 1) of the double binary tree (ncclGetDtree): the second is the
  * first mirrored (nn even) or shifted by one (nn odd), so that a node inner in
  * one tree is a leaf of the other. */
-static int dtree_parent(int nn, int t, int r)
+int coll_dtree_parent(int nn, int t, int r)
 {
     if (t == 0)
         return btree_parent(nn, r);
@@ -62,12 +62,12 @@ void coll_tree_shape(CollGroup *g)
     g->tree_depth = 0;
     for (int t = 0; t < (nn > 1 ? 2 : 1); t++)
         for (int r = 0; r < nn; r++) {
-            int u = dtree_parent(nn, t, r), d = 0;
+            int u = coll_dtree_parent(nn, t, r), d = 0;
             if (u >= 0) {
                 deg[r]++;
                 deg[u]++;
             }
-            for (int v = r; (v = dtree_parent(nn, t, v)) >= 0 && d < nn;)
+            for (int v = r; (v = coll_dtree_parent(nn, t, v)) >= 0 && d < nn;)
                 d++;
             g->tree_depth = d > g->tree_depth ? d : g->tree_depth;
         }
@@ -101,28 +101,31 @@ static double tree_correction(const CollGroup *g, CollProto p, double bytes)
 /* Double binary tree: reduce up and broadcast down, pipelined, so the time is
  * the busiest link's bytes over its bandwidth plus a step latency per level
  * up and down (NCCL's tuner: algorithm bandwidth = tree bus bandwidth x 0.5).
- * Across nodes every tree edge carries its tree's half of the message each
- * way, and a node's NICs carry its edges in both trees: 4 halves (inner in
- * one tree, leaf in the other), i.e. 2x the message, as a ring's 2(n-1)/n.
- * At 2 nodes a node has only 2 edges, but NCCL rates trees there by a
- * per-channel cap (tuning.cc perChMaxTreeBws, 2 nodes: 18.5 GB/s Volta,
- * 22.5 Ampere, 41.4 Hopper) at or below a channel's NIC rate on DGX-class
- * nodes, and measured 2-node runs agree (crediting the halved load moves the
- * OCI A100 2-node trace from 0.1% to 20% error and ABCI's from 6% to 16%):
- * the rate counts 4 halves from 2 nodes on.  The flows keep the physics, so
- * at 2 nodes they may be faster, down to the intra-node chains' bound.
- * Inside a node a chain's inner ranks send each byte up and down. */
+ * Inside a node a chain's inner ranks send each byte up and down.  Across
+ * nodes every tree edge carries its tree's half of the message each way, and
+ * a node's NICs carry its edges in both trees: from 3 nodes on 4 halves
+ * (inner in one tree, leaf in the other), i.e. 2x the message, as a ring's
+ * 2(n-1)/n; at 2 nodes only 2 edges, the message once each way, half a
+ * ring's network bytes: the time counts that.
+ * NCCL's tuner does not: it rates trees at 2 nodes by the channels' bus
+ * bandwidth, as from 3 nodes on (tuning.cc: bw = bwIntra when nNodes <= 2,
+ * capped per channel by perChMaxTreeBws), so it keeps the ring for large
+ * all-reduces there (measured 2-node A100 runs run at the ring's rate: the
+ * OCI A100 and ABCI traces); tuner_algbw_Bps carries that rating (4 halves). */
 static bool cost_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
 {
     if (op != COLL_ALLREDUCE)
         return false;
     c->latency_s = g->p.base[COLL_TREE][p] +
                    2 * ((g->ppn - 1) * coll_intra_step_lat(g, 1, p) + g->tree_depth * g->p.step[HW_NET][1][p]);
-    double spb = g->ppn > 1 ? g->tree_intra / g->intra_bw : 0;
-    if (g->nnodes > 1)
-        spb = fmax(spb, 0.5 * (g->tree_deg > 4 ? g->tree_deg : 4) / g->inter_bw);
-    c->algbw_Bps = spb > 0 ? g->p.proto_bw[KIND_TREE][p] / spb : INFINITY;
-    c->algbw_Bps *= tree_correction(g, p, bytes); /* NCCL's: trees fall short at medium sizes */
+    double spb = g->ppn > 1 ? g->tree_intra / g->intra_bw : 0, rated = spb;
+    if (g->nnodes > 1) {
+        spb = fmax(spb, 0.5 * g->tree_deg / g->inter_bw);
+        rated = fmax(rated, 0.5 * (g->tree_deg > 4 ? g->tree_deg : 4) / g->inter_bw);
+    }
+    double corr = tree_correction(g, p, bytes); /* NCCL's: trees fall short at medium sizes */
+    c->algbw_Bps = (spb > 0 ? g->p.proto_bw[KIND_TREE][p] / spb : INFINITY) * corr;
+    c->tuner_algbw_Bps = (rated > 0 ? g->p.proto_bw[KIND_TREE][p] / rated : INFINITY) * corr;
     return true;
 }
 
@@ -149,7 +152,7 @@ static int tree_links(const CollGroup *g, int c, int t, int *parent, int *kids, 
                 parent[r] = g->by_node[g->node_start[nd] + tree_local(g, c, j - 1)];
                 continue;
             }
-            int u = dtree_parent(nn, t, nd);
+            int u = coll_dtree_parent(nn, t, nd);
             parent[r] = u < 0 ? -1 : g->by_node[g->node_start[u] + tree_local(g, c, 0)];
             if (u < 0)
                 root = r;

@@ -5,6 +5,8 @@
  * the host launch cost.  The algorithms live in coll_<family>.c. */
 #include "coll_internal.h"
 
+#include <stdlib.h>
+
 
 static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall"};
 static const char *op_alt[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"};
@@ -44,6 +46,49 @@ double coll_busbw_factor(CollOp op, int n)
     default: return 1;
     }
 }
+/* ---------------- NCCL versions ---------------- */
+
+void coll_group_set_nccl_version(CollGroup *g, int code) { g->nccl_version = code > 0 ? code : 0; }
+int coll_group_nccl_version(const CollGroup *g) { return g->nccl_version; }
+
+/* A whole number in [0, 99] at *s (advanced past it), or -1. */
+static long version_part(const char **s)
+{
+    if (!g_ascii_isdigit(**s))
+        return -1;
+    long v = 0;
+    while (g_ascii_isdigit(**s) && v <= 99)
+        v = v * 10 + (*(*s)++ - '0');
+    return v <= 99 ? v : -1;
+}
+
+/* "2.18.3+cuda12.2" -> 21803; a bare number is a version code as NCCL prints
+ * it: major*10000 + minor*100 + patch since 2.9 (21803), major*1000 + minor*100
+ * + patch before (2803 for 2.8.3). */
+int coll_nccl_version_parse(const char *s)
+{
+    if (!s)
+        return -1;
+    while (*s == ' ' || *s == 'v' || *s == 'V')
+        s++;
+    size_t digits = strspn(s, "0123456789");
+    if (digits >= 4 && digits <= 6 && (s[digits] == 0 || s[digits] == ' ')) {
+        long code = strtol(s, NULL, 10);
+        return (int)(code < 10000 ? code / 1000 * 10000 + code % 1000 : code);
+    }
+    long major = version_part(&s), minor = -1, patch = 0;
+    if (major < 0 || *s++ != '.' || (minor = version_part(&s)) < 0)
+        return -1;
+    if (*s == '.' && g_ascii_isdigit(s[1])) {
+        s++;
+        if ((patch = version_part(&s)) < 0)
+            return -1;
+    }
+    if (*s && *s != '+' && *s != '-' && *s != ' ' && *s != ':')
+        return -1;
+    return (int)(major * 10000 + minor * 100 + patch);
+}
+
 /* ---------------- closed form ---------------- */
 
 static bool proto_allowed(const CollGroup *g, CollProto p)
@@ -66,8 +111,11 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
         return true;
     }
     const CollAlgoDesc *d = coll_algo_desc(a);
+    c->tuner_algbw_Bps = 0;
     if (!d || !d->cost(g, op, p, bytes, c) || !(c->algbw_Bps > 0))
         return false;
+    if (!(c->tuner_algbw_Bps > 0))
+        c->tuner_algbw_Bps = c->algbw_Bps;
     /* One thread driving several devices launches on them one after another,
      * and the collective starts when the last has launched. */
     if (g->gpus_per_thread > 1)
@@ -77,6 +125,9 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
     c->proto = p;
     return true;
 }
+
+/* What NCCL's tuner thinks `c` takes: its rating, not the time. */
+static double tuner_time(const CollCost *c, double bytes) { return c->latency_s + bytes / c->tuner_algbw_Bps; }
 
 bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes, CollCost *out)
 {
@@ -90,8 +141,8 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
         for (int p = 0; p < COLL_NUM_PROTOS; p++) {
             if (proto != COLL_PROTO_AUTO && p != (int)proto)
                 continue;
-            CollCost c;
-            if (cost_one(g, op, a, p, bytes, &c) && (!found || c.time_s < best.time_s)) {
+            CollCost c = {0};
+            if (cost_one(g, op, a, p, bytes, &c) && (!found || tuner_time(&c, bytes) < tuner_time(&best, bytes))) {
                 best = c;
                 found = true;
             }

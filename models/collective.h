@@ -41,7 +41,9 @@ typedef enum {
     COLL_DIRECT,
     COLL_HIER,
     COLL_COLLNET,
-    COLL_NVLS, /* reduction inside the NVSwitch (NVLink SHARP), one node */
+    COLL_NVLS, /* reduction inside the NVSwitch (NVLink SHARP); across nodes with in-network reduction */
+    COLL_NVLS_TREE, /* NVLink SHARP inside each node, double binary tree across (NCCL 2.18+) */
+    COLL_PAT,  /* reduce-scatter / all-gather at one rank per node (NCCL 2.23+) */
     COLL_NUM_ALGOS
 } CollAlgo;
 
@@ -100,6 +102,16 @@ int coll_group_channels(const CollGroup *g);
  * `gpus_per_thread` devices (nccl-tests -g N): small messages cannot finish
  * faster than this.  Default 1. */
 void coll_group_set_gpus_per_thread(CollGroup *g, int gpus_per_thread);
+/* The NCCL version whose tuner and algorithms the model follows, as NCCL's
+ * version code (major*10000 + minor*100 + patch: 21803 = 2.18.3); 0 (the
+ * default) for the newest the model knows.  Gates NVLS (2.17), NVLSTree (2.18)
+ * and PAT (2.23). */
+void coll_group_set_nccl_version(CollGroup *g, int code);
+int coll_group_nccl_version(const CollGroup *g);
+/* "2.18", "2.18.3", "2.18.3+cuda12.2", "2.22.3-HEAD:7d8d67c" or a code
+ * ("21803", "2803" as NCCL before 2.9 wrote 2.8.3) into a version code; -1 if
+ * it is none. */
+int coll_nccl_version_parse(const char *s);
 
 typedef struct {
     double time_s;
@@ -107,10 +119,15 @@ typedef struct {
     double algbw_Bps;   /* bytes / (time - latency): the beta part */
     CollAlgo algo;
     CollProto proto;
+    /* the algorithm bandwidth NCCL's tuner rates it at, where that differs
+     * from the physics (the double binary tree at two nodes); auto picks by
+     * latency + bytes / this, and reports time_s.  0: algbw_Bps */
+    double tuner_algbw_Bps;
 } CollCost;
 
-/* Closed-form cost; algo/proto AUTO pick the fastest available, like NCCL's
- * tuner.  Returns false (cost untouched) if the algorithm cannot run this op
+/* Closed-form cost; algo/proto AUTO pick what NCCL's tuner picks: the
+ * fastest by its rating (tuner_algbw_Bps), among the algorithms the NCCL
+ * version has.  Returns false (cost untouched) if the algorithm cannot run this op
  * on this group (e.g. collnet without in-network reduction). */
 bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes, CollCost *out);
 

@@ -20,6 +20,7 @@ bool tp_init(Ctx *c, GError **err)
     g_free(ids);
     if (!c->tp_group)
         return false;
+    coll_group_set_nccl_version(c->tp_group, step_scenario_nccl_version(c->sc));
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double act = (double)step_scenario_micro_batch(c->sc) * tr->seq_len * tr->hidden * c->wp.act_bytes;
     int per_step = 2 * c->m * step_stage_layers(c, 0);

@@ -31,6 +31,7 @@ struct StepScenario {
     MemoryOptimizer optimizer;
     StepPlan plan;
     bool flow_contention; /* scale DP collectives by the flow simulation's contention */
+    int nccl_version;     /* NCCL version code the collectives follow; 0: the newest */
     bool dp_given;        /* else dp = ranks / (tp x pp): the replicas fill the machine */
     int nvariants;
     int variant_stage[2]; /* zero stage per variant (weight_update list) */
@@ -410,7 +411,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
                                        "precision", "optimizer", "parallelism", "name", "description", "source",
                                        "flow_contention", "collective_params", "placement", "placement_seed",
-                                       NULL};
+                                       "nccl_version", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -437,6 +438,14 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
         goto fail;
     if (!load_coll_params(sc, d, root, err))
         goto fail;
+    const char *ver = NULL;
+    if (!sim_json_get_string(d, root, "nccl_version", false, &ver, err))
+        goto fail;
+    if (ver && (sc->nccl_version = coll_nccl_version_parse(ver)) <= 0) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "nccl_version"), err,
+                       "\"nccl_version\" must be an NCCL version such as \"2.18.3\"");
+        goto fail;
+    }
     sc->accelerator = acc ? g_strdup(acc) : NULL;
     sc->topology = g_strdup(topo);
     sc->nodes = (int)nodes;
@@ -530,6 +539,7 @@ MemoryPrecision step_scenario_precision(const StepScenario *sc) { return sc->pre
 MemoryOptimizer step_scenario_optimizer(const StepScenario *sc) { return sc->optimizer; }
 bool step_scenario_flow_contention(const StepScenario *sc) { return sc->flow_contention; }
 const CollParams *step_scenario_coll_params(const StepScenario *sc) { return sc->coll_params; }
+int step_scenario_nccl_version(const StepScenario *sc) { return sc->nccl_version; }
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }
 const int *step_scenario_rank_map(const StepScenario *sc) { return sc->rank_map; }
 const char *step_scenario_placement(const StepScenario *sc) { return sc->placement ? sc->placement : "contiguous"; }

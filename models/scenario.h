@@ -50,6 +50,8 @@ MemoryOptimizer step_scenario_optimizer(const StepScenario *sc);
 bool step_scenario_flow_contention(const StepScenario *sc);
 /* The collective model's parameters every group of the step uses. */
 const CollParams *step_scenario_coll_params(const StepScenario *sc);
+/* The NCCL version code its collectives follow ("nccl_version"); 0: the newest. */
+int step_scenario_nccl_version(const StepScenario *sc);
 /* dp came from the scenario (else it fills the machine: ranks / (tp x pp)). */
 bool step_scenario_dp_given(const StepScenario *sc);
 /* Job rank -> topology rank ("placement"); NULL for contiguous (the identity). */

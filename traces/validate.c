@@ -117,7 +117,7 @@ static int *rank_ids(const char *topology, const Measured *m, Topo **topo, GErro
  * ranks: for nccl-tests' sendrecv_perf (every rank sends to the next one at
  * once) the slowest neighbours, the pair across the first node boundary when
  * there are several nodes. */
-static CollGroup *group_for(const ValidateOptions *o, const Measured *m, bool sendrecv, Topo **topo, GError **err)
+static CollGroup *group_for(const ValidateOptions *o, Measured *m, bool sendrecv, Topo **topo, GError **err)
 {
     int *ids = rank_ids(o->topology, m, topo, err);
     if (!ids)
@@ -137,8 +137,11 @@ static CollGroup *group_for(const ValidateOptions *o, const Measured *m, bool se
     CollGroup *grp = o->param_set ? coll_group_new_with(*topo, ids, n, o->param_set, err)
                                   : coll_group_new(*topo, ids, n, o->params, err);
     g_free(ids);
-    if (grp)
+    if (grp) {
         coll_group_set_gpus_per_thread(grp, m->gpus_per_thread);
+        m->pub.nccl_version = o->nccl_version > 0 ? o->nccl_version : m->nccl_version;
+        coll_group_set_nccl_version(grp, m->pub.nccl_version);
+    }
     return grp;
 }
 
@@ -330,6 +333,8 @@ static cJSON *run_json(const ValidateRun *r)
     cJSON_AddNumberToObject(tj, "ranks", r->ranks);
     cJSON_AddStringToObject(tj, "ranks_from", r->ranks_from);
     cJSON_AddNumberToObject(tj, "nodes", r->nodes);
+    if (r->nccl_version > 0)
+        cJSON_AddNumberToObject(tj, "nccl_version", r->nccl_version);
     validate_errors_json(&r->errors, tj);
     for (size_t i = 0; i < r->n_rows; i++)
         cJSON_AddItemToArray(rj, row_json(&r->rows[i], r->mixed));

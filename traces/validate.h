@@ -27,6 +27,7 @@ typedef struct {
     int algo, proto;      /* CollAlgo, CollProto (COLL_*_AUTO: the model picks) */
     int ranks, nodes;     /* > 0: what the traces do not say; never contradicts them */
     const CollParams *param_set; /* in place of `params` when not NULL (calibration) */
+    int nccl_version;     /* > 0: the NCCL version code to model, over what a trace prints */
 } ValidateOptions;
 
 typedef struct {
@@ -59,6 +60,7 @@ typedef struct {
     int ranks, nodes;
     const char *ranks_from; /* "the trace", "busbw/algbw", "--ranks" */
     const char *topology;   /* the topology's name; NULL when nothing was predicted */
+    int nccl_version;       /* NCCL version code modelled (the trace's or --nccl-version); 0: the newest */
     const ValidateRow *rows; /* predicted so far, in trace order */
     size_t n_rows;
     int skipped;   /* once every row is predicted: rows with a zero size or time */

@@ -3,6 +3,7 @@
  * collective settled with --op and the rank and node counts with --ranks and
  * --nodes (which fill in, never contradict). */
 #include "validate_measured.h"
+#include "collective.h"
 #include "otf2trace.h"
 #include "trace_text.h"
 
@@ -72,6 +73,11 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
     m->hosts = nccltests_n_hosts(tr);
     m->ranks_per_host = nccltests_max_ranks_per_host(tr);
     m->gpus_per_thread = nccltests_gpus_per_thread(tr);
+    /* the version the library printed, else the '# nccl: 2.8 ...' provenance header */
+    int v = coll_nccl_version_parse(nccltests_nccl_version(tr));
+    m->nccl_version = v > 0 ? v : coll_nccl_version_parse(nccltests_header(tr, "nccl"));
+    if (m->nccl_version < 0)
+        m->nccl_version = 0;
     return true;
 }
 

@@ -24,6 +24,7 @@ typedef struct {
     int run;      /* 0 for a file of one run */
     GArray *rows; /* MRow */
     int ranks, hosts, ranks_per_host, gpus_per_thread;
+    int nccl_version; /* version code the trace printed (or its '# nccl:' header); 0: none */
     OsuMetric metric;       /* what a sendrecv row measured */
     const char *ranks_from; /* "the trace", "busbw/algbw", "--ranks" */
     char *note;             /* what the reader skipped or assumed */

@@ -102,7 +102,7 @@ int cmd_calibrate(int argc, char **argv)
     if ((rc = cli_check_outputs("calibrate", (const char *const *)argv + 1, argc - 1,
                                 (const char *const *)&output, out_opt, 1)) != 0)
         goto out;
-    ValidateOptions o = {topology, params, -1, COLL_ALGO_AUTO, COLL_PROTO_AUTO, ranks, nodes, NULL};
+    ValidateOptions o = {topology, params, -1, COLL_ALGO_AUTO, COLL_PROTO_AUTO, ranks, nodes, NULL, 0};
     c = calib_new(&o);
     GError *err = NULL;
     bool ok = true;

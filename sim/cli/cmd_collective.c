@@ -119,7 +119,7 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
 int cmd_collective(int argc, char **argv)
 {
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL, *params = NULL;
-    char *ranks_s = NULL, *nodes_s = NULL, *place_s = NULL, *seed_s = NULL;
+    char *ranks_s = NULL, *nodes_s = NULL, *place_s = NULL, *seed_s = NULL, *version_s = NULL;
     gboolean json = FALSE, flows = FALSE;
     int ranks = 0, nodes = 0, seed = 1; /* 0: not given */
     TopoPlacement place = TOPO_PLACE_CONTIGUOUS;
@@ -133,6 +133,8 @@ int cmd_collective(int argc, char **argv)
          "allreduce|reducescatter|allgather|broadcast|reduce|alltoall (default allreduce)", "OP"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, algo_help, "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "auto|ll|ll128|simple (default auto)", "PROTO"},
+        {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &version_s,
+         "NCCL version whose algorithms and tuner to model, e.g. 2.18.3 (default: the newest)", "X.Y[.Z]"},
         {"ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_s,
          "ranks taking part, spread evenly over the fewest nodes that hold them (the preset grows if it scales; default all)", "N"},
         {"placement", 0, 0, G_OPTION_ARG_STRING, &place_s,
@@ -169,6 +171,11 @@ int cmd_collective(int argc, char **argv)
     if (algo == -2 || proto == -2) {
         rc = cli_usage_error("collective: unknown %s '%s'", algo == -2 ? "--algo" : "--proto",
                              SIM_ECHO(algo == -2 ? algo_s : proto_s));
+        goto out;
+    }
+    int version = version_s ? coll_nccl_version_parse(version_s) : 0;
+    if (version < 0 || (version_s && version == 0)) {
+        rc = cli_usage_error("collective: bad --nccl-version '%s' (e.g. 2.18 or 2.18.3)", SIM_ECHO(version_s));
         goto out;
     }
     if (!coll_sweep_parse_sizes(sizes_s ? sizes_s : "8B:8GiB", sizes)) {
@@ -219,6 +226,7 @@ int cmd_collective(int argc, char **argv)
         rc = cli_fail(err);
         goto out;
     }
+    coll_group_set_nccl_version(grp, version);
     /* check the algorithm can run before printing anything */
     CollCost probe;
     if (!coll_cost(grp, op, algo, proto, g_array_index(sizes, double, 0), &probe)) {
@@ -248,6 +256,7 @@ out:
     g_free(nodes_s);
     g_free(place_s);
     g_free(seed_s);
+    g_free(version_s);
     g_option_context_free(ctx);
     return rc;
 }

@@ -28,9 +28,13 @@ static void print_run(const ValidateRun *r, bool human)
     if (!r->topology)
         return;
     if (human) {
-        printf("# %s: %s, %d ranks on %d node(s)%s, topology %s\n", r->trace, r->mixed ? "several collectives" : r->op,
+        char ver[48] = "";
+        if (r->nccl_version > 0)
+            g_snprintf(ver, sizeof ver, ", NCCL %d.%d.%d", r->nccl_version / 10000, r->nccl_version / 100 % 100,
+                       r->nccl_version % 100);
+        printf("# %s: %s, %d ranks on %d node(s)%s, topology %s%s\n", r->trace, r->mixed ? "several collectives" : r->op,
                r->ranks, r->nodes, strcmp(r->ranks_from, "busbw/algbw") == 0 ? " (ranks from busbw/algbw)" : "",
-               r->topology);
+               r->topology, ver);
         if (r->sendrecv)
             printf("# sendrecv: %s\n", r->sendrecv);
         printf("%14s %12s %12s %8s %8s %7s%s\n", "size(B)", "measured(us)", "predicted", "error%", "algo", "proto",
@@ -53,7 +57,7 @@ int cmd_validate(int argc, char **argv)
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL, *plot = NULL;
     gboolean json = FALSE;
     int ranks = 0, nodes = 0; /* 0: not given */
-    char *ranks_s = NULL, *nodes_s = NULL;
+    char *ranks_s = NULL, *nodes_s = NULL, *version_s = NULL;
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
         {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
@@ -63,6 +67,9 @@ int cmd_validate(int argc, char **argv)
         {"nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_s, "nodes they ran on, when the trace does not say (OSU needs it); must agree where it does", "N"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "force an algorithm (default auto)", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "force a protocol (default auto)", "PROTO"},
+        {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &version_s,
+         "NCCL version whose algorithms and tuner to model, e.g. 2.18.3 (default: what the trace prints, else the newest)",
+         "X.Y[.Z]"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "draw measured and predicted times against size",
          "FILE.png|.svg"},
@@ -105,6 +112,11 @@ int cmd_validate(int argc, char **argv)
         rc = cli_usage_error("validate: unknown %s", algo == -2 ? "--algo" : "--proto");
         goto out;
     }
+    int version = version_s ? coll_nccl_version_parse(version_s) : 0;
+    if (version < 0 || (version_s && version == 0)) {
+        rc = cli_usage_error("validate: bad --nccl-version '%s' (e.g. 2.18 or 2.18.3)", SIM_ECHO(version_s));
+        goto out;
+    }
     if ((ranks_s && (rc = cli_parse_count("validate", "--ranks", ranks_s, 1, 1 << 22, &ranks)) != 0) ||
         (nodes_s && (rc = cli_parse_count("validate", "--nodes", nodes_s, 1, 1 << 20, &nodes)) != 0))
         goto out;
@@ -113,7 +125,7 @@ int cmd_validate(int argc, char **argv)
                                 plot_opt, 1)) != 0)
         goto out;
     rc = 2;
-    ValidateOptions o = {topology, params, op, algo, proto, ranks, nodes, NULL};
+    ValidateOptions o = {topology, params, op, algo, proto, ranks, nodes, NULL, version};
     Validation *v = validate_new(&o);
     rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
@@ -147,6 +159,7 @@ out:
     g_free(proto_s);
     g_free(ranks_s);
     g_free(nodes_s);
+    g_free(version_s);
     g_option_context_free(ctx);
     return rc;
 }
