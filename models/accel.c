@@ -15,6 +15,9 @@ struct Accel {
     double hbm_bytes;
     double hbm_bw;
     double mem_eff;
+    /* fused attention (FlashAttention-2/3, cuDNN): fraction of the 16-bit
+     * peak at long sequences, forward and backward; 0: no fused kernel */
+    double attn_fwd, attn_bwd, attn_half_seq;
 };
 
 static const char *const dtype_names[ACCEL_NUM_DTYPES] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
@@ -96,6 +99,24 @@ static bool only_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const
     return true;
 }
 
+/* "fused_attention": {"fwd": 0.7, "bwd": 0.6, "half_seq": 512, "source": ...}
+ * inside "efficiency"; absent: the chip has no fused attention kernel. */
+static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel *a, GError **err)
+{
+    static const char *const keys[] = {"fwd", "bwd", "half_seq", "source", NULL};
+    const cJSON *fa = cJSON_GetObjectItemCaseSensitive(eff, "fused_attention");
+    if (!fa)
+        return true;
+    if (!cJSON_IsObject(fa)) {
+        sim_json_error(doc, fa, err, "\"fused_attention\" must be an object");
+        return false;
+    }
+    return only_keys(doc, fa, keys, err) && need_source(doc, fa, err) &&
+           sim_json_get_number(doc, fa, "fwd", true, 0.01, 1, &a->attn_fwd, err) &&
+           sim_json_get_number(doc, fa, "bwd", true, 0.01, 1, &a->attn_bwd, err) &&
+           sim_json_get_number(doc, fa, "half_seq", true, 0, 1e7, &a->attn_half_seq, err);
+}
+
 static Accel *from_doc(const SimJsonDoc *doc, GError **err)
 {
     const cJSON *root = sim_json_root(doc);
@@ -107,7 +128,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
     static const char *const peak_keys[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "source", NULL};
     static const char *const hbm_keys[] = {"bytes", "bandwidth", "source", NULL};
     static const char *const eff_keys[] = {"gemm_eff_max", "gemm_eff_max_by_dtype", "gemm_half_flops", "mem_eff",
-                                           "source", NULL};
+                                           "fused_attention", "source", NULL};
     if (!only_keys(doc, root, top_keys, err))
         return NULL;
 
@@ -166,6 +187,9 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
                 return NULL;
         }
     }
+
+    if (!parse_fused_attention(doc, eff, &a, err))
+        return NULL;
 
     Accel *out = g_new(Accel, 1);
     *out = a;
@@ -250,4 +274,31 @@ double accel_mem_time(const Accel *a, double bytes)
     if (!(bytes > 0))
         return 0;
     return bytes / (a->hbm_bw * a->mem_eff);
+}
+
+bool accel_has_fused_attention(const Accel *a) { return a->attn_fwd > 0; }
+
+/* FlashAttention-style kernel: Q K^T, softmax and P V in one pass over
+ * tiles held on chip.  Its FLOPs are the two products' (causal: half of
+ * them, the masked tiles are skipped); backward recomputes S and runs five
+ * products, 2.5 x the forward's (Dao 2023, section 4).  The efficiency
+ * grows with the keys each query sees (the tile loop is longer) and with the
+ * head dimension (FA2/FA3 figures: head dim 64 runs at ~85 % of head dim
+ * 128's rate), and the kernel cannot beat streaming Q, K, V, O (and dO, dQ,
+ * dK, dV backward) through HBM once. */
+double accel_attention_time(const Accel *a, AccelDtype dt, double batch_heads, double seq, double head_dim,
+                            bool causal, bool backward)
+{
+    if (!accel_has_dtype(a, dt) || !accel_has_fused_attention(a))
+        return INFINITY;
+    if (!(batch_heads > 0 && seq > 0 && head_dim > 0))
+        return 0;
+    double keys = causal ? seq / 2 : seq;
+    double flops = 4 * batch_heads * seq * keys * head_dim * (backward ? 2.5 : 1);
+    double eff = (backward ? a->attn_bwd : a->attn_fwd) * keys / (keys + a->attn_half_seq);
+    eff *= pow(fmin(head_dim, 128) / 128, 0.25);
+    double t = flops / (a->peak[dt] * eff);
+    double e = accel_dtype_bytes(dt);
+    double bytes = batch_heads * seq * head_dim * e * (backward ? 8 : 4);
+    return fmax(t, accel_mem_time(a, bytes));
 }

@@ -47,6 +47,9 @@ MemoryPrecision step_scenario_precision(const StepScenario *sc);
 MemoryOptimizer step_scenario_optimizer(const StepScenario *sc);
 /* Scale DP collectives by the flow simulation's contention. */
 bool step_scenario_flow_contention(const StepScenario *sc);
+/* How attention runs: fused kernels keep no s x s scores in HBM. */
+typedef enum { STEP_ATTN_UNFUSED, STEP_ATTN_FUSED, STEP_ATTN_FUSED_V1 } StepAttention;
+StepAttention step_scenario_attention(const StepScenario *sc);
 /* dp came from the scenario (else it fills the machine: ranks / (tp x pp)). */
 bool step_scenario_dp_given(const StepScenario *sc);
 
