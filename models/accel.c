@@ -18,6 +18,7 @@ struct Accel {
     /* fused attention (FlashAttention-2/3, cuDNN): fraction of the 16-bit
      * peak at long sequences, forward and backward; 0: no fused kernel */
     double attn_fwd, attn_bwd, attn_half_seq;
+    double sm_count; /* streaming multiprocessors / compute units; 0: no tile model */
 };
 
 static const char *const dtype_names[ACCEL_NUM_DTYPES] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
@@ -128,7 +129,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
     static const char *const peak_keys[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "source", NULL};
     static const char *const hbm_keys[] = {"bytes", "bandwidth", "source", NULL};
     static const char *const eff_keys[] = {"gemm_eff_max", "gemm_eff_max_by_dtype", "gemm_half_flops", "mem_eff",
-                                           "fused_attention", "source", NULL};
+                                           "fused_attention", "sm_count", "source", NULL};
     if (!only_keys(doc, root, top_keys, err))
         return NULL;
 
@@ -188,7 +189,8 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
         }
     }
 
-    if (!parse_fused_attention(doc, eff, &a, err))
+    if (!parse_fused_attention(doc, eff, &a, err) ||
+        !sim_json_get_number(doc, eff, "sm_count", false, 1, 100000, &a.sm_count, err))
         return NULL;
 
     Accel *out = g_new(Accel, 1);
@@ -244,11 +246,39 @@ static double eff_of_flops(const Accel *a, AccelDtype dt, double flops)
     return a->eff_max[dt] * flops / (flops + a->half_flops);
 }
 
+/* Tile and wave quantisation (NVIDIA "Matrix Multiplication Background
+ * User's Guide", sections on tile and wave quantization): the GEMM library
+ * cuts C into tiles, one thread block each, run in waves of sm_count
+ * blocks; partial tiles at the edges and a partial last wave do the work of
+ * full ones.  The library picks the tile that wastes least, but smaller
+ * tiles run slower per SM (less reuse of each loaded operand); the tiles and
+ * their relative rates below are assumptions in the range CUTLASS/cuBLAS
+ * tile configurations show, not measurements.  1 for a chip without
+ * sm_count (no tile model). */
+static const struct { double m, n, rate; } tiles[] = {
+    {256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.92}, {256, 64, 0.85}, {64, 256, 0.85},
+    {128, 64, 0.8},  {64, 128, 0.8},  {64, 64, 0.6},
+};
+
+static double shape_efficiency(const Accel *a, double batch, double m, double n)
+{
+    if (!(a->sm_count > 0))
+        return 1;
+    double best = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(tiles); i++) {
+        double tm = ceil(m / tiles[i].m), tn = ceil(n / tiles[i].n);
+        double blocks = batch * tm * tn, waves = ceil(blocks / a->sm_count);
+        double used = batch * m * n / (waves * a->sm_count * tiles[i].m * tiles[i].n);
+        best = fmax(best, tiles[i].rate * used);
+    }
+    return best;
+}
+
 double accel_gemm_efficiency(const Accel *a, AccelDtype dt, double m, double n, double k)
 {
     if (!(m > 0 && n > 0 && k > 0))
         return 0;
-    return eff_of_flops(a, dt, 2.0 * m * n * k);
+    return eff_of_flops(a, dt, 2.0 * m * n * k) * shape_efficiency(a, 1, m, n);
 }
 
 double accel_bgemm_time(const Accel *a, AccelDtype dt, double batch, double m, double n, double k)
@@ -258,7 +288,7 @@ double accel_bgemm_time(const Accel *a, AccelDtype dt, double batch, double m, d
     if (!(batch > 0 && m > 0 && n > 0 && k > 0))
         return 0;
     double flops = 2.0 * batch * m * n * k;
-    double t_compute = flops / (a->peak[dt] * eff_of_flops(a, dt, flops));
+    double t_compute = flops / (a->peak[dt] * eff_of_flops(a, dt, flops) * shape_efficiency(a, batch, m, n));
     double bytes = batch * (m * k + k * n + m * n) * accel_dtype_bytes(dt);
     double t_mem = accel_mem_time(a, bytes);
     return t_compute > t_mem ? t_compute : t_mem;
