@@ -274,11 +274,27 @@ static double shape_efficiency(const Accel *a, double batch, double m, double n)
     return best;
 }
 
+/* Tensor cores need operand rows aligned to 16 bytes (8 fp16/bf16, 16 fp8
+ * elements; NVIDIA "Matrix Multiplication Background User's Guide", "Tensor
+ * Core Requirements"): with k or n off that, cuBLAS falls back to kernels
+ * with narrower loads.  The 0.6 is an assumption read off the guide's
+ * figures (aligned sizes run markedly faster), not a measurement. */
+#define ACCEL_MISALIGNED_RATE 0.6
+
+static double align_efficiency(const Accel *a, AccelDtype dt, double n, double k)
+{
+    if (!(a->sm_count > 0) || dt == ACCEL_FP32)
+        return 1;
+    double e = accel_dtype_bytes(dt);
+    bool ok = fmod(n * e, 16) == 0 && fmod(k * e, 16) == 0;
+    return ok ? 1 : ACCEL_MISALIGNED_RATE;
+}
+
 double accel_gemm_efficiency(const Accel *a, AccelDtype dt, double m, double n, double k)
 {
     if (!(m > 0 && n > 0 && k > 0))
         return 0;
-    return eff_of_flops(a, dt, 2.0 * m * n * k) * shape_efficiency(a, 1, m, n);
+    return eff_of_flops(a, dt, 2.0 * m * n * k) * shape_efficiency(a, 1, m, n) * align_efficiency(a, dt, n, k);
 }
 
 double accel_bgemm_time(const Accel *a, AccelDtype dt, double batch, double m, double n, double k)
@@ -288,7 +304,8 @@ double accel_bgemm_time(const Accel *a, AccelDtype dt, double batch, double m, d
     if (!(batch > 0 && m > 0 && n > 0 && k > 0))
         return 0;
     double flops = 2.0 * batch * m * n * k;
-    double t_compute = flops / (a->peak[dt] * eff_of_flops(a, dt, flops) * shape_efficiency(a, batch, m, n));
+    double t_compute = flops / (a->peak[dt] * eff_of_flops(a, dt, flops) * shape_efficiency(a, batch, m, n) *
+                                align_efficiency(a, dt, n, k));
     double bytes = batch * (m * k + k * n + m * n) * accel_dtype_bytes(dt);
     double t_mem = accel_mem_time(a, bytes);
     return t_compute > t_mem ? t_compute : t_mem;
