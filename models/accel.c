@@ -266,9 +266,12 @@ static double shape_efficiency(const Accel *a, double batch, double m, double n)
         return 1;
     double best = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(tiles); i++) {
-        double tm = ceil(m / tiles[i].m), tn = ceil(n / tiles[i].n);
+        /* a dimension below the tile's runs as a narrower tile (skinny GEMMs
+         * and GEMVs are memory bound anyway: the roofline floor decides) */
+        double tile_m = fmin(m, tiles[i].m), tile_n = fmin(n, tiles[i].n);
+        double tm = ceil(m / tile_m), tn = ceil(n / tile_n);
         double blocks = batch * tm * tn, waves = ceil(blocks / a->sm_count);
-        double used = batch * m * n / (waves * a->sm_count * tiles[i].m * tiles[i].n);
+        double used = batch * m * n / (waves * a->sm_count * tile_m * tile_n);
         best = fmax(best, tiles[i].rate * used);
     }
     return best;
