@@ -282,7 +282,37 @@ static void test_attention_kernel(void)
     accel_free(v);
 }
 
+/* The workload side of fused attention: the "5as/h" core (softmax output,
+ * dropout mask and output) becomes the fp32 log-sum-exp, 4 a s b bytes, and
+ * the softmax/dropout traffic of the s x s scores disappears; "causal"
+ * defaults to true in JSON. */
+static void test_workload_fused(void)
+{
+    GError *err = NULL;
+    Workload *w = workload_load("gpt3-1.3b", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    const WorkloadTransformer *t = workload_transformer(w);
+    CU_ASSERT_TRUE(t->causal);
+    WorkloadParallel u = workload_parallel_default(), f = u;
+    f.fused_attention = true;
+    double s = t->seq_len, a = t->heads, b = 2;
+    double au = workload_layer_activation_bytes(w, 0, 2, &u), af = workload_layer_activation_bytes(w, 0, 2, &f);
+    CU_ASSERT_DOUBLE_EQUAL(au - af, 5 * a * s * s * b - 4 * a * s * b, 1);
+    double eu = workload_layer_elementwise_bytes(w, 0, 2, &u), ef = workload_layer_elementwise_bytes(w, 0, 2, &f);
+    CU_ASSERT_DOUBLE_EQUAL(eu - ef, (2 * 2 + (2 * 2 + 1)) * a * s * s * b, 1);
+    /* selective recomputation keeps no core either way */
+    u.recompute = f.recompute = WORKLOAD_RECOMPUTE_SELECTIVE;
+    CU_ASSERT_DOUBLE_EQUAL(workload_layer_activation_bytes(w, 0, 2, &u), workload_layer_activation_bytes(w, 0, 2, &f),
+                           1);
+    workload_free(w);
+    Workload *bert = workload_load("bert-large", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bert);
+    CU_ASSERT_FALSE(workload_transformer(bert)->causal);
+    workload_free(bert);
+}
+
 static const TestCase tests[] = {
+    {"workload: fused attention's activations and traffic", test_workload_fused},
     {"fused attention: default on A100/H100, faster, no s^2 memory", test_fused_attention},
     {"V100: unfused by default, fused refused", test_no_fused_on_v100},
     {"FP8: faster than bf16, FP8 weights, 1-byte gathers, refused on A100", test_fp8},
