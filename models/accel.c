@@ -250,7 +250,8 @@ static double eff_of_flops(const Accel *a, AccelDtype dt, double flops)
  * User's Guide", sections on tile and wave quantization): the GEMM library
  * cuts C into tiles, one thread block each, run in waves of sm_count
  * blocks; partial tiles at the edges and a partial last wave do the work of
- * full ones.  The library picks the tile that wastes least, but smaller
+ * full ones.  Split-K (NVIDIA cuBLAS and CUTLASS do it for short, deep
+ * GEMMs) fills the waves with slices of k.  The library picks the tile that wastes least, but smaller
  * tiles run slower per SM (less reuse of each loaded operand); the tiles and
  * their relative rates below are assumptions in the range CUTLASS/cuBLAS
  * tile configurations show, not measurements.  1 for a chip without
@@ -260,7 +261,7 @@ static const struct { double m, n, rate; } tiles[] = {
     {128, 64, 0.8},  {64, 128, 0.8},  {64, 64, 0.6},
 };
 
-static double shape_efficiency(const Accel *a, double batch, double m, double n)
+static double shape_efficiency(const Accel *a, double batch, double m, double n, double k)
 {
     if (!(a->sm_count > 0))
         return 1;
@@ -270,9 +271,15 @@ static double shape_efficiency(const Accel *a, double batch, double m, double n)
          * and GEMVs are memory bound anyway: the roofline floor decides) */
         double tile_m = fmin(m, tiles[i].m), tile_n = fmin(n, tiles[i].n);
         double tm = ceil(m / tile_m), tn = ceil(n / tile_n);
-        double blocks = batch * tm * tn, waves = ceil(blocks / a->sm_count);
-        double used = batch * m * n / (waves * a->sm_count * tile_m * tile_n);
-        best = fmax(best, tiles[i].rate * used);
+        /* split-K: too few tiles for the SMs cut k into 2 or 4 slices
+         * (each at least 256 deep), at the cost of a reduction pass */
+        for (int split = 1; split <= 4; split *= 2) {
+            if (split > 1 && k / split < 256)
+                break;
+            double blocks = batch * tm * tn * split, waves = ceil(blocks / a->sm_count);
+            double used = batch * m * n * split / (waves * a->sm_count * tile_m * tile_n);
+            best = fmax(best, tiles[i].rate * used * (split > 1 ? 0.95 : 1));
+        }
     }
     return best;
 }
@@ -297,7 +304,7 @@ double accel_gemm_efficiency(const Accel *a, AccelDtype dt, double m, double n, 
 {
     if (!(m > 0 && n > 0 && k > 0))
         return 0;
-    return eff_of_flops(a, dt, 2.0 * m * n * k) * shape_efficiency(a, 1, m, n) * align_efficiency(a, dt, n, k);
+    return eff_of_flops(a, dt, 2.0 * m * n * k) * shape_efficiency(a, 1, m, n, k) * align_efficiency(a, dt, n, k);
 }
 
 double accel_bgemm_time(const Accel *a, AccelDtype dt, double batch, double m, double n, double k)
@@ -307,7 +314,7 @@ double accel_bgemm_time(const Accel *a, AccelDtype dt, double batch, double m, d
     if (!(batch > 0 && m > 0 && n > 0 && k > 0))
         return 0;
     double flops = 2.0 * batch * m * n * k;
-    double t_compute = flops / (a->peak[dt] * eff_of_flops(a, dt, flops) * shape_efficiency(a, batch, m, n) *
+    double t_compute = flops / (a->peak[dt] * eff_of_flops(a, dt, flops) * shape_efficiency(a, batch, m, n, k) *
                                 align_efficiency(a, dt, n, k));
     double bytes = batch * (m * k + k * n + m * n) * accel_dtype_bytes(dt);
     double t_mem = accel_mem_time(a, bytes);
