@@ -287,17 +287,20 @@ static double shape_efficiency(const Accel *a, double batch, double m, double n,
 /* Tensor cores need operand rows aligned to 16 bytes (8 fp16/bf16, 16 fp8
  * elements; NVIDIA "Matrix Multiplication Background User's Guide", "Tensor
  * Core Requirements"): with k or n off that, cuBLAS falls back to kernels
- * with narrower loads.  The 0.6 is an assumption read off the guide's
- * figures (aligned sizes run markedly faster), not a measurement. */
-#define ACCEL_MISALIGNED_RATE 0.6
+ * with narrower loads, the narrower the slower.  The rates by alignment are
+ * assumptions read off the guide's figures, not measurements. */
+static double align_rate(double elems, double bytes)
+{
+    double row = elems * bytes;
+    return fmod(row, 16) == 0 ? 1 : fmod(row, 8) == 0 ? 0.8 : fmod(row, 4) == 0 ? 0.7 : 0.6;
+}
 
 static double align_efficiency(const Accel *a, AccelDtype dt, double n, double k)
 {
     if (!(a->sm_count > 0) || dt == ACCEL_FP32)
         return 1;
     double e = accel_dtype_bytes(dt);
-    bool ok = fmod(n * e, 16) == 0 && fmod(k * e, 16) == 0;
-    return ok ? 1 : ACCEL_MISALIGNED_RATE;
+    return fmin(align_rate(n, e), align_rate(k, e));
 }
 
 double accel_gemm_efficiency(const Accel *a, AccelDtype dt, double m, double n, double k)
