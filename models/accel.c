@@ -15,6 +15,10 @@ struct Accel {
     double hbm_bytes;
     double hbm_bw;
     double mem_eff;
+    /* fused attention (FlashAttention-2/3, cuDNN): fraction of the 16-bit
+     * peak at long sequences, forward and backward; 0: no fused kernel */
+    double attn_fwd, attn_bwd, attn_half_seq;
+    double sm_count; /* streaming multiprocessors / compute units; 0: no tile model */
 };
 
 static const char *const dtype_names[ACCEL_NUM_DTYPES] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
@@ -96,6 +100,24 @@ static bool only_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const
     return true;
 }
 
+/* "fused_attention": {"fwd": 0.7, "bwd": 0.6, "half_seq": 512, "source": ...}
+ * inside "efficiency"; absent: the chip has no fused attention kernel. */
+static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel *a, GError **err)
+{
+    static const char *const keys[] = {"fwd", "bwd", "half_seq", "source", NULL};
+    const cJSON *fa = cJSON_GetObjectItemCaseSensitive(eff, "fused_attention");
+    if (!fa)
+        return true;
+    if (!cJSON_IsObject(fa)) {
+        sim_json_error(doc, fa, err, "\"fused_attention\" must be an object");
+        return false;
+    }
+    return only_keys(doc, fa, keys, err) && need_source(doc, fa, err) &&
+           sim_json_get_number(doc, fa, "fwd", true, 0.01, 1, &a->attn_fwd, err) &&
+           sim_json_get_number(doc, fa, "bwd", true, 0.01, 1, &a->attn_bwd, err) &&
+           sim_json_get_number(doc, fa, "half_seq", true, 0, 1e7, &a->attn_half_seq, err);
+}
+
 static Accel *from_doc(const SimJsonDoc *doc, GError **err)
 {
     const cJSON *root = sim_json_root(doc);
@@ -107,7 +129,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
     static const char *const peak_keys[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "source", NULL};
     static const char *const hbm_keys[] = {"bytes", "bandwidth", "source", NULL};
     static const char *const eff_keys[] = {"gemm_eff_max", "gemm_eff_max_by_dtype", "gemm_half_flops", "mem_eff",
-                                           "source", NULL};
+                                           "fused_attention", "sm_count", "source", NULL};
     if (!only_keys(doc, root, top_keys, err))
         return NULL;
 
@@ -167,6 +189,10 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
         }
     }
 
+    if (!parse_fused_attention(doc, eff, &a, err) ||
+        !sim_json_get_number(doc, eff, "sm_count", false, 1, 100000, &a.sm_count, err))
+        return NULL;
+
     Accel *out = g_new(Accel, 1);
     *out = a;
     out->name = g_strdup(name);
@@ -220,11 +246,68 @@ static double eff_of_flops(const Accel *a, AccelDtype dt, double flops)
     return a->eff_max[dt] * flops / (flops + a->half_flops);
 }
 
+/* Tile and wave quantisation (NVIDIA "Matrix Multiplication Background
+ * User's Guide", sections on tile and wave quantization): the GEMM library
+ * cuts C into tiles, one thread block each, run in waves of sm_count
+ * blocks; partial tiles at the edges and a partial last wave do the work of
+ * full ones.  Split-K (NVIDIA cuBLAS and CUTLASS do it for short, deep
+ * GEMMs) fills the waves with slices of k.  The library picks the tile that wastes least, but smaller
+ * tiles run slower per SM (less reuse of each loaded operand); the tiles and
+ * their relative rates below are assumptions in the range CUTLASS/cuBLAS
+ * tile configurations show, not measurements.  1 for a chip without
+ * sm_count (no tile model). */
+static const struct { double m, n, rate; } tiles[] = {
+    {256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.92}, {256, 64, 0.85}, {64, 256, 0.85},
+    {128, 64, 0.8},  {64, 128, 0.8},  {64, 64, 0.6},
+};
+
+static double shape_efficiency(const Accel *a, double batch, double m, double n, double k)
+{
+    if (!(a->sm_count > 0))
+        return 1;
+    double best = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(tiles); i++) {
+        /* a dimension below the tile's runs as a narrower tile (skinny GEMMs
+         * and GEMVs are memory bound anyway: the roofline floor decides) */
+        double tile_m = fmin(m, tiles[i].m), tile_n = fmin(n, tiles[i].n);
+        double tm = ceil(m / tile_m), tn = ceil(n / tile_n);
+        /* split-K: too few tiles for the SMs cut k into 2 or 4 slices
+         * (each at least 256 deep), at the cost of a reduction pass */
+        for (int split = 1; split <= 4; split *= 2) {
+            if (split > 1 && k / split < 256)
+                break;
+            double blocks = batch * tm * tn * split, waves = ceil(blocks / a->sm_count);
+            double used = batch * m * n * split / (waves * a->sm_count * tile_m * tile_n);
+            best = fmax(best, tiles[i].rate * used * (split > 1 ? 0.95 : 1));
+        }
+    }
+    return best;
+}
+
+/* Tensor cores need operand rows aligned to 16 bytes (8 fp16/bf16, 16 fp8
+ * elements; NVIDIA "Matrix Multiplication Background User's Guide", "Tensor
+ * Core Requirements"): with k or n off that, cuBLAS falls back to kernels
+ * with narrower loads, the narrower the slower.  The rates by alignment are
+ * assumptions read off the guide's figures, not measurements. */
+static double align_rate(double elems, double bytes)
+{
+    double row = elems * bytes;
+    return fmod(row, 16) == 0 ? 1 : fmod(row, 8) == 0 ? 0.8 : fmod(row, 4) == 0 ? 0.7 : 0.6;
+}
+
+static double align_efficiency(const Accel *a, AccelDtype dt, double n, double k)
+{
+    if (!(a->sm_count > 0) || dt == ACCEL_FP32)
+        return 1;
+    double e = accel_dtype_bytes(dt);
+    return fmin(align_rate(n, e), align_rate(k, e));
+}
+
 double accel_gemm_efficiency(const Accel *a, AccelDtype dt, double m, double n, double k)
 {
     if (!(m > 0 && n > 0 && k > 0))
         return 0;
-    return eff_of_flops(a, dt, 2.0 * m * n * k);
+    return eff_of_flops(a, dt, 2.0 * m * n * k) * shape_efficiency(a, 1, m, n, k) * align_efficiency(a, dt, n, k);
 }
 
 double accel_bgemm_time(const Accel *a, AccelDtype dt, double batch, double m, double n, double k)
@@ -234,7 +317,8 @@ double accel_bgemm_time(const Accel *a, AccelDtype dt, double batch, double m, d
     if (!(batch > 0 && m > 0 && n > 0 && k > 0))
         return 0;
     double flops = 2.0 * batch * m * n * k;
-    double t_compute = flops / (a->peak[dt] * eff_of_flops(a, dt, flops));
+    double t_compute = flops / (a->peak[dt] * eff_of_flops(a, dt, flops) * shape_efficiency(a, batch, m, n, k) *
+                                align_efficiency(a, dt, n, k));
     double bytes = batch * (m * k + k * n + m * n) * accel_dtype_bytes(dt);
     double t_mem = accel_mem_time(a, bytes);
     return t_compute > t_mem ? t_compute : t_mem;
@@ -250,4 +334,31 @@ double accel_mem_time(const Accel *a, double bytes)
     if (!(bytes > 0))
         return 0;
     return bytes / (a->hbm_bw * a->mem_eff);
+}
+
+bool accel_has_fused_attention(const Accel *a) { return a->attn_fwd > 0; }
+
+/* FlashAttention-style kernel: Q K^T, softmax and P V in one pass over
+ * tiles held on chip.  Its FLOPs are the two products' (causal: half of
+ * them, the masked tiles are skipped); backward recomputes S and runs five
+ * products, 2.5 x the forward's (Dao 2023, section 4).  The efficiency
+ * grows with the keys each query sees (the tile loop is longer) and with the
+ * head dimension (FA2/FA3 figures: head dim 64 runs at ~85 % of head dim
+ * 128's rate), and the kernel cannot beat streaming Q, K, V, O (and dO, dQ,
+ * dK, dV backward) through HBM once. */
+double accel_attention_time(const Accel *a, AccelDtype dt, double batch_heads, double seq, double head_dim,
+                            bool causal, bool backward)
+{
+    if (!accel_has_dtype(a, dt) || !accel_has_fused_attention(a))
+        return INFINITY;
+    if (!(batch_heads > 0 && seq > 0 && head_dim > 0))
+        return 0;
+    double keys = causal ? seq / 2 : seq;
+    double flops = 4 * batch_heads * seq * keys * head_dim * (backward ? 2.5 : 1);
+    double eff = (backward ? a->attn_bwd : a->attn_fwd) * keys / (keys + a->attn_half_seq);
+    eff *= pow(fmin(head_dim, 128) / 128, 0.25);
+    double t = flops / (a->peak[dt] * eff);
+    double e = accel_dtype_bytes(dt);
+    double bytes = batch_heads * seq * head_dim * e * (backward ? 8 : 4);
+    return fmax(t, accel_mem_time(a, bytes));
 }

@@ -77,4 +77,14 @@ double accel_bgemm_time(const Accel *a, AccelDtype dt, double batch, double m, d
 /* Seconds for a memory-bound kernel that reads and writes `bytes` in total. */
 double accel_mem_time(const Accel *a, double bytes);
 
+/* The chip runs fused attention (FlashAttention-2/3, cuDNN): its preset has
+ * "efficiency": {"fused_attention": {...}}. */
+bool accel_has_fused_attention(const Accel *a);
+/* Seconds for fused attention over `batch_heads` heads of `seq` queries and
+ * keys (self-attention) of `head_dim`: the forward, or its backward (which
+ * recomputes the scores); causal skips the masked half.  INFINITY where the
+ * chip has no fused kernel or lacks the dtype.  Formula in accel.c. */
+double accel_attention_time(const Accel *a, AccelDtype dt, double batch_heads, double seq, double head_dim,
+                            bool causal, bool backward);
+
 #endif

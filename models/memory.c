@@ -16,7 +16,10 @@ MemoryConfig memory_config_default(void)
                           .reserve_bytes = MEMORY_DEFAULT_RESERVE_BYTES};
 }
 
-double memory_param_bytes(MemoryPrecision p) { return p == MEMORY_FP32 ? 4 : 2; }
+/* fp8: the bf16 weight and Transformer Engine's FP8 weight and transpose
+ * (counted for every parameter; norms and embeddings have none, a small
+ * overestimate) */
+double memory_param_bytes(MemoryPrecision p) { return p == MEMORY_FP32 || p == MEMORY_MIXED_FP8 ? 4 : 2; }
 
 double memory_grad_bytes(MemoryPrecision p, bool fp32_grad_accum)
 {
@@ -50,14 +53,15 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
         return bad(err, "dp must be >= 1");
     if (c->zero_stage < 0 || c->zero_stage > 3)
         return bad(err, "zero_stage must be 0, 1, 2 or 3");
-    if ((unsigned)c->precision > MEMORY_MIXED_BF16)
+    if ((unsigned)c->precision > MEMORY_MIXED_FP8)
         return bad(err, "unknown precision");
     if ((unsigned)c->optimizer > MEMORY_OPT_LAMB)
         return bad(err, "unknown optimizer");
     if (c->inflight_microbatches < 1)
         return bad(err, "inflight_microbatches must be >= 1");
     if (!(c->bucket_bytes >= 0) || !(c->zero3_gathered_params >= 0) || !(c->activation_bytes >= 0) ||
-        !(c->reserve_bytes >= 0) || !isfinite(c->bucket_bytes) || !isfinite(c->zero3_gathered_params) ||
+        !(c->reserve_bytes >= 0) || !(c->working_set_bytes >= 0) || !isfinite(c->working_set_bytes) ||
+        !isfinite(c->bucket_bytes) || !isfinite(c->zero3_gathered_params) ||
         !isfinite(c->activation_bytes) || !isfinite(c->reserve_bytes))
         return bad(err, "byte counts must be finite and >= 0");
 
@@ -72,8 +76,9 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
     b.buffers = c->bucket_bytes + (c->zero_stage >= 3 ? P * c->zero3_gathered_params : 0);
     b.activations = c->activation_bytes * c->inflight_microbatches;
     b.reserve = c->reserve_bytes;
+    b.working_set = c->working_set_bytes;
     b.model_states = b.params + b.grads + b.optimizer;
-    b.total = b.model_states + b.buffers + b.activations + b.reserve;
+    b.total = b.model_states + b.buffers + b.activations + b.working_set + b.reserve;
     *out = b;
     return true;
 }
@@ -116,6 +121,8 @@ bool memory_precision_from_name(const char *name, MemoryPrecision *out)
         *out = MEMORY_MIXED_FP16;
     else if (strcmp(name, "bf16") == 0 || strcmp(name, "mixed_bf16") == 0)
         *out = MEMORY_MIXED_BF16;
+    else if (strcmp(name, "fp8") == 0)
+        *out = MEMORY_MIXED_FP8;
     else
         return false;
     return true;

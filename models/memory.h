@@ -16,6 +16,7 @@
  *   precision           P  G   K (optimizer)
  *   fp32                4  4   sgd 0, sgd+momentum 4, adam/adamw/lamb 8
  *   mixed fp16 / bf16   2  2   the above + 4 (fp32 master weights)
+ *   fp8 (TE)            4  2   the above + 4 (bf16 weight + FP8 copy and transpose)
  * so mixed-precision Adam has K = 12 as in the ZeRO paper.  With
  * fp32_grad_accum (Megatron's fp32 main_grad) G is 4 in mixed precision.
  *
@@ -27,7 +28,10 @@
 
 #include <stdbool.h>
 
-typedef enum { MEMORY_FP32, MEMORY_MIXED_FP16, MEMORY_MIXED_BF16 } MemoryPrecision;
+/* MIXED_FP8: Transformer Engine's FP8 training: bf16 weights, gradients and
+ * activations, fp32 master weights and optimizer state, plus FP8 copies of
+ * the linear layers' weights (the weight and its transpose, 1 B each). */
+typedef enum { MEMORY_FP32, MEMORY_MIXED_FP16, MEMORY_MIXED_BF16, MEMORY_MIXED_FP8 } MemoryPrecision;
 
 typedef enum {
     MEMORY_OPT_SGD,          /* no state */
@@ -57,6 +61,11 @@ typedef struct {
     double activation_bytes;      /* one micro-batch's activations for this device's layers */
     int inflight_microbatches;    /* activations kept at once (>= 1); see memory_1f1b_inflight */
     double reserve_bytes;         /* framework/context reserve; e.g. MEMORY_DEFAULT_RESERVE_BYTES */
+    /* The peak's transient working set on top of the steady state: the
+     * logits and the loss (fp32) of the last stage, the activations of the
+     * layer being recomputed, ZeRO-3's unsharded gradient of the layer being
+     * reduce-scattered (the step builder sums what applies) */
+    double working_set_bytes;
 } MemoryConfig;
 
 typedef struct {
@@ -66,6 +75,7 @@ typedef struct {
     double buffers;     /* buckets + stage-3 gathered parameters */
     double activations;
     double reserve;
+    double working_set;  /* transient peak working set (working_set_bytes) */
     double model_states; /* params + grads + optimizer */
     double total;
 } MemoryBreakdown;
@@ -90,6 +100,6 @@ bool memory_fits(const MemoryBreakdown *b, double hbm_bytes);
 int memory_1f1b_inflight(int pp, int stage, int num_microbatches);
 
 bool memory_optimizer_from_name(const char *name, MemoryOptimizer *out);
-bool memory_precision_from_name(const char *name, MemoryPrecision *out); /* "fp32", "fp16", "bf16" */
+bool memory_precision_from_name(const char *name, MemoryPrecision *out); /* "fp32", "fp16", "bf16", "fp8" */
 
 #endif

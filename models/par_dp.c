@@ -47,13 +47,15 @@ void dp_costs(Ctx *c)
 {
     const StepPlan *p = &c->p;
     MemoryPrecision prec = step_scenario_precision(c->sc);
-    c->param_bytes = memory_param_bytes(prec);
+    /* fp8: parameters are gathered as FP8 (Megatron-Core fp8_param_gather,
+     * torchao float8 FSDP2 all-gather): 1 byte each */
+    c->param_bytes = prec == MEMORY_MIXED_FP8 ? 1 : memory_param_bytes(prec);
     /* gradients travel in grad_reduce_dtype; reducing fp32 gradients in
      * mixed precision means fp32 gradient buffers (Megatron's main_grad),
      * which the optimizer reads too */
     c->grad_dtype = p->grad_reduce_dtype >= 0 ? (AccelDtype)p->grad_reduce_dtype
                     : prec == MEMORY_FP32     ? ACCEL_FP32
-                                              : step_scenario_dtype(c->sc);
+                                              : step_activation_dtype(c);
     c->grad_bytes_per_param = accel_dtype_bytes(c->grad_dtype);
     c->fp32_grads = prec != MEMORY_FP32 && c->grad_bytes_per_param == 4;
     c->opt_bytes_per_param = optimizer_traffic(c->sc, memory_grad_bytes(prec, c->fp32_grads));

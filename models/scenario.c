@@ -32,6 +32,7 @@ struct StepScenario {
     StepPlan plan;
     bool flow_contention; /* scale DP collectives by the flow simulation's contention */
     int nccl_version;     /* NCCL version code the collectives follow; 0: the newest */
+    StepAttention attention; /* "attention": fused by default where the chip has a fused kernel */
     bool dp_given;        /* else dp = ranks / (tp x pp): the replicas fill the machine */
     int nvariants;
     int variant_stage[2]; /* zero stage per variant (weight_update list) */
@@ -87,6 +88,41 @@ static const cJSON *key_or(const cJSON *obj, const char *key, const cJSON *fallb
     return it && !cJSON_IsNull(it) ? it : fallback;
 }
 
+/* "attention": "fused" (FlashAttention-2/3, cuDNN fused attention) is the
+ * default where the accelerator's preset has a fused kernel; "fused-v1" is
+ * the FlashAttention-1 generation (flash-attn 1.x and its Triton port, what
+ * 2023 trainings ran); "unfused" materialises the s x s scores (Megatron-LM
+ * before FlashAttention). */
+static bool parse_attention(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    const char *att = NULL;
+    if (!sim_json_get_string(d, root, "attention", false, &att, err))
+        return false;
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "attention");
+    sc->attention = accel_has_fused_attention(sc->acc) ? STEP_ATTN_FUSED : STEP_ATTN_UNFUSED;
+    if (!att)
+        return true;
+    if (!strcmp(att, "fused"))
+        sc->attention = STEP_ATTN_FUSED;
+    else if (!strcmp(att, "fused-v1"))
+        sc->attention = STEP_ATTN_FUSED_V1;
+    else if (!strcmp(att, "unfused"))
+        sc->attention = STEP_ATTN_UNFUSED;
+    else {
+        sim_json_error(d, it, err, "\"attention\" = \"%s\" is not one of \"fused\", \"fused-v1\", \"unfused\"",
+                       SIM_ECHO(att));
+        return false;
+    }
+    if (sc->attention != STEP_ATTN_UNFUSED && !accel_has_fused_attention(sc->acc)) {
+        sim_json_error(d, it, err,
+                       "accelerator %s has no fused attention kernel (FlashAttention-2 needs Ampere/MI200 or newer): "
+                       "use \"attention\": \"unfused\"",
+                       SIM_ECHO(accel_name(sc->acc)));
+        return false;
+    }
+    return true;
+}
+
 /* The topology and accelerator, loaded once here: whatever is wrong between
  * them and the scenario is reported at the scenario's line that asked. */
 static bool load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
@@ -139,6 +175,8 @@ static bool load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *roo
         g_clear_error(&e);
         return false;
     }
+    if (!parse_attention(sc, d, root, err))
+        return false;
     if (!accel_has_dtype(sc->acc, sc->dtype)) {
         bool given = key_or(root, "precision", NULL) != NULL;
         sim_json_error(d, key_or(root, "precision", acc_it), err, "accelerator %s has no %s arithmetic%s",
@@ -236,14 +274,18 @@ static bool parse_training(StepScenario *sc, const SimJsonDoc *d, const cJSON *r
 {
     if (!memory_precision_from_name(prec, &sc->precision) && g_ascii_strcasecmp(prec, "tf32")) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "precision"), err,
-                       "\"precision\" = \"%s\" is not one of \"bf16\", \"fp16\", \"fp32\", \"tf32\"", SIM_ECHO(prec));
+                       "\"precision\" = \"%s\" is not one of \"bf16\", \"fp16\", \"fp32\", \"tf32\", \"fp8\"",
+                       SIM_ECHO(prec));
         return false;
     }
     if (!g_ascii_strcasecmp(prec, "tf32")) {
         sc->precision = MEMORY_FP32;
         sc->dtype = ACCEL_TF32;
     } else {
-        sc->dtype = sc->precision == MEMORY_FP32 ? ACCEL_FP32 : sc->precision == MEMORY_MIXED_FP16 ? ACCEL_FP16 : ACCEL_BF16;
+        sc->dtype = sc->precision == MEMORY_FP32         ? ACCEL_FP32
+                    : sc->precision == MEMORY_MIXED_FP16 ? ACCEL_FP16
+                    : sc->precision == MEMORY_MIXED_FP8  ? ACCEL_FP8 /* the linear layers' GEMMs */
+                                                         : ACCEL_BF16;
     }
     if (!g_ascii_strcasecmp(opt, "sgd_momentum") || !g_ascii_strcasecmp(opt, "sgd-momentum") ||
         !g_ascii_strcasecmp(opt, "momentum"))
@@ -411,7 +453,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
                                        "precision", "optimizer", "parallelism", "name", "description", "source",
                                        "flow_contention", "collective_params", "placement", "placement_seed",
-                                       "nccl_version", NULL};
+                                       "nccl_version", "attention", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -540,6 +582,7 @@ MemoryOptimizer step_scenario_optimizer(const StepScenario *sc) { return sc->opt
 bool step_scenario_flow_contention(const StepScenario *sc) { return sc->flow_contention; }
 const CollParams *step_scenario_coll_params(const StepScenario *sc) { return sc->coll_params; }
 int step_scenario_nccl_version(const StepScenario *sc) { return sc->nccl_version; }
+StepAttention step_scenario_attention(const StepScenario *sc) { return sc->attention; }
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }
 const int *step_scenario_rank_map(const StepScenario *sc) { return sc->rank_map; }
 const char *step_scenario_placement(const StepScenario *sc) { return sc->placement ? sc->placement : "contiguous"; }

@@ -52,6 +52,9 @@ bool step_scenario_flow_contention(const StepScenario *sc);
 const CollParams *step_scenario_coll_params(const StepScenario *sc);
 /* The NCCL version code its collectives follow ("nccl_version"); 0: the newest. */
 int step_scenario_nccl_version(const StepScenario *sc);
+/* How attention runs: fused kernels keep no s x s scores in HBM. */
+typedef enum { STEP_ATTN_UNFUSED, STEP_ATTN_FUSED, STEP_ATTN_FUSED_V1 } StepAttention;
+StepAttention step_scenario_attention(const StepScenario *sc);
 /* dp came from the scenario (else it fills the machine: ranks / (tp x pp)). */
 bool step_scenario_dp_given(const StepScenario *sc);
 /* Job rank -> topology rank ("placement"); NULL for contiguous (the identity). */

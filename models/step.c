@@ -68,7 +68,8 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp.tp = p->tp;
     c->wp.sequence_parallel = p->sequence_parallel;
     c->wp.recompute = p->recompute;
-    c->wp.act_bytes = accel_dtype_bytes(step_scenario_dtype(sc));
+    c->wp.act_bytes = accel_dtype_bytes(step_activation_dtype(c));
+    c->wp.fused_attention = step_scenario_attention(sc) != STEP_ATTN_UNFUSED;
     pipeline_partition(c);
     if (!tp_init(c, err) || !dp_init(c, err) || !pipeline_init(c, err))
         return false;

@@ -7,7 +7,9 @@
  *     "topology": "dgx-a100-cluster", "nodes": 8,
  *     "model": "gpt3-175b" | { ...transformer hyper-parameters... },
  *     "global_batch": 1536, "micro_batch": 1,
- *     "precision": "bf16"|"fp16"|"fp32"|"tf32", "optimizer": "sgd"|"sgd_momentum"|"adam"|"adamw"|"lamb",
+ *     "precision": "bf16"|"fp16"|"fp32"|"tf32"|"fp8", "optimizer": "sgd"|"sgd_momentum"|"adam"|"adamw"|"lamb",
+ *     "attention": "fused"|"fused-v1"|"unfused",  (default: fused where the
+ *                                        accelerator's preset has a fused kernel)
  *     "parallelism": { "dp": 8, "tp": 8, "pp": 1,   (dp not given: ranks / (tp x pp))
  *        "weight_update": "replicated"|"sharded" (or a list of both: compares),
  *        "zero_stage": 0..3, "recompute": "none"|"selective"|"full",

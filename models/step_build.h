@@ -97,10 +97,24 @@ void step_dep(SimGraph *g, int before, int after);
 double step_coll_use(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes,
                      int count);
 
+/* The type of activations, gradients and of the GEMMs outside the linear
+ * layers (attention core, logits): the working precision, bf16 when it is
+ * fp8 (Transformer Engine runs only the linear layers' GEMMs in FP8; its
+ * attention and Megatron's output layer stay in 16 bit by default). */
+static inline AccelDtype step_activation_dtype(const Ctx *c)
+{
+    AccelDtype dt = step_scenario_dtype(c->sc);
+    return dt == ACCEL_FP8 ? ACCEL_BF16 : dt;
+}
+#define step_attention_dtype step_activation_dtype
+
 /* step_compute.c: per-layer compute times, recomputation included, and the
  * step's FLOPs. */
 void compute_costs(Ctx *c);
 void compute_flops(const Ctx *c, double *model_flops, double *hw_flops);
+/* Bytes of stage s's transient peak working set (logits and loss, the layer
+ * being recomputed, ZeRO-3's unsharded layer gradient). */
+double compute_working_set(const Ctx *c, int s);
 
 /* par_tp.c: the tensor-parallel group and its per-layer collectives. */
 bool tp_init(Ctx *c, GError **err);

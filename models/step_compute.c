@@ -6,11 +6,58 @@
 
 #include <string.h>
 
+/* Selective recomputation redoes the attention core: the GEMMs Q K^T and
+ * P V.  Their names in the workload's layer. */
+static bool is_attention_core(const WorkloadGemm *g)
+{
+    return !strcmp(g->name, "attn_score") || !strcmp(g->name, "attn_value");
+}
+
+/* FlashAttention-1 (flash-attn 1.x, its Triton port) against the preset's
+ * FlashAttention-2/3 rate: "around 2x speedup compared to FlashAttention"
+ * (Dao 2023, FlashAttention-2, abstract; 1.7-3.0x in its Figures 4-6). */
+#define STEP_FA1_SLOWDOWN 2.0
+
+/* The fused attention kernel of one layer (both core products at once). */
+static double fused_attention_time(const Ctx *c, int mb, bool backward)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    double heads = (double)mb * tr->heads / c->p.tp;
+    double t = accel_attention_time(c->acc, step_attention_dtype(c), heads, tr->seq_len,
+                                    (double)tr->hidden / tr->heads, tr->causal, backward);
+    return step_scenario_attention(c->sc) == STEP_ATTN_FUSED_V1 ? t * STEP_FA1_SLOWDOWN : t;
+}
+
+/* The linear layers' GEMMs run in the working precision (FP8 included);
+ * the attention core and the logits in the activations' type. */
+static AccelDtype gemm_dtype(const Ctx *c, const WorkloadGemm *g)
+{
+    return is_attention_core(g) || !strcmp(g->name, "logits") ? step_activation_dtype(c) : step_scenario_dtype(c->sc);
+}
+
+/* Transformer Engine's FP8 casts around one linear GEMM (m x k)(k x n),
+ * memory bound, amax taken in the same pass (delayed scaling): forward,
+ * the input read in bf16 and written as FP8 and its FP8 transpose (for the
+ * weight gradient), 2 + 1 + 1 B per element, and the weight the same way
+ * once per step (TE caches it across micro-batches); backward, the output
+ * gradient likewise. */
+static double fp8_cast_time(const Ctx *c, const WorkloadGemm *g, bool backward)
+{
+    if (step_scenario_dtype(c->sc) != ACCEL_FP8 || gemm_dtype(c, g) != ACCEL_FP8)
+        return 0;
+    double per = g->batch * 4;
+    double bytes = backward ? per * g->m * g->n : per * (g->m * g->k + g->k * g->n / (c->m > 0 ? c->m : 1));
+    return accel_mem_time(c->acc, bytes);
+}
+
 static double gemms_time(const Ctx *c, const WorkloadGemm *g, int n, bool backward)
 {
-    AccelDtype dt = step_scenario_dtype(c->sc);
     double t = 0;
     for (int i = 0; i < n; i++) {
+        if (c->wp.fused_attention && is_attention_core(&g[i]))
+            continue; /* one fused kernel: fused_attention_time */
+        AccelDtype dt = gemm_dtype(c, &g[i]);
+        t += fp8_cast_time(c, &g[i], backward);
         if (backward) {
             WorkloadGemm b[2];
             workload_gemm_backward(&g[i], b);
@@ -23,13 +70,6 @@ static double gemms_time(const Ctx *c, const WorkloadGemm *g, int n, bool backwa
     return t;
 }
 
-/* Selective recomputation redoes the attention core: the GEMMs Q K^T and
- * P V.  Their names in the workload's layer. */
-static bool is_attention_core(const WorkloadGemm *g)
-{
-    return !strcmp(g->name, "attn_score") || !strcmp(g->name, "attn_value");
-}
-
 /* What recomputing one layer's activations costs before its backward. */
 static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
 {
@@ -38,6 +78,8 @@ static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb
         return c->t_fwd;
     if (p->recompute != WORKLOAD_RECOMPUTE_SELECTIVE)
         return 0;
+    if (c->wp.fused_attention)
+        return fused_attention_time(c, mb, false);
     /* the attention core: Q K^T, softmax + dropout, P V */
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double t = 0;
@@ -58,6 +100,10 @@ void compute_costs(Ctx *c)
     double ew = workload_layer_elementwise_bytes(c->w, 0, mb, &c->wp);
     c->t_fwd = gemms_time(c, g, ng, false) + accel_mem_time(c->acc, ew);
     c->t_bwd = gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * ew);
+    if (c->wp.fused_attention) {
+        c->t_fwd += fused_attention_time(c, mb, false);
+        c->t_bwd += fused_attention_time(c, mb, true);
+    }
     c->t_recompute = recompute_time(c, g, ng, mb);
     int nh = workload_head_gemms(c->w, mb, &c->wp, g);
     double logits = (double)mb * tr->seq_len * tr->vocab / c->p.tp;
@@ -90,4 +136,30 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
             if (is_attention_core(&gg[i]))
                 *hw_flops += B * tr->layers * workload_gemm_flops(&gg[i]);
     }
+}
+
+/* The transient peak on stage s on top of the steady state (memory.h):
+ *  - the last stage's logits and loss: the logits in the activations' type,
+ *    then two fp32 buffers of vocab x tokens at once (the upcast logits or
+ *    the saved log-softmax, and the gradient), per micro-batch;
+ *  - with recomputation, the activations of the layer being recomputed
+ *    (one micro-batch, as if it were not recomputed) less what is kept;
+ *  - under ZeRO-3, the unsharded gradient of the layer being
+ *    reduce-scattered (the gathered parameters are already "buffers"). */
+double compute_working_set(const Ctx *c, int s)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    int mb = step_scenario_micro_batch(c->sc);
+    double ws = 0;
+    if (s == c->p.pp - 1 && tr)
+        ws += (double)mb * tr->seq_len * tr->vocab / c->p.tp * (c->wp.act_bytes + 2 * 4);
+    if (c->p.recompute != WORKLOAD_RECOMPUTE_NONE && step_stage_layers(c, s) > 0) {
+        WorkloadParallel all = c->wp;
+        all.recompute = WORKLOAD_RECOMPUTE_NONE;
+        int l = c->stage_l0[s];
+        ws += workload_layer_activation_bytes(c->w, l, mb, &all) - workload_layer_activation_bytes(c->w, l, mb, &c->wp);
+    }
+    if (c->p.zero_stage == 3 && c->p.dp > 1)
+        ws += c->layer_params * c->grad_bytes_per_param;
+    return ws;
 }

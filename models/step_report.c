@@ -163,6 +163,7 @@ static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, GErr
         for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
             mc.activation_bytes += workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc), &c->wp);
         mc.inflight_microbatches = pipeline_inflight(c, s);
+        mc.working_set_bytes = compute_working_set(c, s);
         MemoryBreakdown mbk;
         if (!memory_estimate(&mc, &mbk, err))
             return false;
@@ -227,6 +228,7 @@ static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int
     cJSON_AddNumberToObject(mj, "optimizer_state", mem->optimizer);
     cJSON_AddNumberToObject(mj, "activations", mem->activations);
     cJSON_AddNumberToObject(mj, "buffers", mem->buffers);
+    cJSON_AddNumberToObject(mj, "working_set", mem->working_set);
     cJSON_AddNumberToObject(mj, "reserve", mem->reserve);
     cJSON_AddNumberToObject(mj, "total", mem->total);
     cJSON_AddNumberToObject(mj, "stage", mem_stage);
@@ -281,6 +283,10 @@ static void add_config(cJSON *out, const Build *b)
     cJSON_AddNumberToObject(cfg, "micro_batch", step_scenario_micro_batch(sc));
     cJSON_AddNumberToObject(cfg, "global_batch", step_scenario_global_batch(sc));
     cJSON_AddStringToObject(cfg, "precision", accel_dtype_name(step_scenario_dtype(sc)));
+    StepAttention att = step_scenario_attention(sc);
+    cJSON_AddStringToObject(cfg, "attention", att == STEP_ATTN_FUSED      ? "fused"
+                                              : att == STEP_ATTN_FUSED_V1 ? "fused-v1"
+                                                                          : "unfused");
     cJSON_AddStringToObject(cfg, "schedule", p->gpipe ? "gpipe" : "1f1b");
     cJSON_AddStringToObject(cfg, "recompute",
                             p->recompute == WORKLOAD_RECOMPUTE_FULL        ? "full"

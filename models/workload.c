@@ -125,10 +125,10 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
     static const char *const keys[] = {"name", "type", "description", "source", "layers", "hidden", "heads",
                                        "kv_heads", "ffn", "seq_len", "vocab", "type_vocab", "gated_mlp",
                                        "tied_embeddings", "bias", "dropout", "embedding_norm", "final_norm",
-                                       "norm", "position", NULL};
+                                       "norm", "position", "causal", NULL};
     if (!only_keys(doc, root, keys, err))
         return NULL;
-    WorkloadTransformer c = {.tied_embeddings = true, .bias = true, .dropout = true};
+    WorkloadTransformer c = {.tied_embeddings = true, .bias = true, .dropout = true, .causal = true};
     bool final_norm = true;
     const long big = 1L << 24;
     if (!get_int(doc, root, "layers", true, 1, 100000, &c.layers, err) ||
@@ -146,7 +146,8 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
         !sim_json_get_bool(doc, root, "tied_embeddings", &c.tied_embeddings, err) ||
         !sim_json_get_bool(doc, root, "bias", &c.bias, err) || !sim_json_get_bool(doc, root, "dropout", &c.dropout, err) ||
         !sim_json_get_bool(doc, root, "embedding_norm", &c.embedding_norm, err) ||
-        !sim_json_get_bool(doc, root, "final_norm", &final_norm, err))
+        !sim_json_get_bool(doc, root, "final_norm", &final_norm, err) ||
+        !sim_json_get_bool(doc, root, "causal", &c.causal, err))
         return NULL;
     const char *s = NULL;
     if (!sim_json_get_string(doc, root, "norm", false, &s, err))
@@ -485,9 +486,12 @@ double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_
                   + 2 * 3 * T * h * e;  /* two residual adds */
     if (t->dropout)
         rows += 2 * (2 * e + 1) * T * h; /* two dropouts: read, write, 1-byte mask */
-    double split = 2 * scores * e; /* softmax */
-    if (t->dropout)
-        split += (2 * e + 1) * scores;
+    double split = 0;
+    if (!(par && par->fused_attention)) { /* fused: softmax and dropout stay on chip */
+        split += 2 * scores * e;          /* softmax */
+        if (t->dropout)
+            split += (2 * e + 1) * scores;
+    }
     split += (t->gated_mlp ? 3 : 2) * T * t->ffn * e; /* GeLU: read, write; SwiGLU: read 2, write 1 */
     return rows / sp + split / tp;
 }
@@ -520,6 +524,8 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     /* The "5 as^2 b" attention core: softmax output, dropout mask and output. */
     double scores = b * t->heads * (double)t->seq_len * t->seq_len;
     double core = scores * e + (t->dropout ? scores * (1 + e) : 0);
+    if (par && par->fused_attention)
+        core = 4.0 * b * t->heads * t->seq_len; /* fp32 log-sum-exp per query row */
     double bytes = rows / sp + split / tp;
     if (rc != WORKLOAD_RECOMPUTE_SELECTIVE)
         bytes += core / tp;

@@ -48,6 +48,7 @@ typedef struct {
     bool bias;        /* linear layers and norms carry biases */
     bool dropout;     /* dropout after attention and MLP (masks are stored) */
     bool embedding_norm; /* a norm right after the embeddings (BERT) */
+    bool causal;      /* decoder (masked) self-attention; JSON default true, false for encoders */
     WorkloadNorm norm;
     WorkloadPosition position;
 } WorkloadTransformer;
@@ -64,6 +65,10 @@ typedef struct {
     bool sequence_parallel; /* Korthikanti et al. 2022: norms and dropouts split over tp too */
     WorkloadRecompute recompute;
     double act_bytes;       /* bytes per activation element: 2 (fp16/bf16), 4 (fp32) */
+    /* FlashAttention-style fused attention: no s x s scores in HBM (no
+     * softmax/dropout traffic, no stored probabilities: only the fp32
+     * log-sum-exp per query row is kept) */
+    bool fused_attention;
 } WorkloadParallel;
 
 /* tp 1, no sequence parallelism, no recomputation, 16-bit activations. */
@@ -127,7 +132,9 @@ double workload_forward_macs_per_sample(const Workload *w);
 double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par);
 
 /* Activation bytes one layer keeps for the backward pass, per micro-batch and
- * device.  Transformer: Korthikanti et al. 2022, generalised to GQA, gated
+ * device.  With fused_attention the "5as/h" attention core becomes the fp32
+ * log-sum-exp, 4 a s b bytes (FlashAttention keeps O and it, and regenerates
+ * dropout masks from the RNG state).  Transformer: Korthikanti et al. 2022, generalised to GQA, gated
  * MLPs and no-dropout models; for a GPT-style layer (ffn = 4h, kv = heads,
  * dropout) with act_bytes 2 it is exactly
  *   none, tp 1:             sbh (34 + 5as/h)

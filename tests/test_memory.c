@@ -107,6 +107,23 @@ static void test_optimizers_and_precision(void)
     CU_ASSERT_FALSE(memory_optimizer_from_name("adagrad", &o));
     CU_ASSERT_TRUE(memory_precision_from_name("bf16", &p) && p == MEMORY_MIXED_BF16);
     CU_ASSERT_FALSE(memory_precision_from_name("int8", &p));
+    /* FP8 (Transformer Engine): bf16 weight + FP8 copy and transpose, bf16
+     * gradients, fp32 master and Adam state: 4 + 2 + 12 = 18 B per parameter */
+    CU_ASSERT_TRUE(memory_precision_from_name("fp8", &p) && p == MEMORY_MIXED_FP8);
+    CU_ASSERT_EQUAL(memory_param_bytes(MEMORY_MIXED_FP8), 4);
+    CU_ASSERT_EQUAL(memory_grad_bytes(MEMORY_MIXED_FP8, false), 2);
+    CU_ASSERT_EQUAL(memory_optimizer_bytes(MEMORY_OPT_ADAM, MEMORY_MIXED_FP8), 12);
+    MemoryConfig f = memory_config_default();
+    f.params = 1e9;
+    f.precision = MEMORY_MIXED_FP8;
+    f.reserve_bytes = 0;
+    f.working_set_bytes = 3e8;
+    MemoryBreakdown fb;
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&f, &fb, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(fb.total, 18e9 + 3e8, 1);
+    CU_ASSERT_DOUBLE_EQUAL(fb.working_set, 3e8, 1e-6);
+    f.working_set_bytes = -1;
+    CU_ASSERT_FALSE(memory_estimate(&f, &fb, NULL));
 }
 
 static void test_buffers_activations_fit(void)

@@ -128,7 +128,10 @@ static void test_deterministic(void)
     cJSON_Delete(b);
 }
 
-/* run's memory for ZeRO-3 is memory_estimate's for the same configuration. */
+/* run's memory for ZeRO-3 is memory_estimate's for the same configuration:
+ * fused attention (A100's default), and the peak's working set: the logits
+ * (bf16) with two fp32 vocab x tokens buffers, and the unsharded gradient of
+ * one layer being reduce-scattered. */
 static void test_zero3_memory(void)
 {
     char *s = scen("\"gpt3-1.3b\"", 1, 64, 2, "adam",
@@ -140,10 +143,13 @@ static void test_zero3_memory(void)
     Workload *w = workload_load("gpt3-1.3b", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(w);
     WorkloadParallel wp = workload_parallel_default();
+    wp.fused_attention = true;
     MemoryConfig mc = memory_config_default();
     mc.params = workload_params_total(w);
     mc.dp = 8;
     mc.zero_stage = 3;
+    const WorkloadTransformer *tr = workload_transformer(w);
+    mc.working_set_bytes = 2.0 * tr->seq_len * tr->vocab * (2 + 8) + 2 * workload_params_layer(w, 0);
     mc.precision = MEMORY_MIXED_BF16;
     mc.optimizer = MEMORY_OPT_ADAM;
     mc.bucket_bytes = 50.0 * 1024 * 1024;
@@ -157,6 +163,7 @@ static void test_zero3_memory(void)
     CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "gradients"), mb.grads, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "optimizer_state"), mb.optimizer, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "activations"), mb.activations, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "working_set"), mb.working_set, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "total"), mb.total, 1e-3);
     /* ZeRO-3 shards everything: the optimizer state is 1/8 of stage 0's */
     CU_ASSERT_DOUBLE_EQUAL(mb.optimizer, 12 * mc.params / 8, 1);

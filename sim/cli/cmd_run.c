@@ -65,6 +65,7 @@ static void print_result(const cJSON *r)
     print_gib("optimizer state", mem, "optimizer_state");
     print_gib("activations", mem, "activations");
     print_gib("buffers", mem, "buffers");
+    print_gib("working set (peak)", mem, "working_set");
     print_gib("reserve", mem, "reserve");
     print_gib("total", mem, "total");
     printf("    %s %.1f GiB of HBM\n", cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")) ? "fits in" : "DOES NOT FIT in",

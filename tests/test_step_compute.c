@@ -1,0 +1,326 @@
+/* The compute and memory side of the step (issue 12): fused attention, FP8
+ * training, GEMM tile and wave quantisation, the peak's working set, and the
+ * accelerator presets (every one loads; every one with FP8 runs an FP8
+ * step). */
+#include "accel.h"
+#include "memory.h"
+#include "step.h"
+#include "test_main.h"
+#include "workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static cJSON *run_text(const char *text, GError **err) { return step_run_text("t.json", text, err); }
+
+static double num(const cJSON *r, const char *a, const char *b)
+{
+    const cJSON *o = cJSON_GetObjectItem(r, a);
+    if (b)
+        o = cJSON_GetObjectItem(o, b);
+    return cJSON_IsNumber(o) ? o->valuedouble : NAN;
+}
+
+/* GPT-style model on one DGX node, ZeRO-3 over 8 ranks. */
+static char *scen(const char *acc, const char *topo, int seq, int hidden, const char *prec, const char *attention,
+                  const char *par)
+{
+    char att[64] = "";
+    if (attention)
+        snprintf(att, sizeof att, " \"attention\": \"%s\",", attention);
+    return g_strdup_printf("{\"accelerator\": \"%s\", \"topology\": \"%s\", \"nodes\": 1,%s\n"
+                           " \"model\": {\"layers\": 8, \"hidden\": %d, \"heads\": %d, \"seq_len\": %d, \"vocab\": 50304},\n"
+                           " \"global_batch\": 16, \"micro_batch\": 1, \"precision\": \"%s\", \"optimizer\": \"adamw\",\n"
+                           " \"parallelism\": %s}\n",
+                           acc, topo, att, hidden, hidden / 128 > 0 ? hidden / 128 : 1, seq, prec,
+                           par ? par : "{\"dp\": 8, \"zero_stage\": 3, \"recompute\": \"none\"}");
+}
+
+static cJSON *run_ok(char *text)
+{
+    GError *err = NULL;
+    cJSON *r = run_text(text, &err);
+    if (!r) {
+        printf("\n%s\n-> %s\n", text, err->message);
+        g_clear_error(&err);
+    }
+    g_free(text);
+    return r;
+}
+
+/* Fused attention is the default on A100 and H100, faster than the unfused
+ * path at long sequences, and keeps no s x s activations. */
+static void test_fused_attention(void)
+{
+    const char *accs[][2] = {{"a100-80gb", "dgx-a100"}, {"h100-sxm", "dgx-h100"}};
+    for (int i = 0; i < 2; i++) {
+        cJSON *def = run_ok(scen(accs[i][0], accs[i][1], 16384, 2048, "bf16", NULL, NULL));
+        cJSON *un = run_ok(scen(accs[i][0], accs[i][1], 16384, 2048, "bf16", "unfused", NULL));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(def);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(un);
+        CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(def, "config"), "attention")->valuestring,
+                               "fused");
+        double tf = num(def, "step_time_s", NULL), tu = num(un, "step_time_s", NULL);
+        double af = num(def, "memory_per_device_bytes", "activations"),
+               au = num(un, "memory_per_device_bytes", "activations");
+        printf("\n  %s seq 16k: fused %.3f s, unfused %.3f s; activations %.1f / %.1f GiB", accs[i][0], tf, tu,
+               af / (1 << 30), au / (1 << 30));
+        CU_ASSERT_TRUE(tf < 0.8 * tu);
+        /* unfused keeps b a s^2 (2 + 1 + 2) bytes per layer more: 8 layers, 16 heads */
+        double core = 8 * 16 * 16384.0 * 16384 * 5;
+        CU_ASSERT_TRUE(au - af > 0.95 * core);
+        cJSON_Delete(def);
+        cJSON_Delete(un);
+    }
+    /* FlashAttention-1 is slower than the FA2/FA3 default, faster than unfused */
+    cJSON *v1 = run_ok(scen("a100-80gb", "dgx-a100", 16384, 2048, "bf16", "fused-v1", NULL));
+    cJSON *v2 = run_ok(scen("a100-80gb", "dgx-a100", 16384, 2048, "bf16", "fused", NULL));
+    cJSON *un = run_ok(scen("a100-80gb", "dgx-a100", 16384, 2048, "bf16", "unfused", NULL));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(un);
+    CU_ASSERT_TRUE(num(v2, "step_time_s", NULL) < num(v1, "step_time_s", NULL));
+    CU_ASSERT_TRUE(num(v1, "step_time_s", NULL) < num(un, "step_time_s", NULL));
+    CU_ASSERT_DOUBLE_EQUAL(num(v1, "memory_per_device_bytes", "total"), num(v2, "memory_per_device_bytes", "total"),
+                           1);
+    cJSON_Delete(v1);
+    cJSON_Delete(v2);
+    cJSON_Delete(un);
+}
+
+/* V100 has no fused kernel: unfused by default, "fused" is an error at its line. */
+static void test_no_fused_on_v100(void)
+{
+    cJSON *r = run_ok(scen("v100-sxm2-32gb", "dgx1-v100", 1024, 1024, "fp16", NULL, NULL));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "attention")->valuestring,
+                           "unfused");
+    cJSON_Delete(r);
+    char *t = scen("v100-sxm2-32gb", "dgx1-v100", 1024, 1024, "fp16", "fused", NULL);
+    GError *err = NULL;
+    CU_ASSERT_PTR_NULL(run_text(t, &err));
+    CU_ASSERT_TRUE(err && strstr(err->message, "t.json:1:") && strstr(err->message, "fused attention"));
+    g_clear_error(&err);
+    g_free(t);
+    t = scen("a100-80gb", "dgx-a100", 1024, 1024, "bf16", "flash", NULL);
+    CU_ASSERT_PTR_NULL(run_text(t, &err));
+    CU_ASSERT_TRUE(err && strstr(err->message, "\"attention\""));
+    g_clear_error(&err);
+    g_free(t);
+}
+
+/* FP8 (Transformer Engine): faster than bf16 but below 2x (attention, the
+ * logits and the casts stay 16 bit); FP8 weight copies in memory; ZeRO-3
+ * gathers 1-byte parameters (half of bf16's bytes); refused where the chip
+ * has no FP8 (A100), at the precision key's line. */
+static void test_fp8(void)
+{
+    cJSON *b = run_ok(scen("h100-sxm", "dgx-h100", 4096, 4096, "bf16", NULL, NULL));
+    cJSON *f = run_ok(scen("h100-sxm", "dgx-h100", 4096, 4096, "fp8", NULL, NULL));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    double tb = num(b, "step_time_s", NULL), tf = num(f, "step_time_s", NULL);
+    printf("\n  h100 fp8 %.3f s, bf16 %.3f s: x%.2f", tf, tb, tb / tf);
+    CU_ASSERT_TRUE(tf < 0.9 * tb);
+    CU_ASSERT_TRUE(tf > 0.5 * tb);
+    CU_ASSERT_DOUBLE_EQUAL(num(f, "memory_per_device_bytes", "weights"), 2 * num(b, "memory_per_device_bytes", "weights"),
+                           1);
+    CU_ASSERT_DOUBLE_EQUAL(num(f, "memory_per_device_bytes", "optimizer_state"),
+                           num(b, "memory_per_device_bytes", "optimizer_state"), 1);
+    const cJSON *cf = cJSON_GetObjectItem(f, "collectives"), *cb = cJSON_GetObjectItem(b, "collectives");
+    double gf = 0, gb = 0, rf = 0, rb = 0;
+    for (const cJSON *c = cf->child; c; c = c->next)
+        if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, "zero3_allgather"))
+            gf = num(c, "bytes", NULL);
+        else if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, "zero3_reducescatter"))
+            rf = num(c, "bytes", NULL);
+    for (const cJSON *c = cb->child; c; c = c->next)
+        if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, "zero3_allgather"))
+            gb = num(c, "bytes", NULL);
+        else if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, "zero3_reducescatter"))
+            rb = num(c, "bytes", NULL);
+    CU_ASSERT_TRUE(gb > 0);
+    CU_ASSERT_DOUBLE_EQUAL(gf, gb / 2, 1);
+    CU_ASSERT_DOUBLE_EQUAL(rf, rb, 1); /* gradients stay bf16 */
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(f, "config"), "grad_reduce_dtype")->valuestring,
+                           "bf16");
+    cJSON_Delete(b);
+    cJSON_Delete(f);
+
+    char *t = scen("a100-80gb", "dgx-a100", 2048, 2048, "fp8", NULL, NULL);
+    GError *err = NULL;
+    CU_ASSERT_PTR_NULL(run_text(t, &err));
+    CU_ASSERT_TRUE(err && strstr(err->message, "no fp8 arithmetic"));
+    g_clear_error(&err);
+    g_free(t);
+}
+
+/* Every FP8 scenario runs: each preset with FP8, under ZeRO 0-3, tp, pp,
+ * selective and full recomputation. */
+static void test_fp8_everywhere(void)
+{
+    const char *accs[] = {"h100-sxm", "h200", "b200", "gb200", "mi300x", "mi325x", "mi355x"};
+    const char *plans[] = {
+        "{\"dp\": 8, \"zero_stage\": 0}",
+        "{\"dp\": 8, \"weight_update\": \"sharded\"}",
+        "{\"dp\": 8, \"zero_stage\": 2, \"recompute\": \"selective\"}",
+        "{\"dp\": 8, \"zero_stage\": 3, \"recompute\": \"full\"}",
+        "{\"dp\": 2, \"tp\": 4, \"sequence_parallel\": true}",
+        "{\"dp\": 2, \"tp\": 2, \"pp\": 2, \"recompute\": \"full\"}",
+    };
+    for (size_t a = 0; a < G_N_ELEMENTS(accs); a++)
+        for (size_t p = 0; p < G_N_ELEMENTS(plans); p++) {
+            cJSON *r = run_ok(scen(accs[a], "dgx-h100", 4096, 4096, "fp8", NULL, plans[p]));
+            CU_ASSERT_PTR_NOT_NULL(r);
+            if (r) {
+                CU_ASSERT_TRUE(num(r, "step_time_s", NULL) > 0 && isfinite(num(r, "step_time_s", NULL)));
+                CU_ASSERT_TRUE(num(r, "mfu", NULL) > 0.05 && num(r, "mfu", NULL) < 1);
+            }
+            cJSON_Delete(r);
+        }
+}
+
+/* Every preset loads; those with FP8 have twice the bf16 peak (dense). */
+static void test_presets(void)
+{
+    const char *names[] = {"v100-sxm2-16gb", "v100-sxm2-32gb", "a100-40gb", "a100-80gb", "h100-sxm", "h200",
+                           "b200",           "gb200",          "mi300x",    "mi325x",    "mi355x",   "tpu-v3",
+                           "tpu-v4"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        GError *err = NULL;
+        Accel *a = accel_load(names[i], &err);
+        if (!a)
+            printf("\n%s: %s", names[i], err->message);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        if (accel_has_dtype(a, ACCEL_FP8))
+            CU_ASSERT_DOUBLE_EQUAL(accel_peak_flops(a, ACCEL_FP8), 2 * accel_peak_flops(a, ACCEL_BF16),
+                                   0.01 * accel_peak_flops(a, ACCEL_BF16));
+        /* Ampere and newer, MI300 and newer run fused attention */
+        bool fa = strncmp(names[i], "v100", 4) && strncmp(names[i], "tpu", 3);
+        CU_ASSERT_EQUAL(accel_has_fused_attention(a), fa);
+        accel_free(a);
+    }
+}
+
+/* Tile and wave quantisation: a GEMM whose output is a few columns more
+ * than one full wave of 256 x 128 tiles on A100's 108 SMs pays for part of
+ * a second wave; a size off the tensor cores' 16-byte alignment is slower
+ * per FLOP, and the step sees it (hidden 2050 against 2048). */
+static void test_wave_quantisation(void)
+{
+    GError *err = NULL;
+    Accel *a = accel_load("a100-80gb", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    /* 108 tiles of 256 x 128 in m = 256 * 12, n = 128 * 9: exactly one wave */
+    double m = 256 * 12, n = 128 * 9, k = 8192;
+    double full = accel_gemm_time(a, ACCEL_BF16, m, n, k);
+    double plus = accel_gemm_time(a, ACCEL_BF16, m, n + 8, k);
+    printf("\n  one wave %.1f us, 8 columns more %.1f us", 1e6 * full, 1e6 * plus);
+    CU_ASSERT_TRUE(plus > 1.1 * full);
+    /* the extra columns run as narrower tiles, not as a whole second wave of 256 x 128 */
+    CU_ASSERT_TRUE(plus < 2 * full);
+    double e4096 = accel_gemm_efficiency(a, ACCEL_BF16, 8192, 4096, 4096);
+    double e4100 = accel_gemm_efficiency(a, ACCEL_BF16, 8192, 4100, 4100);
+    CU_ASSERT_TRUE(e4100 < 0.97 * e4096);
+    accel_free(a);
+    /* the step sees it: per FLOP, hidden 2050 runs slower than 2048 */
+    cJSON *r0 = run_ok(scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, NULL));
+    cJSON *r1 = run_ok(scen("a100-80gb", "dgx-a100", 2048, 2050, "bf16", NULL, NULL));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r1);
+    CU_ASSERT_TRUE(num(r1, "mfu", NULL) < 0.97 * num(r0, "mfu", NULL));
+    cJSON_Delete(r0);
+    cJSON_Delete(r1);
+}
+
+/* The peak's working set: without recomputation or ZeRO-3 it is the last
+ * stage's logits and loss, mb s V/tp (2 + 2 x 4) bytes; with full
+ * recomputation it adds one layer's activations. */
+static void test_working_set(void)
+{
+    cJSON *r = run_ok(scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, "{\"dp\": 8, \"recompute\": \"none\"}"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    double logits = 2048.0 * 50304 * 10;
+    CU_ASSERT_DOUBLE_EQUAL(num(r, "memory_per_device_bytes", "working_set"), logits, 1);
+    cJSON_Delete(r);
+    r = run_ok(scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, "{\"dp\": 8, \"recompute\": \"full\"}"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_TRUE(num(r, "memory_per_device_bytes", "working_set") > logits + 2048.0 * 2048 * 20);
+    double total = 0;
+    const char *parts[] = {"weights", "gradients", "optimizer_state", "activations", "buffers", "working_set",
+                           "reserve"};
+    for (size_t i = 0; i < G_N_ELEMENTS(parts); i++)
+        total += num(r, "memory_per_device_bytes", parts[i]);
+    CU_ASSERT_DOUBLE_EQUAL(total, num(r, "memory_per_device_bytes", "total"), 1);
+    cJSON_Delete(r);
+}
+
+/* The fused kernel's time: causal does half the work; the backward is 2.5x
+ * the forward's FLOPs at a lower rate; longer sequences run nearer the
+ * plateau. */
+static void test_attention_kernel(void)
+{
+    GError *err = NULL;
+    Accel *a = accel_load("a100-80gb", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    double f = accel_attention_time(a, ACCEL_BF16, 32, 16384, 128, false, false);
+    double fc = accel_attention_time(a, ACCEL_BF16, 32, 16384, 128, true, false);
+    double b = accel_attention_time(a, ACCEL_BF16, 32, 16384, 128, false, true);
+    CU_ASSERT_TRUE(fc < 0.55 * f && fc > 0.45 * f);
+    CU_ASSERT_TRUE(b > 2.5 * f);
+    /* FlashAttention-2 paper: up to 73 % of peak forward on A100 */
+    double rate = 4 * 32 * 16384.0 * 16384 * 128 / f / accel_peak_flops(a, ACCEL_BF16);
+    CU_ASSERT_TRUE(rate > 0.6 && rate <= 0.73);
+    double short_rate = 4 * 32 * 512.0 * 512 * 128 / accel_attention_time(a, ACCEL_BF16, 32, 512, 128, false, false) /
+                        accel_peak_flops(a, ACCEL_BF16);
+    CU_ASSERT_TRUE(short_rate < rate);
+    accel_free(a);
+    Accel *v = accel_load("v100-sxm2-32gb", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    CU_ASSERT_TRUE(isinf(accel_attention_time(v, ACCEL_FP16, 32, 1024, 64, true, false)));
+    accel_free(v);
+}
+
+/* The workload side of fused attention: the "5as/h" core (softmax output,
+ * dropout mask and output) becomes the fp32 log-sum-exp, 4 a s b bytes, and
+ * the softmax/dropout traffic of the s x s scores disappears; "causal"
+ * defaults to true in JSON. */
+static void test_workload_fused(void)
+{
+    GError *err = NULL;
+    Workload *w = workload_load("gpt3-1.3b", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    const WorkloadTransformer *t = workload_transformer(w);
+    CU_ASSERT_TRUE(t->causal);
+    WorkloadParallel u = workload_parallel_default(), f = u;
+    f.fused_attention = true;
+    double s = t->seq_len, a = t->heads, b = 2;
+    double au = workload_layer_activation_bytes(w, 0, 2, &u), af = workload_layer_activation_bytes(w, 0, 2, &f);
+    CU_ASSERT_DOUBLE_EQUAL(au - af, 5 * a * s * s * b - 4 * a * s * b, 1);
+    double eu = workload_layer_elementwise_bytes(w, 0, 2, &u), ef = workload_layer_elementwise_bytes(w, 0, 2, &f);
+    CU_ASSERT_DOUBLE_EQUAL(eu - ef, (2 * 2 + (2 * 2 + 1)) * a * s * s * b, 1);
+    /* selective recomputation keeps no core either way */
+    u.recompute = f.recompute = WORKLOAD_RECOMPUTE_SELECTIVE;
+    CU_ASSERT_DOUBLE_EQUAL(workload_layer_activation_bytes(w, 0, 2, &u), workload_layer_activation_bytes(w, 0, 2, &f),
+                           1);
+    workload_free(w);
+    Workload *bert = workload_load("bert-large", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bert);
+    CU_ASSERT_FALSE(workload_transformer(bert)->causal);
+    workload_free(bert);
+}
+
+static const TestCase tests[] = {
+    {"workload: fused attention's activations and traffic", test_workload_fused},
+    {"fused attention: default on A100/H100, faster, no s^2 memory", test_fused_attention},
+    {"V100: unfused by default, fused refused", test_no_fused_on_v100},
+    {"FP8: faster than bf16, FP8 weights, 1-byte gathers, refused on A100", test_fp8},
+    {"every FP8 scenario runs", test_fp8_everywhere},
+    {"every accelerator preset loads", test_presets},
+    {"GEMM tile and wave quantisation", test_wave_quantisation},
+    {"peak working set", test_working_set},
+    {"fused attention kernel time", test_attention_kernel},
+};
+
+TEST_MAIN("step_compute", tests)
