@@ -67,6 +67,11 @@ static void build(void)
     add("net_overhead_s", OFF(net_overhead), 0, 1, LAT_SD, true);
     add("nvls.latency_s", OFF(nvls_latency), 0, 1, LAT_SD, true);
     add("nvls.bandwidth_fraction", OFF(nvls_fraction), 0.01, 2, EFF_SD, true);
+    add("nccl.nvls_net_step_latency_s", OFF(nvls_net_lat), 0, 1, LAT_SD, true);
+    add("nccl.nvlstree_net_step_latency_s", OFF(nvls_tree_net_lat), 0, 1, LAT_SD, true);
+    add("nccl.pat_base_latency_s", OFF(pat_base), 0, 1, LAT_SD, true);
+    add("nccl.pat_latency_per_rank_s", OFF(pat_per_rank), 0, 1, LAT_SD, true);
+    add("nccl.pat_bandwidth_factor", OFF(pat_bw), 0.01, 1, EFF_SD, true);
     add("ring_plateau_factor", OFF(ring_plateau), 1, 10, EFF_SD, false);
     add("ll_intra_latency_factor_multinode", OFF(ll_intra_factor), 0, 100, EFF_SD, false);
     add("ll128_max_bw_per_channel", OFF(ll128_max_per_ch), 1, 1e15, EFF_SD, false);
