@@ -292,7 +292,7 @@ static double bound_factor(const Dp *d, double up)
 /* Past the budget: the uplink bound alone scales the DP collectives; it
  * counts the traffic of `counted` groups (group 0 alone when even it is
  * past the budget: on a rail-optimised layout the others' uplinks are other
- * leaves', elsewhere the factor is low). */
+ * leaves'; elsewhere it may be low). */
 static void by_bound(Ctx *c, const Dp *d, double fb, int counted, char *why)
 {
     c->dp_factor = fb;

@@ -50,8 +50,10 @@ typedef struct {
     double opt_bytes_per_param;       /* HBM traffic of the update */
     double *t_p2p;                    /* [stage]: one send from stage s to s+1 */
     /* data-parallel collectives: all tp x pp groups run at once and share
-     * NICs and fabric; their closed-form time is scaled by this factor from
-     * a flow simulation of the concurrent groups (1: no contention) */
+     * NICs and fabric; their closed-form time (NIC-bound, the fabric taken
+     * as non-blocking) is scaled by this factor: the flow simulation of the
+     * concurrent groups on the real fabric over one group alone on a
+     * non-blocking one, or the uplink bound past the budget (1: neither) */
     double dp_factor, dp_flow_alone_s, dp_flow_concurrent_s;
     double dp_flow_nonblocking_s; /* group 0 alone with the fabric's uplinks never binding */
     double dp_uplink_bound_s;     /* busiest fabric link's bytes / capacity, all groups built */
