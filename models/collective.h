@@ -98,6 +98,9 @@ int coll_group_nodes(const CollGroup *g);
 double coll_group_intra_bw(const CollGroup *g);
 double coll_group_inter_bw(const CollGroup *g);
 int coll_group_channels(const CollGroup *g);
+/* A topology link's achievable bandwidth as the flow network gets it (raw
+ * times its kind's efficiency), for callers that build their own net. */
+double coll_group_link_cap(const CollGroup *g, int link);
 /* Host-side cost of launching the collective from one thread that drives
  * `gpus_per_thread` devices (nccl-tests -g N): small messages cannot finish
  * faster than this.  Default 1. */

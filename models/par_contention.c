@@ -1,9 +1,15 @@
-/* Contention between data-parallel collectives: every (pipeline stage,
- * tensor rank) has its own DP group, and all of them reduce their
- * gradients at the same time over shared NICs and fabric.  A flow
- * simulation of them together against one alone gives the factor by which
- * the step's DP collectives (step_coll_use) are slowed; the report shows
- * it as "dp_contention", with how it was found ("method").
+/* Contention of data-parallel collectives with the fabric and with each
+ * other: every (pipeline stage, tensor rank) has its own DP group, and all of
+ * them reduce their gradients at the same time over shared NICs and fabric.
+ * The closed form (coll_cost) takes its beta from the NICs, as if the fabric
+ * above them never narrowed; the step's DP collectives (step_coll_use) are
+ * scaled by the factor
+ *   flow time of all groups together on the real fabric
+ *   / flow time of one group alone on a non-blocking one,
+ * where non-blocking means the fabric's switch-to-switch links
+ * (topo_link_is_fabric: a fat tree's uplinks) never bind.  Oversubscription
+ * and static routing's collisions thus reach the step even with one DP group;
+ * the report shows it as "dp_contention", with how it was found ("method").
  *
  * What is symmetric is simulated once, exactly: groups whose flows share no
  * link cannot contend, so the groups split into components of link sharing
@@ -11,7 +17,10 @@
  * graph up to a renaming of links of equal bandwidth and latency finish at
  * the same time, so one of each kind is simulated; the concurrent time is the
  * latest component's.  Past a budget of simulated flows, only a subset is
- * simulated and the method says so. */
+ * simulated ("sampled"), or none ("uplink bound"); either way the closed form
+ * keeps an uplink bound: the bytes all groups send over the busiest fabric
+ * link over its capacity, which the collective cannot beat (O(flows of the
+ * groups built), no simulation). */
 #include "step_build.h"
 
 #include <stdio.h>
@@ -27,6 +36,12 @@
 #ifndef DP_WORK_BUDGET
 #define DP_WORK_BUDGET ((uint64_t)1 << 25)
 #endif
+static uint64_t work_budget = DP_WORK_BUDGET;
+
+void dp_contention_set_work_budget(uint64_t work) { work_budget = work ? work : DP_WORK_BUDGET; }
+
+/* A fabric link of the non-blocking reference: wide enough never to bind. */
+#define DP_NONBLOCKING 1e6
 /* Bytes of canonical forms kept for comparing components. */
 #define DP_FP_BUDGET ((size_t)64 << 20)
 
@@ -38,6 +53,8 @@ typedef struct {
     int ngroups;
     CollGroup **groups;
     int *comp;  /* [group]: its component's root */
+    double *load; /* [link]: bytes all groups send over it (fabric links only) */
+    bool fabric;  /* the topology has fabric links (else the reference is the real net) */
     gint64 t0;  /* when the run began (us), for progress */
     bool shown;
 } Dp;
@@ -65,6 +82,18 @@ static SimGraph *group_graph(const Dp *d, int k)
     return g;
 }
 
+/* Adds what the graph's flows send over fabric links to d->load. */
+static void add_loads(const Dp *d, const SimGraph *g)
+{
+    for (int t = 0; t < (int)sim_graph_num_tasks(g); t++) {
+        const int *ls;
+        int n = sim_graph_task_links(g, t, &ls);
+        for (int i = 0; i < n; i++)
+            if (topo_link_is_fabric(d->c->topo, ls[i]))
+                d->load[ls[i]] += sim_graph_task_bytes(g, t);
+    }
+}
+
 /* Unions groups that share a link: owner[link] is the first group seen on it. */
 static void components(Dp *d, int nlinks)
 {
@@ -85,6 +114,7 @@ static void components(Dp *d, int nlinks)
                     d->comp[uf_find(d->comp, k)] = uf_find(d->comp, owner[ls[i]]);
             }
         }
+        add_loads(d, g);
         sim_graph_free(g);
     }
     for (int k = 0; k < d->ngroups; k++)
@@ -149,15 +179,24 @@ static GBytes *canonical(const Dp *d, int root, int *label)
 /* The span of the given groups run together (those with keep[k]) within
  * `*work` of the network's work (less what it took), or SIM_TIME_NEVER and
  * *overrun when it hit that limit. */
-static sim_time_t simulate(const Dp *d, const bool *keep, uint64_t *work, bool *overrun)
+static sim_time_t simulate(const Dp *d, const bool *keep, bool nonblocking, bool loads, uint64_t *work,
+                           bool *overrun)
 {
     SimGraph *g = sim_graph_new();
     for (int k = 0; k < d->ngroups; k++)
         if (keep[k])
             coll_append(d->groups[k], g, d->op, d->cc.algo, d->cc.proto, d->bytes, NULL, 0, "dp");
+    if (loads)
+        add_loads(d, g);
     SimEngine *e = sim_engine_new();
     SimNet *net = sim_net_new(e);
-    coll_net_build(d->c->dp_group, net);
+    const Topo *t = d->c->topo;
+    for (int l = 0; l < topo_num_links(t); l++) {
+        double cap = coll_group_link_cap(d->c->dp_group, l);
+        if (nonblocking && topo_link_is_fabric(t, l))
+            cap *= DP_NONBLOCKING;
+        sim_net_add_link(net, cap, sim_time_from_s(topo_link_latency(t, l)));
+    }
     sim_net_set_work_limit(net, *work);
     sim_time_t span = sim_graph_run(g, e, net);
     *overrun = sim_net_overrun(net) || span == SIM_TIME_NEVER;
@@ -202,7 +241,7 @@ static sim_time_t run_components(Dp *d, uint64_t work, int *sim_groups, int *cov
         }
         for (int k = 0; k < n; k++)
             keep[k] = d->comp[k] == root;
-        sim_time_t span = simulate(d, keep, &work, overrun);
+        sim_time_t span = simulate(d, keep, false, false, &work, overrun);
         if (*overrun) {
             if (fp)
                 g_bytes_unref(fp);
@@ -231,9 +270,103 @@ static void set_warning(Ctx *c, const char *method, char *why)
     c->dp_warning = why;
 }
 
-/* How much slower one data-parallel collective gets when the DP groups of
- * every (pipeline stage, tensor rank) run theirs at the same time: the flow
- * simulation of all of them together against one alone, on one bucket. */
+/* The uplink bound (s): the bytes the groups built send over the busiest
+ * fabric link over its capacity; 0 without fabric links. */
+static double uplink_bound(const Dp *d)
+{
+    double worst = 0;
+    for (int l = 0; l < topo_num_links(d->c->topo); l++)
+        if (d->load[l] > 0 && d->load[l] / coll_group_link_cap(d->c->dp_group, l) > worst)
+            worst = d->load[l] / coll_group_link_cap(d->c->dp_group, l);
+    return worst;
+}
+
+/* The closed form's factor when its beta part can go no faster than the
+ * uplink bound `up`. */
+static double bound_factor(const Dp *d, double up)
+{
+    double beta = d->cc.time_s - d->cc.latency_s;
+    return d->cc.time_s > 0 && up > beta ? (d->cc.latency_s + up) / d->cc.time_s : 1;
+}
+
+/* Past the budget: the uplink bound alone scales the DP collectives; it
+ * counts the traffic of `counted` groups (group 0 alone when even it is
+ * past the budget: on a rail-optimised layout the others' uplinks are other
+ * leaves'; elsewhere it may be low). */
+static void by_bound(Ctx *c, const Dp *d, double fb, int counted, char *why)
+{
+    c->dp_factor = fb;
+    set_warning(c, "uplink bound",
+                g_strdup_printf("%s; DP collectives are scaled by the uplink bound only (factor %.4g: the busiest "
+                                "fabric link takes %.4g s for %d of %d groups)",
+                                why, fb, c->dp_uplink_bound_s, counted, d->c->p.pp * d->c->p.tp));
+    g_free(why);
+}
+
+/* Builds the DP groups of every (stage, tensor rank) that the search for
+ * components may hold (COLL_MAX_FLOWS flows in all); false if one fails. */
+static bool build_groups(Dp *d, int64_t per)
+{
+    const StepPlan *p = &d->c->p;
+    if ((int64_t)d->ngroups > COLL_MAX_FLOWS / per)
+        d->ngroups = (int)(COLL_MAX_FLOWS / per > 1 ? COLL_MAX_FLOWS / per : 1);
+    d->groups = g_new0(CollGroup *, d->ngroups);
+    d->comp = g_new(int, d->ngroups);
+    int *ids = g_new(int, p->dp);
+    bool ok = true;
+    for (int k = 0; k < d->ngroups && ok; k++) {
+        int s = k / p->tp, t = k % p->tp;
+        for (int r = 0; r < p->dp; r++)
+            ids[r] = step_rank_of(d->c, s, r, t);
+        const StepScenario *sc = d->c->sc;
+        ok = (d->groups[k] = coll_group_new_with(d->c->topo, ids, p->dp, step_scenario_coll_params(sc), NULL)) != NULL;
+        if (ok) /* the same algorithms as the step's own DP group */
+            coll_group_set_nccl_version(d->groups[k], step_scenario_nccl_version(sc));
+    }
+    g_free(ids);
+    return ok;
+}
+
+/* The flow simulations once group 0 alone (`alone`, real fabric) and its
+ * non-blocking reference (`ref`) are known: the components together, or
+ * the bound past the budget. */
+static void concurrent(Ctx *c, Dp *d, sim_time_t alone, sim_time_t ref, uint64_t work, double fb, int all)
+{
+    int sim_groups = 1, covered = 1, ncomp = 1;
+    bool overrun = false;
+    sim_time_t span = alone;
+    if (d->ngroups > 1) /* components() has run */
+        span = run_components(d, work, &sim_groups, &covered, &ncomp, &overrun);
+    if (sim_groups == 0) {
+        by_bound(c, d, fb, d->ngroups,
+                 g_strdup_printf("dp_contention: the data-parallel groups sharing links with the first one take "
+                                 "more than the contention run's work budget (%llu)",
+                                 (unsigned long long)work_budget));
+        return;
+    }
+    c->dp_flow_alone_s = sim_time_to_s(alone);
+    c->dp_flow_nonblocking_s = sim_time_to_s(ref);
+    c->dp_flow_concurrent_s = sim_time_to_s(span);
+    c->dp_flow_groups = covered == all ? all : sim_groups;
+    double ff = span > ref ? c->dp_flow_concurrent_s / c->dp_flow_nonblocking_s : 1;
+    if (covered == all) {
+        c->dp_factor = ff;
+        g_strlcpy(c->dp_method, "exact", sizeof c->dp_method);
+        return;
+    }
+    c->dp_factor = ff > fb ? ff : fb;
+    set_warning(c, "sampled",
+                g_strdup_printf("dp_contention: sampled: %d of %d data-parallel groups simulated, standing for %d "
+                                "(%d components of link sharing, the rest past the work budget %llu); the factor "
+                                "is the larger of theirs (%.4g) and the uplink bound's over %d groups (%.4g)",
+                                sim_groups, all, covered, ncomp, (unsigned long long)work_budget, ff, d->ngroups,
+                                fb));
+}
+
+/* How much slower one data-parallel collective gets than the closed form
+ * says: the DP groups of every (pipeline stage, tensor rank) run theirs at
+ * the same time on the real fabric, against one alone on a non-blocking
+ * fabric (the closed form's assumption), on one bucket. */
 void dp_contention(Ctx *c)
 {
     c->dp_factor = 1;
@@ -246,68 +379,50 @@ void dp_contention(Ctx *c)
         d.bytes = c->layer_params * c->param_bytes;
     if (!coll_cost(c->dp_group, d.op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, d.bytes, &d.cc))
         return;
-    d.ngroups = p->pp * p->tp;
-    if (d.ngroups == 1)
-        return; /* one group has nobody to contend with */
+    int nlinks = topo_num_links(c->topo), all = p->pp * p->tp;
+    for (int l = 0; l < nlinks && !d.fabric; l++)
+        d.fabric = topo_link_is_fabric(c->topo, l);
+    if (all == 1 && !d.fabric)
+        return; /* one group, nobody to contend with and nothing above its NICs */
     int64_t per = coll_flow_count(c->dp_group, d.op, d.cc.algo, d.cc.proto, d.bytes);
-    if (per < 1)
-        per = 1;
-    /* Groups beyond what the search for components may build are left out. */
-    int all = d.ngroups;
-    if ((int64_t)d.ngroups > COLL_MAX_FLOWS / per)
-        d.ngroups = (int)(COLL_MAX_FLOWS / per > 1 ? COLL_MAX_FLOWS / per : 1);
-    d.groups = g_new0(CollGroup *, d.ngroups);
-    d.comp = g_new(int, d.ngroups);
-    int *ids = g_new(int, p->dp);
-    bool ok = true;
-    for (int k = 0; k < d.ngroups && ok; k++) {
-        int s = k / p->tp, t = k % p->tp;
-        for (int r = 0; r < p->dp; r++)
-            ids[r] = step_rank_of(c, s, r, t);
-        ok = (d.groups[k] = coll_group_new_with(c->topo, ids, p->dp, step_scenario_coll_params(c->sc), NULL)) != NULL;
+    if (per > COLL_MAX_FLOWS) {
+        set_warning(c, "not simulated",
+                    g_strdup_printf("dp_contention: one data-parallel group's %s takes %lld flows, more than a "
+                                    "flow simulation holds (%d); DP collectives are not scaled for contention",
+                                    coll_algo_name(d.cc.algo), (long long)per, COLL_MAX_FLOWS));
+        return;
     }
-    g_free(ids);
-    uint64_t work = DP_WORK_BUDGET;
+    d.ngroups = all;
+    d.load = g_new0(double, nlinks);
+    bool ok = build_groups(&d, per < 1 ? 1 : per);
+    uint64_t work = work_budget;
     bool overrun = false;
     bool *keep = g_new0(bool, d.ngroups);
     keep[0] = true;
-    sim_time_t alone = ok ? simulate(&d, keep, &work, &overrun) : SIM_TIME_NEVER;
+    sim_time_t alone = ok ? simulate(&d, keep, false, true, &work, &overrun) : SIM_TIME_NEVER;
+    sim_time_t ref = alone;
+    c->dp_uplink_bound_s = ok ? uplink_bound(&d) : 0; /* group 0's */
+    if (ok && !overrun && c->dp_uplink_bound_s > 0) /* else nothing crosses the fabric: the reference is alone */
+        ref = simulate(&d, keep, true, false, &work, &overrun);
     g_free(keep);
-    if (ok && overrun) {
-        set_warning(c, "not simulated",
-                    g_strdup_printf("dp_contention: one data-parallel group's %s (%lld flows) alone takes more than "
-                                    "the contention run's work budget (%llu); DP collectives are not scaled for "
-                                    "contention",
-                                    coll_algo_name(d.cc.algo), (long long)per, (unsigned long long)DP_WORK_BUDGET));
-    } else if (ok && alone > 0) {
-        components(&d, topo_num_links(c->topo));
-        int sim_groups, covered, ncomp;
-        sim_time_t span = run_components(&d, work, &sim_groups, &covered, &ncomp, &overrun);
-        if (sim_groups == 0) {
-            set_warning(c, "not simulated",
-                        g_strdup_printf("dp_contention: the data-parallel groups sharing links with the first one "
-                                        "take more than the contention run's work budget (%llu); DP collectives "
-                                        "are not scaled for contention",
-                                        (unsigned long long)DP_WORK_BUDGET));
-        } else {
-            c->dp_flow_alone_s = sim_time_to_s(alone);
-            c->dp_flow_concurrent_s = sim_time_to_s(span);
-            c->dp_flow_groups = covered == all ? all : sim_groups;
-            c->dp_factor = (double)span / (double)alone > 1 ? c->dp_flow_concurrent_s / c->dp_flow_alone_s : 1;
-            if (covered == all)
-                g_strlcpy(c->dp_method, "exact", sizeof c->dp_method);
-            else
-                set_warning(c, "sampled",
-                            g_strdup_printf("dp_contention: sampled: %d of %d data-parallel groups simulated, "
-                                            "standing for %d (%d components of link sharing, the rest past the "
-                                            "work budget %llu); the factor leaves out the contention of the others",
-                                            sim_groups, all, covered, ncomp, (unsigned long long)DP_WORK_BUDGET));
-        }
+    if (ok && !overrun && d.ngroups > 1) { /* every group's loads, found with the components */
+        memset(d.load, 0, sizeof *d.load * (size_t)nlinks);
+        components(&d, nlinks);
+        c->dp_uplink_bound_s = uplink_bound(&d);
     }
+    double fb = bound_factor(&d, c->dp_uplink_bound_s);
+    if (ok && overrun)
+        by_bound(c, &d, fb, 1,
+                 g_strdup_printf("dp_contention: one data-parallel group's %s (%lld flows) alone takes more than "
+                                 "the contention run's work budget (%llu)",
+                                 coll_algo_name(d.cc.algo), (long long)per, (unsigned long long)work_budget));
+    else if (ok && ref > 0)
+        concurrent(c, &d, alone, ref, work, fb, all);
     for (int k = 0; k < d.ngroups; k++)
         coll_group_free(d.groups[k]);
     g_free(d.groups);
     g_free(d.comp);
+    g_free(d.load);
     if (d.shown)
         fputs("\r\033[K", stderr);
 }

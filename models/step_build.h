@@ -50,11 +50,15 @@ typedef struct {
     double opt_bytes_per_param;       /* HBM traffic of the update */
     double *t_p2p;                    /* [stage]: one send from stage s to s+1 */
     /* data-parallel collectives: all tp x pp groups run at once and share
-     * NICs and fabric; their closed-form time is scaled by this factor from
-     * a flow simulation of the concurrent groups (1: no contention) */
+     * NICs and fabric; their closed-form time (NIC-bound, the fabric taken
+     * as non-blocking) is scaled by this factor: the flow simulation of the
+     * concurrent groups on the real fabric over one group alone on a
+     * non-blocking one, or the uplink bound past the budget (1: neither) */
     double dp_factor, dp_flow_alone_s, dp_flow_concurrent_s;
+    double dp_flow_nonblocking_s; /* group 0 alone with the fabric's uplinks never binding */
+    double dp_uplink_bound_s;     /* busiest fabric link's bytes / capacity, all groups built */
     int dp_flow_groups;
-    char dp_method[128]; /* "exact", "sampled ...", "not simulated ..." (par_contention.c) */
+    char dp_method[128]; /* "exact", "sampled", "uplink bound", "not simulated" (par_contention.c) */
     char *dp_warning;    /* why the factor is not the full simulation's, or NULL */
 } Ctx;
 
@@ -138,8 +142,11 @@ void dp_backward_begin(Build *b, int s);
 void dp_backward_end(Build *b, int s, int last, bool last_mb);
 void dp_sync_and_update(Build *b, int s, GArray *ends, GArray *bucket_params);
 
-/* par_contention.c: the contention factor of DP collectives. */
+/* par_contention.c: the contention factor of DP collectives; tests may
+ * lower the flow network's work budget (0: the default) to reach the
+ * sampled and bound paths on small scenarios. */
 void dp_contention(Ctx *c);
+void dp_contention_set_work_budget(uint64_t work);
 
 /* par_zero.c: ZeRO-3's per-layer gathers and reduce-scatters, and the
  * sharded update's gathers behind the next forward (allgather_overlap). */

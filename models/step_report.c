@@ -347,6 +347,8 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     cJSON_AddNumberToObject(ct, "groups_simulated", c->dp_flow_groups);
     cJSON_AddNumberToObject(ct, "flow_time_alone_s", c->dp_flow_alone_s);
     cJSON_AddNumberToObject(ct, "flow_time_concurrent_s", c->dp_flow_concurrent_s);
+    cJSON_AddNumberToObject(ct, "flow_time_nonblocking_s", c->dp_flow_nonblocking_s);
+    cJSON_AddNumberToObject(ct, "uplink_bound_s", c->dp_uplink_bound_s);
     return out;
 }
 

@@ -189,6 +189,13 @@ int topo_num_links(const Topo *t) { return t->nlinks; }
 double topo_link_bandwidth(const Topo *t, int l) { return t->lbw[l]; }
 double topo_link_latency(const Topo *t, int l) { return t->llat[l]; }
 TopoLinkKind topo_link_kind(const Topo *t, int l) { return (TopoLinkKind)t->lkind[l]; }
+
+/* A fat tree's leaf <-> spine links (per spine, then adaptive routing's pooled
+ * ones) are wired last (topo_fattree.c). */
+bool topo_link_is_fabric(const Topo *t, int l)
+{
+    return t->fam == TOPO_ROUTE_FAT_TREE && t->ft_s > 0 && l >= t->ft_b_up && l < t->nlinks;
+}
 const char *topo_link_src_name(const Topo *t, int l) { return t->vname[t->lsrc[l]]; }
 const char *topo_link_dst_name(const Topo *t, int l) { return t->vname[t->ldst[l]]; }
 bool topo_has_in_network_reduction(const Topo *t) { return t->inr; }

@@ -52,6 +52,10 @@ int topo_num_links(const Topo *t);
 double topo_link_bandwidth(const Topo *t, int link);
 double topo_link_latency(const Topo *t, int link);
 TopoLinkKind topo_link_kind(const Topo *t, int link);
+/* A switch-to-switch link of the inter-node fabric (a fat tree's leaf <->
+ * spine uplinks), which an oversubscribed fabric narrows: the closed-form
+ * collective model, whose beta comes from the NICs, does not see them. */
+bool topo_link_is_fabric(const Topo *t, int link);
 /* Names of the link's two ends, for reports ("gpu3", "leaf0"). */
 const char *topo_link_src_name(const Topo *t, int link);
 const char *topo_link_dst_name(const Topo *t, int link);
