@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 struct Accel {
@@ -209,12 +210,15 @@ Accel *accel_parse(const char *name, const char *text, size_t len, GError **err)
     return a;
 }
 
+static Accel *from_overlay(const SimJsonDoc *doc, GError **err);
+
 Accel *accel_load(const char *name_or_path, GError **err)
 {
     SimJsonDoc *doc = sim_data_load(ACCEL_PRESETS, "accelerator", name_or_path, err);
     if (!doc)
         return NULL;
-    Accel *a = from_doc(doc, err);
+    bool overlay = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(sim_json_root(doc), "overlay"));
+    Accel *a = overlay ? from_overlay(doc, err) : from_doc(doc, err);
     sim_json_free(doc);
     return a;
 }
@@ -361,4 +365,97 @@ double accel_attention_time(const Accel *a, AccelDtype dt, double batch_heads, d
     double e = accel_dtype_bytes(dt);
     double bytes = batch_heads * seq * head_dim * e * (backward ? 8 : 4);
     return fmax(t, accel_mem_time(a, bytes));
+}
+
+/* ---------------- parameters by name, overlays ---------------- */
+
+/* The efficiency parameters calibration may fit, as dotted keys of the
+ * preset's JSON; each names a double of Accel. */
+static const struct {
+    const char *key;
+    size_t off;
+    double lo, hi, prior_sd;
+} params[] = {
+    {"efficiency.gemm_eff_max.fp32", offsetof(Accel, eff_max[ACCEL_FP32]), 0.01, 1, 0.3},
+    {"efficiency.gemm_eff_max.tf32", offsetof(Accel, eff_max[ACCEL_TF32]), 0.01, 1, 0.3},
+    {"efficiency.gemm_eff_max.fp16", offsetof(Accel, eff_max[ACCEL_FP16]), 0.01, 1, 0.3},
+    {"efficiency.gemm_eff_max.bf16", offsetof(Accel, eff_max[ACCEL_BF16]), 0.01, 1, 0.3},
+    {"efficiency.gemm_eff_max.fp8", offsetof(Accel, eff_max[ACCEL_FP8]), 0.01, 1, 0.3},
+    {"efficiency.gemm_half_flops", offsetof(Accel, half_flops), 0, 1e15, 0.7},
+    {"efficiency.mem_eff", offsetof(Accel, mem_eff), 0.01, 1, 0.3},
+    {"efficiency.fused_attention.fwd", offsetof(Accel, attn_fwd), 0.01, 1, 0.3},
+    {"efficiency.fused_attention.bwd", offsetof(Accel, attn_bwd), 0.01, 1, 0.3},
+};
+
+int accel_param_count(void) { return (int)G_N_ELEMENTS(params); }
+const char *accel_param_key(int i) { return params[i].key; }
+
+static double *param_slot(Accel *a, int i) { return (double *)(void *)((char *)a + params[i].off); }
+
+/* An efficiency of a dtype the chip lacks, or of a fused kernel it has not,
+ * stays 0: there is nothing to fit. */
+double accel_param_get(const Accel *a, int i)
+{
+    if (i < ACCEL_NUM_DTYPES && a->peak[i] <= 0)
+        return 0;
+    return *param_slot((Accel *)a, i);
+}
+
+bool accel_param_set(Accel *a, int i, double v)
+{
+    if (!(v >= params[i].lo && v <= params[i].hi) || accel_param_get(a, i) <= 0)
+        return false;
+    *param_slot(a, i) = v;
+    return true;
+}
+
+void accel_param_bounds(int i, double *lo, double *hi, double *prior_sd)
+{
+    *lo = params[i].lo;
+    *hi = params[i].hi;
+    *prior_sd = params[i].prior_sd;
+}
+
+Accel *accel_copy(const Accel *a)
+{
+    Accel *c = g_memdup2(a, sizeof *a);
+    c->name = g_strdup(a->name);
+    return c;
+}
+
+/* {"overlay": ..., "base": PRESET, "parameters": {KEY: VALUE or {"value"}}}:
+ * the base description with the values given (what calibrate writes). */
+static Accel *from_overlay(const SimJsonDoc *doc, GError **err)
+{
+    const cJSON *r = sim_json_root(doc), *base = cJSON_GetObjectItemCaseSensitive(r, "base"),
+                *ps = cJSON_GetObjectItemCaseSensitive(r, "parameters");
+    if (!cJSON_IsString(base) || !cJSON_IsObject(ps)) {
+        sim_json_error(doc, cJSON_IsString(base) ? (ps ? ps : r) : (base ? base : r), err,
+                       "an accelerator overlay needs \"base\": PRESET and \"parameters\": {KEY: VALUE}");
+        return NULL;
+    }
+    GError *e = NULL;
+    SimJsonDoc *bd = sim_data_load(ACCEL_PRESETS, "accelerator", base->valuestring, &e);
+    Accel *a = bd ? from_doc(bd, &e) : NULL; /* a full description: overlays do not stack */
+    sim_json_free(bd);
+    if (!a) {
+        sim_json_error(doc, base, err, "%s", e->message);
+        g_error_free(e);
+        return NULL;
+    }
+    for (const cJSON *p = ps->child; p; p = p->next) {
+        int i = 0;
+        while (i < accel_param_count() && strcmp(params[i].key, p->string) != 0)
+            i++;
+        const cJSON *v = cJSON_IsObject(p) ? cJSON_GetObjectItemCaseSensitive(p, "value") : p;
+        if (i == accel_param_count() || !cJSON_IsNumber(v) || !accel_param_set(a, i, v->valuedouble)) {
+            sim_json_error(doc, v ? v : p, err,
+                           i == accel_param_count() ? "unknown accelerator parameter \"%s\""
+                                                    : "\"%s\" must be a number in its bounds, on a chip that has it",
+                           SIM_ECHO(p->string));
+            accel_free(a);
+            return NULL;
+        }
+    }
+    return a;
 }

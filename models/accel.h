@@ -87,4 +87,15 @@ bool accel_has_fused_attention(const Accel *a);
 double accel_attention_time(const Accel *a, AccelDtype dt, double batch_heads, double seq, double head_dim,
                             bool causal, bool backward);
 
+/* The efficiency parameters by dotted key ("efficiency.gemm_eff_max.bf16",
+ * "efficiency.mem_eff", ...), for calibration; a file may also be an
+ * overlay {"overlay", "base": PRESET, "parameters": {KEY: VALUE}} on a
+ * preset (what `shardsim calibrate --accelerator -o` writes). */
+int accel_param_count(void);
+const char *accel_param_key(int i);
+double accel_param_get(const Accel *a, int i); /* 0: the chip has no such thing */
+bool accel_param_set(Accel *a, int i, double v); /* false outside the bounds or where 0 */
+void accel_param_bounds(int i, double *lo, double *hi, double *prior_sd);
+Accel *accel_copy(const Accel *a);
+
 #endif

@@ -581,6 +581,12 @@ MemoryPrecision step_scenario_precision(const StepScenario *sc) { return sc->pre
 MemoryOptimizer step_scenario_optimizer(const StepScenario *sc) { return sc->optimizer; }
 bool step_scenario_flow_contention(const StepScenario *sc) { return sc->flow_contention; }
 const CollParams *step_scenario_coll_params(const StepScenario *sc) { return sc->coll_params; }
+
+void step_scenario_set_accel(StepScenario *sc, const Accel *a)
+{
+    accel_free(sc->acc);
+    sc->acc = accel_copy(a);
+}
 int step_scenario_nccl_version(const StepScenario *sc) { return sc->nccl_version; }
 StepAttention step_scenario_attention(const StepScenario *sc) { return sc->attention; }
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }

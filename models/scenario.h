@@ -48,6 +48,10 @@ MemoryPrecision step_scenario_precision(const StepScenario *sc);
 MemoryOptimizer step_scenario_optimizer(const StepScenario *sc);
 /* Scale DP collectives by the flow simulation's contention. */
 bool step_scenario_flow_contention(const StepScenario *sc);
+/* Runs the scenario on accelerator `a` (copied) from now on: calibration
+ * tries efficiency values; what was checked against the chip at parsing
+ * (data types, memory) must not change. */
+void step_scenario_set_accel(StepScenario *sc, const Accel *a);
 /* The collective model's parameters every group of the step uses. */
 const CollParams *step_scenario_coll_params(const StepScenario *sc);
 /* The NCCL version code its collectives follow ("nccl_version"); 0: the newest. */

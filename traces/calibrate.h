@@ -30,4 +30,21 @@ cJSON *calib_report_json(const Calibration *c);
  * "source", "log_sd"}}, "calibration": {coverage and residual quantiles}}. */
 cJSON *calib_overlay_json(const Calibration *c);
 
+/* The accelerator model: its efficiency parameters (accel_param_*) fitted
+ * to tables, each either GEMM timings ("m,n,k,dtype,seconds", as
+ * traces/capture's shardsim-gemm prints) or measured steps (columns
+ * "scenario", a JSON file relative to the table, "step_time_s" or
+ * "tokens_per_s", and any scenario keys by dotted path, which override the
+ * file's); '#' lines are comments.  Cross-validated by file when there are
+ * several, else by alternate rows. */
+typedef struct AccelCalibration AccelCalibration;
+AccelCalibration *calib_accel_new(const char *accel, GError **err);
+void calib_accel_free(AccelCalibration *c);
+bool calib_accel_add(AccelCalibration *c, const char *path, GError **err);
+bool calib_accel_run(AccelCalibration *c, GError **err);
+cJSON *calib_accel_report_json(const AccelCalibration *c);
+/* {"overlay", "base": PRESET, "parameters", "calibration"}: an accelerator
+ * file every scenario accepts as "accelerator". */
+cJSON *calib_accel_overlay_json(const AccelCalibration *c);
+
 #endif

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
-static void print_errors(const char *what, const cJSON *e)
+static void print_errors(const char *what, const cJSON *e, bool sizes)
 {
     if (cJSON_GetObjectItem(e, "n_rows")->valueint == 0) {
         printf("# %-28s no rows\n", what);
@@ -20,9 +20,10 @@ static void print_errors(const char *what, const cJSON *e)
     if (cJSON_IsNumber(s))
         g_snprintf(ss, sizeof ss, "%.1f%%", s->valuedouble);
     const cJSON *lg = cJSON_GetObjectItem(e, "mean_abs_log_error");
-    printf("# %-28s median |error| %5.1f%% (from 1 MiB: %s, below: %s) over %d rows", what,
-           cJSON_GetObjectItem(e, "median_abs_pct_error")->valuedouble, ls, ss,
-           cJSON_GetObjectItem(e, "n_rows")->valueint);
+    printf("# %-28s median |error| %5.1f%%", what, cJSON_GetObjectItem(e, "median_abs_pct_error")->valuedouble);
+    if (sizes)
+        printf(" (from 1 MiB: %s, below: %s)", ls, ss);
+    printf(" over %d rows", cJSON_GetObjectItem(e, "n_rows")->valueint);
     if (cJSON_IsNumber(lg))
         printf("; mean |log error| %.3f", lg->valuedouble);
     printf("\n");
@@ -42,14 +43,15 @@ static void print_report(const cJSON *r)
                cJSON_GetObjectItem(p, "prior")->valuedouble, cJSON_GetObjectItem(p, "value")->valuedouble, pm,
                cJSON_GetObjectItem(p, "status")->valuestring);
     }
-    printf("# %d parameter(s) these traces do not exercise keep their values\n",
+    printf("# %d parameter(s) these inputs do not exercise keep their values\n",
            cJSON_GetArraySize(cJSON_GetObjectItem(r, "unused")));
     const cJSON *cv = cJSON_GetObjectItem(r, "cross_validated");
-    print_errors("before (prior):", cJSON_GetObjectItem(r, "before"));
-    print_errors("after (fitted on all rows):", cJSON_GetObjectItem(r, "after"));
+    bool sizes = cJSON_GetObjectItem(r, "topology") != NULL; /* collectives: by message size */
+    print_errors("before (prior):", cJSON_GetObjectItem(r, "before"), sizes);
+    print_errors("after (fitted on all rows):", cJSON_GetObjectItem(r, "after"), sizes);
     printf("# cross-validated: %s\n", cJSON_GetObjectItem(cv, "scheme")->valuestring);
-    print_errors("  held out, prior:", cJSON_GetObjectItem(cv, "before"));
-    print_errors("  held out, fitted:", cv);
+    print_errors("  held out, prior:", cJSON_GetObjectItem(cv, "before"), sizes);
+    print_errors("  held out, fitted:", cv, sizes);
 }
 
 static bool write_overlay(const char *path, cJSON *overlay, GError **err)
@@ -65,13 +67,46 @@ static bool write_overlay(const char *path, cJSON *overlay, GError **err)
     return ok;
 }
 
+static void print_result(cJSON *report, const char *output, bool json)
+{
+    if (json) {
+        cli_print_json(report);
+        return;
+    }
+    print_report(report);
+    if (output)
+        printf("# overlay written to %s\n", output);
+    cJSON_Delete(report);
+}
+
+static int run_accel(const char *accel, int argc, char **argv, const char *output, bool json)
+{
+    GError *err = NULL;
+    AccelCalibration *c = calib_accel_new(accel, &err);
+    bool ok = c != NULL;
+    for (int i = 1; ok && i < argc; i++)
+        ok = calib_accel_add(c, argv[i], &err);
+    ok = ok && calib_accel_run(c, &err);
+    if (ok && output) {
+        cJSON *ov = calib_accel_overlay_json(c);
+        ok = write_overlay(output, ov, &err);
+        cJSON_Delete(ov);
+    }
+    if (ok)
+        print_result(calib_accel_report_json(c), output, json);
+    calib_accel_free(c);
+    return ok ? 0 : cli_fail(err);
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
-    char *topology = NULL, *params = NULL, *output = NULL, *ranks_s = NULL, *nodes_s = NULL;
+    char *topology = NULL, *params = NULL, *output = NULL, *ranks_s = NULL, *nodes_s = NULL, *accel = NULL;
     gboolean json = FALSE;
     int ranks = 0, nodes = 0;
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
+        {"accelerator", 'a', 0, G_OPTION_ARG_STRING, &accel,
+         "fit this accelerator's efficiencies to GEMM or step tables instead", "PRESET|FILE"},
         {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
          "the prior: collective-model parameters or an overlay (default models/presets/collectives.json)", "FILE"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write the calibrated overlay here", "FILE.json"},
@@ -81,14 +116,15 @@ int cmd_calibrate(int argc, char **argv)
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *ctx = g_option_context_new(
-        "TRACE... - fit the collective model to measured nccl-tests, rccl-tests, OSU or OTF2 runs of a cluster");
+        "TRACE... - fit the collective model to measured nccl-tests, rccl-tests, OSU or OTF2 runs of a cluster "
+        "(--topology), or an accelerator to GEMM timings and measured steps (--accelerator, CSV tables)");
     g_option_context_add_main_entries(ctx, entries, NULL);
     int rc = 2;
     Calibration *c = NULL;
     if (!cli_parse_options(ctx, &argc, &argv))
         goto out;
-    if (!topology) {
-        rc = cli_usage_error("calibrate: --topology is required (see --help)");
+    if (!topology == !accel) {
+        rc = cli_usage_error("calibrate: give --topology (collectives) or --accelerator (compute), one of them");
         goto out;
     }
     if (argc < 2) {
@@ -102,6 +138,10 @@ int cmd_calibrate(int argc, char **argv)
     if ((rc = cli_check_outputs("calibrate", (const char *const *)argv + 1, argc - 1,
                                 (const char *const *)&output, out_opt, 1)) != 0)
         goto out;
+    if (accel) {
+        rc = run_accel(accel, argc, argv, output, json);
+        goto out;
+    }
     ValidateOptions o = {topology, params, -1, COLL_ALGO_AUTO, COLL_PROTO_AUTO, ranks, nodes, NULL, 0};
     c = calib_new(&o);
     GError *err = NULL;
@@ -118,15 +158,7 @@ int cmd_calibrate(int argc, char **argv)
         rc = cli_fail(err);
         goto out;
     }
-    cJSON *report = calib_report_json(c);
-    if (json) {
-        cli_print_json(report);
-    } else {
-        print_report(report);
-        if (output)
-            printf("# overlay written to %s (use it as --params %s)\n", output, output);
-        cJSON_Delete(report);
-    }
+    print_result(calib_report_json(c), output, json);
     rc = 0;
 out:
     calib_free(c);
@@ -135,6 +167,7 @@ out:
     g_free(output);
     g_free(ranks_s);
     g_free(nodes_s);
+    g_free(accel);
     g_option_context_free(ctx);
     return rc;
 }

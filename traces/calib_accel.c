@@ -1,0 +1,294 @@
+/* `shardsim calibrate --accelerator`: the accelerator model's efficiency
+ * parameters fitted (calib_core.h) to GEMM timings (m,n,k,dtype,seconds, as
+ * traces/capture's shardsim-gemm prints them) and to measured training steps
+ * (a scenario per row: a file and overrides, with a step time or tokens/s);
+ * the overlay on the preset. */
+#include "calibrate.h"
+#include "calib_core.h"
+#include "scenario.h"
+#include "sim_file.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    bool gemm;
+    AccelDtype dt;
+    double m, n, k;
+    StepScenario *sc; /* a step row */
+} Row;
+
+struct AccelCalibration {
+    char *name;
+    Accel *prior, *work;
+    GArray *rows;  /* Row */
+    GArray *meas;  /* double: seconds */
+    GArray *group; /* int: the file each row came from */
+    GPtrArray *files;
+    CalibFit *fit;
+};
+
+AccelCalibration *calib_accel_new(const char *accel, GError **err)
+{
+    Accel *a = accel_load(accel, err);
+    if (!a)
+        return NULL;
+    AccelCalibration *c = g_new0(AccelCalibration, 1);
+    c->name = g_strdup(accel);
+    c->prior = a;
+    c->work = accel_copy(a);
+    c->rows = g_array_new(FALSE, FALSE, sizeof(Row));
+    c->meas = g_array_new(FALSE, FALSE, sizeof(double));
+    c->group = g_array_new(FALSE, FALSE, sizeof(int));
+    c->files = g_ptr_array_new_with_free_func(g_free);
+    return c;
+}
+
+void calib_accel_free(AccelCalibration *c)
+{
+    if (!c)
+        return;
+    for (guint i = 0; i < c->rows->len; i++)
+        step_scenario_free(g_array_index(c->rows, Row, i).sc);
+    g_array_free(c->rows, TRUE);
+    g_array_free(c->meas, TRUE);
+    g_array_free(c->group, TRUE);
+    g_ptr_array_free(c->files, TRUE);
+    accel_free(c->prior);
+    accel_free(c->work);
+    calib_fit_free(c->fit);
+    g_free(c->name);
+    g_free(c);
+}
+
+static bool bad(GError **err, const char *file, int line, const char *what)
+{
+    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: %s", file, line, what);
+    return false;
+}
+
+static bool positive(const char *s, double *out)
+{
+    char *end;
+    *out = g_ascii_strtod(s, &end);
+    return end != s && *end == '\0' && isfinite(*out) && *out > 0;
+}
+
+static void add_row(AccelCalibration *c, const Row *r, double seconds)
+{
+    int g = (int)c->files->len - 1;
+    g_array_append_val(c->rows, *r);
+    g_array_append_val(c->meas, seconds);
+    g_array_append_val(c->group, g);
+}
+
+/* m,n,k,dtype,seconds */
+static bool gemm_row(AccelCalibration *c, char **f, const char *file, int line, GError **err)
+{
+    Row r = {.gemm = true};
+    double s;
+    if (g_strv_length(f) != 5 || !positive(f[0], &r.m) || !positive(f[1], &r.n) || !positive(f[2], &r.k) ||
+        !positive(f[4], &s))
+        return bad(err, file, line, "a GEMM row is m,n,k,dtype,seconds with positive numbers");
+    if (!accel_dtype_from_name(f[3], &r.dt) || !accel_has_dtype(c->prior, r.dt))
+        return bad(err, file, line, "the data type is not one this accelerator runs");
+    add_row(c, &r, s);
+    return true;
+}
+
+/* Sets the dotted key (a.b.c) of `root` to the cell: a JSON number, true,
+ * false or null as such, anything else as a string. */
+static void set_key(cJSON *root, const char *key, const char *cell)
+{
+    gchar **parts = g_strsplit(key, ".", -1);
+    cJSON *o = root;
+    for (int i = 0; parts[i + 1]; i++) {
+        cJSON *next = cJSON_GetObjectItemCaseSensitive(o, parts[i]);
+        if (!cJSON_IsObject(next)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(o, parts[i]);
+            next = cJSON_AddObjectToObject(o, parts[i]);
+        }
+        o = next;
+    }
+    const char *last = parts[g_strv_length(parts) - 1];
+    cJSON *v = cJSON_Parse(cell);
+    if (!v || cJSON_IsObject(v) || cJSON_IsArray(v) || cJSON_IsString(v)) {
+        cJSON_Delete(v);
+        v = cJSON_CreateString(cell);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(o, last);
+    cJSON_AddItemToObject(o, last, v);
+    g_strfreev(parts);
+}
+
+/* A scenario row: "scenario" (a file, relative to the table's folder), the
+ * measurement (step_time_s or tokens_per_s) and overrides by dotted key. */
+static bool step_row(AccelCalibration *c, char **head, char **f, const char *file, int line, GError **err)
+{
+    if (g_strv_length(f) != g_strv_length(head))
+        return bad(err, file, line, "the row has not as many cells as the header");
+    const char *scen = NULL;
+    double step = 0, tps = 0;
+    for (int i = 0; head[i]; i++) {
+        if (!strcmp(head[i], "scenario"))
+            scen = f[i];
+        else if (!strcmp(head[i], "step_time_s") && !positive(f[i], &step))
+            return bad(err, file, line, "step_time_s must be a positive number");
+        else if (!strcmp(head[i], "tokens_per_s") && !positive(f[i], &tps))
+            return bad(err, file, line, "tokens_per_s must be a positive number");
+    }
+    char *dir = g_path_get_dirname(file), *path = g_path_is_absolute(scen) ? g_strdup(scen) : g_build_filename(dir, scen, NULL);
+    g_free(dir);
+    size_t len = 0;
+    char *text0 = sim_file_read(path, SIM_FILE_JSON_MAX, "JSON input", &len, err);
+    bool ok = text0 != NULL;
+    cJSON *root = ok ? cJSON_ParseWithLength(text0, len) : NULL;
+    if (ok && !root)
+        ok = bad(err, path, 1, "not JSON (run it alone for the position)");
+    for (int i = 0; ok && head[i]; i++)
+        if (strcmp(head[i], "scenario") && strcmp(head[i], "step_time_s") && strcmp(head[i], "tokens_per_s"))
+            set_key(root, head[i], f[i]);
+    if (ok) {
+        char *text = cJSON_Print(root), *name = g_strdup_printf("%s:%d (%s)", file, line, scen);
+        Row r = {.sc = step_scenario_parse(name, text, strlen(text), err)};
+        ok = r.sc != NULL;
+        if (ok) {
+            step_scenario_set_accel(r.sc, c->prior);
+            add_row(c, &r, tps > 0 ? -tps : step); /* tokens/s turned into seconds once predicted */
+        }
+        free(text);
+        g_free(name);
+    }
+    cJSON_Delete(root);
+    g_free(text0);
+    g_free(path);
+    return ok;
+}
+
+bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
+{
+    char *text = sim_file_read(path, SIM_FILE_TRACE_MAX, "table", NULL, err);
+    if (!text)
+        return false;
+    g_ptr_array_add(c->files, g_strdup(path));
+    gchar **lines = g_strsplit(text, "\n", -1), **head = NULL;
+    bool ok = true, gemm = false;
+    int rows = 0;
+    for (int i = 0; ok && lines[i]; i++) {
+        char *l = g_strstrip(lines[i]);
+        if (!*l || *l == '#')
+            continue;
+        gchar **f = g_strsplit(l, ",", -1);
+        for (int j = 0; f[j]; j++)
+            g_strstrip(f[j]);
+        if (!head) {
+            head = g_strdupv(f);
+            gemm = !strcmp(l, "m,n,k,dtype,seconds");
+            bool scen = g_strv_contains((const char *const *)f, "scenario") &&
+                        (g_strv_contains((const char *const *)f, "step_time_s") ||
+                         g_strv_contains((const char *const *)f, "tokens_per_s"));
+            if (!gemm && !scen)
+                ok = bad(err, path, i + 1, "the header is neither m,n,k,dtype,seconds nor a scenario table "
+                                           "(scenario, step_time_s or tokens_per_s, and override keys)");
+        } else {
+            ok = gemm ? gemm_row(c, f, path, i + 1, err) : step_row(c, head, f, path, i + 1, err);
+            rows++;
+        }
+        g_strfreev(f);
+    }
+    if (ok && rows == 0)
+        ok = bad(err, path, 1, "no rows");
+    g_strfreev(head);
+    g_strfreev(lines);
+    g_free(text);
+    return ok;
+}
+
+static const char *m_key(void *u, int i) { return accel_param_key(i); }
+
+static void m_bounds(void *u, int i, double *lo, double *hi, double *sd, bool *fit)
+{
+    accel_param_bounds(i, lo, hi, sd);
+    *fit = true;
+}
+
+static double m_prior(void *u, int i) { return accel_param_get(((AccelCalibration *)u)->prior, i); }
+
+static bool m_predict(void *u, const double *values, double *pred, GError **err)
+{
+    AccelCalibration *c = u;
+    for (int i = 0; i < accel_param_count(); i++)
+        if (accel_param_get(c->work, i) > 0)
+            accel_param_set(c->work, i, values[i]);
+    for (guint k = 0; k < c->rows->len; k++) {
+        Row *r = &g_array_index(c->rows, Row, k);
+        if (r->gemm) {
+            pred[k] = accel_gemm_time(c->work, r->dt, r->m, r->n, r->k);
+            continue;
+        }
+        step_scenario_set_accel(r->sc, c->work);
+        cJSON *out = step_scenario_run(r->sc, 0, NULL, err);
+        if (!out)
+            return false;
+        pred[k] = cJSON_GetObjectItem(out, "step_time_s")->valuedouble;
+        double *m = &g_array_index(c->meas, double, k);
+        if (*m < 0) /* tokens/s: the tokens of a step are the scenario's */
+            *m = cJSON_GetObjectItem(out, "tokens_per_s")->valuedouble * pred[k] / -*m;
+        cJSON_Delete(out);
+    }
+    return true;
+}
+
+bool calib_accel_run(AccelCalibration *c, GError **err)
+{
+    double *meas = (double *)(void *)c->meas->data;
+    CalibModel m = {c, accel_param_count(), m_key, m_bounds, m_prior, m_predict};
+    /* one prediction turns tokens/s into seconds before the fit sees them */
+    double *pred = g_new(double, c->rows->len + 1), *v = g_new(double, accel_param_count());
+    for (int i = 0; i < accel_param_count(); i++)
+        v[i] = m_prior(c, i);
+    bool ok = c->rows->len > 0 && m_predict(c, v, pred, err);
+    g_free(pred);
+    g_free(v);
+    if (!ok) {
+        if (c->rows->len == 0)
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "calibrate: no rows to fit");
+        return false;
+    }
+    c->fit = calib_fit(&m, (int)c->rows->len, meas, NULL, (int *)(void *)c->group->data, err);
+    return c->fit != NULL;
+}
+
+cJSON *calib_accel_report_json(const AccelCalibration *c)
+{
+    cJSON *o = cJSON_CreateObject(), *files = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "accelerator", c->name);
+    for (guint i = 0; i < c->files->len; i++)
+        cJSON_AddItemToArray(files, cJSON_CreateString(c->files->pdata[i]));
+    cJSON_AddItemToObject(o, "traces", files);
+    calib_fit_report(c->fit, o);
+    return o;
+}
+
+cJSON *calib_accel_overlay_json(const AccelCalibration *c)
+{
+    cJSON *o = cJSON_CreateObject(), *cal = cJSON_CreateObject();
+    GString *src = g_string_new("fitted from");
+    for (guint i = 0; i < c->files->len; i++) {
+        char *b = g_path_get_basename(c->files->pdata[i]);
+        g_string_append_printf(src, "%s %s", i ? "," : "", b);
+        g_free(b);
+    }
+    g_string_append_printf(src, " (%u rows) by shardsim calibrate", c->rows->len);
+    cJSON_AddStringToObject(o, "overlay", "accelerator efficiencies, on the preset named by base");
+    cJSON_AddStringToObject(o, "base", accel_name(c->prior));
+    cJSON_AddItemToObject(o, "parameters", calib_fit_parameters(c->fit, src->str, NULL));
+    cJSON_AddNumberToObject(cal, "n_rows", c->rows->len);
+    cJSON_AddStringToObject(cal, "residuals", "p10 and p90 of log(predicted / measured) of the cross-validated "
+                                              "predictions");
+    calib_fit_band(c->fit, true, "log_residual", cal);
+    cJSON_AddItemToObject(o, "calibration", cal);
+    g_string_free(src, TRUE);
+    return o;
+}
