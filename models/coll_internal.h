@@ -17,6 +17,15 @@
 enum { HW_NVLINK, HW_PCIE, HW_NET, HW_NUM };
 enum { KIND_RING, KIND_TREE, KIND_COLLNET, KIND_NUM }; /* parameter families */
 
+/* A NIC transport's costs beyond what the tuner's network latencies hold
+ * (coll_params.c: "transports"). */
+typedef struct {
+    bool given;
+    double latency;  /* s, added to every network step */
+    double overhead; /* s, posting one message (per network step) */
+    double fraction; /* achievable fraction of the NIC's line rate */
+} CollTransport;
+
 /* What models/presets/collectives.json says (coll_params.c). */
 typedef struct {
     double base[COLL_NUM_ALGOS][COLL_NUM_PROTOS];
@@ -32,6 +41,7 @@ typedef struct {
     double tree_correction[COLL_NUM_PROTOS][TREE_CORR]; /* tree bandwidth factor by log2(bytes/64) */
     double nvls_latency, nvls_fraction; /* NVLS: latency, algorithm bandwidth / GPU link rate */
     double net_overhead; /* floor of a multi-node ring's intra-node step */
+    CollTransport transport[TOPO_TRANSPORT_NUM];
 } CollParams;
 
 struct CollGroup {
@@ -57,6 +67,8 @@ struct CollGroup {
     double direct_spb, rhd_spb[32];
     double gpu_link;    /* raw bandwidth of a rank's first link into the node fabric */
     int gpus_per_thread;
+    bool launch_waits;       /* a launch waits for the GPUs' prior work: host and GPU time add */
+    TopoTransport transport; /* of the NICs (NONE: the network defaults) */
     /* double binary tree: the most tree edges at one node (both trees), the
      * deepest node, and the most a rank sends on intra-node links per byte
      * of the message (its chains' up and down hops) */
@@ -72,8 +84,17 @@ bool coll_params_load(const char *path, CollParams *p, GError **err);
 /* A link's achievable bandwidth: raw times the efficiency of its kind. */
 static inline double coll_link_cap(const CollGroup *g, int l)
 {
-    return topo_link_bandwidth(g->t, l) * g->p.link_eff[topo_link_kind(g->t, l)];
+    double e = topo_link_efficiency(g->t, l); /* the link's own, else its transport's, else its kind's */
+    if (!(e > 0)) {
+        TopoTransport tr = topo_link_transport(g->t, l);
+        e = g->p.transport[tr].given ? g->p.transport[tr].fraction : g->p.link_eff[topo_link_kind(g->t, l)];
+    }
+    return topo_link_bandwidth(g->t, l) * e;
 }
+
+/* Host-side time of one collective call: each thread launches the kernels
+ * of the GPUs it drives one after another (collective.c). */
+double coll_host_time(const CollGroup *g);
 
 /* Routes have no fixed bound (a chain of endpoints or a big torus makes them
  * long): buffers are sized by the topology's longest route. */

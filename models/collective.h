@@ -73,10 +73,20 @@ int coll_group_nodes(const CollGroup *g);
 double coll_group_intra_bw(const CollGroup *g);
 double coll_group_inter_bw(const CollGroup *g);
 int coll_group_channels(const CollGroup *g);
-/* Host-side cost of launching the collective from one thread that drives
- * `gpus_per_thread` devices (nccl-tests -g N): small messages cannot finish
- * faster than this.  Default 1. */
+/* The process layout: one thread drives `gpus_per_thread` devices
+ * (nccl-tests -g N, a single-process multi-GPU job) and launches on them one
+ * after another; threads and processes launch in parallel.  Default 1. */
 void coll_group_set_gpus_per_thread(CollGroup *g, int gpus_per_thread);
+/* Whether a launch waits for the GPUs' previous work (NCCL before 2.12
+ * launched one thread's devices with cudaLaunchCooperativeKernelMultiDevice):
+ * then the host time adds to every call; otherwise (the default) the host
+ * launches the next call while the GPUs run this one, and a call costs the
+ * longer of the two. */
+void coll_group_set_launch_waits(CollGroup *g, bool waits);
+/* The host-side time of one call (s): the per-GPU launch cost (the
+ * topology's "host_launch_s", else the parameters' host_launch_s) times the
+ * GPUs one thread drives. */
+double coll_group_host_time(const CollGroup *g);
 
 typedef struct {
     double time_s;

@@ -132,7 +132,7 @@ static bool parse_fat_tree(const TopoCtx *c, int *intra, FatTree *f, GError **er
     f->nics = f->rpn;
     if (!sim_json_get_int(doc, root, "nics_per_node", false, 1, TOPO_MAX_RANKS, &f->nics, err))
         return false;
-    if (f->rpn % f->nics != 0) {
+    if (f->rpn % f->nics != 0 && f->nics % f->rpn != 0) {
         sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "nics_per_node"), err,
                        "%ld GPUs per node cannot share %ld NICs evenly", f->rpn, f->nics);
         return false;
@@ -144,6 +144,10 @@ static bool parse_fat_tree(const TopoCtx *c, int *intra, FatTree *f, GError **er
     if (!topo_parse_spec(doc, root, "pcie", TOPO_LINK_PCIE, &f->pcie, err) ||
         !topo_parse_spec(doc, root, "nic", TOPO_LINK_NET, &f->nic, err))
         return false;
+    if (f->nics > f->rpn) { /* several NICs per GPU (OCI BM.GPU4.8: 16 for 8): one rail of their sum */
+        f->nic.bw *= (double)(f->nics / f->rpn);
+        f->nics = f->rpn;
+    }
     f->npl = f->nodes;
     f->spines = 0;
     if (!sim_json_get_int(doc, root, "nodes_per_leaf", false, 1, TOPO_MAX_NODES, &f->npl, err) ||

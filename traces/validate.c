@@ -137,8 +137,10 @@ static CollGroup *group_for(const char *topology, const char *params, const Meas
     }
     CollGroup *grp = coll_group_new(*topo, ids, n, params, err);
     g_free(ids);
-    if (grp)
+    if (grp) {
         coll_group_set_gpus_per_thread(grp, m->gpus_per_thread);
+        coll_group_set_launch_waits(grp, m->launch_waits);
+    }
     return grp;
 }
 

@@ -70,6 +70,7 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
     m->hosts = nccltests_n_hosts(tr);
     m->ranks_per_host = nccltests_max_ranks_per_host(tr);
     m->gpus_per_thread = nccltests_gpus_per_thread(tr);
+    m->launch_waits = m->gpus_per_thread > 1 && nccltests_launch_waits(tr);
     return true;
 }
 

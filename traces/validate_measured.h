@@ -23,6 +23,7 @@ typedef struct {
     int run;      /* 0 for a file of one run */
     GArray *rows; /* MRow */
     int ranks, hosts, ranks_per_host, gpus_per_thread;
+    bool launch_waits; /* host launch and GPU time add (nccltests_launch_waits) */
     OsuMetric metric;       /* what a sendrecv row measured */
     const char *ranks_from; /* "the trace", "busbw/algbw", "--ranks" */
     char *note;             /* what the reader skipped or assumed */
