@@ -217,9 +217,12 @@ static void add_transport_latency(CollGroup *g)
     const CollTransport *tr = &g->p.transport[g->transport];
     if (g->nnodes <= 1 || !tr->given)
         return;
+    /* LL and LL128 write small flagged lines straight into the peer's buffer
+     * (eager); a Simple step is one large message, the transport's
+     * rendezvous: only it pays the per-message overhead */
     for (int k = 0; k < 2; k++)
         for (int q = 0; q < COLL_NUM_PROTOS; q++)
-            g->p.step[HW_NET][k][q] += tr->latency + tr->overhead;
+            g->p.step[HW_NET][k][q] += tr->latency + (q == COLL_SIMPLE ? tr->overhead : 0);
 }
 
 CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const char *params_path, GError **err)
