@@ -37,6 +37,8 @@ bool dp_init(Ctx *c, GError **err)
     for (int d = 0; d < p->dp; d++)
         ids[d] = step_rank_of(c, 0, d, 0);
     c->dp_group = coll_group_new(c->topo, ids, p->dp, NULL, err);
+    if (c->dp_group)
+        coll_group_set_gpus_per_thread(c->dp_group, step_scenario_gpus_per_process(c->sc));
     g_free(ids);
     return c->dp_group != NULL;
 }

@@ -47,6 +47,9 @@ MemoryPrecision step_scenario_precision(const StepScenario *sc);
 MemoryOptimizer step_scenario_optimizer(const StepScenario *sc);
 /* Scale DP collectives by the flow simulation's contention. */
 bool step_scenario_flow_contention(const StepScenario *sc);
+/* GPUs one process drives, launching on them one after another
+ * ("gpus_per_process", default 1: a process per GPU). */
+int step_scenario_gpus_per_process(const StepScenario *sc);
 /* dp came from the scenario (else it fills the machine: ranks / (tp x pp)). */
 bool step_scenario_dp_given(const StepScenario *sc);
 

@@ -105,9 +105,9 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
 int cmd_collective(int argc, char **argv)
 {
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL, *params = NULL;
-    char *ranks_s = NULL, *nodes_s = NULL;
+    char *ranks_s = NULL, *nodes_s = NULL, *gpp_s = NULL;
     gboolean json = FALSE, flows = FALSE;
-    int ranks = 0, nodes = 0; /* 0: not given */
+    int ranks = 0, nodes = 0, gpp = 1; /* 0: not given */
     char *algo_help = g_strdup_printf("auto|%s (default auto)", coll_algo_choices()); /* the algorithm table's names */
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
@@ -121,6 +121,9 @@ int cmd_collective(int argc, char **argv)
         {"ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_s,
          "ranks taking part, spread evenly over the fewest nodes that hold them (the preset grows if it scales; default all)", "N"},
         {"sizes", 's', 0, G_OPTION_ARG_STRING, &sizes_s, "MIN:MAX[:FACTOR] or a comma list (default 8B:8GiB)", "SIZES"},
+        {"gpus-per-process", 0, 0, G_OPTION_ARG_STRING, &gpp_s,
+         "GPUs one process (one thread) drives and launches on one after another, as nccl-tests -g N (default 1)",
+         "N"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flows, "also run each size on the flow-level network simulator", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -160,7 +163,8 @@ int cmd_collective(int argc, char **argv)
         goto out;
     }
     if ((nodes_s && (rc = cli_parse_count("collective", "--nodes", nodes_s, 1, 1 << 20, &nodes)) != 0) ||
-        (ranks_s && (rc = cli_parse_count("collective", "--ranks", ranks_s, 1, 1 << 22, &ranks)) != 0))
+        (ranks_s && (rc = cli_parse_count("collective", "--ranks", ranks_s, 1, 1 << 22, &ranks)) != 0) ||
+        (gpp_s && (rc = cli_parse_count("collective", "--gpus-per-process", gpp_s, 1, 64, &gpp)) != 0))
         goto out;
     rc = 2;
     GError *err = NULL;
@@ -188,6 +192,12 @@ int cmd_collective(int argc, char **argv)
         rc = cli_fail(err);
         goto out;
     }
+    if (gpp > topo_ranks_per_node(topo)) {
+        rc = cli_usage_error("collective: --gpus-per-process %d: a node of %s has %d GPUs", gpp, topo_name(topo),
+                             topo_ranks_per_node(topo));
+        goto out;
+    }
+    coll_group_set_gpus_per_thread(grp, gpp);
     /* check the algorithm can run before printing anything */
     CollCost probe;
     if (!coll_cost(grp, op, algo, proto, g_array_index(sizes, double, 0), &probe)) {
@@ -210,6 +220,7 @@ out:
     g_free(sizes_s);
     g_free(ranks_s);
     g_free(nodes_s);
+    g_free(gpp_s);
     g_option_context_free(ctx);
     return rc;
 }
