@@ -419,6 +419,7 @@ static void test_transports_and_efficiency(void)
     g_unlink(path);
     g_free(path);
     g_rmdir(dir);
+    g_free(dir);
     /* A100 NVLink at its own efficiency; 16 NICs for 8 GPUs: a 200G rail each */
     Topo *a = load("dgx-a100", 0), *oci = load("oci-bm-gpu4.8", 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
