@@ -371,6 +371,19 @@ static Topo *two_nodes(const char *dir, const char *nic_fields)
 static void test_transports_and_efficiency(void)
 {
     char *dir = g_dir_make_tmp("shardsim-XXXXXX", NULL);
+    /* a fabric names its NICs' transport unless they say (Slingshot: CXI) */
+    Topo *sling = topo_text(dir, "{\"family\": \"fat_tree\", \"nodes\": 2, \"ranks_per_node\": 1, \"intra\": \"none\","
+                                 " \"fabric\": \"slingshot\", \"pcie\": {\"bandwidth\": \"64GB/s\", \"latency\": \"300ns\"},"
+                                 " \"nic\": {\"bandwidth\": \"200Gbps\", \"latency\": \"500ns\"}}");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sling);
+    int links[8];
+    int len = topo_route(sling, 0, 1, 0, links, 8);
+    bool cxi_nic = false;
+    for (int k = 0; k < len; k++)
+        cxi_nic |= topo_link_kind(sling, links[k]) == TOPO_LINK_NET &&
+                   topo_link_transport(sling, links[k]) == TOPO_TRANSPORT_CXI;
+    CU_ASSERT_TRUE(cxi_nic);
+    topo_free(sling);
     Topo *plain = two_nodes(dir, ""), *ib = two_nodes(dir, ", \"transport\": \"ib\""),
          *tcp = two_nodes(dir, ", \"transport\": \"tcp\""), *cxi = two_nodes(dir, ", \"transport\": \"cxi\""),
          *own = two_nodes(dir, ", \"transport\": \"tcp\", \"efficiency\": 0.5");
