@@ -195,6 +195,8 @@ static void find_nics(CollGroup *g)
                 if (pick < 0 || uses[l] > uses[pick] || (uses[l] == uses[pick] && coll_link_cap(g, l) < coll_link_cap(g, pick)))
                     pick = l;
             }
+        if (pick >= 0 && g->transport == TOPO_TRANSPORT_NONE)
+            g->transport = topo_link_transport(g->t, pick);
         if (pick >= 0 && !seen[pick]) {
             seen[pick] = true;
             sum += coll_link_cap(g, pick);
@@ -208,6 +210,20 @@ static void find_nics(CollGroup *g)
     g->inter_bw = sum > 0 ? sum : INFINITY;
 }
 
+
+/* What the NICs' transport adds to every network step, in every algorithm. */
+static void add_transport_latency(CollGroup *g)
+{
+    const CollTransport *tr = &g->p.transport[g->transport];
+    if (g->nnodes <= 1 || !tr->given)
+        return;
+    /* LL and LL128 write small flagged lines straight into the peer's buffer
+     * (eager); a Simple step is one large message, the transport's
+     * rendezvous: only it pays the per-message overhead */
+    for (int k = 0; k < 2; k++)
+        for (int q = 0; q < COLL_NUM_PROTOS; q++)
+            g->p.step[HW_NET][k][q] += tr->latency + (q == COLL_SIMPLE ? tr->overhead : 0);
+}
 
 CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const char *params_path, GError **err)
 {
@@ -294,6 +310,7 @@ CollGroup *coll_group_new_with(const Topo *t, const int *ranks, int nranks, cons
         return NULL;
     }
     find_nics(g);
+    add_transport_latency(g);
     coll_tree_shape(g);
     g->rotate = strcmp(topo_family(t), "ring") != 0;
     return g;

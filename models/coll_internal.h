@@ -19,6 +19,15 @@
 enum { HW_NVLINK, HW_PCIE, HW_NET, HW_NUM };
 enum { KIND_RING, KIND_TREE, KIND_COLLNET, KIND_NUM }; /* parameter families */
 
+/* A NIC transport's costs beyond what the tuner's network latencies hold
+ * (coll_params.c: "transports"). */
+typedef struct {
+    bool given;
+    double latency;  /* s, added to every network step */
+    double overhead; /* s, posting one message (per network step) */
+    double fraction; /* achievable fraction of the NIC's line rate */
+} CollTransport;
+
 /* What the measurements behind the parameters covered, and how far off the
  * predictions were on them (coll_uncert.c). */
 #define UNC_MAX_TOPOS 16
@@ -50,6 +59,7 @@ struct CollParams {
     int ver_nvls, ver_nvls_tree, ver_pat; /* first version code with each */
     double nvls_net_lat, nvls_tree_net_lat; /* per network step, NVLS(+CollNet) and NVLSTree */
     double pat_base, pat_per_rank, pat_log_div, pat_bw; /* PAT: 8 us + log2(nodes) x net / 3.5 + 2.8 us x ranks; x0.75 */
+    CollTransport transport[TOPO_TRANSPORT_NUM];
 };
 
 struct CollGroup {
@@ -76,6 +86,8 @@ struct CollGroup {
     double gpu_link;    /* raw bandwidth of a rank's first link into the node fabric */
     int gpus_per_thread;
     int nccl_version; /* NCCL version code; 0: the newest the model knows */
+    bool launch_waits;       /* a launch waits for the GPUs' prior work: host and GPU time add */
+    TopoTransport transport; /* of the NICs (NONE: the network defaults) */
     /* double binary tree: the most tree edges at one node (both trees), the
      * deepest node, and the most a rank sends on intra-node links per byte
      * of the message (its chains' up and down hops) */
@@ -109,8 +121,17 @@ static inline bool coll_nvls_capable(const CollGroup *g) { return topo_has_nvlin
 /* A link's achievable bandwidth: raw times the efficiency of its kind. */
 static inline double coll_link_cap(const CollGroup *g, int l)
 {
-    return topo_link_bandwidth(g->t, l) * g->p.link_eff[topo_link_kind(g->t, l)];
+    double e = topo_link_efficiency(g->t, l); /* the link's own, else its transport's, else its kind's */
+    if (!(e > 0)) {
+        TopoTransport tr = topo_link_transport(g->t, l);
+        e = g->p.transport[tr].given ? g->p.transport[tr].fraction : g->p.link_eff[topo_link_kind(g->t, l)];
+    }
+    return topo_link_bandwidth(g->t, l) * e;
 }
+
+/* Host-side time of one collective call: each thread launches the kernels
+ * of the GPUs it drives one after another (collective.c). */
+double coll_host_time(const CollGroup *g);
 
 /* Routes have no fixed bound (a chain of endpoints or a big torus makes them
  * long): buffers are sized by the topology's longest route. */

@@ -1,6 +1,7 @@
 /* The collective model's parameters: reading models/presets/collectives.json
  * (or the file --params names) into CollParams, the default file once per
- * process. */
+ * process: latencies, protocol and link-kind efficiencies, the host launch
+ * cost, and each NIC transport's latency, overhead and bandwidth fraction. */
 #include "coll_internal.h"
 #include "sim_data.h"
 
@@ -26,6 +27,38 @@ static const cJSON *get_object(const SimJsonDoc *d, const cJSON *obj, const char
     if (!cJSON_IsObject(o))
         sim_json_error(d, o ? o : obj, err, "\"%s\" must be an object", key);
     return cJSON_IsObject(o) ? o : NULL;
+}
+
+/* "transports": optional; each one named has all three numbers. */
+static bool get_transports(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(r, "transports");
+    if (!o)
+        return true;
+    if (!cJSON_IsObject(o)) {
+        sim_json_error(d, o, err, "\"transports\" must be an object");
+        return false;
+    }
+    for (const cJSON *c = o->child; c; c = c->next) {
+        int tr = 1;
+        while (tr < TOPO_TRANSPORT_NUM && strcmp(c->string, topo_transport_name((TopoTransport)tr)) != 0)
+            tr++;
+        if (tr == TOPO_TRANSPORT_NUM) {
+            sim_json_error(d, c, err, "unknown transport \"%s\" (known: ib, roce, tcp, tcpx, cxi, efa)", c->string);
+            return false;
+        }
+        CollTransport *t = &p->transport[tr];
+        if (!cJSON_IsObject(c)) {
+            sim_json_error(d, c, err, "transports.%s must be an object", c->string);
+            return false;
+        }
+        if (!sim_json_get_number(d, c, "latency_s", true, 0, 1e-2, &t->latency, err) ||
+            !sim_json_get_number(d, c, "message_overhead_s", true, 0, 1e-2, &t->overhead, err) ||
+            !sim_json_get_number(d, c, "bandwidth_fraction", true, 0.01, 1, &t->fraction, err))
+            return false;
+        t->given = true;
+    }
+    return true;
 }
 
 static bool params_read(const char *path, CollParams *p, GError **err);
@@ -112,7 +145,7 @@ static bool params_read(const char *path, CollParams *p, GError **err)
     p->ring_plateau = 1;
     if (!sim_json_get_number(d, r, "ring_plateau_factor", false, 1, 10, &p->ring_plateau, err) ||
         !sim_json_get_number(d, r, "net_overhead_s", false, 0, 1, &p->net_overhead, err) ||
-        !coll_params_read_nccl(d, r, p, err))
+        !coll_params_read_nccl(d, r, p, err) || !get_transports(d, r, p, err))
         goto out;
     for (int q = 0; q < COLL_NUM_PROTOS; q++)
         for (int i = 0; i < TREE_CORR; i++)

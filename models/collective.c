@@ -2,7 +2,7 @@
  * dispatch of coll_cost, coll_why_not, coll_flow_count and coll_append to
  * the table of algorithms (coll_algos.c), with what applies to all of them:
  * the protocols a group allows, the one-rank case, the tuner's choice and
- * the host launch cost.  The algorithms live in coll_<family>.c. */
+ * the host launch cost (serial per thread, overlapped with the GPUs).  The algorithms live in coll_<family>.c. */
 #include "coll_internal.h"
 
 #include <stdlib.h>
@@ -116,11 +116,19 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
         return false;
     if (!(c->tuner_algbw_Bps > 0))
         c->tuner_algbw_Bps = c->algbw_Bps;
-    /* One thread driving several devices launches on them one after another,
-     * and the collective starts when the last has launched. */
-    if (g->gpus_per_thread > 1)
-        c->latency_s += g->p.launch_s * g->gpus_per_thread;
+    /* Calls are issued back to back (nccl-tests' timed loop, a training
+     * step's buckets): the host launches the next while the GPUs run this
+     * one, so a call costs the longer of the two - unless each launch waits
+     * for the GPUs (NCCL before 2.12, one thread on several GPUs). */
     c->time_s = c->latency_s + bytes / c->algbw_Bps;
+    double host = coll_host_time(g);
+    if (g->launch_waits) {
+        c->latency_s += host;
+        c->time_s += host;
+    } else if (host > c->time_s) {
+        c->latency_s += host - c->time_s;
+        c->time_s = host;
+    }
     c->algo = a;
     c->proto = p;
     return true;
@@ -223,5 +231,19 @@ double coll_simulate(const CollGroup *g, CollOp op, CollAlgo algo, CollProto pro
     if (t == SIM_TIME_NEVER) /* the network hit its work limit */
         return NAN;
     double s = sim_time_to_s(t);
-    return g->gpus_per_thread > 1 ? s + g->p.launch_s * g->gpus_per_thread : s;
+    return g->launch_waits ? s + coll_host_time(g) : fmax(s, coll_host_time(g));
 }
+
+/* One thread launches the kernels of the GPUs it drives one after another
+ * (nccl-tests -g N; threads and processes launch in parallel), each at the
+ * hosts' own cost where the topology gives it. */
+double coll_host_time(const CollGroup *g)
+{
+    if (g->n <= 1)
+        return 0;
+    double per_gpu = topo_host_launch(g->t) > 0 ? topo_host_launch(g->t) : g->p.launch_s;
+    return per_gpu * g->gpus_per_thread;
+}
+
+double coll_group_host_time(const CollGroup *g) { return coll_host_time(g); }
+void coll_group_set_launch_waits(CollGroup *g, bool waits) { g->launch_waits = waits; }

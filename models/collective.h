@@ -101,10 +101,6 @@ int coll_group_channels(const CollGroup *g);
 /* A topology link's achievable bandwidth as the flow network gets it (raw
  * times its kind's efficiency), for callers that build their own net. */
 double coll_group_link_cap(const CollGroup *g, int link);
-/* Host-side cost of launching the collective from one thread that drives
- * `gpus_per_thread` devices (nccl-tests -g N): small messages cannot finish
- * faster than this.  Default 1. */
-void coll_group_set_gpus_per_thread(CollGroup *g, int gpus_per_thread);
 /* The NCCL version whose tuner and algorithms the model follows, as NCCL's
  * version code (major*10000 + minor*100 + patch: 21803 = 2.18.3); 0 (the
  * default) for the newest the model knows.  Gates NVLS (2.17), NVLSTree (2.18)
@@ -115,6 +111,20 @@ int coll_group_nccl_version(const CollGroup *g);
  * ("21803", "2803" as NCCL before 2.9 wrote 2.8.3) into a version code; -1 if
  * it is none. */
 int coll_nccl_version_parse(const char *s);
+/* The process layout: one thread drives `gpus_per_thread` devices
+ * (nccl-tests -g N, a single-process multi-GPU job) and launches on them one
+ * after another; threads and processes launch in parallel.  Default 1. */
+void coll_group_set_gpus_per_thread(CollGroup *g, int gpus_per_thread);
+/* Whether a launch waits for the GPUs' previous work (NCCL before 2.12
+ * launched one thread's devices with cudaLaunchCooperativeKernelMultiDevice):
+ * then the host time adds to every call; otherwise (the default) the host
+ * launches the next call while the GPUs run this one, and a call costs the
+ * longer of the two. */
+void coll_group_set_launch_waits(CollGroup *g, bool waits);
+/* The host-side time of one call (s): the per-GPU launch cost (the
+ * topology's "host_launch_s", else the parameters' host_launch_s) times the
+ * GPUs one thread drives. */
+double coll_group_host_time(const CollGroup *g);
 
 typedef struct {
     double time_s;

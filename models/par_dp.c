@@ -37,6 +37,8 @@ bool dp_init(Ctx *c, GError **err)
     for (int d = 0; d < p->dp; d++)
         ids[d] = step_rank_of(c, 0, d, 0);
     c->dp_group = coll_group_new_with(c->topo, ids, p->dp, step_scenario_coll_params(c->sc), err);
+    if (c->dp_group)
+        coll_group_set_gpus_per_thread(c->dp_group, step_scenario_gpus_per_process(c->sc));
     g_free(ids);
     if (c->dp_group)
         coll_group_set_nccl_version(c->dp_group, step_scenario_nccl_version(c->sc));

@@ -17,6 +17,8 @@ bool tp_init(Ctx *c, GError **err)
     for (int t = 0; t < p->tp; t++)
         ids[t] = step_rank_of(c, 0, 0, t);
     c->tp_group = coll_group_new_with(c->topo, ids, p->tp, step_scenario_coll_params(c->sc), err);
+    if (c->tp_group)
+        coll_group_set_gpus_per_thread(c->tp_group, step_scenario_gpus_per_process(c->sc));
     g_free(ids);
     if (!c->tp_group)
         return false;

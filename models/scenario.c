@@ -33,6 +33,7 @@ struct StepScenario {
     bool flow_contention; /* scale DP collectives by the flow simulation's contention */
     int nccl_version;     /* NCCL version code the collectives follow; 0: the newest */
     StepAttention attention; /* "attention": fused by default where the chip has a fused kernel */
+    int gpus_per_process; /* GPUs one process drives (launches serially); 1 = one per GPU */
     bool dp_given;        /* else dp = ranks / (tp x pp): the replicas fill the machine */
     int nvariants;
     int variant_stage[2]; /* zero stage per variant (weight_update list) */
@@ -453,7 +454,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
                                        "precision", "optimizer", "parallelism", "name", "description", "source",
                                        "flow_contention", "collective_params", "placement", "placement_seed",
-                                       "nccl_version", "attention", NULL};
+                                       "nccl_version", "attention", "gpus_per_process", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -476,7 +477,9 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     sc->name = g_strdup(name ? name : sim_json_path(d));
     sc->path = g_strdup(sim_json_path(d));
     sc->flow_contention = true;
-    if (!sim_json_get_bool(d, root, "flow_contention", &sc->flow_contention, err))
+    long gpp = 1;
+    if (!sim_json_get_bool(d, root, "flow_contention", &sc->flow_contention, err) ||
+        !sim_json_get_int(d, root, "gpus_per_process", false, 1, 64, &gpp, err))
         goto fail;
     if (!load_coll_params(sc, d, root, err))
         goto fail;
@@ -488,6 +491,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
                        "\"nccl_version\" must be an NCCL version such as \"2.18.3\"");
         goto fail;
     }
+    sc->gpus_per_process = (int)gpp;
     sc->accelerator = acc ? g_strdup(acc) : NULL;
     sc->topology = g_strdup(topo);
     sc->nodes = (int)nodes;
@@ -508,6 +512,12 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     if (!check_plan_model(sc, d, where, err) || !load_machine(sc, d, root, err) ||
         !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err) || !parse_placement(sc, d, root, err))
         goto fail;
+    if (sc->gpus_per_process > topo_ranks_per_node(sc->topo)) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "gpus_per_process"), err,
+                       "\"gpus_per_process\" %d: a node of %s has %d GPUs", sc->gpus_per_process,
+                       topo_name(sc->topo), topo_ranks_per_node(sc->topo));
+        goto fail;
+    }
     return sc;
 fail:
     step_scenario_free(sc);
@@ -589,6 +599,7 @@ void step_scenario_set_accel(StepScenario *sc, const Accel *a)
 }
 int step_scenario_nccl_version(const StepScenario *sc) { return sc->nccl_version; }
 StepAttention step_scenario_attention(const StepScenario *sc) { return sc->attention; }
+int step_scenario_gpus_per_process(const StepScenario *sc) { return sc->gpus_per_process; }
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }
 const int *step_scenario_rank_map(const StepScenario *sc) { return sc->rank_map; }
 const char *step_scenario_placement(const StepScenario *sc) { return sc->placement ? sc->placement : "contiguous"; }

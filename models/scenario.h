@@ -59,6 +59,9 @@ int step_scenario_nccl_version(const StepScenario *sc);
 /* How attention runs: fused kernels keep no s x s scores in HBM. */
 typedef enum { STEP_ATTN_UNFUSED, STEP_ATTN_FUSED, STEP_ATTN_FUSED_V1 } StepAttention;
 StepAttention step_scenario_attention(const StepScenario *sc);
+/* GPUs one process drives, launching on them one after another
+ * ("gpus_per_process", default 1: a process per GPU). */
+int step_scenario_gpus_per_process(const StepScenario *sc);
 /* dp came from the scenario (else it fills the machine: ranks / (tp x pp)). */
 bool step_scenario_dp_given(const StepScenario *sc);
 /* Job rank -> topology rank ("placement"); NULL for contiguous (the identity). */

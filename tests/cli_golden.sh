@@ -23,12 +23,12 @@ validate_preset() {
   case $1 in
     *v100-sxm2*) echo dgx1-v100 ;;
     *abci*) echo abci-a100 ;;
-    *a100-40gb-oci*1node*) echo dgx-a100 ;;
+    *a100-40gb-oci*1node*) echo oci-bm-gpu4.8 ;;
     *sendrecv_a100*) echo "dgx-a100 --ranks 8" ;;
-    *a100-40gb-oci*2node*) echo "dgx-a100-cluster --nodes 2" ;;
+    *a100-40gb-oci*2node*) echo oci-bm-gpu4.8 ;;
     *h100-sxm_2node*) echo "dgx-h100-cluster --nodes 2" ;;
-    *h100-pcie*) echo dgx-h100 ;;
-    *gh200*) echo "dgx-h100-cluster --nodes 2" ;;
+    *h100-pcie*) echo h100-pcie-nvlink ;;
+    *gh200*) echo gh200-slingshot ;;
     *mi300x_8gpu*) echo mi300x-node ;;
     *mi300x_2node*) echo mi355x-cluster ;;
     *mi325x*) echo mi325x-cluster ;;

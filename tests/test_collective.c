@@ -272,15 +272,22 @@ static void test_validation_bounds(void)
         const char *topo, *trace, *version;
         double large, small;
     } cases[] = {
-        {"dgx1-v100", DATA "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", NULL, 10, 25},
+        {"dgx1-v100", DATA "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", NULL, 5, 5},
         {"abci-a100", DATA "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", NULL, 10, 31},
         {"mi300x-node", DATA "rccl-tests_allreduce_mi300x_8gpu_1node.txt", NULL, 10, 25},
         {"mi355x-cluster", DATA "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt", NULL, 10, 33},
+        /* issue 11: the fabrics people buy now, with their own presets */
+        {"oci-bm-gpu4.8", DATA "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_1node8gpu_nccl2.25.1_ocitutorials-ol.txt",
+         NULL, 8, 20},
+        {"oci-bm-gpu4.8",
+         DATA "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.26.5_ocitutorials-ubuntu.txt", NULL, 8, 20},
         {"dgx-a100", DATA "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_1node8gpu_nccl2.25.1_ocitutorials-ol.txt", NULL,
-         6, 100},
+         8, 20},
         {"dgx-a100-cluster",
          DATA "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.26.5_ocitutorials-ubuntu.txt", NULL, 2,
          100},
+        /* not yet at the 8% target: CXI's large-message cost on this run (see README) */
+        {"gh200-slingshot", DATA "nccl-tests_allreduce_gh200_2node2gpu_slingshot_cscs-alps.txt", NULL, 16, 20},
         /* NCCL beats the ring bound there: NVLSTree (NCCL 2.18+; the trace prints no version) */
         {"dgx-h100-cluster", DATA "nccl-tests_allreduce_h100-sxm_2node16gpu_8hca_multinode-guide.txt", NULL, 5, 100},
         /* ... and without it (NCCL 2.17) the ring's bound misses by a fifth */
@@ -460,6 +467,145 @@ static void test_scenario_nccl_version(void)
     g_free(text);
 }
 
+/* One thread launching on 8 GPUs: the host time, 8 launches, is the floor of
+ * a call and overlaps the GPUs (the time is the longer of the two) unless
+ * each launch waits for them (NCCL before 2.12), when they add up. */
+static void test_process_layout(void)
+{
+    Topo *t = load("dgx-a100", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CollCost one, small, large, big;
+    CU_ASSERT_TRUE(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 8, &one));
+    CU_ASSERT_TRUE(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 1 << 30, &big));
+    double host1 = coll_group_host_time(g);
+    CU_ASSERT_TRUE(host1 > 1e-6 && host1 < one.time_s); /* one launch hides behind the GPUs */
+    coll_group_set_gpus_per_thread(g, 8);
+    double host8 = coll_group_host_time(g);
+    CU_ASSERT_DOUBLE_EQUAL(host8, 8 * host1, 1e-12);
+    CU_ASSERT_TRUE(host8 > one.time_s);
+    CU_ASSERT_TRUE(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 8, &small));
+    CU_ASSERT_DOUBLE_EQUAL(small.time_s, host8, 1e-12);
+    CU_ASSERT_TRUE(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 1 << 30, &large));
+    CU_ASSERT_DOUBLE_EQUAL(large.time_s, big.time_s, 1e-12); /* overlapped */
+    CU_ASSERT_TRUE(rel(coll_simulate(g, COLL_ALLREDUCE, COLL_RING, COLL_LL, 8), host8) < 1e-9);
+    coll_group_set_launch_waits(g, true);
+    CU_ASSERT_TRUE(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 8, &small));
+    CU_ASSERT_DOUBLE_EQUAL(small.time_s, one.time_s + host8, 1e-12);
+    CU_ASSERT_TRUE(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 1 << 30, &large));
+    CU_ASSERT_DOUBLE_EQUAL(large.time_s, big.time_s + host8, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(large.algbw_Bps, (1 << 30) / (large.time_s - large.latency_s), 1);
+    coll_group_free(g);
+    topo_free(t);
+}
+
+static Topo *topo_text(const char *dir, const char *text)
+{
+    char *path = g_build_filename(dir, "t.json", NULL);
+    CU_ASSERT_TRUE(g_file_set_contents(path, text, -1, NULL));
+    GError *err = NULL;
+    Topo *t = topo_load(path, NULL, &err);
+    if (!t)
+        fprintf(stderr, "\n%s\n", err ? err->message : "?");
+    g_clear_error(&err);
+    g_unlink(path);
+    g_free(path);
+    return t;
+}
+
+/* Two nodes of one GPU on a switch, the NIC with the given fields. */
+static Topo *two_nodes(const char *dir, const char *nic_fields)
+{
+    char *text = g_strdup_printf("{\"family\": \"fat_tree\", \"nodes\": 2, \"ranks_per_node\": 1, \"intra\": \"none\","
+                                 " \"pcie\": {\"bandwidth\": \"64GB/s\", \"latency\": \"300ns\"},"
+                                 " \"nic\": {\"bandwidth\": \"200Gbps\", \"latency\": \"500ns\"%s}}",
+                                 nic_fields);
+    Topo *t = topo_text(dir, text);
+    g_free(text);
+    return t;
+}
+
+/* A NIC's transport brings its bandwidth fraction and its latencies; a
+ * link's own efficiency wins over its kind's; more NICs than GPUs add up. */
+static void test_transports_and_efficiency(void)
+{
+    char *dir = g_dir_make_tmp("shardsim-XXXXXX", NULL);
+    /* a fabric names its NICs' transport unless they say (Slingshot: CXI) */
+    Topo *sling = topo_text(dir, "{\"family\": \"fat_tree\", \"nodes\": 2, \"ranks_per_node\": 1, \"intra\": \"none\","
+                                 " \"fabric\": \"slingshot\", \"pcie\": {\"bandwidth\": \"64GB/s\", \"latency\": \"300ns\"},"
+                                 " \"nic\": {\"bandwidth\": \"200Gbps\", \"latency\": \"500ns\"}}");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sling);
+    int links[8];
+    int len = topo_route(sling, 0, 1, 0, links, 8);
+    bool cxi_nic = false;
+    for (int k = 0; k < len; k++)
+        cxi_nic |= topo_link_kind(sling, links[k]) == TOPO_LINK_NET &&
+                   topo_link_transport(sling, links[k]) == TOPO_TRANSPORT_CXI;
+    CU_ASSERT_TRUE(cxi_nic);
+    topo_free(sling);
+    Topo *plain = two_nodes(dir, ""), *ib = two_nodes(dir, ", \"transport\": \"ib\""),
+         *tcp = two_nodes(dir, ", \"transport\": \"tcp\""), *cxi = two_nodes(dir, ", \"transport\": \"cxi\""),
+         *own = two_nodes(dir, ", \"transport\": \"tcp\", \"efficiency\": 0.5");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ib);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tcp);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cxi);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(own);
+    CollGroup *gp = group(plain), *gi = group(ib), *gt = group(tcp), *gc = group(cxi), *go = group(own);
+    CU_ASSERT_DOUBLE_EQUAL(coll_group_inter_bw(gp), 25e9 * 0.96, 1);
+    CU_ASSERT_DOUBLE_EQUAL(coll_group_inter_bw(gi), coll_group_inter_bw(gp), 1);
+    CU_ASSERT_DOUBLE_EQUAL(coll_group_inter_bw(gt), 25e9 * 0.6, 1);
+    CU_ASSERT_DOUBLE_EQUAL(coll_group_inter_bw(go), 25e9 * 0.5, 1);
+    CollCost p, i, t, c, cl;
+    CU_ASSERT_TRUE(coll_cost(gp, COLL_ALLREDUCE, COLL_RING, COLL_LL, 8, &p));
+    CU_ASSERT_TRUE(coll_cost(gi, COLL_ALLREDUCE, COLL_RING, COLL_LL, 8, &i));
+    CU_ASSERT_TRUE(coll_cost(gt, COLL_ALLREDUCE, COLL_RING, COLL_LL, 8, &t));
+    CU_ASSERT_DOUBLE_EQUAL(i.time_s, p.time_s, 1e-12);
+    CU_ASSERT_TRUE(t.time_s > p.time_s + 20e-6); /* kernel TCP on every step */
+    /* CXI's per-message cost falls on Simple (rendezvous) steps, not on LL */
+    CU_ASSERT_TRUE(coll_cost(gc, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, 1 << 20, &c));
+    CU_ASSERT_TRUE(coll_cost(gp, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, 1 << 20, &p));
+    CU_ASSERT_TRUE(coll_cost(gc, COLL_ALLREDUCE, COLL_RING, COLL_LL, 8, &cl));
+    CU_ASSERT_TRUE(c.latency_s - p.latency_s > 2 * (cl.latency_s - i.latency_s));
+    coll_group_free(gp);
+    coll_group_free(gi);
+    coll_group_free(gt);
+    coll_group_free(gc);
+    coll_group_free(go);
+    topo_free(plain);
+    topo_free(ib);
+    topo_free(tcp);
+    topo_free(cxi);
+    topo_free(own);
+    /* a transport on a link that is not a network link, an unknown one */
+    GError *err = NULL;
+    char *path = g_build_filename(dir, "t.json", NULL);
+    g_file_set_contents(path,
+                        "{\"family\": \"ring\", \"ranks_per_node\": 4,\n"
+                        " \"link\": {\"bandwidth\": 1e9, \"latency\": 1e-6, \"transport\": \"ib\"}}",
+                        -1, NULL);
+    CU_ASSERT_PTR_NULL(topo_load(path, NULL, &err));
+    CU_ASSERT_TRUE(err && strstr(err->message, "t.json:2") && strstr(err->message, "network link"));
+    g_clear_error(&err);
+    CU_ASSERT_PTR_NULL(two_nodes(dir, ", \"transport\": \"carrier-pigeon\""));
+    g_unlink(path);
+    g_free(path);
+    g_rmdir(dir);
+    g_free(dir);
+    /* A100 NVLink at its own efficiency; 16 NICs for 8 GPUs: a 200G rail each */
+    Topo *a = load("dgx-a100", 0), *oci = load("oci-bm-gpu4.8", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(oci);
+    CollGroup *ga = group(a), *goci = group(oci);
+    CU_ASSERT_DOUBLE_EQUAL(coll_group_intra_bw(ga), 300e9 * 0.77, 1e6);
+    CU_ASSERT_DOUBLE_EQUAL(coll_group_inter_bw(goci), 16 * 12.5e9 * 0.96, 1e6);
+    coll_group_free(ga);
+    coll_group_free(goci);
+    topo_free(a);
+    topo_free(oci);
+}
+
 static void test_bad_parameters(void)
 {
     Topo *t = load("ring8", 0);
@@ -519,6 +665,8 @@ static const TestCase tests[] = {
     {"the NCCL version decides the algorithms", test_nccl_versions},
     {"a scenario's nccl_version", test_scenario_nccl_version},
     {"NVLS across nodes with SHARP", test_nvls_with_sharp},
+    {"process layout: host launch cost", test_process_layout},
+    {"NIC transports and link efficiency", test_transports_and_efficiency},
     {"bad parameters", test_bad_parameters},
     {"names", test_names},
 };

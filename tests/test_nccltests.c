@@ -261,6 +261,48 @@ static void test_new_format(void)
     nccltests_free(t);
 }
 
+/* The process layout: ranks per (host, Pid) and nThread; whether the run's
+ * NCCL made launches wait (before 2.12; old nccl-tests without "Group"). */
+static void test_process_layout(void)
+{
+    static const struct {
+        const char *file;
+        int per_thread, per_process;
+        bool waits;
+    } cases[] = {
+        {"nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", 8, 8, true},
+        {"nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_1node8gpu_nccl2.25.1_ocitutorials-ol.txt", 1, 1, false},
+        {"nccl-tests_allreduce_h100-pcie-nvlinkbridge_2gpu_nccl-issue1161_PARTIAL.txt", 1, 1, false},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *path = g_build_filename(DATA_TRACES, cases[i].file, NULL);
+        GError *err = NULL;
+        NcclTrace *t = nccltests_load(path, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_EQUAL(nccltests_gpus_per_thread(t), cases[i].per_thread);
+        CU_ASSERT_EQUAL(nccltests_gpus_per_process(t), cases[i].per_process);
+        CU_ASSERT_EQUAL(nccltests_launch_waits(t), cases[i].waits);
+        nccltests_free(t);
+        g_free(path);
+    }
+    /* a single-process run as its Rank lines show it, without a parameter
+     * line: 8 ranks of one Pid; NCCL 2.18 launches without waiting */
+    GString *s = g_string_new("# nccl-tests version 2.13.8 nccl-headers=21803 nccl-library=21803\n# Using devices\n");
+    for (int r = 0; r < 8; r++)
+        g_string_append_printf(s, "#  Rank %2d Group  0 Pid  4242 on node1 device %2d [0x%02x] NVIDIA H100\n", r, r, r);
+    g_string_append(s, "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n"
+                       "  1048576  262144  float  sum  -1  30.0  34.95  61.17  0\n");
+    GError *err = NULL;
+    NcclTrace *t = nccltests_parse("g4t2.txt", s->str, &err);
+    if (!t)
+        fprintf(stderr, "\n%s\n", err ? err->message : "?");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_gpus_per_process(t), 8);
+    CU_ASSERT_FALSE(nccltests_launch_waits(t));
+    nccltests_free(t);
+    g_string_free(s, TRUE);
+}
+
 /* Oldest layout without a header line: all_gather printed no redop column.
  * Log lines, launcher prefixes and snips are skipped. */
 static void test_old_format_and_noise(void)
@@ -495,6 +537,7 @@ int main(void)
     CU_add_test(s, "repeated version", test_repeated_version);
     CU_add_test(s, "contradictions", test_contradictions);
     CU_add_test(s, "runs and ranks", test_runs_and_ranks);
+    CU_add_test(s, "process layout", test_process_layout);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();

@@ -48,6 +48,8 @@ static void test_every_preset(void)
         {"dgx-h200", 8, 1, false},        {"dgx-h200-cluster", 64, 8, false},
         {"gb200-nvl72", 72, 1, false},    {"mi325x-node", 8, 1, false},
         {"mi325x-cluster", 16, 2, false}, {"alps-gh200-dragonfly", 896, 224, false},
+        {"gh200-slingshot", 8, 2, false}, {"h100-pcie-nvlink", 2, 1, false},
+        {"oci-bm-gpu4.8", 16, 2, false},
     };
     char **names = topo_list_presets();
     CU_ASSERT_EQUAL(g_strv_length(names), G_N_ELEMENTS(want));

@@ -40,6 +40,8 @@ int topo_add_link(Topo *t, int src, int dst, const TopoLinkSpec *s)
         t->lbw = g_renew(double, t->lbw, t->lcap);
         t->llat = g_renew(double, t->llat, t->lcap);
         t->lkind = g_renew(uint8_t, t->lkind, t->lcap);
+        t->leff = g_renew(double, t->leff, t->lcap);
+        t->ltransport = g_renew(uint8_t, t->ltransport, t->lcap);
     }
     int id = t->nlinks++;
     t->lsrc[id] = src;
@@ -47,6 +49,8 @@ int topo_add_link(Topo *t, int src, int dst, const TopoLinkSpec *s)
     t->lbw[id] = s->bw;
     t->llat[id] = s->lat;
     t->lkind[id] = (uint8_t)s->kind;
+    t->leff[id] = s->eff;
+    t->ltransport[id] = (uint8_t)s->transport;
     return id;
 }
 
@@ -71,6 +75,8 @@ void topo_free(Topo *t)
     g_free(t->lbw);
     g_free(t->llat);
     g_free(t->lkind);
+    g_free(t->leff);
+    g_free(t->ltransport);
     g_free(t->next);
     g_free(t);
 }
@@ -124,7 +130,8 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
               sim_json_get_string(doc, root, "accelerator", false, &accel, err) &&
               sim_json_get_bool(doc, root, "in_network_reduction", &t->inr, err) &&
               sim_json_get_bool(doc, root, "nvlink_sharp", &t->nvls, err) &&
-              sim_json_get_string(doc, root, "family", false, &fam, err);
+              sim_json_get_string(doc, root, "family", false, &fam, err) &&
+              sim_json_get_number(doc, root, "host_launch_s", false, 0, 1e-3, &t->host_launch, err);
     if (ok) {
         t->name = g_strdup(name);
         t->accel = g_strdup(accel);
@@ -196,6 +203,9 @@ bool topo_link_is_fabric(const Topo *t, int l)
 {
     return t->fam == TOPO_ROUTE_FAT_TREE && t->ft_s > 0 && l >= t->ft_b_up && l < t->nlinks;
 }
+double topo_link_efficiency(const Topo *t, int l) { return t->leff[l]; }
+TopoTransport topo_link_transport(const Topo *t, int l) { return (TopoTransport)t->ltransport[l]; }
+double topo_host_launch(const Topo *t) { return t->host_launch; }
 const char *topo_link_src_name(const Topo *t, int l) { return t->vname[t->lsrc[l]]; }
 const char *topo_link_dst_name(const Topo *t, int l) { return t->vname[t->ldst[l]]; }
 bool topo_has_in_network_reduction(const Topo *t) { return t->inr; }

@@ -31,6 +31,22 @@ typedef enum {
     TOPO_LINK_SHM,     /* host shared memory between processes */
 } TopoLinkKind;
 
+/* How a network link carries NCCL's traffic ("transport" of a NIC): the
+ * verbs of InfiniBand or RoCE, kernel TCP sockets, Google's GPUDirect-TCPX
+ * (TCPXO), libfabric's CXI provider (HPE Slingshot) or AWS EFA.  Each has its
+ * own latency, per-message overhead and achievable fraction of the line rate
+ * (models/presets/collectives.json, "transports"). */
+typedef enum {
+    TOPO_TRANSPORT_NONE, /* not said: the network defaults of the collective model */
+    TOPO_TRANSPORT_IB,
+    TOPO_TRANSPORT_ROCE,
+    TOPO_TRANSPORT_TCP,
+    TOPO_TRANSPORT_TCPX,
+    TOPO_TRANSPORT_CXI,
+    TOPO_TRANSPORT_EFA,
+    TOPO_TRANSPORT_NUM
+} TopoTransport;
+
 typedef struct {
     int nodes; /* 0: as the file says; else the number of nodes (servers) for families that scale */
 } TopoOptions;
@@ -56,6 +72,16 @@ TopoLinkKind topo_link_kind(const Topo *t, int link);
  * spine uplinks), which an oversubscribed fabric narrows: the closed-form
  * collective model, whose beta comes from the NICs, does not see them. */
 bool topo_link_is_fabric(const Topo *t, int link);
+/* The fraction of the raw bandwidth the link's own description gives
+ * ("efficiency"), or 0 where it leaves that to its kind's default. */
+double topo_link_efficiency(const Topo *t, int link);
+/* The link's "transport" (NICs); TOPO_TRANSPORT_NONE where not given. */
+TopoTransport topo_link_transport(const Topo *t, int link);
+/* "ib", "roce", "tcp", "tcpx", "cxi", "efa" ("" for NONE, "?" out of range). */
+const char *topo_transport_name(TopoTransport tr);
+/* Host-side cost (s) of launching one collective kernel on one GPU, as the
+ * topology's hosts have it ("host_launch_s"), or 0 where not given. */
+double topo_host_launch(const Topo *t);
 /* Names of the link's two ends, for reports ("gpu3", "leaf0"). */
 const char *topo_link_src_name(const Topo *t, int link);
 const char *topo_link_dst_name(const Topo *t, int link);

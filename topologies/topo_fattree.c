@@ -23,18 +23,20 @@ typedef struct {
 static const struct {
     const char *name;
     TopoMultipath routing;
+    TopoTransport transport; /* the NICs' default transport on this fabric */
 } fabrics[] = {
-    {"infiniband", TOPO_MULTIPATH_DMODK},  /* OpenSM ftree: by destination LID */
-    {"roce", TOPO_MULTIPATH_ECMP},         /* Ethernet switches: 5-tuple hash */
-    {"ethernet", TOPO_MULTIPATH_ECMP},
-    {"spectrum-x", TOPO_MULTIPATH_ADAPTIVE}, /* per-packet adaptive routing */
-    {"slingshot", TOPO_MULTIPATH_ADAPTIVE},
+    {"infiniband", TOPO_MULTIPATH_DMODK, TOPO_TRANSPORT_IB}, /* OpenSM ftree: by destination LID */
+    {"roce", TOPO_MULTIPATH_ECMP, TOPO_TRANSPORT_ROCE},      /* Ethernet switches: 5-tuple hash */
+    {"ethernet", TOPO_MULTIPATH_ECMP, TOPO_TRANSPORT_NONE},  /* RDMA or TCP: the NIC says */
+    {"spectrum-x", TOPO_MULTIPATH_ADAPTIVE, TOPO_TRANSPORT_ROCE}, /* per-packet adaptive routing */
+    {"slingshot", TOPO_MULTIPATH_ADAPTIVE, TOPO_TRANSPORT_CXI},
 };
 static const char *const routings[] = {"dmodk", "ecmp", "adaptive"}; /* TopoMultipath order */
 
 /* "fabric" and "routing": routing given, else the fabric's, else ECMP (a
  * fabric not named is taken for a generic Ethernet one). */
-static bool parse_routing(const SimJsonDoc *doc, const cJSON *root, TopoMultipath *out, GError **err)
+static bool parse_routing(const SimJsonDoc *doc, const cJSON *root, TopoMultipath *out, TopoTransport *tr,
+                          GError **err)
 {
     const char *fabric = NULL, *routing = NULL;
     if (!sim_json_get_string(doc, root, "fabric", false, &fabric, err) ||
@@ -52,6 +54,7 @@ static bool parse_routing(const SimJsonDoc *doc, const cJSON *root, TopoMultipat
             return false;
         }
         *out = fabrics[i].routing;
+        *tr = fabrics[i].transport;
     }
     if (routing) {
         int i = 0;
@@ -132,18 +135,25 @@ static bool parse_fat_tree(const TopoCtx *c, int *intra, FatTree *f, GError **er
     f->nics = f->rpn;
     if (!sim_json_get_int(doc, root, "nics_per_node", false, 1, TOPO_MAX_RANKS, &f->nics, err))
         return false;
-    if (f->rpn % f->nics != 0) {
+    if (f->rpn % f->nics != 0 && f->nics % f->rpn != 0) {
         sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "nics_per_node"), err,
                        "%ld GPUs per node cannot share %ld NICs evenly", f->rpn, f->nics);
         return false;
     }
-    if (!topo_parse_intra(doc, root, intra, err) || !parse_routing(doc, root, &f->routing, err))
+    TopoTransport fabric_tr = TOPO_TRANSPORT_NONE;
+    if (!topo_parse_intra(doc, root, intra, err) || !parse_routing(doc, root, &f->routing, &fabric_tr, err))
         return false;
     if (*intra != TOPO_INTRA_NONE && !topo_parse_spec(doc, root, "nvlink", TOPO_LINK_NVLINK, &f->nvl, err))
         return false;
     if (!topo_parse_spec(doc, root, "pcie", TOPO_LINK_PCIE, &f->pcie, err) ||
         !topo_parse_spec(doc, root, "nic", TOPO_LINK_NET, &f->nic, err))
         return false;
+    if (f->nic.transport == TOPO_TRANSPORT_NONE)
+        f->nic.transport = fabric_tr;
+    if (f->nics > f->rpn) { /* several NICs per GPU (OCI BM.GPU4.8: 16 for 8): one rail of their sum */
+        f->nic.bw *= (double)(f->nics / f->rpn);
+        f->nics = f->rpn;
+    }
     f->npl = f->nodes;
     f->spines = 0;
     if (!sim_json_get_int(doc, root, "nodes_per_leaf", false, 1, TOPO_MAX_NODES, &f->npl, err) ||

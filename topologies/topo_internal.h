@@ -64,6 +64,9 @@ struct Topo {
     int *lsrc, *ldst;
     double *lbw, *llat;
     uint8_t *lkind;
+    double *leff;        /* given efficiency, 0 = the kind's default */
+    uint8_t *ltransport; /* TopoTransport */
+    double host_launch;  /* s, 0 = not given */
 
     int max_route;
 
@@ -93,6 +96,8 @@ typedef struct {
     double bw;  /* bytes/s, count included */
     double lat; /* s */
     TopoLinkKind kind;
+    double eff;              /* "efficiency", 0 = not given */
+    TopoTransport transport; /* "transport", NONE = not given */
 } TopoLinkSpec;
 
 /* Graph building (topo.c).  Ids are handed out in call order. */
@@ -129,6 +134,8 @@ bool topo_check_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const 
 bool topo_check_family_keys(const TopoCtx *c, const char *const *extra, GError **err);
 /* "kind": one of topo_link_kind_name's names; left as is when absent and optional. */
 bool topo_parse_kind(const SimJsonDoc *doc, const cJSON *obj, TopoLinkKind *kind, bool required, GError **err);
+/* "transport" of `obj`, NONE when absent. */
+bool topo_parse_transport(const SimJsonDoc *doc, const cJSON *obj, TopoTransport *out, GError **err);
 /* "latency" (required) of `obj`, a number in s or a string with a unit. */
 bool topo_parse_latency(const SimJsonDoc *doc, const cJSON *obj, double *lat, GError **err);
 /* bandwidth, latency, count, kind of a link object. */

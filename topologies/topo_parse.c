@@ -153,7 +153,35 @@ bool topo_parse_latency(const SimJsonDoc *doc, const cJSON *obj, double *lat, GE
                         G_N_ELEMENTS(time_units), LAT_HINT, lat, err);
 }
 
-/* bandwidth, latency, count, kind: shared by explicit links and family link specs. */
+static const char *const transport_names[] = {"", "ib", "roce", "tcp", "tcpx", "cxi", "efa"};
+
+const char *topo_transport_name(TopoTransport tr)
+{
+    return (unsigned)tr < G_N_ELEMENTS(transport_names) ? transport_names[tr] : "?";
+}
+
+/* "transport": how NCCL drives the NIC; only a network link has one. */
+bool topo_parse_transport(const SimJsonDoc *doc, const cJSON *obj, TopoTransport *out, GError **err)
+{
+    const char *s = NULL;
+    *out = TOPO_TRANSPORT_NONE;
+    if (!sim_json_get_string(doc, obj, "transport", false, &s, err))
+        return false;
+    if (!s)
+        return true;
+    for (size_t i = 1; i < G_N_ELEMENTS(transport_names); i++) {
+        if (strcmp(s, transport_names[i]) == 0) {
+            *out = (TopoTransport)i;
+            return true;
+        }
+    }
+    sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(obj, "transport"), err,
+                   "unknown transport \"%s\" (known: ib, roce, tcp, tcpx, cxi, efa)", SIM_ECHO(s));
+    return false;
+}
+
+/* bandwidth, latency, count, kind, efficiency, transport: shared by explicit
+ * links and family link specs. */
 bool topo_parse_link_fields(const SimJsonDoc *doc, const cJSON *obj, TopoLinkSpec *s, bool kind_required,
                             GError **err)
 {
@@ -167,6 +195,10 @@ bool topo_parse_link_fields(const SimJsonDoc *doc, const cJSON *obj, TopoLinkSpe
     if (!sim_json_get_int(doc, obj, "count", false, 1, 1 << 16, &count, err))
         return false;
     if (!topo_parse_kind(doc, obj, &s->kind, kind_required, err))
+        return false;
+    s->eff = 0;
+    if (!sim_json_get_number(doc, obj, "efficiency", false, 0.01, 1, &s->eff, err) ||
+        !topo_parse_transport(doc, obj, &s->transport, err))
         return false;
     s->bw = bw * (double)count; /* bonded links act as one wider link */
     s->lat = lat;
@@ -186,11 +218,18 @@ bool topo_parse_spec(const SimJsonDoc *doc, const cJSON *root, const char *key, 
         sim_json_error(doc, o, err, "\"%s\" must be an object with \"bandwidth\" and \"latency\"", key);
         return false;
     }
-    static const char *const keys[] = {"bandwidth", "latency", "count", "kind", NULL};
+    static const char *const keys[] = {"bandwidth", "latency", "count", "kind", "efficiency", "transport", NULL};
     if (!topo_check_keys(doc, o, keys, err))
         return false;
     s->kind = def_kind;
-    return topo_parse_link_fields(doc, o, s, false, err);
+    if (!topo_parse_link_fields(doc, o, s, false, err))
+        return false;
+    if (s->transport != TOPO_TRANSPORT_NONE && s->kind != TOPO_LINK_NET) {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(o, "transport"), err,
+                       "\"%s\": only a network link (kind net) has a transport", key);
+        return false;
+    }
+    return true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -246,6 +285,7 @@ bool topo_get_nodes_rpn(const TopoCtx *c, long def_rpn, long *nodes, long *rpn, 
 }
 
 static const char *const common_keys[] = {"name", "accelerator", "in_network_reduction", "nvlink_sharp", "family",
+                                          "host_launch_s",
                                           NULL};
 
 bool topo_check_family_keys(const TopoCtx *c, const char *const *extra, GError **err)
@@ -312,7 +352,8 @@ static int lookup_end(const TopoCtx *c, const cJSON *link, const char *key, GHas
 /* One entry of "links": one directed link, or two (forward id first) when bidirectional. */
 static bool explicit_link(Topo *t, const TopoCtx *c, const cJSON *l, GHashTable *ids, GError **err)
 {
-    static const char *const lkeys[] = {"src", "dst", "bandwidth", "latency", "kind", "count", "bidirectional", NULL};
+    static const char *const lkeys[] = {"src",   "dst",        "bandwidth", "latency", "kind", "count",
+                                        "bidirectional", "efficiency", "transport", NULL};
     const SimJsonDoc *doc = c->doc;
     if (!cJSON_IsObject(l)) {
         sim_json_error(doc, l, err, "a link must be an object");
@@ -342,8 +383,9 @@ static bool explicit_link(Topo *t, const TopoCtx *c, const cJSON *l, GHashTable 
 /* No "family": "endpoints" (the ranks, in order), "switches", "links". */
 bool topo_build_explicit(Topo *t, const TopoCtx *c, GError **err)
 {
-    static const char *const keys[] = {"name", "accelerator", "in_network_reduction", "nvlink_sharp", "ranks_per_node",
-                                       "endpoints", "switches", "links", "endpoints_forward", NULL};
+    static const char *const keys[] = {"name",      "accelerator", "in_network_reduction", "nvlink_sharp",
+                                       "ranks_per_node", "endpoints", "switches", "links", "endpoints_forward",
+                                       "host_launch_s", NULL};
     const SimJsonDoc *doc = c->doc;
     if (!topo_check_keys(doc, c->root, keys, err))
         return false;

@@ -136,7 +136,12 @@ static void parse_rank_line(NcclTrace *tr, const TraceTok *t, int n)
     const char *host = NULL;
     int hostlen = 0;
     const char *devname = NULL;
+    TraceTok pid = {NULL, 0};
     for (int i = 2; i + 1 < n && i + 1 < TRACE_MAX_TOKS; i++) {
+        if (trace_tok_is(t[i], "Group") && !host)
+            tr->rank_groups = true;
+        if (trace_tok_is(t[i], "Pid") && !host)
+            pid = t[i + 1];
         if (trace_tok_is(t[i], "on") && !host) {
             host = t[i + 1].s;
             hostlen = t[i + 1].len;
@@ -156,6 +161,11 @@ static void parse_rank_line(NcclTrace *tr, const TraceTok *t, int n)
     char *h = g_strndup(host, (gsize)hostlen);
     int prev = GPOINTER_TO_INT(g_hash_table_lookup(tr->hosts, h));
     bool fresh = !g_hash_table_contains(tr->ranks, GINT_TO_POINTER(rank));
+    if (pid.s && fresh) { /* the process layout: ranks per (host, Pid) */
+        char *key = g_strdup_printf("%.*s %.*s", hostlen, host, pid.len, pid.s);
+        int k = GPOINTER_TO_INT(g_hash_table_lookup(tr->procs, key));
+        g_hash_table_insert(tr->procs, key, GINT_TO_POINTER(k + 1));
+    }
     if (fresh)
         g_hash_table_add(tr->ranks, GINT_TO_POINTER(rank));
     /* takes `h` (freed here when the host is already known) */

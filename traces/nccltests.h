@@ -107,6 +107,13 @@ int nccltests_n_hosts(const NcclTrace *t);
 /* Devices driven by one thread ("nGpus N" of the parameter line; 1 if absent):
  * nccl-tests -g N launches on N devices one after another. */
 int nccltests_gpus_per_thread(const NcclTrace *t);
+/* GPUs one process drives: the most Rank lines sharing a host and Pid, else
+ * nThread x nGpus; 1 if neither is printed. */
+int nccltests_gpus_per_process(const NcclTrace *t);
+/* Whether the run's NCCL made a launch wait for the GPUs' previous work
+ * (single-process multi-GPU launches before NCCL 2.12), so that host and GPU
+ * time add up instead of overlapping. */
+bool nccltests_launch_waits(const NcclTrace *t);
 /* The largest number of ranks on one host (0 without Rank lines). */
 int nccltests_max_ranks_per_host(const NcclTrace *t);
 /* Distinct device names in rank order ("NVIDIA A100-SXM4-40GB"). */

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
@@ -113,6 +114,7 @@ NcclTrace *nccltests_run_new(const char *name, int first_line)
     tr->hvals = g_ptr_array_new_with_free_func(g_free);
     tr->ranks = g_hash_table_new(g_direct_hash, g_direct_equal);
     tr->hosts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    tr->procs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     tr->devices = g_ptr_array_new_with_free_func(g_free);
     tr->first_line = first_line;
     return tr;
@@ -129,6 +131,7 @@ void nccltests_free(NcclTrace *t)
     g_ptr_array_free(t->hvals, TRUE);
     g_hash_table_destroy(t->ranks);
     g_hash_table_destroy(t->hosts);
+    g_hash_table_destroy(t->procs);
     g_ptr_array_free(t->devices, TRUE);
     g_free(t->nccl_version);
     g_free(t);
@@ -348,7 +351,40 @@ const char *nccltests_header_value(const NcclTrace *t, size_t i)
     return i < t->hvals->len ? t->hvals->pdata[i] : NULL;
 }
 
+int nccltests_gpus_per_process(const NcclTrace *t)
+{
+    int most = 0;
+    GHashTableIter it;
+    gpointer v;
+    g_hash_table_iter_init(&it, t->procs);
+    while (g_hash_table_iter_next(&it, NULL, &v))
+        most = MAX(most, GPOINTER_TO_INT(v));
+    if (most > 0)
+        return most;
+    return t->ngpus > 0 ? t->ngpus * MAX(t->nthread, 1) : 1;
+}
+
+/* nGpus where printed; else the ranks of one Pid over its threads. */
 int nccltests_gpus_per_thread(const NcclTrace *t)
 {
-    return t->ngpus > 0 ? t->ngpus : 1;
+    if (t->ngpus > 0)
+        return t->ngpus;
+    int per = nccltests_gpus_per_process(t) / MAX(t->nthread, 1);
+    return per > 0 ? per : 1;
+}
+
+/* NCCL 2.12 rewrote its kernel launch: before, one thread's devices were
+ * launched together with cudaLaunchCooperativeKernelMultiDevice, which waits
+ * for the prior work of every stream it launches on (CUDA driver API), so
+ * host launch and GPU time added up.  A run that does not print its NCCL
+ * version is taken for that era when its Rank lines lack "Group" (nccl-tests
+ * before 2.11, early 2022, about when NCCL 2.12 came out). */
+bool nccltests_launch_waits(const NcclTrace *t)
+{
+    if (t->nccl_version) {
+        int major = 0, minor = 0;
+        if (sscanf(t->nccl_version, "%d.%d", &major, &minor) == 2)
+            return major < 2 || (major == 2 && minor < 12);
+    }
+    return g_hash_table_size(t->procs) > 0 && !t->rank_groups;
 }

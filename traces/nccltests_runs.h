@@ -13,6 +13,8 @@ struct NcclTrace { /* one run */
     GPtrArray *hkeys, *hvals;
     GHashTable *ranks;     /* set of rank numbers */
     GHashTable *hosts;     /* host name -> ranks on it */
+    GHashTable *procs;     /* "host pid" -> ranks of that process */
+    bool rank_groups;      /* Rank lines carry "Group" (nccl-tests 2.11 and later) */
     GPtrArray *devices;
     char *nccl_version;
     int nthread, ngpus;

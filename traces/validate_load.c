@@ -78,6 +78,7 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
     m->nccl_version = v > 0 ? v : coll_nccl_version_parse(nccltests_header(tr, "nccl"));
     if (m->nccl_version < 0)
         m->nccl_version = 0;
+    m->launch_waits = m->gpus_per_thread > 1 && nccltests_launch_waits(tr);
     return true;
 }
 

@@ -119,9 +119,9 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
 int cmd_collective(int argc, char **argv)
 {
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL, *params = NULL;
-    char *ranks_s = NULL, *nodes_s = NULL, *place_s = NULL, *seed_s = NULL, *version_s = NULL;
+    char *ranks_s = NULL, *nodes_s = NULL, *place_s = NULL, *seed_s = NULL, *version_s = NULL, *gpp_s = NULL;
     gboolean json = FALSE, flows = FALSE;
-    int ranks = 0, nodes = 0, seed = 1; /* 0: not given */
+    int ranks = 0, nodes = 0, seed = 1, gpp = 1; /* 0: not given */
     TopoPlacement place = TOPO_PLACE_CONTIGUOUS;
     char *algo_help = g_strdup_printf("auto|%s (default auto)", coll_algo_choices()); /* the algorithm table's names */
     GOptionEntry entries[] = {
@@ -141,6 +141,9 @@ int cmd_collective(int argc, char **argv)
          "where the ranks sit: " TOPO_PLACE_CHOICES " (default contiguous)", "POLICY"},
         {"placement-seed", 0, 0, G_OPTION_ARG_STRING, &seed_s, "seed of --placement scattered (default 1)", "N"},
         {"sizes", 's', 0, G_OPTION_ARG_STRING, &sizes_s, "MIN:MAX[:FACTOR] or a comma list (default 8B:8GiB)", "SIZES"},
+        {"gpus-per-process", 0, 0, G_OPTION_ARG_STRING, &gpp_s,
+         "GPUs one process (one thread) drives and launches on one after another, as nccl-tests -g N (default 1)",
+         "N"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flows, "also run each size on the flow-level network simulator", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -186,7 +189,8 @@ int cmd_collective(int argc, char **argv)
     }
     if ((nodes_s && (rc = cli_parse_count("collective", "--nodes", nodes_s, 1, 1 << 20, &nodes)) != 0) ||
         (ranks_s && (rc = cli_parse_count("collective", "--ranks", ranks_s, 1, 1 << 22, &ranks)) != 0) ||
-        (seed_s && (rc = cli_parse_count("collective", "--placement-seed", seed_s, 0, 1 << 30, &seed)) != 0))
+        (seed_s && (rc = cli_parse_count("collective", "--placement-seed", seed_s, 0, 1 << 30, &seed)) != 0) ||
+        (gpp_s && (rc = cli_parse_count("collective", "--gpus-per-process", gpp_s, 1, 64, &gpp)) != 0))
         goto out;
     if (place_s && !topo_placement_parse(place_s, &place)) {
         rc = cli_usage_error("collective: unknown --placement '%s' (known: %s)", SIM_ECHO(place_s),
@@ -227,6 +231,12 @@ int cmd_collective(int argc, char **argv)
         goto out;
     }
     coll_group_set_nccl_version(grp, version);
+    if (gpp > topo_ranks_per_node(topo)) {
+        rc = cli_usage_error("collective: --gpus-per-process %d: a node of %s has %d GPUs", gpp, topo_name(topo),
+                             topo_ranks_per_node(topo));
+        goto out;
+    }
+    coll_group_set_gpus_per_thread(grp, gpp);
     /* check the algorithm can run before printing anything */
     CollCost probe;
     if (!coll_cost(grp, op, algo, proto, g_array_index(sizes, double, 0), &probe)) {
@@ -257,6 +267,7 @@ out:
     g_free(place_s);
     g_free(seed_s);
     g_free(version_s);
+    g_free(gpp_s);
     g_option_context_free(ctx);
     return rc;
 }
