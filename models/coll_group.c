@@ -211,8 +211,9 @@ static void find_nics(CollGroup *g)
 }
 
 
-/* What the NICs' transport adds to every network step, in every algorithm. */
-static void add_transport_latency(CollGroup *g)
+/* What the NICs' transport adds to every network step, in every algorithm
+ * (on g->p, fresh from the parameters). */
+void coll_group_add_transport_latency(CollGroup *g)
 {
     const CollTransport *tr = &g->p.transport[g->transport];
     if (g->nnodes <= 1 || !tr->given)
@@ -310,7 +311,7 @@ CollGroup *coll_group_new_with(const Topo *t, const int *ranks, int nranks, cons
         return NULL;
     }
     find_nics(g);
-    add_transport_latency(g);
+    coll_group_add_transport_latency(g);
     coll_tree_shape(g);
     g->rotate = strcmp(topo_family(t), "ring") != 0;
     return g;

@@ -116,6 +116,9 @@ static inline bool coll_version_has(const CollGroup *g, int code)
 /* Every node's NVSwitch reduces (NVLink SHARP) and has ranks to reduce. */
 static inline bool coll_nvls_capable(const CollGroup *g) { return topo_has_nvlink_sharp(g->t) && g->ppn > 1; }
 
+/* Adds the NICs' transport latency to g->p's network steps (coll_group.c). */
+void coll_group_add_transport_latency(CollGroup *g);
+
 /* ---------------- what the group derived, for every algorithm ---------------- */
 
 /* A link's achievable bandwidth: raw times the efficiency of its kind. */

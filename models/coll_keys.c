@@ -72,6 +72,17 @@ static void build(void)
     add("nccl.pat_base_latency_s", OFF(pat_base), 0, 1, LAT_SD, true);
     add("nccl.pat_latency_per_rank_s", OFF(pat_per_rank), 0, 1, LAT_SD, true);
     add("nccl.pat_bandwidth_factor", OFF(pat_bw), 0.01, 1, EFF_SD, true);
+    for (int t = 0; t < TOPO_TRANSPORT_NUM; t++) {
+        const char *tn = topo_transport_name((TopoTransport)t);
+        if (!tn || !*tn || *tn == '?')
+            continue;
+        g_snprintf(n, sizeof n, "transports.%s.latency_s", tn);
+        add(n, OFF(transport[0].latency) + sizeof(CollTransport) * t, 0, 1, LAT_SD, true);
+        g_snprintf(n, sizeof n, "transports.%s.message_overhead_s", tn);
+        add(n, OFF(transport[0].overhead) + sizeof(CollTransport) * t, 0, 1, LAT_SD, true);
+        g_snprintf(n, sizeof n, "transports.%s.bandwidth_fraction", tn);
+        add(n, OFF(transport[0].fraction) + sizeof(CollTransport) * t, 0.01, 1, EFF_SD, true);
+    }
     add("ring_plateau_factor", OFF(ring_plateau), 1, 10, EFF_SD, false);
     add("ll_intra_latency_factor_multinode", OFF(ll_intra_factor), 0, 100, EFF_SD, false);
     add("ll128_max_bw_per_channel", OFF(ll128_max_per_ch), 1, 1e15, EFF_SD, false);
@@ -145,11 +156,14 @@ void coll_params_free(CollParams *p) { g_free(p); }
 
 bool coll_group_set_params(CollGroup *g, const CollParams *p)
 {
-    /* link efficiencies and the channel limit shape the group (its rings,
-     * NICs and trees); the rest is read at each cost */
-    if (memcmp(g->p.link_eff, p->link_eff, sizeof p->link_eff) != 0 || g->p.max_channels != p->max_channels)
+    /* link efficiencies (by kind and by NIC transport) and the channel limit
+     * shape the group (its rings, NICs and trees); the rest is read at each
+     * cost */
+    if (memcmp(g->p.link_eff, p->link_eff, sizeof p->link_eff) != 0 || g->p.max_channels != p->max_channels ||
+        memcmp(g->p.transport, p->transport, sizeof p->transport) != 0)
         return false;
     g->p = *p;
+    coll_group_add_transport_latency(g);
     return true;
 }
 

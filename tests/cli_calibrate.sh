@@ -44,7 +44,7 @@ v=$("$bin" validate --json -t mi355x-cluster --params "$tmp/a.json" "$mi355" | j
 check "validate --params OVERLAY gives the calibrated error" "abs($v - $after) < 1e-9"
 
 # collective reads it: a halved network efficiency halves the NIC-bound bandwidth.
-printf '{"overlay": "test", "parameters": {"link_efficiency.net": {"value": 0.48}}}\n' >"$tmp/slow.json"
+printf '{"overlay": "test", "parameters": {"transports.ib.bandwidth_fraction": {"value": 0.48}}}\n' >"$tmp/slow.json"
 base=$("$bin" collective --json -t dgx-a100-cluster --nodes 2 --sizes 4GiB --algo ring | json "['rows'][0]['time_s']")
 slow=$("$bin" collective --json -t dgx-a100-cluster --nodes 2 --sizes 4GiB --algo ring --params "$tmp/slow.json" | json "['rows'][0]['time_s']")
 check "collective --params OVERLAY: half the network efficiency, about twice the time" "1.8 < $slow / $base < 2.05"
@@ -66,7 +66,7 @@ t1=$("$bin" run --json "$tmp/slow-scenario.json" | json "['step_time_s']")
 check "run with collective_params: the slower network makes a longer step" "$t1 > $t0 * 1.01"
 
 # Bad input.
-refused "required" calibrate "$mi355"
+refused "give --topology (collectives) or --accelerator" calibrate "$mi355"
 refused "at least one trace" calibrate -t mi355x-cluster
 refused "No such file" calibrate -t mi355x-cluster "$tmp/none.txt"
 refused "would be overwritten" calibrate -t mi355x-cluster "$mi355" -o "$mi355"
