@@ -4,6 +4,7 @@
  * the results as JSON and as a plot. */
 #include "validate_measured.h"
 #include "collective.h"
+#include "mpi_model.h"
 #include "plot.h"
 
 #include <math.h>
@@ -171,8 +172,73 @@ static void publish(Measured *m)
     p->nodes = m->hosts;
     p->ranks_from = m->ranks_from;
     p->topology = m->topology;
+    p->library = m->library;
     p->rows = m->out ? (const ValidateRow *)(void *)m->out->data : NULL;
     p->n_rows = m->out ? m->out->len : 0;
+}
+
+/* The MPI model for the run: the library from --mpi-library, else the
+ * trace's header, else Open MPI (said in the report). */
+static MpiModel *mpi_for(const ValidateOptions *o, Measured *m, Topo **topo, GError **err)
+{
+    if (o->algo != COLL_ALGO_AUTO || o->proto != COLL_PROTO_AUTO) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: --algo and --proto name NCCL's algorithms; the MPI model "
+                    "runs what the MPI library selects (or give --library nccl)", m->name);
+        return NULL;
+    }
+    int *ids = rank_ids(o->topology, m, topo, err);
+    if (!ids)
+        return NULL;
+    g_free(ids);
+    if (m->hosts * m->ranks_per_host != m->ranks) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the MPI model needs the same number of ranks on every node "
+                    "(%d ranks on %d nodes)", m->name, m->ranks, m->hosts);
+        return NULL;
+    }
+    int lib = o->mpi_library ? mpi_lib_parse(o->mpi_library) : m->mpi_lib;
+    const char *from = o->mpi_library ? "--mpi-library" : m->mpi_lib >= 0 ? "the trace" : "no header names one; default";
+    if (lib < 0)
+        lib = MPI_LIB_OPENMPI;
+    bool trace_version = !o->mpi_library && m->mpi_lib >= 0 && m->mpi_version;
+    m->library = g_strdup_printf("%s%s%s (%s)", mpi_lib_name((MpiLib)lib), trace_version ? " " : "",
+                                 trace_version ? m->mpi_version : "", from);
+    m->pub.library = m->library;
+    int nodes = m->sendrecv_pair ? (m->hosts > 1 ? 2 : 1) : m->hosts;
+    int ppn = m->sendrecv_pair ? (m->hosts > 1 ? 1 : 2) : m->ranks_per_host;
+    return mpi_model_new(*topo, nodes, ppn, (MpiLib)lib, NULL, err);
+}
+
+/* Every row of the run predicted with the MPI model. */
+static bool predict_mpi_rows(const ValidateOptions *o, Measured *m, bool sendrecv, int *skipped, GError **err)
+{
+    Topo *topo = NULL;
+    m->sendrecv_pair = sendrecv;
+    MpiModel *mm = mpi_for(o, m, &topo, err);
+    bool ok = mm != NULL;
+    if (ok)
+        m->topology = g_strdup(topo_name(topo));
+    for (guint i = 0; ok && i < m->rows->len; i++) {
+        const MRow *r = &g_array_index(m->rows, MRow, i);
+        if (!(r->time_s > 0) || !(r->size > 0)) {
+            (*skipped)++;
+            continue;
+        }
+        MpiCost c = {0, "p2p"};
+        if (sendrecv)
+            c.time_s = mpi_p2p_time(mm, r->size, m->metric != OSU_LATENCY ? OSU_WINDOW : 1);
+        else if (!mpi_cost(mm, op_map[r->op], r->size, &c)) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the MPI model does not cover %s", m->name,
+                        op_label(r->op));
+            ok = false;
+            break;
+        }
+        ValidateRow row = {r->size, r->time_s, c.time_s, fabs(c.time_s - r->time_s) / r->time_s * 100,
+                           op_label(r->op), c.algo, "mpi"};
+        g_array_append_val(m->out, row);
+    }
+    mpi_model_free(mm);
+    topo_free(topo);
+    return ok;
 }
 
 /* Predicts every row of one run into m->out. */
@@ -187,6 +253,23 @@ static bool predict_run(const ValidateOptions *o, Measured *m, GError **err)
     p->mixed = mixed;
     p->op = mixed ? "mixed" : op_label(first);
     p->sendrecv = sendrecv ? sendrecv_definition(m) : NULL;
+    if (o->library == VALIDATE_LIB_MPI || (o->library == VALIDATE_LIB_AUTO && m->osu)) {
+        m->out = g_array_new(FALSE, FALSE, sizeof(ValidateRow));
+        int skipped = 0;
+        bool ok = predict_mpi_rows(o, m, sendrecv, &skipped, err);
+        if (ok && m->out->len == 0) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no row with a positive size and time", m->name);
+            ok = false;
+        }
+        if (ok)
+            p->skipped = skipped;
+        publish(m);
+        if (ok) {
+            p->errors = errors_of(p->rows, p->n_rows);
+            p->done = true;
+        }
+        return ok;
+    }
     Topo *topo = NULL;
     CollGroup *grp = group_for(o->topology, o->params, m, sendrecv, &topo, err);
     bool ok = grp != NULL;
@@ -303,6 +386,8 @@ static cJSON *run_json(const ValidateRun *r)
         cJSON_AddStringToObject(tj, "measured", r->sendrecv);
     cJSON_AddNumberToObject(tj, "ranks", r->ranks);
     cJSON_AddStringToObject(tj, "ranks_from", r->ranks_from);
+    if (r->library)
+        cJSON_AddStringToObject(tj, "library", r->library);
     cJSON_AddNumberToObject(tj, "nodes", r->nodes);
     errors_json(&r->errors, tj);
     for (size_t i = 0; i < r->n_rows; i++)

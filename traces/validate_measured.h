@@ -26,6 +26,11 @@ typedef struct {
     OsuMetric metric;       /* what a sendrecv row measured */
     const char *ranks_from; /* "the trace", "busbw/algbw", "--ranks" */
     char *note;             /* what the reader skipped or assumed */
+    bool osu;               /* an OSU trace: MPI unless told otherwise */
+    int mpi_lib;            /* MpiLib the trace's headers name, -1 if none */
+    char *mpi_version;      /* its version, or NULL */
+    char *library;          /* what predicted, for the report (validate.c) */
+    bool sendrecv_pair;     /* predicted as one pair of ranks */
     /* the prediction, as far as it got */
     char *topology;
     GArray *out; /* ValidateRow */
