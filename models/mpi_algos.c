@@ -91,6 +91,16 @@ static StepAcc acc_new(MpiComm c)
     return a;
 }
 
+/* Whether any of the destinations is on another node (then the bytes the
+ * parent's NIC sends are what bound it). */
+static bool net_any(MpiComm c, int i, const int *dst, int nd)
+{
+    for (int j = 0; j < nd; j++)
+        if (dst[j] / c.per_node != i / c.per_node)
+            return true;
+    return false;
+}
+
 /* A shift on a communicator of whole nodes, in closed form: how many of a
  * node's ranks send off the node. */
 static double shift_step(const MpiModel *m, MpiComm c, int d, double bytes, bool reduce)
@@ -126,6 +136,7 @@ double mpi_step(const MpiModel *m, MpiComm c, MpiPattern pat, int d, int k, int 
     if (pat == MPI_PAT_SHIFT && c.n % c.per_node == 0)
         return shift_step(m, c, d, bytes, reduce);
     int cap = pat == MPI_PAT_TREE ? (k > 1 ? k - 1 : 1) : 1;
+    bool pull = pat == MPI_PAT_TREE && !reduce;
     int *dst = g_new(int, cap);
     StepAcc a = acc_new(c);
     for (int i = 0; i < c.n; i++) {
@@ -133,6 +144,11 @@ double mpi_step(const MpiModel *m, MpiComm c, MpiPattern pat, int d, int k, int 
         double t = 0, lat = 0;
         for (int j = 0; j < nd; j++)
             acc_message(m, c, &a, i, dst[j], bytes, &t, &lat, reduce);
+        /* a tree's children pull the same buffer at once (single-copy
+         * rendezvous: CMA, RDMA read): the parent pays each message's
+         * overhead, the bytes once */
+        if (pull && nd > 1)
+            t -= (nd - 1) * bytes / (net_any(c, i, dst, nd) ? m->p.bw_nic : m->p.bw_core);
         if (nd > 0 && t + lat > a.rank_max)
             a.rank_max = t + lat;
     }
@@ -188,6 +204,33 @@ double mpi_reduce_tree(const MpiModel *m, MpiComm c, double bytes, int radix)
     for (int i = 0; i < r; i++, d *= radix) /* leaves first */
         t += mpi_step(m, c, MPI_PAT_TREE, (int)d, radix, 0, bytes, true);
     return t;
+}
+
+/* What the root of a k-nomial reduce does itself: receive and reduce each
+ * child's buffer, the latencies aside (in a pipeline of segments they
+ * overlap the other ranks' work; the root's own work is the throughput). */
+double mpi_reduce_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix)
+{
+    long top;
+    int r = rounds_of(c.n, radix, &top), children = 0;
+    for (long d = 1; d < c.n; d *= radix)
+        for (int j = 1; j < radix && (long)j * d < c.n; j++)
+            children++;
+    (void)r;
+    bool net = c.per_node < c.n;
+    double bw = net ? m->p.bw_nic : m->p.bw_core;
+    return children * (m->p.overhead + bytes / bw + bytes * m->reduce_streams / m->p.bw_core);
+}
+
+/* The root of a k-nomial bcast: one overhead per child (they pull). */
+double mpi_bcast_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix)
+{
+    int children = 0;
+    for (long d = 1; d < c.n; d *= radix)
+        for (int j = 1; j < radix && (long)j * d < c.n; j++)
+            children++;
+    bool net = c.per_node < c.n;
+    return children * m->p.overhead + (net ? bytes / m->p.bw_nic : 0);
 }
 
 /* ---------------- all-reduce ---------------- */

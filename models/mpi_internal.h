@@ -50,6 +50,10 @@ double mpi_all_pairs(const MpiModel *m, MpiComm c, double bytes, int window);
 /* The building blocks, on communicator c (times in s). */
 double mpi_bcast_tree(const MpiModel *m, MpiComm c, double bytes, int radix);
 double mpi_reduce_tree(const MpiModel *m, MpiComm c, double bytes, int radix);
+/* The root's own work in those trees, latencies aside: a pipeline's
+ * throughput (mpi_algos.c). */
+double mpi_reduce_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix);
+double mpi_bcast_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix);
 double mpi_allreduce_rd(const MpiModel *m, MpiComm c, double bytes);
 double mpi_allreduce_rabenseifner(const MpiModel *m, MpiComm c, double bytes);
 double mpi_allreduce_ring(const MpiModel *m, MpiComm c, double bytes);

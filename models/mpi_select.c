@@ -142,41 +142,58 @@ static bool tuned_allgather(const MpiModel *m, MpiComm c, double total, MpiCost 
 
 static bool tuned_reducescatter(const MpiModel *m, MpiComm c, double total, MpiCost *out)
 {
-    if (total < 65536 && mpi_pof2_floor(c.n) == c.n)
+    if (total < 65536)
         return done(out, mpi_reducescatter_rh(m, c, total), "tuned:recursive_halving");
     return done(out, mpi_reducescatter_ring(m, c, total), "tuned:ring");
 }
 
 /* ---------------- Open MPI coll/han ---------------- */
 
-/* The four-stage pipeline of han's allreduce over segments: node reduce,
- * leaders' reduce and bcast (non-blocking, progressing while the node stages
- * of the next segments run), node bcast. */
-static double han_allreduce(const MpiModel *m, double b)
+/* Radix of the tree tuned runs for a node-level bcast or reduce. */
+static int tuned_bcast_radix(const MpiModel *m, MpiComm c, double b)
 {
-    double seg = m->l.han_segment, s = b < seg ? b : seg;
-    double nseg = b > seg ? ceil(b / seg) : 1;
-    double lr = tuned_reduce(m, node_comm(m), s, NULL), lb = tuned_bcast(m, node_comm(m), s, NULL);
-    double up = mpi_reduce_tree(m, leaders(m), s, 2) + mpi_bcast_tree(m, leaders(m), s, 2);
-    double low = lr + lb;
-    return low + up + (nseg - 1) * (low > up ? low : up);
+    const char *name = "binomial";
+    (void)tuned_bcast(m, (MpiComm){c.n < 2 ? 2 : c.n, c.per_node}, b, &name);
+    return g_str_equal(name, "knomial") ? m->l.knomial_radix : g_str_equal(name, "linear") ? c.n : 2;
 }
 
-static double han_bcast(const MpiModel *m, double b)
+static int tuned_reduce_radix(MpiComm c) { return c.n < 8 ? c.n : 2; }
+
+/* han pipelines segments through its stages: the first segment pays every
+ * stage's latency; after it a segment leaves every time the busiest rank
+ * (the node leader: root of the node reduce and bcast and member of the
+ * leaders' collectives, which progress in the background) has done its own
+ * work on one segment. */
+static double han_pipeline(const MpiModel *m, double b, bool low_reduce, bool up_reduce, bool up_bcast,
+                           bool low_bcast)
 {
     double seg = m->l.han_segment, s = b < seg ? b : seg;
     double nseg = b > seg ? ceil(b / seg) : 1;
-    double up = mpi_bcast_tree(m, leaders(m), s, 2), low = tuned_bcast(m, node_comm(m), s, NULL);
-    return up + low + (nseg - 1) * (up > low ? up : low);
+    MpiComm node = node_comm(m), lead = leaders(m);
+    double first = 0, low = 0, up = 0;
+    if (low_reduce && node.n > 1) {
+        first += tuned_reduce(m, node, s, NULL);
+        low += mpi_reduce_root_busy(m, node, s, tuned_reduce_radix(node));
+    }
+    if (low_bcast && node.n > 1) {
+        int k = tuned_bcast_radix(m, node, s);
+        first += mpi_bcast_tree(m, node, s, k);
+        low += mpi_bcast_root_busy(m, node, s, k);
+    }
+    if (up_reduce) {
+        first += mpi_reduce_tree(m, lead, s, 2);
+        up += mpi_reduce_root_busy(m, lead, s, 2);
+    }
+    if (up_bcast) {
+        first += mpi_bcast_tree(m, lead, s, 2);
+        up += mpi_bcast_root_busy(m, lead, s, 2);
+    }
+    return first + (nseg - 1) * (low > up ? low : up);
 }
 
-static double han_reduce(const MpiModel *m, double b)
-{
-    double seg = m->l.han_segment, s = b < seg ? b : seg;
-    double nseg = b > seg ? ceil(b / seg) : 1;
-    double low = tuned_reduce(m, node_comm(m), s, NULL), up = mpi_reduce_tree(m, leaders(m), s, 2);
-    return up + low + (nseg - 1) * (up > low ? up : low);
-}
+static double han_allreduce(const MpiModel *m, double b) { return han_pipeline(m, b, true, true, true, true); }
+static double han_bcast(const MpiModel *m, double b) { return han_pipeline(m, b, false, false, true, true); }
+static double han_reduce(const MpiModel *m, double b) { return han_pipeline(m, b, true, true, false, false); }
 
 bool mpi_select_openmpi(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
 {

@@ -3,6 +3,7 @@
  * models/coll_sweep.c). */
 #include "cli.h"
 #include "coll_sweep.h"
+#include "cmd_collective_mpi.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -105,7 +106,7 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
 int cmd_collective(int argc, char **argv)
 {
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL, *params = NULL;
-    char *ranks_s = NULL, *nodes_s = NULL;
+    char *ranks_s = NULL, *nodes_s = NULL, *library_s = NULL, *mpi_lib_s = NULL;
     gboolean json = FALSE, flows = FALSE;
     int ranks = 0, nodes = 0; /* 0: not given */
     char *algo_help = g_strdup_printf("auto|%s (default auto)", coll_algo_choices()); /* the algorithm table's names */
@@ -121,6 +122,10 @@ int cmd_collective(int argc, char **argv)
         {"ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_s,
          "ranks taking part, spread evenly over the fewest nodes that hold them (the preset grows if it scales; default all)", "N"},
         {"sizes", 's', 0, G_OPTION_ARG_STRING, &sizes_s, "MIN:MAX[:FACTOR] or a comma list (default 8B:8GiB)", "SIZES"},
+        {"library", 0, 0, G_OPTION_ARG_STRING, &library_s, "nccl (default) or mpi: the MPI libraries' algorithms",
+         "nccl|mpi"},
+        {"mpi-library", 0, 0, G_OPTION_ARG_STRING, &mpi_lib_s, "with --library mpi: whose selection (default openmpi)",
+         "openmpi|mpich"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flows, "also run each size on the flow-level network simulator", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -182,6 +187,20 @@ int cmd_collective(int argc, char **argv)
                              topo_ranks_per_node(topo));
         goto out;
     }
+    bool mpi = library_s && g_ascii_strcasecmp(library_s, "mpi") == 0;
+    if (library_s && !mpi && g_ascii_strcasecmp(library_s, "nccl") != 0) {
+        g_free(ids);
+        rc = cli_usage_error("collective: unknown --library '%s' (nccl or mpi)", SIM_ECHO(library_s));
+        goto out;
+    }
+    if (mpi || mpi_lib_s) {
+        g_free(ids);
+        rc = algo_s || proto_s || flows || !mpi
+                 ? cli_usage_error("collective: --mpi-library goes with --library mpi, which takes no --algo, --proto "
+                                   "or --flows (the library selects)")
+                 : cli_collective_mpi(topo, n, used, (CollOp)op, mpi_lib_s, sizes, json);
+        goto out;
+    }
     grp = coll_group_new(topo, ids, n, params, &err);
     g_free(ids);
     if (!grp) {
@@ -210,6 +229,8 @@ out:
     g_free(sizes_s);
     g_free(ranks_s);
     g_free(nodes_s);
+    g_free(library_s);
+    g_free(mpi_lib_s);
     g_option_context_free(ctx);
     return rc;
 }
