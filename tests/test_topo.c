@@ -44,6 +44,7 @@ static void test_every_preset(void)
         {"tpu-v4-pod", 64, 16, false},    {"pcie-8gpu", 8, 1, false},
         {"localhost", 2, 1, false},       {"mi300x-node", 8, 1, false},
         {"mi355x-cluster", 16, 2, false}, {"dgx2-v100-cluster", 400, 25, false},
+        {"oci-bm-optimized3.36", 144, 4, false},
     };
     char **names = topo_list_presets();
     CU_ASSERT_EQUAL(g_strv_length(names), G_N_ELEMENTS(want));
