@@ -768,3 +768,20 @@ int osu_mpi_library(const OsuTrace *t, char **version)
     }
     return -1;
 }
+
+int osu_mpi_library_in_name(const char *path)
+{
+    char *base = g_path_get_basename(path);
+    char **w = g_strsplit_set(base, "_-.+", -1);
+    int lib = -1;
+    for (char **p = w; *p && lib < 0; p++) {
+        if (!g_ascii_strcasecmp(*p, "openmpi") || !g_ascii_strcasecmp(*p, "ompi"))
+            lib = 0;
+        else if (!g_ascii_strncasecmp(*p, "mpich", 5) || !g_ascii_strncasecmp(*p, "mvapich", 7) ||
+                 !g_ascii_strcasecmp(*p, "intelmpi") || !g_ascii_strcasecmp(*p, "impi"))
+            lib = 1;
+    }
+    g_strfreev(w);
+    g_free(base);
+    return lib;
+}

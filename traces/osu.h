@@ -93,5 +93,9 @@ bool osu_layout(const OsuTrace *t, int *ranks, int *nodes, int *ppn, GError **er
  * any): MpiLib as models/mpi_model.h numbers it (0 Open MPI, 1 MPICH and its
  * derivatives), -1 when none does; *version (may be NULL) its version or NULL. */
 int osu_mpi_library(const OsuTrace *t, char **version);
+/* The library a file name names as a word ("..._openmpi_...", "ompi",
+ * "mpich", "intelmpi"/"impi", "mvapich"), -1 if none: a name may say which
+ * library ran, never how many ranks. */
+int osu_mpi_library_in_name(const char *path);
 
 #endif

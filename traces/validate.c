@@ -196,7 +196,9 @@ static MpiModel *mpi_for(const ValidateOptions *o, Measured *m, Topo **topo, GEr
         return NULL;
     }
     int lib = o->mpi_library ? mpi_lib_parse(o->mpi_library) : m->mpi_lib;
-    const char *from = o->mpi_library ? "--mpi-library" : m->mpi_lib >= 0 ? "the trace" : "no header names one; default";
+    const char *from = o->mpi_library ? "--mpi-library"
+                       : m->mpi_lib >= 0 ? m->mpi_lib_from
+                                         : "neither the headers nor the file name say which; default";
     if (lib < 0)
         lib = MPI_LIB_OPENMPI;
     bool trace_version = !o->mpi_library && m->mpi_lib >= 0 && m->mpi_version;

@@ -88,6 +88,9 @@ static bool from_osu(const OsuTrace *tr, int op_override, int ranks, int nodes, 
     m->metric = osu_metric(tr);
     m->osu = true;
     m->mpi_lib = osu_mpi_library(tr, &m->mpi_version);
+    m->mpi_lib_from = "the trace";
+    if (m->mpi_lib < 0 && (m->mpi_lib = osu_mpi_library_in_name(m->name)) >= 0)
+        m->mpi_lib_from = "the file name";
     /* the layout from the headers only (a file name is no statement) */
     int hr = 0, hn = 0, hq = 0;
     if (!osu_layout(tr, &hr, &hn, &hq, err))
