@@ -52,7 +52,7 @@ static void acc_message(const MpiModel *m, MpiComm c, StepAcc *a, int i, int j, 
     bool net = ni != nj;
     if ((net ? p->lat_net : p->lat_shm) > *lat)
         *lat = net ? p->lat_net : p->lat_shm;
-    *t += p->overhead + bytes / (net ? p->bw_nic : p->bw_core);
+    *t += p->overhead + bytes / (net ? p->bw_net : p->bw_core);
     if (net) {
         a->out[ni] += bytes;
         a->in[nj] += bytes;
@@ -119,7 +119,7 @@ static double shift_step(const MpiModel *m, MpiComm c, int d, double bytes, bool
     if (intra > 0)
         t = p->lat_shm + p->overhead + bytes / p->bw_core + red;
     if (inter > 0) {
-        double tn = p->lat_net + p->overhead + bytes / p->bw_nic + red;
+        double tn = p->lat_net + p->overhead + bytes / p->bw_net + red;
         t = tn > t ? tn : t;
         double nic = inter * bytes / p->bw_nic;
         t = nic > t ? nic : t;
@@ -148,7 +148,7 @@ double mpi_step(const MpiModel *m, MpiComm c, MpiPattern pat, int d, int k, int 
          * rendezvous: CMA, RDMA read): the parent pays each message's
          * overhead, the bytes once */
         if (pull && nd > 1)
-            t -= (nd - 1) * bytes / (net_any(c, i, dst, nd) ? m->p.bw_nic : m->p.bw_core);
+            t -= (nd - 1) * bytes / (net_any(c, i, dst, nd) ? m->p.bw_net : m->p.bw_core);
         if (nd > 0 && t + lat > a.rank_max)
             a.rank_max = t + lat;
     }
@@ -164,7 +164,7 @@ double mpi_all_pairs(const MpiModel *m, MpiComm c, double bytes, int window)
     long pn = c.per_node, n = c.n, inter = n - pn, intra = pn - 1;
     double lat = inter > 0 ? p->lat_net : p->lat_shm;
     long rounds = window > 0 ? (n - 2) / window + 1 : 1;
-    double rank = rounds * lat + (n - 1) * p->overhead + intra * bytes / p->bw_core + inter * bytes / p->bw_nic;
+    double rank = rounds * lat + (n - 1) * p->overhead + intra * bytes / p->bw_core + inter * bytes / p->bw_net;
     double nic = pn * inter * bytes / p->bw_nic;
     double mem = (pn * intra * bytes * p->copy_traffic + 2.0 * pn * inter * bytes) / p->bw_mem;
     double t = rank > nic ? rank : nic;
@@ -218,7 +218,7 @@ double mpi_reduce_root_busy(const MpiModel *m, MpiComm c, double bytes, int radi
             children++;
     (void)r;
     bool net = c.per_node < c.n;
-    double bw = net ? m->p.bw_nic : m->p.bw_core;
+    double bw = net ? m->p.bw_net : m->p.bw_core;
     return children * (m->p.overhead + bytes / bw + bytes * m->reduce_streams / m->p.bw_core);
 }
 
@@ -230,7 +230,7 @@ double mpi_bcast_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix
         for (int j = 1; j < radix && (long)j * d < c.n; j++)
             children++;
     bool net = c.per_node < c.n;
-    return children * m->p.overhead + (net ? bytes / m->p.bw_nic : 0);
+    return children * m->p.overhead + (net ? bytes / m->p.bw_net : 0);
 }
 
 /* ---------------- all-reduce ---------------- */

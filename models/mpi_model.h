@@ -42,7 +42,8 @@ typedef struct {
     int nodes, ppn;
     double lat_shm, lat_net; /* one-way latency of the paths, s (0 where no such path) */
     double bw_core;          /* one rank's shared-memory copy bandwidth, B/s */
-    double bw_nic;           /* a node's network payload bandwidth, B/s */
+    double bw_nic;           /* a node's network payload bandwidth (all its NICs), B/s */
+    double bw_net;           /* one rank's network path (its NIC), B/s */
     double bw_mem;           /* a node's achievable memory bandwidth, B/s (INFINITY: not described) */
     double copy_traffic;     /* DRAM bytes per byte copied between two processes */
     double overhead;         /* library software cost per message, s */

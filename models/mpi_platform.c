@@ -104,6 +104,31 @@ static bool path_of(const Topo *t, int a, int b, double *lat, double *bw)
     return n > 0;
 }
 
+/* A node's NICs: the distinct network links the routes of the job's `ppn`
+ * ranks to the next node leave by, and their bandwidth summed. */
+static double node_nic_bandwidth(const Topo *t, double path_bw, int ppn)
+{
+    int tppn = topo_ranks_per_node(t), cap = topo_max_route_length(t);
+    int *links = g_new(int, cap > 0 ? cap : 1);
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    double sum = 0;
+    for (int r = 0; r < ppn && r < tppn; r++) {
+        int n = topo_route(t, r, tppn + r, 0, links, cap > 0 ? cap : 1);
+        for (int i = 0; i < n; i++)
+            if (topo_link_kind(t, links[i]) == TOPO_LINK_NET) {
+                if (!g_hash_table_contains(seen, GINT_TO_POINTER(links[i]))) {
+                    g_hash_table_add(seen, GINT_TO_POINTER(links[i]));
+                    double bw = topo_link_bandwidth(t, links[i]);
+                    sum += bw < path_bw ? bw : path_bw;
+                }
+                break;
+            }
+    }
+    g_hash_table_destroy(seen);
+    g_free(links);
+    return sum > 0 ? sum : path_bw;
+}
+
 MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const char *params, GError **err)
 {
     int tppn = topo_ranks_per_node(t), tn = topo_num_nodes(t);
@@ -130,12 +155,16 @@ MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const cha
     m->p.bw_nic = INFINITY;
     if (tppn > 1 && path_of(t, 0, 1, &m->p.lat_shm, &bw))
         m->p.bw_core = bw;
-    if (tn > 1 && path_of(t, 0, tppn, &m->p.lat_net, &bw))
-        m->p.bw_nic = bw * nic_eff;
-    if (!isfinite(m->p.bw_core))
-        m->p.bw_core = isfinite(m->p.bw_nic) ? m->p.bw_nic : 1e10;
+    if (tn > 1 && path_of(t, 0, tppn, &m->p.lat_net, &bw)) {
+        m->p.bw_net = bw * nic_eff;
+        m->p.bw_nic = node_nic_bandwidth(t, bw, ppn) * nic_eff;
+    } else {
+        m->p.bw_net = m->p.bw_nic = INFINITY;
+    }
+    if (!isfinite(m->p.bw_core)) /* one rank per node: no shared-memory path to read */
+        m->p.bw_core = isfinite(m->p.bw_net) ? m->p.bw_net : 1e10;
     if (!isfinite(m->p.bw_nic))
-        m->p.bw_nic = m->p.bw_core;
+        m->p.bw_net = m->p.bw_nic = m->p.bw_core;
     return m;
 }
 
@@ -157,7 +186,7 @@ bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
 double mpi_p2p_time(const MpiModel *m, double bytes, int window)
 {
     bool net = m->p.nodes > 1;
-    double lat = net ? m->p.lat_net : m->p.lat_shm, bw = net ? m->p.bw_nic : m->p.bw_core;
+    double lat = net ? m->p.lat_net : m->p.lat_shm, bw = net ? m->p.bw_net : m->p.bw_core;
     int w = window > 1 ? window : 1;
     /* messages back to back: the latency once, each message's overhead and bytes */
     return lat + w * (m->p.overhead + bytes / bw);

@@ -98,6 +98,22 @@ static void test_p2p_hockney(void)
     topo_free(t);
 }
 
+/* A node's NICs are counted from the routes its ranks take: 8 rails on a
+ * DGX A100 node, one NIC per rank's path. */
+static void test_nics(void)
+{
+    GError *err = NULL;
+    Topo *t = topo_load("dgx-a100-cluster", &(TopoOptions){.nodes = 2}, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    MpiModel *m = model(t, 2, 8, MPI_LIB_OPENMPI), *two = model(t, 2, 2, MPI_LIB_OPENMPI);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(m)->bw_net, 25e9, 1);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(m)->bw_nic, 8 * 25e9, 1);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(two)->bw_nic, 2 * 25e9, 1); /* the job's ranks reach two rails */
+    mpi_model_free(m);
+    mpi_model_free(two);
+    topo_free(t);
+}
+
 /* Contention: a node's ranks share its NIC and its memory. */
 static void test_contention(void)
 {
@@ -281,6 +297,7 @@ static const TestCase tests[] = {
     {"openmpi_selection", test_openmpi_selection},
     {"mpich_selection", test_mpich_selection},
     {"p2p_hockney", test_p2p_hockney},
+    {"nics", test_nics},
     {"contention", test_contention},
     {"many_ranks_per_node", test_many_ranks_per_node},
     {"bad_params", test_bad_params},
