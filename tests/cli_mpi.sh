@@ -60,14 +60,14 @@ check "an unknown --mpi-library is bad input" [ $? -eq 0 ]
 expect_exit 2 "the MPI model runs what the MPI library selects" validate -t oci-bm-optimized3.36 --algo ring "$ar"
 check "--algo (NCCL's) is refused with the MPI model" [ $? -eq 0 ]
 
-printf '# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n4 10.0\n' >"$tmp/osu_allreduce_x.txt"
-expect_exit 2 "no header states it; give --ranks" validate -t oci-bm-optimized3.36 "$tmp/osu_allreduce_x.txt"
+printf '# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n4 10.0\n' >"$tmp/bare.txt"
+expect_exit 2 "no header states it; give --ranks" validate -t oci-bm-optimized3.36 "$tmp/bare.txt"
 check "without a header, OSU asks for --ranks" [ $? -eq 0 ]
 printf '# hardware: 4 nodes\n# command: mpirun -n 144 -N 32 osu_allreduce\n# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n4 10.0\n' >"$tmp/clash.txt"
 expect_exit 2 "the headers say 144 ranks, 4 nodes and 32 ranks per node" validate -t oci-bm-optimized3.36 "$tmp/clash.txt"
 check "headers that contradict each other are bad input" [ $? -eq 0 ]
-printf '# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n4 10.0\n' >"$tmp/osu_allreduce_mpich_4n.txt"
-"$bin" validate --json -t oci-bm-optimized3.36 --ranks 144 --nodes 4 "$tmp/osu_allreduce_mpich_4n.txt" >"$tmp/f.json" 2>/dev/null
+printf '# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n4 10.0\n' >"$tmp/allreduce-mpich-4n.txt"
+"$bin" validate --json -t oci-bm-optimized3.36 --ranks 144 --nodes 4 "$tmp/allreduce-mpich-4n.txt" >"$tmp/f.json" 2>/dev/null
 check "the library from the file name, the layout never" python3 - "$tmp/f.json" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))["traces"][0]
