@@ -211,12 +211,10 @@ double mpi_reduce_tree(const MpiModel *m, MpiComm c, double bytes, int radix)
  * overlap the other ranks' work; the root's own work is the throughput). */
 double mpi_reduce_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix)
 {
-    long top;
-    int r = rounds_of(c.n, radix, &top), children = 0;
+    int children = 0;
     for (long d = 1; d < c.n; d *= radix)
         for (int j = 1; j < radix && (long)j * d < c.n; j++)
             children++;
-    (void)r;
     bool net = c.per_node < c.n;
     double bw = net ? m->p.bw_net : m->p.bw_core;
     return children * (m->p.overhead + bytes / bw + bytes * m->reduce_streams / m->p.bw_core);

@@ -74,6 +74,14 @@ t = json.load(open(sys.argv[1]))["traces"][0]
 assert t["library"] == "mpich (the file name)" and t["ranks_from"] == "--ranks", t
 PY
 
+printf '# mpi: Intel(R) MPI Library 2021.9\n# hardware: 4 nodes, 36 ranks per node\n# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n4 10.0\n' >"$tmp/impi.txt"
+"$bin" validate --json -t oci-bm-optimized3.36 "$tmp/impi.txt" >"$tmp/i.json" 2>/dev/null
+check "Intel MPI is predicted with MPICH's selection, and says so" python3 - "$tmp/i.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["traces"][0]
+assert t["library"] == "mpich's selection for Intel MPI 2021.9 (the trace)" and (t["ranks"], t["nodes"]) == (144, 4), t
+PY
+
 "$bin" collective --json -t oci-bm-optimized3.36 --library mpi --op alltoall --sizes 4K,1MiB >"$tmp/c.json" 2>"$tmp/err"
 check "collective --library mpi" python3 - "$tmp/c.json" <<'PY'
 import json, sys

@@ -727,14 +727,19 @@ static int library_in(const char *s, char **version)
     static const struct {
         const char *word;
         int lib;
-    } words[] = {{"open mpi", 0}, {"openmpi", 0}, {"open-mpi", 0}, {"mvapich", 1},
-                 {"intel mpi", 1}, {"intel(r) mpi", 1}, {"mpich", 1}};
+        const char *derived; /* a library built on MPICH, named in the version */
+    } words[] = {{"open mpi", 0, NULL},   {"openmpi", 0, NULL},         {"open-mpi", 0, NULL},
+                 {"mvapich", 1, "MVAPICH"}, {"intel mpi", 1, "Intel MPI"}, {"intel(r) mpi", 1, "Intel MPI"},
+                 {"mpich", 1, NULL}};
     char *low = g_ascii_strdown(s, -1);
     int found = -1;
     const char *at = NULL;
+    const char *derived = NULL;
     for (size_t i = 0; i < G_N_ELEMENTS(words) && found < 0; i++)
-        if ((at = strstr(low, words[i].word)) != NULL)
+        if ((at = strstr(low, words[i].word)) != NULL) {
             found = words[i].lib;
+            derived = words[i].derived;
+        }
     if (found >= 0 && version) {
         const char *p = at;
         while (*p && !isdigit((unsigned char)*p))
@@ -743,6 +748,11 @@ static int library_in(const char *s, char **version)
         while (isdigit((unsigned char)*q) || (*q == '.' && isdigit((unsigned char)q[1])))
             q++;
         *version = q > p ? g_strndup(p, (gsize)(q - p)) : NULL;
+        if (derived) { /* "Intel MPI 2021.9": whose selection is approximated by MPICH's */
+            char *v = *version ? g_strdup_printf("%s %s", derived, *version) : g_strdup(derived);
+            g_free(*version);
+            *version = v;
+        }
     }
     g_free(low);
     return found;

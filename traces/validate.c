@@ -202,8 +202,10 @@ static MpiModel *mpi_for(const ValidateOptions *o, Measured *m, Topo **topo, GEr
     if (lib < 0)
         lib = MPI_LIB_OPENMPI;
     bool trace_version = !o->mpi_library && m->mpi_lib >= 0 && m->mpi_version;
-    m->library = g_strdup_printf("%s%s%s (%s)", mpi_lib_name((MpiLib)lib), trace_version ? " " : "",
-                                 trace_version ? m->mpi_version : "", from);
+    bool derived = trace_version && g_ascii_isalpha(m->mpi_version[0]); /* "Intel MPI 2021.9" */
+    m->library = derived ? g_strdup_printf("%s's selection for %s (%s)", mpi_lib_name((MpiLib)lib), m->mpi_version, from)
+                         : g_strdup_printf("%s%s%s (%s)", mpi_lib_name((MpiLib)lib), trace_version ? " " : "",
+                                           trace_version ? m->mpi_version : "", from);
     m->pub.library = m->library;
     int nodes = m->sendrecv_pair ? (m->hosts > 1 ? 2 : 1) : m->hosts;
     int ppn = m->sendrecv_pair ? (m->hosts > 1 ? 1 : 2) : m->ranks_per_host;
