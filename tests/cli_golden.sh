@@ -33,6 +33,7 @@ validate_preset() {
     *mi300x_2node*) echo mi355x-cluster ;;
     *mi325x*) echo mi325x-cluster ;;
     *mi355x*) echo mi355x-cluster ;;
+    osu_*oci-bm-optimized3.36*) echo oci-bm-optimized3.36 ;;
     osu_bw*|osu_latency*) echo "dgx-a100-cluster --nodes 2" ;;
     osu_*) echo "localhost --ranks 2 --nodes 1" ;;
     *) echo localhost ;;
@@ -50,6 +51,11 @@ cases() { # NAME<TAB>ARGS, one per line, in a fixed order
     for op in allreduce reducescatter allgather broadcast reduce alltoall; do
       printf 'coll-%s-%s\tcollective --json -t %s --op %s --sizes 8B:1GiB\n' "$p" "$op" "$p" "$op"
       printf 'flows-%s-%s\tcollective --json -t %s %s--op %s --sizes 1MiB,64MiB --flows\n' "$p" "$op" "$p" "$nodes" "$op"
+    done
+  done
+  for lib in openmpi mpich; do # the MPI model on the CPU cluster preset
+    for op in allreduce alltoall; do
+      printf 'mpi-%s-%s\tcollective --json -t oci-bm-optimized3.36 --library mpi --mpi-library %s --op %s --sizes 4B:256MiB\n' "$lib" "$op" "$lib" "$op"
     done
   done
   for f in tests/data/traces/*.txt; do

@@ -80,4 +80,23 @@ size_t osu_n_headers(const OsuTrace *t);
 const char *osu_header_key(const OsuTrace *t, size_t i);
 const char *osu_header_value(const OsuTrace *t, size_t i);
 
+/* The job's layout as the provenance headers state it (never the file
+ * name): a launcher command (mpirun/mpiexec -n N, -N/-npernode/-ppn Q,
+ * --map-by ppr:Q:node; srun -n N -N NODES --ntasks-per-node Q) or phrases
+ * such as "4 nodes", "36 MPI ranks per node", "= 144 ranks", "1 rank per
+ * node".  Each of *ranks, *nodes, *ppn is 0 where nothing says it (a
+ * missing one is derived from the other two).  False with
+ * SIM_ERROR_INPUT when the headers contradict each other. */
+bool osu_layout(const OsuTrace *t, int *ranks, int *nodes, int *ppn, GError **err);
+
+/* The MPI library a header names (an "mpi" or "library" header first, then
+ * any): MpiLib as models/mpi_model.h numbers it (0 Open MPI, 1 MPICH and its
+ * derivatives), -1 when none does; *version (may be NULL) its version or
+ * NULL, for a derivative its name and version ("Intel MPI 2021.9"). */
+int osu_mpi_library(const OsuTrace *t, char **version);
+/* The library a file name names as a word ("..._openmpi_...", "ompi",
+ * "mpich", "intelmpi"/"impi", "mvapich"), -1 if none: a name may say which
+ * library ran, never how many ranks. */
+int osu_mpi_library_in_name(const char *path);
+
 #endif

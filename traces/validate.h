@@ -28,7 +28,13 @@ typedef struct {
     int ranks, nodes;     /* > 0: what the traces do not say; never contradicts them */
     const CollParams *param_set; /* in place of `params` when not NULL (calibration) */
     int nccl_version;     /* > 0: the NCCL version code to model, over what a trace prints */
+    int library;          /* ValidateLibrary: which collective library's model predicts */
+    const char *mpi_library; /* "openmpi" | "mpich" for the MPI model; NULL: the trace header's, else openmpi */
 } ValidateOptions;
+
+/* The collective model a run is predicted with: AUTO takes the MPI model
+ * (models/mpi_model.h) for OSU traces and the NCCL model for the others. */
+typedef enum { VALIDATE_LIB_AUTO, VALIDATE_LIB_NCCL, VALIDATE_LIB_MPI } ValidateLibrary;
 
 typedef struct {
     double size_bytes, measured_s, predicted_s, abs_pct_error;
@@ -61,6 +67,7 @@ typedef struct {
     const char *ranks_from; /* "the trace", "busbw/algbw", "--ranks" */
     const char *topology;   /* the topology's name; NULL when nothing was predicted */
     int nccl_version;       /* NCCL version code modelled (the trace's or --nccl-version); 0: the newest */
+    const char *library;    /* "openmpi 5.0.8 (the trace)" when the MPI model predicted; NULL for NCCL's */
     const ValidateRow *rows; /* predicted so far, in trace order */
     size_t n_rows;
     int skipped;   /* once every row is predicted: rows with a zero size or time */

@@ -18,6 +18,8 @@ void validate_measured_free(gpointer p)
     g_free(m->topology);
     coll_group_free(m->grp);
     topo_free(m->topo);
+    g_free(m->mpi_version);
+    g_free(m->library);
     if (m->out)
         g_array_free(m->out, TRUE);
     if (m->rows)
@@ -33,6 +35,7 @@ static Measured *measured_new(const char *name, int run)
     m->rows = g_array_new(FALSE, FALSE, sizeof(MRow));
     m->gpus_per_thread = 1;
     m->ranks_from = "the trace";
+    m->mpi_lib = -1;
     return m;
 }
 
@@ -92,23 +95,42 @@ static bool from_osu(const OsuTrace *tr, int op_override, int ranks, int nodes, 
     if (!pick_op(m->name, osu_op(tr), op_override, &op, err))
         return false;
     m->metric = osu_metric(tr);
+    m->osu = true;
+    m->mpi_lib = osu_mpi_library(tr, &m->mpi_version);
+    m->mpi_lib_from = "the trace";
+    if (m->mpi_lib < 0 && (m->mpi_lib = osu_mpi_library_in_name(m->name)) >= 0)
+        m->mpi_lib_from = "the file name";
+    /* the layout from the headers only (a file name is no statement) */
+    int hr = 0, hn = 0, hq = 0;
+    if (!osu_layout(tr, &hr, &hn, &hq, err))
+        return false;
     if (op == NCCLTESTS_SENDRECV) {
-        if (ranks > 0 && ranks != 2) {
+        if ((ranks > 0 && ranks != 2) || (hr > 0 && hr != 2)) {
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: a point-to-point benchmark runs 2 ranks, not %d",
-                        m->name, ranks);
+                        m->name, ranks > 0 ? ranks : hr);
             return false;
         }
-        m->ranks = 2;
-    } else if (ranks <= 0) {
+        hr = 2;
+        if (hn == 0 && hq > 0)
+            hn = 2 / hq;
+        if (hq == 0 && hn > 0)
+            hq = (2 + hn - 1) / hn;
+    } else if (ranks <= 0 && hr <= 0) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                    "%s: OSU output does not say how many ranks ran; give --ranks (and --nodes)", m->name);
+                    "%s: OSU output does not say how many ranks ran and no header states it; give --ranks (and "
+                    "--nodes)", m->name);
         return false;
     }
-    if (nodes <= 0) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: OSU output does not say on how many nodes its %s ran; give "
-                    "--nodes", m->name, op == NCCLTESTS_SENDRECV ? "2 ranks" : "ranks");
+    if (nodes <= 0 && hn <= 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: OSU output does not say on how many nodes its %s ran and "
+                    "no header states it; give --nodes", m->name, op == NCCLTESTS_SENDRECV ? "2 ranks" : "ranks");
         return false;
     }
+    m->ranks = hr;
+    m->hosts = hn;
+    m->ranks_per_host = hq;
+    if (ranks <= 0)
+        ranks = hr;
     double scale = op == NCCLTESTS_ALLGATHER || op == NCCLTESTS_ALLTOALL ? ranks : 1;
     double ways = m->metric == OSU_BIBANDWIDTH ? 2 : 1;
     for (size_t i = 0; i < osu_n_rows(tr); i++) {

@@ -29,6 +29,12 @@ typedef struct {
     OsuMetric metric;       /* what a sendrecv row measured */
     const char *ranks_from; /* "the trace", "busbw/algbw", "--ranks" */
     char *note;             /* what the reader skipped or assumed */
+    bool osu;               /* an OSU trace: MPI unless told otherwise */
+    int mpi_lib;            /* MpiLib the trace's headers name, -1 if none */
+    char *mpi_version;      /* its version, or NULL */
+    const char *mpi_lib_from; /* "the trace" (a header), "the file name" */
+    char *library;          /* what predicted, for the report (validate.c) */
+    bool sendrecv_pair;     /* predicted as one pair of ranks */
     /* the prediction, as far as it got */
     char *topology;
     GArray *out; /* ValidateRow */

@@ -142,7 +142,7 @@ int cmd_calibrate(int argc, char **argv)
         rc = run_accel(accel, argc, argv, output, json);
         goto out;
     }
-    ValidateOptions o = {topology, params, -1, COLL_ALGO_AUTO, COLL_PROTO_AUTO, ranks, nodes, NULL, 0};
+    ValidateOptions o = {topology, params, -1, COLL_ALGO_AUTO, COLL_PROTO_AUTO, ranks, nodes, NULL, 0, VALIDATE_LIB_AUTO, NULL};
     c = calib_new(&o);
     GError *err = NULL;
     bool ok = true;

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "coll_sweep.h"
 #include "topo_place.h"
+#include "cmd_collective_mpi.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -119,7 +120,8 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
 int cmd_collective(int argc, char **argv)
 {
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL, *params = NULL;
-    char *ranks_s = NULL, *nodes_s = NULL, *place_s = NULL, *seed_s = NULL, *version_s = NULL, *gpp_s = NULL;
+    char *ranks_s = NULL, *nodes_s = NULL, *place_s = NULL, *seed_s = NULL, *version_s = NULL, *gpp_s = NULL,
+         *library_s = NULL, *mpi_lib_s = NULL;
     gboolean json = FALSE, flows = FALSE;
     int ranks = 0, nodes = 0, seed = 1, gpp = 1; /* 0: not given */
     TopoPlacement place = TOPO_PLACE_CONTIGUOUS;
@@ -144,6 +146,10 @@ int cmd_collective(int argc, char **argv)
         {"gpus-per-process", 0, 0, G_OPTION_ARG_STRING, &gpp_s,
          "GPUs one process (one thread) drives and launches on one after another, as nccl-tests -g N (default 1)",
          "N"},
+        {"library", 0, 0, G_OPTION_ARG_STRING, &library_s, "nccl (default) or mpi: the MPI libraries' algorithms",
+         "nccl|mpi"},
+        {"mpi-library", 0, 0, G_OPTION_ARG_STRING, &mpi_lib_s, "with --library mpi: whose selection (default openmpi)",
+         "openmpi|mpich"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flows, "also run each size on the flow-level network simulator", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -217,6 +223,20 @@ int cmd_collective(int argc, char **argv)
                              topo_ranks_per_node(topo));
         goto out;
     }
+    bool mpi = library_s && g_ascii_strcasecmp(library_s, "mpi") == 0;
+    if (library_s && !mpi && g_ascii_strcasecmp(library_s, "nccl") != 0) {
+        g_free(ids);
+        rc = cli_usage_error("collective: unknown --library '%s' (nccl or mpi)", SIM_ECHO(library_s));
+        goto out;
+    }
+    if (mpi || mpi_lib_s) {
+        g_free(ids);
+        rc = algo_s || proto_s || flows || !mpi
+                 ? cli_usage_error("collective: --mpi-library goes with --library mpi, which takes no --algo, --proto "
+                                   "or --flows (the library selects)")
+                 : cli_collective_mpi(topo, n, used, (CollOp)op, mpi_lib_s, sizes, json);
+        goto out;
+    }
     if (place != TOPO_PLACE_CONTIGUOUS) { /* the same nodes' worth of ranks, placed by the policy */
         g_free(ids);
         if (!(ids = topo_place(topo, place, (uint64_t)seed, n, n / used, &err))) {
@@ -268,6 +288,8 @@ out:
     g_free(seed_s);
     g_free(version_s);
     g_free(gpp_s);
+    g_free(library_s);
+    g_free(mpi_lib_s);
     g_option_context_free(ctx);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include "collective.h"
 #include "nccltests.h"
 #include "validate.h"
+#include "mpi_model.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +38,8 @@ static void print_run(const ValidateRun *r, bool human)
                r->topology, ver);
         if (r->sendrecv)
             printf("# sendrecv: %s\n", r->sendrecv);
+        if (r->library)
+            printf("# library: %s\n", r->library);
         printf("%14s %12s %12s %8s %8s %7s%s\n", "size(B)", "measured(us)", "predicted", "error%", "algo", "proto",
                r->mixed ? "  op" : "");
         for (size_t i = 0; i < r->n_rows; i++) {
@@ -57,19 +60,24 @@ int cmd_validate(int argc, char **argv)
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL, *plot = NULL;
     gboolean json = FALSE;
     int ranks = 0, nodes = 0; /* 0: not given */
-    char *ranks_s = NULL, *nodes_s = NULL, *version_s = NULL;
+    char *ranks_s = NULL, *nodes_s = NULL, *version_s = NULL, *library_s = NULL, *mpi_lib_s = NULL;
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
         {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
          "collective-model parameters (default models/presets/collectives.json)", "FILE"},
         {"op", 0, 0, G_OPTION_ARG_STRING, &op_s, "collective (or sendrecv), when the trace does not say (never overrides it)", "OP"},
-        {"ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_s, "ranks that ran, when the trace does not say (OSU collectives; nccl-tests without Rank lines); must agree where it does", "N"},
-        {"nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_s, "nodes they ran on, when the trace does not say (OSU needs it); must agree where it does", "N"},
+        {"ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_s, "ranks that ran, when the trace does not say (OSU collectives whose headers do not state it; nccl-tests without Rank lines); must agree where it does", "N"},
+        {"nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_s, "nodes they ran on, when the trace does not say (OSU needs it unless a header states it); must agree where it does", "N"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "force an algorithm (default auto)", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "force a protocol (default auto)", "PROTO"},
         {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &version_s,
          "NCCL version whose algorithms and tuner to model, e.g. 2.18.3 (default: what the trace prints, else the newest)",
          "X.Y[.Z]"},
+        {"library", 0, 0, G_OPTION_ARG_STRING, &library_s,
+         "collective model: nccl or mpi (default: mpi for OSU traces, nccl for the others)", "nccl|mpi"},
+        {"mpi-library", 0, 0, G_OPTION_ARG_STRING, &mpi_lib_s,
+         "the MPI library whose selection the MPI model follows (default: the trace header's, else openmpi)",
+         "openmpi|mpich"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "draw measured and predicted times against size",
          "FILE.png|.svg"},
@@ -125,7 +133,20 @@ int cmd_validate(int argc, char **argv)
                                 plot_opt, 1)) != 0)
         goto out;
     rc = 2;
-    ValidateOptions o = {topology, params, op, algo, proto, ranks, nodes, NULL, version};
+    int library = VALIDATE_LIB_AUTO;
+    if (library_s && g_ascii_strcasecmp(library_s, "nccl") == 0)
+        library = VALIDATE_LIB_NCCL;
+    else if (library_s && g_ascii_strcasecmp(library_s, "mpi") == 0)
+        library = VALIDATE_LIB_MPI;
+    else if (library_s) {
+        rc = cli_usage_error("validate: unknown --library '%s' (nccl or mpi)", SIM_ECHO(library_s));
+        goto out;
+    }
+    if (mpi_lib_s && mpi_lib_parse(mpi_lib_s) < 0) {
+        rc = cli_usage_error("validate: unknown --mpi-library '%s' (openmpi or mpich)", SIM_ECHO(mpi_lib_s));
+        goto out;
+    }
+    ValidateOptions o = {topology, params, op, algo, proto, ranks, nodes, NULL, version, library, mpi_lib_s};
     Validation *v = validate_new(&o);
     rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
@@ -160,6 +181,8 @@ out:
     g_free(ranks_s);
     g_free(nodes_s);
     g_free(version_s);
+    g_free(library_s);
+    g_free(mpi_lib_s);
     g_option_context_free(ctx);
     return rc;
 }

@@ -1,0 +1,333 @@
+/* The MPI algorithms, each as a sum of steps (mpi_internal.h): what a step
+ * costs on the platform (a rank's messages, its node's NIC and memory), the
+ * patterns of recursive doubling and halving, rings, shifts (Bruck, pairwise
+ * exchange) and k-nomial trees, and the collectives built from them. */
+#include "mpi_internal.h"
+
+/* Destinations of sender i in the pattern; returns how many (<= cap). */
+static int pattern_dsts(MpiComm c, MpiPattern pat, int d, int k, int rem, int i, int *dst, int cap)
+{
+    switch (pat) {
+    case MPI_PAT_XOR: {
+        int pof2 = c.n - rem, nr = i < 2 * rem ? (i % 2 ? i / 2 : -1) : i - rem;
+        if (nr < 0 || (nr ^ d) >= pof2)
+            return 0;
+        int p = nr ^ d;
+        dst[0] = p < rem ? 2 * p + 1 : p + rem;
+        return 1;
+    }
+    case MPI_PAT_SHIFT:
+        dst[0] = (int)(((long)i + d) % c.n);
+        return dst[0] != i;
+    case MPI_PAT_TREE: {
+        long span = (long)d * k;
+        int n = 0;
+        if (i % span != 0)
+            return 0;
+        for (int j = 1; j < k && n < cap && (long)i + (long)j * d < c.n; j++)
+            dst[n++] = i + j * d;
+        return n;
+    }
+    case MPI_PAT_FOLD:
+        if (i < 2 * rem && i % 2 == 0 && i + 1 < c.n) {
+            dst[0] = i + 1;
+            return 1;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+typedef struct {
+    double rank_max;   /* the slowest rank's own time */
+    double *out, *in, *mem; /* per node: NIC bytes out, in; DRAM bytes */
+    int nn;
+} StepAcc;
+
+static void acc_message(const MpiModel *m, MpiComm c, StepAcc *a, int i, int j, double bytes, double *t, double *lat,
+                        bool reduce)
+{
+    const MpiPlatform *p = &m->p;
+    int ni = i / c.per_node, nj = j / c.per_node;
+    bool net = ni != nj;
+    if ((net ? p->lat_net : p->lat_shm) > *lat)
+        *lat = net ? p->lat_net : p->lat_shm;
+    *t += p->overhead + bytes / (net ? p->bw_net : p->bw_core);
+    if (net) {
+        a->out[ni] += bytes;
+        a->in[nj] += bytes;
+        a->mem[ni] += bytes; /* the NIC's DMA read */
+        a->mem[nj] += bytes; /* and write */
+    } else {
+        a->mem[ni] += bytes * p->copy_traffic;
+    }
+    if (reduce) {
+        *t += bytes * m->reduce_streams / p->bw_core;
+        a->mem[nj] += bytes * (m->reduce_streams + 1);
+    }
+}
+
+static double acc_finish(const MpiModel *m, StepAcc *a)
+{
+    double t = a->rank_max;
+    for (int k = 0; k < a->nn; k++) {
+        double nic = (a->out[k] > a->in[k] ? a->out[k] : a->in[k]) / m->p.bw_nic, mem = a->mem[k] / m->p.bw_mem;
+        if (nic > t)
+            t = nic;
+        if (mem > t)
+            t = mem;
+    }
+    g_free(a->out);
+    return t;
+}
+
+static StepAcc acc_new(MpiComm c)
+{
+    StepAcc a = {0};
+    a.nn = (c.n + c.per_node - 1) / c.per_node;
+    a.out = g_new0(double, 3 * (size_t)a.nn);
+    a.in = a.out + a.nn;
+    a.mem = a.in + a.nn;
+    return a;
+}
+
+/* Whether any of the destinations is on another node (then the bytes the
+ * parent's NIC sends are what bound it). */
+static bool net_any(MpiComm c, int i, const int *dst, int nd)
+{
+    for (int j = 0; j < nd; j++)
+        if (dst[j] / c.per_node != i / c.per_node)
+            return true;
+    return false;
+}
+
+/* A shift on a communicator of whole nodes, in closed form: how many of a
+ * node's ranks send off the node. */
+static double shift_step(const MpiModel *m, MpiComm c, int d, double bytes, bool reduce)
+{
+    const MpiPlatform *p = &m->p;
+    int pn = c.per_node, nn = c.n / pn;
+    long k = ((long)d % c.n + c.n) % c.n;
+    if (k == 0 || bytes < 0)
+        return 0;
+    long intra = nn <= 1 ? pn : (pn - k > 0 ? pn - k : 0) + (pn - (c.n - k) > 0 ? pn - (c.n - k) : 0);
+    if (intra > pn)
+        intra = pn;
+    long inter = pn - intra;
+    double red = reduce ? bytes * m->reduce_streams / p->bw_core : 0;
+    double t = 0;
+    if (intra > 0)
+        t = p->lat_shm + p->overhead + bytes / p->bw_core + red;
+    if (inter > 0) {
+        double tn = p->lat_net + p->overhead + bytes / p->bw_net + red;
+        t = tn > t ? tn : t;
+        double nic = inter * bytes / p->bw_nic;
+        t = nic > t ? nic : t;
+    }
+    double mem = (intra * bytes * p->copy_traffic + 2.0 * inter * bytes +
+                  (reduce ? pn * bytes * (m->reduce_streams + 1) : 0)) / p->bw_mem;
+    return mem > t ? mem : t;
+}
+
+double mpi_step(const MpiModel *m, MpiComm c, MpiPattern pat, int d, int k, int rem, double bytes, bool reduce)
+{
+    if (c.n < 2 || bytes < 0)
+        return 0;
+    if (pat == MPI_PAT_SHIFT && c.n % c.per_node == 0)
+        return shift_step(m, c, d, bytes, reduce);
+    int cap = pat == MPI_PAT_TREE ? (k > 1 ? k - 1 : 1) : 1;
+    bool pull = pat == MPI_PAT_TREE && !reduce;
+    int *dst = g_new(int, cap);
+    StepAcc a = acc_new(c);
+    for (int i = 0; i < c.n; i++) {
+        int nd = pattern_dsts(c, pat, d, k, rem, i, dst, cap);
+        double t = 0, lat = 0;
+        for (int j = 0; j < nd; j++)
+            acc_message(m, c, &a, i, dst[j], bytes, &t, &lat, reduce);
+        /* a tree's children pull the same buffer at once (single-copy
+         * rendezvous: CMA, RDMA read): the parent pays each message's
+         * overhead, the bytes once */
+        if (pull && nd > 1)
+            t -= (nd - 1) * bytes / (net_any(c, i, dst, nd) ? m->p.bw_net : m->p.bw_core);
+        if (nd > 0 && t + lat > a.rank_max)
+            a.rank_max = t + lat;
+    }
+    g_free(dst);
+    return acc_finish(m, &a);
+}
+
+double mpi_all_pairs(const MpiModel *m, MpiComm c, double bytes, int window)
+{
+    const MpiPlatform *p = &m->p;
+    if (c.n < 2)
+        return 0;
+    long pn = c.per_node, n = c.n, inter = n - pn, intra = pn - 1;
+    double lat = inter > 0 ? p->lat_net : p->lat_shm;
+    long rounds = window > 0 ? (n - 2) / window + 1 : 1;
+    double rank = rounds * lat + (n - 1) * p->overhead + intra * bytes / p->bw_core + inter * bytes / p->bw_net;
+    double nic = pn * inter * bytes / p->bw_nic;
+    double mem = (pn * intra * bytes * p->copy_traffic + 2.0 * pn * inter * bytes) / p->bw_mem;
+    double t = rank > nic ? rank : nic;
+    return mem > t ? mem : t;
+}
+
+/* ---------------- trees ---------------- */
+
+static int rounds_of(int n, int radix, long *top)
+{
+    int r = 0;
+    long s = 1;
+    while (s < n) {
+        s *= radix;
+        r++;
+    }
+    *top = s / radix;
+    return r;
+}
+
+double mpi_bcast_tree(const MpiModel *m, MpiComm c, double bytes, int radix)
+{
+    long d;
+    int r = rounds_of(c.n, radix, &d);
+    double t = 0;
+    for (int i = 0; i < r; i++, d /= radix) /* the root's farthest subtree first */
+        t += mpi_step(m, c, MPI_PAT_TREE, (int)d, radix, 0, bytes, false);
+    return t;
+}
+
+double mpi_reduce_tree(const MpiModel *m, MpiComm c, double bytes, int radix)
+{
+    long top;
+    int r = rounds_of(c.n, radix, &top);
+    double t = 0;
+    long d = 1;
+    for (int i = 0; i < r; i++, d *= radix) /* leaves first */
+        t += mpi_step(m, c, MPI_PAT_TREE, (int)d, radix, 0, bytes, true);
+    return t;
+}
+
+/* What the root of a k-nomial reduce does itself: receive and reduce each
+ * child's buffer, the latencies aside (in a pipeline of segments they
+ * overlap the other ranks' work; the root's own work is the throughput). */
+double mpi_reduce_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix)
+{
+    int children = 0;
+    for (long d = 1; d < c.n; d *= radix)
+        for (int j = 1; j < radix && (long)j * d < c.n; j++)
+            children++;
+    bool net = c.per_node < c.n;
+    double bw = net ? m->p.bw_net : m->p.bw_core;
+    return children * (m->p.overhead + bytes / bw + bytes * m->reduce_streams / m->p.bw_core);
+}
+
+/* The root of a k-nomial bcast: one overhead per child (they pull). */
+double mpi_bcast_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix)
+{
+    int children = 0;
+    for (long d = 1; d < c.n; d *= radix)
+        for (int j = 1; j < radix && (long)j * d < c.n; j++)
+            children++;
+    bool net = c.per_node < c.n;
+    return children * m->p.overhead + (net ? bytes / m->p.bw_net : 0);
+}
+
+/* ---------------- all-reduce ---------------- */
+
+double mpi_allreduce_rd(const MpiModel *m, MpiComm c, double bytes)
+{
+    int pof2 = mpi_pof2_floor(c.n), rem = c.n - pof2;
+    double t = 0;
+    if (rem)
+        t += 2 * mpi_step(m, c, MPI_PAT_FOLD, 0, 0, rem, bytes, true); /* fold in, and the result back */
+    for (int d = 1; d < pof2; d *= 2)
+        t += mpi_step(m, c, MPI_PAT_XOR, d, 0, rem, bytes, true);
+    return t;
+}
+
+/* Reduce-scatter by recursive halving (nearest partner first, half the data
+ * each step), then all-gather by recursive doubling in reverse. */
+double mpi_allreduce_rabenseifner(const MpiModel *m, MpiComm c, double bytes)
+{
+    int pof2 = mpi_pof2_floor(c.n), rem = c.n - pof2;
+    double t = 0, b = bytes;
+    if (rem)
+        t += 2 * mpi_step(m, c, MPI_PAT_FOLD, 0, 0, rem, bytes, true);
+    for (int d = 1; d < pof2; d *= 2) {
+        b /= 2;
+        double s = mpi_step(m, c, MPI_PAT_XOR, d, 0, rem, b, true);
+        t += s + mpi_step(m, c, MPI_PAT_XOR, d, 0, rem, b, false);
+    }
+    return t;
+}
+
+double mpi_allreduce_ring(const MpiModel *m, MpiComm c, double bytes)
+{
+    double b = bytes / c.n;
+    return (c.n - 1) * (mpi_step(m, c, MPI_PAT_SHIFT, 1, 0, 0, b, true) + mpi_step(m, c, MPI_PAT_SHIFT, 1, 0, 0, b, false));
+}
+
+/* ---------------- all-to-all ---------------- */
+
+double mpi_alltoall_bruck(const MpiModel *m, MpiComm c, double per_peer)
+{
+    double t = 2 * c.n * per_peer / m->p.bw_core; /* the local rotations before and after */
+    for (int d = 1; d < c.n; d *= 2) {
+        int blocks = 0;
+        for (int i = 0; i < c.n; i++)
+            blocks += (i & d) != 0;
+        /* a derived datatype per round; its blocks packed, unpacked and copied back */
+        t += mpi_step(m, c, MPI_PAT_SHIFT, d, 0, 0, blocks * per_peer, false) + m->l.ddt_round +
+             3.0 * blocks * m->l.ddt_block;
+    }
+    return t;
+}
+
+double mpi_alltoall_pairwise(const MpiModel *m, MpiComm c, double per_peer)
+{
+    double t = per_peer / m->p.bw_core; /* its own block */
+    for (int k = 1; k < c.n; k++)
+        t += mpi_step(m, c, MPI_PAT_SHIFT, k, 0, 0, per_peer, false);
+    return t;
+}
+
+/* ---------------- all-gather, reduce-scatter ---------------- */
+
+double mpi_allgather_ring(const MpiModel *m, MpiComm c, double total)
+{
+    return (c.n - 1) * mpi_step(m, c, MPI_PAT_SHIFT, 1, 0, 0, total / c.n, false);
+}
+
+double mpi_allgather_rd(const MpiModel *m, MpiComm c, double total)
+{
+    int pof2 = mpi_pof2_floor(c.n);
+    if (pof2 != c.n)
+        return mpi_allgather_bruck(m, c, total);
+    double t = 0;
+    for (int d = 1; d < c.n; d *= 2)
+        t += mpi_step(m, c, MPI_PAT_XOR, d, 0, 0, total / c.n * d, false);
+    return t;
+}
+
+double mpi_allgather_bruck(const MpiModel *m, MpiComm c, double total)
+{
+    double blk = total / c.n, t = total / m->p.bw_core; /* the final rotation */
+    for (int d = 1; d < c.n; d *= 2)
+        t += mpi_step(m, c, MPI_PAT_SHIFT, d, 0, 0, blk * (d < c.n - d ? d : c.n - d), false);
+    return t;
+}
+
+double mpi_reducescatter_rh(const MpiModel *m, MpiComm c, double total)
+{
+    int pof2 = mpi_pof2_floor(c.n), rem = c.n - pof2;
+    double t = rem ? 2 * mpi_step(m, c, MPI_PAT_FOLD, 0, 0, rem, total, true) : 0, b = total;
+    for (int d = pof2 / 2; d >= 1; d /= 2) {
+        b /= 2;
+        t += mpi_step(m, c, MPI_PAT_XOR, d, 0, rem, b, true);
+    }
+    return t;
+}
+
+double mpi_reducescatter_ring(const MpiModel *m, MpiComm c, double total)
+{
+    return (c.n - 1) * mpi_step(m, c, MPI_PAT_SHIFT, 1, 0, 0, total / c.n, true);
+}

@@ -1,0 +1,80 @@
+/* Private to the MPI collective model (models/mpi_*.c): the model object,
+ * the library parameters, and the step-cost primitives the algorithms and
+ * the libraries' selections share. */
+#ifndef MPI_INTERNAL_H
+#define MPI_INTERNAL_H
+
+#include "mpi_model.h"
+
+#include <math.h>
+
+/* What models/presets/mpi.json says of one library. */
+typedef struct {
+    double overhead;                     /* per message, s */
+    double ddt_round, ddt_block;         /* Bruck's datatype costs, s */
+    double han_segment;                  /* Open MPI han pipeline segment, bytes */
+    int knomial_radix;                   /* Open MPI tuned k-nomial bcast */
+    int throttle;                        /* MPICH scattered all-to-all window */
+    int reduce_radix, bcast_radix;       /* MPICH release_gather trees */
+    double bcast_cell;                   /* MPICH release_gather buffer, bytes */
+} MpiLibParams;
+
+struct MpiModel {
+    MpiPlatform p;
+    MpiLib lib;
+    MpiLibParams l;
+    double reduce_streams; /* bytes a core streams per byte it reduces */
+};
+
+/* A communicator: n ranks, `per_node` consecutive ranks on each node. */
+typedef struct {
+    int n, per_node;
+} MpiComm;
+
+/* Patterns of one step (who sends to whom at once). */
+typedef enum {
+    MPI_PAT_XOR,   /* i <-> i ^ d among the 2^k ranks left after folding `rem` (recursive doubling) */
+    MPI_PAT_SHIFT, /* i -> (i + d) mod n (ring: d = 1; Bruck, pairwise exchange) */
+    MPI_PAT_TREE,  /* round of a k-nomial tree with stride d: i = 0 mod d*k sends to i + j*d, j < k */
+    MPI_PAT_FOLD,  /* the non-power-of-two fold: even i < 2 rem sends to i + 1 */
+} MpiPattern;
+
+/* Time of one step: every sender sends `bytes` per message of the pattern
+ * (`reduce`: the receiver reduces it into its buffer). */
+double mpi_step(const MpiModel *m, MpiComm c, MpiPattern pat, int d, int k, int rem, double bytes, bool reduce);
+
+/* All pairs at once (linear all-to-all): every rank sends `bytes` to each
+ * other rank, `window` messages in flight (0: all). */
+double mpi_all_pairs(const MpiModel *m, MpiComm c, double bytes, int window);
+
+/* The building blocks, on communicator c (times in s). */
+double mpi_bcast_tree(const MpiModel *m, MpiComm c, double bytes, int radix);
+double mpi_reduce_tree(const MpiModel *m, MpiComm c, double bytes, int radix);
+/* The root's own work in those trees, latencies aside: a pipeline's
+ * throughput (mpi_algos.c). */
+double mpi_reduce_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix);
+double mpi_bcast_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix);
+double mpi_allreduce_rd(const MpiModel *m, MpiComm c, double bytes);
+double mpi_allreduce_rabenseifner(const MpiModel *m, MpiComm c, double bytes);
+double mpi_allreduce_ring(const MpiModel *m, MpiComm c, double bytes);
+double mpi_alltoall_bruck(const MpiModel *m, MpiComm c, double per_peer);
+double mpi_alltoall_pairwise(const MpiModel *m, MpiComm c, double per_peer);
+double mpi_allgather_ring(const MpiModel *m, MpiComm c, double total);
+double mpi_allgather_rd(const MpiModel *m, MpiComm c, double total);
+double mpi_allgather_bruck(const MpiModel *m, MpiComm c, double total);
+double mpi_reducescatter_rh(const MpiModel *m, MpiComm c, double total);
+double mpi_reducescatter_ring(const MpiModel *m, MpiComm c, double total);
+
+/* The libraries' selections (mpi_select.c). */
+bool mpi_select_openmpi(const MpiModel *m, CollOp op, double bytes, MpiCost *out);
+bool mpi_select_mpich(const MpiModel *m, CollOp op, double bytes, MpiCost *out);
+
+static inline int mpi_pof2_floor(int n)
+{
+    int p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+
+#endif

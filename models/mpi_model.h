@@ -1,0 +1,69 @@
+/* MPI collectives on CPU clusters: the algorithms MPI libraries run
+ * (recursive doubling, Rabenseifner, ring, binomial and k-nomial trees,
+ * Bruck, linear and pairwise all-to-all, node-aware hierarchies: Open MPI's
+ * coll/han, MPICH's ch4 compositions) chosen as each library's default
+ * selection does (Open MPI 5.0.x coll/tuned fixed rules and han; MPICH 4.x
+ * csel JSON), each costed step by step.
+ *
+ * Cost of one step (Hockney per message, with contention): ranks are placed
+ * in contiguous blocks of `ppn` per node; a step is the set of messages sent
+ * at once, and takes the longest of
+ *   - a rank's own time: path latency + per-message software overhead +
+ *     bytes / path bandwidth for each message it sends (plus the reduction
+ *     of what it received, at the core's streaming rate),
+ *   - a node's NIC: the bytes leaving (or entering) the node / NIC bandwidth,
+ *   - a node's memory: the bytes the step moves through DRAM / memory bandwidth.
+ * The platform comes from the topology (shared-memory and network paths:
+ * latency and bandwidth of their links) and from models/presets/mpi.json (the
+ * node's memory bandwidth, the libraries' software costs; every number with
+ * its source).  Pure functions: same input, same numbers. */
+#ifndef MPI_MODEL_H
+#define MPI_MODEL_H
+
+#include "collective.h"
+#include "topo.h"
+
+typedef enum { MPI_LIB_OPENMPI, MPI_LIB_MPICH, MPI_NUM_LIBS } MpiLib;
+
+const char *mpi_lib_name(MpiLib l); /* "openmpi", "mpich" */
+/* "openmpi"/"ompi"/"open-mpi", "mpich" (case-insensitive); -1 if unknown. */
+int mpi_lib_parse(const char *s);
+
+typedef struct MpiModel MpiModel;
+
+/* `nodes` x `ppn` ranks, contiguous per node, on topology `t` (which must
+ * have at least that many nodes and ranks per node).  `params` is the MPI
+ * parameter file, NULL for models/presets/mpi.json. */
+MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const char *params, GError **err);
+void mpi_model_free(MpiModel *m);
+
+/* What the model found, for reports and tests. */
+typedef struct {
+    int nodes, ppn;
+    double lat_shm, lat_net; /* one-way latency of the paths, s (0 where no such path) */
+    double bw_core;          /* one rank's shared-memory copy bandwidth, B/s */
+    double bw_nic;           /* a node's network payload bandwidth (all its NICs), B/s */
+    double bw_net;           /* one rank's network path (its NIC), B/s */
+    double bw_mem;           /* a node's achievable memory bandwidth, B/s (INFINITY: not described) */
+    double copy_traffic;     /* DRAM bytes per byte copied between two processes */
+    double overhead;         /* library software cost per message, s */
+} MpiPlatform;
+const MpiPlatform *mpi_model_platform(const MpiModel *m);
+
+typedef struct {
+    double time_s;
+    const char *algo; /* "han(binomial-reduce,...)" style name of what ran; static */
+} MpiCost;
+
+/* Time of one collective of `bytes` (nccl-tests' convention: the whole
+ * buffer of one rank; all-gather and all-to-all: the whole receive buffer).
+ * False (out untouched) for an op the model does not cover. */
+bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out);
+
+/* One message of `bytes` between rank 0 and the first rank of the second
+ * node (or rank 1 on one node): osu_latency's one-way time with window 1;
+ * with `window` > 1 the time of `window` messages sent back to back
+ * (osu_bw), the latency paid once. */
+double mpi_p2p_time(const MpiModel *m, double bytes, int window);
+
+#endif

@@ -1,0 +1,193 @@
+/* The MPI model's object: the library names, models/presets/mpi.json (the
+ * libraries' constants, the CPU nodes' memory systems), the platform read off
+ * the topology's shared-memory and network paths, and the dispatch to the
+ * library's selection (mpi_select.c). */
+#include "mpi_internal.h"
+#include "sim_data.h"
+
+#include <string.h>
+
+static const char *lib_names[] = {"openmpi", "mpich"};
+
+const char *mpi_lib_name(MpiLib l) { return l >= 0 && l < MPI_NUM_LIBS ? lib_names[l] : "?"; }
+
+int mpi_lib_parse(const char *s)
+{
+    if (!s)
+        return -1;
+    if (!g_ascii_strcasecmp(s, "openmpi") || !g_ascii_strcasecmp(s, "ompi") || !g_ascii_strcasecmp(s, "open-mpi"))
+        return MPI_LIB_OPENMPI;
+    if (!g_ascii_strcasecmp(s, "mpich"))
+        return MPI_LIB_MPICH;
+    return -1;
+}
+
+/* ---------------- parameters ---------------- */
+
+static bool read_lib(const SimJsonDoc *d, const cJSON *libs, MpiLib lib, MpiLibParams *l, GError **err)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(libs, mpi_lib_name(lib));
+    if (!cJSON_IsObject(o)) {
+        sim_json_error(d, o ? o : libs, err, "\"libraries\" needs an object \"%s\"", mpi_lib_name(lib));
+        return false;
+    }
+    double radix = 4, throttle = 32, rr = 4, br = 64;
+    *l = (MpiLibParams){.han_segment = 65536, .bcast_cell = 32768};
+    if (!sim_json_get_number(d, o, "overhead", true, 0, 1e-3, &l->overhead, err) ||
+        !sim_json_get_number(d, o, "datatype_round", true, 0, 1e-3, &l->ddt_round, err) ||
+        !sim_json_get_number(d, o, "datatype_block", true, 0, 1e-3, &l->ddt_block, err) ||
+        !sim_json_get_number(d, o, "han_segment", false, 1, 1 << 30, &l->han_segment, err) ||
+        !sim_json_get_number(d, o, "knomial_radix", false, 2, 1024, &radix, err) ||
+        !sim_json_get_number(d, o, "alltoall_throttle", false, 0, 1 << 20, &throttle, err) ||
+        !sim_json_get_number(d, o, "reduce_radix", false, 2, 1024, &rr, err) ||
+        !sim_json_get_number(d, o, "bcast_radix", false, 2, 1024, &br, err) ||
+        !sim_json_get_number(d, o, "bcast_cell", false, 1, 1 << 30, &l->bcast_cell, err))
+        return false;
+    l->knomial_radix = (int)radix;
+    l->throttle = (int)throttle;
+    l->reduce_radix = (int)rr;
+    l->bcast_radix = (int)br;
+    return true;
+}
+
+/* The node's memory system, when the file describes the topology's nodes. */
+static bool read_node(const SimJsonDoc *d, const cJSON *nodes, const char *topo, MpiModel *m, double *nic_eff,
+                      GError **err)
+{
+    const cJSON *o = cJSON_IsObject(nodes) ? cJSON_GetObjectItemCaseSensitive(nodes, topo) : NULL;
+    if (!o)
+        return true; /* memory not described: only the links bound a step */
+    double bw = 0, eff = 1;
+    if (!sim_json_get_number(d, o, "memory_bandwidth", true, 1e6, 1e15, &bw, err) ||
+        !sim_json_get_number(d, o, "memory_efficiency", false, 0.01, 1, &eff, err) ||
+        !sim_json_get_number(d, o, "copy_traffic", false, 1, 10, &m->p.copy_traffic, err) ||
+        !sim_json_get_number(d, o, "reduce_streams", false, 1, 10, &m->reduce_streams, err) ||
+        !sim_json_get_number(d, o, "nic_payload_efficiency", false, 0.01, 1, nic_eff, err))
+        return false;
+    m->p.bw_mem = bw * eff;
+    return true;
+}
+
+static bool load_params(const char *path, const char *topo, MpiModel *m, double *nic_eff, GError **err)
+{
+    char *def = path ? NULL : sim_data_dir("models/presets/mpi.json");
+    SimJsonDoc *d = sim_json_load_file(path ? path : def, err);
+    g_free(def);
+    if (!d)
+        return false;
+    const cJSON *r = sim_json_root(d), *libs = cJSON_GetObjectItemCaseSensitive(r, "libraries");
+    bool ok = cJSON_IsObject(libs);
+    if (!ok)
+        sim_json_error(d, libs ? libs : r, err, "\"libraries\" must be an object");
+    ok = ok && read_lib(d, libs, m->lib, &m->l, err) &&
+         read_node(d, cJSON_GetObjectItemCaseSensitive(r, "nodes"), topo, m, nic_eff, err);
+    sim_json_free(d);
+    return ok;
+}
+
+/* ---------------- the platform from the topology ---------------- */
+
+/* Latency (sum) and bandwidth (narrowest link) of the route a -> b. */
+static bool path_of(const Topo *t, int a, int b, double *lat, double *bw)
+{
+    int cap = topo_max_route_length(t);
+    int *links = g_new(int, cap > 0 ? cap : 1);
+    int n = topo_route(t, a, b, 0, links, cap > 0 ? cap : 1);
+    *lat = 0;
+    *bw = INFINITY;
+    for (int i = 0; i < n; i++) {
+        *lat += topo_link_latency(t, links[i]);
+        if (topo_link_bandwidth(t, links[i]) < *bw)
+            *bw = topo_link_bandwidth(t, links[i]);
+    }
+    g_free(links);
+    return n > 0;
+}
+
+/* A node's NICs: the distinct network links the routes of the job's `ppn`
+ * ranks to the next node leave by, and their bandwidth summed. */
+static double node_nic_bandwidth(const Topo *t, double path_bw, int ppn)
+{
+    int tppn = topo_ranks_per_node(t), cap = topo_max_route_length(t);
+    int *links = g_new(int, cap > 0 ? cap : 1);
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    double sum = 0;
+    for (int r = 0; r < ppn && r < tppn; r++) {
+        int n = topo_route(t, r, tppn + r, 0, links, cap > 0 ? cap : 1);
+        for (int i = 0; i < n; i++)
+            if (topo_link_kind(t, links[i]) == TOPO_LINK_NET) {
+                if (!g_hash_table_contains(seen, GINT_TO_POINTER(links[i]))) {
+                    g_hash_table_add(seen, GINT_TO_POINTER(links[i]));
+                    double bw = topo_link_bandwidth(t, links[i]);
+                    sum += bw < path_bw ? bw : path_bw;
+                }
+                break;
+            }
+    }
+    g_hash_table_destroy(seen);
+    g_free(links);
+    return sum > 0 ? sum : path_bw;
+}
+
+MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const char *params, GError **err)
+{
+    int tppn = topo_ranks_per_node(t), tn = topo_num_nodes(t);
+    if (nodes < 1 || ppn < 1 || nodes > tn || ppn > tppn || lib < 0 || lib >= MPI_NUM_LIBS) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%d nodes of %d ranks do not fit topology %s (%d nodes of %d)",
+                    nodes, ppn, topo_name(t), tn, tppn);
+        return NULL;
+    }
+    MpiModel *m = g_new0(MpiModel, 1);
+    m->lib = lib;
+    m->p.nodes = nodes;
+    m->p.ppn = ppn;
+    m->p.bw_mem = INFINITY;
+    m->p.copy_traffic = 1;
+    m->reduce_streams = 2;
+    double nic_eff = 1;
+    if (!load_params(params, topo_name(t), m, &nic_eff, err)) {
+        g_free(m);
+        return NULL;
+    }
+    m->p.overhead = m->l.overhead;
+    double bw = INFINITY;
+    m->p.bw_core = INFINITY;
+    m->p.bw_nic = INFINITY;
+    if (tppn > 1 && path_of(t, 0, 1, &m->p.lat_shm, &bw))
+        m->p.bw_core = bw;
+    if (tn > 1 && path_of(t, 0, tppn, &m->p.lat_net, &bw)) {
+        m->p.bw_net = bw * nic_eff;
+        m->p.bw_nic = node_nic_bandwidth(t, bw, ppn) * nic_eff;
+    } else {
+        m->p.bw_net = m->p.bw_nic = INFINITY;
+    }
+    if (!isfinite(m->p.bw_core)) /* one rank per node: no shared-memory path to read */
+        m->p.bw_core = isfinite(m->p.bw_net) ? m->p.bw_net : 1e10;
+    if (!isfinite(m->p.bw_nic))
+        m->p.bw_net = m->p.bw_nic = m->p.bw_core;
+    return m;
+}
+
+void mpi_model_free(MpiModel *m) { g_free(m); }
+
+const MpiPlatform *mpi_model_platform(const MpiModel *m) { return &m->p; }
+
+bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
+{
+    if (!(bytes >= 0) || op < 0 || op >= COLL_NUM_OPS)
+        return false;
+    if (m->p.nodes * m->p.ppn == 1) {
+        *out = (MpiCost){0, "none"};
+        return true;
+    }
+    return m->lib == MPI_LIB_MPICH ? mpi_select_mpich(m, op, bytes, out) : mpi_select_openmpi(m, op, bytes, out);
+}
+
+double mpi_p2p_time(const MpiModel *m, double bytes, int window)
+{
+    bool net = m->p.nodes > 1;
+    double lat = net ? m->p.lat_net : m->p.lat_shm, bw = net ? m->p.bw_net : m->p.bw_core;
+    int w = window > 1 ? window : 1;
+    /* messages back to back: the latency once, each message's overhead and bytes */
+    return lat + w * (m->p.overhead + bytes / bw);
+}

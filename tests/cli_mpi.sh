@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The MPI model from the command line: OSU traces validated with the layout
+# and library their headers state, the knobs (--library, --mpi-library), and
+# bad input around them.
+# Usage: bash cli_mpi.sh SHARDSIM_BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+traces=$src/tests/data/traces
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+check() { # NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
+}
+expect_exit() { # CODE PATTERN ARGS...
+  local code=$1 pattern=$2
+  shift 2
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ "$rc" -eq "$code" ] && grep -q -- "$pattern" "$tmp/err" && [ ! -s "$tmp/out" ]
+}
+ar=$traces/osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt
+a2a=$traces/osu_alltoall_oci-bm-optimized3.36_1node36proc_ocitutorials.txt
+
+"$bin" validate --json -t oci-bm-optimized3.36 "$ar" "$a2a" >"$tmp/v.json" 2>"$tmp/err"
+check "OSU traces validate without --ranks (their headers say)" [ $? -eq 0 ]
+check "ranks, nodes and library from the headers" python3 - "$tmp/v.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["traces"]
+assert [(x["ranks"], x["nodes"]) for x in t] == [(144, 4), (36, 1)], t
+assert all(x["library"] == "openmpi 5.0.8 (the trace)" for x in t), t
+assert t[0]["rows"][0]["algo"].startswith("han(") and t[1]["rows"][0]["algo"] == "tuned:modified_bruck"
+assert t[0]["median_abs_pct_error_large"] <= 20 and t[0]["median_abs_pct_error_small"] <= 30
+PY
+expect_exit 2 "the trace says 144 ranks, not 72" validate -t oci-bm-optimized3.36 --ranks 72 "$ar"
+check "--ranks cannot contradict the headers" [ $? -eq 0 ]
+expect_exit 2 "the trace says 4 nodes, not 2" validate -t oci-bm-optimized3.36 --nodes 2 "$ar"
+check "--nodes cannot contradict the headers" [ $? -eq 0 ]
+
+"$bin" validate --json -t oci-bm-optimized3.36 --mpi-library mpich "$ar" >"$tmp/m.json" 2>/dev/null
+check "--mpi-library mpich follows MPICH's selection" python3 - "$tmp/m.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["traces"][0]
+assert t["library"] == "mpich (--mpi-library)" and t["rows"][0]["algo"].startswith("composition_alpha("), t
+PY
+"$bin" validate --json -t oci-bm-optimized3.36 --library nccl "$ar" >"$tmp/n.json" 2>/dev/null
+check "--library nccl predicts with the NCCL model" python3 - "$tmp/n.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["traces"][0]
+assert "library" not in t and t["rows"][0]["proto"] in ("ll", "ll128", "simple"), t
+PY
+expect_exit 2 "unknown --library 'gloo'" validate -t oci-bm-optimized3.36 --library gloo "$ar"
+check "an unknown --library is bad input" [ $? -eq 0 ]
+expect_exit 2 "unknown --mpi-library 'lam'" validate -t oci-bm-optimized3.36 --mpi-library lam "$ar"
+check "an unknown --mpi-library is bad input" [ $? -eq 0 ]
+expect_exit 2 "the MPI model runs what the MPI library selects" validate -t oci-bm-optimized3.36 --algo ring "$ar"
+check "--algo (NCCL's) is refused with the MPI model" [ $? -eq 0 ]
+
+printf '# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n4 10.0\n' >"$tmp/bare.txt"
+expect_exit 2 "no header states it; give --ranks" validate -t oci-bm-optimized3.36 "$tmp/bare.txt"
+check "without a header, OSU asks for --ranks" [ $? -eq 0 ]
+printf '# hardware: 4 nodes\n# command: mpirun -n 144 -N 32 osu_allreduce\n# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n4 10.0\n' >"$tmp/clash.txt"
+expect_exit 2 "the headers say 144 ranks, 4 nodes and 32 ranks per node" validate -t oci-bm-optimized3.36 "$tmp/clash.txt"
+check "headers that contradict each other are bad input" [ $? -eq 0 ]
+printf '# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n4 10.0\n' >"$tmp/allreduce-mpich-4n.txt"
+"$bin" validate --json -t oci-bm-optimized3.36 --ranks 144 --nodes 4 "$tmp/allreduce-mpich-4n.txt" >"$tmp/f.json" 2>/dev/null
+check "the library from the file name, the layout never" python3 - "$tmp/f.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["traces"][0]
+assert t["library"] == "mpich (the file name)" and t["ranks_from"] == "--ranks", t
+PY
+
+printf '# mpi: Intel(R) MPI Library 2021.9\n# hardware: 4 nodes, 36 ranks per node\n# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n4 10.0\n' >"$tmp/impi.txt"
+"$bin" validate --json -t oci-bm-optimized3.36 "$tmp/impi.txt" >"$tmp/i.json" 2>/dev/null
+check "Intel MPI is predicted with MPICH's selection, and says so" python3 - "$tmp/i.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["traces"][0]
+assert t["library"] == "mpich's selection for Intel MPI 2021.9 (the trace)" and (t["ranks"], t["nodes"]) == (144, 4), t
+PY
+
+"$bin" collective --json -t oci-bm-optimized3.36 --library mpi --op alltoall --sizes 4K,1MiB >"$tmp/c.json" 2>"$tmp/err"
+check "collective --library mpi" python3 - "$tmp/c.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["library"] == "openmpi" and d["ranks"] == 144 and len(d["rows"]) == 2
+assert all(r["time_s"] > 0 and r["algo"].startswith("tuned:") for r in d["rows"])
+PY
+expect_exit 2 "goes with --library mpi" collective -t oci-bm-optimized3.36 --library mpi --flows
+check "collective --library mpi takes no --flows" [ $? -eq 0 ]
+expect_exit 2 "goes with --library mpi" collective -t oci-bm-optimized3.36 --mpi-library mpich
+check "--mpi-library alone is refused" [ $? -eq 0 ]
+"$bin" collective --json -t oci-bm-optimized3.36 --library mpi --sizes 1MiB >"$tmp/c1.json" 2>/dev/null
+"$bin" collective --json -t oci-bm-optimized3.36 --library mpi --sizes 1MiB >"$tmp/c2.json" 2>/dev/null
+check "same input, byte-identical output" cmp -s "$tmp/c1.json" "$tmp/c2.json"
+
+echo "cli_mpi: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
