@@ -107,8 +107,9 @@ static void grad_flush(Build *b, int s, double params, int prev, GArray *ends, G
         nb = 1;
     double piece = params / nb;
     for (int k = 0; k < nb; k++) {
-        double t = step_coll_use(c, cname, "dp", c->dp_group, op, piece * gb * c->p.compression, s == 0 ? 1 : 0);
-        int ct = step_task(g, cname, b->res[s].comm, t, "comm");
+        int u = step_coll(c, cname, "dp", c->dp_group, op, piece * gb * c->p.compression);
+        int ct = step_task(g, cname, b->res[s].comm, step_coll_time(c, u), "comm");
+        step_coll_tag(b, ct, u, 1, s);
         step_dep(g, prev, ct);
         g_array_append_val(ends, ct);
         g_array_append_val(bucket_params, piece);
@@ -194,9 +195,9 @@ void dp_sync_and_update(Build *b, int s, GArray *ends, GArray *bparams)
             step_dep(g, last_bwd, o);
             if (c->ag_overlap) /* gathered behind the next step's forward (par_zero.c) */
                 continue;
-            double t = step_coll_use(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bp * c->param_bytes,
-                                     s == 0 ? 1 : 0);
-            int ag = step_task(g, "param_allgather", r->comm, t, "comm");
+            int u = step_coll(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bp * c->param_bytes);
+            int ag = step_task(g, "param_allgather", r->comm, step_coll_time(c, u), "comm");
+            step_coll_tag(b, ag, u, 1, s);
             step_dep(g, o, ag);
         }
         return;

@@ -2,7 +2,8 @@
  * point-to-point groups between neighbouring stages, the order in which a
  * stage runs its micro-batches (1F1B, Narayanan et al.; or GPipe: every
  * forward, then every backward) and the activation and gradient sends that
- * tie the stages' chains together.  Also what a stage holds: its
+ * tie the stages' chains together; a send is listed as "send" on its stage
+ * and "recv" on the peer's.  Also what a stage holds: its
  * parameters, and its micro-batches in flight for the memory estimate. */
 #include "step_build.h"
 
@@ -54,9 +55,19 @@ bool pipeline_init(Ctx *c, GError **err)
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double act = (double)step_scenario_micro_batch(c->sc) * tr->seq_len * tr->hidden * c->wp.act_bytes;
     c->t_p2p = g_new0(double, pp);
-    for (int s = 0; s + 1 < pp; s++)
-        c->t_p2p[s] = step_coll_use(c, "pp_send", "pp", c->p2p_group[s], COLL_BROADCAST, act / c->p.tp,
-                                    s == 0 ? c->m : 0);
+    c->p2p_use = g_new(int, 4 * (size_t)pp);
+    static const char *const names[] = {"pp_send_activation", "pp_recv_activation", "pp_send_gradient",
+                                        "pp_recv_gradient"};
+    for (int s = 0; s + 1 < pp; s++) {
+        /* a point-to-point send costs a broadcast over the pair */
+        for (int k = 0; k < 4; k++) {
+            int u = step_coll(c, names[k], "pp", c->p2p_group[s], COLL_BROADCAST, act / c->p.tp);
+            if (u >= 0)
+                g_array_index(c->colls, CollUse, u).op_name = k % 2 ? "recv" : "send";
+            c->p2p_use[4 * s + k] = u;
+        }
+        c->t_p2p[s] = step_coll_time(c, c->p2p_use[4 * s]);
+    }
     return true;
 }
 
@@ -73,6 +84,7 @@ void pipeline_free(Ctx *c)
         g_free(c->p2p_group);
     }
     g_free(c->t_p2p);
+    g_free(c->p2p_use);
     g_free(c->stage_l0);
 }
 
@@ -116,11 +128,15 @@ void pipeline_sends(Build *b)
         for (int i = 0; i < m; i++) {
             if (s + 1 < pp) {
                 int t = step_task(g, "send_activation", b->res[s].p2p, c->t_p2p[s], "p2p");
+                step_coll_tag(b, t, c->p2p_use[4 * s], 1, s);
+                step_coll_tag(b, t, c->p2p_use[4 * s + 1], 1, s + 1);
                 step_dep(g, b->fw[s * m + i].last, t);
                 step_dep(g, t, b->fw[(s + 1) * m + i].first);
             }
             if (s > 0) {
                 int t = step_task(g, "send_gradient", b->res[s].p2p, c->t_p2p[s - 1], "p2p");
+                step_coll_tag(b, t, c->p2p_use[4 * (s - 1) + 2], 1, s);
+                step_coll_tag(b, t, c->p2p_use[4 * (s - 1) + 3], 1, s - 1);
                 step_dep(g, b->bw[s * m + i].last, t);
                 step_dep(g, t, b->bw[(s - 1) * m + i].first);
             }

@@ -10,9 +10,10 @@
 #include <math.h>
 
 /* ZeRO-3: all-gather of one layer's parameters on the comm stream. */
-static int zero3_gather(Build *b, int s, double t_ag, int after)
+static int zero3_gather(Build *b, int s, int u_ag, int after)
 {
-    int t = step_task(b->g, "zero3_allgather", b->res[s].comm, t_ag, "comm");
+    int t = step_task(b->g, "zero3_allgather", b->res[s].comm, step_coll_time(b->c, u_ag), "comm");
+    step_coll_tag(b, t, u_ag, 1, s);
     step_dep(b->g, after, t);
     return t;
 }
@@ -29,8 +30,9 @@ static int param_gather(Build *b, int s, double params, int after)
         nb = 1;
     int prev = after;
     for (int k = 0; k < nb; k++) {
-        double t = step_coll_use(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bytes / nb, s == 0 ? 1 : 0);
-        int ag = step_task(b->g, "param_allgather", b->res[s].comm, t, "comm");
+        int u = step_coll(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bytes / nb);
+        int ag = step_task(b->g, "param_allgather", b->res[s].comm, step_coll_time(c, u), "comm");
+        step_coll_tag(b, ag, u, 1, s);
         step_dep(b->g, prev, ag);
         prev = ag;
     }
@@ -43,14 +45,13 @@ static int param_gather(Build *b, int s, double params, int after)
 void zero_pass_begin(ZeroPass *z, Build *b, int s, int mbi, int dir, int prev)
 {
     Ctx *c = b->c;
-    int nl = step_stage_layers(c, s);
-    *z = (ZeroPass){.z3 = c->p.zero_stage == 3 && c->p.dp > 1, .start = prev, .ag_prev = -1, .hist = {-1, -1}};
+    *z = (ZeroPass){.z3 = c->p.zero_stage == 3 && c->p.dp > 1, .start = prev, .ag_prev = -1, .hist = {-1, -1},
+                    .u_ag = -1, .u_rs = -1};
     if (z->z3)
-        z->t_ag = step_coll_use(c, "zero3_allgather", "dp", c->dp_group, COLL_ALLGATHER,
-                                c->layer_params * c->param_bytes, s == 0 ? nl : 0);
+        z->u_ag = step_coll(c, "zero3_allgather", "dp", c->dp_group, COLL_ALLGATHER, c->layer_params * c->param_bytes);
     if (z->z3 && dir == 1)
-        z->t_rs = step_coll_use(c, "zero3_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
-                                c->layer_params * c->grad_bytes_per_param * c->p.compression, s == 0 ? nl : 0);
+        z->u_rs = step_coll(c, "zero3_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
+                            c->layer_params * c->grad_bytes_per_param * c->p.compression);
     z->gather = dir == 0 && c->ag_overlap && mbi == 0;
     if (z->gather && s == 0)
         z->ag_prev = param_gather(b, s, c->head_params, -1);
@@ -61,7 +62,7 @@ void zero_pass_begin(ZeroPass *z, Build *b, int s, int mbi, int dir, int prev)
 int zero_layer_gather(ZeroPass *z, Build *b, int s)
 {
     if (z->z3) {
-        int ag = zero3_gather(b, s, z->t_ag, z->hist[0] >= 0 ? z->hist[0] : z->start);
+        int ag = zero3_gather(b, s, z->u_ag, z->hist[0] >= 0 ? z->hist[0] : z->start);
         step_dep(b->g, z->ag_prev, ag);
         return z->ag_prev = ag;
     }
@@ -83,7 +84,8 @@ int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after)
 {
     if (!z->z3)
         return after;
-    int rs = step_task(b->g, "zero3_reducescatter", b->res[s].comm, z->t_rs, "comm");
+    int rs = step_task(b->g, "zero3_reducescatter", b->res[s].comm, step_coll_time(b->c, z->u_rs), "comm");
+    step_coll_tag(b, rs, z->u_rs, 1, s);
     step_dep(b->g, after, rs);
     return rs;
 }
@@ -99,9 +101,10 @@ void zero3_grad_ends(Build *b, int s, int last_bwd, GArray *ends)
     if (s != 0 && s != c->p.pp - 1)
         return;
     double hp = pipeline_stage_params(c, s) - nl * c->layer_params;
-    double t = step_coll_use(c, "grad_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
-                             hp * c->grad_bytes_per_param * c->p.compression, s == 0 ? 1 : 0);
-    int rs = step_task(b->g, "grad_reducescatter", b->res[s].comm, t, "comm");
+    int u = step_coll(c, "grad_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
+                      hp * c->grad_bytes_per_param * c->p.compression);
+    int rs = step_task(b->g, "grad_reducescatter", b->res[s].comm, step_coll_time(c, u), "comm");
+    step_coll_tag(b, rs, u, 1, s);
     step_dep(b->g, last_bwd, rs);
     g_array_append_val(ends, rs);
 }

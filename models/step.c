@@ -26,28 +26,46 @@ void step_dep(SimGraph *g, int before, int after)
         sim_graph_depend(g, before, after);
 }
 
-double step_coll_use(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes,
-                     int count)
+int step_coll(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes)
 {
     if (!g || coll_group_size(g) < 2 || bytes <= 0)
-        return 0;
+        return -1;
+    for (guint i = 0; i < c->colls->len; i++) {
+        const CollUse *u = &g_array_index(c->colls, CollUse, i);
+        if (!strcmp(u->name, name) && u->bytes == bytes && u->g == g && u->op == op)
+            return (int)i;
+    }
     CollCost cost;
     if (!coll_cost(g, op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &cost))
-        return 0;
+        return -1;
     if (g == c->dp_group && c->dp_factor > 1) {
         cost.time_s *= c->dp_factor;
         cost.algbw_Bps /= c->dp_factor;
     }
-    for (guint i = 0; i < c->colls->len; i++) {
-        CollUse *u = &g_array_index(c->colls, CollUse, i);
-        if (!strcmp(u->name, name) && u->bytes == bytes) {
-            u->count += count;
-            return cost.time_s;
-        }
-    }
-    CollUse u = {name, group_name, op, coll_group_size(g), bytes, cost, count};
+    CollUse u = {name, group_name, op, NULL, g, coll_group_size(g), bytes, cost};
     g_array_append_val(c->colls, u);
-    return cost.time_s;
+    return (int)c->colls->len - 1;
+}
+
+double step_coll_time(const Ctx *c, int use)
+{
+    return use < 0 ? 0 : g_array_index(c->colls, CollUse, use).cost.time_s;
+}
+
+void step_coll_tag(Build *b, int task, int use, int times, int stage)
+{
+    if (use < 0 || task < 0 || times <= 0)
+        return;
+    CollTag t = {task, use, times, stage};
+    g_array_append_val(b->tags, t);
+}
+
+int step_coll_task(Build *b, const char *name, int s, int res, int use, const char *cat)
+{
+    const CollUse *u = &g_array_index(b->c->colls, CollUse, use);
+    int t = step_task(b->g, name ? name : u->name, res, u->cost.time_s, cat);
+    step_coll_tag(b, t, use, 1, s);
+    return t;
 }
 
 /* The variant's costs.  The order is the report's order of collectives:
@@ -55,6 +73,7 @@ double step_coll_use(Ctx *c, const char *name, const char *group_name, const Col
 static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
 {
     memset(c, 0, sizeof *c);
+    c->tp_use[0] = c->tp_use[1] = -1;
     c->sc = sc;
     c->p = step_scenario_plan(sc, variant);
     c->w = step_scenario_workload(sc);
@@ -92,7 +111,7 @@ static void ctx_free(Ctx *c)
 static void build_init(Build *b, Ctx *c)
 {
     int pp = c->p.pp;
-    *b = (Build){.c = c, .g = sim_graph_new()};
+    *b = (Build){.c = c, .g = sim_graph_new(), .tags = g_array_new(FALSE, FALSE, sizeof(CollTag))};
     b->res = g_new(StageRes, pp);
     b->layer_bwd_end = g_new(int *, pp);
     b->head_bwd_end = g_new(int, pp);
@@ -128,6 +147,7 @@ static void build_free(Build *b, bool keep_graph)
     g_free(b->res);
     g_free(b->fw);
     g_free(b->bw);
+    g_array_free(b->tags, TRUE);
 }
 
 /* One layer's compute after `cur` and the layer's gathered weights `ag`,

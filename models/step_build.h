@@ -14,16 +14,25 @@
 
 #include <cjson/cJSON.h>
 
-/* One collective kind used by the step, for the report. */
+/* One collective kind used by the step, for the report.  How many run per
+ * step is not stored here: the report counts the graph's tasks tagged with
+ * the kind (step_coll_tag), so the listing is what was executed. */
 typedef struct {
     const char *name; /* static */
     const char *group;
-    CollOp op;
+    CollOp op;           /* for the cost */
+    const char *op_name; /* static; NULL: coll_op_name(op) ("send", "recv" for pipeline p2p) */
+    const CollGroup *g;
     int group_size;
     double bytes;
     CollCost cost;
-    int count; /* per step on one device */
 } CollUse;
+
+/* Task `task` runs `times` collectives of kind `use` on behalf of stage
+ * `stage`'s device (a send is also a receive on the peer's). */
+typedef struct {
+    int task, use, times, stage;
+} CollTag;
 
 typedef struct {
     const StepScenario *sc;
@@ -41,6 +50,7 @@ typedef struct {
     /* per-layer costs (identical layers), seconds */
     double t_fwd, t_bwd, t_recompute;
     double t_tp_fwd, t_tp_bwd, t_tp_recompute;
+    int tp_use[2];    /* the collectives a layer's tp task runs twice each (-1: none) */
     double t_head_fwd, t_head_bwd;
     double layer_params, head_params; /* per device (after tp) */
     double grad_bytes_per_param, param_bytes; /* gradients: in grad_dtype (wire and buckets) */
@@ -49,6 +59,7 @@ typedef struct {
     bool ag_overlap;                  /* sharded: updated weights gathered behind the next forward */
     double opt_bytes_per_param;       /* HBM traffic of the update */
     double *t_p2p;                    /* [stage]: one send from stage s to s+1 */
+    int *p2p_use;                     /* [4 s + k]: boundary s's send/recv of activations, send/recv of gradients */
     /* data-parallel collectives: all tp x pp groups run at once and share
      * NICs and fabric; their closed-form time is scaled by this factor from
      * a flow simulation of the concurrent groups (1: no contention) */
@@ -76,6 +87,7 @@ typedef struct {
     Span *fw, *bw;       /* [stage * m + micro-batch] */
     int **layer_bwd_end; /* [stage][local layer]: when that layer's gradients are ready (last micro-batch) */
     int *head_bwd_end;   /* [stage] */
+    GArray *tags;        /* CollTag: what each communication task runs */
 } Build;
 
 static inline int step_rank_of(const Ctx *c, int stage, int d, int t)
@@ -89,10 +101,18 @@ static inline int step_stage_layers(const Ctx *c, int s) { return c->stage_l0[s 
 int step_task(SimGraph *g, const char *name, int res, double seconds, const char *cat);
 /* `after` waits for `before`; either may be -1 (none). */
 void step_dep(SimGraph *g, int before, int after);
-/* Records a collective kind (`count` per step) and returns its time; 0 for a
- * group of one.  DP collectives are scaled by the contention factor. */
-double step_coll_use(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes,
-                     int count);
+/* Records a collective kind and returns its index in c->colls, or -1 when
+ * there is nothing to run (a group of one, no bytes).  DP collectives are
+ * scaled by the contention factor. */
+int step_coll(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes);
+/* The kind's time, 0 for -1. */
+double step_coll_time(const Ctx *c, int use);
+/* Notes that `task` runs `times` collectives `use` for stage `stage`'s device
+ * (nothing for use -1). */
+void step_coll_tag(Build *b, int task, int use, int times, int stage);
+/* A task of one collective `use` on stage s's resource `res` (category
+ * "comm" or "tp"), tagged; `name` defaults to the use's. */
+int step_coll_task(Build *b, const char *name, int s, int res, int use, const char *cat);
 
 /* step_compute.c: per-layer compute times, recomputation included, and the
  * step's FLOPs. */
@@ -129,7 +149,7 @@ void dp_contention(Ctx *c);
 typedef struct {
     bool z3;        /* ZeRO-3 with dp > 1 */
     bool gather;    /* this forward gathers the updated weights first */
-    double t_ag, t_rs;
+    int u_ag, u_rs; /* ZeRO-3's collectives (-1: none) */
     int start;      /* the pass's first dependency */
     int ag_prev;    /* the last gather issued */
     int hist[2];    /* the last two compute tasks: ZeRO-3's prefetch window */

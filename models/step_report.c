@@ -287,25 +287,35 @@ static void add_config(cJSON *out, const Build *b)
     cJSON_AddNumberToObject(cfg, "graph_tasks", (double)sim_graph_num_tasks(b->g));
 }
 
-static cJSON *coll_report(const Ctx *c)
+/* The collectives stage 0's device runs per step, counted from the graph's
+ * tags: what the listing says is what was executed. */
+static cJSON *coll_report(const Build *b)
 {
+    const Ctx *c = b->c;
+    int *count = g_new0(int, c->colls->len + 1);
+    for (guint i = 0; i < b->tags->len; i++) {
+        const CollTag *t = &g_array_index(b->tags, CollTag, i);
+        if (t->stage == 0)
+            count[t->use] += t->times;
+    }
     cJSON *arr = cJSON_CreateArray();
     for (guint i = 0; i < c->colls->len; i++) {
         const CollUse *u = &g_array_index(c->colls, CollUse, i);
-        if (u->count == 0) /* seen only on stages other than the one reported */
+        if (count[i] == 0) /* run only on stages other than the one reported */
             continue;
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", u->name);
         cJSON_AddStringToObject(o, "group", u->group);
-        cJSON_AddStringToObject(o, "op", coll_op_name(u->op));
+        cJSON_AddStringToObject(o, "op", u->op_name ? u->op_name : coll_op_name(u->op));
         cJSON_AddNumberToObject(o, "group_size", u->group_size);
         cJSON_AddNumberToObject(o, "bytes", u->bytes);
         cJSON_AddStringToObject(o, "algo", coll_algo_name(u->cost.algo));
         cJSON_AddStringToObject(o, "proto", coll_proto_name(u->cost.proto));
         cJSON_AddNumberToObject(o, "time_s", u->cost.time_s);
-        cJSON_AddNumberToObject(o, "count_per_step", u->count);
+        cJSON_AddNumberToObject(o, "count_per_step", count[i]);
         cJSON_AddItemToArray(arr, o);
     }
+    g_free(count);
     return arr;
 }
 
@@ -331,7 +341,7 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     add_memory(out, c, &mem, mem_stage);
     add_throughput(out, c, step);
     add_config(out, b);
-    cJSON_AddItemToObject(out, "collectives", coll_report(c));
+    cJSON_AddItemToObject(out, "collectives", coll_report(b));
     cJSON *ct = cJSON_AddObjectToObject(out, "dp_contention");
     cJSON_AddNumberToObject(ct, "factor", c->dp_factor);
     if (c->dp_method[0])
