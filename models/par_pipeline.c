@@ -15,7 +15,8 @@ void pipeline_partition(Ctx *c)
     c->stage_l0 = g_new(int, pp + 1);
     for (int s = 0; s <= pp; s++)
         c->stage_l0[s] = s * (L / pp) + (s < L % pp ? s : L % pp);
-    c->layer_params = workload_params_layer(c->w, 0) / c->p.tp;
+    /* a mixture of experts' routed experts are apart (par_moe.c) */
+    c->layer_params = (workload_params_layer(c->w, 0) - workload_params_layer_experts(c->w, 0)) / c->p.tp;
     c->head_params = workload_params_head(c->w) / c->p.tp;
 }
 

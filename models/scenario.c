@@ -394,7 +394,9 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     }
     const cJSON *where = par ? par : root;
     if (!check_plan_model(sc, d, where, err) || !load_machine(sc, d, root, err) ||
-        !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err))
+        !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err) ||
+        !scenario_par_check(d, where, &sc->plan, MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),
+                            sc->w, err))
         goto fail;
     return sc;
 fail:

@@ -28,6 +28,10 @@ typedef struct {
     /* AccelDtype of the gradients on the wire and in the gradient buffers;
      * -1 = not given (the working precision's gradient type) */
     int grad_reduce_dtype;
+    /* scenario_par.c: mixture of experts' expert parallelism (the routed
+     * experts split over ep consecutive dp ranks) and capacity factor */
+    int ep;
+    double capacity_factor;
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

@@ -16,4 +16,12 @@ bool scenario_check_keys(const SimJsonDoc *d, const cJSON *obj, const char *wher
 bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, int *nvariants, int stages[2],
                          GError **err);
 
+/* scenario_par.c: the keys of the newer parallelisms ("ep",
+ * "capacity_factor") into `plan`, and their checks against the model and
+ * dp once dp is known (errors at the key's line). */
+extern const char *const scenario_par_keys[];
+bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, GError **err);
+bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *plan, int max_zero_stage,
+                        const Workload *w, GError **err);
+
 #endif

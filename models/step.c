@@ -88,8 +88,10 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp.sequence_parallel = p->sequence_parallel;
     c->wp.recompute = p->recompute;
     c->wp.act_bytes = accel_dtype_bytes(step_scenario_dtype(sc));
+    c->wp.ep = p->ep;
+    c->wp.capacity_factor = p->capacity_factor;
     pipeline_partition(c);
-    if (!tp_init(c, err) || !dp_init(c, err) || !pipeline_init(c, err))
+    if (!tp_init(c, err) || !moe_init(c, err) || !dp_init(c, err) || !pipeline_init(c, err))
         return false;
     compute_costs(c);
     dp_costs(c);
@@ -100,6 +102,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
 static void ctx_free(Ctx *c)
 {
     pipeline_free(c);
+    moe_free(c);
     coll_group_free(c->tp_group);
     coll_group_free(c->dp_group);
     g_free(c->dp_warning);
@@ -152,10 +155,10 @@ static void build_free(Build *b, bool keep_graph)
 
 /* One layer's compute after `cur` and the layer's gathered weights `ag`,
  * then its tensor-parallel collective; records the span's first task and,
- * when `hist` is given, the compute task for ZeRO-3's prefetch.  Returns the
- * last task. */
+ * when `hist` is given, the compute task for ZeRO-3's prefetch; then a
+ * mixture of experts' all-to-alls (t_ep).  Returns the last task. */
 static int layer_tasks(Build *b, int s, const char *name, double t_comp, const char *tp_name, double t_tp, int cur,
-                       int ag, Span *sp, int *hist)
+                       int ag, Span *sp, int *hist, const char *ep_name, double t_ep)
 {
     int t = step_task(b->g, name, b->res[s].compute, t_comp, "compute");
     step_dep(b->g, cur, t);
@@ -166,7 +169,8 @@ static int layer_tasks(Build *b, int s, const char *name, double t_comp, const c
         hist[0] = hist[1];
         hist[1] = t;
     }
-    return tp_after(b, s, tp_name, t_tp, t);
+    /* a mixture of experts' dispatch and combine (par_moe.c) */
+    return moe_after(b, s, ep_name, t_ep, tp_after(b, s, tp_name, t_tp, t));
 }
 
 /* One micro-batch's forward through stage s after `prev`. */
@@ -180,7 +184,7 @@ static Span forward_pass(Build *b, int s, int mbi, int prev)
     int cur = prev;
     for (int l = 0; l < nl; l++) {
         int ag = zero_layer_gather(&z, b, s);
-        cur = layer_tasks(b, s, "forward", c->t_fwd, "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist);
+        cur = layer_tasks(b, s, "forward", c->t_fwd, "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", c->t_ep);
     }
     if (s == c->p.pp - 1) {
         int t = step_task(b->g, "head_forward", b->res[s].compute, c->t_head_fwd, "compute");
@@ -220,8 +224,8 @@ static Span backward_pass(Build *b, int s, int mbi, int prev, bool last_mb)
         int ag = zero_layer_gather(&z, b, s);
         if (c->t_recompute > 0)
             cur = layer_tasks(b, s, "recompute", c->t_recompute, "tp_recompute", c->t_tp_recompute, cur, ag, &sp,
-                              NULL);
-        cur = layer_tasks(b, s, "backward", c->t_bwd, "tp_backward", c->t_tp_bwd, cur, ag, &sp, z.hist);
+                              NULL, "ep_recompute", c->t_ep_recompute);
+        cur = layer_tasks(b, s, "backward", c->t_bwd, "tp_backward", c->t_tp_bwd, cur, ag, &sp, z.hist, "ep_backward", c->t_ep);
         int ready = zero_layer_reduce(&z, b, s, cur);
         if (note)
             b->layer_bwd_end[s][l] = ready;
@@ -264,8 +268,10 @@ static void build_update(Build *b)
 {
     GArray *ends = g_array_new(FALSE, FALSE, sizeof(int));
     GArray *bparams = g_array_new(FALSE, FALSE, sizeof(double));
-    for (int s = 0; s < b->c->p.pp; s++)
+    for (int s = 0; s < b->c->p.pp; s++) {
         dp_sync_and_update(b, s, ends, bparams);
+        moe_sync_and_update(b, s);
+    }
     g_array_free(ends, TRUE);
     g_array_free(bparams, TRUE);
 }

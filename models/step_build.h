@@ -67,6 +67,12 @@ typedef struct {
     int dp_flow_groups;
     char dp_method[128]; /* "exact", "sampled ...", "not simulated ..." (par_contention.c) */
     char *dp_warning;    /* why the factor is not the full simulation's, or NULL */
+    /* par_moe.c: a mixture of experts.  layer_params above are the dense
+     * part; the routed experts a device holds of one layer are apart. */
+    CollGroup *ep_group, *edp_group; /* expert parallel; expert data parallel (dp / ep) */
+    int ep_use[2];                   /* all-to-all dispatch, combine (-1: none) */
+    double t_ep, t_ep_recompute;     /* one layer's dispatch + combine */
+    double expert_params;            /* per device and layer (after ep and tp) */
 } Ctx;
 
 typedef struct {
@@ -159,6 +165,16 @@ int zero_layer_gather(ZeroPass *z, Build *b, int s);
 int zero_head_gather(ZeroPass *z, Build *b, int s, double params);
 int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after);
 void zero3_grad_ends(Build *b, int s, int last_bwd, GArray *ends);
+
+/* par_moe.c: expert parallelism's groups and all-to-all costs, the
+ * dispatch and combine after each layer's compute, the experts' gradient
+ * synchronisation over the expert-data-parallel group and their update,
+ * and their memory on stage s (added to `mem`). */
+bool moe_init(Ctx *c, GError **err);
+void moe_free(Ctx *c);
+int moe_after(Build *b, int s, const char *name, double seconds, int after);
+void moe_sync_and_update(Build *b, int s);
+bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown *mem, GError **err);
 
 /* step_report.c: the result object of a built and run graph (the step took
  * `step_s`); NULL and `err` when the memory estimate fails. */

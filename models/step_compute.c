@@ -74,6 +74,10 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     WorkloadParallel one = c->wp;
     one.tp = 1;
     one.sequence_parallel = false;
+    one.ep = 1;
+    one.capacity_factor = 1; /* model FLOPs count no expert padding; hardware FLOPs do */
+    WorkloadParallel padded = one;
+    padded.capacity_factor = c->wp.capacity_factor;
     double B = step_scenario_global_batch(c->sc);
     double layer_f = 0;
     for (int l = 0; l < tr->layers; l++)
@@ -81,6 +85,8 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     double head_f = workload_head_forward_flops(c->w, 1, &one);
     *model_flops = 3 * B * (layer_f + head_f);
     *hw_flops = *model_flops;
+    for (int l = 0; l < tr->layers && padded.capacity_factor != 1; l++)
+        *hw_flops += 3 * B * (workload_layer_forward_flops(c->w, l, 1, &padded) - workload_layer_forward_flops(c->w, l, 1, &one));
     if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL) {
         *hw_flops += B * layer_f;
     } else if (c->p.recompute == WORKLOAD_RECOMPUTE_SELECTIVE) {

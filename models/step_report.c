@@ -164,7 +164,7 @@ static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, GErr
             mc.activation_bytes += workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc), &c->wp);
         mc.inflight_microbatches = pipeline_inflight(c, s);
         MemoryBreakdown mbk;
-        if (!memory_estimate(&mc, &mbk, err))
+        if (!memory_estimate(&mc, &mbk, err) || !moe_memory(c, s, &mc, &mbk, err))
             return false;
         if (s == 0 || mbk.total > mem->total) {
             *mem = mbk;
@@ -271,6 +271,12 @@ static void add_config(cJSON *out, const Build *b)
     cJSON_AddStringToObject(cfg, "dp_from", step_scenario_dp_given(sc) ? "the scenario" : "ranks / (tp x pp)");
     cJSON_AddNumberToObject(cfg, "tp", p->tp);
     cJSON_AddNumberToObject(cfg, "pp", p->pp);
+    if (workload_transformer(c->w)->experts > 0) {
+        cJSON_AddNumberToObject(cfg, "experts", workload_transformer(c->w)->experts);
+        cJSON_AddNumberToObject(cfg, "ep", p->ep);
+        cJSON_AddNumberToObject(cfg, "capacity_factor", p->capacity_factor);
+        cJSON_AddNumberToObject(cfg, "active_params", workload_params_active(c->w));
+    }
     cJSON_AddNumberToObject(cfg, "zero_stage", p->zero_stage);
     cJSON_AddStringToObject(cfg, "weight_update", p->zero_stage ? "sharded" : "replicated");
     cJSON_AddBoolToObject(cfg, "allgather_overlap", c->ag_overlap);

@@ -149,9 +149,136 @@ static void test_listing_matches_graph(void)
     }
 }
 
+static cJSON *run(const char *text)
+{
+    GError *err = NULL;
+    cJSON *r = step_run_text("t.json", text, &err);
+    if (!r) {
+        printf("\nunexpected error: %s\n", err->message);
+        g_error_free(err);
+    }
+    return r;
+}
+
+/* The listed collective named `name` (the first), or NULL. */
+static const cJSON *coll(const cJSON *r, const char *name)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "collectives"))
+    {
+        if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, name))
+            return c;
+    }
+    return NULL;
+}
+
+static char *moe_scen(int nodes, int gb, const char *par)
+{
+    return g_strdup_printf("{\"topology\": \"dgx-h100-cluster\", \"nodes\": %d, \"model\": \"mixtral-8x7b\",\n"
+                           " \"global_batch\": %d, \"micro_batch\": 1, \"precision\": \"bf16\", \"optimizer\": \"adam\",\n"
+                           " \"parallelism\": %s}\n",
+                           nodes, gb, par);
+}
+
+/* Mixtral 8x7B (Jiang et al. 2024, Table 1) per layer: attention 4096 x
+ * (4096 + 2 x 1024) + 4096^2 = 41,943,040, router 4096 x 8 = 32,768, two
+ * RMSNorms 8,192: 41,984,000 dense; experts 8 x 3 x 4096 x 14336 =
+ * 1,409,286,144.  Embeddings 2 x 32000 x 4096 + final norm = 262,148,096. */
+#define MIX_DENSE 41984000.0
+#define MIX_EXPERTS 1409286144.0
+#define MIX_HEAD 262148096.0
+
+/* ep 8 of dp 16 on 2 DGX H100 nodes, tp 1, pp 1: a device holds the dense
+ * part and 1/8 of the experts; ZeRO-1 shards the dense optimizer state over
+ * 16 and the experts' over dp / ep = 2 (12 bytes per parameter, Adam in
+ * mixed precision). */
+static void test_moe_memory(void)
+{
+    char *t = moe_scen(2, 16, "{\"dp\": 16, \"ep\": 8, \"weight_update\": \"sharded\"}");
+    cJSON *r = run(t);
+    g_free(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    double dense = 32 * MIX_DENSE + MIX_HEAD, experts = 32 * MIX_EXPERTS / 8;
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "weights"), 2 * (dense + experts), 1);
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "gradients"), 2 * (dense + experts), 1);
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "optimizer_state"), 12 * (dense / 16 + experts / 2),
+                           1);
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "config", "params"), 32 * (MIX_DENSE + MIX_EXPERTS) + MIX_HEAD, 1);
+    /* 2 of 8 experts per token: the card's 12.9 B active parameters */
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "config", "active_params"), 32 * (MIX_DENSE + MIX_EXPERTS / 4) + MIX_HEAD, 1);
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "config", "active_params") / 1e9, 12.9, 0.05);
+    /* the experts' gradients reduce-scattered over the 2 ranks that hold the same experts */
+    const cJSON *rs = coll(r, "expert_reducescatter");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rs);
+    CU_ASSERT_EQUAL(get(rs, "group_size", NULL), 2);
+    cJSON_Delete(r);
+}
+
+/* The dispatch and combine buffer of a rank: its tokens x top_k x capacity
+ * factor x hidden x 2 bytes = 4096 x 2 x 1.25 x 4096 x 2 = 83,886,080 B,
+ * over the 8 ranks of the expert-parallel group; each layer of each
+ * micro-batch dispatches and combines in the forward and the backward (and
+ * the recomputed forward): 32 layers x 2 micro-batches x 2 (x 3). */
+static void test_moe_alltoall(void)
+{
+    static const char *const rc[] = {"none", "full"};
+    for (int k = 0; k < 2; k++) {
+        char par[160];
+        snprintf(par, sizeof par, "{\"dp\": 16, \"ep\": 8, \"capacity_factor\": 1.25, \"recompute\": \"%s\"}", rc[k]);
+        char *t = moe_scen(2, 32, par);
+        SimGraph *g = NULL;
+        cJSON *r = run_graph(t, &g);
+        g_free(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        const char *names[] = {"ep_dispatch", "ep_combine"};
+        for (int i = 0; i < 2; i++) {
+            const cJSON *a = coll(r, names[i]);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+            CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(a, "op")->valuestring, "alltoall");
+            CU_ASSERT_EQUAL(get(a, "group_size", NULL), 8);
+            CU_ASSERT_DOUBLE_EQUAL(get(a, "bytes", NULL), 4096.0 * 2 * 1.25 * 4096 * 2, 0.5);
+            CU_ASSERT_EQUAL(get(a, "count_per_step", NULL), 32 * 2 * (k ? 3 : 2));
+        }
+        /* one ep task per layer and pass runs both */
+        int tasks = graph_count(g, "ep_forward") + graph_count(g, "ep_backward") + graph_count(g, "ep_recompute");
+        CU_ASSERT_EQUAL(tasks, listed(r, "ep_dispatch", NULL));
+        CU_ASSERT_EQUAL(get(r, "config", "ep"), 8);
+        cJSON_Delete(r);
+        sim_graph_free(g);
+    }
+}
+
+/* More capacity pads more: a slower step and more hardware FLOPs, the
+ * model FLOPs unchanged; ep 1 holds every expert (8x the expert weights)
+ * and has no all-to-all. */
+static void test_moe_capacity_and_ep(void)
+{
+    cJSON *r[3];
+    const char *pars[] = {"{\"dp\": 16, \"ep\": 8, \"capacity_factor\": 1.0}",
+                          "{\"dp\": 16, \"ep\": 8, \"capacity_factor\": 2.0}", "{\"dp\": 16, \"ep\": 1}"};
+    for (int i = 0; i < 3; i++) {
+        char *t = moe_scen(2, 16, pars[i]);
+        r[i] = run(t);
+        g_free(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r[i]);
+    }
+    CU_ASSERT_TRUE(get(r[1], "step_time_s", NULL) > get(r[0], "step_time_s", NULL));
+    CU_ASSERT_DOUBLE_EQUAL(get(r[1], "model_flops_per_step", NULL), get(r[0], "model_flops_per_step", NULL), 1);
+    CU_ASSERT_TRUE(get(r[1], "hardware_flops_per_step", NULL) > get(r[0], "hardware_flops_per_step", NULL));
+    CU_ASSERT_DOUBLE_EQUAL(get(coll(r[1], "ep_dispatch"), "bytes", NULL), 2 * get(coll(r[0], "ep_dispatch"), "bytes", NULL), 1);
+    double w8 = get(r[0], "memory_per_device_bytes", "weights"), w1 = get(r[2], "memory_per_device_bytes", "weights");
+    CU_ASSERT_DOUBLE_EQUAL(w1 - w8, 2 * 32 * MIX_EXPERTS * (1 - 1.0 / 8), 1);
+    CU_ASSERT_PTR_NULL(coll(r[2], "ep_dispatch"));
+    for (int i = 0; i < 3; i++)
+        cJSON_Delete(r[i]);
+}
+
 static const TestCase tests[] = {
     {"listing_gpt3_175b", test_listing_gpt3_175b},
     {"listing_matches_graph", test_listing_matches_graph},
+    {"moe_memory", test_moe_memory},
+    {"moe_alltoall", test_moe_alltoall},
+    {"moe_capacity_and_ep", test_moe_capacity_and_ep},
 };
 
 TEST_MAIN("step_par", tests)

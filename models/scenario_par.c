@@ -1,0 +1,55 @@
+/* A scenario's keys for the newer parallelisms of the step: expert
+ * parallelism ("ep") and the experts' "capacity_factor" of a mixture of
+ * experts.  Parsed with the rest of "parallelism" (scenario_plan.c), and
+ * checked against the model and dp once dp is resolved (scenario.c): each
+ * error at the key's line. */
+#include "scenario_plan.h"
+
+const char *const scenario_par_keys[] = {"ep", "capacity_factor", NULL};
+
+bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
+{
+    long ep = 1;
+    if (!sim_json_get_int(d, par, "ep", false, 1, 1 << 16, &ep, err) ||
+        !sim_json_get_number(d, par, "capacity_factor", false, 0.01, 64, &p->capacity_factor, err))
+        return false;
+    p->ep = (int)ep;
+    return true;
+}
+
+static const cJSON *item(const cJSON *where, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(where, key);
+    return it ? it : where;
+}
+
+bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int max_zero_stage,
+                        const Workload *w, GError **err)
+{
+    const WorkloadTransformer *tr = workload_transformer(w);
+    bool given_cf = cJSON_GetObjectItemCaseSensitive(where, "capacity_factor") != NULL;
+    if (tr->experts == 0 && (p->ep > 1 || given_cf)) {
+        sim_json_error(d, item(where, p->ep > 1 ? "ep" : "capacity_factor"), err,
+                       "\"%s\" needs a mixture-of-experts model (\"experts\" > 0); %s is dense",
+                       p->ep > 1 ? "ep" : "capacity_factor", SIM_ECHO(workload_name(w)));
+        return false;
+    }
+    if (tr->experts == 0)
+        return true;
+    if (tr->experts % p->ep || p->dp % p->ep) {
+        sim_json_error(d, item(where, "ep"), err, "\"ep\" = %d must divide the experts (%d) and dp (%d)", p->ep,
+                       tr->experts, p->dp);
+        return false;
+    }
+    if (tr->expert_ffn % p->tp) {
+        sim_json_error(d, item(where, "tp"), err, "\"tp\" = %d must divide expert_ffn (%d)", p->tp, tr->expert_ffn);
+        return false;
+    }
+    if (max_zero_stage == 3) {
+        sim_json_error(d, item(where, "zero_stage"), err,
+                       "ZeRO-3 of a mixture of experts is not modelled: use zero_stage 0-2 (experts are sharded "
+                       "over \"ep\")");
+        return false;
+    }
+    return true;
+}

@@ -1,0 +1,52 @@
+#!/bin/bash
+# Bad input to the step's newer parallelisms (expert parallelism and the
+# capacity factor of a mixture of experts, ...): exit 2, "FILE:LINE" of the
+# key at fault, nothing on stdout.
+set -u
+BIN=$1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail=0
+
+# expect NAME FRAGMENT FILE:LINE -- ARGS...
+expect() {
+    local name=$1 frag=$2 pos=$3
+    shift 4
+    "$BIN" "$@" > "$TMP/out" 2> "$TMP/err"
+    local rc=$?
+    [ $rc -eq 2 ] || { echo "FAIL $name: exit $rc, expected 2"; cat "$TMP/err"; fail=1; }
+    grep -qF -- "$frag" "$TMP/err" || { echo "FAIL $name: stderr lacks '$frag':"; cat "$TMP/err"; fail=1; }
+    grep -qF -- "shardsim: $pos: " "$TMP/err" || { echo "FAIL $name: stderr does not start with shardsim: $pos:"; cat "$TMP/err"; fail=1; }
+    [ -s "$TMP/out" ] && { echo "FAIL $name: stdout not empty"; fail=1; }
+    grep -q CRITICAL "$TMP/err" && { echo "FAIL $name: GLib criticals on stderr"; fail=1; }
+}
+
+S=$TMP
+moe='"topology": "dgx-h100-cluster", "nodes": 2, "model": "mixtral-8x7b", "global_batch": 16'
+dense='"topology": "dgx-h100-cluster", "nodes": 2, "model": "gpt3-125m", "global_batch": 16'
+
+# ---- mixture of experts ----
+printf '{%s,\n "parallelism": {"dp": 16,\n  "ep": 8}}\n' "$dense" > "$S/ep_dense.json"
+expect ep_dense '"ep" needs a mixture-of-experts model' "$S/ep_dense.json:3" -- run "$S/ep_dense.json"
+printf '{%s,\n "parallelism": {\n  "capacity_factor": 1.25}}\n' "$dense" > "$S/cf_dense.json"
+expect cf_dense '"capacity_factor" needs a mixture-of-experts model' "$S/cf_dense.json:3" -- run "$S/cf_dense.json"
+printf '{%s,\n "parallelism": {"dp": 16,\n  "ep": 3}}\n' "$moe" > "$S/ep3.json"
+expect ep_divides '"ep" = 3 must divide the experts (8) and dp (16)' "$S/ep3.json:3" -- run "$S/ep3.json"
+printf '{%s,\n "parallelism": {"dp": 4, "tp": 4,\n  "ep": 8}}\n' "$moe" > "$S/ep_dp.json"
+expect ep_dp '"ep" = 8 must divide the experts (8) and dp (4)' "$S/ep_dp.json:3" -- run "$S/ep_dp.json"
+printf '{%s,\n "parallelism": {"ep": 8,\n  "capacity_factor": 0}}\n' "$moe" > "$S/cf0.json"
+expect cf_zero '"capacity_factor"' "$S/cf0.json:3" -- run "$S/cf0.json"
+printf '{%s,\n "parallelism": {"ep": 8,\n  "capacity_factor": "1.25"}}\n' "$moe" > "$S/cfs.json"
+expect cf_string '"capacity_factor"' "$S/cfs.json:3" -- run "$S/cfs.json"
+printf '{%s,\n "parallelism": {"ep": 8,\n  "zero_stage": 3}}\n' "$moe" > "$S/z3.json"
+expect moe_zero3 'ZeRO-3 of a mixture of experts is not modelled' "$S/z3.json:3" -- run "$S/z3.json"
+printf '{%s,\n "parallelism": {\n  "ep": 0}}\n' "$moe" > "$S/ep0.json"
+expect ep_zero '"ep"' "$S/ep0.json:3" -- run "$S/ep0.json"
+printf '{"topology": "dgx-h100-cluster", "nodes": 1, "global_batch": 8,\n "model": {"layers": 2, "hidden": 512, "heads": 8, "seq_len": 128, "vocab": 1000,\n  "experts": 4, "top_k": 5}}\n' > "$S/topk.json"
+expect top_k 'top_k must be in [1, experts]' "$S/topk.json:2" -- run "$S/topk.json"
+printf '{"topology": "dgx-h100-cluster", "nodes": 1, "global_batch": 8,\n "model": {"layers": 2, "hidden": 512, "heads": 8, "seq_len": 128, "vocab": 1000,\n  "top_k": 2}}\n' > "$S/topk0.json"
+expect top_k_dense 'top_k and shared_experts need experts > 0' "$S/topk0.json:2" -- run "$S/topk0.json"
+printf '{%s,\n "parallelism": {"tp": 2, "ep": 8,\n  "expert_parallel": 8}}\n' "$moe" > "$S/key.json"
+expect unknown_key 'unknown key "expert_parallel"' "$S/key.json:3" -- run "$S/key.json"
+
+exit $fail
