@@ -39,10 +39,10 @@ static int param_gather(Build *b, int s, double params, int after)
     return prev;
 }
 
-/* Before stage s's pass (micro-batch mbi, dir 0 forward or 1 backward)
- * whose first dependency is `prev`: the gathers' costs, and the
- * embeddings' gather before the first forward of stage 0. */
-void zero_pass_begin(ZeroPass *z, Build *b, int s, int mbi, int dir, int prev)
+/* Before stage s's pass (model chunk `chunk`, micro-batch mbi, dir 0
+ * forward or 1 backward) whose first dependency is `prev`: the gathers'
+ * costs, and the embeddings' gather before the first forward of stage 0. */
+void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, int prev)
 {
     Ctx *c = b->c;
     *z = (ZeroPass){.z3 = c->p.zero_stage == 3 && c->p.dp > 1, .start = prev, .ag_prev = -1, .hist = {-1, -1},
@@ -53,7 +53,7 @@ void zero_pass_begin(ZeroPass *z, Build *b, int s, int mbi, int dir, int prev)
         z->u_rs = step_coll(c, "zero3_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
                             c->layer_params * c->grad_bytes_per_param * c->p.compression);
     z->gather = dir == 0 && c->ag_overlap && mbi == 0;
-    if (z->gather && s == 0)
+    if (z->gather && s == 0 && chunk == 0)
         z->ag_prev = param_gather(b, s, c->head_params, -1);
 }
 

@@ -396,7 +396,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     if (!check_plan_model(sc, d, where, err) || !load_machine(sc, d, root, err) ||
         !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err) ||
         !scenario_par_check(d, where, &sc->plan, MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),
-                            sc->w, err))
+                            sc->w, sc->global_batch / (sc->plan.dp * sc->micro_batch), err))
         goto fail;
     return sc;
 fail:

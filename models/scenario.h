@@ -32,6 +32,7 @@ typedef struct {
      * experts split over ep consecutive dp ranks) and capacity factor */
     int ep;
     double capacity_factor;
+    int vpp; /* interleaved 1F1B: model chunks per pipeline stage (1: plain 1F1B) */
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

@@ -17,11 +17,11 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, 
                          GError **err);
 
 /* scenario_par.c: the keys of the newer parallelisms ("ep",
- * "capacity_factor") into `plan`, and their checks against the model and
+ * "capacity_factor", "virtual_stages") into `plan`, and their checks against the model and
  * dp once dp is known (errors at the key's line). */
 extern const char *const scenario_par_keys[];
 bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, GError **err);
 bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *plan, int max_zero_stage,
-                        const Workload *w, GError **err);
+                        const Workload *w, int micro_batches, GError **err);
 
 #endif

@@ -118,8 +118,8 @@ static void build_init(Build *b, Ctx *c)
     b->res = g_new(StageRes, pp);
     b->layer_bwd_end = g_new(int *, pp);
     b->head_bwd_end = g_new(int, pp);
-    b->fw = g_new(Span, (size_t)pp * c->m);
-    b->bw = g_new(Span, (size_t)pp * c->m);
+    b->fw = g_new(Span, (size_t)pp * c->p.vpp * c->m);
+    b->bw = g_new(Span, (size_t)pp * c->p.vpp * c->m);
     static const char *const kinds[] = {"compute", "comm", "tp", "p2p"};
     for (int s = 0; s < pp; s++) {
         int r = step_rank_of(c, s, 0, 0);
@@ -173,20 +173,21 @@ static int layer_tasks(Build *b, int s, const char *name, double t_comp, const c
     return moe_after(b, s, ep_name, t_ep, tp_after(b, s, tp_name, t_tp, t));
 }
 
-/* One micro-batch's forward through stage s after `prev`. */
-static Span forward_pass(Build *b, int s, int mbi, int prev)
+/* One micro-batch's forward through chunk j of stage s after `prev` (the
+ * stage's layers, or their j-th of vpp under interleaving). */
+static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
 {
     Ctx *c = b->c;
-    int nl = step_stage_layers(c, s);
+    int nl = step_stage_layers(c, s), nc = nl / c->p.vpp;
     Span sp = {-1, -1};
     ZeroPass z;
-    zero_pass_begin(&z, b, s, mbi, 0, prev);
+    zero_pass_begin(&z, b, s, j, mbi, 0, prev);
     int cur = prev;
-    for (int l = 0; l < nl; l++) {
+    for (int l = j * nc; l < (j + 1) * nc; l++) {
         int ag = zero_layer_gather(&z, b, s);
         cur = layer_tasks(b, s, "forward", c->t_fwd, "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", c->t_ep);
     }
-    if (s == c->p.pp - 1) {
+    if (s == c->p.pp - 1 && j == c->p.vpp - 1) {
         int t = step_task(b->g, "head_forward", b->res[s].compute, c->t_head_fwd, "compute");
         step_dep(b->g, cur, t);
         /* the last stage's copy of tied word embeddings (pp > 1) */
@@ -203,16 +204,16 @@ static Span forward_pass(Build *b, int s, int mbi, int prev)
 /* One micro-batch's backward through stage s after `prev`: per layer,
  * recomputation first when asked.  Notes when each layer's gradients are
  * ready for the buckets (the last micro-batch's; every one under ZeRO-2). */
-static Span backward_pass(Build *b, int s, int mbi, int prev, bool last_mb)
+static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_mb)
 {
     Ctx *c = b->c;
-    int nl = step_stage_layers(c, s);
+    int nc = step_stage_layers(c, s) / c->p.vpp;
     bool note = last_mb || c->p.zero_stage == 2;
     Span sp = {-1, -1};
     ZeroPass z;
-    zero_pass_begin(&z, b, s, mbi, 1, prev);
+    zero_pass_begin(&z, b, s, j, mbi, 1, prev);
     int cur = prev;
-    if (s == c->p.pp - 1) {
+    if (s == c->p.pp - 1 && j == c->p.vpp - 1) {
         int t = step_task(b->g, "head_backward", b->res[s].compute, c->t_head_bwd, "compute");
         step_dep(b->g, cur, t);
         sp.first = t;
@@ -220,7 +221,7 @@ static Span backward_pass(Build *b, int s, int mbi, int prev, bool last_mb)
         if (last_mb || c->p.zero_stage >= 2)
             b->head_bwd_end[s] = t;
     }
-    for (int l = nl - 1; l >= 0; l--) {
+    for (int l = (j + 1) * nc - 1; l >= j * nc; l--) {
         int ag = zero_layer_gather(&z, b, s);
         if (c->t_recompute > 0)
             cur = layer_tasks(b, s, "recompute", c->t_recompute, "tp_recompute", c->t_tp_recompute, cur, ag, &sp,
@@ -241,26 +242,28 @@ static void build_stages(Build *b)
 {
     Ctx *c = b->c;
     int m = c->m;
-    int *order_mb = g_new(int, 2 * (size_t)m), *order_dir = g_new(int, 2 * (size_t)m);
+    size_t n2 = 2 * (size_t)m * c->p.vpp;
+    int *order_mb = g_new(int, n2), *order_dir = g_new(int, n2), *order_chunk = g_new(int, n2);
     for (int s = 0; s < c->p.pp; s++) {
-        int n = pipeline_order(c, s, order_mb, order_dir);
+        int n = pipeline_order(c, s, order_mb, order_dir, order_chunk);
         int prev = -1;
         for (int k = 0; k < n; k++) {
-            int i = order_mb[k];
+            int i = order_mb[k], j = order_chunk[k], x = step_span(c, s, j, i);
             bool last_mb = i == m - 1;
             if (order_dir[k] == 0) {
-                b->fw[s * m + i] = forward_pass(b, s, i, prev);
-                prev = b->fw[s * m + i].last;
+                b->fw[x] = forward_pass(b, s, j, i, prev);
+                prev = b->fw[x].last;
             } else {
                 dp_backward_begin(b, s);
-                b->bw[s * m + i] = backward_pass(b, s, i, prev, last_mb);
-                prev = b->bw[s * m + i].last;
+                b->bw[x] = backward_pass(b, s, j, i, prev, last_mb);
+                prev = b->bw[x].last;
                 dp_backward_end(b, s, prev, last_mb);
             }
         }
     }
     g_free(order_mb);
     g_free(order_dir);
+    g_free(order_chunk);
 }
 
 /* Data-parallel gradient synchronisation and the optimizer, per stage. */

@@ -90,7 +90,7 @@ typedef struct {
     Ctx *c;
     SimGraph *g;
     StageRes *res;       /* [stage] */
-    Span *fw, *bw;       /* [stage * m + micro-batch] */
+    Span *fw, *bw;       /* [step_span(chunk, stage, micro-batch)] */
     int **layer_bwd_end; /* [stage][local layer]: when that layer's gradients are ready (last micro-batch) */
     int *head_bwd_end;   /* [stage] */
     GArray *tags;        /* CollTag: what each communication task runs */
@@ -102,6 +102,11 @@ static inline int step_rank_of(const Ctx *c, int stage, int d, int t)
 }
 
 static inline int step_stage_layers(const Ctx *c, int s) { return c->stage_l0[s + 1] - c->stage_l0[s]; }
+
+/* Index of micro-batch i's pass through chunk j of stage s in Build's fw,
+ * bw (chunk 0 first: b->bw[s * m + m - 1] is every stage's last backward,
+ * interleaved or not). */
+static inline int step_span(const Ctx *c, int s, int j, int i) { return (j * c->p.pp + s) * c->m + i; }
 
 /* A task of `seconds` on resource `res`, with its category for timelines. */
 int step_task(SimGraph *g, const char *name, int res, double seconds, const char *cat);
@@ -135,7 +140,7 @@ void pipeline_partition(Ctx *c);
 bool pipeline_init(Ctx *c, GError **err);
 void pipeline_free(Ctx *c);
 double pipeline_stage_params(const Ctx *c, int s);
-int pipeline_order(const Ctx *c, int s, int *order_mb, int *order_dir);
+int pipeline_order(const Ctx *c, int s, int *order_mb, int *order_dir, int *order_chunk);
 void pipeline_sends(Build *b);
 int pipeline_inflight(const Ctx *c, int s);
 
@@ -160,7 +165,7 @@ typedef struct {
     int ag_prev;    /* the last gather issued */
     int hist[2];    /* the last two compute tasks: ZeRO-3's prefetch window */
 } ZeroPass;
-void zero_pass_begin(ZeroPass *z, Build *b, int s, int mbi, int dir, int prev);
+void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, int prev);
 int zero_layer_gather(ZeroPass *z, Build *b, int s);
 int zero_head_gather(ZeroPass *z, Build *b, int s, double params);
 int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after);

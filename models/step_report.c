@@ -162,6 +162,7 @@ static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, GErr
         mc.activation_bytes = 0;
         for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
             mc.activation_bytes += workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc), &c->wp);
+        mc.activation_bytes /= c->p.vpp; /* interleaved: in flight by model chunks */
         mc.inflight_microbatches = pipeline_inflight(c, s);
         MemoryBreakdown mbk;
         if (!memory_estimate(&mc, &mbk, err) || !moe_memory(c, s, &mc, &mbk, err))
@@ -271,6 +272,8 @@ static void add_config(cJSON *out, const Build *b)
     cJSON_AddStringToObject(cfg, "dp_from", step_scenario_dp_given(sc) ? "the scenario" : "ranks / (tp x pp)");
     cJSON_AddNumberToObject(cfg, "tp", p->tp);
     cJSON_AddNumberToObject(cfg, "pp", p->pp);
+    if (p->vpp > 1)
+        cJSON_AddNumberToObject(cfg, "virtual_stages", p->vpp);
     if (workload_transformer(c->w)->experts > 0) {
         cJSON_AddNumberToObject(cfg, "experts", workload_transformer(c->w)->experts);
         cJSON_AddNumberToObject(cfg, "ep", p->ep);

@@ -49,4 +49,19 @@ expect top_k_dense 'top_k and shared_experts need experts > 0' "$S/topk0.json:2"
 printf '{%s,\n "parallelism": {"tp": 2, "ep": 8,\n  "expert_parallel": 8}}\n' "$moe" > "$S/key.json"
 expect unknown_key 'unknown key "expert_parallel"' "$S/key.json:3" -- run "$S/key.json"
 
+# ---- interleaved 1F1B ----
+gpt='"topology": "dgx-a100-cluster", "nodes": 1, "model": "gpt3-1.3b", "global_batch": 16'
+printf '{%s,\n "parallelism": {"dp": 8,\n  "virtual_stages": 2}}\n' "$gpt" > "$S/v_pp1.json"
+expect vpp_pp1 '"virtual_stages" needs a 1F1B pipeline' "$S/v_pp1.json:3" -- run "$S/v_pp1.json"
+printf '{%s,\n "parallelism": {"dp": 2, "pp": 4, "schedule": "gpipe",\n  "virtual_stages": 2}}\n' "$gpt" > "$S/v_gpipe.json"
+expect vpp_gpipe '"virtual_stages" needs a 1F1B pipeline' "$S/v_gpipe.json:3" -- run "$S/v_gpipe.json"
+printf '{%s,\n "parallelism": {"dp": 2, "pp": 4,\n  "virtual_stages": 4}}\n' "$gpt" > "$S/v_layers.json"
+expect vpp_layers 'pp x virtual_stages = 16 must divide the 24 layers' "$S/v_layers.json:3" -- run "$S/v_layers.json"
+printf '{"topology": "dgx-a100-cluster", "nodes": 1, "model": "gpt3-1.3b", "global_batch": 12,\n "parallelism": {"dp": 2, "pp": 4,\n  "virtual_stages": 2}}\n' > "$S/v_mb.json"
+expect vpp_microbatches 'micro-batches (6) to be a multiple of pp (4)' "$S/v_mb.json:3" -- run "$S/v_mb.json"
+printf '{%s,\n "parallelism": {"dp": 2, "pp": 4, "zero_stage": 2,\n  "virtual_stages": 2}}\n' "$gpt" > "$S/v_z2.json"
+expect vpp_zero2 'with ZeRO-2 is not modelled' "$S/v_z2.json:3" -- run "$S/v_z2.json"
+printf '{%s,\n "parallelism": {"dp": 2, "pp": 4,\n  "virtual_stages": 0}}\n' "$gpt" > "$S/v0.json"
+expect vpp_zero '"virtual_stages"' "$S/v0.json:3" -- run "$S/v0.json"
+
 exit $fail

@@ -273,12 +273,80 @@ static void test_moe_capacity_and_ep(void)
         cJSON_Delete(r[i]);
 }
 
+/* Interleaved 1F1B on uniform stages (a tiny vocabulary makes the head
+ * negligible), no data parallelism: the bubble is (p - 1) / (v m) of the
+ * ideal time (Narayanan et al. 2021, section 2.2), plus the sends it
+ * leaves out. */
+static void test_bubble_interleaved(void)
+{
+    static const int ps[] = {2, 4};
+    static const int vs[] = {1, 2, 4};
+    static const int ms[] = {4, 8, 16};
+    const char *model = "{\"layers\": 16, \"hidden\": 2048, \"heads\": 16, \"seq_len\": 2048, \"vocab\": 8}";
+    for (size_t i = 0; i < G_N_ELEMENTS(ps); i++)
+        for (size_t k = 0; k < G_N_ELEMENTS(vs); k++)
+            for (size_t j = 0; j < G_N_ELEMENTS(ms); j++) {
+                int p = ps[i], v = vs[k], m = ms[j];
+                char par[128];
+                snprintf(par, sizeof par, "{\"dp\": 1, \"pp\": %d, \"virtual_stages\": %d}", p, v);
+                char *t = scen(model, 1, m, 1, par);
+                cJSON *r = run(t);
+                g_free(t);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+                double bubble = get(r, "breakdown", "pipeline_bubble"), comp = get(r, "breakdown", "compute");
+                double want = (double)(p - 1) / (v * m);
+                /* the formula leaves out the sends: the first micro-batch's
+                 * trip through the p v chunks and back adds up to 2 p v of them */
+                double send = get(coll(r, "pp_send_activation"), "time_s", NULL);
+                double lo = want - 0.003, hi = want + 2 * p * v * send / comp + 0.003;
+                if (!(bubble / comp >= lo && bubble / comp <= hi))
+                    printf("\np %d v %d m %d: bubble / compute %.4f, expected %.4f to %.4f\n", p, v, m, bubble / comp,
+                           lo, hi);
+                CU_ASSERT_TRUE(bubble / comp >= lo && bubble / comp <= hi);
+                CU_ASSERT_TRUE(2 * p * v * send / comp < 0.2 * want); /* and they are small here */
+                cJSON_Delete(r);
+            }
+}
+
+/* Stage 0 of p = 4 with v = 2 chunks and m = 8: it sends every chunk's
+ * activations (v m = 16) and receives every chunk's gradients (16); chunk
+ * 1 also receives its activations from the last stage and sends its
+ * gradients back there (m (v - 1) = 8 each).  Activations: chunks of 16 /
+ * (4 x 2) = 2 layers, 2 (p - 1) + (v - 1) p + 1 = 11 of them in flight,
+ * 11/8 of the plain 1F1B's 4 stage-micro-batches (1 + (p - 1) / (p v),
+ * Korthikanti et al. 2022). */
+static void test_interleaved_p2p_memory(void)
+{
+    const char *model = "{\"layers\": 16, \"hidden\": 2048, \"heads\": 16, \"seq_len\": 2048, \"vocab\": 8}";
+    cJSON *r[2];
+    for (int k = 0; k < 2; k++) {
+        char *t = scen(model, 1, 8, 1, k ? "{\"dp\": 1, \"pp\": 4, \"virtual_stages\": 2}" : "{\"dp\": 1, \"pp\": 4}");
+        r[k] = run(t);
+        g_free(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r[k]);
+    }
+    CU_ASSERT_EQUAL(listed(r[1], "pp_send_activation", NULL), 16);
+    CU_ASSERT_EQUAL(listed(r[1], "pp_recv_gradient", NULL), 16);
+    CU_ASSERT_EQUAL(listed(r[1], "pp_recv_activation", NULL), 8);
+    CU_ASSERT_EQUAL(listed(r[1], "pp_send_gradient", NULL), 8);
+    CU_ASSERT_EQUAL(listed(r[0], "pp_send_activation", NULL), 8);
+    CU_ASSERT_EQUAL(listed(r[0], "pp_recv_activation", NULL), 0);
+    double a0 = get(r[0], "memory_per_device_bytes", "activations"), a1 = get(r[1], "memory_per_device_bytes", "activations");
+    CU_ASSERT_DOUBLE_EQUAL(a1 / a0, 11.0 / 8, 1e-9);
+    CU_ASSERT_EQUAL(get(r[1], "config", "virtual_stages"), 2);
+    CU_ASSERT_TRUE(get(r[1], "step_time_s", NULL) < get(r[0], "step_time_s", NULL));
+    for (int k = 0; k < 2; k++)
+        cJSON_Delete(r[k]);
+}
+
 static const TestCase tests[] = {
     {"listing_gpt3_175b", test_listing_gpt3_175b},
     {"listing_matches_graph", test_listing_matches_graph},
     {"moe_memory", test_moe_memory},
     {"moe_alltoall", test_moe_alltoall},
     {"moe_capacity_and_ep", test_moe_capacity_and_ep},
+    {"bubble_interleaved", test_bubble_interleaved},
+    {"interleaved_p2p_memory", test_interleaved_p2p_memory},
 };
 
 TEST_MAIN("step_par", tests)
