@@ -23,7 +23,7 @@ bool tp_init(Ctx *c, GError **err)
     if (!c->tp_group)
         return false;
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    double act = (double)step_scenario_micro_batch(c->sc) * tr->seq_len * tr->hidden * c->wp.act_bytes;
+    double act = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * tr->hidden * c->wp.act_bytes;
     if (p->sequence_parallel) {
         c->tp_use[0] = step_coll(c, "tp_allgather", "tp", c->tp_group, COLL_ALLGATHER, act);
         c->tp_use[1] = step_coll(c, "tp_reducescatter", "tp", c->tp_group, COLL_REDUCESCATTER, act);

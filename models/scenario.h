@@ -33,6 +33,7 @@ typedef struct {
     int ep;
     double capacity_factor;
     int vpp; /* interleaved 1F1B: model chunks per pipeline stage (1: plain 1F1B) */
+    int cp;  /* context parallelism: the sequence split over cp devices (ring attention); ranks tp-cp-dp-pp */
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

@@ -1,21 +1,24 @@
 /* A scenario's keys for the newer parallelisms of the step: expert
  * parallelism ("ep") and the experts' "capacity_factor" of a mixture of
- * experts, and interleaved 1F1B's "virtual_stages".  Parsed with the rest
- * of "parallelism" (scenario_plan.c), and checked against the model and dp
- * once dp is resolved (scenario.c): each error at the key's line. */
+ * experts, interleaved 1F1B's "virtual_stages", context parallelism
+ * "cp".  Parsed with the rest of "parallelism" (scenario_plan.c), and
+ * checked against the model and dp once dp is resolved (scenario.c): each
+ * error at the key's line. */
 #include "scenario_plan.h"
 
-const char *const scenario_par_keys[] = {"ep", "capacity_factor", "virtual_stages", NULL};
+const char *const scenario_par_keys[] = {"ep", "capacity_factor", "virtual_stages", "cp", NULL};
 
 bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
 {
-    long ep = 1, vpp = 1;
+    long ep = 1, vpp = 1, cp = 1;
     if (!sim_json_get_int(d, par, "ep", false, 1, 1 << 16, &ep, err) ||
+        !sim_json_get_int(d, par, "cp", false, 1, 1 << 16, &cp, err) ||
         !sim_json_get_int(d, par, "virtual_stages", false, 1, 1 << 16, &vpp, err) ||
         !sim_json_get_number(d, par, "capacity_factor", false, 0.01, 64, &p->capacity_factor, err))
         return false;
     p->ep = (int)ep;
     p->vpp = (int)vpp;
+    p->cp = (int)cp;
     return true;
 }
 
@@ -55,6 +58,20 @@ bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
     const WorkloadTransformer *tr = workload_transformer(w);
     if (!check_interleaving(d, where, p, max_zero_stage, tr, micro_batches, err))
         return false;
+    /* Megatron-LM splits each sequence into 2 cp chunks for causal load balance */
+    if (p->cp > 1 && tr->seq_len % (2 * p->cp)) {
+        sim_json_error(d, item(where, "cp"), err, "\"cp\" = %d: 2 x cp must divide seq_len (%d)", p->cp, tr->seq_len);
+        return false;
+    }
+    if (p->cp > 1 && p->sequence_parallel && (tr->seq_len / p->cp) % p->tp) {
+        sim_json_error(d, item(where, "cp"), err, "\"cp\" = %d: sequence parallelism needs tp (%d) to divide seq_len / cp",
+                       p->cp, p->tp);
+        return false;
+    }
+    if (p->cp > 1 && tr->experts > 0) {
+        sim_json_error(d, item(where, "cp"), err, "\"cp\" with a mixture of experts is not modelled");
+        return false;
+    }
     bool given_cf = cJSON_GetObjectItemCaseSensitive(where, "capacity_factor") != NULL;
     if (tr->experts == 0 && (p->ep > 1 || given_cf)) {
         sim_json_error(d, item(where, p->ep > 1 ? "ep" : "capacity_factor"), err,

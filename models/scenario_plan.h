@@ -17,7 +17,7 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, 
                          GError **err);
 
 /* scenario_par.c: the keys of the newer parallelisms ("ep",
- * "capacity_factor", "virtual_stages") into `plan`, and their checks against the model and
+ * "capacity_factor", "virtual_stages", "cp") into `plan`, and their checks against the model and
  * dp once dp is known (errors at the key's line). */
 extern const char *const scenario_par_keys[];
 bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, GError **err);

@@ -81,8 +81,13 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->topo = step_scenario_topo(sc);
     c->acc = step_scenario_accel(sc);
     const StepPlan *p = &c->p;
-    c->devices = p->dp * p->tp * p->pp;
     c->m = step_scenario_global_batch(sc) / (p->dp * step_scenario_micro_batch(sc));
+    /* context parallelism: the cp ranks of a sequence hold the same weights,
+     * so from here on dp counts them too (Megatron-LM reduces gradients and
+     * shards the optimizer over dp x cp); ranks are tp-cp-dp-pp */
+    c->dp_data = p->dp;
+    c->p.dp *= p->cp;
+    c->devices = p->dp * p->tp * p->pp;
     c->wp = workload_parallel_default();
     c->wp.tp = p->tp;
     c->wp.sequence_parallel = p->sequence_parallel;
@@ -90,8 +95,9 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp.act_bytes = accel_dtype_bytes(step_scenario_dtype(sc));
     c->wp.ep = p->ep;
     c->wp.capacity_factor = p->capacity_factor;
+    c->wp.cp = p->cp;
     pipeline_partition(c);
-    if (!tp_init(c, err) || !moe_init(c, err) || !dp_init(c, err) || !pipeline_init(c, err))
+    if (!tp_init(c, err) || !cp_init(c, err) || !moe_init(c, err) || !dp_init(c, err) || !pipeline_init(c, err))
         return false;
     compute_costs(c);
     dp_costs(c);
@@ -103,6 +109,7 @@ static void ctx_free(Ctx *c)
 {
     pipeline_free(c);
     moe_free(c);
+    coll_group_free(c->cp_group);
     coll_group_free(c->tp_group);
     coll_group_free(c->dp_group);
     g_free(c->dp_warning);
@@ -169,7 +176,9 @@ static int layer_tasks(Build *b, int s, const char *name, double t_comp, const c
         hist[0] = hist[1];
         hist[1] = t;
     }
-    /* a mixture of experts' dispatch and combine (par_moe.c) */
+    /* ring attention's exposed KV passing (par_cp.c), then a mixture of
+     * experts' dispatch and combine (par_moe.c) */
+    t = cp_after(b, s, tp_name, t);
     return moe_after(b, s, ep_name, t_ep, tp_after(b, s, tp_name, t_tp, t));
 }
 

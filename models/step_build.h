@@ -73,6 +73,12 @@ typedef struct {
     int ep_use[2];                   /* all-to-all dispatch, combine (-1: none) */
     double t_ep, t_ep_recompute;     /* one layer's dispatch + combine */
     double expert_params;            /* per device and layer (after ep and tp) */
+    /* par_cp.c: context parallelism.  p.dp above is dp x cp (the ranks
+     * holding the same weights); dp_data the scenario's dp */
+    int dp_data;
+    CollGroup *cp_group;             /* two neighbours of the cp ring */
+    int cp_use[4];                   /* send, recv of KV; send, recv of dKV (-1: none) */
+    double t_cp[3];                  /* one layer's exposed ring time: forward, recompute, backward */
 } Ctx;
 
 typedef struct {
@@ -180,6 +186,11 @@ void moe_free(Ctx *c);
 int moe_after(Build *b, int s, const char *name, double seconds, int after);
 void moe_sync_and_update(Build *b, int s);
 bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown *mem, GError **err);
+
+/* par_cp.c: ring attention's costs, and the KV passing after a layer's
+ * compute (its exposed part; `tp_name` says which pass). */
+bool cp_init(Ctx *c, GError **err);
+int cp_after(Build *b, int s, const char *tp_name, int after);
 
 /* step_report.c: the result object of a built and run graph (the step took
  * `step_s`); NULL and `err` when the memory estimate fails. */

@@ -45,7 +45,7 @@ static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb
         if (is_attention_core(&g[i]))
             t += gemms_time(c, &g[i], 1, false);
     double e = c->wp.act_bytes, heads = (double)tr->heads / p->tp, s = tr->seq_len;
-    t += accel_mem_time(c->acc, (2 * e + (2 * e + 1)) * mb * heads * s * s);
+    t += accel_mem_time(c->acc, (2 * e + (2 * e + 1)) * mb * heads * s * s / p->cp); /* cp: the device's queries */
     return t;
 }
 
@@ -60,7 +60,7 @@ void compute_costs(Ctx *c)
     c->t_bwd = gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * ew);
     c->t_recompute = recompute_time(c, g, ng, mb);
     int nh = workload_head_gemms(c->w, mb, &c->wp, g);
-    double logits = (double)mb * tr->seq_len * tr->vocab / c->p.tp;
+    double logits = (double)mb * tr->seq_len / c->p.cp * tr->vocab / c->p.tp;
     /* cross-entropy: softmax over fp32 logits, read/write a few times */
     c->t_head_fwd = gemms_time(c, g, nh, false) + accel_mem_time(c->acc, logits * 4 * 3);
     c->t_head_bwd = gemms_time(c, g, nh, true) + accel_mem_time(c->acc, logits * 4 * 2);
@@ -75,6 +75,7 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     one.tp = 1;
     one.sequence_parallel = false;
     one.ep = 1;
+    one.cp = 1;
     one.capacity_factor = 1; /* model FLOPs count no expert padding; hardware FLOPs do */
     WorkloadParallel padded = one;
     padded.capacity_factor = c->wp.capacity_factor;

@@ -267,13 +267,15 @@ static void add_config(cJSON *out, const Build *b)
                      : g_strdup_printf("ranks 0-%d of %d", c->devices - 1, topo_num_ranks(c->topo));
     cJSON_AddStringToObject(cfg, "devices_used", used);
     g_free(used);
-    cJSON_AddNumberToObject(cfg, "dp", p->dp);
+    cJSON_AddNumberToObject(cfg, "dp", c->dp_data);
     /* the one dp rule, said where the figure is read */
     cJSON_AddStringToObject(cfg, "dp_from", step_scenario_dp_given(sc) ? "the scenario" : "ranks / (tp x pp)");
     cJSON_AddNumberToObject(cfg, "tp", p->tp);
     cJSON_AddNumberToObject(cfg, "pp", p->pp);
     if (p->vpp > 1)
         cJSON_AddNumberToObject(cfg, "virtual_stages", p->vpp);
+    if (p->cp > 1)
+        cJSON_AddNumberToObject(cfg, "cp", p->cp);
     if (workload_transformer(c->w)->experts > 0) {
         cJSON_AddNumberToObject(cfg, "experts", workload_transformer(c->w)->experts);
         cJSON_AddNumberToObject(cfg, "ep", p->ep);

@@ -28,7 +28,7 @@ struct Workload {
 WorkloadParallel workload_parallel_default(void)
 {
     return (WorkloadParallel){.tp = 1, .sequence_parallel = false, .recompute = WORKLOAD_RECOMPUTE_NONE, .act_bytes = 2,
-                              .ep = 1, .capacity_factor = 1};
+                              .ep = 1, .capacity_factor = 1, .cp = 1};
 }
 
 #define WORKLOAD_PRESETS "models/presets/workloads"
@@ -439,6 +439,7 @@ double workload_params_total(const Workload *w)
 /* ---- GEMMs ---- */
 
 static int tp_of(const WorkloadParallel *par) { return par && par->tp > 1 ? par->tp : 1; }
+static int cp_of(const WorkloadParallel *par) { return par && par->cp > 1 ? par->cp : 1; }
 
 int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
                          WorkloadGemm *out)
@@ -458,11 +459,12 @@ int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const Wo
         return 1;
     }
     const WorkloadTransformer *t = &w->t;
-    double tp = tp_of(par), s = t->seq_len, h = t->hidden, a = t->heads, T = b * s, d = h / a;
+    /* context parallelism: the device's s / cp queries against all s keys */
+    double tp = tp_of(par), s = t->seq_len, h = t->hidden, a = t->heads, d = h / a, sq = s / cp_of(par), T = b * sq;
     int n = 0;
     out[n++] = (WorkloadGemm){"qkv", 1, T, (h + 2 * kv_dim(t)) / tp, h};
-    out[n++] = (WorkloadGemm){"attn_score", b * a / tp, s, s, d};
-    out[n++] = (WorkloadGemm){"attn_value", b * a / tp, s, d, s};
+    out[n++] = (WorkloadGemm){"attn_score", b * a / tp, sq, s, d};
+    out[n++] = (WorkloadGemm){"attn_value", b * a / tp, sq, d, s};
     out[n++] = (WorkloadGemm){"attn_out", 1, T, h, h / tp};
     if (t->experts == 0) {
         out[n++] = (WorkloadGemm){"mlp_up", 1, T, (t->gated_mlp ? 2.0 : 1.0) * t->ffn / tp, h};
@@ -487,7 +489,8 @@ int workload_head_gemms(const Workload *w, int micro_batch, const WorkloadParall
     if (w->kind == WORKLOAD_CNN || micro_batch < 1)
         return 0;
     const WorkloadTransformer *t = &w->t;
-    out[0] = (WorkloadGemm){"logits", 1, (double)micro_batch * t->seq_len, (double)t->vocab / tp_of(par), t->hidden};
+    out[0] = (WorkloadGemm){"logits", 1, (double)micro_batch * t->seq_len / cp_of(par), (double)t->vocab / tp_of(par),
+                            t->hidden};
     return 1;
 }
 
@@ -563,7 +566,7 @@ double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_
     split += (t->gated_mlp ? 3 : 2) * mlp_token_width(t, par, T) * e; /* GeLU: read, write; SwiGLU: read 2, write 1 */
     if (t->experts > 0) /* tokens permuted before the dispatch and back after the combine: read, write */
         rows += 2 * 2 * routed_tokens(t, par, T) * h * e;
-    return rows / sp + split / tp;
+    return (rows / sp + split / tp) / cp_of(par); /* every term counts the device's tokens */
 }
 
 double workload_layer_activation_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par)
@@ -583,7 +586,7 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     double tp = tp_of(par), T = b * t->seq_len, h = t->hidden, kv = kv_dim(t), f = t->ffn;
     double sp = par && par->sequence_parallel ? tp : 1;
     if (rc == WORKLOAD_RECOMPUTE_FULL)
-        return T * h * e / sp;
+        return T * h * e / sp / cp_of(par);
     /* Korthikanti et al. 2022, section 4.1: the "10 sbh" kept whole without
      * sequence parallelism: two norm inputs, QKV input, MLP input, and the two
      * 1-byte dropout masks. */
@@ -600,7 +603,7 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     double bytes = rows / sp + split / tp;
     if (rc != WORKLOAD_RECOMPUTE_SELECTIVE)
         bytes += core / tp;
-    return bytes;
+    return bytes / cp_of(par); /* every term counts the device's tokens (scores: its queries) */
 }
 
 /* ---- Megatron FLOPs ---- */

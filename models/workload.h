@@ -71,6 +71,8 @@ typedef struct {
     double act_bytes;       /* bytes per activation element: 2 (fp16/bf16), 4 (fp32) */
     int ep;                 /* expert parallelism: the routed experts split over ep devices (>= 1) */
     double capacity_factor; /* expert capacity / its balanced share of tokens: padded compute (1: dropless, balanced) */
+    int cp;                 /* context parallelism: each device holds seq_len / cp of every sequence's tokens,
+                               its queries attending to all seq_len keys (ring attention); >= 1 */
 } WorkloadParallel;
 
 /* tp 1, no sequence parallelism, no recomputation, 16-bit activations. */

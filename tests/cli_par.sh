@@ -64,4 +64,16 @@ expect vpp_zero2 'with ZeRO-2 is not modelled' "$S/v_z2.json:3" -- run "$S/v_z2.
 printf '{%s,\n "parallelism": {"dp": 2, "pp": 4,\n  "virtual_stages": 0}}\n' "$gpt" > "$S/v0.json"
 expect vpp_zero '"virtual_stages"' "$S/v0.json:3" -- run "$S/v0.json"
 
+# ---- context parallelism ----
+printf '{%s,\n "parallelism": {"dp": 1, "tp": 2,\n  "cp": 3}}\n' "$gpt" > "$S/cp3.json"
+expect cp_seq '"cp" = 3: 2 x cp must divide seq_len (2048)' "$S/cp3.json:3" -- run "$S/cp3.json"
+printf '{%s,\n "parallelism": {"dp": 1,\n  "cp": 0}}\n' "$gpt" > "$S/cp0.json"
+expect cp_zero '"cp"' "$S/cp0.json:3" -- run "$S/cp0.json"
+printf '{%s,\n "parallelism": {"dp": 4, "tp": 2,\n  "cp": 2}}\n' "$gpt" > "$S/cpbig.json"
+expect cp_devices 'x cp 2 = 16 devices, but topology' "$S/cpbig.json:2" -- run "$S/cpbig.json"
+printf '{%s,\n "parallelism": {"ep": 8,\n  "cp": 2}}\n' "$moe" > "$S/cpmoe.json"
+expect cp_moe '"cp" with a mixture of experts is not modelled' "$S/cpmoe.json:3" -- run "$S/cpmoe.json"
+printf '{"topology": "dgx-a100-cluster", "nodes": 1, "model": "gpt3-1.3b", "global_batch": 12,\n "parallelism": {"tp": 2,\n  "cp": 8}}\n' > "$S/cpfill.json"
+expect cp_fill 'not a multiple of tp x pp' "$S/cpfill.json:2" -- run "$S/cpfill.json"
+
 exit $fail

@@ -1,6 +1,7 @@
 /* The step's parallelism against hand-computed answers: the collectives
  * listed agree with the graph that ran (counted both ways), and the newer
  * parallelisms' counts, bytes, bubbles and memory. */
+#include "accel.h"
 #include "sim_exec.h"
 #include "step.h"
 #include "test_main.h"
@@ -339,6 +340,84 @@ static void test_interleaved_p2p_memory(void)
         cJSON_Delete(r[k]);
 }
 
+/* Sum of the durations of tasks named `name` on rank 0's streams, s. */
+static double graph_time(const SimGraph *g, const char *name)
+{
+    double t = 0;
+    for (size_t k = 0; k < sim_graph_num_tasks(g); k++) {
+        int rs = sim_graph_task_resource(g, (int)k);
+        if (rs >= 0 && !strncmp(sim_graph_resource_name(g, rs), "gpu0.", 5) &&
+            !strcmp(sim_graph_task_name(g, (int)k), name))
+            t += sim_time_to_s(sim_graph_task_duration(g, (int)k));
+    }
+    return t;
+}
+
+static char *cp_scen(int nodes, int seq, const char *par)
+{
+    return g_strdup_printf("{\"topology\": \"dgx-h100-cluster\", \"nodes\": %d,\n"
+                           " \"model\": {\"layers\": 4, \"hidden\": 4096, \"heads\": 32, \"seq_len\": %d, \"vocab\": 32000,"
+                           " \"gated_mlp\": true, \"ffn\": 11008, \"bias\": false, \"dropout\": false},\n"
+                           " \"global_batch\": 4, \"micro_batch\": 1, \"precision\": \"bf16\", \"optimizer\": \"adam\",\n"
+                           " \"parallelism\": %s}\n",
+                           nodes, seq, par);
+}
+
+/* Ring attention, cp 4 x tp 2 on one DGX H100 node, dp 1: a KV block is
+ * s / cp tokens x 2 (K, V) x 4096 / tp x 2 bytes = 32768 / 4 x 2 x 2048 x
+ * 2 = 67,108,864 B; each layer's forward passes cp - 1 = 3 of them, the
+ * backward 3 KV and 3 dKV: 4 layers x 4 micro-batches x (3 + 3) KV sends.
+ * Activations are 1/cp of cp 1's; gradients are reduced over dp x cp = 4
+ * ranks.  The exposed ring time per layer is (cp - 1) max(0, t_send -
+ * t_core / cp), t_core the device's Q K^T and P V, here from the public
+ * workload and accelerator models. */
+static void test_cp_ring(void)
+{
+    static const int seqs[] = {32768, 2048};
+    for (int q = 0; q < 2; q++) {
+        int seq = seqs[q];
+        char *t1 = cp_scen(1, seq, "{\"dp\": 1, \"tp\": 2}");
+        char *t4 = cp_scen(1, seq, "{\"dp\": 1, \"tp\": 2, \"cp\": 4}");
+        cJSON *r1 = run(t1);
+        SimGraph *g = NULL;
+        cJSON *r4 = run_graph(t4, &g);
+        g_free(t1);
+        g_free(t4);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r4);
+        const cJSON *kv = coll(r4, "cp_send_kv");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
+        CU_ASSERT_DOUBLE_EQUAL(get(kv, "bytes", NULL), (double)seq / 4 * 2 * 2048 * 2, 0.5);
+        CU_ASSERT_EQUAL(get(kv, "count_per_step", NULL), 4 * 4 * 6);
+        CU_ASSERT_EQUAL(listed(r4, "cp_send_dkv", NULL), 4 * 4 * 3);
+        CU_ASSERT_EQUAL(listed(r4, "cp_recv_kv", NULL), 4 * 4 * 6);
+        CU_ASSERT_DOUBLE_EQUAL(get(r4, "memory_per_device_bytes", "activations"),
+                               get(r1, "memory_per_device_bytes", "activations") / 4, 1);
+        CU_ASSERT_EQUAL(get(coll(r4, "grad_allreduce"), "group_size", NULL), 4);
+        CU_ASSERT_EQUAL(get(r4, "config", "cp"), 4);
+        CU_ASSERT_EQUAL(get(r4, "config", "dp"), 1);
+        CU_ASSERT_EQUAL(get(r4, "config", "devices"), 8);
+        /* the exposed part, by hand */
+        GError *err = NULL;
+        Accel *acc = accel_load("h100-sxm", &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(acc);
+        double d = 128, sq = seq / 4.0, heads = 32 / 2;
+        double core = accel_bgemm_time(acc, ACCEL_BF16, heads, sq, seq, d) + accel_bgemm_time(acc, ACCEL_BF16, heads, sq, d, seq);
+        double send = get(kv, "time_s", NULL);
+        double fwd = 3 * fmax(0, send - core / 4), bwd = 3 * fmax(0, 2 * send - 2 * core / 4);
+        CU_ASSERT_DOUBLE_EQUAL(graph_time(g, "cp_forward"), 4 * 4 * fwd, 1e-9 + 1e-6 * 4 * 4 * fwd);
+        CU_ASSERT_DOUBLE_EQUAL(graph_time(g, "cp_backward"), 4 * 4 * bwd, 1e-9 + 1e-6 * 4 * 4 * bwd);
+        if (seq == 32768) /* long sequences hide the ring entirely */
+            CU_ASSERT_EQUAL(graph_time(g, "cp_forward") + graph_time(g, "cp_backward"), 0);
+        if (seq == 2048) /* short ones do not */
+            CU_ASSERT_TRUE(graph_time(g, "cp_forward") > 0);
+        accel_free(acc);
+        cJSON_Delete(r1);
+        cJSON_Delete(r4);
+        sim_graph_free(g);
+    }
+}
+
 static const TestCase tests[] = {
     {"listing_gpt3_175b", test_listing_gpt3_175b},
     {"listing_matches_graph", test_listing_matches_graph},
@@ -347,6 +426,7 @@ static const TestCase tests[] = {
     {"moe_capacity_and_ep", test_moe_capacity_and_ep},
     {"bubble_interleaved", test_bubble_interleaved},
     {"interleaved_p2p_memory", test_interleaved_p2p_memory},
+    {"cp_ring", test_cp_ring},
 };
 
 TEST_MAIN("step_par", tests)

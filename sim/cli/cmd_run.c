@@ -41,6 +41,13 @@ static void print_result(const cJSON *r)
            str(cfg, "model"), num(cfg, "params") / 1e9, str(cfg, "topology"), str(cfg, "devices_used"),
            str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), filled ? " (= ranks / (tp x pp))" : "",
            num(cfg, "tp"), num(cfg, "pp"), num(cfg, "micro_batches"), num(cfg, "micro_batch"));
+    if (cJSON_GetObjectItem(cfg, "cp"))
+        printf("  context parallel: cp %g (ring attention; gradients reduced over dp x cp)\n", num(cfg, "cp"));
+    if (cJSON_GetObjectItem(cfg, "virtual_stages"))
+        printf("  interleaved 1F1B: %g model chunks per pipeline stage\n", num(cfg, "virtual_stages"));
+    if (cJSON_GetObjectItem(cfg, "experts"))
+        printf("  mixture of experts: %g experts over ep %g, capacity factor %g, %.1f B params active per token\n",
+               num(cfg, "experts"), num(cfg, "ep"), num(cfg, "capacity_factor"), num(cfg, "active_params") / 1e9);
     if (num(cfg, "dp") > 1) {
         bool z12 = num(cfg, "zero_stage") == 1 || num(cfg, "zero_stage") == 2;
         printf("  gradients reduced in %s%s\n", str(cfg, "grad_reduce_dtype"),
