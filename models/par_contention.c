@@ -240,6 +240,10 @@ void dp_contention(Ctx *c)
     if (!c->dp_group || !step_scenario_flow_contention(c->sc))
         return;
     const StepPlan *p = &c->p;
+    if (c->zero_ranks != p->dp) { /* hybrid sharding: its groups are not the dp groups simulated here */
+        snprintf(c->dp_method, sizeof c->dp_method, "not simulated (hybrid sharding)");
+        return;
+    }
     Dp d = {.c = c, .t0 = g_get_monotonic_time(), .op = p->zero_stage >= 1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE};
     d.bytes = p->bucket_bytes * p->compression;
     if (p->zero_stage == 3)

@@ -33,10 +33,11 @@ bool dp_init(Ctx *c, GError **err)
     const StepPlan *p = &c->p;
     if (p->dp == 1)
         return true;
-    int *ids = g_new(int, p->dp);
-    for (int d = 0; d < p->dp; d++)
+    int n = c->zero_ranks; /* hybrid sharding: the shard group (par_zero.c) */
+    int *ids = g_new(int, n);
+    for (int d = 0; d < n; d++)
         ids[d] = step_rank_of(c, 0, d, 0);
-    c->dp_group = coll_group_new(c->topo, ids, p->dp, NULL, err);
+    c->dp_group = coll_group_new(c->topo, ids, n, NULL, err);
     g_free(ids);
     return c->dp_group != NULL;
 }
@@ -183,16 +184,13 @@ void dp_sync_and_update(Build *b, int s, GArray *ends, GArray *bparams)
         grad_buckets(b, s, last_bwd, ends, bparams);
     if (p->dp > 1 && p->zero_stage == 3)
         zero3_grad_ends(b, s, last_bwd, ends);
-    double shard = p->zero_stage >= 1 ? 1.0 / p->dp : 1.0; /* dp 1: the whole update */
+    double shard = p->zero_stage >= 1 ? 1.0 / c->zero_ranks : 1.0; /* dp 1: the whole update */
     if ((p->zero_stage == 1 || p->zero_stage == 2) && p->dp > 1) {
         /* per bucket: update the shard, then all-gather the new weights;
          * the gathers overlap the next bucket's update */
         for (guint k = 0; k < bparams->len; k++) {
             double bp = g_array_index(bparams, double, k);
-            int o = step_task(g, "optimizer", r->compute, accel_mem_time(c->acc, bp * shard * c->opt_bytes_per_param),
-                              "optimizer");
-            step_dep(g, g_array_index(ends, int, k), o);
-            step_dep(g, last_bwd, o);
+            int o = offload_update(b, s, bp * shard, g_array_index(ends, int, k), last_bwd, NULL);
             if (c->ag_overlap) /* gathered behind the next step's forward (par_zero.c) */
                 continue;
             int u = step_coll(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bp * c->param_bytes);
@@ -202,9 +200,5 @@ void dp_sync_and_update(Build *b, int s, GArray *ends, GArray *bparams)
         }
         return;
     }
-    int o = step_task(g, "optimizer", r->compute, accel_mem_time(c->acc, params * shard * c->opt_bytes_per_param),
-                      "optimizer");
-    step_dep(g, last_bwd, o);
-    for (guint k = 0; k < ends->len; k++)
-        step_dep(g, g_array_index(ends, int, k), o);
+    offload_update(b, s, params * shard, last_bwd, -1, ends);
 }

@@ -102,10 +102,7 @@ void moe_sync_and_update(Build *b, int s)
         int synced = edp_pieces(b, s, sharded ? "expert_reducescatter" : "expert_allreduce",
                                 sharded ? COLL_REDUCESCATTER : COLL_ALLREDUCE, gbytes, ready);
         double shard = sharded ? 1.0 / edp : 1;
-        int o = step_task(b->g, "expert_optimizer", b->res[s].compute,
-                          accel_mem_time(c->acc, c->expert_params * shard * c->opt_bytes_per_param), "optimizer");
-        step_dep(b->g, synced, o);
-        step_dep(b->g, last_bwd, o);
+        int o = offload_update(b, s, c->expert_params * shard, synced, last_bwd, NULL);
         if (sharded)
             edp_pieces(b, s, "expert_allgather", COLL_ALLGATHER, c->expert_params * c->param_bytes, o);
     }

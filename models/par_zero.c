@@ -4,10 +4,40 @@
  * right after its backward.  A ZeRO-1/2 sharded update with
  * allgather_overlap gathers the updated weights layer by layer, in pieces
  * of at most a bucket, behind the next step's first forward (Xu et al.);
- * in the steady state the previous step's update is done when it starts. */
+ * in the steady state the previous step's update is done when it starts.
+ * FSDP's hybrid sharding (HYBRID_SHARD, Zhao et al. 2023) runs ZeRO-3
+ * inside shard groups of shard_group dp ranks (dp_group is then that
+ * group) and all-reduces each reduce-scattered gradient shard across the
+ * dp / shard_group replicas (rep_group, the ranks with the same shard). */
 #include "step_build.h"
 
 #include <math.h>
+
+bool zero_init(Ctx *c, GError **err)
+{
+    int nrep = c->p.dp / c->zero_ranks;
+    if (nrep < 2)
+        return true;
+    int *ids = g_new(int, nrep);
+    for (int k = 0; k < nrep; k++)
+        ids[k] = step_rank_of(c, 0, k * c->zero_ranks, 0);
+    c->rep_group = coll_group_new(c->topo, ids, nrep, NULL, err);
+    g_free(ids);
+    return c->rep_group != NULL;
+}
+
+/* Hybrid sharding: the shard of `grad_bytes` of gradients all-reduced
+ * across the replicas after `after`; returns that task, or `after`. */
+static int replica_allreduce(Build *b, int s, double grad_bytes, int after)
+{
+    Ctx *c = b->c;
+    int u = step_coll(c, "hybrid_allreduce", "replicas", c->rep_group, COLL_ALLREDUCE, grad_bytes / c->zero_ranks);
+    if (u < 0)
+        return after;
+    int t = step_coll_task(b, NULL, s, b->res[s].comm, u, "comm");
+    step_dep(b->g, after, t);
+    return t;
+}
 
 /* ZeRO-3: all-gather of one layer's parameters on the comm stream. */
 static int zero3_gather(Build *b, int s, int u_ag, int after)
@@ -87,7 +117,7 @@ int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after)
     int rs = step_task(b->g, "zero3_reducescatter", b->res[s].comm, step_coll_time(b->c, z->u_rs), "comm");
     step_coll_tag(b, rs, z->u_rs, 1, s);
     step_dep(b->g, after, rs);
-    return rs;
+    return replica_allreduce(b, s, b->c->layer_params * b->c->grad_bytes_per_param * b->c->p.compression, rs);
 }
 
 /* ZeRO-3: what stage s's update waits for: every layer's reduce-scatter,
@@ -106,5 +136,6 @@ void zero3_grad_ends(Build *b, int s, int last_bwd, GArray *ends)
     int rs = step_task(b->g, "grad_reducescatter", b->res[s].comm, step_coll_time(c, u), "comm");
     step_coll_tag(b, rs, u, 1, s);
     step_dep(b->g, last_bwd, rs);
+    rs = replica_allreduce(b, s, hp * c->grad_bytes_per_param * c->p.compression, rs);
     g_array_append_val(ends, rs);
 }

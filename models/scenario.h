@@ -34,6 +34,9 @@ typedef struct {
     double capacity_factor;
     int vpp; /* interleaved 1F1B: model chunks per pipeline stage (1: plain 1F1B) */
     int cp;  /* context parallelism: the sequence split over cp devices (ring attention); ranks tp-cp-dp-pp */
+    int shard_group; /* FSDP hybrid sharding: ZeRO-3 inside groups of this many dp ranks (0: all dp) */
+    bool offload_optimizer;       /* ZeRO-Offload: optimizer state and update on the host */
+    double pcie_bps, host_mem_bps; /* per device; per node (shared by its devices) */
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

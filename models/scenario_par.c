@@ -1,24 +1,32 @@
 /* A scenario's keys for the newer parallelisms of the step: expert
  * parallelism ("ep") and the experts' "capacity_factor" of a mixture of
  * experts, interleaved 1F1B's "virtual_stages", context parallelism
- * "cp".  Parsed with the rest of "parallelism" (scenario_plan.c), and
+ * "cp", FSDP hybrid sharding's "shard_group" and ZeRO-Offload's
+ * "offload_optimizer" with its bandwidths.  Parsed with the rest of "parallelism" (scenario_plan.c), and
  * checked against the model and dp once dp is resolved (scenario.c): each
  * error at the key's line. */
 #include "scenario_plan.h"
 
-const char *const scenario_par_keys[] = {"ep", "capacity_factor", "virtual_stages", "cp", NULL};
+const char *const scenario_par_keys[] = {"ep", "capacity_factor", "virtual_stages", "cp", "shard_group",
+                                         "offload_optimizer", "pcie_bandwidth", "host_memory_bandwidth", NULL};
 
 bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
 {
-    long ep = 1, vpp = 1, cp = 1;
+    long ep = 1, vpp = 1, cp = 1, sg = 0;
     if (!sim_json_get_int(d, par, "ep", false, 1, 1 << 16, &ep, err) ||
         !sim_json_get_int(d, par, "cp", false, 1, 1 << 16, &cp, err) ||
+        !sim_json_get_int(d, par, "shard_group", false, 1, 1 << 24, &sg, err) ||
+        !sim_json_get_bool(d, par, "offload_optimizer", &p->offload_optimizer, err) ||
+        !sim_json_get_quantity(d, par, "pcie_bandwidth", false, 1e6, 1e13, SIM_UNIT_BYTES_PER_S, &p->pcie_bps, err) ||
+        !sim_json_get_quantity(d, par, "host_memory_bandwidth", false, 1e6, 1e14, SIM_UNIT_BYTES_PER_S,
+                               &p->host_mem_bps, err) ||
         !sim_json_get_int(d, par, "virtual_stages", false, 1, 1 << 16, &vpp, err) ||
         !sim_json_get_number(d, par, "capacity_factor", false, 0.01, 64, &p->capacity_factor, err))
         return false;
     p->ep = (int)ep;
     p->vpp = (int)vpp;
     p->cp = (int)cp;
+    p->shard_group = (int)sg;
     return true;
 }
 
@@ -52,11 +60,43 @@ static bool check_interleaving(const SimJsonDoc *d, const cJSON *where, const St
     return false;
 }
 
+/* Hybrid sharding is FSDP's ZeRO-3 inside groups that divide dp;
+ * ZeRO-Offload moves a sharded optimizer (DeepSpeed: ZeRO 1-3). */
+static bool check_sharding(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int max_zero_stage,
+                           GError **err)
+{
+    int dpr = p->dp * p->cp; /* the ranks holding the same weights */
+    if (p->shard_group && max_zero_stage != 3) {
+        sim_json_error(d, item(where, "shard_group"), err,
+                       "\"shard_group\" (FSDP hybrid sharding) needs \"zero_stage\": 3 (parameters sharded)");
+        return false;
+    }
+    if (p->shard_group && dpr % p->shard_group) {
+        sim_json_error(d, item(where, "shard_group"), err, "\"shard_group\" = %d must divide dp x cp = %d",
+                       p->shard_group, dpr);
+        return false;
+    }
+    if (p->offload_optimizer && (p->zero_stage == 0 || max_zero_stage == 0)) {
+        sim_json_error(d, item(where, "offload_optimizer"), err,
+                       "\"offload_optimizer\" (ZeRO-Offload) needs a sharded weight update (zero_stage 1-3)");
+        return false;
+    }
+    static const char *const bw[] = {"pcie_bandwidth", "host_memory_bandwidth"};
+    for (int k = 0; k < 2; k++)
+        if (!p->offload_optimizer && cJSON_GetObjectItemCaseSensitive(where, bw[k])) {
+            sim_json_error(d, item(where, bw[k]), err, "\"%s\" needs \"offload_optimizer\": true", bw[k]);
+            return false;
+        }
+    return true;
+}
+
 bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int max_zero_stage,
                         const Workload *w, int micro_batches, GError **err)
 {
     const WorkloadTransformer *tr = workload_transformer(w);
     if (!check_interleaving(d, where, p, max_zero_stage, tr, micro_batches, err))
+        return false;
+    if (!check_sharding(d, where, p, max_zero_stage, err))
         return false;
     /* Megatron-LM splits each sequence into 2 cp chunks for causal load balance */
     if (p->cp > 1 && tr->seq_len % (2 * p->cp)) {

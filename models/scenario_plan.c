@@ -67,7 +67,8 @@ static StepPlan plan_default(void)
 {
     return (StepPlan){.dp = 0, .tp = 1, .pp = 1, .overlap = true, .bucket_bytes = 25.0 * 1024 * 1024,
                       .compression = 1.0, .allgather_overlap = -1, .grad_reduce_dtype = -1, .ep = 1,
-                      .capacity_factor = 1, .vpp = 1, .cp = 1};
+                      .capacity_factor = 1, .vpp = 1, .cp = 1, .pcie_bps = STEP_DEFAULT_PCIE_BPS,
+                      .host_mem_bps = STEP_DEFAULT_HOST_MEM_BPS};
 }
 
 /* "weight_update" (a string, or a list to compare) against "zero_stage"

@@ -88,6 +88,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->dp_data = p->dp;
     c->p.dp *= p->cp;
     c->devices = p->dp * p->tp * p->pp;
+    c->zero_ranks = p->shard_group > 0 ? p->shard_group : p->dp;
     c->wp = workload_parallel_default();
     c->wp.tp = p->tp;
     c->wp.sequence_parallel = p->sequence_parallel;
@@ -97,7 +98,8 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp.capacity_factor = p->capacity_factor;
     c->wp.cp = p->cp;
     pipeline_partition(c);
-    if (!tp_init(c, err) || !cp_init(c, err) || !moe_init(c, err) || !dp_init(c, err) || !pipeline_init(c, err))
+    if (!tp_init(c, err) || !cp_init(c, err) || !moe_init(c, err) || !dp_init(c, err) || !zero_init(c, err) ||
+        !pipeline_init(c, err))
         return false;
     compute_costs(c);
     dp_costs(c);
@@ -110,6 +112,7 @@ static void ctx_free(Ctx *c)
     pipeline_free(c);
     moe_free(c);
     coll_group_free(c->cp_group);
+    coll_group_free(c->rep_group);
     coll_group_free(c->tp_group);
     coll_group_free(c->dp_group);
     g_free(c->dp_warning);

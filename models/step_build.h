@@ -79,6 +79,10 @@ typedef struct {
     CollGroup *cp_group;             /* two neighbours of the cp ring */
     int cp_use[4];                   /* send, recv of KV; send, recv of dKV (-1: none) */
     double t_cp[3];                  /* one layer's exposed ring time: forward, recompute, backward */
+    /* par_zero.c: FSDP hybrid sharding shards over zero_ranks (dp_group is
+     * then the shard group) and all-reduces the shards over rep_group */
+    int zero_ranks;
+    CollGroup *rep_group;
 } Ctx;
 
 typedef struct {
@@ -176,6 +180,15 @@ int zero_layer_gather(ZeroPass *z, Build *b, int s);
 int zero_head_gather(ZeroPass *z, Build *b, int s, double params);
 int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after);
 void zero3_grad_ends(Build *b, int s, int last_bwd, GArray *ends);
+bool zero_init(Ctx *c, GError **err);
+
+/* par_offload.c: the update of `params` (this device's shard) after `after`,
+ * `after2` and the tasks in `more` (or NULL): the optimizer on the device, or under ZeRO-Offload the
+ * gradients down PCIe, the host's update and the weights back up.  Returns
+ * the task after which the updated weights are on the device. */
+int offload_update(Build *b, int s, double params, int after, int after2, const GArray *more);
+/* ZeRO-Offload: the optimizer state moved to host memory (`host` bytes). */
+void offload_memory(const Ctx *c, MemoryBreakdown *mem, double *host);
 
 /* par_moe.c: expert parallelism's groups and all-to-all costs, the
  * dispatch and combine after each layer's compute, the experts' gradient

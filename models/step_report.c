@@ -144,7 +144,7 @@ static Breakdown breakdown(const Build *b, double step)
 }
 
 /* The memory of the stage that needs most. */
-static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, GError **err)
+static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, double *host, GError **err)
 {
     const StepPlan *p = &c->p;
     *mem = (MemoryBreakdown){0};
@@ -152,7 +152,7 @@ static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, GErr
     for (int s = 0; s < p->pp; s++) {
         MemoryConfig mc = memory_config_default();
         mc.params = pipeline_stage_params(c, s);
-        mc.dp = p->dp;
+        mc.dp = c->zero_ranks; /* hybrid sharding: the shard group */
         mc.zero_stage = p->zero_stage;
         mc.precision = step_scenario_precision(c->sc);
         mc.fp32_grad_accum = c->fp32_grads;
@@ -167,9 +167,12 @@ static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, GErr
         MemoryBreakdown mbk;
         if (!memory_estimate(&mc, &mbk, err) || !moe_memory(c, s, &mc, &mbk, err))
             return false;
+        double h;
+        offload_memory(c, &mbk, &h);
         if (s == 0 || mbk.total > mem->total) {
             *mem = mbk;
             *mem_stage = s;
+            *host = h;
         }
     }
     return true;
@@ -220,7 +223,7 @@ static void add_warnings(cJSON *out, const Ctx *c)
         cJSON_Delete(warn);
 }
 
-static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int mem_stage)
+static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int mem_stage, double host)
 {
     cJSON *mj = cJSON_AddObjectToObject(out, "memory_per_device_bytes");
     cJSON_AddNumberToObject(mj, "weights", mem->params);
@@ -232,6 +235,8 @@ static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int
     cJSON_AddNumberToObject(mj, "total", mem->total);
     cJSON_AddNumberToObject(mj, "stage", mem_stage);
     cJSON_AddNumberToObject(mj, "hbm", accel_hbm_bytes(c->acc));
+    if (c->p.offload_optimizer) /* ZeRO-Offload: in host memory, not in total */
+        cJSON_AddNumberToObject(mj, "host_optimizer_state", host);
     cJSON_AddBoolToObject(out, "fits", memory_fits(mem, accel_hbm_bytes(c->acc)));
 }
 
@@ -276,6 +281,10 @@ static void add_config(cJSON *out, const Build *b)
         cJSON_AddNumberToObject(cfg, "virtual_stages", p->vpp);
     if (p->cp > 1)
         cJSON_AddNumberToObject(cfg, "cp", p->cp);
+    if (p->shard_group > 0)
+        cJSON_AddNumberToObject(cfg, "shard_group", p->shard_group);
+    if (p->offload_optimizer)
+        cJSON_AddBoolToObject(cfg, "offload_optimizer", true);
     if (workload_transformer(c->w)->experts > 0) {
         cJSON_AddNumberToObject(cfg, "experts", workload_transformer(c->w)->experts);
         cJSON_AddNumberToObject(cfg, "ep", p->ep);
@@ -336,7 +345,8 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     Breakdown bd = breakdown(b, step);
     MemoryBreakdown mem;
     int mem_stage;
-    if (!peak_memory(c, &mem, &mem_stage, err))
+    double host = 0;
+    if (!peak_memory(c, &mem, &mem_stage, &host, err))
         return NULL;
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "scenario", step_scenario_name(c->sc));
@@ -349,7 +359,7 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     cJSON_AddNumberToObject(bj, "optimizer", bd.optimizer);
     cJSON_AddNumberToObject(bj, "pipeline_bubble", bd.bubble);
     cJSON_AddNumberToObject(bj, "stage", bd.stage);
-    add_memory(out, c, &mem, mem_stage);
+    add_memory(out, c, &mem, mem_stage, host);
     add_throughput(out, c, step);
     add_config(out, b);
     cJSON_AddItemToObject(out, "collectives", coll_report(b));

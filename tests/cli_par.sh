@@ -76,4 +76,20 @@ expect cp_moe '"cp" with a mixture of experts is not modelled' "$S/cpmoe.json:3"
 printf '{"topology": "dgx-a100-cluster", "nodes": 1, "model": "gpt3-1.3b", "global_batch": 12,\n "parallelism": {"tp": 2,\n  "cp": 8}}\n' > "$S/cpfill.json"
 expect cp_fill 'not a multiple of tp x pp' "$S/cpfill.json:2" -- run "$S/cpfill.json"
 
+# ---- hybrid sharding, offload ----
+printf '{%s,\n "parallelism": {"zero_stage": 2,\n  "shard_group": 4}}\n' "$gpt" > "$S/sg2.json"
+expect shard_zero2 '"shard_group" (FSDP hybrid sharding) needs "zero_stage": 3' "$S/sg2.json:3" -- run "$S/sg2.json"
+printf '{%s,\n "parallelism": {"zero_stage": 3,\n  "shard_group": 3}}\n' "$gpt" > "$S/sg3.json"
+expect shard_divides '"shard_group" = 3 must divide dp x cp = 8' "$S/sg3.json:3" -- run "$S/sg3.json"
+printf '{%s,\n "parallelism": {"zero_stage": 3,\n  "shard_group": 0}}\n' "$gpt" > "$S/sg0.json"
+expect shard_zero '"shard_group"' "$S/sg0.json:3" -- run "$S/sg0.json"
+printf '{%s,\n "parallelism": {"weight_update": "replicated",\n  "offload_optimizer": true}}\n' "$gpt" > "$S/off0.json"
+expect offload_replicated '"offload_optimizer" (ZeRO-Offload) needs a sharded weight update' "$S/off0.json:3" -- run "$S/off0.json"
+printf '{%s,\n "parallelism": {"zero_stage": 1,\n  "pcie_bandwidth": 25e9}}\n' "$gpt" > "$S/pcie.json"
+expect pcie_without_offload '"pcie_bandwidth" needs "offload_optimizer": true' "$S/pcie.json:3" -- run "$S/pcie.json"
+printf '{%s,\n "parallelism": {"zero_stage": 1, "offload_optimizer": true,\n  "host_memory_bandwidth": -1}}\n' "$gpt" > "$S/hbw.json"
+expect host_bw_negative '"host_memory_bandwidth"' "$S/hbw.json:3" -- run "$S/hbw.json"
+printf '{%s,\n "parallelism": {"zero_stage": 1,\n  "offload_optimizer": "yes"}}\n' "$gpt" > "$S/offs.json"
+expect offload_string '"offload_optimizer"' "$S/offs.json:3" -- run "$S/offs.json"
+
 exit $fail

@@ -418,6 +418,74 @@ static void test_cp_ring(void)
     }
 }
 
+static char *gpt_scen(int nodes, int gb, const char *par)
+{
+    return g_strdup_printf("{\"topology\": \"dgx-a100-cluster\", \"nodes\": %d, \"model\": \"gpt3-1.3b\",\n"
+                           " \"global_batch\": %d, \"micro_batch\": 1, \"precision\": \"bf16\", \"optimizer\": \"adam\",\n"
+                           " \"parallelism\": %s}\n",
+                           nodes, gb, par);
+}
+
+/* FSDP hybrid sharding on 4 DGX A100 nodes (dp 32), shards of 8 (a node):
+ * every model state is 1/8 of the model's (2 + 2 + 12 bytes per
+ * parameter), the gathers and reduce-scatters stay in the 8 ranks and each
+ * layer's reduced shard is all-reduced across the 4 replicas: 24 layers +
+ * the embeddings' once per micro-batch (2 micro-batches). */
+static void test_hybrid_shard(void)
+{
+    char *t = gpt_scen(4, 64, "{\"zero_stage\": 3, \"shard_group\": 8}");
+    cJSON *r = run(t);
+    g_free(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    double P = get(r, "config", "params");
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "weights"), 2 * P / 8, 1);
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "optimizer_state"), 12 * P / 8, 1);
+    CU_ASSERT_EQUAL(get(coll(r, "zero3_allgather"), "group_size", NULL), 8);
+    CU_ASSERT_EQUAL(get(coll(r, "zero3_reducescatter"), "group_size", NULL), 8);
+    const cJSON *ar = coll(r, "hybrid_allreduce");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ar);
+    CU_ASSERT_EQUAL(get(ar, "group_size", NULL), 4);
+    CU_ASSERT_EQUAL(listed(r, "hybrid_allreduce", NULL), 24 * 2 + 1);
+    CU_ASSERT_EQUAL(get(r, "config", "shard_group"), 8);
+    cJSON_Delete(r);
+    /* shards of all 32: plain ZeRO-3, 4x less state, no replica all-reduce */
+    t = gpt_scen(4, 64, "{\"zero_stage\": 3}");
+    r = run(t);
+    g_free(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "weights"), 2 * get(r, "config", "params") / 32, 1);
+    CU_ASSERT_PTR_NULL(coll(r, "hybrid_allreduce"));
+    cJSON_Delete(r);
+}
+
+/* ZeRO-Offload with ZeRO-2 on one DGX A100 (dp 8): no optimizer state in
+ * HBM, 12 bytes per parameter / 8 in host memory; each device's 1/8 of the
+ * bf16 gradients goes down PCIe and its 1/8 of the bf16 weights comes up,
+ * 25 GB/s by default: 2 P / 8 / 25e9 s each way.  The host's update takes
+ * half as long with twice the host-memory bandwidth. */
+static void test_offload(void)
+{
+    double opt[2];
+    for (int k = 0; k < 2; k++) {
+        char *t = gpt_scen(1, 16, k ? "{\"zero_stage\": 2, \"offload_optimizer\": true, \"host_memory_bandwidth\": 500e9}"
+                                    : "{\"zero_stage\": 2, \"offload_optimizer\": true}");
+        SimGraph *g = NULL;
+        cJSON *r = run_graph(t, &g);
+        g_free(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        double P = get(r, "config", "params");
+        CU_ASSERT_EQUAL(get(r, "memory_per_device_bytes", "optimizer_state"), 0);
+        CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "host_optimizer_state"), 12 * P / 8, 1);
+        CU_ASSERT_DOUBLE_EQUAL(graph_time(g, "offload_gradients"), 2 * P / 8 / 25e9, 1e-6);
+        CU_ASSERT_DOUBLE_EQUAL(graph_time(g, "upload_weights"), 2 * P / 8 / 25e9, 1e-6);
+        opt[k] = graph_time(g, "host_optimizer");
+        CU_ASSERT_EQUAL(graph_count(g, "optimizer"), 0);
+        cJSON_Delete(r);
+        sim_graph_free(g);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(opt[1], opt[0] / 2, 1e-9 * opt[0] + 1e-11 * 64);
+}
+
 static const TestCase tests[] = {
     {"listing_gpt3_175b", test_listing_gpt3_175b},
     {"listing_matches_graph", test_listing_matches_graph},
@@ -427,6 +495,8 @@ static const TestCase tests[] = {
     {"bubble_interleaved", test_bubble_interleaved},
     {"interleaved_p2p_memory", test_interleaved_p2p_memory},
     {"cp_ring", test_cp_ring},
+    {"hybrid_shard", test_hybrid_shard},
+    {"offload", test_offload},
 };
 
 TEST_MAIN("step_par", tests)

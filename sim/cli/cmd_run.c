@@ -45,6 +45,11 @@ static void print_result(const cJSON *r)
         printf("  context parallel: cp %g (ring attention; gradients reduced over dp x cp)\n", num(cfg, "cp"));
     if (cJSON_GetObjectItem(cfg, "virtual_stages"))
         printf("  interleaved 1F1B: %g model chunks per pipeline stage\n", num(cfg, "virtual_stages"));
+    if (cJSON_GetObjectItem(cfg, "shard_group"))
+        printf("  hybrid sharding: ZeRO-3 inside groups of %g ranks, replicated across\n", num(cfg, "shard_group"));
+    if (cJSON_GetObjectItem(cfg, "offload_optimizer"))
+        printf("  optimizer offloaded to the host (ZeRO-Offload): %.2f GiB of state in host memory\n",
+               num(mem, "host_optimizer_state") / (1024.0 * 1024 * 1024));
     if (cJSON_GetObjectItem(cfg, "experts"))
         printf("  mixture of experts: %g experts over ep %g, capacity factor %g, %.1f B params active per token\n",
                num(cfg, "experts"), num(cfg, "ep"), num(cfg, "capacity_factor"), num(cfg, "active_params") / 1e9);
