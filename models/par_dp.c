@@ -77,7 +77,7 @@ static double grad_item(const Build *b, int s, int k, int *ready)
     }
     if (k <= nl) {
         *ready = b->layer_bwd_end[s][nl - k];
-        return c->layer_params;
+        return step_layer_params(c, s, nl - k);
     }
     *ready = b->layer_bwd_end[s][0];
     return s == 0 ? c->head_params : 0;

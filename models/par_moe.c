@@ -29,7 +29,7 @@ bool moe_init(Ctx *c, GError **err)
 {
     c->ep_use[0] = c->ep_use[1] = -1;
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    if (tr->experts == 0)
+    if (!tr || tr->experts == 0)
         return true;
     int ep = c->p.ep, edp = c->p.dp / ep;
     c->expert_params = workload_params_layer_experts(c->w, 0) / ((double)ep * c->p.tp);

@@ -11,7 +11,7 @@
  * after the tensor-parallel split. */
 void pipeline_partition(Ctx *c)
 {
-    int pp = c->p.pp, L = workload_transformer(c->w)->layers;
+    int pp = c->p.pp, L = workload_num_layers(c->w);
     c->stage_l0 = g_new(int, pp + 1);
     for (int s = 0; s <= pp; s++)
         c->stage_l0[s] = s * (L / pp) + (s < L % pp ? s : L % pp);
@@ -55,6 +55,8 @@ bool pipeline_init(Ctx *c, GError **err)
             return false;
     }
     const WorkloadTransformer *tr = workload_transformer(c->w);
+    if (!tr) /* a CNN runs without a pipeline (scenario.c) */
+        return true;
     double act = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * tr->hidden * c->wp.act_bytes;
     c->t_p2p = g_new0(double, pp);
     c->p2p_use = g_new(int, 4 * (size_t)pp);

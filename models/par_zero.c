@@ -3,7 +3,8 @@
  * prefetched two layers ahead, and reduce-scatters the layer's gradients
  * right after its backward.  A ZeRO-1/2 sharded update with
  * allgather_overlap gathers the updated weights layer by layer, in pieces
- * of at most a bucket, behind the next step's first forward (Xu et al.);
+ * of at most a bucket (small layers together), behind the next step's
+ * first forward (Xu et al.);
  * in the steady state the previous step's update is done when it starts.
  * FSDP's hybrid sharding (HYBRID_SHARD, Zhao et al. 2023) runs ZeRO-3
  * inside shard groups of shard_group dp ranks (dp_group is then that
@@ -83,6 +84,10 @@ void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, 
         z->u_rs = step_coll(c, "zero3_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
                             c->layer_params * c->grad_bytes_per_param * c->p.compression);
     z->gather = dir == 0 && c->ag_overlap && mbi == 0;
+    int nc = step_stage_layers(c, s) / c->p.vpp;
+    z->layer = z->bucket_end = chunk * nc;
+    z->chunk_end = (chunk + 1) * nc;
+    z->bucket_ag = -1;
     if (z->gather && s == 0 && chunk == 0)
         z->ag_prev = param_gather(b, s, c->head_params, -1);
 }
@@ -96,9 +101,22 @@ int zero_layer_gather(ZeroPass *z, Build *b, int s)
         step_dep(b->g, z->ag_prev, ag);
         return z->ag_prev = ag;
     }
-    if (z->gather)
-        return z->ag_prev = param_gather(b, s, b->c->layer_params, z->ag_prev);
-    return -1;
+    if (!z->gather)
+        return -1;
+    /* layers smaller than a bucket share one gather, like the gradients'
+     * buckets (XLA's all-gather combiner): it covers the next layers while
+     * they fit; a larger layer goes alone, in pieces */
+    const Ctx *c = b->c;
+    if (z->layer >= z->bucket_end) {
+        double params = step_layer_params(c, s, z->layer);
+        int end = z->layer + 1;
+        while (end < z->chunk_end && (params + step_layer_params(c, s, end)) * c->param_bytes <= c->p.bucket_bytes)
+            params += step_layer_params(c, s, end++);
+        z->bucket_end = end;
+        z->bucket_ag = z->ag_prev = param_gather(b, s, params, z->ag_prev);
+    }
+    z->layer++;
+    return z->bucket_ag;
 }
 
 /* The last stage's copy of tied word embeddings (`params`, pp > 1): the

@@ -282,11 +282,6 @@ static bool parse_model(StepScenario *sc, const SimJsonDoc *d, const cJSON *root
         sim_json_error(d, m, err, "\"model\" must be a preset name or an object of hyper-parameters");
         return false;
     }
-    if (workload_kind(sc->w) != WORKLOAD_TRANSFORMER) {
-        sim_json_error(d, m, err, "model \"%s\": only transformers can be run as a step for now",
-                       SIM_ECHO(workload_name(sc->w)));
-        return false;
-    }
     return true;
 }
 
@@ -296,6 +291,8 @@ static bool check_plan_model(const StepScenario *sc, const SimJsonDoc *d, const 
 {
     const StepPlan *p = &sc->plan;
     const WorkloadTransformer *tr = workload_transformer(sc->w);
+    if (!tr) /* a CNN: data parallel (scenario_par.c) */
+        return scenario_cnn_check(d, where, p, sc->w, err);
     const cJSON *tp_it = key_or(where, "tp", where), *pp_it = key_or(where, "pp", where);
     if (tr->heads % p->tp || tr->hidden % p->tp || tr->ffn % p->tp || tr->kv_heads % p->tp) {
         sim_json_error(d, tp_it, err, "\"tp\" = %d must divide the heads (%d), kv heads (%d), hidden (%d) and ffn (%d)",

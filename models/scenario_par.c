@@ -7,6 +7,8 @@
  * error at the key's line. */
 #include "scenario_plan.h"
 
+#include <string.h>
+
 const char *const scenario_par_keys[] = {"ep", "capacity_factor", "virtual_stages", "cp", "shard_group",
                                          "offload_optimizer", "pcie_bandwidth", "host_memory_bandwidth", NULL};
 
@@ -90,10 +92,40 @@ static bool check_sharding(const SimJsonDoc *d, const cJSON *where, const StepPl
     return true;
 }
 
+bool scenario_cnn_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, const Workload *w,
+                        GError **err)
+{
+    static const char *const keys[] = {"tp", "pp", "sequence_parallel", "ep", "capacity_factor", "virtual_stages",
+                                       "cp", "shard_group", "recompute", "schedule", NULL};
+    for (const char *const *k = keys; *k; k++) {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(where, *k);
+        /* what the key says when left out: 1, false, "none", "1f1b" */
+        bool dflt = !it || cJSON_IsNull(it) || cJSON_IsFalse(it) ||
+                    (cJSON_IsNumber(it) && it->valuedouble == 1 && strcmp(*k, "capacity_factor") != 0) ||
+                    (cJSON_IsString(it) && (!strcmp(it->valuestring, "none") || !strcmp(it->valuestring, "1f1b")));
+        if (!dflt) {
+            sim_json_error(d, it, err,
+                           "model \"%s\" is a CNN: its step is data parallel only (\"%s\" is for transformers)",
+                           SIM_ECHO(workload_name(w)), *k);
+            return false;
+        }
+    }
+    const cJSON *zs = cJSON_GetObjectItemCaseSensitive(where, "zero_stage");
+    if (p->zero_stage == 3 || (cJSON_IsNumber(zs) && zs->valuedouble == 3)) {
+        sim_json_error(d, item(where, "zero_stage"), err,
+                       "ZeRO-3 of a CNN is not modelled: use zero_stage 0-2 (\"weight_update\": \"sharded\" is "
+                       "Xu et al.'s)");
+        return false;
+    }
+    return true;
+}
+
 bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int max_zero_stage,
                         const Workload *w, int micro_batches, GError **err)
 {
     const WorkloadTransformer *tr = workload_transformer(w);
+    if (!tr)
+        return true; /* scenario_cnn_check */
     if (!check_interleaving(d, where, p, max_zero_stage, tr, micro_batches, err))
         return false;
     if (!check_sharding(d, where, p, max_zero_stage, err))

@@ -20,6 +20,10 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, 
  * "capacity_factor", "virtual_stages", "cp") into `plan`, and their checks against the model and
  * dp once dp is known (errors at the key's line). */
 extern const char *const scenario_par_keys[];
+/* A CNN runs data parallel only: an error at the first key that asks for
+ * more (tp, pp, ...), ZeRO-3 or recomputation. */
+bool scenario_cnn_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *plan, const Workload *w,
+                        GError **err);
 /* ZeRO-Offload's defaults, assumptions rather than measurements: PCIe 4.0
  * x16 moves 32 GB/s raw, about 25 GB/s achieved host-device; a two-socket
  * node of 8-channel DDR4-3200 (DGX A100: 2 x 204.8 GB/s peak) streams about

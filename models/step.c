@@ -113,6 +113,9 @@ static void ctx_free(Ctx *c)
     moe_free(c);
     coll_group_free(c->cp_group);
     coll_group_free(c->rep_group);
+    g_free(c->l_fwd);
+    g_free(c->l_bwd);
+    g_free(c->l_params);
     coll_group_free(c->tp_group);
     coll_group_free(c->dp_group);
     g_free(c->dp_warning);
@@ -197,7 +200,7 @@ static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
     int cur = prev;
     for (int l = j * nc; l < (j + 1) * nc; l++) {
         int ag = zero_layer_gather(&z, b, s);
-        cur = layer_tasks(b, s, "forward", c->t_fwd, "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", c->t_ep);
+        cur = layer_tasks(b, s, "forward", step_layer_fwd(c, s, l), "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", c->t_ep);
     }
     if (s == c->p.pp - 1 && j == c->p.vpp - 1) {
         int t = step_task(b->g, "head_forward", b->res[s].compute, c->t_head_fwd, "compute");
@@ -238,7 +241,7 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
         if (c->t_recompute > 0)
             cur = layer_tasks(b, s, "recompute", c->t_recompute, "tp_recompute", c->t_tp_recompute, cur, ag, &sp,
                               NULL, "ep_recompute", c->t_ep_recompute);
-        cur = layer_tasks(b, s, "backward", c->t_bwd, "tp_backward", c->t_tp_bwd, cur, ag, &sp, z.hist, "ep_backward", c->t_ep);
+        cur = layer_tasks(b, s, "backward", step_layer_bwd(c, s, l), "tp_backward", c->t_tp_bwd, cur, ag, &sp, z.hist, "ep_backward", c->t_ep);
         int ready = zero_layer_reduce(&z, b, s, cur);
         if (note)
             b->layer_bwd_end[s][l] = ready;

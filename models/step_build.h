@@ -83,6 +83,10 @@ typedef struct {
      * then the shard group) and all-reduces the shards over rep_group */
     int zero_ranks;
     CollGroup *rep_group;
+    /* step_cnn.c: a CNN's layers differ: per-layer times and parameters
+     * (NULL for a transformer, whose layers are all alike); layer_params
+     * is then their mean */
+    double *l_fwd, *l_bwd, *l_params;
 } Ctx;
 
 typedef struct {
@@ -112,6 +116,20 @@ static inline int step_rank_of(const Ctx *c, int stage, int d, int t)
 }
 
 static inline int step_stage_layers(const Ctx *c, int s) { return c->stage_l0[s + 1] - c->stage_l0[s]; }
+
+/* Local layer l of stage s: its parameters, forward and backward times. */
+static inline double step_layer_params(const Ctx *c, int s, int l)
+{
+    return c->l_params ? c->l_params[c->stage_l0[s] + l] : c->layer_params;
+}
+static inline double step_layer_fwd(const Ctx *c, int s, int l)
+{
+    return c->l_fwd ? c->l_fwd[c->stage_l0[s] + l] : c->t_fwd;
+}
+static inline double step_layer_bwd(const Ctx *c, int s, int l)
+{
+    return c->l_bwd ? c->l_bwd[c->stage_l0[s] + l] : c->t_bwd;
+}
 
 /* Index of micro-batch i's pass through chunk j of stage s in Build's fw,
  * bw (chunk 0 first: b->bw[s * m + m - 1] is every stage's last backward,
@@ -174,6 +192,8 @@ typedef struct {
     int start;      /* the pass's first dependency */
     int ag_prev;    /* the last gather issued */
     int hist[2];    /* the last two compute tasks: ZeRO-3's prefetch window */
+    int layer;      /* the next forward layer (local index) */
+    int bucket_end, chunk_end, bucket_ag; /* the gather of layers [.., bucket_end) */
 } ZeroPass;
 void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, int prev);
 int zero_layer_gather(ZeroPass *z, Build *b, int s);
@@ -204,6 +224,10 @@ bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown 
  * compute (its exposed part; `tp_name` says which pass). */
 bool cp_init(Ctx *c, GError **err);
 int cp_after(Build *b, int s, const char *tp_name, int after);
+
+/* step_cnn.c: a CNN's per-layer compute costs and its FLOPs. */
+void cnn_costs(Ctx *c);
+void cnn_flops(const Ctx *c, double *model_flops, double *hw_flops);
 
 /* step_report.c: the result object of a built and run graph (the step took
  * `step_s`); NULL and `err` when the memory estimate fails. */

@@ -52,6 +52,10 @@ static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb
 void compute_costs(Ctx *c)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
+    if (!tr) { /* a CNN (step_cnn.c) */
+        cnn_costs(c);
+        return;
+    }
     WorkloadGemm g[WORKLOAD_MAX_GEMMS];
     int mb = step_scenario_micro_batch(c->sc);
     int ng = workload_layer_gemms(c->w, 0, mb, &c->wp, g);
@@ -71,6 +75,10 @@ void compute_costs(Ctx *c)
 void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
+    if (!tr) {
+        cnn_flops(c, model_flops, hw_flops);
+        return;
+    }
     WorkloadParallel one = c->wp;
     one.tp = 1;
     one.sequence_parallel = false;

@@ -285,7 +285,7 @@ static void add_config(cJSON *out, const Build *b)
         cJSON_AddNumberToObject(cfg, "shard_group", p->shard_group);
     if (p->offload_optimizer)
         cJSON_AddBoolToObject(cfg, "offload_optimizer", true);
-    if (workload_transformer(c->w)->experts > 0) {
+    if (workload_transformer(c->w) && workload_transformer(c->w)->experts > 0) {
         cJSON_AddNumberToObject(cfg, "experts", workload_transformer(c->w)->experts);
         cJSON_AddNumberToObject(cfg, "ep", p->ep);
         cJSON_AddNumberToObject(cfg, "capacity_factor", p->capacity_factor);

@@ -92,4 +92,21 @@ expect host_bw_negative '"host_memory_bandwidth"' "$S/hbw.json:3" -- run "$S/hbw
 printf '{%s,\n "parallelism": {"zero_stage": 1,\n  "offload_optimizer": "yes"}}\n' "$gpt" > "$S/offs.json"
 expect offload_string '"offload_optimizer"' "$S/offs.json:3" -- run "$S/offs.json"
 
+# ---- convolutional steps: data parallel only ----
+cnn='"topology": "tpu-v3-pod", "nodes": 16, "model": "resnet50", "global_batch": 1024'
+printf '{%s,\n "parallelism": {\n  "tp": 2}}\n' "$cnn" > "$S/cnn_tp.json"
+expect cnn_tp 'is a CNN: its step is data parallel only ("tp" is for transformers)' "$S/cnn_tp.json:3" -- run "$S/cnn_tp.json"
+printf '{%s,\n "parallelism": {"dp": 16,\n  "pp": 4}}\n' "$cnn" > "$S/cnn_pp.json"
+expect cnn_pp '("pp" is for transformers)' "$S/cnn_pp.json:3" -- run "$S/cnn_pp.json"
+printf '{%s,\n "parallelism": {\n  "recompute": "full"}}\n' "$cnn" > "$S/cnn_rc.json"
+expect cnn_recompute '("recompute" is for transformers)' "$S/cnn_rc.json:3" -- run "$S/cnn_rc.json"
+printf '{%s,\n "parallelism": {\n  "zero_stage": 3}}\n' "$cnn" > "$S/cnn_z3.json"
+expect cnn_zero3 'ZeRO-3 of a CNN is not modelled' "$S/cnn_z3.json:3" -- run "$S/cnn_z3.json"
+printf '{%s,\n "parallelism": {\n  "capacity_factor": 1}}\n' "$cnn" > "$S/cnn_cf.json"
+expect cnn_capacity '("capacity_factor" is for transformers)' "$S/cnn_cf.json:3" -- run "$S/cnn_cf.json"
+# and the plain data-parallel step runs
+printf '{%s,\n "parallelism": {"weight_update": ["replicated", "sharded"]}}\n' "$cnn" > "$S/cnn_ok.json"
+"$BIN" run --json "$S/cnn_ok.json" > "$TMP/out" 2> "$TMP/err" || { echo "FAIL cnn_runs: exit $?"; cat "$TMP/err"; fail=1; }
+grep -q '"speedup"' "$TMP/out" || { echo "FAIL cnn_runs: no comparison"; fail=1; }
+
 exit $fail

@@ -486,6 +486,69 @@ static void test_offload(void)
     CU_ASSERT_DOUBLE_EQUAL(opt[1], opt[0] / 2, 1e-9 * opt[0] + 1e-11 * 64);
 }
 
+static cJSON *resnet(int hosts, int per_replica, const char *opt, const char *par)
+{
+    char *t = g_strdup_printf("{\"topology\": \"tpu-v3-pod\", \"nodes\": %d, \"model\": \"resnet50\",\n"
+                              " \"global_batch\": %d, \"micro_batch\": %d, \"precision\": \"bf16\", \"optimizer\": \"%s\",\n"
+                              " \"parallelism\": %s}\n",
+                              hosts, hosts * 4 * per_replica, per_replica, opt, par);
+    cJSON *r = run(t);
+    g_free(t);
+    return r;
+}
+
+/* ResNet-50 runs as a data-parallel step on a TPU v3 torus (16 hosts, 64
+ * chips, an 8 x 8 torus): its 25,557,032 parameters (torchvision's card),
+ * 3 x its forward FLOPs per sample, and a sharded update that moves 1/64
+ * of the replicated update's bytes and holds 1/64 of its optimizer state
+ * (momentum and fp32 master weights, 8 bytes per parameter). */
+static void test_resnet_step(void)
+{
+    cJSON *r = resnet(16, 32, "sgd_momentum", "{\"weight_update\": [\"replicated\", \"sharded\"]}");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    const cJSON *v = cJSON_GetObjectItem(r, "variants");
+    const cJSON *rep = cJSON_GetArrayItem(v, 0), *sh = cJSON_GetArrayItem(v, 1);
+    CU_ASSERT_DOUBLE_EQUAL(get(rep, "config", "params"), 25557032, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(get(rep, "memory_per_device_bytes", "optimizer_state"), 8 * 25557032.0, 1);
+    CU_ASSERT_DOUBLE_EQUAL(get(sh, "memory_per_device_bytes", "optimizer_state"), 8 * 25557032.0 / 64, 1);
+    double o_rep = get(rep, "breakdown", "optimizer"), o_sh = get(sh, "breakdown", "optimizer");
+    CU_ASSERT_TRUE(o_rep > 0);
+    CU_ASSERT_DOUBLE_EQUAL(o_sh, o_rep / 64, 1e-6 * o_rep + 2e-12 * 64);
+    /* a ResNet-50 forward is 4.09 G multiply-accumulates (the card's "GFLOPS"), pooling left out */
+    CU_ASSERT_DOUBLE_EQUAL(get(rep, "model_flops_per_step", NULL) / (3 * 2 * 64 * 32.0) / 1e9, 4.09, 0.05);
+    CU_ASSERT_EQUAL(get(rep, "config", "dp"), 64);
+    CU_ASSERT_TRUE(get(rep, "step_time_s", NULL) > get(rep, "breakdown", "compute"));
+    cJSON_Delete(r);
+}
+
+/* Xu et al. 2020 ("Automatic Cross-Replica Sharding of Weight Update in
+ * Data-Parallel Training"), qualitatively: on a TPU v3 torus the sharded
+ * weight update's gain over the replicated one grows as the per-replica
+ * batch shrinks (the update's cost is per replica and fixed, the compute
+ * shrinks with the batch): a speedup that falls with the batch, well
+ * above 1 at 2 images per replica, close to 1 at 128. */
+static void test_xu_sharding_gain_trend(void)
+{
+    static const int batches[] = {2, 4, 8, 16, 32, 64, 128};
+    double prev = INFINITY;
+    printf("\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(batches); i++) {
+        cJSON *r = resnet(16, batches[i], "sgd_momentum", "{\"weight_update\": [\"replicated\", \"sharded\"]}");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        double sp = get(r, "comparison", "speedup");
+        printf("    per-replica batch %3d: replicated %.3f ms, sharded %.3f ms, speedup %.3f\n", batches[i],
+               1e3 * get(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "variants"), 0), "step_time_s", NULL),
+               1e3 * get(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "variants"), 1), "step_time_s", NULL), sp);
+        CU_ASSERT_TRUE(sp < prev);
+        if (i == 0)
+            CU_ASSERT_TRUE(sp > 1.15);
+        if (batches[i] == 128)
+            CU_ASSERT_TRUE(sp > 1 && sp < 1.03);
+        prev = sp;
+        cJSON_Delete(r);
+    }
+}
+
 static const TestCase tests[] = {
     {"listing_gpt3_175b", test_listing_gpt3_175b},
     {"listing_matches_graph", test_listing_matches_graph},
@@ -497,6 +560,8 @@ static const TestCase tests[] = {
     {"cp_ring", test_cp_ring},
     {"hybrid_shard", test_hybrid_shard},
     {"offload", test_offload},
+    {"resnet_step", test_resnet_step},
+    {"xu_sharding_gain_trend", test_xu_sharding_gain_trend},
 };
 
 TEST_MAIN("step_par", tests)
