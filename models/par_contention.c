@@ -318,10 +318,7 @@ static bool build_groups(Dp *d, int64_t per)
         int s = k / p->tp, t = k % p->tp;
         for (int r = 0; r < p->dp; r++)
             ids[r] = step_rank_of(d->c, s, r, t);
-        const StepScenario *sc = d->c->sc;
-        ok = (d->groups[k] = coll_group_new_with(d->c->topo, ids, p->dp, step_scenario_coll_params(sc), NULL)) != NULL;
-        if (ok) /* the same algorithms as the step's own DP group */
-            coll_group_set_nccl_version(d->groups[k], step_scenario_nccl_version(sc));
+        ok = (d->groups[k] = step_group_new(d->c, ids, p->dp, NULL)) != NULL;
     }
     g_free(ids);
     return ok;
@@ -373,6 +370,10 @@ void dp_contention(Ctx *c)
     if (!c->dp_group || !step_scenario_flow_contention(c->sc))
         return;
     const StepPlan *p = &c->p;
+    if (c->zero_ranks != p->dp) { /* hybrid sharding: its groups are not the dp groups simulated here */
+        snprintf(c->dp_method, sizeof c->dp_method, "not simulated (hybrid sharding)");
+        return;
+    }
     Dp d = {.c = c, .t0 = g_get_monotonic_time(), .op = p->zero_stage >= 1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE};
     d.bytes = p->bucket_bytes * p->compression;
     if (p->zero_stage == 3)

@@ -33,15 +33,12 @@ bool dp_init(Ctx *c, GError **err)
     const StepPlan *p = &c->p;
     if (p->dp == 1)
         return true;
-    int *ids = g_new(int, p->dp);
-    for (int d = 0; d < p->dp; d++)
+    int n = c->zero_ranks; /* hybrid sharding: the shard group (par_zero.c) */
+    int *ids = g_new(int, n);
+    for (int d = 0; d < n; d++)
         ids[d] = step_rank_of(c, 0, d, 0);
-    c->dp_group = coll_group_new_with(c->topo, ids, p->dp, step_scenario_coll_params(c->sc), err);
-    if (c->dp_group)
-        coll_group_set_gpus_per_thread(c->dp_group, step_scenario_gpus_per_process(c->sc));
+    c->dp_group = step_group_new(c, ids, n, err);
     g_free(ids);
-    if (c->dp_group)
-        coll_group_set_nccl_version(c->dp_group, step_scenario_nccl_version(c->sc));
     return c->dp_group != NULL;
 }
 
@@ -82,7 +79,7 @@ static double grad_item(const Build *b, int s, int k, int *ready)
     }
     if (k <= nl) {
         *ready = b->layer_bwd_end[s][nl - k];
-        return c->layer_params;
+        return step_layer_params(c, s, nl - k);
     }
     *ready = b->layer_bwd_end[s][0];
     return s == 0 ? c->head_params : 0;
@@ -113,8 +110,9 @@ static void grad_flush(Build *b, int s, double params, int prev, GArray *ends, G
         nb = 1;
     double piece = params / nb;
     for (int k = 0; k < nb; k++) {
-        double t = step_coll_use(c, cname, "dp", c->dp_group, op, piece * gb * c->p.compression, s == 0 ? 1 : 0);
-        int ct = step_task(g, cname, b->res[s].comm, t, "comm");
+        int u = step_coll(c, cname, "dp", c->dp_group, op, piece * gb * c->p.compression);
+        int ct = step_task(g, cname, b->res[s].comm, step_coll_time(c, u), "comm");
+        step_coll_tag(b, ct, u, 1, s);
         step_dep(g, prev, ct);
         g_array_append_val(ends, ct);
         g_array_append_val(bucket_params, piece);
@@ -188,28 +186,21 @@ void dp_sync_and_update(Build *b, int s, GArray *ends, GArray *bparams)
         grad_buckets(b, s, last_bwd, ends, bparams);
     if (p->dp > 1 && p->zero_stage == 3)
         zero3_grad_ends(b, s, last_bwd, ends);
-    double shard = p->zero_stage >= 1 ? 1.0 / p->dp : 1.0; /* dp 1: the whole update */
+    double shard = p->zero_stage >= 1 ? 1.0 / c->zero_ranks : 1.0; /* dp 1: the whole update */
     if ((p->zero_stage == 1 || p->zero_stage == 2) && p->dp > 1) {
         /* per bucket: update the shard, then all-gather the new weights;
          * the gathers overlap the next bucket's update */
         for (guint k = 0; k < bparams->len; k++) {
             double bp = g_array_index(bparams, double, k);
-            int o = step_task(g, "optimizer", r->compute, accel_mem_time(c->acc, bp * shard * c->opt_bytes_per_param),
-                              "optimizer");
-            step_dep(g, g_array_index(ends, int, k), o);
-            step_dep(g, last_bwd, o);
+            int o = offload_update(b, s, bp * shard, g_array_index(ends, int, k), last_bwd, NULL);
             if (c->ag_overlap) /* gathered behind the next step's forward (par_zero.c) */
                 continue;
-            double t = step_coll_use(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bp * c->param_bytes,
-                                     s == 0 ? 1 : 0);
-            int ag = step_task(g, "param_allgather", r->comm, t, "comm");
+            int u = step_coll(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bp * c->param_bytes);
+            int ag = step_task(g, "param_allgather", r->comm, step_coll_time(c, u), "comm");
+            step_coll_tag(b, ag, u, 1, s);
             step_dep(g, o, ag);
         }
         return;
     }
-    int o = step_task(g, "optimizer", r->compute, accel_mem_time(c->acc, params * shard * c->opt_bytes_per_param),
-                      "optimizer");
-    step_dep(g, last_bwd, o);
-    for (guint k = 0; k < ends->len; k++)
-        step_dep(g, g_array_index(ends, int, k), o);
+    offload_update(b, s, params * shard, last_bwd, -1, ends);
 }

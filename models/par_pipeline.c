@@ -2,7 +2,8 @@
  * point-to-point groups between neighbouring stages, the order in which a
  * stage runs its micro-batches (1F1B, Narayanan et al.; or GPipe: every
  * forward, then every backward) and the activation and gradient sends that
- * tie the stages' chains together.  Also what a stage holds: its
+ * tie the stages' chains together; a send is listed as "send" on its stage
+ * and "recv" on the peer's.  Also what a stage holds: its
  * parameters, and its micro-batches in flight for the memory estimate. */
 #include "step_build.h"
 
@@ -10,11 +11,12 @@
  * after the tensor-parallel split. */
 void pipeline_partition(Ctx *c)
 {
-    int pp = c->p.pp, L = workload_transformer(c->w)->layers;
+    int pp = c->p.pp, L = workload_num_layers(c->w);
     c->stage_l0 = g_new(int, pp + 1);
     for (int s = 0; s <= pp; s++)
         c->stage_l0[s] = s * (L / pp) + (s < L % pp ? s : L % pp);
-    c->layer_params = workload_params_layer(c->w, 0) / c->p.tp;
+    /* a mixture of experts' routed experts are apart (par_moe.c) */
+    c->layer_params = (workload_params_layer(c->w, 0) - workload_params_layer_experts(c->w, 0)) / c->p.tp;
     c->head_params = workload_params_head(c->w) / c->p.tp;
 }
 
@@ -39,33 +41,46 @@ bool pipeline_init(Ctx *c, GError **err)
 {
     int pp = c->p.pp;
     c->p2p_group = g_new0(CollGroup *, pp);
-    for (int s = 0; s + 1 < pp; s++) {
-        int pair[2] = {step_rank_of(c, s, 0, 0), step_rank_of(c, s + 1, 0, 0)};
+    int nb = c->p.vpp > 1 ? pp : pp - 1; /* interleaving: the last stage sends to the first */
+    for (int s = 0; s < nb; s++) {
+        int pair[2] = {step_rank_of(c, s, 0, 0), step_rank_of(c, (s + 1) % pp, 0, 0)};
         bool same_a = topo_node_of(c->topo, pair[0]) == topo_node_of(c->topo, pair[1]);
         for (int q = 0; q < s && !c->p2p_group[s]; q++) {
             bool same_b = topo_node_of(c->topo, step_rank_of(c, q, 0, 0)) ==
-                          topo_node_of(c->topo, step_rank_of(c, q + 1, 0, 0));
+                          topo_node_of(c->topo, step_rank_of(c, (q + 1) % pp, 0, 0));
             if (same_a == same_b && c->p2p_group[q] && coll_group_size(c->p2p_group[q]) == 2)
                 c->p2p_group[s] = c->p2p_group[q];
         }
-        if (!c->p2p_group[s] && !(c->p2p_group[s] = coll_group_new_with(c->topo, pair, 2, step_scenario_coll_params(c->sc), err)))
+        if (!c->p2p_group[s] && !(c->p2p_group[s] = step_group_new(c, pair, 2, err)))
             return false;
     }
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    double act = (double)step_scenario_micro_batch(c->sc) * tr->seq_len * tr->hidden * c->wp.act_bytes;
+    if (!tr) /* a CNN runs without a pipeline (scenario.c) */
+        return true;
+    double act = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * tr->hidden * c->wp.act_bytes;
     c->t_p2p = g_new0(double, pp);
-    for (int s = 0; s + 1 < pp; s++)
-        c->t_p2p[s] = step_coll_use(c, "pp_send", "pp", c->p2p_group[s], COLL_BROADCAST, act / c->p.tp,
-                                    s == 0 ? c->m : 0);
+    c->p2p_use = g_new(int, 4 * (size_t)pp);
+    static const char *const names[] = {"pp_send_activation", "pp_recv_activation", "pp_send_gradient",
+                                        "pp_recv_gradient"};
+    for (int s = 0; s < nb; s++) {
+        /* a point-to-point send costs a broadcast over the pair */
+        for (int k = 0; k < 4; k++) {
+            int u = step_coll(c, names[k], "pp", c->p2p_group[s], COLL_BROADCAST, act / c->p.tp);
+            if (u >= 0)
+                g_array_index(c->colls, CollUse, u).op_name = k % 2 ? "recv" : "send";
+            c->p2p_use[4 * s + k] = u;
+        }
+        c->t_p2p[s] = step_coll_time(c, c->p2p_use[4 * s]);
+    }
     return true;
 }
 
 void pipeline_free(Ctx *c)
 {
     if (c->p2p_group) {
-        for (int s = 0; s + 1 < c->p.pp; s++) {
+        for (int s = 0; s < c->p.pp; s++) {
             bool shared = false;
-            for (int q = s + 1; q + 1 < c->p.pp; q++)
+            for (int q = s + 1; q < c->p.pp; q++)
                 shared |= c->p2p_group[q] == c->p2p_group[s];
             if (!shared)
                 coll_group_free(c->p2p_group[s]);
@@ -73,65 +88,104 @@ void pipeline_free(Ctx *c)
         g_free(c->p2p_group);
     }
     g_free(c->t_p2p);
+    g_free(c->p2p_use);
     g_free(c->stage_l0);
 }
 
+/* Interleaved 1F1B (Narayanan et al. 2021, section 2.2; Megatron-LM's
+ * forward_backward_pipelining_with_interleaving): the k-th forward of a
+ * stage runs model chunk (k mod (pp v)) / pp of micro-batch
+ * (k / (pp v)) pp + k mod pp; backwards take the chunks in reverse. */
+static int warmup_of(const Ctx *c, int s)
+{
+    int pp = c->p.pp, v = c->p.vpp, total = c->m * v;
+    if (v == 1)
+        return pp - s - 1 < c->m ? pp - s - 1 : c->m;
+    int w = c->m == pp ? total : (pp - s - 1) * 2 + (v - 1) * pp;
+    return w < total ? w : total;
+}
+
+static void order_push(const Ctx *c, int k, int dir, int *n, int *order_mb, int *order_dir, int *order_chunk)
+{
+    int pp = c->p.pp, v = c->p.vpp, kg = k % (pp * v), j = kg / pp;
+    order_mb[*n] = (k / (pp * v)) * pp + kg % pp;
+    order_chunk[*n] = dir == 0 ? j : v - 1 - j;
+    order_dir[*n] = dir;
+    (*n)++;
+}
+
 /* Stage s's passes in program order: (micro-batch, direction 0 forward or
- * 1 backward) into order_mb, order_dir (2m entries); returns their count.
- * 1F1B: pp - s - 1 warm-up forwards, then one forward, one backward. */
-int pipeline_order(const Ctx *c, int s, int *order_mb, int *order_dir)
+ * 1 backward, model chunk) into order_mb, order_dir, order_chunk (2 m vpp
+ * entries); returns their count.  1F1B: the warm-up forwards (pp - s - 1
+ * without interleaving), then one forward, one backward; GPipe: every
+ * forward, then every backward. */
+int pipeline_order(const Ctx *c, int s, int *order_mb, int *order_dir, int *order_chunk)
 {
     int pp = c->p.pp, m = c->m, n = 0;
     if (c->p.gpipe || pp == 1) {
         for (int i = 0; i < m; i++, n++)
-            order_mb[n] = i, order_dir[n] = 0;
+            order_mb[n] = i, order_dir[n] = 0, order_chunk[n] = 0;
         for (int i = 0; i < m; i++, n++)
-            order_mb[n] = i, order_dir[n] = 1;
+            order_mb[n] = i, order_dir[n] = 1, order_chunk[n] = 0;
         return n;
     }
-    int warm = pp - s - 1 < m ? pp - s - 1 : m;
-    int fi = 0, bi = 0;
-    for (; fi < warm; fi++, n++)
-        order_mb[n] = fi, order_dir[n] = 0;
-    while (bi < m) {
-        if (fi < m) {
-            order_mb[n] = fi++, order_dir[n] = 0;
-            n++;
-        }
-        order_mb[n] = bi++, order_dir[n] = 1;
-        n++;
+    int total = m * c->p.vpp, warm = warmup_of(c, s);
+    for (int k = 0; k < warm; k++)
+        order_push(c, k, 0, &n, order_mb, order_dir, order_chunk);
+    for (int i = 0; i < total - warm; i++) {
+        order_push(c, warm + i, 0, &n, order_mb, order_dir, order_chunk);
+        order_push(c, i, 1, &n, order_mb, order_dir, order_chunk);
     }
+    for (int i = total - warm > 0 ? total - warm : 0; i < total; i++)
+        order_push(c, i, 1, &n, order_mb, order_dir, order_chunk);
     return n;
 }
 
+/* A send from stage s (boundary b's streams and uses) of `what` (0
+ * activation, 1 gradient): after pass `from`, before pass `to`. */
+static void send_task(Build *b, int s, int bnd, int peer, int what, int from, int to)
+{
+    const Ctx *c = b->c;
+    int t = step_task(b->g, what ? "send_gradient" : "send_activation", b->res[s].p2p, c->t_p2p[bnd], "p2p");
+    step_coll_tag(b, t, c->p2p_use[4 * bnd + 2 * what], 1, s);
+    step_coll_tag(b, t, c->p2p_use[4 * bnd + 2 * what + 1], 1, peer);
+    step_dep(b->g, from, t);
+    step_dep(b->g, t, to);
+}
+
 /* Every micro-batch's activation to the next stage and gradient to the
- * previous one, on the p2p streams; the last stage turns forward into
- * backward itself. */
+ * previous one, on the p2p streams; under interleaving the last stage's
+ * chunk j feeds the first stage's chunk j + 1 (boundary pp - 1).  The last
+ * stage's last chunk turns forward into backward itself. */
 void pipeline_sends(Build *b)
 {
     const Ctx *c = b->c;
-    SimGraph *g = b->g;
-    int pp = c->p.pp, m = c->m;
-    for (int s = 0; s < pp; s++)
-        for (int i = 0; i < m; i++) {
-            if (s + 1 < pp) {
-                int t = step_task(g, "send_activation", b->res[s].p2p, c->t_p2p[s], "p2p");
-                step_dep(g, b->fw[s * m + i].last, t);
-                step_dep(g, t, b->fw[(s + 1) * m + i].first);
+    int pp = c->p.pp, m = c->m, v = c->p.vpp;
+    for (int j = 0; j < v; j++)
+        for (int s = 0; s < pp; s++)
+            for (int i = 0; i < m; i++) {
+                int x = step_span(c, s, j, i);
+                bool last = s == pp - 1 && j == v - 1, first = s == 0 && j == 0;
+                if (!last) {
+                    int y = s + 1 < pp ? step_span(c, s + 1, j, i) : step_span(c, 0, j + 1, i);
+                    send_task(b, s, s, (s + 1) % pp, 0, b->fw[x].last, b->fw[y].first);
+                }
+                if (!first) {
+                    int y = s > 0 ? step_span(c, s - 1, j, i) : step_span(c, pp - 1, j - 1, i);
+                    send_task(b, s, (s + pp - 1) % pp, (s + pp - 1) % pp, 1, b->bw[x].last, b->bw[y].first);
+                }
+                if (last)
+                    step_dep(b->g, b->fw[x].last, b->bw[x].first);
             }
-            if (s > 0) {
-                int t = step_task(g, "send_gradient", b->res[s].p2p, c->t_p2p[s - 1], "p2p");
-                step_dep(g, b->bw[s * m + i].last, t);
-                step_dep(g, t, b->bw[(s - 1) * m + i].first);
-            }
-            if (s == pp - 1)
-                step_dep(g, b->fw[s * m + i].last, b->bw[s * m + i].first);
-        }
 }
 
-/* Micro-batches whose activations stage s holds at once. */
+/* Micro-batches whose activations stage s holds at once; under
+ * interleaving, model chunks (1/vpp of the stage's layers each): the
+ * warm-up forwards and the one in steady state. */
 int pipeline_inflight(const Ctx *c, int s)
 {
     int pp = c->p.pp, m = c->m;
+    if (c->p.vpp > 1)
+        return warmup_of(c, s) + 1 < m * c->p.vpp ? warmup_of(c, s) + 1 : m * c->p.vpp;
     return pp == 1 ? 1 : c->p.gpipe ? m : memory_1f1b_inflight(pp, s, m);
 }

@@ -3,16 +3,48 @@
  * prefetched two layers ahead, and reduce-scatters the layer's gradients
  * right after its backward.  A ZeRO-1/2 sharded update with
  * allgather_overlap gathers the updated weights layer by layer, in pieces
- * of at most a bucket, behind the next step's first forward (Xu et al.);
- * in the steady state the previous step's update is done when it starts. */
+ * of at most a bucket (small layers together), behind the next step's
+ * first forward (Xu et al.);
+ * in the steady state the previous step's update is done when it starts.
+ * FSDP's hybrid sharding (HYBRID_SHARD, Zhao et al. 2023) runs ZeRO-3
+ * inside shard groups of shard_group dp ranks (dp_group is then that
+ * group) and all-reduces each reduce-scattered gradient shard across the
+ * dp / shard_group replicas (rep_group, the ranks with the same shard). */
 #include "step_build.h"
 
 #include <math.h>
 
-/* ZeRO-3: all-gather of one layer's parameters on the comm stream. */
-static int zero3_gather(Build *b, int s, double t_ag, int after)
+bool zero_init(Ctx *c, GError **err)
 {
-    int t = step_task(b->g, "zero3_allgather", b->res[s].comm, t_ag, "comm");
+    int nrep = c->p.dp / c->zero_ranks;
+    if (nrep < 2)
+        return true;
+    int *ids = g_new(int, nrep);
+    for (int k = 0; k < nrep; k++)
+        ids[k] = step_rank_of(c, 0, k * c->zero_ranks, 0);
+    c->rep_group = step_group_new(c, ids, nrep, err);
+    g_free(ids);
+    return c->rep_group != NULL;
+}
+
+/* Hybrid sharding: the shard of `grad_bytes` of gradients all-reduced
+ * across the replicas after `after`; returns that task, or `after`. */
+static int replica_allreduce(Build *b, int s, double grad_bytes, int after)
+{
+    Ctx *c = b->c;
+    int u = step_coll(c, "hybrid_allreduce", "replicas", c->rep_group, COLL_ALLREDUCE, grad_bytes / c->zero_ranks);
+    if (u < 0)
+        return after;
+    int t = step_coll_task(b, NULL, s, b->res[s].comm, u, "comm");
+    step_dep(b->g, after, t);
+    return t;
+}
+
+/* ZeRO-3: all-gather of one layer's parameters on the comm stream. */
+static int zero3_gather(Build *b, int s, int u_ag, int after)
+{
+    int t = step_task(b->g, "zero3_allgather", b->res[s].comm, step_coll_time(b->c, u_ag), "comm");
+    step_coll_tag(b, t, u_ag, 1, s);
     step_dep(b->g, after, t);
     return t;
 }
@@ -29,30 +61,34 @@ static int param_gather(Build *b, int s, double params, int after)
         nb = 1;
     int prev = after;
     for (int k = 0; k < nb; k++) {
-        double t = step_coll_use(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bytes / nb, s == 0 ? 1 : 0);
-        int ag = step_task(b->g, "param_allgather", b->res[s].comm, t, "comm");
+        int u = step_coll(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bytes / nb);
+        int ag = step_task(b->g, "param_allgather", b->res[s].comm, step_coll_time(c, u), "comm");
+        step_coll_tag(b, ag, u, 1, s);
         step_dep(b->g, prev, ag);
         prev = ag;
     }
     return prev;
 }
 
-/* Before stage s's pass (micro-batch mbi, dir 0 forward or 1 backward)
- * whose first dependency is `prev`: the gathers' costs, and the
- * embeddings' gather before the first forward of stage 0. */
-void zero_pass_begin(ZeroPass *z, Build *b, int s, int mbi, int dir, int prev)
+/* Before stage s's pass (model chunk `chunk`, micro-batch mbi, dir 0
+ * forward or 1 backward) whose first dependency is `prev`: the gathers'
+ * costs, and the embeddings' gather before the first forward of stage 0. */
+void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, int prev)
 {
     Ctx *c = b->c;
-    int nl = step_stage_layers(c, s);
-    *z = (ZeroPass){.z3 = c->p.zero_stage == 3 && c->p.dp > 1, .start = prev, .ag_prev = -1, .hist = {-1, -1}};
+    *z = (ZeroPass){.z3 = c->p.zero_stage == 3 && c->p.dp > 1, .start = prev, .ag_prev = -1, .hist = {-1, -1},
+                    .u_ag = -1, .u_rs = -1};
     if (z->z3)
-        z->t_ag = step_coll_use(c, "zero3_allgather", "dp", c->dp_group, COLL_ALLGATHER,
-                                c->layer_params * c->param_bytes, s == 0 ? nl : 0);
+        z->u_ag = step_coll(c, "zero3_allgather", "dp", c->dp_group, COLL_ALLGATHER, c->layer_params * c->param_bytes);
     if (z->z3 && dir == 1)
-        z->t_rs = step_coll_use(c, "zero3_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
-                                c->layer_params * c->grad_bytes_per_param * c->p.compression, s == 0 ? nl : 0);
+        z->u_rs = step_coll(c, "zero3_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
+                            c->layer_params * c->grad_bytes_per_param * c->p.compression);
     z->gather = dir == 0 && c->ag_overlap && mbi == 0;
-    if (z->gather && s == 0)
+    int nc = step_stage_layers(c, s) / c->p.vpp;
+    z->layer = z->bucket_end = chunk * nc;
+    z->chunk_end = (chunk + 1) * nc;
+    z->bucket_ag = -1;
+    if (z->gather && s == 0 && chunk == 0)
         z->ag_prev = param_gather(b, s, c->head_params, -1);
 }
 
@@ -61,13 +97,26 @@ void zero_pass_begin(ZeroPass *z, Build *b, int s, int mbi, int dir, int prev)
 int zero_layer_gather(ZeroPass *z, Build *b, int s)
 {
     if (z->z3) {
-        int ag = zero3_gather(b, s, z->t_ag, z->hist[0] >= 0 ? z->hist[0] : z->start);
+        int ag = zero3_gather(b, s, z->u_ag, z->hist[0] >= 0 ? z->hist[0] : z->start);
         step_dep(b->g, z->ag_prev, ag);
         return z->ag_prev = ag;
     }
-    if (z->gather)
-        return z->ag_prev = param_gather(b, s, b->c->layer_params, z->ag_prev);
-    return -1;
+    if (!z->gather)
+        return -1;
+    /* layers smaller than a bucket share one gather, like the gradients'
+     * buckets (XLA's all-gather combiner): it covers the next layers while
+     * they fit; a larger layer goes alone, in pieces */
+    const Ctx *c = b->c;
+    if (z->layer >= z->bucket_end) {
+        double params = step_layer_params(c, s, z->layer);
+        int end = z->layer + 1;
+        while (end < z->chunk_end && (params + step_layer_params(c, s, end)) * c->param_bytes <= c->p.bucket_bytes)
+            params += step_layer_params(c, s, end++);
+        z->bucket_end = end;
+        z->bucket_ag = z->ag_prev = param_gather(b, s, params, z->ag_prev);
+    }
+    z->layer++;
+    return z->bucket_ag;
 }
 
 /* The last stage's copy of tied word embeddings (`params`, pp > 1): the
@@ -83,9 +132,10 @@ int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after)
 {
     if (!z->z3)
         return after;
-    int rs = step_task(b->g, "zero3_reducescatter", b->res[s].comm, z->t_rs, "comm");
+    int rs = step_task(b->g, "zero3_reducescatter", b->res[s].comm, step_coll_time(b->c, z->u_rs), "comm");
+    step_coll_tag(b, rs, z->u_rs, 1, s);
     step_dep(b->g, after, rs);
-    return rs;
+    return replica_allreduce(b, s, b->c->layer_params * b->c->grad_bytes_per_param * b->c->p.compression, rs);
 }
 
 /* ZeRO-3: what stage s's update waits for: every layer's reduce-scatter,
@@ -99,9 +149,11 @@ void zero3_grad_ends(Build *b, int s, int last_bwd, GArray *ends)
     if (s != 0 && s != c->p.pp - 1)
         return;
     double hp = pipeline_stage_params(c, s) - nl * c->layer_params;
-    double t = step_coll_use(c, "grad_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
-                             hp * c->grad_bytes_per_param * c->p.compression, s == 0 ? 1 : 0);
-    int rs = step_task(b->g, "grad_reducescatter", b->res[s].comm, t, "comm");
+    int u = step_coll(c, "grad_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
+                      hp * c->grad_bytes_per_param * c->p.compression);
+    int rs = step_task(b->g, "grad_reducescatter", b->res[s].comm, step_coll_time(c, u), "comm");
+    step_coll_tag(b, rs, u, 1, s);
     step_dep(b->g, last_bwd, rs);
+    rs = replica_allreduce(b, s, hp * c->grad_bytes_per_param * c->p.compression, rs);
     g_array_append_val(ends, rs);
 }

@@ -211,7 +211,7 @@ static bool resolve_dp(StepScenario *sc, const SimJsonDoc *d, const cJSON *root,
     sc->dp_given = p->dp > 0;
     if (!sc->dp_given) {
         GError *e = NULL;
-        p->dp = fill_dp(t, p->tp, p->pp, &e);
+        p->dp = fill_dp(t, p->tp * p->cp, p->pp, &e); /* context parallelism: cp x tp devices per replica-stage */
         if (!p->dp) {
             const cJSON *at = key_or(where, "tp", key_or(where, "pp", key_or(root, "nodes", key_or(root, "topology", root))));
             sim_json_error(d, at, err, "%s", e->message);
@@ -219,13 +219,15 @@ static bool resolve_dp(StepScenario *sc, const SimJsonDoc *d, const cJSON *root,
             return false;
         }
     }
-    long devices = (long)p->dp * p->tp * p->pp;
+    long devices = (long)p->dp * p->tp * p->pp * p->cp;
     int ranks = topo_num_ranks(t);
     if (devices > ranks) {
+        char *cp = p->cp > 1 ? g_strdup_printf(" x cp %d", p->cp) : g_strdup("");
         sim_json_error(d, key_or(where, "dp", where), err,
-                       "dp x tp x pp = %d x %d x %d = %ld devices, but topology %s has %d ranks (%d nodes x %d)", p->dp,
-                       p->tp, p->pp, devices, SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t),
+                       "dp x tp x pp = %d x %d x %d%s = %ld devices, but topology %s has %d ranks (%d nodes x %d)", p->dp,
+                       p->tp, p->pp, cp, devices, SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t),
                        topo_ranks_per_node(t));
+        g_free(cp);
         return false;
     }
     return true;
@@ -244,10 +246,10 @@ bool step_json_dp(const cJSON *scenario, long *dp, GError **err)
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "\"topology\" must be a string");
         return false;
     }
-    long k[3] = {0, 1, 1}; /* nodes, tp, pp */
-    const char *names[3] = {"nodes", "tp", "pp"};
-    const cJSON *objs[3] = {scenario, par, par};
-    for (int i = 0; i < 3; i++) {
+    long k[4] = {0, 1, 1, 1}; /* nodes, tp, pp, cp */
+    const char *names[4] = {"nodes", "tp", "pp", "cp"};
+    const cJSON *objs[4] = {scenario, par, par, par};
+    for (int i = 0; i < 4; i++) {
         const cJSON *x = cJSON_IsObject(objs[i]) ? cJSON_GetObjectItemCaseSensitive(objs[i], names[i]) : NULL;
         if (!x || cJSON_IsNull(x))
             continue;
@@ -263,7 +265,7 @@ bool step_json_dp(const cJSON *scenario, long *dp, GError **err)
     Topo *t = topo_load(topo->valuestring, &to, err);
     if (!t)
         return false;
-    int n = fill_dp(t, (int)k[1], (int)k[2], err);
+    int n = fill_dp(t, (int)(k[1] * k[3]), (int)k[2], err);
     topo_free(t);
     *dp = n;
     return n > 0;
@@ -329,11 +331,6 @@ static bool parse_model(StepScenario *sc, const SimJsonDoc *d, const cJSON *root
         sim_json_error(d, m, err, "\"model\" must be a preset name or an object of hyper-parameters");
         return false;
     }
-    if (workload_kind(sc->w) != WORKLOAD_TRANSFORMER) {
-        sim_json_error(d, m, err, "model \"%s\": only transformers can be run as a step for now",
-                       SIM_ECHO(workload_name(sc->w)));
-        return false;
-    }
     return true;
 }
 
@@ -343,6 +340,8 @@ static bool check_plan_model(const StepScenario *sc, const SimJsonDoc *d, const 
 {
     const StepPlan *p = &sc->plan;
     const WorkloadTransformer *tr = workload_transformer(sc->w);
+    if (!tr) /* a CNN: data parallel (scenario_par.c) */
+        return scenario_cnn_check(d, where, p, sc->w, err);
     const cJSON *tp_it = key_or(where, "tp", where), *pp_it = key_or(where, "pp", where);
     if (tr->heads % p->tp || tr->hidden % p->tp || tr->ffn % p->tp || tr->kv_heads % p->tp) {
         sim_json_error(d, tp_it, err, "\"tp\" = %d must divide the heads (%d), kv heads (%d), hidden (%d) and ffn (%d)",
@@ -510,7 +509,10 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     }
     const cJSON *where = par ? par : root;
     if (!check_plan_model(sc, d, where, err) || !load_machine(sc, d, root, err) ||
-        !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err) || !parse_placement(sc, d, root, err))
+        !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err) ||
+        !scenario_par_check(d, where, &sc->plan, MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),
+                            sc->w, sc->global_batch / (sc->plan.dp * sc->micro_batch), err) ||
+        !parse_placement(sc, d, root, err))
         goto fail;
     if (sc->gpus_per_process > topo_ranks_per_node(sc->topo)) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "gpus_per_process"), err,

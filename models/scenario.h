@@ -29,6 +29,15 @@ typedef struct {
     /* AccelDtype of the gradients on the wire and in the gradient buffers;
      * -1 = not given (the working precision's gradient type) */
     int grad_reduce_dtype;
+    /* scenario_par.c: mixture of experts' expert parallelism (the routed
+     * experts split over ep consecutive dp ranks) and capacity factor */
+    int ep;
+    double capacity_factor;
+    int vpp; /* interleaved 1F1B: model chunks per pipeline stage (1: plain 1F1B) */
+    int cp;  /* context parallelism: the sequence split over cp devices (ring attention); ranks tp-cp-dp-pp */
+    int shard_group; /* FSDP hybrid sharding: ZeRO-3 inside groups of this many dp ranks (0: all dp) */
+    bool offload_optimizer;       /* ZeRO-Offload: optimizer state and update on the host */
+    double pcie_bps, host_mem_bps; /* per device; per node (shared by its devices) */
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

@@ -66,7 +66,9 @@ static bool get_choice(const SimJsonDoc *d, const cJSON *obj, const char *key, c
 static StepPlan plan_default(void)
 {
     return (StepPlan){.dp = 0, .tp = 1, .pp = 1, .overlap = true, .bucket_bytes = 25.0 * 1024 * 1024,
-                      .compression = 1.0, .allgather_overlap = -1, .grad_reduce_dtype = -1};
+                      .compression = 1.0, .allgather_overlap = -1, .grad_reduce_dtype = -1, .ep = 1,
+                      .capacity_factor = 1, .vpp = 1, .cp = 1, .pcie_bps = STEP_DEFAULT_PCIE_BPS,
+                      .host_mem_bps = STEP_DEFAULT_HOST_MEM_BPS};
 }
 
 /* "weight_update" (a string, or a list to compare) against "zero_stage"
@@ -144,7 +146,15 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
         sim_json_error(d, par, err, "\"parallelism\" must be an object");
         return false;
     }
-    if (!scenario_check_keys(d, par, "\"parallelism\"", keys, err))
+    GPtrArray *all = g_ptr_array_new();
+    for (const char *const *k = keys; *k; k++)
+        g_ptr_array_add(all, (gpointer)*k);
+    for (const char *const *k = scenario_par_keys; *k; k++)
+        g_ptr_array_add(all, (gpointer)*k);
+    g_ptr_array_add(all, NULL);
+    bool known = scenario_check_keys(d, par, "\"parallelism\"", (const char *const *)all->pdata, err);
+    g_ptr_array_free(all, TRUE);
+    if (!known)
         return false;
     long dp = 0, tp = 1, pp = 1, zs = -1; /* dp 0: not given, the replicas fill the machine */
     if (!sim_json_get_int(d, par, "dp", false, 1, 1 << 24, &dp, err) ||
@@ -179,6 +189,8 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
         !sim_json_get_bool(d, par, "overlap", &p->overlap, err) ||
         !sim_json_get_size(d, par, "bucket_bytes", false, 1, STEP_MAX_BUCKET_BYTES, &p->bucket_bytes, err) ||
         !sim_json_get_number(d, par, "gradient_compression", false, 1e-6, 1, &p->compression, err))
+        return false;
+    if (!scenario_par_parse(d, par, p, err))
         return false;
     if (p->sequence_parallel && p->tp == 1) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(par, "sequence_parallel"), err,

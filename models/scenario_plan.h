@@ -16,4 +16,22 @@ bool scenario_check_keys(const SimJsonDoc *d, const cJSON *obj, const char *wher
 bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, int *nvariants, int stages[2],
                          GError **err);
 
+/* scenario_par.c: the keys of the newer parallelisms ("ep",
+ * "capacity_factor", "virtual_stages", "cp") into `plan`, and their checks against the model and
+ * dp once dp is known (errors at the key's line). */
+extern const char *const scenario_par_keys[];
+/* A CNN runs data parallel only: an error at the first key that asks for
+ * more (tp, pp, ...), ZeRO-3 or recomputation. */
+bool scenario_cnn_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *plan, const Workload *w,
+                        GError **err);
+/* ZeRO-Offload's defaults, assumptions rather than measurements: PCIe 4.0
+ * x16 moves 32 GB/s raw, about 25 GB/s achieved host-device; a two-socket
+ * node of 8-channel DDR4-3200 (DGX A100: 2 x 204.8 GB/s peak) streams about
+ * 250 GB/s, shared by the node's devices. */
+#define STEP_DEFAULT_PCIE_BPS 25e9
+#define STEP_DEFAULT_HOST_MEM_BPS 250e9
+bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, GError **err);
+bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *plan, int max_zero_stage,
+                        const Workload *w, int micro_batches, GError **err);
+
 #endif

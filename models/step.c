@@ -20,34 +20,62 @@ int step_task(SimGraph *g, const char *name, int res, double seconds, const char
     return t;
 }
 
+CollGroup *step_group_new(const Ctx *c, const int *ids, int n, GError **err)
+{
+    CollGroup *g = coll_group_new_with(c->topo, ids, n, step_scenario_coll_params(c->sc), err);
+    if (g) { /* the scenario's process layout and NCCL version, for every group of the step */
+        coll_group_set_gpus_per_thread(g, step_scenario_gpus_per_process(c->sc));
+        coll_group_set_nccl_version(g, step_scenario_nccl_version(c->sc));
+    }
+    return g;
+}
+
 void step_dep(SimGraph *g, int before, int after)
 {
     if (before >= 0 && after >= 0)
         sim_graph_depend(g, before, after);
 }
 
-double step_coll_use(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes,
-                     int count)
+int step_coll(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes)
 {
     if (!g || coll_group_size(g) < 2 || bytes <= 0)
-        return 0;
+        return -1;
+    for (guint i = 0; i < c->colls->len; i++) {
+        const CollUse *u = &g_array_index(c->colls, CollUse, i);
+        if (!strcmp(u->name, name) && u->bytes == bytes && u->g == g && u->op == op)
+            return (int)i;
+    }
     CollCost cost;
     if (!coll_cost(g, op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &cost))
-        return 0;
+        return -1;
     if (g == c->dp_group && c->dp_factor > 1) {
         cost.time_s *= c->dp_factor;
         cost.algbw_Bps /= c->dp_factor;
     }
-    for (guint i = 0; i < c->colls->len; i++) {
-        CollUse *u = &g_array_index(c->colls, CollUse, i);
-        if (!strcmp(u->name, name) && u->bytes == bytes) {
-            u->count += count;
-            return cost.time_s;
-        }
-    }
-    CollUse u = {name, group_name, op, coll_group_size(g), bytes, cost, count};
+    CollUse u = {name, group_name, op, NULL, g, coll_group_size(g), bytes, cost};
     g_array_append_val(c->colls, u);
-    return cost.time_s;
+    return (int)c->colls->len - 1;
+}
+
+double step_coll_time(const Ctx *c, int use)
+{
+    return use < 0 ? 0 : g_array_index(c->colls, CollUse, use).cost.time_s;
+}
+
+void step_coll_tag(Build *b, int task, int use, int times, int stage)
+{
+    if (use < 0 || task < 0 || times <= 0)
+        return;
+    CollTag t = {task, use, times, stage};
+    g_array_append_val(b->tags, t);
+}
+
+int step_coll_task(Build *b, const char *name, int s, int res, int use, const char *cat)
+{
+    const CollUse *u = &g_array_index(b->c->colls, CollUse, use);
+    int t = step_task(b->g, name ? name : u->name, res, u->cost.time_s, cat);
+    step_coll_tag(b, t, use, 1, s);
+    return t;
 }
 
 /* The variant's costs.  The order is the report's order of collectives:
@@ -55,6 +83,7 @@ double step_coll_use(Ctx *c, const char *name, const char *group_name, const Col
 static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
 {
     memset(c, 0, sizeof *c);
+    c->tp_use[0] = c->tp_use[1] = -1;
     c->sc = sc;
     c->p = step_scenario_plan(sc, variant);
     c->w = step_scenario_workload(sc);
@@ -62,16 +91,26 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->topo = step_scenario_topo(sc);
     c->acc = step_scenario_accel(sc);
     const StepPlan *p = &c->p;
-    c->devices = p->dp * p->tp * p->pp;
     c->m = step_scenario_global_batch(sc) / (p->dp * step_scenario_micro_batch(sc));
+    /* context parallelism: the cp ranks of a sequence hold the same weights,
+     * so from here on dp counts them too (Megatron-LM reduces gradients and
+     * shards the optimizer over dp x cp); ranks are tp-cp-dp-pp */
+    c->dp_data = p->dp;
+    c->p.dp *= p->cp;
+    c->devices = p->dp * p->tp * p->pp;
+    c->zero_ranks = p->shard_group > 0 ? p->shard_group : p->dp;
     c->wp = workload_parallel_default();
     c->wp.tp = p->tp;
     c->wp.sequence_parallel = p->sequence_parallel;
     c->wp.recompute = p->recompute;
     c->wp.act_bytes = accel_dtype_bytes(step_activation_dtype(c));
     c->wp.fused_attention = step_scenario_attention(sc) != STEP_ATTN_UNFUSED;
+    c->wp.ep = p->ep;
+    c->wp.capacity_factor = p->capacity_factor;
+    c->wp.cp = p->cp;
     pipeline_partition(c);
-    if (!tp_init(c, err) || !dp_init(c, err) || !pipeline_init(c, err))
+    if (!tp_init(c, err) || !cp_init(c, err) || !moe_init(c, err) || !dp_init(c, err) || !zero_init(c, err) ||
+        !pipeline_init(c, err))
         return false;
     compute_costs(c);
     dp_costs(c);
@@ -82,6 +121,12 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
 static void ctx_free(Ctx *c)
 {
     pipeline_free(c);
+    moe_free(c);
+    coll_group_free(c->cp_group);
+    coll_group_free(c->rep_group);
+    g_free(c->l_fwd);
+    g_free(c->l_bwd);
+    g_free(c->l_params);
     coll_group_free(c->tp_group);
     coll_group_free(c->dp_group);
     g_free(c->dp_warning);
@@ -93,12 +138,12 @@ static void ctx_free(Ctx *c)
 static void build_init(Build *b, Ctx *c)
 {
     int pp = c->p.pp;
-    *b = (Build){.c = c, .g = sim_graph_new()};
+    *b = (Build){.c = c, .g = sim_graph_new(), .tags = g_array_new(FALSE, FALSE, sizeof(CollTag))};
     b->res = g_new(StageRes, pp);
     b->layer_bwd_end = g_new(int *, pp);
     b->head_bwd_end = g_new(int, pp);
-    b->fw = g_new(Span, (size_t)pp * c->m);
-    b->bw = g_new(Span, (size_t)pp * c->m);
+    b->fw = g_new(Span, (size_t)pp * c->p.vpp * c->m);
+    b->bw = g_new(Span, (size_t)pp * c->p.vpp * c->m);
     static const char *const kinds[] = {"compute", "comm", "tp", "p2p"};
     for (int s = 0; s < pp; s++) {
         int r = step_rank_of(c, s, 0, 0);
@@ -129,14 +174,15 @@ static void build_free(Build *b, bool keep_graph)
     g_free(b->res);
     g_free(b->fw);
     g_free(b->bw);
+    g_array_free(b->tags, TRUE);
 }
 
 /* One layer's compute after `cur` and the layer's gathered weights `ag`,
  * then its tensor-parallel collective; records the span's first task and,
- * when `hist` is given, the compute task for ZeRO-3's prefetch.  Returns the
- * last task. */
+ * when `hist` is given, the compute task for ZeRO-3's prefetch; then a
+ * mixture of experts' all-to-alls (t_ep).  Returns the last task. */
 static int layer_tasks(Build *b, int s, const char *name, double t_comp, const char *tp_name, double t_tp, int cur,
-                       int ag, Span *sp, int *hist)
+                       int ag, Span *sp, int *hist, const char *ep_name, double t_ep)
 {
     int t = step_task(b->g, name, b->res[s].compute, t_comp, "compute");
     step_dep(b->g, cur, t);
@@ -147,23 +193,27 @@ static int layer_tasks(Build *b, int s, const char *name, double t_comp, const c
         hist[0] = hist[1];
         hist[1] = t;
     }
-    return tp_after(b, s, tp_name, t_tp, t);
+    /* ring attention's exposed KV passing (par_cp.c), then a mixture of
+     * experts' dispatch and combine (par_moe.c) */
+    t = cp_after(b, s, tp_name, t);
+    return moe_after(b, s, ep_name, t_ep, tp_after(b, s, tp_name, t_tp, t));
 }
 
-/* One micro-batch's forward through stage s after `prev`. */
-static Span forward_pass(Build *b, int s, int mbi, int prev)
+/* One micro-batch's forward through chunk j of stage s after `prev` (the
+ * stage's layers, or their j-th of vpp under interleaving). */
+static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
 {
     Ctx *c = b->c;
-    int nl = step_stage_layers(c, s);
+    int nl = step_stage_layers(c, s), nc = nl / c->p.vpp;
     Span sp = {-1, -1};
     ZeroPass z;
-    zero_pass_begin(&z, b, s, mbi, 0, prev);
+    zero_pass_begin(&z, b, s, j, mbi, 0, prev);
     int cur = prev;
-    for (int l = 0; l < nl; l++) {
+    for (int l = j * nc; l < (j + 1) * nc; l++) {
         int ag = zero_layer_gather(&z, b, s);
-        cur = layer_tasks(b, s, "forward", c->t_fwd, "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist);
+        cur = layer_tasks(b, s, "forward", step_layer_fwd(c, s, l), "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", c->t_ep);
     }
-    if (s == c->p.pp - 1) {
+    if (s == c->p.pp - 1 && j == c->p.vpp - 1) {
         int t = step_task(b->g, "head_forward", b->res[s].compute, c->t_head_fwd, "compute");
         step_dep(b->g, cur, t);
         /* the last stage's copy of tied word embeddings (pp > 1) */
@@ -180,16 +230,16 @@ static Span forward_pass(Build *b, int s, int mbi, int prev)
 /* One micro-batch's backward through stage s after `prev`: per layer,
  * recomputation first when asked.  Notes when each layer's gradients are
  * ready for the buckets (the last micro-batch's; every one under ZeRO-2). */
-static Span backward_pass(Build *b, int s, int mbi, int prev, bool last_mb)
+static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_mb)
 {
     Ctx *c = b->c;
-    int nl = step_stage_layers(c, s);
+    int nc = step_stage_layers(c, s) / c->p.vpp;
     bool note = last_mb || c->p.zero_stage == 2;
     Span sp = {-1, -1};
     ZeroPass z;
-    zero_pass_begin(&z, b, s, mbi, 1, prev);
+    zero_pass_begin(&z, b, s, j, mbi, 1, prev);
     int cur = prev;
-    if (s == c->p.pp - 1) {
+    if (s == c->p.pp - 1 && j == c->p.vpp - 1) {
         int t = step_task(b->g, "head_backward", b->res[s].compute, c->t_head_bwd, "compute");
         step_dep(b->g, cur, t);
         sp.first = t;
@@ -197,12 +247,12 @@ static Span backward_pass(Build *b, int s, int mbi, int prev, bool last_mb)
         if (last_mb || c->p.zero_stage >= 2)
             b->head_bwd_end[s] = t;
     }
-    for (int l = nl - 1; l >= 0; l--) {
+    for (int l = (j + 1) * nc - 1; l >= j * nc; l--) {
         int ag = zero_layer_gather(&z, b, s);
         if (c->t_recompute > 0)
             cur = layer_tasks(b, s, "recompute", c->t_recompute, "tp_recompute", c->t_tp_recompute, cur, ag, &sp,
-                              NULL);
-        cur = layer_tasks(b, s, "backward", c->t_bwd, "tp_backward", c->t_tp_bwd, cur, ag, &sp, z.hist);
+                              NULL, "ep_recompute", c->t_ep_recompute);
+        cur = layer_tasks(b, s, "backward", step_layer_bwd(c, s, l), "tp_backward", c->t_tp_bwd, cur, ag, &sp, z.hist, "ep_backward", c->t_ep);
         int ready = zero_layer_reduce(&z, b, s, cur);
         if (note)
             b->layer_bwd_end[s][l] = ready;
@@ -218,26 +268,28 @@ static void build_stages(Build *b)
 {
     Ctx *c = b->c;
     int m = c->m;
-    int *order_mb = g_new(int, 2 * (size_t)m), *order_dir = g_new(int, 2 * (size_t)m);
+    size_t n2 = 2 * (size_t)m * c->p.vpp;
+    int *order_mb = g_new(int, n2), *order_dir = g_new(int, n2), *order_chunk = g_new(int, n2);
     for (int s = 0; s < c->p.pp; s++) {
-        int n = pipeline_order(c, s, order_mb, order_dir);
+        int n = pipeline_order(c, s, order_mb, order_dir, order_chunk);
         int prev = -1;
         for (int k = 0; k < n; k++) {
-            int i = order_mb[k];
+            int i = order_mb[k], j = order_chunk[k], x = step_span(c, s, j, i);
             bool last_mb = i == m - 1;
             if (order_dir[k] == 0) {
-                b->fw[s * m + i] = forward_pass(b, s, i, prev);
-                prev = b->fw[s * m + i].last;
+                b->fw[x] = forward_pass(b, s, j, i, prev);
+                prev = b->fw[x].last;
             } else {
                 dp_backward_begin(b, s);
-                b->bw[s * m + i] = backward_pass(b, s, i, prev, last_mb);
-                prev = b->bw[s * m + i].last;
+                b->bw[x] = backward_pass(b, s, j, i, prev, last_mb);
+                prev = b->bw[x].last;
                 dp_backward_end(b, s, prev, last_mb);
             }
         }
     }
     g_free(order_mb);
     g_free(order_dir);
+    g_free(order_chunk);
 }
 
 /* Data-parallel gradient synchronisation and the optimizer, per stage. */
@@ -245,8 +297,10 @@ static void build_update(Build *b)
 {
     GArray *ends = g_array_new(FALSE, FALSE, sizeof(int));
     GArray *bparams = g_array_new(FALSE, FALSE, sizeof(double));
-    for (int s = 0; s < b->c->p.pp; s++)
+    for (int s = 0; s < b->c->p.pp; s++) {
         dp_sync_and_update(b, s, ends, bparams);
+        moe_sync_and_update(b, s);
+    }
     g_array_free(ends, TRUE);
     g_array_free(bparams, TRUE);
 }

@@ -14,16 +14,25 @@
 
 #include <cjson/cJSON.h>
 
-/* One collective kind used by the step, for the report. */
+/* One collective kind used by the step, for the report.  How many run per
+ * step is not stored here: the report counts the graph's tasks tagged with
+ * the kind (step_coll_tag), so the listing is what was executed. */
 typedef struct {
     const char *name; /* static */
     const char *group;
-    CollOp op;
+    CollOp op;           /* for the cost */
+    const char *op_name; /* static; NULL: coll_op_name(op) ("send", "recv" for pipeline p2p) */
+    const CollGroup *g;
     int group_size;
     double bytes;
     CollCost cost;
-    int count; /* per step on one device */
 } CollUse;
+
+/* Task `task` runs `times` collectives of kind `use` on behalf of stage
+ * `stage`'s device (a send is also a receive on the peer's). */
+typedef struct {
+    int task, use, times, stage;
+} CollTag;
 
 typedef struct {
     const StepScenario *sc;
@@ -41,6 +50,7 @@ typedef struct {
     /* per-layer costs (identical layers), seconds */
     double t_fwd, t_bwd, t_recompute;
     double t_tp_fwd, t_tp_bwd, t_tp_recompute;
+    int tp_use[2];    /* the collectives a layer's tp task runs twice each (-1: none) */
     double t_head_fwd, t_head_bwd;
     double layer_params, head_params; /* per device (after tp) */
     double grad_bytes_per_param, param_bytes; /* gradients: in grad_dtype (wire and buckets) */
@@ -49,6 +59,7 @@ typedef struct {
     bool ag_overlap;                  /* sharded: updated weights gathered behind the next forward */
     double opt_bytes_per_param;       /* HBM traffic of the update */
     double *t_p2p;                    /* [stage]: one send from stage s to s+1 */
+    int *p2p_use;                     /* [4 s + k]: boundary s's send/recv of activations, send/recv of gradients */
     /* data-parallel collectives: all tp x pp groups run at once and share
      * NICs and fabric; their closed-form time (NIC-bound, the fabric taken
      * as non-blocking) is scaled by this factor: the flow simulation of the
@@ -60,6 +71,26 @@ typedef struct {
     int dp_flow_groups;
     char dp_method[128]; /* "exact", "sampled", "uplink bound", "not simulated" (par_contention.c) */
     char *dp_warning;    /* why the factor is not the full simulation's, or NULL */
+    /* par_moe.c: a mixture of experts.  layer_params above are the dense
+     * part; the routed experts a device holds of one layer are apart. */
+    CollGroup *ep_group, *edp_group; /* expert parallel; expert data parallel (dp / ep) */
+    int ep_use[2];                   /* all-to-all dispatch, combine (-1: none) */
+    double t_ep, t_ep_recompute;     /* one layer's dispatch + combine */
+    double expert_params;            /* per device and layer (after ep and tp) */
+    /* par_cp.c: context parallelism.  p.dp above is dp x cp (the ranks
+     * holding the same weights); dp_data the scenario's dp */
+    int dp_data;
+    CollGroup *cp_group;             /* two neighbours of the cp ring */
+    int cp_use[4];                   /* send, recv of KV; send, recv of dKV (-1: none) */
+    double t_cp[3];                  /* one layer's exposed ring time: forward, recompute, backward */
+    /* par_zero.c: FSDP hybrid sharding shards over zero_ranks (dp_group is
+     * then the shard group) and all-reduces the shards over rep_group */
+    int zero_ranks;
+    CollGroup *rep_group;
+    /* step_cnn.c: a CNN's layers differ: per-layer times and parameters
+     * (NULL for a transformer, whose layers are all alike); layer_params
+     * is then their mean */
+    double *l_fwd, *l_bwd, *l_params;
 } Ctx;
 
 typedef struct {
@@ -77,9 +108,10 @@ typedef struct {
     Ctx *c;
     SimGraph *g;
     StageRes *res;       /* [stage] */
-    Span *fw, *bw;       /* [stage * m + micro-batch] */
+    Span *fw, *bw;       /* [step_span(chunk, stage, micro-batch)] */
     int **layer_bwd_end; /* [stage][local layer]: when that layer's gradients are ready (last micro-batch) */
     int *head_bwd_end;   /* [stage] */
+    GArray *tags;        /* CollTag: what each communication task runs */
 } Build;
 
 /* The topology rank of a job rank, through the scenario's placement. */
@@ -92,14 +124,44 @@ static inline int step_rank_of(const Ctx *c, int stage, int d, int t)
 
 static inline int step_stage_layers(const Ctx *c, int s) { return c->stage_l0[s + 1] - c->stage_l0[s]; }
 
+/* Local layer l of stage s: its parameters, forward and backward times. */
+static inline double step_layer_params(const Ctx *c, int s, int l)
+{
+    return c->l_params ? c->l_params[c->stage_l0[s] + l] : c->layer_params;
+}
+static inline double step_layer_fwd(const Ctx *c, int s, int l)
+{
+    return c->l_fwd ? c->l_fwd[c->stage_l0[s] + l] : c->t_fwd;
+}
+static inline double step_layer_bwd(const Ctx *c, int s, int l)
+{
+    return c->l_bwd ? c->l_bwd[c->stage_l0[s] + l] : c->t_bwd;
+}
+
+/* Index of micro-batch i's pass through chunk j of stage s in Build's fw,
+ * bw (chunk 0 first: b->bw[s * m + m - 1] is every stage's last backward,
+ * interleaved or not). */
+static inline int step_span(const Ctx *c, int s, int j, int i) { return (j * c->p.pp + s) * c->m + i; }
+
 /* A task of `seconds` on resource `res`, with its category for timelines. */
 int step_task(SimGraph *g, const char *name, int res, double seconds, const char *cat);
 /* `after` waits for `before`; either may be -1 (none). */
 void step_dep(SimGraph *g, int before, int after);
-/* Records a collective kind (`count` per step) and returns its time; 0 for a
- * group of one.  DP collectives are scaled by the contention factor. */
-double step_coll_use(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes,
-                     int count);
+/* Records a collective kind and returns its index in c->colls, or -1 when
+ * there is nothing to run (a group of one, no bytes).  DP collectives are
+ * scaled by the contention factor. */
+int step_coll(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes);
+/* The kind's time, 0 for -1. */
+double step_coll_time(const Ctx *c, int use);
+/* A group of the step's ranks (topology ids) with the scenario's collective
+ * parameters, process layout and NCCL version. */
+CollGroup *step_group_new(const Ctx *c, const int *ids, int n, GError **err);
+/* Notes that `task` runs `times` collectives `use` for stage `stage`'s device
+ * (nothing for use -1). */
+void step_coll_tag(Build *b, int task, int use, int times, int stage);
+/* A task of one collective `use` on stage s's resource `res` (category
+ * "comm" or "tp"), tagged; `name` defaults to the use's. */
+int step_coll_task(Build *b, const char *name, int s, int res, int use, const char *cat);
 
 /* The type of activations, gradients and of the GEMMs outside the linear
  * layers (attention core, logits): the working precision, bf16 when it is
@@ -130,7 +192,7 @@ void pipeline_partition(Ctx *c);
 bool pipeline_init(Ctx *c, GError **err);
 void pipeline_free(Ctx *c);
 double pipeline_stage_params(const Ctx *c, int s);
-int pipeline_order(const Ctx *c, int s, int *order_mb, int *order_dir);
+int pipeline_order(const Ctx *c, int s, int *order_mb, int *order_dir, int *order_chunk);
 void pipeline_sends(Build *b);
 int pipeline_inflight(const Ctx *c, int s);
 
@@ -153,16 +215,46 @@ void dp_contention_set_work_budget(uint64_t work);
 typedef struct {
     bool z3;        /* ZeRO-3 with dp > 1 */
     bool gather;    /* this forward gathers the updated weights first */
-    double t_ag, t_rs;
+    int u_ag, u_rs; /* ZeRO-3's collectives (-1: none) */
     int start;      /* the pass's first dependency */
     int ag_prev;    /* the last gather issued */
     int hist[2];    /* the last two compute tasks: ZeRO-3's prefetch window */
+    int layer;      /* the next forward layer (local index) */
+    int bucket_end, chunk_end, bucket_ag; /* the gather of layers [.., bucket_end) */
 } ZeroPass;
-void zero_pass_begin(ZeroPass *z, Build *b, int s, int mbi, int dir, int prev);
+void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, int prev);
 int zero_layer_gather(ZeroPass *z, Build *b, int s);
 int zero_head_gather(ZeroPass *z, Build *b, int s, double params);
 int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after);
 void zero3_grad_ends(Build *b, int s, int last_bwd, GArray *ends);
+bool zero_init(Ctx *c, GError **err);
+
+/* par_offload.c: the update of `params` (this device's shard) after `after`,
+ * `after2` and the tasks in `more` (or NULL): the optimizer on the device, or under ZeRO-Offload the
+ * gradients down PCIe, the host's update and the weights back up.  Returns
+ * the task after which the updated weights are on the device. */
+int offload_update(Build *b, int s, double params, int after, int after2, const GArray *more);
+/* ZeRO-Offload: the optimizer state moved to host memory (`host` bytes). */
+void offload_memory(const Ctx *c, MemoryBreakdown *mem, double *host);
+
+/* par_moe.c: expert parallelism's groups and all-to-all costs, the
+ * dispatch and combine after each layer's compute, the experts' gradient
+ * synchronisation over the expert-data-parallel group and their update,
+ * and their memory on stage s (added to `mem`). */
+bool moe_init(Ctx *c, GError **err);
+void moe_free(Ctx *c);
+int moe_after(Build *b, int s, const char *name, double seconds, int after);
+void moe_sync_and_update(Build *b, int s);
+bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown *mem, GError **err);
+
+/* par_cp.c: ring attention's costs, and the KV passing after a layer's
+ * compute (its exposed part; `tp_name` says which pass). */
+bool cp_init(Ctx *c, GError **err);
+int cp_after(Build *b, int s, const char *tp_name, int after);
+
+/* step_cnn.c: a CNN's per-layer compute costs and its FLOPs. */
+void cnn_costs(Ctx *c);
+void cnn_flops(const Ctx *c, double *model_flops, double *hw_flops);
 
 /* step_report.c: the result object of a built and run graph (the step took
  * `step_s`); NULL and `err` when the memory estimate fails. */

@@ -87,13 +87,17 @@ static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb
         if (is_attention_core(&g[i]))
             t += gemms_time(c, &g[i], 1, false);
     double e = c->wp.act_bytes, heads = (double)tr->heads / p->tp, s = tr->seq_len;
-    t += accel_mem_time(c->acc, (2 * e + (2 * e + 1)) * mb * heads * s * s);
+    t += accel_mem_time(c->acc, (2 * e + (2 * e + 1)) * mb * heads * s * s / p->cp); /* cp: the device's queries */
     return t;
 }
 
 void compute_costs(Ctx *c)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
+    if (!tr) { /* a CNN (step_cnn.c) */
+        cnn_costs(c);
+        return;
+    }
     WorkloadGemm g[WORKLOAD_MAX_GEMMS];
     int mb = step_scenario_micro_batch(c->sc);
     int ng = workload_layer_gemms(c->w, 0, mb, &c->wp, g);
@@ -106,7 +110,7 @@ void compute_costs(Ctx *c)
     }
     c->t_recompute = recompute_time(c, g, ng, mb);
     int nh = workload_head_gemms(c->w, mb, &c->wp, g);
-    double logits = (double)mb * tr->seq_len * tr->vocab / c->p.tp;
+    double logits = (double)mb * tr->seq_len / c->p.cp * tr->vocab / c->p.tp;
     /* cross-entropy: softmax over fp32 logits, read/write a few times */
     c->t_head_fwd = gemms_time(c, g, nh, false) + accel_mem_time(c->acc, logits * 4 * 3);
     c->t_head_bwd = gemms_time(c, g, nh, true) + accel_mem_time(c->acc, logits * 4 * 2);
@@ -117,9 +121,18 @@ void compute_costs(Ctx *c)
 void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
+    if (!tr) {
+        cnn_flops(c, model_flops, hw_flops);
+        return;
+    }
     WorkloadParallel one = c->wp;
     one.tp = 1;
     one.sequence_parallel = false;
+    one.ep = 1;
+    one.cp = 1;
+    one.capacity_factor = 1; /* model FLOPs count no expert padding; hardware FLOPs do */
+    WorkloadParallel padded = one;
+    padded.capacity_factor = c->wp.capacity_factor;
     double B = step_scenario_global_batch(c->sc);
     double layer_f = 0;
     for (int l = 0; l < tr->layers; l++)
@@ -127,6 +140,8 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     double head_f = workload_head_forward_flops(c->w, 1, &one);
     *model_flops = 3 * B * (layer_f + head_f);
     *hw_flops = *model_flops;
+    for (int l = 0; l < tr->layers && padded.capacity_factor != 1; l++)
+        *hw_flops += 3 * B * (workload_layer_forward_flops(c->w, l, 1, &padded) - workload_layer_forward_flops(c->w, l, 1, &one));
     if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL) {
         *hw_flops += B * layer_f;
     } else if (c->p.recompute == WORKLOAD_RECOMPUTE_SELECTIVE) {

@@ -144,7 +144,7 @@ static Breakdown breakdown(const Build *b, double step)
 }
 
 /* The memory of the stage that needs most. */
-static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, GError **err)
+static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, double *host, GError **err)
 {
     const StepPlan *p = &c->p;
     *mem = (MemoryBreakdown){0};
@@ -152,7 +152,7 @@ static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, GErr
     for (int s = 0; s < p->pp; s++) {
         MemoryConfig mc = memory_config_default();
         mc.params = pipeline_stage_params(c, s);
-        mc.dp = p->dp;
+        mc.dp = c->zero_ranks; /* hybrid sharding: the shard group */
         mc.zero_stage = p->zero_stage;
         mc.precision = step_scenario_precision(c->sc);
         mc.fp32_grad_accum = c->fp32_grads;
@@ -162,14 +162,18 @@ static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, GErr
         mc.activation_bytes = 0;
         for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
             mc.activation_bytes += workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc), &c->wp);
+        mc.activation_bytes /= c->p.vpp; /* interleaved: in flight by model chunks */
         mc.inflight_microbatches = pipeline_inflight(c, s);
         mc.working_set_bytes = compute_working_set(c, s);
         MemoryBreakdown mbk;
-        if (!memory_estimate(&mc, &mbk, err))
+        if (!memory_estimate(&mc, &mbk, err) || !moe_memory(c, s, &mc, &mbk, err))
             return false;
+        double h;
+        offload_memory(c, &mbk, &h);
         if (s == 0 || mbk.total > mem->total) {
             *mem = mbk;
             *mem_stage = s;
+            *host = h;
         }
     }
     return true;
@@ -220,7 +224,7 @@ static void add_warnings(cJSON *out, const Ctx *c)
         cJSON_Delete(warn);
 }
 
-static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int mem_stage)
+static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int mem_stage, double host)
 {
     cJSON *mj = cJSON_AddObjectToObject(out, "memory_per_device_bytes");
     cJSON_AddNumberToObject(mj, "weights", mem->params);
@@ -233,6 +237,8 @@ static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int
     cJSON_AddNumberToObject(mj, "total", mem->total);
     cJSON_AddNumberToObject(mj, "stage", mem_stage);
     cJSON_AddNumberToObject(mj, "hbm", accel_hbm_bytes(c->acc));
+    if (c->p.offload_optimizer) /* ZeRO-Offload: in host memory, not in total */
+        cJSON_AddNumberToObject(mj, "host_optimizer_state", host);
     cJSON_AddBoolToObject(out, "fits", memory_fits(mem, accel_hbm_bytes(c->acc)));
 }
 
@@ -270,11 +276,25 @@ static void add_config(cJSON *out, const Build *b)
                      : g_strdup_printf("ranks 0-%d of %d", c->devices - 1, topo_num_ranks(c->topo));
     cJSON_AddStringToObject(cfg, "devices_used", used);
     g_free(used);
-    cJSON_AddNumberToObject(cfg, "dp", p->dp);
+    cJSON_AddNumberToObject(cfg, "dp", c->dp_data);
     /* the one dp rule, said where the figure is read */
     cJSON_AddStringToObject(cfg, "dp_from", step_scenario_dp_given(sc) ? "the scenario" : "ranks / (tp x pp)");
     cJSON_AddNumberToObject(cfg, "tp", p->tp);
     cJSON_AddNumberToObject(cfg, "pp", p->pp);
+    if (p->vpp > 1)
+        cJSON_AddNumberToObject(cfg, "virtual_stages", p->vpp);
+    if (p->cp > 1)
+        cJSON_AddNumberToObject(cfg, "cp", p->cp);
+    if (p->shard_group > 0)
+        cJSON_AddNumberToObject(cfg, "shard_group", p->shard_group);
+    if (p->offload_optimizer)
+        cJSON_AddBoolToObject(cfg, "offload_optimizer", true);
+    if (workload_transformer(c->w) && workload_transformer(c->w)->experts > 0) {
+        cJSON_AddNumberToObject(cfg, "experts", workload_transformer(c->w)->experts);
+        cJSON_AddNumberToObject(cfg, "ep", p->ep);
+        cJSON_AddNumberToObject(cfg, "capacity_factor", p->capacity_factor);
+        cJSON_AddNumberToObject(cfg, "active_params", workload_params_active(c->w));
+    }
     cJSON_AddNumberToObject(cfg, "zero_stage", p->zero_stage);
     cJSON_AddStringToObject(cfg, "weight_update", p->zero_stage ? "sharded" : "replicated");
     cJSON_AddBoolToObject(cfg, "allgather_overlap", c->ag_overlap);
@@ -295,25 +315,35 @@ static void add_config(cJSON *out, const Build *b)
     cJSON_AddNumberToObject(cfg, "graph_tasks", (double)sim_graph_num_tasks(b->g));
 }
 
-static cJSON *coll_report(const Ctx *c)
+/* The collectives stage 0's device runs per step, counted from the graph's
+ * tags: what the listing says is what was executed. */
+static cJSON *coll_report(const Build *b)
 {
+    const Ctx *c = b->c;
+    int *count = g_new0(int, c->colls->len + 1);
+    for (guint i = 0; i < b->tags->len; i++) {
+        const CollTag *t = &g_array_index(b->tags, CollTag, i);
+        if (t->stage == 0)
+            count[t->use] += t->times;
+    }
     cJSON *arr = cJSON_CreateArray();
     for (guint i = 0; i < c->colls->len; i++) {
         const CollUse *u = &g_array_index(c->colls, CollUse, i);
-        if (u->count == 0) /* seen only on stages other than the one reported */
+        if (count[i] == 0) /* run only on stages other than the one reported */
             continue;
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", u->name);
         cJSON_AddStringToObject(o, "group", u->group);
-        cJSON_AddStringToObject(o, "op", coll_op_name(u->op));
+        cJSON_AddStringToObject(o, "op", u->op_name ? u->op_name : coll_op_name(u->op));
         cJSON_AddNumberToObject(o, "group_size", u->group_size);
         cJSON_AddNumberToObject(o, "bytes", u->bytes);
         cJSON_AddStringToObject(o, "algo", coll_algo_name(u->cost.algo));
         cJSON_AddStringToObject(o, "proto", coll_proto_name(u->cost.proto));
         cJSON_AddNumberToObject(o, "time_s", u->cost.time_s);
-        cJSON_AddNumberToObject(o, "count_per_step", u->count);
+        cJSON_AddNumberToObject(o, "count_per_step", count[i]);
         cJSON_AddItemToArray(arr, o);
     }
+    g_free(count);
     return arr;
 }
 
@@ -323,7 +353,8 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     Breakdown bd = breakdown(b, step);
     MemoryBreakdown mem;
     int mem_stage;
-    if (!peak_memory(c, &mem, &mem_stage, err))
+    double host = 0;
+    if (!peak_memory(c, &mem, &mem_stage, &host, err))
         return NULL;
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "scenario", step_scenario_name(c->sc));
@@ -336,10 +367,10 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     cJSON_AddNumberToObject(bj, "optimizer", bd.optimizer);
     cJSON_AddNumberToObject(bj, "pipeline_bubble", bd.bubble);
     cJSON_AddNumberToObject(bj, "stage", bd.stage);
-    add_memory(out, c, &mem, mem_stage);
+    add_memory(out, c, &mem, mem_stage, host);
     add_throughput(out, c, step);
     add_config(out, b);
-    cJSON_AddItemToObject(out, "collectives", coll_report(c));
+    cJSON_AddItemToObject(out, "collectives", coll_report(b));
     cJSON *ct = cJSON_AddObjectToObject(out, "dp_contention");
     cJSON_AddNumberToObject(ct, "factor", c->dp_factor);
     if (c->dp_method[0])

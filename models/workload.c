@@ -27,7 +27,8 @@ struct Workload {
 
 WorkloadParallel workload_parallel_default(void)
 {
-    return (WorkloadParallel){.tp = 1, .sequence_parallel = false, .recompute = WORKLOAD_RECOMPUTE_NONE, .act_bytes = 2};
+    return (WorkloadParallel){.tp = 1, .sequence_parallel = false, .recompute = WORKLOAD_RECOMPUTE_NONE, .act_bytes = 2,
+                              .ep = 1, .capacity_factor = 1, .cp = 1};
 }
 
 #define WORKLOAD_PRESETS "models/presets/workloads"
@@ -63,6 +64,10 @@ static bool check_transformer(const WorkloadTransformer *c, GError **err)
     else if (c->seq_len < 1) bad = "seq_len must be >= 1";
     else if (c->vocab < 1) bad = "vocab must be >= 1";
     else if (c->type_vocab < 0) bad = "type_vocab must be >= 0";
+    else if (c->experts < 0) bad = "experts must be >= 0";
+    else if (c->experts > 0 && (c->top_k < 1 || c->top_k > c->experts)) bad = "top_k must be in [1, experts]";
+    else if (c->experts > 0 && (c->expert_ffn < 1 || c->shared_experts < 0)) bad = "expert_ffn must be >= 1, shared_experts >= 0";
+    else if (c->experts == 0 && (c->top_k || c->shared_experts)) bad = "top_k and shared_experts need experts > 0";
     if (bad) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s", bad);
         return false;
@@ -125,7 +130,8 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
     static const char *const keys[] = {"name", "type", "description", "source", "layers", "hidden", "heads",
                                        "kv_heads", "ffn", "seq_len", "vocab", "type_vocab", "gated_mlp",
                                        "tied_embeddings", "bias", "dropout", "embedding_norm", "final_norm",
-                                       "norm", "position", "causal", NULL};
+                                       "norm", "position", "causal", "experts", "top_k", "expert_ffn",
+                                       "shared_experts", NULL};
     if (!only_keys(doc, root, keys, err))
         return NULL;
     WorkloadTransformer c = {.tied_embeddings = true, .bias = true, .dropout = true, .causal = true};
@@ -147,7 +153,15 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
         !sim_json_get_bool(doc, root, "bias", &c.bias, err) || !sim_json_get_bool(doc, root, "dropout", &c.dropout, err) ||
         !sim_json_get_bool(doc, root, "embedding_norm", &c.embedding_norm, err) ||
         !sim_json_get_bool(doc, root, "final_norm", &final_norm, err) ||
-        !sim_json_get_bool(doc, root, "causal", &c.causal, err))
+        !sim_json_get_bool(doc, root, "causal", &c.causal, err) ||
+        !get_int(doc, root, "experts", false, 0, 1 << 16, &c.experts, err))
+        return NULL;
+    /* a mixture of experts: top-2 routing and the dense width unless said */
+    c.top_k = c.experts > 0 ? 2 : 0;
+    c.expert_ffn = c.ffn;
+    if (!get_int(doc, root, "top_k", false, 0, 1 << 16, &c.top_k, err) ||
+        !get_int(doc, root, "expert_ffn", false, 1, 16 * big, &c.expert_ffn, err) ||
+        !get_int(doc, root, "shared_experts", false, 0, 1 << 16, &c.shared_experts, err))
         return NULL;
     const char *s = NULL;
     if (!sim_json_get_string(doc, root, "norm", false, &s, err))
@@ -316,6 +330,32 @@ static double norm_params(const WorkloadTransformer *t)
 
 /* ---- parameters ---- */
 
+/* One expert's MLP: up (and gate) and down, with biases when the model has them. */
+static double expert_params(const WorkloadTransformer *t)
+{
+    double h = t->hidden, f = t->expert_ffn;
+    return (t->gated_mlp ? 3 : 2) * h * f + (t->bias ? (t->gated_mlp ? 2 : 1) * f + h : 0);
+}
+
+/* Tokens x MLP width that the activation function sees, summed over the
+ * MLP's experts: T x ffn for a dense MLP; routed tokens padded to the
+ * capacity factor plus the shared experts' for a mixture of experts. */
+static double mlp_token_width(const WorkloadTransformer *t, const WorkloadParallel *par, double T)
+{
+    if (t->experts == 0)
+        return T * t->ffn;
+    double cf = par && par->capacity_factor > 0 ? par->capacity_factor : 1;
+    return (cf * t->top_k + t->shared_experts) * T * t->expert_ffn;
+}
+
+/* Routed tokens a device's experts take per micro-batch, padded: each
+ * token's top_k copies times the capacity factor. */
+static double routed_tokens(const WorkloadTransformer *t, const WorkloadParallel *par, double T)
+{
+    double cf = par && par->capacity_factor > 0 ? par->capacity_factor : 1;
+    return cf * t->top_k * T;
+}
+
 static double cnn_layer_params(const CnnLayer *c)
 {
     double p;
@@ -341,7 +381,27 @@ double workload_params_layer(const Workload *w, int layer)
     double attn = h * (h + 2 * kv) + h * h;
     double mlp = (t->gated_mlp ? 3 : 2) * h * f;
     double bias = t->bias ? (h + 2 * kv) + h + (t->gated_mlp ? 2 : 1) * f + h : 0;
+    if (t->experts > 0) { /* the router, shared and routed experts instead of one MLP */
+        double one = expert_params(t);
+        mlp = h * t->experts + t->shared_experts * one + t->experts * one;
+        bias = t->bias ? (h + 2 * kv) + h : 0;
+    }
     return attn + mlp + bias + 2 * norm_params(t);
+}
+
+double workload_params_layer_experts(const Workload *w, int layer)
+{
+    if (!valid_layer(w, layer) || w->kind != WORKLOAD_TRANSFORMER)
+        return 0;
+    return w->t.experts * expert_params(&w->t);
+}
+
+double workload_params_active(const Workload *w)
+{
+    double p = workload_params_total(w);
+    for (int i = 0; i < workload_num_layers(w); i++)
+        p -= workload_params_layer_experts(w, i) * (1 - (double)w->t.top_k / (w->t.experts ? w->t.experts : 1));
+    return p;
 }
 
 double workload_params_embedding(const Workload *w)
@@ -381,6 +441,7 @@ double workload_params_total(const Workload *w)
 /* ---- GEMMs ---- */
 
 static int tp_of(const WorkloadParallel *par) { return par && par->tp > 1 ? par->tp : 1; }
+static int cp_of(const WorkloadParallel *par) { return par && par->cp > 1 ? par->cp : 1; }
 
 int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
                          WorkloadGemm *out)
@@ -400,14 +461,28 @@ int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const Wo
         return 1;
     }
     const WorkloadTransformer *t = &w->t;
-    double tp = tp_of(par), s = t->seq_len, h = t->hidden, a = t->heads, T = b * s, d = h / a;
+    /* context parallelism: the device's s / cp queries against all s keys */
+    double tp = tp_of(par), s = t->seq_len, h = t->hidden, a = t->heads, d = h / a, sq = s / cp_of(par), T = b * sq;
     int n = 0;
     out[n++] = (WorkloadGemm){"qkv", 1, T, (h + 2 * kv_dim(t)) / tp, h};
-    out[n++] = (WorkloadGemm){"attn_score", b * a / tp, s, s, d};
-    out[n++] = (WorkloadGemm){"attn_value", b * a / tp, s, d, s};
+    out[n++] = (WorkloadGemm){"attn_score", b * a / tp, sq, s, d};
+    out[n++] = (WorkloadGemm){"attn_value", b * a / tp, sq, d, s};
     out[n++] = (WorkloadGemm){"attn_out", 1, T, h, h / tp};
-    out[n++] = (WorkloadGemm){"mlp_up", 1, T, (t->gated_mlp ? 2.0 : 1.0) * t->ffn / tp, h};
-    out[n++] = (WorkloadGemm){"mlp_down", 1, T, h, t->ffn / tp};
+    if (t->experts == 0) {
+        out[n++] = (WorkloadGemm){"mlp_up", 1, T, (t->gated_mlp ? 2.0 : 1.0) * t->ffn / tp, h};
+        out[n++] = (WorkloadGemm){"mlp_down", 1, T, h, t->ffn / tp};
+        return n;
+    }
+    /* the device's E / ep experts each take their share of ep devices' tokens */
+    double ep = par && par->ep > 1 ? par->ep : 1, fe = t->expert_ffn, up = t->gated_mlp ? 2.0 : 1.0;
+    double local = t->experts / ep, per_expert = routed_tokens(t, par, T) * ep / t->experts;
+    out[n++] = (WorkloadGemm){"router", 1, T, t->experts, h};
+    out[n++] = (WorkloadGemm){"expert_up", local, per_expert, up * fe / tp, h};
+    out[n++] = (WorkloadGemm){"expert_down", local, per_expert, h, fe / tp};
+    if (t->shared_experts > 0) {
+        out[n++] = (WorkloadGemm){"shared_up", 1, T, up * fe * t->shared_experts / tp, h};
+        out[n++] = (WorkloadGemm){"shared_down", 1, T, h, fe * t->shared_experts / tp};
+    }
     return n;
 }
 
@@ -416,7 +491,8 @@ int workload_head_gemms(const Workload *w, int micro_batch, const WorkloadParall
     if (w->kind == WORKLOAD_CNN || micro_batch < 1)
         return 0;
     const WorkloadTransformer *t = &w->t;
-    out[0] = (WorkloadGemm){"logits", 1, (double)micro_batch * t->seq_len, (double)t->vocab / tp_of(par), t->hidden};
+    out[0] = (WorkloadGemm){"logits", 1, (double)micro_batch * t->seq_len / cp_of(par), (double)t->vocab / tp_of(par),
+                            t->hidden};
     return 1;
 }
 
@@ -492,8 +568,10 @@ double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_
         if (t->dropout)
             split += (2 * e + 1) * scores;
     }
-    split += (t->gated_mlp ? 3 : 2) * T * t->ffn * e; /* GeLU: read, write; SwiGLU: read 2, write 1 */
-    return rows / sp + split / tp;
+    split += (t->gated_mlp ? 3 : 2) * mlp_token_width(t, par, T) * e; /* GeLU: read, write; SwiGLU: read 2, write 1 */
+    if (t->experts > 0) /* tokens permuted before the dispatch and back after the combine: read, write */
+        rows += 2 * 2 * routed_tokens(t, par, T) * h * e;
+    return (rows / sp + split / tp) / cp_of(par); /* every term counts the device's tokens */
 }
 
 double workload_layer_activation_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par)
@@ -513,14 +591,17 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     double tp = tp_of(par), T = b * t->seq_len, h = t->hidden, kv = kv_dim(t), f = t->ffn;
     double sp = par && par->sequence_parallel ? tp : 1;
     if (rc == WORKLOAD_RECOMPUTE_FULL)
-        return T * h * e / sp;
+        return T * h * e / sp / cp_of(par);
     /* Korthikanti et al. 2022, section 4.1: the "10 sbh" kept whole without
      * sequence parallelism: two norm inputs, QKV input, MLP input, and the two
      * 1-byte dropout masks. */
     double rows = 2 * T * h * e + T * h * e + T * h * e + (t->dropout ? 2 * T * h : 0);
     /* The "24 sbh" split by tp: Q, K, V, attention-output projection input,
      * activation-function input(s) and output. */
-    double split = T * h * e + 2 * T * kv * e + T * h * e + (t->gated_mlp ? 2 : 1) * T * f * e + T * f * e;
+    double tf = t->experts ? mlp_token_width(t, par, T) : T * f;
+    double split = T * h * e + 2 * T * kv * e + T * h * e + (t->gated_mlp ? 2 : 1) * tf * e + tf * e;
+    if (t->experts > 0) /* the dispatched tokens (expert_up's input) and the fp32 router probabilities */
+        rows += routed_tokens(t, par, T) * h * e + T * t->experts * 4;
     /* The "5 as^2 b" attention core: softmax output, dropout mask and output. */
     double scores = b * t->heads * (double)t->seq_len * t->seq_len;
     double core = scores * e + (t->dropout ? scores * (1 + e) : 0);
@@ -529,7 +610,7 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     double bytes = rows / sp + split / tp;
     if (rc != WORKLOAD_RECOMPUTE_SELECTIVE)
         bytes += core / tp;
-    return bytes;
+    return bytes / cp_of(par); /* every term counts the device's tokens (scores: its queries) */
 }
 
 /* ---- Megatron FLOPs ---- */

@@ -51,6 +51,11 @@ typedef struct {
     bool causal;      /* decoder (masked) self-attention; JSON default true, false for encoders */
     WorkloadNorm norm;
     WorkloadPosition position;
+    /* Mixture of experts (0 experts: a dense MLP).  Every layer's MLP is
+     * `experts` routed experts of width expert_ffn, each token sent to top_k
+     * of them by a router (hidden x experts), plus shared_experts experts
+     * every token goes through (DeepSeek). */
+    int experts, top_k, expert_ffn, shared_experts;
 } WorkloadTransformer;
 
 typedef enum {
@@ -69,6 +74,10 @@ typedef struct {
      * softmax/dropout traffic, no stored probabilities: only the fp32
      * log-sum-exp per query row is kept) */
     bool fused_attention;
+    int ep;                 /* expert parallelism: the routed experts split over ep devices (>= 1) */
+    double capacity_factor; /* expert capacity / its balanced share of tokens: padded compute (1: dropless, balanced) */
+    int cp;                 /* context parallelism: each device holds seq_len / cp of every sequence's tokens,
+                               its queries attending to all seq_len keys (ring attention); >= 1 */
 } WorkloadParallel;
 
 /* tp 1, no sequence parallelism, no recomputation, 16-bit activations. */
@@ -80,7 +89,7 @@ typedef struct {
     double batch, m, n, k;
 } WorkloadGemm;
 
-#define WORKLOAD_MAX_GEMMS 8
+#define WORKLOAD_MAX_GEMMS 12
 
 Workload *workload_load(const char *name_or_path, GError **err);
 Workload *workload_parse(const char *name, const char *text, size_t len, GError **err);
@@ -103,11 +112,19 @@ double workload_params_total(const Workload *w);
 double workload_params_layer(const Workload *w, int layer);
 double workload_params_embedding(const Workload *w);
 double workload_params_head(const Workload *w); /* total - sum of layers */
+/* The routed experts' parameters in a layer (what expert parallelism
+ * shards); 0 for a dense layer.  Part of workload_params_layer. */
+double workload_params_layer_experts(const Workload *w, int layer);
+/* Parameters one token's forward uses (routed experts: top_k of them). */
+double workload_params_active(const Workload *w);
 
 /* Forward GEMMs of one layer for one micro-batch on one device; writes at most
  * WORKLOAD_MAX_GEMMS to `out` and returns how many.  Transformer: qkv,
  * attn_score (Q K^T), attn_value (P V), attn_out, mlp_up (gate and up fused
- * when gated), mlp_down.  CNN: the layer's convolution as an implicit GEMM
+ * when gated), mlp_down; a mixture of experts has router, expert_up and
+ * expert_down (batched over the device's experts: par->ep splits them, each
+ * taking capacity_factor x its share of the tokens of ep devices) and
+ * shared_up, shared_down.  CNN: the layer's convolution as an implicit GEMM
  * (m = micro_batch * out_hw^2, n = out channels, k = in channels * kernel^2)
  * or its fully connected layer. */
 int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,

@@ -37,10 +37,23 @@ static void print_result(const cJSON *r)
     cJSON_ArrayForEach(w, cJSON_GetObjectItem(r, "warnings")) printf("  note: %s\n", w->valuestring);
     const cJSON *from = cJSON_GetObjectItem(cfg, "dp_from");
     bool filled = cJSON_IsString(from) && strcmp(from->valuestring, "the scenario") != 0;
-    printf("  %s (%.1f B params) on %s: %s of %s (%s), dp %g%s x tp %g x pp %g, %g micro-batches of %g\n",
-           str(cfg, "model"), num(cfg, "params") / 1e9, str(cfg, "topology"), str(cfg, "devices_used"),
+    double np = num(cfg, "params"); /* a CNN's millions are not 0.0 B */
+    printf("  %s (%.1f %s params) on %s: %s of %s (%s), dp %g%s x tp %g x pp %g, %g micro-batches of %g\n",
+           str(cfg, "model"), np >= 1e9 ? np / 1e9 : np / 1e6, np >= 1e9 ? "B" : "M", str(cfg, "topology"), str(cfg, "devices_used"),
            str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), filled ? " (= ranks / (tp x pp))" : "",
            num(cfg, "tp"), num(cfg, "pp"), num(cfg, "micro_batches"), num(cfg, "micro_batch"));
+    if (cJSON_GetObjectItem(cfg, "cp"))
+        printf("  context parallel: cp %g (ring attention; gradients reduced over dp x cp)\n", num(cfg, "cp"));
+    if (cJSON_GetObjectItem(cfg, "virtual_stages"))
+        printf("  interleaved 1F1B: %g model chunks per pipeline stage\n", num(cfg, "virtual_stages"));
+    if (cJSON_GetObjectItem(cfg, "shard_group"))
+        printf("  hybrid sharding: ZeRO-3 inside groups of %g ranks, replicated across\n", num(cfg, "shard_group"));
+    if (cJSON_GetObjectItem(cfg, "offload_optimizer"))
+        printf("  optimizer offloaded to the host (ZeRO-Offload): %.2f GiB of state in host memory\n",
+               num(mem, "host_optimizer_state") / (1024.0 * 1024 * 1024));
+    if (cJSON_GetObjectItem(cfg, "experts"))
+        printf("  mixture of experts: %g experts over ep %g, capacity factor %g, %.1f B params active per token\n",
+               num(cfg, "experts"), num(cfg, "ep"), num(cfg, "capacity_factor"), num(cfg, "active_params") / 1e9);
     if (num(cfg, "dp") > 1) {
         bool z12 = num(cfg, "zero_stage") == 1 || num(cfg, "zero_stage") == 2;
         printf("  gradients reduced in %s%s\n", str(cfg, "grad_reduce_dtype"),

@@ -1,0 +1,132 @@
+/* Mixture of experts with expert parallelism (GShard, Lepikhin et al.
+ * 2020; Megatron-Core MoE): the routed experts of each layer are split
+ * over ep consecutive data-parallel ranks.  Each MoE layer's forward sends
+ * every token's top_k copies to the ranks holding their experts (the
+ * dispatch all-to-all) and brings them back (the combine all-to-all); the
+ * backward does the same with the gradients, and full recomputation
+ * repeats the forward's.  A rank's buffer is its tokens x top_k x capacity
+ * factor x hidden.  The all-to-alls sit on the critical path after the
+ * layer's compute (no overlap).  The experts' gradients are reduced over
+ * the expert-data-parallel group, the dp / ep ranks holding the same
+ * experts (all-reduce; reduce-scatter + all-gather of the updated weights
+ * under ZeRO-1/2, at the end of the step), layer by layer after its last
+ * backward, and their update and memory are sharded over that group. */
+#include "step_build.h"
+
+#include <math.h>
+
+static CollGroup *group_of(const Ctx *c, int n, int stride, GError **err)
+{
+    int *ids = g_new(int, n);
+    for (int i = 0; i < n; i++)
+        ids[i] = step_rank_of(c, 0, i * stride, 0);
+    CollGroup *g = step_group_new(c, ids, n, err);
+    g_free(ids);
+    return g;
+}
+
+bool moe_init(Ctx *c, GError **err)
+{
+    c->ep_use[0] = c->ep_use[1] = -1;
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    if (!tr || tr->experts == 0)
+        return true;
+    int ep = c->p.ep, edp = c->p.dp / ep;
+    c->expert_params = workload_params_layer_experts(c->w, 0) / ((double)ep * c->p.tp);
+    if (ep > 1 && !(c->ep_group = group_of(c, ep, 1, err)))
+        return false;
+    if (edp > 1 && !(c->edp_group = group_of(c, edp, ep, err)))
+        return false;
+    /* with sequence parallelism each tp rank dispatches its 1/tp of the tokens */
+    double T = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / (c->p.sequence_parallel ? c->p.tp : 1);
+    double bytes = T * tr->top_k * c->p.capacity_factor * tr->hidden * c->wp.act_bytes;
+    c->ep_use[0] = step_coll(c, "ep_dispatch", "ep", c->ep_group, COLL_ALLTOALL, bytes);
+    c->ep_use[1] = step_coll(c, "ep_combine", "ep", c->ep_group, COLL_ALLTOALL, bytes);
+    c->t_ep = step_coll_time(c, c->ep_use[0]) + step_coll_time(c, c->ep_use[1]);
+    if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL)
+        c->t_ep_recompute = c->t_ep;
+    return true;
+}
+
+void moe_free(Ctx *c)
+{
+    coll_group_free(c->ep_group);
+    coll_group_free(c->edp_group);
+}
+
+/* The layer's dispatch and combine on stage s's tp stream after `after`;
+ * returns the task, or `after` when there are none. */
+int moe_after(Build *b, int s, const char *name, double seconds, int after)
+{
+    if (seconds <= 0)
+        return after;
+    int t = step_task(b->g, name, b->res[s].tp, seconds, "ep");
+    step_dep(b->g, after, t);
+    for (int k = 0; k < 2; k++)
+        step_coll_tag(b, t, b->c->ep_use[k], 1, s);
+    return t;
+}
+
+/* `bytes` on the expert-data-parallel group in pieces of at most a bucket,
+ * chained after `after`; returns the last piece, or `after`. */
+static int edp_pieces(Build *b, int s, const char *name, CollOp op, double bytes, int after)
+{
+    Ctx *c = b->c;
+    int nb = (int)ceil(bytes / c->p.bucket_bytes - 1e-9);
+    if (nb < 1)
+        nb = 1;
+    int u = step_coll(c, name, "edp", c->edp_group, op, bytes / nb);
+    if (u < 0)
+        return after;
+    int prev = after;
+    for (int k = 0; k < nb; k++) {
+        int t = step_coll_task(b, NULL, s, b->res[s].comm, u, "comm");
+        step_dep(b->g, prev, t);
+        prev = t;
+    }
+    return prev;
+}
+
+void moe_sync_and_update(Build *b, int s)
+{
+    Ctx *c = b->c;
+    if (c->expert_params <= 0)
+        return;
+    const StepPlan *p = &c->p;
+    int edp = p->dp / p->ep, nl = step_stage_layers(c, s);
+    bool sharded = p->zero_stage >= 1 && edp > 1;
+    int last_bwd = b->bw[s * c->m + c->m - 1].last;
+    double gbytes = c->expert_params * c->grad_bytes_per_param * p->compression;
+    for (int l = nl - 1; l >= 0; l--) {
+        int ready = p->overlap && b->layer_bwd_end[s][l] >= 0 ? b->layer_bwd_end[s][l] : last_bwd;
+        int synced = edp_pieces(b, s, sharded ? "expert_reducescatter" : "expert_allreduce",
+                                sharded ? COLL_REDUCESCATTER : COLL_ALLREDUCE, gbytes, ready);
+        double shard = sharded ? 1.0 / edp : 1;
+        int o = offload_update(b, s, c->expert_params * shard, synced, last_bwd, NULL);
+        if (sharded)
+            edp_pieces(b, s, "expert_allgather", COLL_ALLGATHER, c->expert_params * c->param_bytes, o);
+    }
+}
+
+bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown *mem, GError **err)
+{
+    if (c->expert_params <= 0)
+        return true;
+    MemoryConfig e = *dense;
+    e.params = step_stage_layers(c, s) * c->expert_params;
+    e.dp = c->p.dp / c->p.ep;
+    e.bucket_bytes = 0;
+    e.zero3_gathered_params = 0;
+    e.activation_bytes = 0;
+    e.inflight_microbatches = 1;
+    e.reserve_bytes = 0;
+    MemoryBreakdown x;
+    if (!memory_estimate(&e, &x, err))
+        return false;
+    mem->params += x.params;
+    mem->grads += x.grads;
+    mem->optimizer += x.optimizer;
+    mem->model_states += x.model_states;
+    mem->total += x.total;
+    return true;
+}

@@ -1,0 +1,172 @@
+/* A scenario's keys for the newer parallelisms of the step: expert
+ * parallelism ("ep") and the experts' "capacity_factor" of a mixture of
+ * experts, interleaved 1F1B's "virtual_stages", context parallelism
+ * "cp", FSDP hybrid sharding's "shard_group" and ZeRO-Offload's
+ * "offload_optimizer" with its bandwidths.  Parsed with the rest of "parallelism" (scenario_plan.c), and
+ * checked against the model and dp once dp is resolved (scenario.c): each
+ * error at the key's line. */
+#include "scenario_plan.h"
+
+#include <string.h>
+
+const char *const scenario_par_keys[] = {"ep", "capacity_factor", "virtual_stages", "cp", "shard_group",
+                                         "offload_optimizer", "pcie_bandwidth", "host_memory_bandwidth", NULL};
+
+bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
+{
+    long ep = 1, vpp = 1, cp = 1, sg = 0;
+    if (!sim_json_get_int(d, par, "ep", false, 1, 1 << 16, &ep, err) ||
+        !sim_json_get_int(d, par, "cp", false, 1, 1 << 16, &cp, err) ||
+        !sim_json_get_int(d, par, "shard_group", false, 1, 1 << 24, &sg, err) ||
+        !sim_json_get_bool(d, par, "offload_optimizer", &p->offload_optimizer, err) ||
+        !sim_json_get_quantity(d, par, "pcie_bandwidth", false, 1e6, 1e13, SIM_UNIT_BYTES_PER_S, &p->pcie_bps, err) ||
+        !sim_json_get_quantity(d, par, "host_memory_bandwidth", false, 1e6, 1e14, SIM_UNIT_BYTES_PER_S,
+                               &p->host_mem_bps, err) ||
+        !sim_json_get_int(d, par, "virtual_stages", false, 1, 1 << 16, &vpp, err) ||
+        !sim_json_get_number(d, par, "capacity_factor", false, 0.01, 64, &p->capacity_factor, err))
+        return false;
+    p->ep = (int)ep;
+    p->vpp = (int)vpp;
+    p->cp = (int)cp;
+    p->shard_group = (int)sg;
+    return true;
+}
+
+static const cJSON *item(const cJSON *where, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(where, key);
+    return it ? it : where;
+}
+
+/* Interleaved 1F1B as Megatron-LM runs it: a pipeline, 1F1B, every stage
+ * the same number of chunks of equal layers, whole rounds of pp
+ * micro-batches. */
+static bool check_interleaving(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int max_zero_stage,
+                               const WorkloadTransformer *tr, int micro_batches, GError **err)
+{
+    if (p->vpp == 1)
+        return true;
+    const cJSON *at = item(where, "virtual_stages");
+    if (p->pp == 1 || p->gpipe)
+        sim_json_error(d, at, err, "\"virtual_stages\" needs a 1F1B pipeline (\"pp\" > 1, \"schedule\": \"1f1b\")");
+    else if (tr->layers % (p->pp * p->vpp))
+        sim_json_error(d, at, err, "\"virtual_stages\": pp x virtual_stages = %d must divide the %d layers",
+                       p->pp * p->vpp, tr->layers);
+    else if (micro_batches % p->pp)
+        sim_json_error(d, at, err, "\"virtual_stages\" needs the micro-batches (%d) to be a multiple of pp (%d)",
+                       micro_batches, p->pp);
+    else if (max_zero_stage == 2)
+        sim_json_error(d, at, err, "\"virtual_stages\" with ZeRO-2 is not modelled (use zero_stage 0, 1 or 3)");
+    else
+        return true;
+    return false;
+}
+
+/* Hybrid sharding is FSDP's ZeRO-3 inside groups that divide dp;
+ * ZeRO-Offload moves a sharded optimizer (DeepSpeed: ZeRO 1-3). */
+static bool check_sharding(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int max_zero_stage,
+                           GError **err)
+{
+    int dpr = p->dp * p->cp; /* the ranks holding the same weights */
+    if (p->shard_group && max_zero_stage != 3) {
+        sim_json_error(d, item(where, "shard_group"), err,
+                       "\"shard_group\" (FSDP hybrid sharding) needs \"zero_stage\": 3 (parameters sharded)");
+        return false;
+    }
+    if (p->shard_group && dpr % p->shard_group) {
+        sim_json_error(d, item(where, "shard_group"), err, "\"shard_group\" = %d must divide dp x cp = %d",
+                       p->shard_group, dpr);
+        return false;
+    }
+    if (p->offload_optimizer && (p->zero_stage == 0 || max_zero_stage == 0)) {
+        sim_json_error(d, item(where, "offload_optimizer"), err,
+                       "\"offload_optimizer\" (ZeRO-Offload) needs a sharded weight update (zero_stage 1-3)");
+        return false;
+    }
+    static const char *const bw[] = {"pcie_bandwidth", "host_memory_bandwidth"};
+    for (int k = 0; k < 2; k++)
+        if (!p->offload_optimizer && cJSON_GetObjectItemCaseSensitive(where, bw[k])) {
+            sim_json_error(d, item(where, bw[k]), err, "\"%s\" needs \"offload_optimizer\": true", bw[k]);
+            return false;
+        }
+    return true;
+}
+
+bool scenario_cnn_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, const Workload *w,
+                        GError **err)
+{
+    static const char *const keys[] = {"tp", "pp", "sequence_parallel", "ep", "capacity_factor", "virtual_stages",
+                                       "cp", "shard_group", "recompute", "schedule", NULL};
+    for (const char *const *k = keys; *k; k++) {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(where, *k);
+        /* what the key says when left out: 1, false, "none", "1f1b" */
+        bool dflt = !it || cJSON_IsNull(it) || cJSON_IsFalse(it) ||
+                    (cJSON_IsNumber(it) && it->valuedouble == 1 && strcmp(*k, "capacity_factor") != 0) ||
+                    (cJSON_IsString(it) && (!strcmp(it->valuestring, "none") || !strcmp(it->valuestring, "1f1b")));
+        if (!dflt) {
+            sim_json_error(d, it, err,
+                           "model \"%s\" is a CNN: its step is data parallel only (\"%s\" is for transformers)",
+                           SIM_ECHO(workload_name(w)), *k);
+            return false;
+        }
+    }
+    const cJSON *zs = cJSON_GetObjectItemCaseSensitive(where, "zero_stage");
+    if (p->zero_stage == 3 || (cJSON_IsNumber(zs) && zs->valuedouble == 3)) {
+        sim_json_error(d, item(where, "zero_stage"), err,
+                       "ZeRO-3 of a CNN is not modelled: use zero_stage 0-2 (\"weight_update\": \"sharded\" is "
+                       "Xu et al.'s)");
+        return false;
+    }
+    return true;
+}
+
+bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int max_zero_stage,
+                        const Workload *w, int micro_batches, GError **err)
+{
+    const WorkloadTransformer *tr = workload_transformer(w);
+    if (!tr)
+        return true; /* scenario_cnn_check */
+    if (!check_interleaving(d, where, p, max_zero_stage, tr, micro_batches, err))
+        return false;
+    if (!check_sharding(d, where, p, max_zero_stage, err))
+        return false;
+    /* Megatron-LM splits each sequence into 2 cp chunks for causal load balance */
+    if (p->cp > 1 && tr->seq_len % (2 * p->cp)) {
+        sim_json_error(d, item(where, "cp"), err, "\"cp\" = %d: 2 x cp must divide seq_len (%d)", p->cp, tr->seq_len);
+        return false;
+    }
+    if (p->cp > 1 && p->sequence_parallel && (tr->seq_len / p->cp) % p->tp) {
+        sim_json_error(d, item(where, "cp"), err, "\"cp\" = %d: sequence parallelism needs tp (%d) to divide seq_len / cp",
+                       p->cp, p->tp);
+        return false;
+    }
+    if (p->cp > 1 && tr->experts > 0) {
+        sim_json_error(d, item(where, "cp"), err, "\"cp\" with a mixture of experts is not modelled");
+        return false;
+    }
+    bool given_cf = cJSON_GetObjectItemCaseSensitive(where, "capacity_factor") != NULL;
+    if (tr->experts == 0 && (p->ep > 1 || given_cf)) {
+        sim_json_error(d, item(where, p->ep > 1 ? "ep" : "capacity_factor"), err,
+                       "\"%s\" needs a mixture-of-experts model (\"experts\" > 0); %s is dense",
+                       p->ep > 1 ? "ep" : "capacity_factor", SIM_ECHO(workload_name(w)));
+        return false;
+    }
+    if (tr->experts == 0)
+        return true;
+    if (tr->experts % p->ep || p->dp % p->ep) {
+        sim_json_error(d, item(where, "ep"), err, "\"ep\" = %d must divide the experts (%d) and dp (%d)", p->ep,
+                       tr->experts, p->dp);
+        return false;
+    }
+    if (tr->expert_ffn % p->tp) {
+        sim_json_error(d, item(where, "tp"), err, "\"tp\" = %d must divide expert_ffn (%d)", p->tp, tr->expert_ffn);
+        return false;
+    }
+    if (max_zero_stage == 3) {
+        sim_json_error(d, item(where, "zero_stage"), err,
+                       "ZeRO-3 of a mixture of experts is not modelled: use zero_stage 0-2 (experts are sharded "
+                       "over \"ep\")");
+        return false;
+    }
+    return true;
+}

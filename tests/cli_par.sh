@@ -1,0 +1,112 @@
+#!/bin/bash
+# Bad input to the step's newer parallelisms (expert parallelism and the
+# capacity factor of a mixture of experts, ...): exit 2, "FILE:LINE" of the
+# key at fault, nothing on stdout.
+set -u
+BIN=$1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail=0
+
+# expect NAME FRAGMENT FILE:LINE -- ARGS...
+expect() {
+    local name=$1 frag=$2 pos=$3
+    shift 4
+    "$BIN" "$@" > "$TMP/out" 2> "$TMP/err"
+    local rc=$?
+    [ $rc -eq 2 ] || { echo "FAIL $name: exit $rc, expected 2"; cat "$TMP/err"; fail=1; }
+    grep -qF -- "$frag" "$TMP/err" || { echo "FAIL $name: stderr lacks '$frag':"; cat "$TMP/err"; fail=1; }
+    grep -qF -- "shardsim: $pos: " "$TMP/err" || { echo "FAIL $name: stderr does not start with shardsim: $pos:"; cat "$TMP/err"; fail=1; }
+    [ -s "$TMP/out" ] && { echo "FAIL $name: stdout not empty"; fail=1; }
+    grep -q CRITICAL "$TMP/err" && { echo "FAIL $name: GLib criticals on stderr"; fail=1; }
+}
+
+S=$TMP
+moe='"topology": "dgx-h100-cluster", "nodes": 2, "model": "mixtral-8x7b", "global_batch": 16'
+dense='"topology": "dgx-h100-cluster", "nodes": 2, "model": "gpt3-125m", "global_batch": 16'
+
+# ---- mixture of experts ----
+printf '{%s,\n "parallelism": {"dp": 16,\n  "ep": 8}}\n' "$dense" > "$S/ep_dense.json"
+expect ep_dense '"ep" needs a mixture-of-experts model' "$S/ep_dense.json:3" -- run "$S/ep_dense.json"
+printf '{%s,\n "parallelism": {\n  "capacity_factor": 1.25}}\n' "$dense" > "$S/cf_dense.json"
+expect cf_dense '"capacity_factor" needs a mixture-of-experts model' "$S/cf_dense.json:3" -- run "$S/cf_dense.json"
+printf '{%s,\n "parallelism": {"dp": 16,\n  "ep": 3}}\n' "$moe" > "$S/ep3.json"
+expect ep_divides '"ep" = 3 must divide the experts (8) and dp (16)' "$S/ep3.json:3" -- run "$S/ep3.json"
+printf '{%s,\n "parallelism": {"dp": 4, "tp": 4,\n  "ep": 8}}\n' "$moe" > "$S/ep_dp.json"
+expect ep_dp '"ep" = 8 must divide the experts (8) and dp (4)' "$S/ep_dp.json:3" -- run "$S/ep_dp.json"
+printf '{%s,\n "parallelism": {"ep": 8,\n  "capacity_factor": 0}}\n' "$moe" > "$S/cf0.json"
+expect cf_zero '"capacity_factor"' "$S/cf0.json:3" -- run "$S/cf0.json"
+printf '{%s,\n "parallelism": {"ep": 8,\n  "capacity_factor": "1.25"}}\n' "$moe" > "$S/cfs.json"
+expect cf_string '"capacity_factor"' "$S/cfs.json:3" -- run "$S/cfs.json"
+printf '{%s,\n "parallelism": {"ep": 8,\n  "zero_stage": 3}}\n' "$moe" > "$S/z3.json"
+expect moe_zero3 'ZeRO-3 of a mixture of experts is not modelled' "$S/z3.json:3" -- run "$S/z3.json"
+printf '{%s,\n "parallelism": {\n  "ep": 0}}\n' "$moe" > "$S/ep0.json"
+expect ep_zero '"ep"' "$S/ep0.json:3" -- run "$S/ep0.json"
+printf '{"topology": "dgx-h100-cluster", "nodes": 1, "global_batch": 8,\n "model": {"layers": 2, "hidden": 512, "heads": 8, "seq_len": 128, "vocab": 1000,\n  "experts": 4, "top_k": 5}}\n' > "$S/topk.json"
+expect top_k 'top_k must be in [1, experts]' "$S/topk.json:2" -- run "$S/topk.json"
+printf '{"topology": "dgx-h100-cluster", "nodes": 1, "global_batch": 8,\n "model": {"layers": 2, "hidden": 512, "heads": 8, "seq_len": 128, "vocab": 1000,\n  "top_k": 2}}\n' > "$S/topk0.json"
+expect top_k_dense 'top_k and shared_experts need experts > 0' "$S/topk0.json:2" -- run "$S/topk0.json"
+printf '{%s,\n "parallelism": {"tp": 2, "ep": 8,\n  "expert_parallel": 8}}\n' "$moe" > "$S/key.json"
+expect unknown_key 'unknown key "expert_parallel"' "$S/key.json:3" -- run "$S/key.json"
+
+# ---- interleaved 1F1B ----
+gpt='"topology": "dgx-a100-cluster", "nodes": 1, "model": "gpt3-1.3b", "global_batch": 16'
+printf '{%s,\n "parallelism": {"dp": 8,\n  "virtual_stages": 2}}\n' "$gpt" > "$S/v_pp1.json"
+expect vpp_pp1 '"virtual_stages" needs a 1F1B pipeline' "$S/v_pp1.json:3" -- run "$S/v_pp1.json"
+printf '{%s,\n "parallelism": {"dp": 2, "pp": 4, "schedule": "gpipe",\n  "virtual_stages": 2}}\n' "$gpt" > "$S/v_gpipe.json"
+expect vpp_gpipe '"virtual_stages" needs a 1F1B pipeline' "$S/v_gpipe.json:3" -- run "$S/v_gpipe.json"
+printf '{%s,\n "parallelism": {"dp": 2, "pp": 4,\n  "virtual_stages": 4}}\n' "$gpt" > "$S/v_layers.json"
+expect vpp_layers 'pp x virtual_stages = 16 must divide the 24 layers' "$S/v_layers.json:3" -- run "$S/v_layers.json"
+printf '{"topology": "dgx-a100-cluster", "nodes": 1, "model": "gpt3-1.3b", "global_batch": 12,\n "parallelism": {"dp": 2, "pp": 4,\n  "virtual_stages": 2}}\n' > "$S/v_mb.json"
+expect vpp_microbatches 'micro-batches (6) to be a multiple of pp (4)' "$S/v_mb.json:3" -- run "$S/v_mb.json"
+printf '{%s,\n "parallelism": {"dp": 2, "pp": 4, "zero_stage": 2,\n  "virtual_stages": 2}}\n' "$gpt" > "$S/v_z2.json"
+expect vpp_zero2 'with ZeRO-2 is not modelled' "$S/v_z2.json:3" -- run "$S/v_z2.json"
+printf '{%s,\n "parallelism": {"dp": 2, "pp": 4,\n  "virtual_stages": 0}}\n' "$gpt" > "$S/v0.json"
+expect vpp_zero '"virtual_stages"' "$S/v0.json:3" -- run "$S/v0.json"
+
+# ---- context parallelism ----
+printf '{%s,\n "parallelism": {"dp": 1, "tp": 2,\n  "cp": 3}}\n' "$gpt" > "$S/cp3.json"
+expect cp_seq '"cp" = 3: 2 x cp must divide seq_len (2048)' "$S/cp3.json:3" -- run "$S/cp3.json"
+printf '{%s,\n "parallelism": {"dp": 1,\n  "cp": 0}}\n' "$gpt" > "$S/cp0.json"
+expect cp_zero '"cp"' "$S/cp0.json:3" -- run "$S/cp0.json"
+printf '{%s,\n "parallelism": {"dp": 4, "tp": 2,\n  "cp": 2}}\n' "$gpt" > "$S/cpbig.json"
+expect cp_devices 'x cp 2 = 16 devices, but topology' "$S/cpbig.json:2" -- run "$S/cpbig.json"
+printf '{%s,\n "parallelism": {"ep": 8,\n  "cp": 2}}\n' "$moe" > "$S/cpmoe.json"
+expect cp_moe '"cp" with a mixture of experts is not modelled' "$S/cpmoe.json:3" -- run "$S/cpmoe.json"
+printf '{"topology": "dgx-a100-cluster", "nodes": 1, "model": "gpt3-1.3b", "global_batch": 12,\n "parallelism": {"tp": 2,\n  "cp": 8}}\n' > "$S/cpfill.json"
+expect cp_fill 'not a multiple of tp x pp' "$S/cpfill.json:2" -- run "$S/cpfill.json"
+
+# ---- hybrid sharding, offload ----
+printf '{%s,\n "parallelism": {"zero_stage": 2,\n  "shard_group": 4}}\n' "$gpt" > "$S/sg2.json"
+expect shard_zero2 '"shard_group" (FSDP hybrid sharding) needs "zero_stage": 3' "$S/sg2.json:3" -- run "$S/sg2.json"
+printf '{%s,\n "parallelism": {"zero_stage": 3,\n  "shard_group": 3}}\n' "$gpt" > "$S/sg3.json"
+expect shard_divides '"shard_group" = 3 must divide dp x cp = 8' "$S/sg3.json:3" -- run "$S/sg3.json"
+printf '{%s,\n "parallelism": {"zero_stage": 3,\n  "shard_group": 0}}\n' "$gpt" > "$S/sg0.json"
+expect shard_zero '"shard_group"' "$S/sg0.json:3" -- run "$S/sg0.json"
+printf '{%s,\n "parallelism": {"weight_update": "replicated",\n  "offload_optimizer": true}}\n' "$gpt" > "$S/off0.json"
+expect offload_replicated '"offload_optimizer" (ZeRO-Offload) needs a sharded weight update' "$S/off0.json:3" -- run "$S/off0.json"
+printf '{%s,\n "parallelism": {"zero_stage": 1,\n  "pcie_bandwidth": 25e9}}\n' "$gpt" > "$S/pcie.json"
+expect pcie_without_offload '"pcie_bandwidth" needs "offload_optimizer": true' "$S/pcie.json:3" -- run "$S/pcie.json"
+printf '{%s,\n "parallelism": {"zero_stage": 1, "offload_optimizer": true,\n  "host_memory_bandwidth": -1}}\n' "$gpt" > "$S/hbw.json"
+expect host_bw_negative '"host_memory_bandwidth"' "$S/hbw.json:3" -- run "$S/hbw.json"
+printf '{%s,\n "parallelism": {"zero_stage": 1,\n  "offload_optimizer": "yes"}}\n' "$gpt" > "$S/offs.json"
+expect offload_string '"offload_optimizer"' "$S/offs.json:3" -- run "$S/offs.json"
+
+# ---- convolutional steps: data parallel only ----
+cnn='"topology": "tpu-v3-pod", "nodes": 16, "model": "resnet50", "global_batch": 1024'
+printf '{%s,\n "parallelism": {\n  "tp": 2}}\n' "$cnn" > "$S/cnn_tp.json"
+expect cnn_tp 'is a CNN: its step is data parallel only ("tp" is for transformers)' "$S/cnn_tp.json:3" -- run "$S/cnn_tp.json"
+printf '{%s,\n "parallelism": {"dp": 16,\n  "pp": 4}}\n' "$cnn" > "$S/cnn_pp.json"
+expect cnn_pp '("pp" is for transformers)' "$S/cnn_pp.json:3" -- run "$S/cnn_pp.json"
+printf '{%s,\n "parallelism": {\n  "recompute": "full"}}\n' "$cnn" > "$S/cnn_rc.json"
+expect cnn_recompute '("recompute" is for transformers)' "$S/cnn_rc.json:3" -- run "$S/cnn_rc.json"
+printf '{%s,\n "parallelism": {\n  "zero_stage": 3}}\n' "$cnn" > "$S/cnn_z3.json"
+expect cnn_zero3 'ZeRO-3 of a CNN is not modelled' "$S/cnn_z3.json:3" -- run "$S/cnn_z3.json"
+printf '{%s,\n "parallelism": {\n  "capacity_factor": 1}}\n' "$cnn" > "$S/cnn_cf.json"
+expect cnn_capacity '("capacity_factor" is for transformers)' "$S/cnn_cf.json:3" -- run "$S/cnn_cf.json"
+# and the plain data-parallel step runs
+printf '{%s,\n "parallelism": {"weight_update": ["replicated", "sharded"]}}\n' "$cnn" > "$S/cnn_ok.json"
+"$BIN" run --json "$S/cnn_ok.json" > "$TMP/out" 2> "$TMP/err" || { echo "FAIL cnn_runs: exit $?"; cat "$TMP/err"; fail=1; }
+grep -q '"speedup"' "$TMP/out" || { echo "FAIL cnn_runs: no comparison"; fail=1; }
+
+exit $fail
