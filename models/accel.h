@@ -97,5 +97,9 @@ double accel_param_get(const Accel *a, int i); /* 0: the chip has no such thing 
 bool accel_param_set(Accel *a, int i, double v); /* false outside the bounds or where 0 */
 void accel_param_bounds(int i, double *lo, double *hi, double *prior_sd);
 Accel *accel_copy(const Accel *a);
+/* p10 and p90 of log(predicted / measured) step time behind the preset (its
+ * "uncertainty", or a calibrated overlay's); false (and a wide judged band,
+ * +-0.3) for a chip no measured step was checked on. */
+bool accel_band(const Accel *a, double *r10, double *r90);
 
 #endif

@@ -156,6 +156,9 @@ double step_coll_time(const Ctx *c, int use);
 /* A group of the step's ranks (topology ids) with the scenario's collective
  * parameters, process layout and NCCL version. */
 CollGroup *step_group_new(const Ctx *c, const int *ids, int n, GError **err);
+/* Adds "step_time_p10_s", "step_time_p90_s" and "uncertainty" to a step's
+ * report (step_band.c). */
+void step_band(const Build *b, double step, double exposed_comm, cJSON *out);
 /* Notes that `task` runs `times` collectives `use` for stage `stage`'s device
  * (nothing for use -1). */
 void step_coll_tag(Build *b, int task, int use, int times, int stage);

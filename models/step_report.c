@@ -360,6 +360,7 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     cJSON_AddStringToObject(out, "scenario", step_scenario_name(c->sc));
     cJSON_AddStringToObject(out, "variant", step_scenario_variant_label(c->sc, variant));
     cJSON_AddNumberToObject(out, "step_time_s", step);
+    step_band(b, step, bd.exposed, out);
     add_warnings(out, c);
     cJSON *bj = cJSON_AddObjectToObject(out, "breakdown");
     cJSON_AddNumberToObject(bj, "compute", bd.compute);

@@ -1,0 +1,48 @@
+/* The p10-p90 range of a step's time: the accelerator's band (the residuals
+ * of the measured steps behind its preset, or a calibrated overlay's) on the
+ * step's compute, and its collectives' bands (coll_band: the residuals of the
+ * traces behind the collective parameters) on its exposed communication,
+ * combined as independent errors weighted by each part's share of the step
+ * (docs/UNCERTAINTY.md). */
+#include "step_build.h"
+
+#include <math.h>
+
+/* The time-weighted mean log band, lo <= 0 <= hi, of stage 0's collectives. */
+static void comm_band(const Build *b, double *lo, double *hi)
+{
+    const Ctx *c = b->c;
+    double w = 0, l = 0, h = 0;
+    for (guint i = 0; i < b->tags->len; i++) {
+        const CollTag *t = &g_array_index(b->tags, CollTag, i);
+        const CollUse *u = &g_array_index(c->colls, CollUse, t->use);
+        if (t->stage != 0 || !(u->cost.time_s > 0))
+            continue;
+        double p10, p90, wt = u->cost.time_s * t->times;
+        coll_band(u->g, u->bytes, u->cost.time_s, &p10, &p90, NULL);
+        l += wt * log(p10 / u->cost.time_s);
+        h += wt * log(p90 / u->cost.time_s);
+        w += wt;
+    }
+    *lo = w > 0 ? l / w : 0;
+    *hi = w > 0 ? h / w : 0;
+}
+
+void step_band(const Build *b, double step, double exposed_comm, cJSON *out)
+{
+    double r10, r90, clo, chi;
+    bool measured = accel_band(b->c->acc, &r10, &r90);
+    comm_band(b, &clo, &chi);
+    double fm = step > 0 ? fmin(1, exposed_comm / step) : 0, fc = 1 - fm;
+    /* measured = predicted / e^r: the low end of the step from the high end
+     * of the compute residuals */
+    double lo = -hypot(fc * fmax(r90, 0), fm * -clo), hi = hypot(fc * fmax(-r10, 0), fm * chi);
+    cJSON_AddNumberToObject(out, "step_time_p10_s", step * exp(lo));
+    cJSON_AddNumberToObject(out, "step_time_p90_s", step * exp(hi));
+    cJSON *u = cJSON_AddObjectToObject(out, "uncertainty");
+    cJSON_AddItemToObject(u, "compute_log_residual", cJSON_CreateDoubleArray((double[]){r10, r90}, 2));
+    cJSON_AddStringToObject(u, "compute_basis", measured ? "the accelerator's measured steps"
+                                                         : "no measured step on this accelerator: a judged +-0.3");
+    cJSON_AddItemToObject(u, "communication_log_band", cJSON_CreateDoubleArray((double[]){clo, chi}, 2));
+    cJSON_AddNumberToObject(u, "exposed_communication_share", fm);
+}
