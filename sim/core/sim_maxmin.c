@@ -10,15 +10,19 @@
 
 static void link_set_rate(Link *l, int k, double r)
 {
-    double old = l->flows[k].rate;
+    double old = l->rate[k];
     int b = k / LINK_BLOCK;
-    l->flows[k].rate = r;
-    if (l->bstale[b])
+    l->rate[k] = r;
+    if (l->bcnt[b] == 0)
         return;
-    if (r >= l->bmax[b])
+    if (r > l->bmax[b]) {
         l->bmax[b] = r;
-    else if (old == l->bmax[b])
-        l->bstale[b] = true; /* the largest went down: rescan when asked */
+        l->bcnt[b] = 1;
+    } else if (r == l->bmax[b]) {
+        l->bcnt[b] += old != r;
+    } else if (old == l->bmax[b]) {
+        l->bcnt[b]--; /* at 0 the largest is unknown: rescan when asked */
+    }
 }
 
 /* Adds flow `f`, of which this is link `slot` of the path, with no rate yet. */
@@ -27,16 +31,18 @@ int net_link_append(Link *l, Flow *f, int slot)
     if (l->nflows == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 4;
         l->flows = g_renew(Entry, l->flows, l->cap);
+        l->rate = g_renew(double, l->rate, l->cap);
         int nb = (l->cap + LINK_BLOCK - 1) / LINK_BLOCK;
         l->bmax = g_renew(double, l->bmax, nb);
-        l->bstale = g_renew(bool, l->bstale, nb);
+        l->bcnt = g_renew(int, l->bcnt, nb);
     }
     int k = l->nflows++;
-    if (k % LINK_BLOCK == 0) {
+    if (k % LINK_BLOCK == 0) { /* a new block: its one entry's rate, -inf, is the largest */
         l->bmax[k / LINK_BLOCK] = -INFINITY;
-        l->bstale[k / LINK_BLOCK] = false;
+        l->bcnt[k / LINK_BLOCK] = 1;
     }
-    l->flows[k] = (Entry){f, -INFINITY, slot};
+    l->flows[k] = (Entry){f, slot};
+    l->rate[k] = -INFINITY;
     link_set_rate(l, k, INFINITY);
     l->fresh++;
     return k;
@@ -48,15 +54,13 @@ void net_link_remove(Link *l, int p)
     int last = --l->nflows;
     if (p != last) {
         Entry m = l->flows[last];
-        double old = l->flows[p].rate;
         l->flows[p] = m;
-        l->flows[p].rate = old;
-        link_set_rate(l, p, m.rate);
+        link_set_rate(l, p, l->rate[last]);
         m.flow->links[m.flow->nlinks + m.slot] = p;
     }
-    int b = last / LINK_BLOCK;
-    if (last % LINK_BLOCK != 0 && !l->bstale[b] && l->flows[last].rate == l->bmax[b])
-        l->bstale[b] = true;
+    int b = last / LINK_BLOCK; /* the last block loses the entry it held there */
+    if (last % LINK_BLOCK != 0 && l->bcnt[b] > 0 && l->rate[last] == l->bmax[b])
+        l->bcnt[b]--;
 }
 
 /* Whether a flow on the link is at or above `level`. */
@@ -65,14 +69,18 @@ static bool link_reaches(SimNet *n, Link *l, double level)
     int nb = (l->nflows + LINK_BLOCK - 1) / LINK_BLOCK;
     for (int b = 0; b < nb; b++) {
         n->work++;
-        if (l->bstale[b]) {
+        if (l->bcnt[b] == 0) {
             int end = (b + 1) * LINK_BLOCK < l->nflows ? (b + 1) * LINK_BLOCK : l->nflows;
             double m = -INFINITY;
-            for (int k = b * LINK_BLOCK; k < end; k++)
-                m = l->flows[k].rate > m ? l->flows[k].rate : m;
+            int c = 0;
+            for (int k = b * LINK_BLOCK; k < end; k++) {
+                double r = l->rate[k];
+                c = r > m ? 1 : c + (r == m);
+                m = r > m ? r : m;
+            }
             n->work += (uint64_t)(end - b * LINK_BLOCK);
             l->bmax[b] = m;
-            l->bstale[b] = false;
+            l->bcnt[b] = c;
         }
         if (l->bmax[b] >= level)
             return true;
@@ -171,7 +179,7 @@ static double fill_level_bound(const Link *l)
         double below = 0;
         int above = 0;
         for (int k = 0; k < l->nflows; k++) { /* a fresh flow's +inf counts above */
-            double r = l->flows[k].rate;
+            double r = l->rate[k];
             if (r < t)
                 below += r;
             else
@@ -214,7 +222,7 @@ static void take_link(SimNet *n, Link *l, double theta, uint32_t ep)
     n->work += (uint64_t)l->nflows + 1;
     l->fresh = 0;
     for (int k = 0; k < l->nflows; k++) {
-        double r = l->flows[k].rate;
+        double r = l->rate[k];
         if (r < theta) {
             rem -= r;
             continue;
@@ -296,7 +304,7 @@ void net_fill(SimNet *n, double theta)
         for (int k = 0; k < l->nflows; k++) {
             if (k + 8 < l->nflows)
                 PREFETCH(l->flows[k + 8].flow);
-            if (l->flows[k].rate < theta) /* kept: not part of this filling */
+            if (l->rate[k] < theta) /* kept: not part of this filling */
                 continue;
             Flow *f = l->flows[k].flow;
             if (f->frozen)
@@ -337,7 +345,7 @@ void net_apply_rates(SimNet *n, sim_time_t now)
         f->rate = rate;
         const int *pos = f->links + f->nlinks;
         for (int j = 0; j < f->nlinks; j++)
-            PREFETCH(&n->links[f->links[j]].flows[pos[j]]);
+            PREFETCH(&n->links[f->links[j]].rate[pos[j]]);
         for (int j = 0; j < f->nlinks; j++)
             link_set_rate(&n->links[f->links[j]], pos[j], rate);
         n->rate_updates++;

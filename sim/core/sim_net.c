@@ -40,7 +40,8 @@ void sim_net_free(SimNet *n)
     for (int i = 0; i < n->nlinks; i++) {
         g_free(n->links[i].flows);
         g_free(n->links[i].bmax);
-        g_free(n->links[i].bstale);
+        g_free(n->links[i].bcnt);
+        g_free(n->links[i].rate);
     }
     g_free(n->links);
     g_array_free(n->dirty, TRUE);
@@ -110,6 +111,8 @@ static void on_drain(SimEngine *e, SimAction *a)
         const Link *l = &n->links[f->links[i]];
         PREFETCH(&l->flows[pos[i]]);
         PREFETCH(&l->flows[l->nflows - 1]);
+        PREFETCH(&l->rate[pos[i]]);
+        PREFETCH(&l->rate[l->nflows - 1]);
     }
     for (int i = 0; i < f->nlinks; i++) { /* the flows that will move into the freed entries */
         const Link *l = &n->links[f->links[i]];

@@ -10,11 +10,12 @@
 
 typedef struct Flow Flow;
 
-/* A flow on a link: its rate kept here too, so scans do not visit the flows. */
+/* A flow on a link.  Its rate is kept in the link too (in an array of its
+ * own, so that scans for rates at or above a level read 8 bytes an entry)
+ * and scans do not visit the flows. */
 typedef struct {
     Flow *flow;
-    double rate; /* +inf for a flow with none yet */
-    int slot;    /* where this link is on the flow's path */
+    int slot; /* where this link is on the flow's path */
 } Entry;
 
 typedef struct {
@@ -22,8 +23,9 @@ typedef struct {
     sim_time_t latency;
     double bytes_done; /* bytes of drained flows */
     Entry *flows;      /* active flows crossing this link */
-    double *bmax;      /* per block of LINK_BLOCK entries: the largest rate, unless bstale */
-    bool *bstale;
+    double *rate;      /* their rates; +inf for a flow with none yet */
+    double *bmax;      /* per block of LINK_BLOCK entries: the largest rate, */
+    int *bcnt;         /* and how many entries have it; 0: unknown until rescanned */
     int nflows, cap;
     int fresh;         /* flows started since the last settle */
     bool dirty;
@@ -38,7 +40,7 @@ typedef struct {
 
 /* A link's entries come in blocks whose largest rate is kept, so that finding
  * whether any flow on it is at or above a level reads a block, not a flow. */
-#define LINK_BLOCK 64
+#define LINK_BLOCK 16
 
 /* The flows' entries on their links lie all over memory: asking for several
  * at once overlaps the cache misses (no effect on results). */
