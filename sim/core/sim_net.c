@@ -4,6 +4,7 @@
 #include "sim_net_internal.h"
 
 #include <math.h>
+#include <string.h>
 
 static void settle(SimEngine *e, void *ctx);
 
@@ -16,27 +17,56 @@ SimNet *sim_net_new(SimEngine *e)
     n->dirty = g_array_new(FALSE, FALSE, sizeof(int));
     n->comp = g_ptr_array_new();
     n->comp_links = g_array_new(FALSE, FALSE, sizeof(int));
+    n->chunks = g_ptr_array_new_with_free_func(g_free);
+    n->spare = g_ptr_array_new();
     sim_engine_on_settle(e, settle, n);
     return n;
 }
 
-static void flow_unlink_free(SimNet *n, Flow *f)
+/* Flows come from chunks of the net's own and go back to a list per path
+ * length: a run of a million flows makes no million mallocs and frees. */
+#define FLOW_CHUNK (256 * 1024)
+
+static size_t flow_size(int nlinks)
 {
-    if (f->prev)
-        f->prev->next = f->next;
-    else
-        n->flows = f->next;
-    if (f->next)
-        f->next->prev = f->prev;
-    g_free(f);
+    size_t s = sizeof(Flow) + 2 * (size_t)nlinks * sizeof(int);
+    return (s + 15) & ~(size_t)15;
+}
+
+static Flow *flow_alloc(SimNet *n, int nlinks)
+{
+    if ((guint)nlinks < n->spare->len && n->spare->pdata[nlinks]) {
+        Flow *f = n->spare->pdata[nlinks];
+        n->spare->pdata[nlinks] = f->user;
+        return f;
+    }
+    size_t size = flow_size(nlinks);
+    if (size > (size_t)(n->bump_end - n->bump)) {
+        size_t c = size > FLOW_CHUNK ? size : FLOW_CHUNK;
+        n->bump = g_malloc(c);
+        n->bump_end = n->bump + c;
+        g_ptr_array_add(n->chunks, n->bump);
+    }
+    Flow *f = (Flow *)(void *)n->bump;
+    n->bump += size;
+    return f;
+}
+
+static void flow_release(SimNet *n, Flow *f)
+{
+    int k = f->nlinks;
+    if ((guint)k >= n->spare->len)
+        g_ptr_array_set_size(n->spare, k + 1);
+    f->user = n->spare->pdata[k];
+    n->spare->pdata[k] = f;
 }
 
 void sim_net_free(SimNet *n)
 {
     if (!n)
         return;
-    while (n->flows)
-        flow_unlink_free(n, n->flows);
+    g_ptr_array_free(n->chunks, TRUE);
+    g_ptr_array_free(n->spare, TRUE);
     for (int i = 0; i < n->nlinks; i++) {
         g_free(n->links[i].flows);
         g_free(n->links[i].bmax);
@@ -84,20 +114,20 @@ static void on_deliver(SimEngine *e, SimAction *a)
     Flow *f = ((FlowEvent *)a)->flow;
     SimFlowDone done = f->done;
     void *user = f->user;
-    flow_unlink_free(f->net, f);
+    flow_release(f->net, f);
     if (done)
         done(e, user);
 }
 
-/* The flow has left the network; its last byte arrives one path latency later. */
+/* The flow has left the network; its last byte arrives one path latency
+ * later, and `done` runs after the flow's delay. */
 static void deliver_later(SimNet *n, Flow *f)
 {
-    sim_time_t lat = 0;
+    sim_time_t lat = f->delay;
     for (int i = 0; i < f->nlinks; i++)
         lat = sim_time_add(lat, n->links[f->links[i]].latency);
-    f->deliver.act.fire = on_deliver;
-    f->deliver.flow = f;
-    sim_engine_schedule(n->e, sim_time_add(sim_engine_now(n->e), lat), &f->deliver.act);
+    f->ev.act.fire = on_deliver;
+    sim_engine_schedule(n->e, sim_time_add(sim_engine_now(n->e), lat), &f->ev.act);
 }
 
 static void on_drain(SimEngine *e, SimAction *a)
@@ -134,27 +164,25 @@ static void on_drain(SimEngine *e, SimAction *a)
 
 void sim_net_flow(SimNet *n, double bytes, const int *links, int nlinks, SimFlowDone done, void *user)
 {
-    size_t hops = nlinks > 0 ? (size_t)nlinks : 0;
-    Flow *f = g_malloc0(sizeof(Flow) + 2 * hops * sizeof(int));
-    f->net = n;
-    f->next = n->flows;
-    if (n->flows)
-        n->flows->prev = f;
-    n->flows = f;
-    f->bytes = f->remaining = bytes > 0 ? bytes : 0;
-    f->done = done;
-    f->user = user;
-    f->last = sim_engine_now(n->e);
-    f->frozen = f->fresh = true;
-    f->drain.act.fire = on_drain;
-    f->drain.flow = f;
-    if (n->overrun) /* stopped: the flow never moves */
-        return;
-    for (int i = 0; i < nlinks; i++) {
+    sim_net_flow_delayed(n, bytes, links, nlinks, 0, done, user);
+}
+
+void sim_net_flow_delayed(SimNet *n, double bytes, const int *links, int nlinks, sim_time_t delay, SimFlowDone done,
+                          void *user)
+{
+    if (nlinks < 0)
+        nlinks = 0;
+    for (int i = 0; i < nlinks; i++)
         if (links[i] < 0 || links[i] >= n->nlinks)
             g_error("sim_net_flow: link %d does not exist", links[i]);
-        f->links[i] = links[i];
-    }
+    if (n->overrun) /* stopped: the flow never moves */
+        return;
+    Flow *f = flow_alloc(n, nlinks);
+    *f = (Flow){.ev = {{on_drain}, f}, .net = n, .done = done, .user = user, .delay = delay > 0 ? delay : 0};
+    f->bytes = f->remaining = bytes > 0 ? bytes : 0;
+    f->last = sim_engine_now(n->e);
+    f->frozen = f->fresh = true;
+    memcpy(f->links, links, (size_t)nlinks * sizeof(int));
     f->nlinks = nlinks;
     if (nlinks == 0 || f->bytes == 0) {
         deliver_later(n, f);
@@ -173,10 +201,13 @@ void sim_net_flow(SimNet *n, double bytes, const int *links, int nlinks, SimFlow
 static void stop(SimNet *n)
 {
     n->overrun = true;
-    for (Flow *f = n->flows; f; f = f->next)
-        if (f->drain_ev) {
-            sim_engine_cancel(n->e, f->drain_ev);
-            f->drain_ev = 0;
+    for (int l = 0; l < n->nlinks; l++) /* every flow with a drain event is on a link */
+        for (int k = 0; k < n->links[l].nflows; k++) {
+            Flow *f = n->links[l].flows[k].flow;
+            if (f->drain_ev) {
+                sim_engine_cancel(n->e, f->drain_ev);
+                f->drain_ev = 0;
+            }
         }
 }
 

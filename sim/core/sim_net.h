@@ -27,6 +27,10 @@ int sim_net_add_link(SimNet *n, double bandwidth_Bps, sim_time_t latency);
 int sim_net_num_links(const SimNet *n);
 /* Starts a flow now.  `links` is copied.  A flow of no links takes no time. */
 void sim_net_flow(SimNet *n, double bytes, const int *links, int nlinks, SimFlowDone done, void *user);
+/* The same with `done` run `delay` after the last byte arrives (a fixed
+ * overhead of the receiver), without an event of its own. */
+void sim_net_flow_delayed(SimNet *n, double bytes, const int *links, int nlinks, sim_time_t delay, SimFlowDone done,
+                          void *user);
 /* Flows started and not yet drained. */
 size_t sim_net_active_flows(const SimNet *n);
 /* Bytes that have crossed link `l` so far (for utilisation reports and tests). */

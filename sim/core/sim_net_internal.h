@@ -56,11 +56,11 @@ typedef struct {
 } FlowEvent;
 
 struct Flow {
-    FlowEvent drain, deliver;
+    FlowEvent ev; /* its drain, then its delivery */
     SimNet *net;
-    Flow *prev, *next; /* every allocated flow, so the net can free leftovers */
     double bytes, remaining, rate;
-    sim_time_t last; /* when `remaining` was last brought up to date */
+    sim_time_t last;  /* when `remaining` was last brought up to date */
+    sim_time_t delay; /* after the path latency, before `done` */
     SimEventId drain_ev;
     SimFlowDone done;
     void *user;
@@ -87,7 +87,9 @@ struct SimNet {
     GArray *comp_links; /* scratch: its links */
     HeapItem *heap;     /* scratch: min-heap on (share, link) */
     size_t hn, hcap;
-    Flow *flows;        /* list head of allocated flows */
+    GPtrArray *chunks;  /* the flows' memory, freed with the net */
+    char *bump, *bump_end;
+    GPtrArray *spare;   /* per path length: a list of freed flows (linked through `user`) */
     uint32_t epoch;
     size_t active;
     uint64_t recomputes, rate_updates;
