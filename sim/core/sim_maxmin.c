@@ -25,52 +25,88 @@ static void link_set_rate(Link *l, int k, double r)
     }
 }
 
-/* Adds flow `f`, of which this is link `slot` of the path, with no rate yet. */
+/* Adds flow `f`, of which this is link `slot` of the path, with no rate
+ * yet: into the most recent hole, else at the end. */
 int net_link_append(Link *l, Flow *f, int slot)
 {
-    if (l->nflows == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 4;
-        l->flows = g_renew(Entry, l->flows, l->cap);
-        l->rate = g_renew(double, l->rate, l->cap);
-        int nb = (l->cap + LINK_BLOCK - 1) / LINK_BLOCK;
-        l->bmax = g_renew(double, l->bmax, nb);
-        l->bcnt = g_renew(int, l->bcnt, nb);
-    }
-    int k = l->nflows++;
-    if (k % LINK_BLOCK == 0) { /* a new block: its one entry's rate, -inf, is the largest */
-        l->bmax[k / LINK_BLOCK] = -INFINITY;
-        l->bcnt[k / LINK_BLOCK] = 1;
+    l->fresh++;
+    return net_link_append_rate(l, f, slot, INFINITY);
+}
+
+/* The same for a flow that has its rate (a shadowed link made explicit). */
+int net_link_append_rate(Link *l, Flow *f, int slot, double rate)
+{
+    int k = l->hole;
+    if (k >= 0) {
+        l->hole = l->flows[k].slot;
+    } else {
+        if (l->len == l->cap) {
+            l->cap = l->cap ? 2 * l->cap : 4;
+            l->flows = g_renew(Entry, l->flows, l->cap);
+            l->rate = g_renew(double, l->rate, l->cap);
+            int nb = (l->cap + LINK_BLOCK - 1) / LINK_BLOCK;
+            l->bmax = g_renew(double, l->bmax, nb);
+            l->bcnt = g_renew(int, l->bcnt, nb);
+        }
+        k = l->len++;
+        if (k % LINK_BLOCK == 0) { /* a new block: its one entry's rate, -inf, is the largest */
+            l->bmax[k / LINK_BLOCK] = -INFINITY;
+            l->bcnt[k / LINK_BLOCK] = 1;
+        }
+        l->rate[k] = -INFINITY;
     }
     l->flows[k] = (Entry){f, slot};
-    l->rate[k] = -INFINITY;
-    link_set_rate(l, k, INFINITY);
-    l->fresh++;
+    link_set_rate(l, k, rate);
+    l->nflows++;
     return k;
 }
 
-/* Swap-removes entry p and fixes the moved flow's recorded position. */
+/* Moves the live entries to the front, in order, and fixes their flows'
+ * recorded positions. */
+static void link_compact(Link *l)
+{
+    int k = 0;
+    for (int i = 0; i < l->len; i++) {
+        Entry m = l->flows[i];
+        if (!m.flow)
+            continue;
+        if (i != k) {
+            l->flows[k] = m;
+            l->rate[k] = l->rate[i];
+            m.flow->links[m.flow->nlinks + m.slot] = k;
+        }
+        k++;
+    }
+    l->len = k;
+    l->hole = -1;
+    for (int b = 0; b < (k + LINK_BLOCK - 1) / LINK_BLOCK; b++)
+        l->bcnt[b] = 0; /* unknown: rescanned when asked */
+}
+
+/* Leaves a hole at entry p (rate -inf, no flow, the next hole in `slot`):
+ * removing touches only that entry, not the last one and its flow; the link
+ * is compacted when holes are three quarters of it. */
 void net_link_remove(Link *l, int p)
 {
-    int last = --l->nflows;
-    if (p != last) {
-        Entry m = l->flows[last];
-        l->flows[p] = m;
-        link_set_rate(l, p, l->rate[last]);
-        m.flow->links[m.flow->nlinks + m.slot] = p;
+    link_set_rate(l, p, -INFINITY);
+    l->flows[p] = (Entry){NULL, l->hole};
+    l->hole = p;
+    if (--l->nflows == 0) {
+        l->len = 0;
+        l->hole = -1;
+    } else if (l->len > 64 && 4 * l->nflows < l->len) {
+        link_compact(l);
     }
-    int b = last / LINK_BLOCK; /* the last block loses the entry it held there */
-    if (last % LINK_BLOCK != 0 && l->bcnt[b] > 0 && l->rate[last] == l->bmax[b])
-        l->bcnt[b]--;
 }
 
 /* Whether a flow on the link is at or above `level`. */
 static bool link_reaches(SimNet *n, Link *l, double level)
 {
-    int nb = (l->nflows + LINK_BLOCK - 1) / LINK_BLOCK;
+    int nb = (l->len + LINK_BLOCK - 1) / LINK_BLOCK;
     for (int b = 0; b < nb; b++) {
         n->work++;
         if (l->bcnt[b] == 0) {
-            int end = (b + 1) * LINK_BLOCK < l->nflows ? (b + 1) * LINK_BLOCK : l->nflows;
+            int end = (b + 1) * LINK_BLOCK < l->len ? (b + 1) * LINK_BLOCK : l->len;
             double m = -INFINITY;
             int c = 0;
             for (int k = b * LINK_BLOCK; k < end; k++) {
@@ -178,8 +214,10 @@ static double fill_level_bound(const Link *l)
     for (int it = 0; it < 4; it++) {
         double below = 0;
         int above = 0;
-        for (int k = 0; k < l->nflows; k++) { /* a fresh flow's +inf counts above */
+        for (int k = 0; k < l->len; k++) { /* a fresh flow's +inf counts above */
             double r = l->rate[k];
+            if (r == -INFINITY) /* a hole */
+                continue;
             if (r < t)
                 below += r;
             else
@@ -219,10 +257,12 @@ static void take_link(SimNet *n, Link *l, double theta, uint32_t ep)
         l->unfrozen = 0;
         return;
     }
-    n->work += (uint64_t)l->nflows + 1;
+    n->work += (uint64_t)l->len + 1;
     l->fresh = 0;
-    for (int k = 0; k < l->nflows; k++) {
+    for (int k = 0; k < l->len; k++) {
         double r = l->rate[k];
+        if (r == -INFINITY) /* a hole */
+            continue;
         if (r < theta) {
             rem -= r;
             continue;
@@ -234,8 +274,8 @@ static void take_link(SimNet *n, Link *l, double theta, uint32_t ep)
         f->epoch = ep;
         f->frozen = false;
         g_ptr_array_add(n->comp, f);
-        n->work += (uint64_t)f->nlinks;
-        for (int j = 0; j < f->nlinks; j++) {
+        n->work += (uint64_t)f->nact;
+        for (int j = 0; j < f->nact; j++) {
             int lj = f->links[j];
             if (n->links[lj].epoch != ep) {
                 n->links[lj].epoch = ep;
@@ -301,17 +341,18 @@ void net_fill(SimNet *n, double theta)
             continue;
         }
         double share = it.share;
-        for (int k = 0; k < l->nflows; k++) {
-            if (k + 8 < l->nflows)
+        for (int k = 0; k < l->len; k++) {
+            if (k + 8 < l->len)
                 PREFETCH(l->flows[k + 8].flow);
-            if (l->rate[k] < theta) /* kept: not part of this filling */
+            double r = l->rate[k];
+            if (r < theta || r == -INFINITY) /* kept: not part of this filling; or a hole */
                 continue;
             Flow *f = l->flows[k].flow;
             if (f->frozen)
                 continue;
             f->frozen = true;
             f->next_rate = share;
-            for (int j = 0; j < f->nlinks; j++) {
+            for (int j = 0; j < f->nact; j++) {
                 Link *o = &n->links[f->links[j]];
                 o->rem -= share;
                 if (o->rem < 0)
@@ -344,9 +385,9 @@ void net_apply_rates(SimNet *n, sim_time_t now)
         f->last = now;
         f->rate = rate;
         const int *pos = f->links + f->nlinks;
-        for (int j = 0; j < f->nlinks; j++)
+        for (int j = 0; j < f->nact; j++)
             PREFETCH(&n->links[f->links[j]].rate[pos[j]]);
-        for (int j = 0; j < f->nlinks; j++)
+        for (int j = 0; j < f->nact; j++)
             link_set_rate(&n->links[f->links[j]], pos[j], rate);
         n->rate_updates++;
         n->work += 16; /* a reschedule: an event-queue cancel and push */
@@ -373,8 +414,8 @@ void net_verify_rates(SimNet *n)
         l->rem = l->bw;
         l->unfrozen = l->nflows;
         g_array_append_val(n->comp_links, lid);
-        for (int k = 0; k < l->nflows; k++)
-            if (l->flows[k].flow->epoch != ep) {
+        for (int k = 0; k < l->len; k++)
+            if (l->flows[k].flow && l->flows[k].flow->epoch != ep) {
                 l->flows[k].flow->epoch = ep;
                 l->flows[k].flow->frozen = false;
                 g_ptr_array_add(n->comp, l->flows[k].flow);

@@ -44,6 +44,10 @@ uint64_t sim_net_rate_updates(const SimNet *n);
  * `verify` fills every active flow from scratch after each rate update and
  * keeps the largest relative difference from the rates in force. */
 void sim_net_set_full(SimNet *n, bool full);
+/* Shadowing (on by default): a link whose flows all cross another link of no
+ * more bandwidth is left out of the max-min problem (its constraint is
+ * implied; no rate changes).  Off: every link is in it (the reference). */
+void sim_net_set_shadow(SimNet *n, bool on);
 void sim_net_set_verify(SimNet *n, bool on);
 double sim_net_verify_diff(const SimNet *n);
 

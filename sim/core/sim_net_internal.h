@@ -26,7 +26,15 @@ typedef struct {
     double *rate;      /* their rates; +inf for a flow with none yet */
     double *bmax;      /* per block of LINK_BLOCK entries: the largest rate, */
     int *bcnt;         /* and how many entries have it; 0: unknown until rescanned */
-    int nflows, cap;
+    int nflows;        /* live entries */
+    int len, cap;      /* entries in use (live and holes), allocated */
+    int hole;          /* the latest hole, or -1; holes chain through `slot` */
+    /* Shadowing (sim_net.c): LINK_FREE with no flows; LINK_EXPLICIT with
+     * every flow in the entries; else the id of a link of no more bandwidth
+     * that every flow here also crosses, so this link's constraint is implied
+     * and its flows (nshadow of them) have no entries here. */
+    int dom;
+    int nshadow;
     int fresh;         /* flows started since the last settle */
     bool dirty;
     /* progressive-filling scratch */
@@ -41,6 +49,9 @@ typedef struct {
 /* A link's entries come in blocks whose largest rate is kept, so that finding
  * whether any flow on it is at or above a level reads a block, not a flow. */
 #define LINK_BLOCK 16
+
+#define LINK_FREE (-2)
+#define LINK_EXPLICIT (-1)
 
 /* The flows' entries on their links lie all over memory: asking for several
  * at once overlaps the cache misses (no effect on results). */
@@ -69,6 +80,7 @@ struct Flow {
     bool frozen;      /* outside a filling, always true */
     bool fresh;       /* started since the last settle: no rate yet */
     int nlinks;
+    int nact;    /* the first nact links have entries; the rest are shadowed */
     int links[]; /* nlinks link ids, then nlinks positions in each link's list (with the flow: one cache miss) */
 };
 
@@ -97,12 +109,14 @@ struct SimNet {
     bool overrun;              /* past work_limit: the network has stopped */
     double removed_level;      /* the lowest rate of a flow drained since the last settle */
     bool full;                 /* refill whole components (the reference) */
+    bool no_shadow;            /* every link explicit (the reference for shadowing) */
     bool verify;               /* check every settle against a full filling */
     double verify_diff;        /* the largest relative difference seen */
 };
 
 /* sim_maxmin.c: a link's entries (flow, rate, slot; the blocks' largest rate) */
 int net_link_append(Link *l, Flow *f, int slot);
+int net_link_append_rate(Link *l, Flow *f, int slot, double rate);
 void net_link_remove(Link *l, int p);
 /* sim_maxmin.c: one settle's update: the level below which no rate changes,
  * the flows that may move, their filling, the rates brought into force (and
