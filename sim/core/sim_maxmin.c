@@ -260,6 +260,8 @@ static void take_link(SimNet *n, Link *l, double theta, uint32_t ep)
     n->work += (uint64_t)l->len + 1;
     l->fresh = 0;
     for (int k = 0; k < l->len; k++) {
+        if (k + 8 < l->len && l->rate[k + 8] >= theta)
+            PREFETCH(l->flows[k + 8].flow);
         double r = l->rate[k];
         if (r == -INFINITY) /* a hole */
             continue;
@@ -370,8 +372,20 @@ void net_fill(SimNet *n, double theta)
  * its drain event. */
 void net_apply_rates(SimNet *n, sim_time_t now)
 {
-    for (guint i = 0; i < n->comp->len; i++) {
-        Flow *f = n->comp->pdata[i];
+    Flow **comp = (Flow **)n->comp->pdata;
+    guint len = n->comp->len;
+    for (guint i = 0; i < len; i++) {
+        /* the flows lie all over memory: ask for them ahead, and for the
+         * entries of those asked for before */
+        if (i + 16 < len)
+            PREFETCH(comp[i + 16]);
+        if (i + 8 < len) {
+            const Flow *g = comp[i + 8];
+            if (g->next_rate != g->rate)
+                for (int j = 0; j < g->nact; j++)
+                    PREFETCH(&n->links[g->links[j]].rate[g->links[g->nlinks + j]]);
+        }
+        Flow *f = comp[i];
         double rate = f->next_rate;
         bool was_fresh = f->fresh;
         f->fresh = false;
@@ -385,8 +399,6 @@ void net_apply_rates(SimNet *n, sim_time_t now)
         f->last = now;
         f->rate = rate;
         const int *pos = f->links + f->nlinks;
-        for (int j = 0; j < f->nact; j++)
-            PREFETCH(&n->links[f->links[j]].rate[pos[j]]);
         for (int j = 0; j < f->nact; j++)
             link_set_rate(&n->links[f->links[j]], pos[j], rate);
         n->rate_updates++;
