@@ -11,6 +11,13 @@
  * time while it lives joins its tail, and a group created later at the same
  * time (after the first emptied) holds only later pushes.
  *
+ * Where times seldom repeat (the hold benchmark) the hash only costs, so a
+ * window of pushes samples how often a time is found; below one in eight,
+ * pushes make heap entries of single events for a span (after which a new
+ * window samples again), and the hash is emptied: an event pushed then, and
+ * any group made later at its time, all come after the groups of that time
+ * made before, which the heap's (time, sequence) order keeps.
+ *
  * Cancelling unlinks the event at once; a group emptied that way leaves a
  * dead heap entry that is skipped when it surfaces, and the heap is compacted
  * when dead entries outnumber live ones, so memory stays proportional to
@@ -20,11 +27,15 @@
 #include <glib.h>
 #include <string.h>
 
-/* An event id and a group's heap tag: sequence << SLOT_BITS | index.  A slot
- * or group is reused only under a new sequence, so an id never comes back. */
+/* An event id and a heap tag: sequence << TAG_SHIFT | SINGLE | index, where
+ * a heap entry is a group (index of a group) or, SINGLE, one event (index of
+ * its slot).  A slot or group is reused only under a new sequence, so an id
+ * never comes back, and comparing tags compares sequences. */
 #define SLOT_BITS 26
 #define SLOT_MASK ((1ULL << SLOT_BITS) - 1)
-#define SEQ_LIMIT (1ULL << (64 - SLOT_BITS))
+#define SINGLE (1ULL << SLOT_BITS)
+#define TAG_SHIFT (SLOT_BITS + 1)
+#define SEQ_LIMIT (1ULL << (64 - TAG_SHIFT))
 #define NONE UINT32_MAX
 
 #if defined(__GNUC__)
@@ -70,9 +81,17 @@ struct SimQueue {
     Bucket *hash;
     size_t hcap, hlive; /* hcap a power of two, or 0 */
     int hshift;         /* 64 - log2(hcap) */
-    size_t live, live_groups;
+    size_t live, live_entries; /* events; groups and single events in the heap */
     uint64_t seq;
+    /* Grouping pays where times repeat.  Pushes in a window of WINDOW look
+     * their time up; with under one in eight found, pushes make single heap
+     * entries (no hash) for the next OFF_SPAN pushes, then a window again. */
+    bool grouping;
+    unsigned window, found, off_left;
 };
+
+#define WINDOW 4096
+#define OFF_SPAN 65536
 
 /* ---- the heap of groups: (time, tag) as one 128-bit key ---- */
 
@@ -152,14 +171,11 @@ static void heap_pop(SimQueue *q)
         sift_down(q->heap, q->n, 0);
 }
 
-static inline Group *group_of(const SimQueue *q, uint64_t tag)
-{
-    return (Group *)q->groups.mem + (tag & SLOT_MASK);
-}
-
 static inline bool entry_live(const SimQueue *q, const Entry *e)
 {
-    return group_of(q, e->tag)->tag == e->tag;
+    if (e->tag & SINGLE)
+        return ((const Slot *)q->slots.mem)[e->tag & SLOT_MASK].tag == e->tag;
+    return ((const Group *)q->groups.mem)[e->tag & SLOT_MASK].tag == e->tag;
 }
 
 static void compact(SimQueue *q)
@@ -191,11 +207,11 @@ static uint32_t pool_take(Pool *p, size_t size)
 
 static void pool_give(Pool *p, uint32_t i) { p->free[p->nfree++] = i; }
 
-static uint64_t next_tag(SimQueue *q, uint32_t index)
+static uint64_t next_tag(SimQueue *q, uint64_t index)
 {
     if (++q->seq >= SEQ_LIMIT)
         g_error("sim_queue: event sequence exhausted");
-    return (q->seq << SLOT_BITS) | index;
+    return (q->seq << TAG_SHIFT) | index;
 }
 
 /* ---- the hash from a time to its live group (linear probing) ---- */
@@ -243,12 +259,21 @@ static void hash_insert(SimQueue *q, sim_time_t t, uint32_t g)
     q->hlive++;
 }
 
-/* Deletes time t (present) and shifts back the entries its slot displaced. */
-static void hash_delete(SimQueue *q, sim_time_t t)
+/* Deletes time t if group g holds it there (a group made while the hash was
+ * off is not in it), and shifts back the entries its slot displaced. */
+static void hash_delete(SimQueue *q, sim_time_t t, uint32_t g)
 {
+    if (q->hcap == 0)
+        return;
     size_t mask = q->hcap - 1, i = hash_home(q, t);
-    while (q->hash[i].time != t || q->hash[i].group == NONE)
-        i = (i + 1) & mask;
+    for (;; i = (i + 1) & mask) {
+        if (q->hash[i].group == NONE)
+            return;
+        if (q->hash[i].time == t)
+            break;
+    }
+    if (q->hash[i].group != g)
+        return;
     for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
         if (q->hash[j].group == NONE)
             break;
@@ -268,7 +293,9 @@ static void hash_delete(SimQueue *q, sim_time_t t)
 
 SimQueue *sim_queue_new(void)
 {
-    return g_new0(SimQueue, 1);
+    SimQueue *q = g_new0(SimQueue, 1);
+    q->grouping = true;
+    return q;
 }
 
 void sim_queue_free(SimQueue *q)
@@ -287,10 +314,10 @@ void sim_queue_free(SimQueue *q)
 static void group_release(SimQueue *q, uint32_t gi)
 {
     Group *g = (Group *)q->groups.mem + gi;
-    hash_delete(q, g->time);
+    hash_delete(q, g->time, gi);
     g->tag = 0;
     pool_give(&q->groups, gi);
-    q->live_groups--;
+    q->live_entries--;
 }
 
 static void slot_release(SimQueue *q, uint32_t s)
@@ -302,15 +329,52 @@ static void slot_release(SimQueue *q, uint32_t s)
     q->live--;
 }
 
+/* Grouping on or off by how often a window's pushes found their time. */
+static void count_push(SimQueue *q, bool found)
+{
+    if (!q->grouping) {
+        if (--q->off_left == 0) {
+            q->grouping = true;
+            q->window = q->found = 0;
+        }
+        return;
+    }
+    q->found += found;
+    if (++q->window < WINDOW)
+        return;
+    if (8 * q->found < q->window) {
+        q->grouping = false;
+        q->off_left = OFF_SPAN;
+        for (size_t i = 0; i < q->hcap; i++)
+            q->hash[i].group = NONE;
+        q->hlive = 0;
+    }
+    q->window = q->found = 0;
+}
+
+static SimEventId push_single(SimQueue *q, sim_time_t t, void *data)
+{
+    uint32_t s = pool_take(&q->slots, sizeof(Slot));
+    uint64_t tag = next_tag(q, SINGLE | s);
+    ((Slot *)q->slots.mem)[s] = (Slot){data, tag, NONE, NONE, NONE};
+    q->live++;
+    q->live_entries++;
+    heap_push(q, (Entry){t, tag});
+    return tag;
+}
+
 SimEventId sim_queue_push(SimQueue *q, sim_time_t t, void *data)
 {
-    uint32_t gi = hash_find(q, t);
+    uint32_t gi = q->grouping ? hash_find(q, t) : NONE;
+    count_push(q, gi != NONE);
     if (gi == NONE) {
+        if (!q->grouping)
+            return push_single(q, t, data);
         gi = pool_take(&q->groups, sizeof(Group));
         Group *g = (Group *)q->groups.mem + gi;
         *g = (Group){t, next_tag(q, gi), NONE, NONE};
         hash_insert(q, t, gi);
-        q->live_groups++;
+        q->live_entries++;
         heap_push(q, (Entry){t, g->tag});
     }
     uint32_t s = pool_take(&q->slots, sizeof(Slot));
@@ -339,9 +403,20 @@ bool sim_queue_pop(SimQueue *q, sim_time_t *t, void **data)
     skip_dead(q);
     if (q->n == 0)
         return false;
+    Slot *slots = q->slots.mem;
+    if (q->heap[0].tag & SINGLE) {
+        uint32_t s = (uint32_t)(q->heap[0].tag & SLOT_MASK);
+        if (t)
+            *t = q->heap[0].time;
+        if (data)
+            *data = slots[s].data;
+        heap_pop(q);
+        q->live_entries--;
+        slot_release(q, s);
+        return true;
+    }
     uint32_t gi = (uint32_t)(q->heap[0].tag & SLOT_MASK);
     Group *g = (Group *)q->groups.mem + gi;
-    Slot *slots = q->slots.mem;
     uint32_t s = g->head;
     if (t)
         *t = g->time;
@@ -377,6 +452,13 @@ bool sim_queue_cancel(SimQueue *q, SimEventId id)
     if (id == 0 || s >= q->slots.n || slots[s].tag != id)
         return false;
     Slot *sl = &slots[s];
+    if (sl->group == NONE) { /* a single entry: now dead in the heap */
+        q->live_entries--;
+        slot_release(q, (uint32_t)s);
+        if (q->n > 64 && q->n > 2 * q->live_entries)
+            compact(q);
+        return true;
+    }
     Group *g = (Group *)q->groups.mem + sl->group;
     if (sl->prev != NONE)
         slots[sl->prev].next = sl->next;
@@ -389,7 +471,7 @@ bool sim_queue_cancel(SimQueue *q, SimEventId id)
     if (g->head == NONE) /* its heap entry is now dead */
         group_release(q, sl->group);
     slot_release(q, (uint32_t)s);
-    if (q->n > 64 && q->n > 2 * q->live_groups)
+    if (q->n > 64 && q->n > 2 * q->live_entries)
         compact(q);
     return true;
 }
