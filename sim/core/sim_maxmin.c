@@ -308,10 +308,52 @@ void net_collect_part(SimNet *n, double theta)
         take_link(n, &n->links[g_array_index(n->comp_links, int, li)], theta, ep);
 }
 
+/* Link `l` fills at `share`: its unfrozen flows of this filling freeze there,
+ * and their other links lose what they take. */
+static void freeze_link(SimNet *n, Link *l, double share, double theta)
+{
+    for (int k = 0; k < l->len; k++) {
+        if (k + 8 < l->len)
+            PREFETCH(l->flows[k + 8].flow);
+        double r = l->rate[k];
+        if (r < theta || r == -INFINITY) /* kept: not part of this filling; or a hole */
+            continue;
+        Flow *f = l->flows[k].flow;
+        if (f->frozen)
+            continue;
+        f->frozen = true;
+        f->next_rate = share;
+        for (int j = 0; j < f->nact; j++) {
+            Link *o = &n->links[f->links[j]];
+            o->rem -= share;
+            if (o->rem < 0)
+                o->rem = 0;
+            o->unfrozen--;
+            if (o != l && o->unfrozen > 0)
+                share_changed(n, o, f->links[j]);
+        }
+    }
+    l->unfrozen = 0;
+}
+
 /* Progressive filling of the collected flows (those at or above theta) on the
  * collected links (rem and unfrozen set): each flow's rate goes to next_rate. */
 void net_fill(SimNet *n, double theta)
 {
+    /* Flows on one link each (a ring's hops, their other links shadowed):
+     * the links are independent, each fills at its own share, in any order. */
+    bool independent = true;
+    for (guint i = 0; i < n->comp->len && independent; i++)
+        independent = ((const Flow *)n->comp->pdata[i])->nact == 1;
+    if (independent) {
+        for (guint i = 0; i < n->comp_links->len; i++) {
+            int lid = g_array_index(n->comp_links, int, i);
+            Link *l = &n->links[lid];
+            if (l->unfrozen > 0)
+                freeze_link(n, l, l->rem / l->unfrozen, theta);
+        }
+        return;
+    }
     n->hn = 0;
     if (n->hcap < n->comp_links->len) {
         n->hcap = n->comp_links->len;
@@ -342,29 +384,7 @@ void net_fill(SimNet *n, double theta)
             heap_push(n, (HeapItem){l->hkey, it.link, l->version});
             continue;
         }
-        double share = it.share;
-        for (int k = 0; k < l->len; k++) {
-            if (k + 8 < l->len)
-                PREFETCH(l->flows[k + 8].flow);
-            double r = l->rate[k];
-            if (r < theta || r == -INFINITY) /* kept: not part of this filling; or a hole */
-                continue;
-            Flow *f = l->flows[k].flow;
-            if (f->frozen)
-                continue;
-            f->frozen = true;
-            f->next_rate = share;
-            for (int j = 0; j < f->nact; j++) {
-                Link *o = &n->links[f->links[j]];
-                o->rem -= share;
-                if (o->rem < 0)
-                    o->rem = 0;
-                o->unfrozen--;
-                if (o != l && o->unfrozen > 0)
-                    share_changed(n, o, f->links[j]);
-            }
-        }
-        l->unfrozen = 0;
+        freeze_link(n, l, it.share, theta);
     }
 }
 
