@@ -147,7 +147,7 @@ static void on_drain(SimEngine *e, SimAction *a)
         Link *l = &n->links[lid];
         l->bytes_done += f->bytes;
         net_link_remove(l, pos[i]);
-        if (l->nflows == 0)
+        if (l->nflows == 0 && !l->broken)
             l->dom = LINK_FREE;
         mark_dirty(n, lid);
     }
@@ -202,6 +202,7 @@ static void make_explicit(SimNet *n, int a)
         e = n->links[e].dom;
     Link *la = &n->links[a];
     la->dom = LINK_EXPLICIT;
+    la->broken = true;
     const Link *le = &n->links[e];
     for (int k = 0; k < le->len && la->nshadow > 0; k++) {
         Flow *f = le->flows[k].flow;

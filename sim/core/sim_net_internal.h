@@ -35,6 +35,7 @@ typedef struct {
      * and its flows (nshadow of them) have no entries here. */
     int dom;
     int nshadow;
+    bool broken; /* made explicit once: stays so (each link's flows are searched at most once) */
     int fresh;         /* flows started since the last settle */
     bool dirty;
     /* progressive-filling scratch */
