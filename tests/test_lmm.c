@@ -43,6 +43,7 @@ struct Scen {
     int started;
     Start starts[MAX_FLOWS];
     sim_time_t done_at[MAX_FLOWS];
+    uint64_t work;
 };
 
 static void start_flow(SimEngine *e, Scen *sc);
@@ -89,11 +90,12 @@ static void on_start(SimEngine *e, SimAction *a)
 
 /* Runs random scenario `seed`; returns the largest relative difference seen
  * between the rates in force and a full filling, and fills `sc`. */
-static double run_scenario(uint64_t seed, bool full, bool ties, Scen *sc)
+static double run_scenario_shadow(uint64_t seed, bool full, bool ties, bool shadow, Scen *sc)
 {
     SimEngine *e = sim_engine_new();
     SimNet *n = sim_net_new(e);
     sim_net_set_full(n, full);
+    sim_net_set_shadow(n, shadow);
     sim_net_set_verify(n, true);
     *sc = (Scen){.n = n, .rng = {seed * 0x9E3779B97F4A7C15ULL + 1}, .ties = ties};
     sc->nlinks = 2 + rng_int(&sc->rng, 30);
@@ -112,10 +114,16 @@ static double run_scenario(uint64_t seed, bool full, bool ties, Scen *sc)
     for (int i = 0; i < sc->started; i++)
         CU_ASSERT(sc->done_at[i] > 0);
     double d = sim_net_verify_diff(n);
+    sc->work = sim_net_work(n);
     sc->n = NULL;
     sim_net_free(n);
     sim_engine_free(e);
     return d;
+}
+
+static double run_scenario(uint64_t seed, bool full, bool ties, Scen *sc)
+{
+    return run_scenario_shadow(seed, full, ties, true, sc);
 }
 
 /* After every change the incremental rates are the full max-min solution. */
@@ -155,6 +163,56 @@ static void test_finish_times_match_reference(void)
     }
 }
 
+/* Shadowed links (left out of the problem while another link of no more
+ * bandwidth carries all their flows) change no finish time: the random runs
+ * against the same runs with every link in the problem, refilled in full. */
+static void test_shadowing_changes_no_time(void)
+{
+    static Scen inc, ref, plain;
+    double worst = 0;
+    uint64_t w_shadow = 0, w_plain = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        run_scenario_shadow(seed, false, seed % 2 == 0, true, &inc);
+        run_scenario_shadow(seed, true, seed % 2 == 0, false, &ref);
+        run_scenario_shadow(seed, false, seed % 2 == 0, false, &plain);
+        w_shadow += inc.work;
+        w_plain += plain.work;
+        CU_ASSERT_EQUAL(inc.started, ref.started);
+        for (int i = 0; i < inc.started && i < ref.started; i++) {
+            double a = sim_time_to_s(inc.done_at[i]), b = sim_time_to_s(ref.done_at[i]);
+            CU_ASSERT(fabs(a - b) <= 1e-9 * b + 1e-9);
+            worst = fmax(worst, fabs(a - b) / b);
+        }
+    }
+    printf("\n  largest relative difference of a finish time: %.3g; work %llu shadowed, %llu not\n", worst,
+           (unsigned long long)w_shadow, (unsigned long long)w_plain);
+    CU_ASSERT(w_shadow < w_plain); /* links were shadowed */
+}
+
+/* A chain of links of falling bandwidth: the first three are shadowed, so
+ * rates are refilled on the last alone; a flow on the second alone then
+ * makes it explicit (its flows get their entries) and it binds that flow. */
+static void test_shadow_chain_and_break(void)
+{
+    SimEngine *e = sim_engine_new();
+    SimNet *n = sim_net_new(e);
+    sim_net_set_verify(n, true);
+    int l[4];
+    for (int i = 0; i < 4; i++)
+        l[i] = sim_net_add_link(n, 4e9 - 1e9 * i, 0); /* 4, 3, 2, 1 GB/s */
+    sim_net_flow(n, 1e9, l, 4, NULL, NULL);  /* 1 GB/s: 1 s */
+    sim_net_flow(n, 1e9, l, 4, NULL, NULL);  /* 0.5 GB/s each: 2 s */
+    sim_net_flow(n, 5e9, &l[1], 1, NULL, NULL); /* link 1 (3 GB/s): 3 - 0.5 - 0.5 = 2 GB/s */
+    sim_engine_run(e);
+    CU_ASSERT(sim_net_verify_diff(n) <= 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(sim_net_link_bytes(n, l[0]), 2e9, 1);
+    CU_ASSERT_DOUBLE_EQUAL(sim_net_link_bytes(n, l[1]), 7e9, 1);
+    /* the big flow: 2 GB/s for 2 s (4e9), then 3 GB/s: 1e9 / 3e9 s more */
+    CU_ASSERT_DOUBLE_EQUAL(sim_time_to_s(sim_engine_now(e)), 2 + 1.0 / 3, 1e-9);
+    sim_net_free(n);
+    sim_engine_free(e);
+}
+
 /* Flows held low elsewhere keep their rates: N flows cross a slow link S, a
  * fast link F and two more; M flows on F alone end one by one, each end moving
  * only the other flows on F above the slow ones' level (the incremental solver
@@ -165,6 +223,7 @@ static uint64_t work_of_ends(bool full)
     SimEngine *e = sim_engine_new();
     SimNet *n = sim_net_new(e);
     sim_net_set_full(n, full);
+    sim_net_set_shadow(n, false); /* the solver's work alone: S would shadow the other three */
     int s = sim_net_add_link(n, 1e9, 0), f = sim_net_add_link(n, 1e12, 0);
     int sf[4] = {s, f, sim_net_add_link(n, 1e12, 0), sim_net_add_link(n, 1e12, 0)};
     for (int i = 0; i < 4000; i++)
@@ -191,5 +250,7 @@ static const TestCase tests[] = {
     {"the full mode is the reference", test_full_mode_is_the_reference},
     {"finish times match the reference mode", test_finish_times_match_reference},
     {"flows held low elsewhere are not refilled", test_low_flows_are_not_refilled},
+    {"shadowed links change no finish time", test_shadowing_changes_no_time},
+    {"a chain of shadows, broken by a flow", test_shadow_chain_and_break},
 };
 TEST_MAIN("incremental max-min", tests)

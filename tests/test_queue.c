@@ -117,6 +117,52 @@ static void test_random_against_sorted(void)
     g_free(ids);
 }
 
+/* Phases of distinct times (the queue stops grouping) and of few times
+ * (grouping again, with single events of the same times still pending),
+ * 10% cancelled, against a sorted reference. */
+static void test_grouping_switches(void)
+{
+    enum { N = 600000 };
+    Ref *refs = g_new(Ref, N);
+    Ref **order = g_new(Ref *, N);
+    SimEventId *ids = g_new(SimEventId, N);
+    GRand *r = g_rand_new_with_seed(9);
+    SimQueue *q = sim_queue_new();
+    for (int i = 0; i < N; i++) {
+        bool distinct = (i / 100000) % 2 == 0;
+        sim_time_t t = distinct ? (sim_time_t)g_rand_int(r) << 8 : (sim_time_t)g_rand_int_range(r, 0, 1000) << 8;
+        refs[i] = (Ref){t, (uint64_t)i, false};
+        order[i] = &refs[i];
+        ids[i] = sim_queue_push(q, t, &refs[i]);
+        if (i % 10 == 3) {
+            int k = g_rand_int_range(r, 0, i + 1);
+            CU_ASSERT_EQUAL(sim_queue_cancel(q, ids[k]), !refs[k].cancelled);
+            refs[k].cancelled = true;
+        }
+    }
+    qsort(order, N, sizeof(Ref *), cmp_ref);
+    size_t k = 0, mismatches = 0;
+    void *d;
+    sim_time_t t;
+    while (sim_queue_pop(q, &t, &d)) {
+        while (k < N && order[k]->cancelled)
+            k++;
+        if (k >= N || d != order[k] || t != order[k]->t)
+            mismatches++;
+        k++;
+    }
+    while (k < N && order[k]->cancelled)
+        k++;
+    CU_ASSERT_EQUAL(mismatches, 0);
+    CU_ASSERT_EQUAL(k, N);
+    CU_ASSERT_EQUAL(sim_queue_size(q), 0);
+    sim_queue_free(q);
+    g_rand_free(r);
+    g_free(refs);
+    g_free(order);
+    g_free(ids);
+}
+
 /* Interleaved pushes and pops never return an event earlier than one already popped. */
 static void test_hold_monotone(void)
 {
@@ -148,5 +194,6 @@ static const TestCase tests[] = {
     {"cancel and reschedule", test_cancel_and_reschedule},
     {"1e6 random events against a sorted reference", test_random_against_sorted},
     {"hold pattern stays monotone", test_hold_monotone},
+    {"grouping off and on keeps the order", test_grouping_switches},
 };
 TEST_MAIN("queue", tests)

@@ -180,14 +180,11 @@ static void on_task_done(SimEngine *e, SimAction *a)
     finish(((Task *)a)->g, (Task *)a);
 }
 
+/* After the bytes arrive and the task's fixed overhead (the flow's delay). */
 static void on_flow_done(SimEngine *e, void *user)
 {
+    (void)e;
     Task *t = user;
-    if (t->duration > 0) { /* fixed overhead after the bytes arrive */
-        t->act.fire = on_task_done;
-        sim_engine_schedule(e, sim_time_add(sim_engine_now(e), t->duration), &t->act);
-        return;
-    }
     finish(t->g, t);
 }
 
@@ -200,7 +197,8 @@ static void start_task(SimGraph *g, int id)
     if (t->is_flow) {
         if (!g->net)
             g_error("sim_graph_run: flow task '%s' needs a network", t->name ? t->name : "?");
-        sim_net_flow(g->net, t->bytes, &g_array_index(g->link_ids, int, t->link_off), t->nlinks, on_flow_done, t);
+        sim_net_flow_delayed(g->net, t->bytes, &g_array_index(g->link_ids, int, t->link_off), t->nlinks, t->duration,
+                             on_flow_done, t);
     } else {
         t->act.fire = on_task_done;
         sim_engine_schedule(g->e, sim_time_add(t->start, t->duration), &t->act);

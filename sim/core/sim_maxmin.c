@@ -10,69 +10,113 @@
 
 static void link_set_rate(Link *l, int k, double r)
 {
-    double old = l->flows[k].rate;
+    double old = l->rate[k];
     int b = k / LINK_BLOCK;
-    l->flows[k].rate = r;
-    if (l->bstale[b])
+    l->rate[k] = r;
+    if (l->bcnt[b] == 0)
         return;
-    if (r >= l->bmax[b])
+    if (r > l->bmax[b]) {
         l->bmax[b] = r;
-    else if (old == l->bmax[b])
-        l->bstale[b] = true; /* the largest went down: rescan when asked */
+        l->bcnt[b] = 1;
+    } else if (r == l->bmax[b]) {
+        l->bcnt[b] += old != r;
+    } else if (old == l->bmax[b]) {
+        l->bcnt[b]--; /* at 0 the largest is unknown: rescan when asked */
+    }
 }
 
-/* Adds flow `f`, of which this is link `slot` of the path, with no rate yet. */
+/* Adds flow `f`, of which this is link `slot` of the path, with no rate
+ * yet: into the most recent hole, else at the end. */
 int net_link_append(Link *l, Flow *f, int slot)
 {
-    if (l->nflows == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 4;
-        l->flows = g_renew(Entry, l->flows, l->cap);
-        int nb = (l->cap + LINK_BLOCK - 1) / LINK_BLOCK;
-        l->bmax = g_renew(double, l->bmax, nb);
-        l->bstale = g_renew(bool, l->bstale, nb);
-    }
-    int k = l->nflows++;
-    if (k % LINK_BLOCK == 0) {
-        l->bmax[k / LINK_BLOCK] = -INFINITY;
-        l->bstale[k / LINK_BLOCK] = false;
-    }
-    l->flows[k] = (Entry){f, -INFINITY, slot};
-    link_set_rate(l, k, INFINITY);
     l->fresh++;
+    return net_link_append_rate(l, f, slot, INFINITY);
+}
+
+/* The same for a flow that has its rate (a shadowed link made explicit). */
+int net_link_append_rate(Link *l, Flow *f, int slot, double rate)
+{
+    int k = l->hole;
+    if (k >= 0) {
+        l->hole = l->flows[k].slot;
+    } else {
+        if (l->len == l->cap) {
+            l->cap = l->cap ? 2 * l->cap : 4;
+            l->flows = g_renew(Entry, l->flows, l->cap);
+            l->rate = g_renew(double, l->rate, l->cap);
+            int nb = (l->cap + LINK_BLOCK - 1) / LINK_BLOCK;
+            l->bmax = g_renew(double, l->bmax, nb);
+            l->bcnt = g_renew(int, l->bcnt, nb);
+        }
+        k = l->len++;
+        if (k % LINK_BLOCK == 0) { /* a new block: its one entry's rate, -inf, is the largest */
+            l->bmax[k / LINK_BLOCK] = -INFINITY;
+            l->bcnt[k / LINK_BLOCK] = 1;
+        }
+        l->rate[k] = -INFINITY;
+    }
+    l->flows[k] = (Entry){f, slot};
+    link_set_rate(l, k, rate);
+    l->nflows++;
     return k;
 }
 
-/* Swap-removes entry p and fixes the moved flow's recorded position. */
+/* Moves the live entries to the front, in order, and fixes their flows'
+ * recorded positions. */
+static void link_compact(Link *l)
+{
+    int k = 0;
+    for (int i = 0; i < l->len; i++) {
+        Entry m = l->flows[i];
+        if (!m.flow)
+            continue;
+        if (i != k) {
+            l->flows[k] = m;
+            l->rate[k] = l->rate[i];
+            m.flow->links[m.flow->nlinks + m.slot] = k;
+        }
+        k++;
+    }
+    l->len = k;
+    l->hole = -1;
+    for (int b = 0; b < (k + LINK_BLOCK - 1) / LINK_BLOCK; b++)
+        l->bcnt[b] = 0; /* unknown: rescanned when asked */
+}
+
+/* Leaves a hole at entry p (rate -inf, no flow, the next hole in `slot`):
+ * removing touches only that entry, not the last one and its flow; the link
+ * is compacted when holes are three quarters of it. */
 void net_link_remove(Link *l, int p)
 {
-    int last = --l->nflows;
-    if (p != last) {
-        Entry m = l->flows[last];
-        double old = l->flows[p].rate;
-        l->flows[p] = m;
-        l->flows[p].rate = old;
-        link_set_rate(l, p, m.rate);
-        m.flow->links[m.flow->nlinks + m.slot] = p;
+    link_set_rate(l, p, -INFINITY);
+    l->flows[p] = (Entry){NULL, l->hole};
+    l->hole = p;
+    if (--l->nflows == 0) {
+        l->len = 0;
+        l->hole = -1;
+    } else if (l->len > 64 && 4 * l->nflows < l->len) {
+        link_compact(l);
     }
-    int b = last / LINK_BLOCK;
-    if (last % LINK_BLOCK != 0 && !l->bstale[b] && l->flows[last].rate == l->bmax[b])
-        l->bstale[b] = true;
 }
 
 /* Whether a flow on the link is at or above `level`. */
 static bool link_reaches(SimNet *n, Link *l, double level)
 {
-    int nb = (l->nflows + LINK_BLOCK - 1) / LINK_BLOCK;
+    int nb = (l->len + LINK_BLOCK - 1) / LINK_BLOCK;
     for (int b = 0; b < nb; b++) {
         n->work++;
-        if (l->bstale[b]) {
-            int end = (b + 1) * LINK_BLOCK < l->nflows ? (b + 1) * LINK_BLOCK : l->nflows;
+        if (l->bcnt[b] == 0) {
+            int end = (b + 1) * LINK_BLOCK < l->len ? (b + 1) * LINK_BLOCK : l->len;
             double m = -INFINITY;
-            for (int k = b * LINK_BLOCK; k < end; k++)
-                m = l->flows[k].rate > m ? l->flows[k].rate : m;
+            int c = 0;
+            for (int k = b * LINK_BLOCK; k < end; k++) {
+                double r = l->rate[k];
+                c = r > m ? 1 : c + (r == m);
+                m = r > m ? r : m;
+            }
             n->work += (uint64_t)(end - b * LINK_BLOCK);
             l->bmax[b] = m;
-            l->bstale[b] = false;
+            l->bcnt[b] = c;
         }
         if (l->bmax[b] >= level)
             return true;
@@ -170,8 +214,10 @@ static double fill_level_bound(const Link *l)
     for (int it = 0; it < 4; it++) {
         double below = 0;
         int above = 0;
-        for (int k = 0; k < l->nflows; k++) { /* a fresh flow's +inf counts above */
-            double r = l->flows[k].rate;
+        for (int k = 0; k < l->len; k++) { /* a fresh flow's +inf counts above */
+            double r = l->rate[k];
+            if (r == -INFINITY) /* a hole */
+                continue;
             if (r < t)
                 below += r;
             else
@@ -211,10 +257,14 @@ static void take_link(SimNet *n, Link *l, double theta, uint32_t ep)
         l->unfrozen = 0;
         return;
     }
-    n->work += (uint64_t)l->nflows + 1;
+    n->work += (uint64_t)l->len + 1;
     l->fresh = 0;
-    for (int k = 0; k < l->nflows; k++) {
-        double r = l->flows[k].rate;
+    for (int k = 0; k < l->len; k++) {
+        if (k + 8 < l->len && l->rate[k + 8] >= theta)
+            PREFETCH(l->flows[k + 8].flow);
+        double r = l->rate[k];
+        if (r == -INFINITY) /* a hole */
+            continue;
         if (r < theta) {
             rem -= r;
             continue;
@@ -226,8 +276,8 @@ static void take_link(SimNet *n, Link *l, double theta, uint32_t ep)
         f->epoch = ep;
         f->frozen = false;
         g_ptr_array_add(n->comp, f);
-        n->work += (uint64_t)f->nlinks;
-        for (int j = 0; j < f->nlinks; j++) {
+        n->work += (uint64_t)f->nact;
+        for (int j = 0; j < f->nact; j++) {
             int lj = f->links[j];
             if (n->links[lj].epoch != ep) {
                 n->links[lj].epoch = ep;
@@ -258,10 +308,52 @@ void net_collect_part(SimNet *n, double theta)
         take_link(n, &n->links[g_array_index(n->comp_links, int, li)], theta, ep);
 }
 
+/* Link `l` fills at `share`: its unfrozen flows of this filling freeze there,
+ * and their other links lose what they take. */
+static void freeze_link(SimNet *n, Link *l, double share, double theta)
+{
+    for (int k = 0; k < l->len; k++) {
+        if (k + 8 < l->len)
+            PREFETCH(l->flows[k + 8].flow);
+        double r = l->rate[k];
+        if (r < theta || r == -INFINITY) /* kept: not part of this filling; or a hole */
+            continue;
+        Flow *f = l->flows[k].flow;
+        if (f->frozen)
+            continue;
+        f->frozen = true;
+        f->next_rate = share;
+        for (int j = 0; j < f->nact; j++) {
+            Link *o = &n->links[f->links[j]];
+            o->rem -= share;
+            if (o->rem < 0)
+                o->rem = 0;
+            o->unfrozen--;
+            if (o != l && o->unfrozen > 0)
+                share_changed(n, o, f->links[j]);
+        }
+    }
+    l->unfrozen = 0;
+}
+
 /* Progressive filling of the collected flows (those at or above theta) on the
  * collected links (rem and unfrozen set): each flow's rate goes to next_rate. */
 void net_fill(SimNet *n, double theta)
 {
+    /* Flows on one link each (a ring's hops, their other links shadowed):
+     * the links are independent, each fills at its own share, in any order. */
+    bool independent = true;
+    for (guint i = 0; i < n->comp->len && independent; i++)
+        independent = ((const Flow *)n->comp->pdata[i])->nact == 1;
+    if (independent) {
+        for (guint i = 0; i < n->comp_links->len; i++) {
+            int lid = g_array_index(n->comp_links, int, i);
+            Link *l = &n->links[lid];
+            if (l->unfrozen > 0)
+                freeze_link(n, l, l->rem / l->unfrozen, theta);
+        }
+        return;
+    }
     n->hn = 0;
     if (n->hcap < n->comp_links->len) {
         n->hcap = n->comp_links->len;
@@ -292,28 +384,7 @@ void net_fill(SimNet *n, double theta)
             heap_push(n, (HeapItem){l->hkey, it.link, l->version});
             continue;
         }
-        double share = it.share;
-        for (int k = 0; k < l->nflows; k++) {
-            if (k + 8 < l->nflows)
-                PREFETCH(l->flows[k + 8].flow);
-            if (l->flows[k].rate < theta) /* kept: not part of this filling */
-                continue;
-            Flow *f = l->flows[k].flow;
-            if (f->frozen)
-                continue;
-            f->frozen = true;
-            f->next_rate = share;
-            for (int j = 0; j < f->nlinks; j++) {
-                Link *o = &n->links[f->links[j]];
-                o->rem -= share;
-                if (o->rem < 0)
-                    o->rem = 0;
-                o->unfrozen--;
-                if (o != l && o->unfrozen > 0)
-                    share_changed(n, o, f->links[j]);
-            }
-        }
-        l->unfrozen = 0;
+        freeze_link(n, l, it.share, theta);
     }
 }
 
@@ -321,8 +392,20 @@ void net_fill(SimNet *n, double theta)
  * its drain event. */
 void net_apply_rates(SimNet *n, sim_time_t now)
 {
-    for (guint i = 0; i < n->comp->len; i++) {
-        Flow *f = n->comp->pdata[i];
+    Flow **comp = (Flow **)n->comp->pdata;
+    guint len = n->comp->len;
+    for (guint i = 0; i < len; i++) {
+        /* the flows lie all over memory: ask for them ahead, and for the
+         * entries of those asked for before */
+        if (i + 16 < len)
+            PREFETCH(comp[i + 16]);
+        if (i + 8 < len) {
+            const Flow *g = comp[i + 8];
+            if (g->next_rate != g->rate)
+                for (int j = 0; j < g->nact; j++)
+                    PREFETCH(&n->links[g->links[j]].rate[g->links[g->nlinks + j]]);
+        }
+        Flow *f = comp[i];
         double rate = f->next_rate;
         bool was_fresh = f->fresh;
         f->fresh = false;
@@ -336,9 +419,7 @@ void net_apply_rates(SimNet *n, sim_time_t now)
         f->last = now;
         f->rate = rate;
         const int *pos = f->links + f->nlinks;
-        for (int j = 0; j < f->nlinks; j++)
-            PREFETCH(&n->links[f->links[j]].flows[pos[j]]);
-        for (int j = 0; j < f->nlinks; j++)
+        for (int j = 0; j < f->nact; j++)
             link_set_rate(&n->links[f->links[j]], pos[j], rate);
         n->rate_updates++;
         n->work += 16; /* a reschedule: an event-queue cancel and push */
@@ -348,7 +429,7 @@ void net_apply_rates(SimNet *n, sim_time_t now)
         sim_time_t at = ps >= 1.8e19 ? SIM_TIME_NEVER : sim_time_add(now, (sim_time_t)ps);
         if (f->drain_ev)
             sim_engine_cancel(n->e, f->drain_ev);
-        f->drain_ev = sim_engine_schedule(n->e, at, &f->drain.act);
+        f->drain_ev = sim_engine_schedule(n->e, at, &f->ev.act);
     }
 }
 
@@ -365,8 +446,8 @@ void net_verify_rates(SimNet *n)
         l->rem = l->bw;
         l->unfrozen = l->nflows;
         g_array_append_val(n->comp_links, lid);
-        for (int k = 0; k < l->nflows; k++)
-            if (l->flows[k].flow->epoch != ep) {
+        for (int k = 0; k < l->len; k++)
+            if (l->flows[k].flow && l->flows[k].flow->epoch != ep) {
                 l->flows[k].flow->epoch = ep;
                 l->flows[k].flow->frozen = false;
                 g_ptr_array_add(n->comp, l->flows[k].flow);

@@ -27,6 +27,10 @@ int sim_net_add_link(SimNet *n, double bandwidth_Bps, sim_time_t latency);
 int sim_net_num_links(const SimNet *n);
 /* Starts a flow now.  `links` is copied.  A flow of no links takes no time. */
 void sim_net_flow(SimNet *n, double bytes, const int *links, int nlinks, SimFlowDone done, void *user);
+/* The same with `done` run `delay` after the last byte arrives (a fixed
+ * overhead of the receiver), without an event of its own. */
+void sim_net_flow_delayed(SimNet *n, double bytes, const int *links, int nlinks, sim_time_t delay, SimFlowDone done,
+                          void *user);
 /* Flows started and not yet drained. */
 size_t sim_net_active_flows(const SimNet *n);
 /* Bytes that have crossed link `l` so far (for utilisation reports and tests). */
@@ -40,6 +44,10 @@ uint64_t sim_net_rate_updates(const SimNet *n);
  * `verify` fills every active flow from scratch after each rate update and
  * keeps the largest relative difference from the rates in force. */
 void sim_net_set_full(SimNet *n, bool full);
+/* Shadowing (on by default): a link whose flows all cross another link of no
+ * more bandwidth is left out of the max-min problem (its constraint is
+ * implied; no rate changes).  Off: every link is in it (the reference). */
+void sim_net_set_shadow(SimNet *n, bool on);
 void sim_net_set_verify(SimNet *n, bool on);
 double sim_net_verify_diff(const SimNet *n);
 

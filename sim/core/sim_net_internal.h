@@ -10,11 +10,12 @@
 
 typedef struct Flow Flow;
 
-/* A flow on a link: its rate kept here too, so scans do not visit the flows. */
+/* A flow on a link.  Its rate is kept in the link too (in an array of its
+ * own, so that scans for rates at or above a level read 8 bytes an entry)
+ * and scans do not visit the flows. */
 typedef struct {
     Flow *flow;
-    double rate; /* +inf for a flow with none yet */
-    int slot;    /* where this link is on the flow's path */
+    int slot; /* where this link is on the flow's path */
 } Entry;
 
 typedef struct {
@@ -22,9 +23,19 @@ typedef struct {
     sim_time_t latency;
     double bytes_done; /* bytes of drained flows */
     Entry *flows;      /* active flows crossing this link */
-    double *bmax;      /* per block of LINK_BLOCK entries: the largest rate, unless bstale */
-    bool *bstale;
-    int nflows, cap;
+    double *rate;      /* their rates; +inf for a flow with none yet */
+    double *bmax;      /* per block of LINK_BLOCK entries: the largest rate, */
+    int *bcnt;         /* and how many entries have it; 0: unknown until rescanned */
+    int nflows;        /* live entries */
+    int len, cap;      /* entries in use (live and holes), allocated */
+    int hole;          /* the latest hole, or -1; holes chain through `slot` */
+    /* Shadowing (sim_net.c): LINK_FREE with no flows; LINK_EXPLICIT with
+     * every flow in the entries; else the id of a link of no more bandwidth
+     * that every flow here also crosses, so this link's constraint is implied
+     * and its flows (nshadow of them) have no entries here. */
+    int dom;
+    int nshadow;
+    bool broken; /* made explicit once: stays so (each link's flows are searched at most once) */
     int fresh;         /* flows started since the last settle */
     bool dirty;
     /* progressive-filling scratch */
@@ -38,7 +49,10 @@ typedef struct {
 
 /* A link's entries come in blocks whose largest rate is kept, so that finding
  * whether any flow on it is at or above a level reads a block, not a flow. */
-#define LINK_BLOCK 64
+#define LINK_BLOCK 16
+
+#define LINK_FREE (-2)
+#define LINK_EXPLICIT (-1)
 
 /* The flows' entries on their links lie all over memory: asking for several
  * at once overlaps the cache misses (no effect on results). */
@@ -54,11 +68,11 @@ typedef struct {
 } FlowEvent;
 
 struct Flow {
-    FlowEvent drain, deliver;
+    FlowEvent ev; /* its drain, then its delivery */
     SimNet *net;
-    Flow *prev, *next; /* every allocated flow, so the net can free leftovers */
     double bytes, remaining, rate;
-    sim_time_t last; /* when `remaining` was last brought up to date */
+    sim_time_t last;  /* when `remaining` was last brought up to date */
+    sim_time_t delay; /* after the path latency, before `done` */
     SimEventId drain_ev;
     SimFlowDone done;
     void *user;
@@ -67,6 +81,7 @@ struct Flow {
     bool frozen;      /* outside a filling, always true */
     bool fresh;       /* started since the last settle: no rate yet */
     int nlinks;
+    int nact;    /* the first nact links have entries; the rest are shadowed */
     int links[]; /* nlinks link ids, then nlinks positions in each link's list (with the flow: one cache miss) */
 };
 
@@ -85,7 +100,9 @@ struct SimNet {
     GArray *comp_links; /* scratch: its links */
     HeapItem *heap;     /* scratch: min-heap on (share, link) */
     size_t hn, hcap;
-    Flow *flows;        /* list head of allocated flows */
+    GPtrArray *chunks;  /* the flows' memory, freed with the net */
+    char *bump, *bump_end;
+    GPtrArray *spare;   /* per path length: a list of freed flows (linked through `user`) */
     uint32_t epoch;
     size_t active;
     uint64_t recomputes, rate_updates;
@@ -93,12 +110,14 @@ struct SimNet {
     bool overrun;              /* past work_limit: the network has stopped */
     double removed_level;      /* the lowest rate of a flow drained since the last settle */
     bool full;                 /* refill whole components (the reference) */
+    bool no_shadow;            /* every link explicit (the reference for shadowing) */
     bool verify;               /* check every settle against a full filling */
     double verify_diff;        /* the largest relative difference seen */
 };
 
 /* sim_maxmin.c: a link's entries (flow, rate, slot; the blocks' largest rate) */
 int net_link_append(Link *l, Flow *f, int slot);
+int net_link_append_rate(Link *l, Flow *f, int slot, double rate);
 void net_link_remove(Link *l, int p);
 /* sim_maxmin.c: one settle's update: the level below which no rate changes,
  * the flows that may move, their filling, the rates brought into force (and

@@ -1,10 +1,12 @@
-/* The event queue: a 4-ary heap of 16-byte entries ordered by (time, insertion
- * sequence), so events at equal times come out in the order they were pushed
- * and runs are deterministic.
+/* The event queue: events come out ordered by (time, insertion sequence), so
+ * events at equal times come out in the order they were pushed and runs are
+ * deterministic.  Events of one time are kept together behind one entry of a
+ * 4-ary heap (where times repeat), so a pop of an event whose time has others
+ * pending costs no heap walk.
  *
- * Cancellation is lazy: a cancelled event's slot is freed at once and its heap
- * entry is skipped when it surfaces; the heap is compacted when dead entries
- * outnumber live ones, so memory stays proportional to pending events. */
+ * Cancelling frees the event at once; a heap entry it leaves empty is skipped
+ * when it surfaces, and the heap is compacted when dead entries outnumber
+ * live ones, so memory stays proportional to pending events. */
 #ifndef SIM_QUEUE_H
 #define SIM_QUEUE_H
 
