@@ -151,8 +151,8 @@ static void csv_number(GString *out, double v)
 
 bool sweep_write_csv(const Sweep *s, const cJSON *run, const char *path, GError **err)
 {
-    static const char *const cols[] = {"devices", "dp", "tp", "pp", "global_batch", "step_time_s", "samples_per_s",
-                                       "tokens_per_s", "mfu", "flops_per_device", "memory_per_device_bytes", "fits",
+    static const char *const cols[] = {"devices", "dp", "tp", "pp", "global_batch", "step_time_s", "step_time_p10_s",
+                                       "step_time_p90_s", "samples_per_s", "tokens_per_s", "mfu", "flops_per_device", "memory_per_device_bytes", "fits",
                                        "error"};
     GString *out = g_string_new(NULL);
     int na = sweep_num_axes(s);
@@ -180,6 +180,8 @@ bool sweep_write_csv(const Sweep *s, const cJSON *run, const char *path, GError 
         csv_number(out, num_at(cfg, "pp"));
         csv_number(out, num_at(cfg, "global_batch"));
         csv_number(out, num_at(r, "step_time_s"));
+        csv_number(out, num_at(r, "step_time_p10_s"));
+        csv_number(out, num_at(r, "step_time_p90_s"));
         csv_number(out, num_at(r, "samples_per_s"));
         csv_number(out, num_at(r, "tokens_per_s"));
         csv_number(out, num_at(r, "mfu"));
