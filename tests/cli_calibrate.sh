@@ -69,6 +69,7 @@ check "run with collective_params: the slower network makes a longer step" "$t1 
 refused "give --topology (collectives) or --accelerator" calibrate "$mi355"
 refused "at least one trace" calibrate -t mi355x-cluster
 refused "No such file" calibrate -t mi355x-cluster "$tmp/none.txt"
+refused "predicted by the MPI model" calibrate -t oci-bm-optimized3.36 "$traces/osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt"
 refused "would be overwritten" calibrate -t mi355x-cluster "$mi355" -o "$mi355"
 printf '{"overlay": "x",\n "parameters": {"link_efficiency.warp": 0.5}}\n' >"$tmp/bad.json"
 refused "bad.json:2: unknown collective parameter" collective -t dgx-a100 --sizes 1MiB --params "$tmp/bad.json"

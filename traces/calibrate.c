@@ -107,6 +107,14 @@ static bool m_predict(void *u, const double *values, double *pred, GError **err)
 
 bool calib_run(Calibration *c, GError **err)
 {
+    for (size_t i = 0; i < validate_n_runs(c->v); i++)
+        if (validate_run(c->v, i)->library) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                        "calibrate: %s is predicted by the MPI model (%s), whose parameters (models/presets/mpi.json) "
+                        "calibrate does not fit yet",
+                        validate_run(c->v, i)->trace, validate_run(c->v, i)->library);
+            return false;
+        }
     if (!(c->prior = coll_params_new(c->o.params, err)))
         return false;
     c->work = coll_params_copy(c->prior);
