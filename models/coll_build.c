@@ -4,23 +4,32 @@
 #include "coll_internal.h"
 
 /* A flow task from group index src to dst.  `delay` is the step's latency
- * as the cost model counts it; the links' own latency is part of it, so only
- * the rest is added after the bytes arrive. */
+ * as the cost model counts it (NCCL's per-step constant, which holds an
+ * endpoint-to-switch path); the path's switch-to-switch hops add theirs. */
 int coll_add_flow(CollBuilder *b, int src, int dst, double bytes, sim_time_t delay, uint32_t salt)
 {
+    const Topo *t = b->g->t;
     int *links = b->links;
-    int len = topo_route(b->g->t, b->g->ranks[src], b->g->ranks[dst], salt, links, coll_route_cap(b->g));
+    int len = topo_route(t, b->g->ranks[src], b->g->ranks[dst], salt, links, coll_route_cap(b->g));
     /* cannot fail: the group's ranks are in the topology, every explicit graph
      * was proved connected at load, and the buffer holds the longest route */
     if (len < 0)
         g_error("collective: no route from rank %d to rank %d", b->g->ranks[src], b->g->ranks[dst]);
     int id = sim_graph_flow_task(b->graph, b->label, SIM_NO_RESOURCE, bytes, links, len);
     sim_graph_task_set_info(b->graph, id, "comm", bytes);
-    sim_time_t wire = 0;
-    for (int k = 0; k < len; k++)
-        wire = sim_time_add(wire, sim_time_from_s(topo_link_latency(b->g->t, links[k])));
-    if (delay > wire)
-        sim_graph_task_set_delay(b->graph, id, delay - wire);
+    /* NCCL's per-step latency stands for an endpoint-to-switch path; every
+     * switch-to-switch hop of this one (a fat tree's spine, slower or not)
+     * adds its own latency.  The network adds the path's wire at delivery. */
+    double wire = 0, fabric = 0;
+    for (int k = 0; k < len; k++) {
+        double l = topo_link_latency(t, links[k]);
+        wire += l;
+        if (topo_link_is_fabric(t, links[k]))
+            fabric += l;
+    }
+    sim_time_t w = sim_time_from_s(wire), total = sim_time_add(delay, sim_time_from_s(fabric));
+    if (total > w)
+        sim_graph_task_set_delay(b->graph, id, total - w);
     return id;
 }
 

@@ -526,6 +526,37 @@ static Topo *two_nodes(const char *dir, const char *nic_fields)
     return t;
 }
 
+/* Per-hop latency from the path (issue 10): two nodes under different
+ * leaves, their ring through a spine; 10 us more on every leaf-spine link
+ * adds 2 x 10 us (up and down) to each of the ring's steps in the flow
+ * model, and nothing within a leaf. */
+static void test_fabric_hop_latency(void)
+{
+    char *dir = g_dir_make_tmp("hops-XXXXXX", NULL);
+    double t[2];
+    for (int i = 0; i < 2; i++) {
+        char *text = g_strdup_printf(
+            "{\"family\": \"fat_tree\", \"nodes\": 2, \"ranks_per_node\": 1, \"intra\": \"none\","
+            " \"nodes_per_leaf\": 1, \"spines\": 1, \"fabric\": \"infiniband\","
+            " \"pcie\": {\"bandwidth\": \"64GB/s\", \"latency\": \"300ns\"},"
+            " \"nic\": {\"bandwidth\": \"200Gbps\", \"latency\": \"500ns\"},"
+            " \"uplink\": {\"latency\": \"%s\"}}",
+            i ? "10.5us" : "500ns");
+        Topo *topo = topo_text(dir, text);
+        g_free(text);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(topo);
+        CollGroup *g = group(topo);
+        t[i] = coll_simulate(g, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, 8192);
+        coll_group_free(g);
+        topo_free(topo);
+    }
+    /* a 2-rank ring all-reduce: 2 steps (reduce-scatter, all-gather), each
+     * through the spine: 2 x 2 x 10 us */
+    CU_ASSERT_DOUBLE_EQUAL(t[1] - t[0], 40e-6, 2e-6);
+    g_rmdir(dir);
+    g_free(dir);
+}
+
 /* A NIC's transport brings its bandwidth fraction and its latencies; a
  * link's own efficiency wins over its kind's; more NICs than GPUs add up. */
 static void test_transports_and_efficiency(void)
@@ -667,6 +698,7 @@ static const TestCase tests[] = {
     {"NVLS across nodes with SHARP", test_nvls_with_sharp},
     {"process layout: host launch cost", test_process_layout},
     {"NIC transports and link efficiency", test_transports_and_efficiency},
+    {"per-hop latency of fabric links", test_fabric_hop_latency},
     {"bad parameters", test_bad_parameters},
     {"names", test_names},
 };
