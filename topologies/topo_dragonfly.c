@@ -409,16 +409,8 @@ int topo_route_dragonfly(const Topo *t, int src, int dst, uint32_t salt, int *li
 {
     int n = 0, g = t->df_g, k = t->df_k, gpn = g / k;
     int ns = src / g, nd = dst / g;
-    if (ns == nd && t->df_intra == TOPO_INTRA_NVSWITCH) {
-        PUSH(t->df_b_intra + 2 * src);
-        PUSH(t->df_b_intra + 2 * dst + 1);
-        return n;
-    }
-    if (ns == nd && t->df_intra == TOPO_INTRA_FC) {
-        int i = src % g, j = dst % g;
-        PUSH(t->df_b_intra + src * (g - 1) + (j < i ? j : j - 1));
-        return n;
-    }
+    if (ns == nd && (t->df_intra == TOPO_INTRA_NVSWITCH || t->df_intra == TOPO_INTRA_FC))
+        return topo_route_in_node(t->df_intra, t->df_b_intra, g, src, dst, links, cap);
     int nic_s = ns * k + (src % g) / gpn, nic_d = nd * k + (dst % g) / gpn;
     PUSH(t->df_b_pcie + 2 * src);
     if (nic_s != nic_d) {

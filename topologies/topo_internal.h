@@ -167,4 +167,11 @@ const char *topo_dragonfly_routing(const Topo *t);
  * BFS; fails at items[s] when endpoint s cannot reach some rank. */
 bool topo_explicit_tables(Topo *t, const TopoCtx *c, bool forward, const cJSON **items, GError **err);
 
+/* A route inside one node of a rail-style cluster (fat tree, dragonfly):
+ * through the node's NVSwitch (intra TOPO_INTRA_NVSWITCH, links from b_intra,
+ * two per rank) or the direct link of a fully connected node (one per
+ * ordered pair); g ranks per node.  Returns its length (0 for another
+ * kind), -1 past cap (topo_route.c). */
+int topo_route_in_node(int intra, int b_intra, int g, int src, int dst, int *links, int cap);
+
 #endif

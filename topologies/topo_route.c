@@ -214,20 +214,27 @@ static int route_spine(const Topo *t, int src, int dst, int leaf_s, int leaf_d, 
     return n;
 }
 
+int topo_route_in_node(int intra, int b_intra, int g, int src, int dst, int *links, int cap)
+{
+    int n = 0;
+    if (intra == TOPO_INTRA_NVSWITCH) {
+        PUSH(b_intra + 2 * src);
+        PUSH(b_intra + 2 * dst + 1);
+    } else if (intra == TOPO_INTRA_FC) {
+        int i = src % g, j = dst % g;
+        PUSH(b_intra + src * (g - 1) + (j < i ? j : j - 1));
+    } else {
+        return 0;
+    }
+    return n;
+}
+
 static int route_fat_tree(const Topo *t, int src, int dst, uint32_t salt, int *links, int cap)
 {
     int n = 0, g = t->ft_g, k = t->ft_k, gpn = g / k;
     int ns = src / g, nd = dst / g;
-    if (ns == nd && t->ft_intra == TOPO_INTRA_NVSWITCH) {
-        PUSH(t->ft_b_intra + 2 * src);
-        PUSH(t->ft_b_intra + 2 * dst + 1);
-        return n;
-    }
-    if (ns == nd && t->ft_intra == TOPO_INTRA_FC) {
-        int i = src % g, j = dst % g;
-        PUSH(t->ft_b_intra + src * (g - 1) + (j < i ? j : j - 1));
-        return n;
-    }
+    if (ns == nd && (t->ft_intra == TOPO_INTRA_NVSWITCH || t->ft_intra == TOPO_INTRA_FC))
+        return topo_route_in_node(t->ft_intra, t->ft_b_intra, g, src, dst, links, cap);
     int nic_s = ns * k + (src % g) / gpn, nic_d = nd * k + (dst % g) / gpn;
     PUSH(t->ft_b_pcie + 2 * src);
     if (nic_s != nic_d) {

@@ -54,8 +54,13 @@ static void print_report(const cJSON *r)
     print_errors("  held out, fitted:", cv, sizes);
 }
 
+/* Writes `overlay` (deleted) to `path` when there is one. */
 static bool write_overlay(const char *path, cJSON *overlay, GError **err)
 {
+    if (!path) {
+        cJSON_Delete(overlay);
+        return true;
+    }
     char *text = cJSON_Print(overlay);
     GString *s = g_string_new(text);
     g_string_append_c(s, '\n');
@@ -64,6 +69,7 @@ static bool write_overlay(const char *path, cJSON *overlay, GError **err)
         (*err)->code = SIM_ERROR_INPUT;
     g_string_free(s, TRUE);
     free(text);
+    cJSON_Delete(overlay);
     return ok;
 }
 
@@ -86,12 +92,7 @@ static int run_accel(const char *accel, int argc, char **argv, const char *outpu
     bool ok = c != NULL;
     for (int i = 1; ok && i < argc; i++)
         ok = calib_accel_add(c, argv[i], &err);
-    ok = ok && calib_accel_run(c, &err);
-    if (ok && output) {
-        cJSON *ov = calib_accel_overlay_json(c);
-        ok = write_overlay(output, ov, &err);
-        cJSON_Delete(ov);
-    }
+    ok = ok && calib_accel_run(c, &err) && write_overlay(output, calib_accel_overlay_json(c), &err);
     if (ok)
         print_result(calib_accel_report_json(c), output, json);
     calib_accel_free(c);
@@ -142,18 +143,14 @@ int cmd_calibrate(int argc, char **argv)
         rc = run_accel(accel, argc, argv, output, json);
         goto out;
     }
-    ValidateOptions o = {topology, params, -1, COLL_ALGO_AUTO, COLL_PROTO_AUTO, ranks, nodes, NULL, 0, VALIDATE_LIB_AUTO, NULL};
+    ValidateOptions o = {topology, params, -1,   COLL_ALGO_AUTO,    COLL_PROTO_AUTO, ranks,
+                         nodes,    NULL,   0,    VALIDATE_LIB_AUTO, NULL};
     c = calib_new(&o);
     GError *err = NULL;
     bool ok = true;
     for (int i = 1; ok && i < argc; i++)
         ok = calib_add_trace(c, argv[i], &err);
-    ok = ok && calib_run(c, &err);
-    if (ok && output) {
-        cJSON *ov = calib_overlay_json(c);
-        ok = write_overlay(output, ov, &err);
-        cJSON_Delete(ov);
-    }
+    ok = ok && calib_run(c, &err) && write_overlay(output, calib_overlay_json(c), &err);
     if (!ok) {
         rc = cli_fail(err);
         goto out;
