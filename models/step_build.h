@@ -112,6 +112,7 @@ typedef struct {
     int **layer_bwd_end; /* [stage][local layer]: when that layer's gradients are ready (last micro-batch) */
     int *head_bwd_end;   /* [stage] */
     GArray *tags;        /* CollTag: what each communication task runs */
+    double interfere_s;  /* compute time added by overlapped communication (step_interfere.c) */
 } Build;
 
 /* The topology rank of a job rank, through the scenario's placement. */
@@ -185,6 +186,16 @@ double compute_working_set(const Ctx *c, int s);
 /* par_tp.c: the tensor-parallel group and its per-layer collectives. */
 bool tp_init(Ctx *c, GError **err);
 int tp_after(Build *b, int s, const char *name, double seconds, int after);
+/* tp_comm_overlap: what of each pass's collectives stays exposed (after
+ * compute_costs; the hidden part slows the GEMMs it overlaps). */
+void tp_overlap_costs(Ctx *c);
+
+/* step_interfere.c: the share of compute throughput a collective's kernels
+ * take (SMs, HBM), and the stretch of every compute task of the run graph
+ * by its overlap with communication x share (returns the seconds added;
+ * 0 when the scenario turns it off). */
+double interfere_share(const Ctx *c, int use);
+double interfere_apply(Build *b);
 
 /* par_pipeline.c: layers per stage, the point-to-point groups, the order of
  * each stage's passes (1F1B or GPipe) and the sends between stages. */

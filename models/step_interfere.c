@@ -1,0 +1,133 @@
+/* Interference of communication kernels with the compute they overlap.
+ * NCCL's kernels are CUDA kernels: while one runs next to a GEMM on the
+ * same device it holds SMs (one CTA, so one SM, per channel) and HBM
+ * bandwidth (each byte sent is read from HBM, each byte received written,
+ * and a reduction reads the local operand too), so the compute runs slower
+ * (Centauri, ASPLOS'24; T3, ASPLOS'24; Megatron-LM's advice to cap
+ * NCCL_NCHANNELS / CUDA_DEVICE_MAX_CONNECTIONS for this reason).
+ *
+ * The share a collective takes is the larger of
+ *   channels / sm_count                        (GEMM-bound work loses SMs)
+ *   HBM bytes/s of the collective / HBM peak   (memory-bound work loses bandwidth)
+ * since a step's compute task bundles both kinds of kernel and the binding
+ * one is not known per task.  A compute task overlapped for o seconds by a
+ * collective of share f runs at 1 - f of its rate meanwhile, so finishes
+ * o * f later.
+ *
+ * Mechanism: the graph is run, every compute task is stretched by the sum
+ * over the communication tasks of its device (comm, tp, p2p streams) of
+ * overlap x share, and the graph is run once more.  The second run moves
+ * the overlaps a little (the stretch is not iterated to a fixed point):
+ * the least intrusive change to a FIFO-stream executor that keeps the
+ * physical factor; a rate-sharing resource in sim/ would be exact but
+ * touch every stream.  "comm_interference": false turns it off. */
+#include "step_build.h"
+
+#include <string.h>
+
+/* Whether the collective reduces (reads the local operand as well). */
+static bool op_reduces(CollOp op)
+{
+    return op == COLL_ALLREDUCE || op == COLL_REDUCESCATTER || op == COLL_REDUCE;
+}
+
+double interfere_share(const Ctx *c, int use)
+{
+    if (use < 0)
+        return 0;
+    const CollUse *u = &g_array_index(c->colls, CollUse, use);
+    double sms = accel_sm_count(c->acc), hbm = accel_hbm_bandwidth(c->acc);
+    double sm = sms > 0 ? coll_group_channels(u->g) / sms : 0;
+    double mem = 0;
+    if (hbm > 0 && u->cost.time_s > 0) {
+        double wire = u->bytes * coll_busbw_factor(u->op, u->group_size) / u->cost.time_s;
+        mem = wire * (op_reduces(u->op) ? 3 : 2) / hbm;
+    }
+    double f = sm > mem ? sm : mem;
+    return f < 0.9 ? f : 0.9; /* compute keeps some SMs whatever NCCL asks */
+}
+
+typedef struct {
+    sim_time_t start, end;
+    int task;
+    double share;
+} Span1;
+
+static int by_start(const void *a, const void *b)
+{
+    const Span1 *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start ? 1 : x->task - y->task;
+}
+
+static void spans_sort(GArray *a) { qsort(a->data, a->len, sizeof(Span1), by_start); }
+
+/* Adds to extra[] what the tasks of `comm` (one FIFO stream, so disjoint)
+ * cost the compute tasks `comp` (another, disjoint too): a sweep. */
+static void add_overlaps(const GArray *comp, const GArray *comm, double *extra)
+{
+    guint j = 0;
+    for (guint i = 0; i < comp->len; i++) {
+        const Span1 *a = &g_array_index(comp, Span1, i);
+        while (j < comm->len && g_array_index(comm, Span1, j).end <= a->start)
+            j++;
+        for (guint k = j; k < comm->len; k++) {
+            const Span1 *x = &g_array_index(comm, Span1, k);
+            if (x->start >= a->end)
+                break;
+            sim_time_t lo = x->start > a->start ? x->start : a->start;
+            sim_time_t hi = x->end < a->end ? x->end : a->end;
+            if (hi > lo)
+                extra[a->task] += sim_time_to_s(hi - lo) * x->share;
+        }
+    }
+}
+
+double interfere_apply(Build *b)
+{
+    const Ctx *c = b->c;
+    if (!c->p.comm_interference)
+        return 0;
+    int n = (int)sim_graph_num_tasks(b->g);
+    double *share = g_new0(double, n), *extra = g_new0(double, n);
+    for (guint i = 0; i < b->tags->len; i++) {
+        const CollTag *t = &g_array_index(b->tags, CollTag, i);
+        double f = interfere_share(c, t->use);
+        if (f > share[t->task])
+            share[t->task] = f;
+    }
+    double total = 0;
+    for (int s = 0; s < c->p.pp; s++) {
+        const StageRes *r = &b->res[s];
+        int streams[3] = {r->comm, r->tp, r->p2p};
+        GArray *comp = g_array_new(FALSE, FALSE, sizeof(Span1));
+        GArray *comm[3];
+        for (int k = 0; k < 3; k++)
+            comm[k] = g_array_new(FALSE, FALSE, sizeof(Span1));
+        for (int t = 0; t < n; t++) {
+            int res = sim_graph_task_resource(b->g, t);
+            Span1 sp = {sim_graph_task_start(b->g, t), sim_graph_task_end(b->g, t), t, share[t]};
+            if (sp.end <= sp.start)
+                continue;
+            if (res == r->compute)
+                g_array_append_val(comp, sp);
+            for (int k = 0; k < 3; k++)
+                if (res == streams[k] && share[t] > 0)
+                    g_array_append_val(comm[k], sp);
+        }
+        spans_sort(comp);
+        for (int k = 0; k < 3; k++) {
+            spans_sort(comm[k]);
+            add_overlaps(comp, comm[k], extra);
+            g_array_free(comm[k], TRUE);
+        }
+        g_array_free(comp, TRUE);
+    }
+    for (int t = 0; t < n; t++)
+        if (extra[t] > 0) {
+            sim_graph_task_set_delay(b->g, t, sim_time_add(sim_graph_task_duration(b->g, t), sim_time_from_s(extra[t])));
+            total += extra[t];
+        }
+    g_free(share);
+    g_free(extra);
+    return total;
+}
