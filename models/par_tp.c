@@ -56,7 +56,7 @@ int tp_after(Build *b, int s, const char *name, double seconds, int after)
  * ring-wise while the GEMM works on the chunk before, so the first chunk
  * (all-gather) or the last (reduce-scatter) is exposed, and what the
  * compute `t_comp` cannot cover of the rest.  The hidden part overlaps the
- * GEMMs: they slow by its share (step_interfere.c) unless turned off. */
+ * GEMMs: they slow by its SM share (step_interfere.c) unless turned off. */
 static double overlap_pass(Ctx *c, double t_tp, double *t_comp)
 {
     if (t_tp <= 0)
@@ -64,8 +64,10 @@ static double overlap_pass(Ctx *c, double t_tp, double *t_comp)
     double chunk = t_tp / c->p.tp, hidden = t_tp - chunk;
     double covered = hidden < *t_comp ? hidden : *t_comp;
     if (c->p.comm_interference) {
-        double f = interfere_share(c, c->tp_use[0]), f1 = interfere_share(c, c->tp_use[1]);
-        *t_comp += covered * (f > f1 ? f : f1);
+        double f, f1, h;
+        interfere_shares(c, c->tp_use[0], &f, &h);
+        interfere_shares(c, c->tp_use[1], &f1, &h);
+        *t_comp += covered * (f > f1 ? f : f1); /* the GEMMs lose SMs */
     }
     return t_tp - covered;
 }

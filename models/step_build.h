@@ -190,11 +190,11 @@ int tp_after(Build *b, int s, const char *name, double seconds, int after);
  * compute_costs; the hidden part slows the GEMMs it overlaps). */
 void tp_overlap_costs(Ctx *c);
 
-/* step_interfere.c: the share of compute throughput a collective's kernels
- * take (SMs, HBM), and the stretch of every compute task of the run graph
+/* step_interfere.c: the shares of the SMs and of HBM bandwidth a
+ * collective's kernels take (0 for use -1), and the stretch of every compute task of the run graph
  * by its overlap with communication x share (returns the seconds added;
  * 0 when the scenario turns it off). */
-double interfere_share(const Ctx *c, int use);
+void interfere_shares(const Ctx *c, int use, double *sm_share, double *hbm_share);
 double interfere_apply(Build *b);
 
 /* par_pipeline.c: layers per stage, the point-to-point groups, the order of

@@ -6,13 +6,14 @@
  * (Centauri, ASPLOS'24; T3, ASPLOS'24; Megatron-LM's advice to cap
  * NCCL_NCHANNELS / CUDA_DEVICE_MAX_CONNECTIONS for this reason).
  *
- * The share a collective takes is the larger of
- *   channels / sm_count                        (GEMM-bound work loses SMs)
- *   HBM bytes/s of the collective / HBM peak   (memory-bound work loses bandwidth)
- * since a step's compute task bundles both kinds of kernel and the binding
- * one is not known per task.  A compute task overlapped for o seconds by a
- * collective of share f runs at 1 - f of its rate meanwhile, so finishes
- * o * f later.
+ * The share a collective takes of what binds the compute it overlaps:
+ *   channels / sm_count                        GEMM-bound work (the layers'
+ *                                              forward, backward, recompute)
+ *   HBM bytes/s of the collective / HBM peak   memory-bound work (the
+ *                                              optimizer, gradient compression)
+ * A compute task overlapped for o seconds by a collective of share f runs
+ * at 1 - f of its rate meanwhile, so finishes o * f later (first order:
+ * the stretch is not itself re-overlapped).
  *
  * Mechanism: the graph is run, every compute task is stretched by the sum
  * over the communication tasks of its device (comm, tp, p2p streams) of
@@ -31,10 +32,11 @@ static bool op_reduces(CollOp op)
     return op == COLL_ALLREDUCE || op == COLL_REDUCESCATTER || op == COLL_REDUCE;
 }
 
-double interfere_share(const Ctx *c, int use)
+void interfere_shares(const Ctx *c, int use, double *sm_share, double *hbm_share)
 {
+    *sm_share = *hbm_share = 0;
     if (use < 0)
-        return 0;
+        return;
     const CollUse *u = &g_array_index(c->colls, CollUse, use);
     double sms = accel_sm_count(c->acc), hbm = accel_hbm_bandwidth(c->acc);
     double sm = sms > 0 ? coll_group_channels(u->g) / sms : 0;
@@ -43,14 +45,21 @@ double interfere_share(const Ctx *c, int use)
         double wire = u->bytes * coll_busbw_factor(u->op, u->group_size) / u->cost.time_s;
         mem = wire * (op_reduces(u->op) ? 3 : 2) / hbm;
     }
-    double f = sm > mem ? sm : mem;
-    return f < 0.9 ? f : 0.9; /* compute keeps some SMs whatever NCCL asks */
+    /* compute keeps some of the chip whatever NCCL asks */
+    *sm_share = sm < 0.9 ? sm : 0.9;
+    *hbm_share = mem < 0.9 ? mem : 0.9;
+}
+
+/* Memory-bound compute tasks (the rest are the layers' GEMMs). */
+static bool memory_bound(const SimGraph *g, int t)
+{
+    return !strcmp(sim_graph_task_category(g, t), "optimizer") || !strcmp(sim_graph_task_name(g, t), "compress");
 }
 
 typedef struct {
     sim_time_t start, end;
     int task;
-    double share;
+    double sm, hbm; /* a communication task's shares; a compute task's: which applies (hbm 1: memory-bound) */
 } Span1;
 
 static int by_start(const void *a, const void *b)
@@ -77,7 +86,7 @@ static void add_overlaps(const GArray *comp, const GArray *comm, double *extra)
             sim_time_t lo = x->start > a->start ? x->start : a->start;
             sim_time_t hi = x->end < a->end ? x->end : a->end;
             if (hi > lo)
-                extra[a->task] += sim_time_to_s(hi - lo) * x->share;
+                extra[a->task] += sim_time_to_s(hi - lo) * (a->hbm > 0 ? x->hbm : x->sm);
         }
     }
 }
@@ -88,12 +97,13 @@ double interfere_apply(Build *b)
     if (!c->p.comm_interference)
         return 0;
     int n = (int)sim_graph_num_tasks(b->g);
-    double *share = g_new0(double, n), *extra = g_new0(double, n);
-    for (guint i = 0; i < b->tags->len; i++) {
+    double *sm = g_new0(double, n), *hbm = g_new0(double, n), *extra = g_new0(double, n);
+    for (guint i = 0; i < b->tags->len; i++) { /* a task running several kinds: the largest share */
         const CollTag *t = &g_array_index(b->tags, CollTag, i);
-        double f = interfere_share(c, t->use);
-        if (f > share[t->task])
-            share[t->task] = f;
+        double f, h;
+        interfere_shares(c, t->use, &f, &h);
+        sm[t->task] = f > sm[t->task] ? f : sm[t->task];
+        hbm[t->task] = h > hbm[t->task] ? h : hbm[t->task];
     }
     double total = 0;
     for (int s = 0; s < c->p.pp; s++) {
@@ -105,13 +115,15 @@ double interfere_apply(Build *b)
             comm[k] = g_array_new(FALSE, FALSE, sizeof(Span1));
         for (int t = 0; t < n; t++) {
             int res = sim_graph_task_resource(b->g, t);
-            Span1 sp = {sim_graph_task_start(b->g, t), sim_graph_task_end(b->g, t), t, share[t]};
+            Span1 sp = {sim_graph_task_start(b->g, t), sim_graph_task_end(b->g, t), t, sm[t], hbm[t]};
             if (sp.end <= sp.start)
                 continue;
-            if (res == r->compute)
+            if (res == r->compute && strcmp(sim_graph_task_name(b->g, t), "host_optimizer")) {
+                sp.sm = 0, sp.hbm = memory_bound(b->g, t);
                 g_array_append_val(comp, sp);
+            }
             for (int k = 0; k < 3; k++)
-                if (res == streams[k] && share[t] > 0)
+                if (res == streams[k] && (sm[t] > 0 || hbm[t] > 0))
                     g_array_append_val(comm[k], sp);
         }
         spans_sort(comp);
@@ -127,7 +139,8 @@ double interfere_apply(Build *b)
             sim_graph_task_set_delay(b->g, t, sim_time_add(sim_graph_task_duration(b->g, t), sim_time_from_s(extra[t])));
             total += extra[t];
         }
-    g_free(share);
+    g_free(sm);
+    g_free(hbm);
     g_free(extra);
     return total;
 }
