@@ -194,6 +194,8 @@ void tp_overlap_costs(Ctx *c);
  * collective's kernels take (0 for use -1), and the stretch of every compute task of the run graph
  * by its overlap with communication x share (returns the seconds added;
  * 0 when the scenario turns it off). */
+/* the CTAs (= SMs) NCCL's kernels take on a group */
+int interfere_ctas(const CollGroup *g);
 void interfere_shares(const Ctx *c, int use, double *sm_share, double *hbm_share);
 double interfere_apply(Build *b);
 

@@ -7,7 +7,7 @@
  * NCCL_NCHANNELS / CUDA_DEVICE_MAX_CONNECTIONS for this reason).
  *
  * The share a collective takes of what binds the compute it overlaps:
- *   channels / sm_count                        GEMM-bound work (the layers'
+ *   NCCL's CTAs / sm_count                     GEMM-bound work (the layers'
  *                                              forward, backward, recompute)
  *   HBM bytes/s of the collective / HBM peak   memory-bound work (the
  *                                              optimizer, gradient compression)
@@ -24,7 +24,29 @@
  * touch every stream.  "comm_interference": false turns it off. */
 #include "step_build.h"
 
+#include <math.h>
 #include <string.h>
+
+/* NCCL's kernel runs one CTA per channel.  The model's rings (CollGroup's
+ * channels) are ring orders through the topology, one through an NVSwitch;
+ * NCCL's search instead cuts the bandwidth into channels of about 20 GB/s
+ * on sm80 NVLink and duplicates them (HGX A100: 12 found, 24 run,
+ * "Channel 23/24" in nccl-tests#100; the duplication is nccl#578), up to
+ * MAXCHANNELS 32.  So: 2 x ceil(per-rank bandwidth / 20 GB/s), at least
+ * the model's rings, at most 32. */
+#define NCCL_CHANNEL_BPS 20e9
+#define NCCL_MAX_CHANNELS 32
+
+int interfere_ctas(const CollGroup *g)
+{
+    double bw = coll_group_intra_bw(g), inter = coll_group_inter_bw(g);
+    if (!isfinite(bw) || (coll_group_nodes(g) > 1 && inter < bw)) /* a ring across nodes runs at the NICs' pace */
+        bw = inter;
+    int n = isfinite(bw) && bw > 0 ? 2 * (int)ceil(bw / NCCL_CHANNEL_BPS - 1e-9) : 2;
+    if (n < coll_group_channels(g))
+        n = coll_group_channels(g);
+    return n < NCCL_MAX_CHANNELS ? n : NCCL_MAX_CHANNELS;
+}
 
 /* Whether the collective reduces (reads the local operand as well). */
 static bool op_reduces(CollOp op)
@@ -39,7 +61,7 @@ void interfere_shares(const Ctx *c, int use, double *sm_share, double *hbm_share
         return;
     const CollUse *u = &g_array_index(c->colls, CollUse, use);
     double sms = accel_sm_count(c->acc), hbm = accel_hbm_bandwidth(c->acc);
-    double sm = sms > 0 ? coll_group_channels(u->g) / sms : 0;
+    double sm = sms > 0 ? interfere_ctas(u->g) / sms : 0;
     double mem = 0;
     if (hbm > 0 && u->cost.time_s > 0) {
         double wire = u->bytes * coll_busbw_factor(u->op, u->group_size) / u->cost.time_s;
