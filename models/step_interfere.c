@@ -127,35 +127,34 @@ double interfere_apply(Build *b)
         sm[t->task] = f > sm[t->task] ? f : sm[t->task];
         hbm[t->task] = h > hbm[t->task] ? h : hbm[t->task];
     }
-    double total = 0;
+    /* one pass over the tasks: each stream's spans (a FIFO stream's are disjoint) */
+    int nres = sim_graph_num_resources(b->g);
+    GArray **on = g_new(GArray *, nres);
+    for (int k = 0; k < nres; k++)
+        on[k] = g_array_new(FALSE, FALSE, sizeof(Span1));
+    for (int t = 0; t < n; t++) {
+        int res = sim_graph_task_resource(b->g, t);
+        Span1 sp = {sim_graph_task_start(b->g, t), sim_graph_task_end(b->g, t), t, sm[t], hbm[t]};
+        if (res < 0 || sp.end <= sp.start || !strcmp(sim_graph_task_name(b->g, t), "host_optimizer"))
+            continue;
+        if (!strcmp(sim_graph_task_category(b->g, t), "compute") || !strcmp(sim_graph_task_category(b->g, t), "optimizer"))
+            sp.sm = 0, sp.hbm = memory_bound(b->g, t); /* a compute task: which share applies */
+        else if (!(sm[t] > 0 || hbm[t] > 0))
+            continue;
+        g_array_append_val(on[res], sp);
+    }
+    for (int k = 0; k < nres; k++)
+        spans_sort(on[k]);
     for (int s = 0; s < c->p.pp; s++) {
         const StageRes *r = &b->res[s];
-        int streams[3] = {r->comm, r->tp, r->p2p};
-        GArray *comp = g_array_new(FALSE, FALSE, sizeof(Span1));
-        GArray *comm[3];
-        for (int k = 0; k < 3; k++)
-            comm[k] = g_array_new(FALSE, FALSE, sizeof(Span1));
-        for (int t = 0; t < n; t++) {
-            int res = sim_graph_task_resource(b->g, t);
-            Span1 sp = {sim_graph_task_start(b->g, t), sim_graph_task_end(b->g, t), t, sm[t], hbm[t]};
-            if (sp.end <= sp.start)
-                continue;
-            if (res == r->compute && strcmp(sim_graph_task_name(b->g, t), "host_optimizer")) {
-                sp.sm = 0, sp.hbm = memory_bound(b->g, t);
-                g_array_append_val(comp, sp);
-            }
-            for (int k = 0; k < 3; k++)
-                if (res == streams[k] && (sm[t] > 0 || hbm[t] > 0))
-                    g_array_append_val(comm[k], sp);
-        }
-        spans_sort(comp);
-        for (int k = 0; k < 3; k++) {
-            spans_sort(comm[k]);
-            add_overlaps(comp, comm[k], extra);
-            g_array_free(comm[k], TRUE);
-        }
-        g_array_free(comp, TRUE);
+        add_overlaps(on[r->compute], on[r->comm], extra);
+        add_overlaps(on[r->compute], on[r->tp], extra);
+        add_overlaps(on[r->compute], on[r->p2p], extra);
     }
+    for (int k = 0; k < nres; k++)
+        g_array_free(on[k], TRUE);
+    g_free(on);
+    double total = 0;
     for (int t = 0; t < n; t++)
         if (extra[t] > 0) {
             sim_graph_task_set_delay(b->g, t, sim_time_add(sim_graph_task_duration(b->g, t), sim_time_from_s(extra[t])));
