@@ -90,7 +90,11 @@ static int by_start(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start ? 1 : x->task - y->task;
 }
 
-static void spans_sort(GArray *a) { qsort(a->data, a->len, sizeof(Span1), by_start); }
+static void spans_sort(GArray *a)
+{
+    if (a->len > 1) /* an empty GArray has no data */
+        qsort(a->data, a->len, sizeof(Span1), by_start);
+}
 
 /* Adds to extra[] what the tasks of `comm` (one FIFO stream, so disjoint)
  * cost the compute tasks `comp` (another, disjoint too): a sweep. */
