@@ -275,6 +275,7 @@ bool accel_has_dtype(const Accel *a, AccelDtype dt) { return valid_dt(dt) && a->
 double accel_peak_flops(const Accel *a, AccelDtype dt) { return valid_dt(dt) ? a->peak[dt] : 0; }
 double accel_hbm_bytes(const Accel *a) { return a->hbm_bytes; }
 double accel_hbm_bandwidth(const Accel *a) { return a->hbm_bw; }
+double accel_sm_count(const Accel *a) { return a->sm_count; }
 double accel_gemm_eff_max(const Accel *a, AccelDtype dt) { return valid_dt(dt) ? a->eff_max[dt] : 0; }
 double accel_gemm_half_flops(const Accel *a) { return a->half_flops; }
 double accel_mem_eff(const Accel *a) { return a->mem_eff; }

@@ -61,6 +61,7 @@ bool accel_has_dtype(const Accel *a, AccelDtype dt);
 double accel_peak_flops(const Accel *a, AccelDtype dt);
 double accel_hbm_bytes(const Accel *a);
 double accel_hbm_bandwidth(const Accel *a); /* bytes/s, peak */
+double accel_sm_count(const Accel *a);      /* SMs / compute units; 0: not given */
 double accel_gemm_eff_max(const Accel *a, AccelDtype dt);
 double accel_gemm_half_flops(const Accel *a);
 double accel_mem_eff(const Accel *a);

@@ -50,3 +50,33 @@ int tp_after(Build *b, int s, const char *name, double seconds, int after)
         step_coll_tag(b, t, b->c->tp_use[k], 2, s);
     return t;
 }
+
+/* One pass's exposed time under tp_comm_overlap: Megatron-Core's
+ * userbuffers split each all-gather / reduce-scatter in tp chunks sent
+ * ring-wise while the GEMM works on the chunk before, so the first chunk
+ * (all-gather) or the last (reduce-scatter) is exposed, and what the
+ * compute `t_comp` cannot cover of the rest.  The hidden part overlaps the
+ * GEMMs: they slow by its SM share (step_interfere.c) unless turned off. */
+static double overlap_pass(Ctx *c, double t_tp, double *t_comp)
+{
+    if (t_tp <= 0)
+        return t_tp;
+    double chunk = t_tp / c->p.tp, hidden = t_tp - chunk;
+    double covered = hidden < *t_comp ? hidden : *t_comp;
+    if (c->p.comm_interference) {
+        double f, f1, h;
+        interfere_shares(c, c->tp_use[0], &f, &h);
+        interfere_shares(c, c->tp_use[1], &f1, &h);
+        *t_comp += covered * (f > f1 ? f : f1); /* the GEMMs lose SMs */
+    }
+    return t_tp - covered;
+}
+
+void tp_overlap_costs(Ctx *c)
+{
+    if (!c->p.tp_comm_overlap || !c->tp_group || c->l_fwd)
+        return;
+    c->t_tp_fwd = overlap_pass(c, c->t_tp_fwd, &c->t_fwd);
+    c->t_tp_bwd = overlap_pass(c, c->t_tp_bwd, &c->t_bwd);
+    c->t_tp_recompute = overlap_pass(c, c->t_tp_recompute, &c->t_recompute);
+}

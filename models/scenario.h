@@ -38,6 +38,12 @@ typedef struct {
     int shard_group; /* FSDP hybrid sharding: ZeRO-3 inside groups of this many dp ranks (0: all dp) */
     bool offload_optimizer;       /* ZeRO-Offload: optimizer state and update on the host */
     double pcie_bps, host_mem_bps; /* per device; per node (shared by its devices) */
+    /* step_interfere.c: compute overlapped by communication kernels slows
+     * (their SMs and HBM traffic); false: overlap is free */
+    bool comm_interference;
+    /* Megatron-Core's userbuffers: sequence parallelism's all-gather and
+     * reduce-scatter split in tp chunks pipelined with the GEMMs */
+    bool tp_comm_overlap;
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

@@ -68,7 +68,7 @@ static StepPlan plan_default(void)
     return (StepPlan){.dp = 0, .tp = 1, .pp = 1, .overlap = true, .bucket_bytes = 25.0 * 1024 * 1024,
                       .compression = 1.0, .allgather_overlap = -1, .grad_reduce_dtype = -1, .ep = 1,
                       .capacity_factor = 1, .vpp = 1, .cp = 1, .pcie_bps = STEP_DEFAULT_PCIE_BPS,
-                      .host_mem_bps = STEP_DEFAULT_HOST_MEM_BPS};
+                      .host_mem_bps = STEP_DEFAULT_HOST_MEM_BPS, .comm_interference = true};
 }
 
 /* "weight_update" (a string, or a list to compare) against "zero_stage"
@@ -135,7 +135,8 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
 {
     static const char *const keys[] = {"dp", "tp", "pp", "weight_update", "zero_stage", "recompute", "schedule",
                                        "sequence_parallel", "bucket_bytes", "overlap", "gradient_compression",
-                                       "allgather_overlap", "grad_reduce_dtype", NULL};
+                                       "allgather_overlap", "grad_reduce_dtype", "comm_interference",
+                                       "tp_comm_overlap", NULL};
     if (!par) {
         *p = plan_default();
         *nvariants = 1;
@@ -187,6 +188,8 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
         p->grad_reduce_dtype = grd == 0 ? ACCEL_BF16 : grd == 1 ? ACCEL_FP16 : ACCEL_FP32;
     if (!sim_json_get_bool(d, par, "sequence_parallel", &p->sequence_parallel, err) ||
         !sim_json_get_bool(d, par, "overlap", &p->overlap, err) ||
+        !sim_json_get_bool(d, par, "comm_interference", &p->comm_interference, err) ||
+        !sim_json_get_bool(d, par, "tp_comm_overlap", &p->tp_comm_overlap, err) ||
         !sim_json_get_size(d, par, "bucket_bytes", false, 1, STEP_MAX_BUCKET_BYTES, &p->bucket_bytes, err) ||
         !sim_json_get_number(d, par, "gradient_compression", false, 1e-6, 1, &p->compression, err))
         return false;
@@ -195,6 +198,14 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
     if (p->sequence_parallel && p->tp == 1) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(par, "sequence_parallel"), err,
                        "\"sequence_parallel\" needs \"tp\" > 1");
+        return false;
+    }
+    if (p->tp_comm_overlap && (p->tp == 1 || !p->sequence_parallel)) {
+        /* userbuffers overlap the all-gather / reduce-scatter of sequence
+         * parallelism; without it there is nothing to pipeline */
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(par, "tp_comm_overlap"), err,
+                       p->tp == 1 ? "\"tp_comm_overlap\" needs \"tp\" > 1"
+                                  : "\"tp_comm_overlap\" needs \"sequence_parallel\": true");
         return false;
     }
     return parse_variants(d, par, zs, p, nvariants, stages, err);

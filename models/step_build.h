@@ -112,6 +112,7 @@ typedef struct {
     int **layer_bwd_end; /* [stage][local layer]: when that layer's gradients are ready (last micro-batch) */
     int *head_bwd_end;   /* [stage] */
     GArray *tags;        /* CollTag: what each communication task runs */
+    double interfere_s;  /* compute time added by overlapped communication (step_interfere.c) */
 } Build;
 
 /* The topology rank of a job rank, through the scenario's placement. */
@@ -188,6 +189,18 @@ double compute_working_set(const Ctx *c, int s);
 /* par_tp.c: the tensor-parallel group and its per-layer collectives. */
 bool tp_init(Ctx *c, GError **err);
 int tp_after(Build *b, int s, const char *name, double seconds, int after);
+/* tp_comm_overlap: what of each pass's collectives stays exposed (after
+ * compute_costs; the hidden part slows the GEMMs it overlaps). */
+void tp_overlap_costs(Ctx *c);
+
+/* step_interfere.c: the shares of the SMs and of HBM bandwidth a
+ * collective's kernels take (0 for use -1), and the stretch of every compute task of the run graph
+ * by its overlap with communication x share (returns the seconds added;
+ * 0 when the scenario turns it off). */
+/* the CTAs (= SMs) NCCL's kernels take on a group */
+int interfere_ctas(const CollGroup *g);
+void interfere_shares(const Ctx *c, int use, double *sm_share, double *hbm_share);
+double interfere_apply(Build *b);
 
 /* par_pipeline.c: layers per stage, the point-to-point groups, the order of
  * each stage's passes (1F1B or GPipe) and the sends between stages. */

@@ -298,6 +298,9 @@ static void add_config(cJSON *out, const Build *b)
     cJSON_AddNumberToObject(cfg, "zero_stage", p->zero_stage);
     cJSON_AddStringToObject(cfg, "weight_update", p->zero_stage ? "sharded" : "replicated");
     cJSON_AddBoolToObject(cfg, "allgather_overlap", c->ag_overlap);
+    cJSON_AddBoolToObject(cfg, "comm_interference", p->comm_interference);
+    if (p->tp_comm_overlap)
+        cJSON_AddBoolToObject(cfg, "tp_comm_overlap", true);
     cJSON_AddStringToObject(cfg, "grad_reduce_dtype", accel_dtype_name(c->grad_dtype));
     cJSON_AddNumberToObject(cfg, "micro_batches", c->m);
     cJSON_AddNumberToObject(cfg, "micro_batch", step_scenario_micro_batch(sc));

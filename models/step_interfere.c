@@ -1,0 +1,171 @@
+/* Interference of communication kernels with the compute they overlap.
+ * NCCL's kernels are CUDA kernels: while one runs next to a GEMM on the
+ * same device it holds SMs (one CTA, so one SM, per channel) and HBM
+ * bandwidth (each byte sent is read from HBM, each byte received written,
+ * and a reduction reads the local operand too), so the compute runs slower
+ * (Centauri, ASPLOS'24; T3, ASPLOS'24; Megatron-LM's advice to cap
+ * NCCL_NCHANNELS / CUDA_DEVICE_MAX_CONNECTIONS for this reason).
+ *
+ * The share a collective takes of what binds the compute it overlaps:
+ *   NCCL's CTAs / sm_count                     GEMM-bound work (the layers'
+ *                                              forward, backward, recompute)
+ *   HBM bytes/s of the collective / HBM peak   memory-bound work (the
+ *                                              optimizer, gradient compression)
+ * A compute task overlapped for o seconds by a collective of share f runs
+ * at 1 - f of its rate meanwhile, so finishes o * f later (first order:
+ * the stretch is not itself re-overlapped).
+ *
+ * Mechanism: the graph is run, every compute task is stretched by the sum
+ * over the communication tasks of its device (comm, tp, p2p streams) of
+ * overlap x share, and the graph is run once more.  The second run moves
+ * the overlaps a little (the stretch is not iterated to a fixed point):
+ * the least intrusive change to a FIFO-stream executor that keeps the
+ * physical factor; a rate-sharing resource in sim/ would be exact but
+ * touch every stream.  "comm_interference": false turns it off. */
+#include "step_build.h"
+
+#include <math.h>
+#include <string.h>
+
+/* NCCL's kernel runs one CTA per channel.  The model's rings (CollGroup's
+ * channels) are ring orders through the topology, one through an NVSwitch;
+ * NCCL's search instead cuts the bandwidth into channels of about 20 GB/s
+ * on sm80 NVLink and duplicates them (HGX A100: 12 found, 24 run,
+ * "Channel 23/24" in nccl-tests#100; the duplication is nccl#578), up to
+ * MAXCHANNELS 32.  So: 2 x ceil(per-rank bandwidth / 20 GB/s), at least
+ * the model's rings, at most 32. */
+#define NCCL_CHANNEL_BPS 20e9
+#define NCCL_MAX_CHANNELS 32
+
+int interfere_ctas(const CollGroup *g)
+{
+    double bw = coll_group_intra_bw(g), inter = coll_group_inter_bw(g);
+    if (!isfinite(bw) || (coll_group_nodes(g) > 1 && inter < bw)) /* a ring across nodes runs at the NICs' pace */
+        bw = inter;
+    int n = isfinite(bw) && bw > 0 ? 2 * (int)ceil(bw / NCCL_CHANNEL_BPS - 1e-9) : 2;
+    if (n < coll_group_channels(g))
+        n = coll_group_channels(g);
+    return n < NCCL_MAX_CHANNELS ? n : NCCL_MAX_CHANNELS;
+}
+
+/* Whether the collective reduces (reads the local operand as well). */
+static bool op_reduces(CollOp op)
+{
+    return op == COLL_ALLREDUCE || op == COLL_REDUCESCATTER || op == COLL_REDUCE;
+}
+
+void interfere_shares(const Ctx *c, int use, double *sm_share, double *hbm_share)
+{
+    *sm_share = *hbm_share = 0;
+    if (use < 0)
+        return;
+    const CollUse *u = &g_array_index(c->colls, CollUse, use);
+    double sms = accel_sm_count(c->acc), hbm = accel_hbm_bandwidth(c->acc);
+    double sm = sms > 0 ? interfere_ctas(u->g) / sms : 0;
+    double mem = 0;
+    if (hbm > 0 && u->cost.time_s > 0) {
+        double wire = u->bytes * coll_busbw_factor(u->op, u->group_size) / u->cost.time_s;
+        mem = wire * (op_reduces(u->op) ? 3 : 2) / hbm;
+    }
+    /* compute keeps some of the chip whatever NCCL asks */
+    *sm_share = sm < 0.9 ? sm : 0.9;
+    *hbm_share = mem < 0.9 ? mem : 0.9;
+}
+
+/* Memory-bound compute tasks (the rest are the layers' GEMMs). */
+static bool memory_bound(const SimGraph *g, int t)
+{
+    return !strcmp(sim_graph_task_category(g, t), "optimizer") || !strcmp(sim_graph_task_name(g, t), "compress");
+}
+
+typedef struct {
+    sim_time_t start, end;
+    int task;
+    double sm, hbm; /* a communication task's shares; a compute task's: which applies (hbm 1: memory-bound) */
+} Span1;
+
+static int by_start(const void *a, const void *b)
+{
+    const Span1 *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start ? 1 : x->task - y->task;
+}
+
+static void spans_sort(GArray *a)
+{
+    if (a->len > 1) /* an empty GArray has no data */
+        qsort(a->data, a->len, sizeof(Span1), by_start);
+}
+
+/* Adds to extra[] what the tasks of `comm` (one FIFO stream, so disjoint)
+ * cost the compute tasks `comp` (another, disjoint too): a sweep. */
+static void add_overlaps(const GArray *comp, const GArray *comm, double *extra)
+{
+    guint j = 0;
+    for (guint i = 0; i < comp->len; i++) {
+        const Span1 *a = &g_array_index(comp, Span1, i);
+        while (j < comm->len && g_array_index(comm, Span1, j).end <= a->start)
+            j++;
+        for (guint k = j; k < comm->len; k++) {
+            const Span1 *x = &g_array_index(comm, Span1, k);
+            if (x->start >= a->end)
+                break;
+            sim_time_t lo = x->start > a->start ? x->start : a->start;
+            sim_time_t hi = x->end < a->end ? x->end : a->end;
+            if (hi > lo)
+                extra[a->task] += sim_time_to_s(hi - lo) * (a->hbm > 0 ? x->hbm : x->sm);
+        }
+    }
+}
+
+double interfere_apply(Build *b)
+{
+    const Ctx *c = b->c;
+    if (!c->p.comm_interference)
+        return 0;
+    int n = (int)sim_graph_num_tasks(b->g);
+    double *sm = g_new0(double, n), *hbm = g_new0(double, n), *extra = g_new0(double, n);
+    for (guint i = 0; i < b->tags->len; i++) { /* a task running several kinds: the largest share */
+        const CollTag *t = &g_array_index(b->tags, CollTag, i);
+        double f, h;
+        interfere_shares(c, t->use, &f, &h);
+        sm[t->task] = f > sm[t->task] ? f : sm[t->task];
+        hbm[t->task] = h > hbm[t->task] ? h : hbm[t->task];
+    }
+    /* one pass over the tasks: each stream's spans (a FIFO stream's are disjoint) */
+    int nres = sim_graph_num_resources(b->g);
+    GArray **on = g_new(GArray *, nres);
+    for (int k = 0; k < nres; k++)
+        on[k] = g_array_new(FALSE, FALSE, sizeof(Span1));
+    for (int t = 0; t < n; t++) {
+        int res = sim_graph_task_resource(b->g, t);
+        Span1 sp = {sim_graph_task_start(b->g, t), sim_graph_task_end(b->g, t), t, sm[t], hbm[t]};
+        if (res < 0 || sp.end <= sp.start || !strcmp(sim_graph_task_name(b->g, t), "host_optimizer"))
+            continue;
+        if (!strcmp(sim_graph_task_category(b->g, t), "compute") || !strcmp(sim_graph_task_category(b->g, t), "optimizer"))
+            sp.sm = 0, sp.hbm = memory_bound(b->g, t); /* a compute task: which share applies */
+        else if (!(sm[t] > 0 || hbm[t] > 0))
+            continue;
+        g_array_append_val(on[res], sp);
+    }
+    for (int k = 0; k < nres; k++)
+        spans_sort(on[k]);
+    for (int s = 0; s < c->p.pp; s++) {
+        const StageRes *r = &b->res[s];
+        add_overlaps(on[r->compute], on[r->comm], extra);
+        add_overlaps(on[r->compute], on[r->tp], extra);
+        add_overlaps(on[r->compute], on[r->p2p], extra);
+    }
+    for (int k = 0; k < nres; k++)
+        g_array_free(on[k], TRUE);
+    g_free(on);
+    double total = 0;
+    for (int t = 0; t < n; t++)
+        if (extra[t] > 0) {
+            sim_graph_task_set_delay(b->g, t, sim_time_add(sim_graph_task_duration(b->g, t), sim_time_from_s(extra[t])));
+            total += extra[t];
+        }
+    g_free(sm);
+    g_free(hbm);
+    g_free(extra);
+    return total;
+}

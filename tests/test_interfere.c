@@ -1,0 +1,216 @@
+/* Compute overlapped by communication kernels (models/step_interfere.c) and
+ * Megatron's tp_comm_overlap (models/par_tp.c), checked on the task graphs
+ * against shares computed here from the physical quantities: NCCL channels
+ * of the group over the A100's 108 SMs (NVIDIA A100 whitepaper). */
+#include "collective.h"
+#include "scenario.h"
+#include "step.h"
+#include "test_main.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define A100_SMS 108.0
+
+static char *scen(int nodes, const char *par)
+{
+    return g_strdup_printf("{\"topology\": \"dgx-a100-cluster\", \"nodes\": %d, \"model\": \"gpt3-1.3b\",\n"
+                           " \"global_batch\": 64, \"micro_batch\": 2, \"precision\": \"bf16\", \"optimizer\": \"adam\",\n"
+                           " \"parallelism\": %s}\n",
+                           nodes, par);
+}
+
+typedef struct {
+    StepScenario *sc;
+    SimGraph *g;
+    cJSON *r;
+} Run;
+
+static bool run(const char *text, Run *out)
+{
+    GError *err = NULL;
+    out->sc = step_scenario_parse("t.json", text, strlen(text), &err);
+    out->g = NULL;
+    out->r = out->sc ? step_scenario_run(out->sc, 0, &out->g, &err) : NULL;
+    if (!out->r) {
+        printf("\nunexpected error: %s\n", err ? err->message : "?");
+        g_clear_error(&err);
+        return false;
+    }
+    return true;
+}
+
+static void run_free(Run *r)
+{
+    cJSON_Delete(r->r);
+    sim_graph_free(r->g);
+    step_scenario_free(r->sc);
+}
+
+static double step_s(const Run *r) { return cJSON_GetObjectItem(r->r, "step_time_s")->valuedouble; }
+
+static double dur(const SimGraph *g, int t) { return sim_time_to_s(sim_graph_task_duration(g, t)); }
+
+static bool is_comm(const SimGraph *g, int t)
+{
+    const char *c = sim_graph_task_category(g, t);
+    return !strcmp(c, "comm") || !strcmp(c, "tp") || !strcmp(c, "p2p");
+}
+
+/* Seconds task t of the graph overlaps its communication tasks. */
+static double overlap_s(const SimGraph *g, int t)
+{
+    double o = 0;
+    sim_time_t a = sim_graph_task_start(g, t), b = sim_graph_task_end(g, t);
+    for (int k = 0; k < (int)sim_graph_num_tasks(g); k++) {
+        if (!is_comm(g, k))
+            continue;
+        sim_time_t lo = sim_graph_task_start(g, k) > a ? sim_graph_task_start(g, k) : a;
+        sim_time_t hi = sim_graph_task_end(g, k) < b ? sim_graph_task_end(g, k) : b;
+        if (hi > lo)
+            o += sim_time_to_s(hi - lo);
+    }
+    return o;
+}
+
+/* The channels (CTAs, so SMs) NCCL runs on 8 GPUs of a DGX A100, by hand. */
+static int channels(const Run *r, int n)
+{
+    int ids[64];
+    for (int i = 0; i < n; i++)
+        ids[i] = i;
+    GError *err = NULL;
+    CollGroup *g = coll_group_new(step_scenario_topo(r->sc), ids, n, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    /* 2 x ceil(231 GB/s / 20 GB/s) = 24 in the model */
+    CU_ASSERT(coll_group_intra_bw(g) > 220e9 && coll_group_intra_bw(g) <= 240e9);
+    coll_group_free(g);
+    return 24; /* HGX A100's 8 GPUs: "Channel 23/24" (nccl-tests#100) */
+}
+
+/* dp 8 on one DGX A100, buckets behind the backward: every backward GEMM is
+ * longer by its overlap with the all-reduces x channels / 108, and the step
+ * is slower; "comm_interference": false gives the free overlap back. */
+static void test_gemm_slowed_by_sm_share(void)
+{
+    char *on = scen(1, "{\"dp\": 8, \"overlap\": true}");
+    char *off = scen(1, "{\"dp\": 8, \"overlap\": true, \"comm_interference\": false}");
+    Run a, b;
+    CU_ASSERT_FATAL(run(on, &a) && run(off, &b));
+    CU_ASSERT_EQUAL_FATAL(sim_graph_num_tasks(a.g), sim_graph_num_tasks(b.g));
+    double f = channels(&a, 8) / A100_SMS, added = 0;
+    int stretched = 0;
+    for (int t = 0; t < (int)sim_graph_num_tasks(b.g); t++) {
+        if (strcmp(sim_graph_task_name(b.g, t), "backward") && strcmp(sim_graph_task_name(b.g, t), "forward"))
+            continue;
+        double o = overlap_s(b.g, t), want = o * f, got = dur(a.g, t) - dur(b.g, t);
+        CU_ASSERT_DOUBLE_EQUAL(got, want, 1e-11 + 1e-9 * want);
+        stretched += o > 0;
+        added += got;
+    }
+    CU_ASSERT(stretched > 0);
+    CU_ASSERT(f > 0 && f < 0.5);
+    printf("\n  %d GEMM tasks overlapped; share %d/108 = %.4f; %.3f ms added; step %.3f -> %.3f ms\n", stretched,
+           channels(&a, 8), f, added * 1e3, step_s(&b) * 1e3, step_s(&a) * 1e3);
+    CU_ASSERT(step_s(&a) > step_s(&b));
+    CU_ASSERT(step_s(&a) <= step_s(&b) + added + 1e-12);
+    cJSON *cfg = cJSON_GetObjectItem(b.r, "config");
+    CU_ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(cfg, "comm_interference")));
+    run_free(&a);
+    run_free(&b);
+    g_free(on);
+    g_free(off);
+}
+
+/* Without overlap nothing runs beside the compute: no change. */
+static void test_no_overlap_no_slowdown(void)
+{
+    char *on = scen(1, "{\"dp\": 8, \"overlap\": false}");
+    char *off = scen(1, "{\"dp\": 8, \"overlap\": false, \"comm_interference\": false}");
+    Run a, b;
+    CU_ASSERT_FATAL(run(on, &a) && run(off, &b));
+    CU_ASSERT_DOUBLE_EQUAL(step_s(&a), step_s(&b), 1e-15);
+    run_free(&a);
+    run_free(&b);
+    g_free(on);
+    g_free(off);
+}
+
+static double task_dur(const SimGraph *g, const char *name)
+{
+    for (int t = 0; t < (int)sim_graph_num_tasks(g); t++)
+        if (!strcmp(sim_graph_task_name(g, t), name))
+            return dur(g, t);
+    return NAN;
+}
+
+/* tp 8 with sequence parallelism: tp_comm_overlap leaves 1 chunk of 8 of
+ * each layer's collectives exposed, plus what of the other 7 the layer's
+ * GEMMs cannot cover (on this small model they cover less than 7/8), and
+ * the GEMMs are longer by what they hide x 24 / 108. */
+static void test_tp_comm_overlap_hides_all_but_one_chunk(void)
+{
+    const char *base = "{\"tp\": 8, \"sequence_parallel\": true, \"comm_interference\": %s%s}";
+    char *p0 = g_strdup_printf(base, "false", ""), *p1 = g_strdup_printf(base, "false", ", \"tp_comm_overlap\": true");
+    char *p2 = g_strdup_printf(base, "true", ", \"tp_comm_overlap\": true");
+    char *s0 = scen(1, p0), *s1 = scen(1, p1), *s2 = scen(1, p2);
+    Run a, b, c;
+    CU_ASSERT_FATAL(run(s0, &a) && run(s1, &b) && run(s2, &c));
+    double tp0 = task_dur(a.g, "tp_forward"), tp1 = task_dur(b.g, "tp_forward");
+    double fw0 = task_dur(a.g, "forward"), fw1 = task_dur(b.g, "forward"), fw2 = task_dur(c.g, "forward");
+    CU_ASSERT_FATAL(tp0 > 0 && fw0 > 0);
+    /* 7 chunks of 8 hide behind the layer's GEMMs, as far as they last */
+    double covered = fmin(7.0 / 8 * tp0, fw0);
+    CU_ASSERT_DOUBLE_EQUAL(tp1, tp0 - covered, 1e-11);
+    CU_ASSERT(tp1 >= tp0 / 8 - 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(fw1, fw0, 1e-11);
+    double f = channels(&a, 8) / A100_SMS;
+    CU_ASSERT_DOUBLE_EQUAL(fw2, fw0 + covered * f, 1e-11);
+    CU_ASSERT(step_s(&b) < step_s(&a));
+    CU_ASSERT(step_s(&c) > step_s(&b));
+    printf("\n  tp_forward %.1f -> %.1f us exposed; forward %.1f -> %.1f us (share %.4f); step %.2f / %.2f / %.2f ms\n",
+           tp0 * 1e6, tp1 * 1e6, fw0 * 1e6, fw2 * 1e6, f, step_s(&a) * 1e3, step_s(&b) * 1e3, step_s(&c) * 1e3);
+    CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(b.r, "config"), "tp_comm_overlap")));
+    run_free(&a);
+    run_free(&b);
+    run_free(&c);
+    g_free(p0);
+    g_free(p1);
+    g_free(p2);
+    g_free(s0);
+    g_free(s1);
+    g_free(s2);
+}
+
+static void expect_error(const char *par, const char *fragment)
+{
+    char *text = scen(1, par);
+    GError *err = NULL;
+    StepScenario *sc = step_scenario_parse("bad.json", text, strlen(text), &err);
+    CU_ASSERT_PTR_NULL(sc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_EQUAL(err->code, SIM_ERROR_INPUT);
+    if (!strstr(err->message, fragment))
+        printf("\nmessage '%s' lacks '%s'\n", err->message, fragment);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, fragment));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "bad.json:3"));
+    g_clear_error(&err);
+    step_scenario_free(sc);
+    g_free(text);
+}
+
+static void test_tp_comm_overlap_refused(void)
+{
+    expect_error("{\"dp\": 8, \"tp_comm_overlap\": true}", "\"tp_comm_overlap\" needs \"tp\" > 1");
+    expect_error("{\"tp\": 8, \"tp_comm_overlap\": true}", "needs \"sequence_parallel\": true");
+    expect_error("{\"tp\": 8, \"comm_interference\": 1}", "comm_interference");
+}
+
+static const TestCase tests[] = {
+    {"a GEMM overlapped by an all-reduce slows by channels / sm_count", test_gemm_slowed_by_sm_share},
+    {"no overlap, no slowdown", test_no_overlap_no_slowdown},
+    {"tp_comm_overlap hides all but one chunk", test_tp_comm_overlap_hides_all_but_one_chunk},
+    {"tp_comm_overlap refused at its line where it does not apply", test_tp_comm_overlap_refused},
+};
+TEST_MAIN("interfere", tests)
