@@ -26,6 +26,7 @@
 #ifndef SWEEP_H
 #define SWEEP_H
 
+#include "sim_dist.h"
 #include "sim_json.h"
 
 #define SWEEP_MAX_POINTS 100000
@@ -90,6 +91,10 @@ typedef void (*SweepProgress)(int done, int total, void *user);
  * Returns {"scenario", "vary": {KEY: [values]}, "notes": [...],
  * "points": [...], "ran": N, "failed": N}. */
 cJSON *sweep_run(const Sweep *s, int jobs, SweepProgress progress, void *user);
+/* The same over the ranks of `d` (sim_dist.h): each rank runs its block of
+ * points on `jobs` threads, every rank returns the whole object, identical
+ * to sweep_run's.  NULL + err only when the gather fails. */
+cJSON *sweep_run_dist(const Sweep *s, SimDist *d, int jobs, SweepProgress progress, void *user, GError **err);
 
 /* Scaling curves from a sweep_run object: x = devices, one curve per
  * combination of the axes other than the device axis (all points in one curve

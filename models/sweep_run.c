@@ -62,8 +62,8 @@ cJSON *sweep_run_point(const Sweep *s, int point)
 
 typedef struct {
     const Sweep *s;
-    cJSON **rows;
-    int done;
+    cJSON **rows; /* of points lo.. */
+    int lo, done;
     GMutex lock;
     GCond cond;
 } RunState;
@@ -74,28 +74,28 @@ static void run_one(gpointer data, gpointer user)
     int i = GPOINTER_TO_INT(data) - 1;
     cJSON *row = sweep_run_point(st->s, i);
     g_mutex_lock(&st->lock);
-    st->rows[i] = row;
+    st->rows[i - st->lo] = row;
     st->done++;
     g_cond_signal(&st->cond);
     g_mutex_unlock(&st->lock);
 }
 
-cJSON *sweep_run(const Sweep *s, int jobs, SweepProgress progress, void *user)
+/* Points [lo, hi) on `jobs` threads; their rows in point order. */
+static cJSON **run_block(const Sweep *s, int lo, int hi, int jobs, SweepProgress progress, void *user)
 {
-    g_return_val_if_fail(s->prepared, NULL);
-    int n = s->npoints;
+    int n = hi - lo;
     if (jobs <= 0)
         jobs = (int)g_get_num_processors();
     if (jobs > n)
         jobs = n;
-    RunState st = {.s = s, .rows = g_new0(cJSON *, n)};
+    RunState st = {.s = s, .rows = g_new0(cJSON *, n ? n : 1), .lo = lo};
     g_mutex_init(&st.lock);
     g_cond_init(&st.cond);
     if (progress)
         progress(0, n, user);
     if (jobs <= 1) {
         for (int i = 0; i < n; i++) {
-            run_one(GINT_TO_POINTER(i + 1), &st);
+            run_one(GINT_TO_POINTER(lo + i + 1), &st);
             if (progress)
                 progress(i + 1, n, user);
         }
@@ -103,9 +103,9 @@ cJSON *sweep_run(const Sweep *s, int jobs, SweepProgress progress, void *user)
         GThreadPool *pool = g_thread_pool_new(run_one, &st, jobs, TRUE, NULL);
         if (!pool) /* no threads: run here */
             for (int i = 0; i < n; i++)
-                run_one(GINT_TO_POINTER(i + 1), &st);
+                run_one(GINT_TO_POINTER(lo + i + 1), &st);
         for (int i = 0; pool && i < n; i++)
-            g_thread_pool_push(pool, GINT_TO_POINTER(i + 1), NULL);
+            g_thread_pool_push(pool, GINT_TO_POINTER(lo + i + 1), NULL);
         int seen = 0;
         g_mutex_lock(&st.lock);
         while (st.done < n) {
@@ -125,6 +125,55 @@ cJSON *sweep_run(const Sweep *s, int jobs, SweepProgress progress, void *user)
     }
     g_mutex_clear(&st.lock);
     g_cond_clear(&st.cond);
+    return st.rows;
+}
+
+/* Every rank's rows, in point order: each row travels as its unformatted
+ * JSON, which cJSON reads back to the same numbers, so the printed result is
+ * the one a single process prints. */
+static cJSON **gather_rows(const Sweep *s, SimDist *d, cJSON **mine, int lo, int hi, GError **err)
+{
+    int n = s->npoints, k = hi - lo;
+    char **text = g_new0(char *, k ? k : 1);
+    size_t *len = g_new0(size_t, k ? k : 1), *lens = NULL;
+    for (int i = 0; i < k; i++) {
+        text[i] = cJSON_PrintUnformatted(mine[i]);
+        len[i] = strlen(text[i]);
+        cJSON_Delete(mine[i]);
+    }
+    char **all = sim_dist_allgather(d, (size_t)n, text, len, TRUE, NULL, &lens, err);
+    for (int i = 0; i < k; i++)
+        cJSON_free(text[i]);
+    g_free(text);
+    g_free(len);
+    if (!all)
+        return NULL;
+    cJSON **rows = g_new0(cJSON *, n ? n : 1);
+    for (int i = 0; i < n; i++)
+        rows[i] = cJSON_ParseWithLength(all[i], lens[i]);
+    sim_dist_results_free(all, (size_t)n, lens);
+    return rows;
+}
+
+cJSON *sweep_run(const Sweep *s, int jobs, SweepProgress progress, void *user)
+{
+    return sweep_run_dist(s, NULL, jobs, progress, user, NULL);
+}
+
+cJSON *sweep_run_dist(const Sweep *s, SimDist *d, int jobs, SweepProgress progress, void *user, GError **err)
+{
+    g_return_val_if_fail(s->prepared, NULL);
+    int n = s->npoints;
+    size_t lo = 0, hi = (size_t)n;
+    if (d)
+        sim_dist_block(d, (size_t)n, &lo, &hi);
+    cJSON **rows = run_block(s, (int)lo, (int)hi, jobs, progress, user);
+    if (d) {
+        cJSON **all = gather_rows(s, d, rows, (int)lo, (int)hi, err);
+        g_free(rows);
+        if (!(rows = all))
+            return NULL;
+    }
 
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "scenario", s->name);
@@ -135,12 +184,11 @@ cJSON *sweep_run(const Sweep *s, int jobs, SweepProgress progress, void *user)
     int ran = 0;
     cJSON *pts = cJSON_AddArrayToObject(out, "points");
     for (int i = 0; i < n; i++) {
-        ran += cJSON_GetObjectItemCaseSensitive(st.rows[i], "result") != NULL;
-        cJSON_AddItemToArray(pts, st.rows[i]);
+        ran += cJSON_GetObjectItemCaseSensitive(rows[i], "result") != NULL;
+        cJSON_AddItemToArray(pts, rows[i]);
     }
-    g_free(st.rows);
+    g_free(rows);
     cJSON_AddNumberToObject(out, "ran", ran);
     cJSON_AddNumberToObject(out, "failed", n - ran);
     return out;
 }
-

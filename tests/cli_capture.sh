@@ -10,23 +10,14 @@ capture=$build/traces/capture/shardsim-capture
 check=$build/traces/capture/shardsim-capture-check
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# A missing MPI is a failure, not a skip: .ci/install-deps installs Open MPI.
-command -v mpirun >/dev/null || fail "mpirun not found (Debian: apt-get install openmpi-bin libopenmpi-dev)"
 [ -x "$capture" ] || fail "$capture not built: CMake found no MPI for C (install libopenmpi-dev and reconfigure)"
 [ -x "$check" ] || fail "$check not built"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# CI runs as root; Open MPI refuses that without these.  Open MPI's own
-# allocations are not freed at exit: keep LeakSanitizer quiet for the MPI
-# program only.  Cross-memory attach is often forbidden in containers.
-launcher=(mpirun -np 2)
-if mpirun --version 2>&1 | grep -q "Open MPI"; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
-    launcher=(mpirun --allow-run-as-root --oversubscribe -np 2)
-fi
+. "$(dirname "$0")/mpi_env.sh"
+mpi_launcher 2
 
 pass=0
 for op in allreduce reduce_scatter allgather bcast alltoall; do

@@ -2,6 +2,7 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include "sim_dist.h"
 #include "sim_error.h"
 
 #include <cjson/cJSON.h>
@@ -16,6 +17,9 @@ int cmd_calibrate(int argc, char **argv);
 /* Prints "shardsim: MESSAGE" on stderr, frees `err` and returns the exit
  * status: 2 for bad input, 1 for anything else. */
 int cli_fail(GError *err);
+/* --mpi or not: the ranks to spread points over (sim_dist.h).  On ranks
+ * other than 0, stdout and stderr go to /dev/null: rank 0 speaks for all. */
+SimDist *cli_dist_start(gboolean use_mpi, GError **err);
 /* Same for a message made here ("shardsim: FMT"), always bad input (2). */
 int cli_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* Parses options; on error prints it with the usage hint and returns false. */

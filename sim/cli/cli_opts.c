@@ -96,3 +96,18 @@ int cli_check_outputs(const char *cmd, const char *const *inputs, int nin, const
     g_free(out);
     return rc;
 }
+
+SimDist *cli_dist_start(gboolean use_mpi, GError **err)
+{
+    SimDist *d = sim_dist_new(use_mpi, err);
+    if (d && !sim_dist_is_root(d)) {
+        fflush(stdout);
+        fflush(stderr);
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "--mpi: cannot silence rank %d", sim_dist_rank(d));
+            sim_dist_free(d);
+            return NULL;
+        }
+    }
+    return d;
+}

@@ -38,6 +38,10 @@ static const char sweep_description[] =
     "of the varied keys other than nodes (or parallelism.dp).  --plot-memory draws the per-device\n"
     "memory breakdown of every point that ran.\n"
     "\n"
+    "--mpi (under mpirun -np N) splits the points into N contiguous blocks, one per rank, each run on\n"
+    "its rank's --jobs threads; rank 0 gathers the rows in point order and alone prints and writes,\n"
+    "exactly what one process prints.\n"
+    "\n"
     "--json and --csv numbers are in SI units (seconds, bytes, FLOP/s: flops_per_device).\n"
     "Exit status: 0 when at least one point ran; 2 for bad input (the base scenario, a --vary, an\n"
     "output file that is the input or another output, or no point ran); 1 when an output file\n"
@@ -120,7 +124,7 @@ int cmd_sweep(int argc, char **argv)
 {
     char **vary = NULL;
     char *csv = NULL, *plot = NULL, *plot_mem = NULL, *jobs_s = NULL;
-    gboolean json = FALSE, weak = FALSE;
+    gboolean json = FALSE, weak = FALSE, mpi = FALSE;
     int jobs = 0; /* not given: the number of CPUs */
     GOptionEntry entries[] = {
         {"vary", 0, 0, G_OPTION_ARG_STRING_ARRAY, &vary, "vary KEY over the values (repeatable)", "KEY=V1,V2,..."},
@@ -132,6 +136,7 @@ int cmd_sweep(int argc, char **argv)
         {"plot-memory", 0, 0, G_OPTION_ARG_FILENAME, &plot_mem, "draw each point's memory per device",
          "FILE.png|.svg"},
         {"weak-scaling", 0, 0, G_OPTION_ARG_NONE, &weak, "scale global_batch with dp (see below)", NULL},
+        {"mpi", 0, 0, G_OPTION_ARG_NONE, &mpi, "spread the points over the ranks of mpirun (see below)", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *ctx = g_option_context_new("SCENARIO.json - run a scenario over a grid of values");
@@ -141,8 +146,13 @@ int cmd_sweep(int argc, char **argv)
     Sweep *s = NULL;
     cJSON *run = NULL;
     GError *err = NULL;
+    SimDist *dist = NULL;
     if (!cli_parse_options(ctx, &argc, &argv))
         goto out;
+    if (!(dist = cli_dist_start(mpi, &err))) {
+        rc = cli_fail(err);
+        goto out;
+    }
     if (argc != 2) {
         rc = cli_usage_error("sweep: expected one SCENARIO.json (see --help)");
         goto out;
@@ -183,7 +193,10 @@ int cmd_sweep(int argc, char **argv)
         rc = cli_usage_error("sweep: --plot draws against the device count: --vary nodes or parallelism.dp");
         goto out;
     }
-    run = sweep_run(s, jobs, isatty(STDERR_FILENO) ? progress_bar : NULL, NULL);
+    if (!(run = sweep_run_dist(s, dist, jobs, isatty(STDERR_FILENO) ? progress_bar : NULL, NULL, &err))) {
+        rc = cli_fail(err);
+        goto out;
+    }
     int ran = (int)num(run, "ran"), failed = (int)num(run, "failed");
     if (json) {
         cli_print_json(cJSON_Duplicate(run, true)); /* the files below still need it */
@@ -202,6 +215,8 @@ int cmd_sweep(int argc, char **argv)
     } else if (failed > 0) {
         fprintf(stderr, "shardsim: sweep: %d of %d points failed (see their error)\n", failed, ran + failed);
     }
+    if (!sim_dist_is_root(dist))
+        goto out; /* rank 0 writes the files */
     if (csv && !sweep_write_csv(s, run, csv, &err))
         rc = cli_fail(err);
     else if (plot && ran > 0 && !sweep_plot_scaling(s, run, plot, &err))
@@ -211,6 +226,7 @@ int cmd_sweep(int argc, char **argv)
 out:
     cJSON_Delete(run);
     sweep_free(s);
+    sim_dist_free(dist);
     g_strfreev(vary);
     g_free(csv);
     g_free(plot);

@@ -29,7 +29,12 @@ gboolean sim_dist_is_root(const SimDist *d) { return sim_dist_rank(d) == 0; }
 
 void sim_dist_block(const SimDist *d, size_t n, size_t *lo, size_t *hi)
 {
-    size_t size = (size_t)sim_dist_size(d), r = (size_t)sim_dist_rank(d);
+    sim_dist_block_of(n, sim_dist_rank(d), sim_dist_size(d), lo, hi);
+}
+
+void sim_dist_block_of(size_t n, int rank, int nranks, size_t *lo, size_t *hi)
+{
+    size_t size = (size_t)nranks, r = (size_t)rank;
     size_t base = n / size, extra = n % size;
     *lo = r * base + (r < extra ? r : extra);
     *hi = *lo + base + (r < extra ? 1 : 0);
@@ -44,9 +49,9 @@ void sim_dist_results_free(char **results, size_t n, size_t *lens)
     g_free(lens);
 }
 
-#ifndef SHARDSIM_HAVE_MPI
-char **sim_dist_allgather(SimDist *d, size_t n, char *const *mine, const size_t *len,
-                          gboolean ok, const char *msg, size_t **lens_out, GError **err)
+/* One rank: copies of this rank's results are all the results. */
+char **sim_dist_local_gather(size_t n, char *const *mine, const size_t *len, gboolean ok, const char *msg,
+                             size_t **lens_out, GError **err)
 {
     if (!ok) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s", msg ? msg : "a point failed");
@@ -55,11 +60,19 @@ char **sim_dist_allgather(SimDist *d, size_t n, char *const *mine, const size_t 
     char **all = g_new0(char *, n ? n : 1);
     size_t *lens = g_new0(size_t, n ? n : 1);
     for (size_t i = 0; i < n; i++) {
-        all[i] = g_memdup2(mine[i], len[i] + 1);
+        all[i] = g_malloc(len[i] + 1);
+        memcpy(all[i], mine[i], len[i]);
         all[i][len[i]] = '\0';
         lens[i] = len[i];
     }
     *lens_out = lens;
     return all;
+}
+
+#ifndef SHARDSIM_HAVE_MPI
+char **sim_dist_allgather(SimDist *d, size_t n, char *const *mine, const size_t *len,
+                          gboolean ok, const char *msg, size_t **lens_out, GError **err)
+{
+    return sim_dist_local_gather(n, mine, len, ok, msg, lens_out, err);
 }
 #endif

@@ -26,6 +26,8 @@ gboolean sim_dist_is_root(const SimDist *d);
 /* This rank's block [*lo, *hi) of n points: contiguous, balanced, in rank
  * order, so the blocks of ranks 0..size-1 concatenate to 0..n-1. */
 void sim_dist_block(const SimDist *d, size_t n, size_t *lo, size_t *hi);
+/* The same for any rank of any size (pure). */
+void sim_dist_block_of(size_t n, int rank, int size, size_t *lo, size_t *hi);
 
 /* mine[i] (len[i] bytes) is the result of point lo + i of this rank's block
  * of n.  Returns all n results in point order on every rank (free with
@@ -35,5 +37,9 @@ void sim_dist_block(const SimDist *d, size_t n, size_t *lo, size_t *hi);
 char **sim_dist_allgather(SimDist *d, size_t n, char *const *mine, const size_t *len,
                           gboolean ok, const char *msg, size_t **lens_out, GError **err);
 void sim_dist_results_free(char **results, size_t n, size_t *lens);
+
+/* The one-rank gather both transports share (not for callers). */
+char **sim_dist_local_gather(size_t n, char *const *mine, const size_t *len, gboolean ok, const char *msg,
+                             size_t **lens_out, GError **err);
 
 #endif
