@@ -50,7 +50,7 @@ static void test_closed_form_matches_flows(void)
         int nodes;
     } cases[] = {{"ring8", 0},  {"fc8", 0},  {"dgx-a100", 0},  {"dgx-h100", 0},  {"dgx1-v100", 0},
                  {"dgx-a100-cluster", 2}, {"dgx-a100-cluster", 8}, {"dgx-a100-cluster", 64},
-                 {"dgx-h100-cluster", 4}, {"tpu-v3-pod", 4}, {"tpu-v4-pod", 0}};
+                 {"dgx-h100-cluster", 4}, {"tpu-v3-pod", 4}};
     int tested = 0, tested_torus = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         Topo *t = load(cases[i].topo, cases[i].nodes);
@@ -81,7 +81,7 @@ static void test_closed_form_matches_flows(void)
         topo_free(t);
     }
     CU_ASSERT_TRUE(tested > 100);
-    CU_ASSERT_EQUAL(tested_torus, 2);
+    CU_ASSERT_EQUAL(tested_torus, 1); /* tests/test_torus.c: more tori */
 }
 
 /* The double binary tree across nodes: on a non-blocking rail-optimised fat
