@@ -6,18 +6,23 @@
  * (by their bandwidth), so each chip sends on both its links of the
  * dimension, the wraparound ones included.  That is the 2-D torus all-reduce
  * of Google's TPU pods (Ying et al. 2018, "Image Classification at
- * Supercomputer Scale", arXiv:1811.06992, sec. 3.3; Kumar et al. 2019, "Scale
- * MLPerf-0.6 models on Google TPU-v3 Pods", arXiv:1909.09756; the reduce-
- * scatter / all-gather halves are what Xu et al. 2020's sharded weight
- * update uses, arXiv:2004.13336), generalised to three dimensions as TPU v4
- * slices run it (Jouppi et al., ISCA 2023).
+ * Supercomputer Scale", arXiv:1811.06992; Kumar et al. 2019, "Scale
+ * MLPerf-0.6 models on Google TPU-v3 Pods", arXiv:1909.09756), rows then
+ * columns of bidirectional ("pincer") rings as in Google's patent application
+ * US 2018/0240039 A1; its reduce-scatter and all-gather halves carry Xu et
+ * al. 2020's sharded weight update (arXiv:2004.13336); in three dimensions
+ * for TPU v4 slices (Jouppi et al., ISCA 2023).
  *
  * Latency: each dimension's ring takes d - 1 steps, at the per-step latency
  * of the ICI link class (the collective parameters' nvlink class, which ICI
- * maps to) and the ring's base latency once; there is no network step: every
- * hop is between neighbouring chips.  The group must be the whole torus (a
- * data-parallel group of a pure DP job); any other group has no rings of
- * whole dimensions here. */
+ * maps to: an assumption, not a TPU measurement) and the ring's base latency
+ * once; there is no network step: every hop is between neighbouring chips.
+ * The group must be the whole torus (a data-parallel group of a pure DP
+ * job); any other group has no rings of whole dimensions here.
+ *
+ * Not modelled: splitting the message over several dimension orders at once
+ * so that every link of a chip is busy in every phase (here a phase uses the
+ * two links of its dimension, 2 of a 3-D chip's 6). */
 #include "coll_internal.h"
 
 /* The torus seen by one group: dimension sizes, and per dimension the
