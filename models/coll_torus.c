@@ -117,8 +117,8 @@ static bool cost_torus(const CollGroup *g, CollOp op, CollProto p, double bytes,
     return true;
 }
 
-/* Chip of group index i's neighbour order along dimension k: the ring through
- * chip `chip` (in chip ids), the positive way or the negative way. */
+/* The chips (ids) of dimension k's ring through `chip`, from it the positive
+ * or the negative way round. */
 static void ring_chips(const Torus *tt, int chip, int k, bool back, int *order)
 {
     int d = tt->dims[k], s = tt->stride[k], x = (chip / s) % d, base = chip - x * s;
