@@ -10,6 +10,7 @@ static const CollAlgoDesc *const algos[COLL_NUM_ALGOS] = {
     [COLL_RING] = &coll_ring_algo,       [COLL_TREE] = &coll_tree_algo, [COLL_RHD] = &coll_rhd_algo,
     [COLL_DIRECT] = &coll_direct_algo,   [COLL_HIER] = &coll_hier_algo, [COLL_COLLNET] = &coll_collnet_algo,
     [COLL_NVLS] = &coll_nvls_algo,       [COLL_NVLS_TREE] = &coll_nvls_tree_algo, [COLL_PAT] = &coll_pat_algo,
+    [COLL_TORUS] = &coll_torus_algo,
 };
 
 const CollAlgoDesc *coll_algo_desc(CollAlgo a) { return a >= 0 && a < COLL_NUM_ALGOS ? algos[a] : NULL; }

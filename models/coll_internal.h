@@ -234,7 +234,7 @@ typedef struct {
 } CollAlgoDesc;
 
 extern const CollAlgoDesc coll_ring_algo, coll_tree_algo, coll_rhd_algo, coll_direct_algo, coll_hier_algo,
-    coll_collnet_algo, coll_nvls_algo, coll_nvls_tree_algo, coll_pat_algo;
+    coll_collnet_algo, coll_nvls_algo, coll_nvls_tree_algo, coll_pat_algo, coll_torus_algo;
 
 /* The algorithm `a`, or NULL if it is none (coll_algos.c). */
 const CollAlgoDesc *coll_algo_desc(CollAlgo a);

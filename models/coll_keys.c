@@ -129,6 +129,7 @@ bool coll_params_set(CollParams *p, int i, double v)
     *slot(p, i) = v;
     /* the hierarchical all-reduce runs rings: it shares their base latency */
     memcpy(p->base[COLL_HIER], p->base[COLL_RING], sizeof p->base[COLL_HIER]);
+    memcpy(p->base[COLL_TORUS], p->base[COLL_RING], sizeof p->base[COLL_TORUS]);
     return true;
 }
 

@@ -113,6 +113,7 @@ static bool params_read(const char *path, CollParams *p, GError **err)
         if (!get_proto_triple(d, base, bases[i].key, p->base[bases[i].algo], 1, err))
             goto out;
     memcpy(p->base[COLL_HIER], p->base[COLL_RING], sizeof p->base[COLL_HIER]);
+    memcpy(p->base[COLL_TORUS], p->base[COLL_RING], sizeof p->base[COLL_TORUS]); /* rings too */
     static const char *hw[] = {"nvlink", "pcie", "net"};
     for (int h = 0; h < HW_NUM; h++) {
         const cJSON *o = get_object(d, step, hw[h], err);

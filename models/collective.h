@@ -44,6 +44,7 @@ typedef enum {
     COLL_NVLS, /* reduction inside the NVSwitch (NVLink SHARP); across nodes with in-network reduction */
     COLL_NVLS_TREE, /* NVLink SHARP inside each node, double binary tree across (NCCL 2.18+) */
     COLL_PAT,  /* reduce-scatter / all-gather at one rank per node (NCCL 2.23+) */
+    COLL_TORUS, /* per-dimension bidirectional rings on a TPU torus (coll_torus.c) */
     COLL_NUM_ALGOS
 } CollAlgo;
 

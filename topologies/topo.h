@@ -116,6 +116,10 @@ int topo_max_route_length(const Topo *t);
 const char *topo_rank_name(const Topo *t, int rank);
 /* "nvlink", "pcie", "net", "ici", "shm". */
 const char *topo_link_kind_name(TopoLinkKind k);
+/* A 2-D or 3-D torus (torus2d, torus3d): its sizes in dimension order (chip
+ * N at x + X*y + X*Y*z) into dims, and the number of dimensions; 0 for any
+ * other topology (a ring of GPUs included). */
+int topo_torus_dims(const Topo *t, int dims[3]);
 /* The preset names found in topo_preset_dir(), sorted; free with g_strfreev. */
 char **topo_list_presets(void);
 

@@ -136,6 +136,15 @@ static bool build_torus(Topo *t, const TopoCtx *c, int nd, GError **err)
     return true;
 }
 
+int topo_torus_dims(const Topo *t, int dims[3])
+{
+    if (t->fam != TOPO_ROUTE_TORUS || t->ndims < 2) /* a ring is a 1-D torus of GPUs, not a TPU torus */
+        return 0;
+    for (int k = 0; k < 3; k++)
+        dims[k] = k < t->ndims ? t->dims[k] : 1;
+    return t->ndims;
+}
+
 bool topo_build_torus2d(Topo *t, const TopoCtx *c, GError **err)
 {
     return build_torus(t, c, 2, err);
