@@ -39,6 +39,8 @@ typedef struct {
     char topos[UNC_MAX_TOPOS][48]; /* the topologies measured */
 } CollUncert;
 
+#define RCCL_CORR 27 /* RCCL's correction factors: 64 B to 4 GiB and up */
+
 /* RCCL's tuner (coll_rccl.c reads the "rccl" object): the times of its
  * default model, and the tuning model it rates 8-GPU meshes by. */
 typedef struct {
@@ -48,6 +50,7 @@ typedef struct {
     bool ll128;
     double mesh_step[HW_NUM][2][COLL_NUM_PROTOS]; /* tuner only: latencies it rates by */
     double mesh_ratio[2][2][COLL_NUM_PROTOS];     /* [2 nodes | more][ring|tree][proto] bus bandwidth ratios */
+    double mesh_corr[2][COLL_NUM_PROTOS][RCCL_CORR]; /* [ring|tree]: the tuner's bandwidth by log2(bytes/64) */
     /* MSCCL's all-pairs all-reduce on one node of `msccl_ranks` (0: none) */
     int msccl_ranks;
     double msccl_ll_max, msccl_simple_max, msccl_small_max, msccl_small_chunks, msccl_chunks, msccl_elem;
@@ -147,6 +150,9 @@ bool coll_params_read_rccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
 void coll_rccl_apply(CollGroup *g);
 /* Frees the tuner twin (its arrays are the group's). */
 void coll_rccl_free(CollGroup *g);
+/* RCCL's tuning-model correction of the tuner's bandwidth of algorithm a
+ * (tree; ring across nodes), 1 for the others. */
+double coll_rccl_tuner_correction(const CollGroup *g, CollAlgo a, CollProto p, double bytes);
 /* Whether RCCL runs `op` of `bytes` with an MSCCL algorithm rather than its
  * tuner's choice, and with which protocol (the algorithm: direct). */
 bool coll_rccl_msccl(const CollGroup *g, CollOp op, double bytes, CollProto *proto);

@@ -76,6 +76,10 @@ bool coll_params_read_rccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
         c->ring_plateau = p->ring_plateau;
         c->ll128 = p->ll128_multinode;
         memcpy(c->mesh_step, p->step, sizeof c->mesh_step);
+        for (int f = 0; f < 2; f++)
+            for (int q = 0; q < COLL_NUM_PROTOS; q++)
+                for (int i = 0; i < RCCL_CORR; i++)
+                    c->mesh_corr[f][q][i] = 1;
         for (int n = 0; n < 2; n++)
             for (int f = 0; f < 2; f++)
                 memcpy(c->mesh_ratio[n][f], p->proto_bw[f], sizeof c->mesh_ratio[n][f]);
@@ -99,6 +103,28 @@ bool coll_params_read_rccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
             if (!x || !get_triple(d, x, fam_names[f], c->mesh_ratio[n][f], err))
                 return false;
     }
+    static const char *corr[2] = {"ring_correction", "tree_correction"};
+    for (int f = 0; f < 2; f++) {
+        const cJSON *x = get_obj(d, mesh, corr[f], err);
+        for (int q = 0; x && q < COLL_NUM_PROTOS; q++) {
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(x, coll_proto_name(q));
+            if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != RCCL_CORR) {
+                sim_json_error(d, a ? a : x, err, "%s.%s must be an array of %d numbers", corr[f], coll_proto_name(q),
+                               RCCL_CORR);
+                return false;
+            }
+            for (int i = 0; i < RCCL_CORR; i++) {
+                const cJSON *v = cJSON_GetArrayItem(a, i);
+                if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1)) {
+                    sim_json_error(d, v, err, "%s.%s[%d] must be in [0, 1]", corr[f], coll_proto_name(q), i);
+                    return false;
+                }
+                c->mesh_corr[f][q][i] = v->valuedouble;
+            }
+        }
+        if (!x)
+            return false;
+    }
     const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, "msccl");
     if (!ms)
         return true;
@@ -117,6 +143,16 @@ bool coll_params_read_rccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
         return false;
     c->msccl_ranks = (int)ranks;
     return true;
+}
+
+double coll_rccl_tuner_correction(const CollGroup *g, CollAlgo a, CollProto p, double bytes)
+{
+    if (!g->tuner || !(a == COLL_TREE || (a == COLL_RING && g->nnodes > 1)))
+        return 1;
+    int lg = 0; /* log2i(bytes >> 6), the last entry for all larger */
+    for (double v = floor(bytes / 64); v >= 2 && lg < RCCL_CORR - 1; v /= 2)
+        lg++;
+    return g->p.rccl.mesh_corr[a == COLL_TREE][p][lg];
 }
 
 bool coll_rccl_msccl(const CollGroup *g, CollOp op, double bytes, CollProto *proto)

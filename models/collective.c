@@ -142,7 +142,10 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
         CollCost r = {0};
         if (!d->cost(g->tuner, op, p, bytes, &r) || !(r.algbw_Bps > 0))
             return false;
-        c->tuner_algbw_Bps = r.tuner_algbw_Bps > 0 ? r.tuner_algbw_Bps : r.algbw_Bps;
+        c->tuner_algbw_Bps = (r.tuner_algbw_Bps > 0 ? r.tuner_algbw_Bps : r.algbw_Bps) *
+                             coll_rccl_tuner_correction(g, a, p, bytes);
+        if (!(c->tuner_algbw_Bps > 0))
+            return false; /* a zero factor: RCCL never rates it there */
         c->tuner_latency_s = r.latency_s;
     }
     /* Calls are issued back to back (nccl-tests' timed loop, a training
