@@ -74,6 +74,7 @@ struct CollParams {
     CollUncert unc;
     /* what came with NCCL versions (coll_algos.c reads the "nccl" object) */
     int ver_nvls, ver_nvls_tree, ver_pat; /* first version code with each */
+    int ver_net_overhead; /* from it the ring's network post overhead replaces the x1.8 LL factor */
     double nvls_net_lat, nvls_tree_net_lat; /* per network step, NVLS(+CollNet) and NVLSTree */
     double pat_base, pat_per_rank, pat_log_div, pat_bw; /* PAT: 8 us + log2(nodes) x net / 3.5 + 2.8 us x ranks; x0.75 */
     CollTransport transport[TOPO_TRANSPORT_NUM];
@@ -197,7 +198,7 @@ static inline int coll_ring_channels(const CollGroup *g)
 static inline double coll_intra_step_lat(const CollGroup *g, int kind, CollProto p)
 {
     double l = g->p.step[g->intra_hw][kind][p];
-    if (g->nnodes > 1 && p == COLL_LL)
+    if (g->nnodes > 1 && p == COLL_LL && !coll_version_has(g, g->p.ver_net_overhead))
         l *= g->p.ll_intra_factor;
     return l;
 }
