@@ -109,7 +109,7 @@ static bool proto_allowed(const CollGroup *g, CollProto p)
 /* What the tuner cannot pick although the algorithm could run: RCCL has no
  * NVLS, NVLSTree or PAT kernels (its NCCL_NUM_ALGORITHMS is 6, without PAT,
  * and no AMD fabric reduces in its switches) and does not rate tree Simple
- * on one node of an 8-GPU mesh (tuning.cc line 371: gfx94 with every rank
+ * on one node of an 8-GPU mesh (tuning.cc line 365: gfx94 with every rank
  * on the node). */
 static bool tuner_skips(const CollGroup *g, CollAlgo a, CollProto p)
 {
