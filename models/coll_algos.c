@@ -75,6 +75,7 @@ bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
     }
     return get_version(d, since, "nvls", &p->ver_nvls, err) && get_version(d, since, "nvlstree", &p->ver_nvls_tree, err) &&
            get_version(d, since, "pat", &p->ver_pat, err) &&
+           get_version(d, since, "net_overhead", &p->ver_net_overhead, err) &&
            sim_json_get_number(d, o, "nvls_net_step_latency_s", true, 0, 1, &p->nvls_net_lat, err) &&
            sim_json_get_number(d, o, "nvlstree_net_step_latency_s", true, 0, 1, &p->nvls_tree_net_lat, err) &&
            sim_json_get_number(d, o, "pat_base_latency_s", true, 0, 1, &p->pat_base, err) &&

@@ -311,7 +311,8 @@ CollGroup *coll_group_new_with(const Topo *t, const int *ranks, int nranks, cons
         return NULL;
     }
     find_nics(g);
-    coll_group_add_transport_latency(g);
+    g->p0 = *p;
+    coll_rccl_apply(g);
     coll_tree_shape(g);
     g->rotate = strcmp(topo_family(t), "ring") != 0;
     return g;
@@ -324,6 +325,7 @@ void coll_group_free(CollGroup *g)
     g_free(g->ranks);
     g_free(g->node_start);
     g_free(g->by_node);
+    coll_rccl_free(g);
     g_free(g);
 }
 

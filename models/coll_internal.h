@@ -39,6 +39,23 @@ typedef struct {
     char topos[UNC_MAX_TOPOS][48]; /* the topologies measured */
 } CollUncert;
 
+#define RCCL_CORR 27 /* RCCL's correction factors: 64 B to 4 GiB and up */
+
+/* RCCL's tuner (coll_rccl.c reads the "rccl" object): the times of its
+ * default model, and the tuning model it rates 8-GPU meshes by. */
+typedef struct {
+    double base[COLL_NUM_PROTOS];            /* every algorithm's */
+    double step[HW_NUM][2][COLL_NUM_PROTOS]; /* [hw][ring|tree][proto], what a step takes */
+    double ll_intra_factor, ring_plateau;
+    bool ll128;
+    double mesh_step[HW_NUM][2][COLL_NUM_PROTOS]; /* tuner only: latencies it rates by */
+    double mesh_ratio[2][2][COLL_NUM_PROTOS];     /* [2 nodes | more][ring|tree][proto] bus bandwidth ratios */
+    double mesh_corr[2][COLL_NUM_PROTOS][RCCL_CORR]; /* [ring|tree]: the tuner's bandwidth by log2(bytes/64) */
+    /* MSCCL's all-pairs all-reduce on one node of `msccl_ranks` (0: none) */
+    int msccl_ranks;
+    double msccl_ll_max, msccl_simple_max, msccl_small_max, msccl_small_chunks, msccl_chunks, msccl_elem;
+} CollRccl;
+
 /* What models/presets/collectives.json says (coll_params.c). */
 struct CollParams {
     double base[COLL_NUM_ALGOS][COLL_NUM_PROTOS];
@@ -57,14 +74,17 @@ struct CollParams {
     CollUncert unc;
     /* what came with NCCL versions (coll_algos.c reads the "nccl" object) */
     int ver_nvls, ver_nvls_tree, ver_pat; /* first version code with each */
+    int ver_net_overhead; /* from it the ring's network post overhead replaces the x1.8 LL factor */
     double nvls_net_lat, nvls_tree_net_lat; /* per network step, NVLS(+CollNet) and NVLSTree */
     double pat_base, pat_per_rank, pat_log_div, pat_bw; /* PAT: 8 us + log2(nodes) x net / 3.5 + 2.8 us x ranks; x0.75 */
     CollTransport transport[TOPO_TRANSPORT_NUM];
+    CollRccl rccl;
 };
 
 struct CollGroup {
     const Topo *t;
-    CollParams p;
+    CollParams p;  /* what the costs read: p0 with the library's constants and the transport's latency */
+    CollParams p0; /* as given */
     int n, nnodes, ppn;
     int *ranks;      /* group order */
     int *node_start; /* nnodes + 1 offsets into by_node */
@@ -93,6 +113,11 @@ struct CollGroup {
      * of the message (its chains' up and down hops) */
     int tree_deg, tree_depth;
     double tree_intra;
+    CollLibrary library;
+    /* RCCL on an 8-GPU mesh: the same group with the tuning model's
+     * latencies and bandwidth ratios, which coll_cost rates choices by
+     * (coll_rccl.c); NULL: the times rate themselves */
+    struct CollGroup *tuner;
 };
 
 /* Loads the parameters from `path` (a full file, or an overlay on the
@@ -118,6 +143,20 @@ static inline bool coll_nvls_capable(const CollGroup *g) { return topo_has_nvlin
 
 /* Adds the NICs' transport latency to g->p's network steps (coll_group.c). */
 void coll_group_add_transport_latency(CollGroup *g);
+
+/* The "rccl" object of the parameter file (coll_rccl.c). */
+bool coll_params_read_rccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err);
+/* Sets g->p from g->p0: the library's constants, the NICs' transport
+ * latency; and makes or drops the tuner twin (coll_rccl.c). */
+void coll_rccl_apply(CollGroup *g);
+/* Frees the tuner twin (its arrays are the group's). */
+void coll_rccl_free(CollGroup *g);
+/* RCCL's tuning-model correction of the tuner's bandwidth of algorithm a
+ * (tree; ring across nodes), 1 for the others. */
+double coll_rccl_tuner_correction(const CollGroup *g, CollAlgo a, CollProto p, double bytes);
+/* Whether RCCL runs `op` of `bytes` with an MSCCL algorithm rather than its
+ * tuner's choice, and with which protocol (the algorithm: direct). */
+bool coll_rccl_msccl(const CollGroup *g, CollOp op, double bytes, CollProto *proto);
 
 /* ---------------- what the group derived, for every algorithm ---------------- */
 
@@ -159,7 +198,7 @@ static inline int coll_ring_channels(const CollGroup *g)
 static inline double coll_intra_step_lat(const CollGroup *g, int kind, CollProto p)
 {
     double l = g->p.step[g->intra_hw][kind][p];
-    if (g->nnodes > 1 && p == COLL_LL)
+    if (g->nnodes > 1 && p == COLL_LL && !coll_version_has(g, g->p.ver_net_overhead))
         l *= g->p.ll_intra_factor;
     return l;
 }

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#define MAX_KEYS 128
+#define MAX_KEYS 256
 
 typedef struct {
     char name[64];
@@ -83,6 +83,31 @@ static void build(void)
         g_snprintf(n, sizeof n, "transports.%s.bandwidth_fraction", tn);
         add(n, OFF(transport[0].fraction) + sizeof(CollTransport) * t, 0.01, 1, EFF_SD, true);
     }
+    /* RCCL's (coll_rccl.c): the times fit, the tuning model's ratings do not */
+    for (int p = 0; p < COLL_NUM_PROTOS; p++) {
+        g_snprintf(n, sizeof n, "rccl.base_latency.%s", coll_proto_name(p));
+        add(n, OFF(rccl.base[0]) + sizeof(double) * p, 0, 1, LAT_SD, true);
+    }
+    for (int m = 0; m < 2; m++)
+        for (int h = 0; h < HW_NUM; h++)
+            for (int f = 0; f < 2; f++)
+                for (int p = 0; p < COLL_NUM_PROTOS; p++) {
+                    g_snprintf(n, sizeof n, "rccl.%sstep_latency.%s.%s.%s", m ? "mesh_tuning." : "", hw[h], fam[f],
+                               coll_proto_name(p));
+                    size_t at = (m ? OFF(rccl.mesh_step[0][0][0]) : OFF(rccl.step[0][0][0])) +
+                                sizeof(double) * ((h * 2 + f) * COLL_NUM_PROTOS + p);
+                    add(n, at, 0, 1, LAT_SD, m == 0);
+                }
+    static const char *nodes[] = {"two_nodes", "more_nodes"};
+    for (int k = 0; k < 2; k++)
+        for (int f = 0; f < 2; f++)
+            for (int p = 0; p < COLL_NUM_PROTOS; p++) {
+                g_snprintf(n, sizeof n, "rccl.mesh_tuning.bandwidth_ratio.%s.%s.%s", nodes[k], fam[f], coll_proto_name(p));
+                add(n, OFF(rccl.mesh_ratio[0][0][0]) + sizeof(double) * ((k * 2 + f) * COLL_NUM_PROTOS + p), 0, 1, EFF_SD,
+                    false);
+            }
+    add("rccl.ll_intra_latency_factor_multinode", OFF(rccl.ll_intra_factor), 0, 100, EFF_SD, false);
+    add("rccl.ring_plateau_factor", OFF(rccl.ring_plateau), 1, 10, EFF_SD, false);
     add("ring_plateau_factor", OFF(ring_plateau), 1, 10, EFF_SD, false);
     add("ll_intra_latency_factor_multinode", OFF(ll_intra_factor), 0, 100, EFF_SD, false);
     add("ll128_max_bw_per_channel", OFF(ll128_max_per_ch), 1, 1e15, EFF_SD, false);
@@ -163,8 +188,8 @@ bool coll_group_set_params(CollGroup *g, const CollParams *p)
     if (memcmp(g->p.link_eff, p->link_eff, sizeof p->link_eff) != 0 || g->p.max_channels != p->max_channels ||
         memcmp(g->p.transport, p->transport, sizeof p->transport) != 0)
         return false;
-    g->p = *p;
-    coll_group_add_transport_latency(g);
+    g->p0 = *p;
+    coll_rccl_apply(g);
     return true;
 }
 

@@ -33,7 +33,7 @@ static double ring_lat(const CollGroup *g, CollOp op, CollProto p)
     if (inter > steps)
         inter = steps;
     double intra = coll_intra_step_lat(g, 0, p);
-    if (nn > 1) /* every step of a ring across nodes also posts to the network */
+    if (nn > 1 && coll_version_has(g, g->p.ver_net_overhead)) /* every step of a ring across nodes also posts to the network */
         intra = fmax(intra, g->p.net_overhead * (p == COLL_SIMPLE ? 3 : 1));
     return g->p.base[COLL_RING][p] + (steps - inter) * intra + inter * g->p.step[HW_NET][0][p];
 }

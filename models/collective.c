@@ -48,7 +48,12 @@ double coll_busbw_factor(CollOp op, int n)
 }
 /* ---------------- NCCL versions ---------------- */
 
-void coll_group_set_nccl_version(CollGroup *g, int code) { g->nccl_version = code > 0 ? code : 0; }
+void coll_group_set_nccl_version(CollGroup *g, int code)
+{
+    g->nccl_version = code > 0 ? code : 0;
+    if (g->tuner)
+        g->tuner->nccl_version = g->nccl_version;
+}
 int coll_group_nccl_version(const CollGroup *g) { return g->nccl_version; }
 
 /* A whole number in [0, 99] at *s (advanced past it), or -1. */
@@ -94,8 +99,24 @@ int coll_nccl_version_parse(const char *s)
 static bool proto_allowed(const CollGroup *g, CollProto p)
 {
     /* NCCL enables LL128 by default only over NVLink inside one node; across
-     * a network it is off (NCCL 2.8 tuner: typeInter must not be NET). */
+     * a network it is off (NCCL 2.8 tuner: typeInter must not be NET).
+     * RCCL has it off everywhere (rccl.ll128). */
+    if (g->library == COLL_LIB_RCCL && p == COLL_LL128)
+        return g->p.rccl.ll128;
     return p != COLL_LL128 || (g->intra_hw == HW_NVLINK && (g->nnodes == 1 || g->p.ll128_multinode));
+}
+
+/* What the tuner cannot pick although the algorithm could run: RCCL has no
+ * NVLS, NVLSTree or PAT kernels (its NCCL_NUM_ALGORITHMS is 6, without PAT,
+ * and no AMD fabric reduces in its switches) and does not rate tree Simple
+ * on one node of an 8-GPU mesh (tuning.cc line 365: gfx94 with every rank
+ * on the node). */
+static bool tuner_skips(const CollGroup *g, CollAlgo a, CollProto p)
+{
+    if (g->library != COLL_LIB_RCCL)
+        return false;
+    return a == COLL_NVLS || a == COLL_NVLS_TREE || a == COLL_PAT ||
+           (a == COLL_TREE && p == COLL_SIMPLE && g->tuner && g->nnodes == 1);
 }
 
 static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, double bytes, CollCost *c)
@@ -116,6 +137,17 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
         return false;
     if (!(c->tuner_algbw_Bps > 0))
         c->tuner_algbw_Bps = c->algbw_Bps;
+    c->tuner_latency_s = 0;
+    if (g->tuner) { /* RCCL's tuning model rates it (coll_rccl.c) */
+        CollCost r = {0};
+        if (!d->cost(g->tuner, op, p, bytes, &r) || !(r.algbw_Bps > 0))
+            return false;
+        c->tuner_algbw_Bps = (r.tuner_algbw_Bps > 0 ? r.tuner_algbw_Bps : r.algbw_Bps) *
+                             coll_rccl_tuner_correction(g, a, p, bytes);
+        if (!(c->tuner_algbw_Bps > 0))
+            return false; /* a zero factor: RCCL never rates it there */
+        c->tuner_latency_s = r.latency_s;
+    }
     /* Calls are issued back to back (nccl-tests' timed loop, a training
      * step's buckets): the host launches the next while the GPUs run this
      * one, so a call costs the longer of the two - unless each launch waits
@@ -124,6 +156,7 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
     double host = coll_host_time(g);
     if (g->launch_waits) {
         c->latency_s += host;
+        c->tuner_latency_s += c->tuner_latency_s > 0 ? host : 0;
         c->time_s += host;
     } else if (host > c->time_s) {
         c->latency_s += host - c->time_s;
@@ -135,12 +168,19 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
 }
 
 /* What NCCL's tuner thinks `c` takes: its rating, not the time. */
-static double tuner_time(const CollCost *c, double bytes) { return c->latency_s + bytes / c->tuner_algbw_Bps; }
+static double tuner_time(const CollCost *c, double bytes)
+{
+    return (c->tuner_latency_s > 0 ? c->tuner_latency_s : c->latency_s) + bytes / c->tuner_algbw_Bps;
+}
 
 bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes, CollCost *out)
 {
     bool found = false;
     CollCost best = {0};
+    CollProto mp;
+    if (algo == COLL_ALGO_AUTO && coll_rccl_msccl(g, op, bytes, &mp) && (proto == COLL_PROTO_AUTO || proto == mp) &&
+        cost_one(g, op, COLL_DIRECT, mp, bytes, out))
+        return true; /* RCCL's MSCCL algorithm runs ahead of its tuner */
     /* auto: NCCL's choices first; an op none of them runs (all-to-all) takes any */
     for (int pass = 0; pass < 2 && !found; pass++)
     for (int a = 0; a < COLL_NUM_ALGOS; a++) {
@@ -148,6 +188,8 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
             continue;
         for (int p = 0; p < COLL_NUM_PROTOS; p++) {
             if (proto != COLL_PROTO_AUTO && p != (int)proto)
+                continue;
+            if (algo == COLL_ALGO_AUTO && tuner_skips(g, a, p))
                 continue;
             CollCost c = {0};
             if (cost_one(g, op, a, p, bytes, &c) && (!found || tuner_time(&c, bytes) < tuner_time(&best, bytes))) {

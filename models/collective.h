@@ -112,6 +112,19 @@ int coll_group_nccl_version(const CollGroup *g);
  * ("21803", "2803" as NCCL before 2.9 wrote 2.8.3) into a version code; -1 if
  * it is none. */
 int coll_nccl_version_parse(const char *s);
+/* The collective library whose tuner and constants the model follows:
+ * NCCL's (the default), or RCCL's, AMD's fork (its own base and per-step
+ * latencies, no LL128, and on 8-GPU meshes its MI300-class tuning model
+ * choosing the algorithm). */
+typedef enum { COLL_LIB_NCCL, COLL_LIB_RCCL, COLL_NUM_LIBS } CollLibrary;
+void coll_group_set_library(CollGroup *g, CollLibrary lib);
+CollLibrary coll_group_library(const CollGroup *g);
+const char *coll_library_name(CollLibrary lib); /* "nccl", "rccl" */
+int coll_library_parse(const char *s);          /* -1 if unknown */
+/* What a topology runs by default: rccl on AMD GPUs (accelerator or
+ * topology named "mi" and a digit: mi300x, mi355x-cluster),
+ * else nccl. */
+CollLibrary coll_library_default(const Topo *t);
 /* The process layout: one thread drives `gpus_per_thread` devices
  * (nccl-tests -g N, a single-process multi-GPU job) and launches on them one
  * after another; threads and processes launch in parallel.  Default 1. */
@@ -137,6 +150,7 @@ typedef struct {
      * from the physics (the double binary tree at two nodes); auto picks by
      * latency + bytes / this, and reports time_s.  0: algbw_Bps */
     double tuner_algbw_Bps;
+    double tuner_latency_s; /* the latency the tuner rates it by; 0: latency_s */
 } CollCost;
 
 /* Closed-form cost; algo/proto AUTO pick what NCCL's tuner picks: the

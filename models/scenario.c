@@ -32,6 +32,7 @@ struct StepScenario {
     StepPlan plan;
     bool flow_contention; /* scale DP collectives by the flow simulation's contention */
     int nccl_version;     /* NCCL version code the collectives follow; 0: the newest */
+    int nccl_library;     /* CollLibrary ("nccl_library"); -1: the topology's default */
     StepAttention attention; /* "attention": fused by default where the chip has a fused kernel */
     int gpus_per_process; /* GPUs one process drives (launches serially); 1 = one per GPU */
     bool dp_given;        /* else dp = ranks / (tp x pp): the replicas fill the machine */
@@ -453,7 +454,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
                                        "precision", "optimizer", "parallelism", "name", "description", "source",
                                        "flow_contention", "collective_params", "placement", "placement_seed",
-                                       "nccl_version", "attention", "gpus_per_process", NULL};
+                                       "nccl_version", "nccl_library", "attention", "gpus_per_process", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -488,6 +489,15 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     if (ver && (sc->nccl_version = coll_nccl_version_parse(ver)) <= 0) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "nccl_version"), err,
                        "\"nccl_version\" must be an NCCL version such as \"2.18.3\"");
+        goto fail;
+    }
+    const char *lib = NULL;
+    if (!sim_json_get_string(d, root, "nccl_library", false, &lib, err))
+        goto fail;
+    sc->nccl_library = lib ? coll_library_parse(lib) : -1;
+    if (lib && sc->nccl_library < 0) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "nccl_library"), err,
+                       "\"nccl_library\" must be \"nccl\" or \"rccl\"");
         goto fail;
     }
     sc->gpus_per_process = (int)gpp;
@@ -600,6 +610,7 @@ void step_scenario_set_accel(StepScenario *sc, const Accel *a)
     sc->acc = accel_copy(a);
 }
 int step_scenario_nccl_version(const StepScenario *sc) { return sc->nccl_version; }
+int step_scenario_nccl_library(const StepScenario *sc) { return sc->nccl_library; }
 StepAttention step_scenario_attention(const StepScenario *sc) { return sc->attention; }
 int step_scenario_gpus_per_process(const StepScenario *sc) { return sc->gpus_per_process; }
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }

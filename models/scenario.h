@@ -71,6 +71,9 @@ void step_scenario_set_accel(StepScenario *sc, const Accel *a);
 const CollParams *step_scenario_coll_params(const StepScenario *sc);
 /* The NCCL version code its collectives follow ("nccl_version"); 0: the newest. */
 int step_scenario_nccl_version(const StepScenario *sc);
+/* The collective library its collectives follow ("nccl_library": a
+ * CollLibrary); -1: the topology's default (coll_library_default). */
+int step_scenario_nccl_library(const StepScenario *sc);
 /* How attention runs: fused kernels keep no s x s scores in HBM. */
 typedef enum { STEP_ATTN_UNFUSED, STEP_ATTN_FUSED, STEP_ATTN_FUSED_V1 } StepAttention;
 StepAttention step_scenario_attention(const StepScenario *sc);

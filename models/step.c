@@ -23,8 +23,10 @@ int step_task(SimGraph *g, const char *name, int res, double seconds, const char
 CollGroup *step_group_new(const Ctx *c, const int *ids, int n, GError **err)
 {
     CollGroup *g = coll_group_new_with(c->topo, ids, n, step_scenario_coll_params(c->sc), err);
-    if (g) { /* the scenario's process layout and NCCL version, for every group of the step */
+    if (g) { /* the scenario's process layout, library and NCCL version, for every group of the step */
         coll_group_set_gpus_per_thread(g, step_scenario_gpus_per_process(c->sc));
+        int lib = step_scenario_nccl_library(c->sc);
+        coll_group_set_library(g, lib >= 0 ? (CollLibrary)lib : coll_library_default(c->topo));
         coll_group_set_nccl_version(g, step_scenario_nccl_version(c->sc));
     }
     return g;

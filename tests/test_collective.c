@@ -278,8 +278,9 @@ static void test_validation_bounds(void)
     } cases[] = {
         {"dgx1-v100", DATA "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", NULL, 5, 5},
         {"abci-a100", DATA "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", NULL, 10, 31},
-        {"mi300x-node", DATA "rccl-tests_allreduce_mi300x_8gpu_1node.txt", NULL, 10, 25},
-        {"mi355x-cluster", DATA "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt", NULL, 10, 33},
+        /* RCCL's own tuner (the library read from the trace): issue 11's targets */
+        {"mi300x-node", DATA "rccl-tests_allreduce_mi300x_8gpu_1node.txt", NULL, 8, 20},
+        {"mi355x-cluster", DATA "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt", NULL, 8, 20},
         /* issue 11: the fabrics people buy now, with their own presets */
         {"oci-bm-gpu4.8", DATA "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_1node8gpu_nccl2.25.1_ocitutorials-ol.txt",
          NULL, 8, 20},

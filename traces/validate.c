@@ -140,6 +140,9 @@ static CollGroup *group_for(const ValidateOptions *o, Measured *m, bool sendrecv
     g_free(ids);
     if (grp) {
         coll_group_set_gpus_per_thread(grp, m->gpus_per_thread);
+        int lib = o->nccl_library ? coll_library_parse(o->nccl_library) : m->nccl_library;
+        coll_group_set_library(grp, lib >= 0 ? (CollLibrary)lib : coll_library_default(*topo));
+        m->pub.nccl_library = coll_library_name(coll_group_library(grp));
         m->pub.nccl_version = o->nccl_version > 0 ? o->nccl_version : m->nccl_version;
         coll_group_set_nccl_version(grp, m->pub.nccl_version);
         coll_group_set_launch_waits(grp, m->launch_waits);
@@ -427,6 +430,8 @@ static cJSON *run_json(const ValidateRun *r)
     cJSON_AddNumberToObject(tj, "nodes", r->nodes);
     if (r->nccl_version > 0)
         cJSON_AddNumberToObject(tj, "nccl_version", r->nccl_version);
+    if (r->nccl_library)
+        cJSON_AddStringToObject(tj, "nccl_library", r->nccl_library);
     validate_errors_json(&r->errors, tj);
     for (size_t i = 0; i < r->n_rows; i++)
         cJSON_AddItemToArray(rj, row_json(&r->rows[i], r->mixed));

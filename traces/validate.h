@@ -30,6 +30,7 @@ typedef struct {
     int nccl_version;     /* > 0: the NCCL version code to model, over what a trace prints */
     int library;          /* ValidateLibrary: which collective library's model predicts */
     const char *mpi_library; /* "openmpi" | "mpich" for the MPI model; NULL: the trace header's, else openmpi */
+    const char *nccl_library; /* "nccl" | "rccl" for the NCCL model; NULL: the trace's, else the topology's default */
 } ValidateOptions;
 
 /* The collective model a run is predicted with: AUTO takes the MPI model
@@ -68,6 +69,7 @@ typedef struct {
     const char *topology;   /* the topology's name; NULL when nothing was predicted */
     int nccl_version;       /* NCCL version code modelled (the trace's or --nccl-version); 0: the newest */
     const char *library;    /* "openmpi 5.0.8 (the trace)" when the MPI model predicted; NULL for NCCL's */
+    const char *nccl_library; /* "nccl" or "rccl" when the NCCL model predicted (whose tuner); NULL otherwise */
     const ValidateRow *rows; /* predicted so far, in trace order */
     size_t n_rows;
     int skipped;   /* once every row is predicted: rows with a zero size or time */

@@ -36,6 +36,7 @@ static Measured *measured_new(const char *name, int run)
     m->gpus_per_thread = 1;
     m->ranks_from = "the trace";
     m->mpi_lib = -1;
+    m->nccl_library = -1;
     return m;
 }
 
@@ -205,6 +206,21 @@ static bool settle_counts(Measured *m, int ranks, int nodes, GError **err)
     return true;
 }
 
+/* The library an nccl-tests-style file ran: rccl-tests prints "rccl-tests:
+ * Version", RCCL logs "RCCL version"; a '# nccl:' provenance header naming
+ * RCCL says the same; nccl-tests' banner or NCCL's log says NCCL.  -1 where
+ * nothing says (the topology's default then). */
+static int library_in(const char *text, NcclTrace *first)
+{
+    const char *prov = first ? nccltests_header(first, "nccl") : NULL;
+    if (strstr(text, "rccl-tests: Version") || strstr(text, "RCCL version") || (prov && strstr(prov, "RCCL")) ||
+        (prov && strstr(prov, "rccl-tests")))
+        return COLL_LIB_RCCL;
+    if (strstr(text, "# nccl-tests") || strstr(text, "NCCL version") || strstr(text, "nccl-library="))
+        return COLL_LIB_NCCL;
+    return -1;
+}
+
 bool validate_load_measured(const char *path, int op_override, int ranks, int nodes, GPtrArray *out, GError **err)
 {
     if (g_str_has_suffix(path, ".otf2")) {
@@ -228,10 +244,12 @@ bool validate_load_measured(const char *path, int op_override, int ranks, int no
         NcclRuns *runs = nccltests_parse_runs(path, text, err);
         ok = runs != NULL;
         size_t n = runs ? nccltests_runs_n(runs) : 0;
+        int lib = n > 0 ? library_in(text, nccltests_runs_get(runs, 0)) : -1;
         for (size_t i = 0; ok && i < n; i++) {
             NcclTrace *tr = nccltests_runs_get(runs, i);
             Measured *m = measured_new(nccltests_name(tr), n > 1 ? (int)i + 1 : 0);
             g_ptr_array_add(out, m);
+            m->nccl_library = lib;
             ok = from_nccltests(tr, op_override, m, err) && settle_counts(m, ranks, nodes, err);
         }
         nccltests_runs_free(runs);

@@ -25,6 +25,7 @@ typedef struct {
     GArray *rows; /* MRow */
     int ranks, hosts, ranks_per_host, gpus_per_thread;
     int nccl_version; /* version code the trace printed (or its '# nccl:' header); 0: none */
+    int nccl_library; /* CollLibrary the trace shows (rccl-tests, RCCL's log); -1: it does not say */
     bool launch_waits; /* host launch and GPU time add (nccltests_launch_waits) */
     OsuMetric metric;       /* what a sendrecv row measured */
     const char *ranks_from; /* "the trace", "busbw/algbw", "--ranks" */

@@ -120,7 +120,7 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
 int cmd_collective(int argc, char **argv)
 {
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL, *params = NULL;
-    char *ranks_s = NULL, *nodes_s = NULL, *place_s = NULL, *seed_s = NULL, *version_s = NULL, *gpp_s = NULL,
+    char *ranks_s = NULL, *nodes_s = NULL, *place_s = NULL, *seed_s = NULL, *version_s = NULL, *nlib_s = NULL, *gpp_s = NULL,
          *library_s = NULL, *mpi_lib_s = NULL;
     gboolean json = FALSE, flows = FALSE;
     int ranks = 0, nodes = 0, seed = 1, gpp = 1; /* 0: not given */
@@ -137,6 +137,9 @@ int cmd_collective(int argc, char **argv)
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "auto|ll|ll128|simple (default auto)", "PROTO"},
         {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &version_s,
          "NCCL version whose algorithms and tuner to model, e.g. 2.18.3 (default: the newest)", "X.Y[.Z]"},
+        {"nccl-library", 0, 0, G_OPTION_ARG_STRING, &nlib_s,
+         "whose tuner and constants: nccl, or rccl (AMD's fork) (default: rccl on AMD topologies, nccl on the others)",
+         "nccl|rccl"},
         {"ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_s,
          "ranks taking part, spread evenly over the fewest nodes that hold them (the preset grows if it scales; default all)", "N"},
         {"placement", 0, 0, G_OPTION_ARG_STRING, &place_s,
@@ -185,6 +188,10 @@ int cmd_collective(int argc, char **argv)
     int version = version_s ? coll_nccl_version_parse(version_s) : 0;
     if (version < 0 || (version_s && version == 0)) {
         rc = cli_usage_error("collective: bad --nccl-version '%s' (e.g. 2.18 or 2.18.3)", SIM_ECHO(version_s));
+        goto out;
+    }
+    if (nlib_s && coll_library_parse(nlib_s) < 0) {
+        rc = cli_usage_error("collective: unknown --nccl-library '%s' (nccl or rccl)", SIM_ECHO(nlib_s));
         goto out;
     }
     if (!coll_sweep_parse_sizes(sizes_s ? sizes_s : "8B:8GiB", sizes)) {
@@ -250,6 +257,7 @@ int cmd_collective(int argc, char **argv)
         rc = cli_fail(err);
         goto out;
     }
+    coll_group_set_library(grp, nlib_s ? (CollLibrary)coll_library_parse(nlib_s) : coll_library_default(topo));
     coll_group_set_nccl_version(grp, version);
     if (gpp > topo_ranks_per_node(topo)) {
         rc = cli_usage_error("collective: --gpus-per-process %d: a node of %s has %d GPUs", gpp, topo_name(topo),
@@ -287,6 +295,7 @@ out:
     g_free(place_s);
     g_free(seed_s);
     g_free(version_s);
+    g_free(nlib_s);
     g_free(gpp_s);
     g_free(library_s);
     g_free(mpi_lib_s);

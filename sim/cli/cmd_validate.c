@@ -30,9 +30,12 @@ static void print_run(const ValidateRun *r, bool human)
         return;
     if (human) {
         char ver[48] = "";
+        bool rccl = r->nccl_library && strcmp(r->nccl_library, "rccl") == 0;
         if (r->nccl_version > 0)
-            g_snprintf(ver, sizeof ver, ", NCCL %d.%d.%d", r->nccl_version / 10000, r->nccl_version / 100 % 100,
-                       r->nccl_version % 100);
+            g_snprintf(ver, sizeof ver, ", %s %d.%d.%d", rccl ? "RCCL" : "NCCL", r->nccl_version / 10000,
+                       r->nccl_version / 100 % 100, r->nccl_version % 100);
+        else if (rccl)
+            g_strlcpy(ver, ", RCCL", sizeof ver);
         printf("# %s: %s, %d ranks on %d node(s)%s, topology %s%s\n", r->trace, r->mixed ? "several collectives" : r->op,
                r->ranks, r->nodes, strcmp(r->ranks_from, "busbw/algbw") == 0 ? " (ranks from busbw/algbw)" : "",
                r->topology, ver);
@@ -60,7 +63,7 @@ int cmd_validate(int argc, char **argv)
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL, *plot = NULL;
     gboolean json = FALSE;
     int ranks = 0, nodes = 0; /* 0: not given */
-    char *ranks_s = NULL, *nodes_s = NULL, *version_s = NULL, *library_s = NULL, *mpi_lib_s = NULL;
+    char *ranks_s = NULL, *nodes_s = NULL, *version_s = NULL, *library_s = NULL, *mpi_lib_s = NULL, *nlib_s = NULL;
     GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
         {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
@@ -73,6 +76,10 @@ int cmd_validate(int argc, char **argv)
         {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &version_s,
          "NCCL version whose algorithms and tuner to model, e.g. 2.18.3 (default: what the trace prints, else the newest)",
          "X.Y[.Z]"},
+        {"nccl-library", 0, 0, G_OPTION_ARG_STRING, &nlib_s,
+         "whose tuner and constants the NCCL model follows: nccl, or rccl (AMD's fork) (default: the trace's "
+         "(rccl-tests, RCCL's log), else rccl on AMD topologies, nccl on the others)",
+         "nccl|rccl"},
         {"library", 0, 0, G_OPTION_ARG_STRING, &library_s,
          "collective model: nccl or mpi (default: mpi for OSU traces, nccl for the others)", "nccl|mpi"},
         {"mpi-library", 0, 0, G_OPTION_ARG_STRING, &mpi_lib_s,
@@ -146,7 +153,11 @@ int cmd_validate(int argc, char **argv)
         rc = cli_usage_error("validate: unknown --mpi-library '%s' (openmpi or mpich)", SIM_ECHO(mpi_lib_s));
         goto out;
     }
-    ValidateOptions o = {topology, params, op, algo, proto, ranks, nodes, NULL, version, library, mpi_lib_s};
+    if (nlib_s && coll_library_parse(nlib_s) < 0) {
+        rc = cli_usage_error("validate: unknown --nccl-library '%s' (nccl or rccl)", SIM_ECHO(nlib_s));
+        goto out;
+    }
+    ValidateOptions o = {topology, params, op, algo, proto, ranks, nodes, NULL, version, library, mpi_lib_s, nlib_s};
     Validation *v = validate_new(&o);
     rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
@@ -183,6 +194,7 @@ out:
     g_free(version_s);
     g_free(library_s);
     g_free(mpi_lib_s);
+    g_free(nlib_s);
     g_option_context_free(ctx);
     return rc;
 }

@@ -1,0 +1,247 @@
+/* RCCL, AMD's fork of NCCL, as its own library: the "rccl" object of the
+ * parameter file (its base and per-step latencies, the corrections it drops),
+ * what a group takes from it when the library is rccl, and the tuner twin
+ * that rates choices on 8-GPU meshes by RCCL's MI300-class tuning model. */
+#include "coll_internal.h"
+
+#include <string.h>
+
+static const char *lib_names[COLL_NUM_LIBS] = {"nccl", "rccl"};
+
+const char *coll_library_name(CollLibrary lib) { return lib >= 0 && lib < COLL_NUM_LIBS ? lib_names[lib] : "?"; }
+
+int coll_library_parse(const char *s)
+{
+    for (int i = 0; s && i < COLL_NUM_LIBS; i++)
+        if (!g_ascii_strcasecmp(s, lib_names[i]))
+            return i;
+    return -1;
+}
+
+static bool amd_name(const char *s) { return s && (s[0] == 'm' || s[0] == 'M') && (s[1] == 'i' || s[1] == 'I') && g_ascii_isdigit(s[2]); }
+
+CollLibrary coll_library_default(const Topo *t)
+{
+    return amd_name(topo_accelerator(t)) || amd_name(topo_name(t)) ? COLL_LIB_RCCL : COLL_LIB_NCCL;
+}
+
+/* ---------------- reading ---------------- */
+
+static const char *hw_names[HW_NUM] = {"nvlink", "pcie", "net"}, *fam_names[2] = {"ring", "tree"};
+
+static bool get_triple(const SimJsonDoc *d, const cJSON *o, const char *key, double out[COLL_NUM_PROTOS], GError **err)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsObject(t)) {
+        sim_json_error(d, t ? t : o, err, "\"%s\" must be an object with ll, ll128, simple", key);
+        return false;
+    }
+    for (int p = 0; p < COLL_NUM_PROTOS; p++)
+        if (!sim_json_get_number(d, t, coll_proto_name(p), true, 0, 1, &out[p], err))
+            return false;
+    return true;
+}
+
+static const cJSON *get_obj(const SimJsonDoc *d, const cJSON *o, const char *key, GError **err)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsObject(c))
+        sim_json_error(d, c ? c : o, err, "\"%s\" must be an object", key);
+    return cJSON_IsObject(c) ? c : NULL;
+}
+
+/* step_latency: {nvlink|pcie|net: {ring|tree: {ll, ll128, simple}}} */
+static bool get_steps(const SimJsonDoc *d, const cJSON *o, double step[HW_NUM][2][COLL_NUM_PROTOS], GError **err)
+{
+    const cJSON *s = get_obj(d, o, "step_latency", err);
+    for (int h = 0; s && h < HW_NUM; h++) {
+        const cJSON *x = get_obj(d, s, hw_names[h], err);
+        for (int f = 0; f < 2; f++)
+            if (!x || !get_triple(d, x, fam_names[f], step[h][f], err))
+                return false;
+    }
+    return s != NULL;
+}
+
+/* Optional: a file without it (an older full file) leaves RCCL as NCCL. */
+bool coll_params_read_rccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(r, "rccl");
+    CollRccl *c = &p->rccl;
+    if (!o) {
+        for (int q = 0; q < COLL_NUM_PROTOS; q++)
+            c->base[q] = p->base[COLL_RING][q];
+        memcpy(c->step, p->step, sizeof c->step);
+        c->ll_intra_factor = p->ll_intra_factor;
+        c->ring_plateau = p->ring_plateau;
+        c->ll128 = p->ll128_multinode;
+        memcpy(c->mesh_step, p->step, sizeof c->mesh_step);
+        for (int f = 0; f < 2; f++)
+            for (int q = 0; q < COLL_NUM_PROTOS; q++)
+                for (int i = 0; i < RCCL_CORR; i++)
+                    c->mesh_corr[f][q][i] = 1;
+        for (int n = 0; n < 2; n++)
+            for (int f = 0; f < 2; f++)
+                memcpy(c->mesh_ratio[n][f], p->proto_bw[f], sizeof c->mesh_ratio[n][f]);
+        return true;
+    }
+    if (!cJSON_IsObject(o)) {
+        sim_json_error(d, o, err, "\"rccl\" must be an object");
+        return false;
+    }
+    const cJSON *mesh, *ratio;
+    if (!get_triple(d, o, "base_latency", c->base, err) || !get_steps(d, o, c->step, err) ||
+        !sim_json_get_number(d, o, "ll_intra_latency_factor_multinode", true, 0, 100, &c->ll_intra_factor, err) ||
+        !sim_json_get_number(d, o, "ring_plateau_factor", true, 1, 10, &c->ring_plateau, err) ||
+        !sim_json_get_bool(d, o, "ll128", &c->ll128, err) || !(mesh = get_obj(d, o, "mesh_tuning", err)) ||
+        !get_steps(d, mesh, c->mesh_step, err) || !(ratio = get_obj(d, mesh, "bandwidth_ratio", err)))
+        return false;
+    static const char *nodes[2] = {"two_nodes", "more_nodes"};
+    for (int n = 0; n < 2; n++) {
+        const cJSON *x = get_obj(d, ratio, nodes[n], err);
+        for (int f = 0; f < 2; f++)
+            if (!x || !get_triple(d, x, fam_names[f], c->mesh_ratio[n][f], err))
+                return false;
+    }
+    static const char *corr[2] = {"ring_correction", "tree_correction"};
+    for (int f = 0; f < 2; f++) {
+        const cJSON *x = get_obj(d, mesh, corr[f], err);
+        for (int q = 0; x && q < COLL_NUM_PROTOS; q++) {
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(x, coll_proto_name(q));
+            if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != RCCL_CORR) {
+                sim_json_error(d, a ? a : x, err, "%s.%s must be an array of %d numbers", corr[f], coll_proto_name(q),
+                               RCCL_CORR);
+                return false;
+            }
+            for (int i = 0; i < RCCL_CORR; i++) {
+                const cJSON *v = cJSON_GetArrayItem(a, i);
+                if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1)) {
+                    sim_json_error(d, v, err, "%s.%s[%d] must be in [0, 1]", corr[f], coll_proto_name(q), i);
+                    return false;
+                }
+                c->mesh_corr[f][q][i] = v->valuedouble;
+            }
+        }
+        if (!x)
+            return false;
+    }
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, "msccl");
+    if (!ms)
+        return true;
+    long ranks = 0;
+    if (!cJSON_IsObject(ms)) {
+        sim_json_error(d, ms, err, "\"rccl.msccl\" must be an object");
+        return false;
+    }
+    if (!sim_json_get_int(d, ms, "ranks", true, 2, COLL_MAX_PPN, &ranks, err) ||
+        !sim_json_get_number(d, ms, "allreduce_ll_max_bytes", true, 0, 1e15, &c->msccl_ll_max, err) ||
+        !sim_json_get_number(d, ms, "allreduce_simple_max_bytes", true, 0, 1e15, &c->msccl_simple_max, err) ||
+        !sim_json_get_number(d, ms, "small_max_bytes", true, 0, 1e15, &c->msccl_small_max, err) ||
+        !sim_json_get_number(d, ms, "small_chunks_per_loop", true, 1, 1e9, &c->msccl_small_chunks, err) ||
+        !sim_json_get_number(d, ms, "chunks_per_loop", true, 1, 1e9, &c->msccl_chunks, err) ||
+        !sim_json_get_number(d, ms, "element_bytes", true, 1, 64, &c->msccl_elem, err))
+        return false;
+    c->msccl_ranks = (int)ranks;
+    return true;
+}
+
+double coll_rccl_tuner_correction(const CollGroup *g, CollAlgo a, CollProto p, double bytes)
+{
+    if (!g->tuner || !(a == COLL_TREE || (a == COLL_RING && g->nnodes > 1)))
+        return 1;
+    int lg = 0; /* log2i(bytes >> 6), the last entry for all larger */
+    for (double v = floor(bytes / 64); v >= 2 && lg < RCCL_CORR - 1; v /= 2)
+        lg++;
+    return g->p.rccl.mesh_corr[a == COLL_TREE][p][lg];
+}
+
+bool coll_rccl_msccl(const CollGroup *g, CollOp op, double bytes, CollProto *proto)
+{
+    const CollRccl *c = &g->p.rccl;
+    if (g->library != COLL_LIB_RCCL || !g->tuner || op != COLL_ALLREDUCE || g->nnodes != 1 || c->msccl_ranks == 0 ||
+        g->n != c->msccl_ranks || !(bytes > 0) || bytes > c->msccl_simple_max)
+        return false;
+    /* an algorithm runs whole loops of its chunks: the element count must divide */
+    double chunks = bytes <= c->msccl_small_max ? c->msccl_small_chunks : c->msccl_chunks;
+    double elems = bytes / c->msccl_elem;
+    if (elems != floor(elems) || fmod(elems, chunks) != 0)
+        return false;
+    *proto = bytes <= c->msccl_ll_max ? COLL_LL : COLL_SIMPLE;
+    return true;
+}
+
+/* ---------------- a group on RCCL ---------------- */
+
+/* RCCL's tuning model 5 is for nodes of 8 GPUs each linked to every other
+ * (src/graph/rome_models.cc: the MI300X-class platforms): every pair one
+ * hop apart over a GPU link. */
+static bool mesh8(const CollGroup *g)
+{
+    if (g->ppn != 8)
+        return false;
+    const int *local = &g->by_node[g->node_start[0]];
+    int cap = coll_route_cap(g), *links = g_new(int, cap);
+    bool mesh = true;
+    for (int a = 0; a < 8 && mesh; a++)
+        for (int b = 0; b < 8 && mesh; b++)
+            if (a != b) {
+                int n = topo_route(g->t, g->ranks[local[a]], g->ranks[local[b]], 0, links, cap);
+                mesh = n == 1 && topo_link_kind(g->t, links[0]) == TOPO_LINK_NVLINK;
+            }
+    g_free(links);
+    return mesh;
+}
+
+static void put_rccl_latencies(CollParams *p, const double step[HW_NUM][2][COLL_NUM_PROTOS])
+{
+    for (int a = 0; a < COLL_NUM_ALGOS; a++)
+        if (a != COLL_NVLS && a != COLL_NVLS_TREE && a != COLL_PAT)
+            memcpy(p->base[a], p->rccl.base, sizeof p->base[a]);
+    memcpy(p->step, step, sizeof p->step);
+    p->ll_intra_factor = p->rccl.ll_intra_factor;
+    p->ring_plateau = p->rccl.ring_plateau;
+    p->ll128_multinode = p->rccl.ll128;
+}
+
+void coll_rccl_free(CollGroup *g)
+{
+    g_free(g->tuner);
+    g->tuner = NULL;
+}
+
+void coll_rccl_apply(CollGroup *g)
+{
+    coll_rccl_free(g);
+    g->p = g->p0;
+    if (g->library == COLL_LIB_RCCL)
+        put_rccl_latencies(&g->p, g->p.rccl.step);
+    coll_group_add_transport_latency(g);
+    if (g->library != COLL_LIB_RCCL || !mesh8(g))
+        return;
+    /* the twin: the tuning model's latencies and, in place of NCCL's
+     * protocol factors, its bus bandwidth ratios (tuning.cc: busBw *=
+     * bwRatio on AMD builds) */
+    CollGroup *t = g_memdup2(g, sizeof *g);
+    t->tuner = NULL;
+    t->p = g->p0;
+    put_rccl_latencies(&t->p, g->p.rccl.mesh_step);
+    coll_group_add_transport_latency(t);
+    int n = g->nnodes <= 2 ? 0 : 1;
+    memcpy(t->p.proto_bw[KIND_RING], g->p.rccl.mesh_ratio[n][0], sizeof t->p.proto_bw[KIND_RING]);
+    memcpy(t->p.proto_bw[KIND_TREE], g->p.rccl.mesh_ratio[n][1], sizeof t->p.proto_bw[KIND_TREE]);
+    for (int q = 0; q < COLL_NUM_PROTOS; q++)
+        for (int i = 0; i < TREE_CORR; i++)
+            t->p.tree_correction[q][i] = 1; /* its own correction factors are not modelled */
+    g->tuner = t;
+}
+
+void coll_group_set_library(CollGroup *g, CollLibrary lib)
+{
+    CollLibrary l = lib == COLL_LIB_RCCL ? COLL_LIB_RCCL : COLL_LIB_NCCL;
+    if (l == g->library)
+        return;
+    g->library = l;
+    coll_rccl_apply(g);
+}
+
+CollLibrary coll_group_library(const CollGroup *g) { return g->library; }
