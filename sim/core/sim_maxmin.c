@@ -270,6 +270,8 @@ static void take_link(SimNet *n, Link *l, double theta, uint32_t ep)
             continue;
         }
         unfrozen++;
+        if (r == INFINITY) /* a started flow: taken in already */
+            continue;
         Flow *f = l->flows[k].flow;
         if (f->epoch == ep)
             continue;
@@ -304,6 +306,19 @@ void net_collect_part(SimNet *n, double theta)
         }
     }
     g_array_set_size(n->dirty, 0);
+    /* Started flows (rate +inf on every link, which are all dirty) are all
+     * refilled: taken in order of start, so that the passes over them walk
+     * memory in the order it was allocated, and the link scans need not
+     * visit them. */
+    for (guint i = 0; i < n->started->len; i++) {
+        Flow *f = n->started->pdata[i];
+        f->epoch = ep;
+        f->frozen = false;
+        n->work += (uint64_t)f->nact;
+    }
+    GPtrArray *empty = n->comp; /* set to size 0 above */
+    n->comp = n->started;
+    n->started = empty;
     for (guint li = 0; li < n->comp_links->len; li++)
         take_link(n, &n->links[g_array_index(n->comp_links, int, li)], theta, ep);
 }
