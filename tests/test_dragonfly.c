@@ -6,6 +6,7 @@
 #include "test_main.h"
 
 #include <glib/gstdio.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,8 +24,10 @@ static char *write_tmp(const char *text)
 }
 
 /* A small dragonfly: `groups` x `a` switches, `h` global ports each, 2
- * nodes per switch, 4 GPUs and 4 NICs per node, NVLink mesh inside. */
-static char *df_text(int groups, int a, int h, int nodes, const char *routing)
+ * nodes per switch, 4 GPUs and 4 NICs per node, NVLink mesh inside; local
+ * and global links of the given latencies. */
+static char *df_lat_text(int groups, int a, int h, int nodes, const char *routing, const char *local,
+                         const char *global)
 {
     return g_strdup_printf("{\n \"name\": \"df\",\n \"family\": \"dragonfly\",\n \"routing\": \"%s\",\n"
                            " \"nodes\": %d,\n \"ranks_per_node\": 4,\n \"nics_per_node\": 4,\n"
@@ -34,9 +37,14 @@ static char *df_text(int groups, int a, int h, int nodes, const char *routing)
                            " \"nic\": {\"bandwidth\": \"200Gbps\", \"latency\": \"1us\"},\n"
                            " \"groups\": %d,\n \"switches_per_group\": %d,\n \"nodes_per_switch\": 2,\n"
                            " \"global_links_per_switch\": %d,\n"
-                           " \"local\": {\"bandwidth\": \"200Gbps\", \"latency\": \"100ns\"},\n"
-                           " \"global\": {\"bandwidth\": \"200Gbps\", \"latency\": \"500ns\"}\n}\n",
-                           routing, nodes, groups, a, h);
+                           " \"local\": {\"bandwidth\": \"200Gbps\", \"latency\": \"%s\"},\n"
+                           " \"global\": {\"bandwidth\": \"200Gbps\", \"latency\": \"%s\"}\n}\n",
+                           routing, nodes, groups, a, h, local, global);
+}
+
+static char *df_text(int groups, int a, int h, int nodes, const char *routing)
+{
+    return df_lat_text(groups, a, h, nodes, routing, "100ns", "500ns");
 }
 
 static Topo *df(int groups, int a, int h, int nodes, const char *routing)
@@ -238,6 +246,58 @@ static void test_collective(void)
     }
 }
 
+/* Per-hop latency from the path (issue 10), as on a fat tree: local and
+ * global links are fabric hops, each of which adds its own latency to a
+ * flow's step.  Two ranks in different groups run a ring all-reduce (two
+ * steps, both directions at once) with local and global links 0.5 us
+ * slower: each step takes 0.5 us more per local or global link of the
+ * longer direction's route (adaptive: a pooled route weighs as a minimal
+ * path, local + global + local). */
+static void test_fabric_hops(void)
+{
+    static const char *const routings[] = {"minimal", "valiant", "adaptive"};
+    for (int v = 0; v < 3; v++) {
+        double span[2];
+        int hops = 0;
+        for (int slow = 0; slow < 2; slow++) {
+            char *text = df_lat_text(3, 2, 1, 12, routings[v], slow ? "600ns" : "100ns", slow ? "1us" : "500ns");
+            char *path = write_tmp(text);
+            Topo *t = load(path, 0);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+            int ranks[2] = {0, topo_num_ranks(t) - 1}; /* node 0 in group 0, the last node in group 2 */
+            GError *err = NULL;
+            CollGroup *g = coll_group_new(t, ranks, 2, NULL, &err);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+            span[slow] = coll_simulate(g, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, 8192);
+            for (int dir = 0; dir < 2 && !slow; dir++) {
+                int links[CAP], n = topo_route(t, ranks[dir], ranks[1 - dir], 0, links, CAP), h = 0;
+                double fabric_lat = 0;
+                for (int k = 0; k < n; k++) {
+                    int a = sw_group(topo_link_src_name(t, links[k])), b = sw_group(topo_link_dst_name(t, links[k]));
+                    h += a >= 0 && b >= 0; /* switch to switch: local or global */
+                    if (topo_link_is_fabric(t, links[k]))
+                        fabric_lat += topo_link_latency(t, links[k]);
+                }
+                if (v == 2) { /* pooled: no physical switch-to-switch link, a minimal path's latency */
+                    CU_ASSERT_EQUAL(h, 0);
+                    CU_ASSERT_DOUBLE_EQUAL(fabric_lat, 100e-9 + 500e-9 + 100e-9, 1e-12);
+                    h = 3;
+                }
+                hops = h > hops ? h : hops;
+            }
+            coll_group_free(g);
+            topo_free(t);
+            g_unlink(path);
+            g_free(path);
+            g_free(text);
+        }
+        CU_ASSERT_TRUE(hops >= 1);
+        CU_ASSERT_DOUBLE_EQUAL(span[1] - span[0], 2 * hops * 0.5e-6, 2e-8);
+        if (fabs(span[1] - span[0] - 2 * hops * 0.5e-6) > 2e-8)
+            fprintf(stderr, "\n%s: %d hops, %.6g us more\n", routings[v], hops, (span[1] - span[0]) * 1e6);
+    }
+}
+
 static void expect_error(const char *text, int line, const char *what, int nodes)
 {
     char *path = write_tmp(text);
@@ -298,6 +358,7 @@ static const TestCase tests[] = {
     {"link counts", test_link_counts},   {"routes", test_routes},
     {"uneven global ports", test_uneven_ports}, {"bisection", test_bisection},
     {"collective", test_collective},     {"bad input", test_bad_input},
+    {"per-hop latency of local and global links", test_fabric_hops},
 };
 
 TEST_MAIN("dragonfly", tests)

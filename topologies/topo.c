@@ -198,10 +198,15 @@ double topo_link_latency(const Topo *t, int l) { return t->llat[l]; }
 TopoLinkKind topo_link_kind(const Topo *t, int l) { return (TopoLinkKind)t->lkind[l]; }
 
 /* A fat tree's leaf <-> spine links (per spine, then adaptive routing's pooled
- * ones) are wired last (topo_fattree.c). */
+ * ones) are wired last (topo_fattree.c); so are a dragonfly's local and
+ * global links and its adaptive pools (topo_dragonfly.c). */
 bool topo_link_is_fabric(const Topo *t, int l)
 {
-    return t->fam == TOPO_ROUTE_FAT_TREE && t->ft_s > 0 && l >= t->ft_b_up && l < t->nlinks;
+    if (l < 0 || l >= t->nlinks)
+        return false;
+    if (t->fam == TOPO_ROUTE_DRAGONFLY)
+        return l >= t->df_b_local;
+    return t->fam == TOPO_ROUTE_FAT_TREE && t->ft_s > 0 && l >= t->ft_b_up;
 }
 double topo_link_efficiency(const Topo *t, int l) { return t->leff[l]; }
 TopoTransport topo_link_transport(const Topo *t, int l) { return (TopoTransport)t->ltransport[l]; }

@@ -69,7 +69,8 @@ double topo_link_bandwidth(const Topo *t, int link);
 double topo_link_latency(const Topo *t, int link);
 TopoLinkKind topo_link_kind(const Topo *t, int link);
 /* A switch-to-switch link of the inter-node fabric (a fat tree's leaf <->
- * spine uplinks), which an oversubscribed fabric narrows: the closed-form
+ * spine uplinks; a dragonfly's local and global links and their adaptive
+ * pools), which an oversubscribed fabric narrows: the closed-form
  * collective model, whose beta comes from the NICs, does not see them. */
 bool topo_link_is_fabric(const Topo *t, int link);
 /* The fraction of the raw bandwidth the link's own description gives

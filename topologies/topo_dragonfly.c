@@ -222,10 +222,17 @@ static void wire_pools(Topo *t, const Dragonfly *f, int v_sw)
         topo_add_vertexf(t, "g%d.in", G);
         topo_add_vertexf(t, "g%d.local", G);
     }
+    /* Latencies: a pooled route's links add up to a minimal path's, a local
+     * hop at each end (where the group has more than one switch) and one
+     * global hop (on the pair), and a hub's to one local hop, so that the
+     * path latency and its fabric hops (topo_link_is_fabric) are a real
+     * route's, not one per pooled link. */
     TopoLinkSpec sw_up = scaled(&f->global, t->df_h);
     if (a > 1)
         sw_up.bw += f->local.bw * (a - 1);
-    TopoLinkSpec grp = scaled(&f->global, U), hub = scaled(&f->local, a / 2.0);
+    sw_up.lat = a > 1 ? f->local.lat : 0;
+    TopoLinkSpec grp = scaled(&f->global, U), hub = scaled(&f->local, a / 2.0), hub_out = hub;
+    grp.lat = hub_out.lat = 0;
     t->df_b_pool = t->nlinks;
     for (int s = 0; g > 1 && s < g * a; s++) {
         topo_add_link(t, v_sw + s, v_grp + 5 * (s / a), &sw_up);
@@ -234,7 +241,7 @@ static void wire_pools(Topo *t, const Dragonfly *f, int v_sw)
     t->df_b_hub = t->nlinks;
     for (int s = 0; a > 1 && s < g * a; s++) {
         topo_add_link(t, v_sw + s, v_grp + 5 * (s / a) + 4, &hub);
-        topo_add_link(t, v_grp + 5 * (s / a) + 4, v_sw + s, &hub);
+        topo_add_link(t, v_grp + 5 * (s / a) + 4, v_sw + s, &hub_out);
     }
     t->df_b_grp = t->nlinks;
     for (int G = 0; g > 1 && G < g; G++) {

@@ -139,12 +139,14 @@ int cmd_run(int argc, char **argv)
         goto out;
     rc = 2;
     GError *err = NULL;
+    sim_progress_begin("run");
     sc = step_scenario_load(argv[1], &err);
     if (!sc) {
         rc = cli_fail(err);
         goto out;
     }
     cJSON *res = step_scenario_run_all(sc, &err);
+    sim_progress_end(); /* before any other output */
     if (!res) {
         rc = cli_fail(err);
         goto out;
@@ -184,6 +186,7 @@ int cmd_run(int argc, char **argv)
         cJSON_Delete(res);
     }
 out:
+    sim_progress_end();
     step_scenario_free(sc);
     g_free(timeline);
     g_option_context_free(ctx);

@@ -3,6 +3,8 @@
 #include "sim_exec.h"
 
 #include <glib.h>
+#include <stdio.h>
+#include <unistd.h>
 
 typedef struct {
     SimAction act; /* completion */
@@ -153,13 +155,50 @@ void sim_graph_edge(const SimGraph *g, size_t i, int *before, int *after)
     *after = e[1];
 }
 
+/* ---- progress on a terminal (sim_exec.h) ----
+ * Set by the command on the main thread before any run and cleared after:
+ * a sweep's worker threads only read it, as off. */
+static const char *progress_cmd;
+static gint64 progress_t0, progress_last;
+static bool progress_shown;
+
+void sim_progress_begin(const char *command)
+{
+    progress_cmd = isatty(STDERR_FILENO) ? command : NULL;
+    progress_t0 = g_get_monotonic_time();
+    progress_last = 0;
+    progress_shown = false;
+}
+
+void sim_progress_end(void)
+{
+    if (progress_shown)
+        fputs("\r\033[K", stderr);
+    progress_cmd = NULL;
+    progress_shown = false;
+}
+
+/* Every 4096 tasks done: a line at most every quarter second, past 2 s. */
+static void progress_tick(const SimGraph *g)
+{
+    gint64 now = g_get_monotonic_time();
+    if (now - progress_t0 < 2000000 || now - progress_last < 250000)
+        return;
+    progress_last = now;
+    fprintf(stderr, "\rshardsim: %s: simulating, %zu of %u tasks done, at %.6g s (%.0f s)\033[K", progress_cmd,
+            g->done, g->tasks->len, sim_time_to_s(sim_engine_now(g->e)), (double)(now - progress_t0) / 1e6);
+    fflush(stderr);
+    progress_shown = true;
+}
+
 static void start_task(SimGraph *g, int id);
 static void ready(SimGraph *g, int id);
 
 static void finish(SimGraph *g, Task *t)
 {
     t->end = sim_engine_now(g->e);
-    g->done++;
+    if ((++g->done & 4095) == 0 && progress_cmd)
+        progress_tick(g);
     if (t->resource != SIM_NO_RESOURCE) {
         Resource *r = &g_array_index(g->resources, Resource, t->resource);
         r->busy = false;

@@ -40,6 +40,14 @@ size_t sim_graph_num_tasks(const SimGraph *g);
  * makespan, or SIM_TIME_NEVER if a dependency cycle left tasks unrun. */
 sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net);
 
+/* Progress on a terminal for a long command: after sim_progress_begin, a
+ * graph run that is past 2 s of the command's wall time shows how many of
+ * its tasks are done on stderr (one line, rewritten, only where stderr is a
+ * terminal); sim_progress_end clears the line and turns it off.  Off by
+ * default (library use, tests, sweeps' threads print nothing). */
+void sim_progress_begin(const char *command);
+void sim_progress_end(void);
+
 sim_time_t sim_graph_task_start(const SimGraph *g, int task);
 sim_time_t sim_graph_task_end(const SimGraph *g, int task);
 const char *sim_graph_task_name(const SimGraph *g, int task);

@@ -5,6 +5,7 @@
 #include "sim_net_internal.h"
 
 #include <math.h>
+#include <string.h>
 
 /* ---- a link's entries: flow, rate, slot, and each block's largest rate ---- */
 
@@ -126,24 +127,42 @@ static bool link_reaches(SimNet *n, Link *l, double level)
 
 /* ---- max-min fair rates by progressive filling, per touched component ---- */
 
-static inline bool item_less(const HeapItem *a, const HeapItem *b)
+/* The heap's order, (share, link), as one integer: shares are never
+ * negative (rem is clamped at 0), and a non-negative double's bits order as
+ * its value.  A 4-ary heap: fewer levels, and picking the least of four
+ * children compiles to conditional moves, where the shares' many ties made
+ * a binary heap's comparisons mispredict. */
+__extension__ typedef unsigned __int128 HeapKey;
+
+static inline HeapKey item_key(const HeapItem *a)
 {
-    return a->share < b->share || (a->share == b->share && a->link < b->link);
+    uint64_t bits;
+    memcpy(&bits, &a->share, sizeof bits);
+    return (HeapKey)bits << 32 | (uint32_t)a->link;
 }
+
+#define HEAP_ARITY 4
 
 static void sift_down(HeapItem *a, size_t n, size_t i)
 {
     HeapItem e = a[i];
+    HeapKey ke = item_key(&e);
     for (;;) {
-        size_t c = 2 * i + 1;
+        size_t c = HEAP_ARITY * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && item_less(&a[c + 1], &a[c]))
-            c++;
-        if (!item_less(&a[c], &e))
+        size_t m = c, end = c + HEAP_ARITY < n ? c + HEAP_ARITY : n;
+        HeapKey km = item_key(&a[c]);
+        for (size_t j = c + 1; j < end; j++) {
+            HeapKey kj = item_key(&a[j]);
+            bool less = kj < km;
+            km = less ? kj : km;
+            m = less ? j : m;
+        }
+        if (km >= ke)
             break;
-        a[i] = a[c];
-        i = c;
+        a[i] = a[m];
+        i = m;
     }
     a[i] = e;
 }
@@ -156,9 +175,10 @@ static void heap_push(SimNet *n, HeapItem it)
     }
     HeapItem *a = n->heap;
     size_t i = n->hn++;
+    HeapKey k = item_key(&it);
     while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!item_less(&it, &a[p]))
+        size_t p = (i - 1) / HEAP_ARITY;
+        if (k >= item_key(&a[p]))
             break;
         a[i] = a[p];
         i = p;
@@ -270,6 +290,8 @@ static void take_link(SimNet *n, Link *l, double theta, uint32_t ep)
             continue;
         }
         unfrozen++;
+        if (r == INFINITY) /* a started flow: taken in already */
+            continue;
         Flow *f = l->flows[k].flow;
         if (f->epoch == ep)
             continue;
@@ -304,6 +326,19 @@ void net_collect_part(SimNet *n, double theta)
         }
     }
     g_array_set_size(n->dirty, 0);
+    /* Started flows (rate +inf on every link, which are all dirty) are all
+     * refilled: taken in order of start, so that the passes over them walk
+     * memory in the order it was allocated, and the link scans need not
+     * visit them. */
+    for (guint i = 0; i < n->started->len; i++) {
+        Flow *f = n->started->pdata[i];
+        f->epoch = ep;
+        f->frozen = false;
+        n->work += (uint64_t)f->nact;
+    }
+    GPtrArray *empty = n->comp; /* set to size 0 above */
+    n->comp = n->started;
+    n->started = empty;
     for (guint li = 0; li < n->comp_links->len; li++)
         take_link(n, &n->links[g_array_index(n->comp_links, int, li)], theta, ep);
 }
@@ -369,7 +404,7 @@ void net_fill(SimNet *n, double theta)
             n->heap[n->hn++] = (HeapItem){l->hkey, lid, l->version};
         }
     }
-    for (size_t i = n->hn / 2; i-- > 0;) /* keys are distinct: any heap pops the same order */
+    for (size_t i = n->hn > 1 ? (n->hn - 2) / HEAP_ARITY + 1 : 0; i-- > 0;) /* keys are distinct: any heap pops the same order */
         sift_down(n->heap, n->hn, i);
     /* The most constrained link fixes the rate of its flows; repeat. */
     while (n->hn > 0) {

@@ -16,6 +16,7 @@ SimNet *sim_net_new(SimEngine *e)
     n->removed_level = INFINITY;
     n->dirty = g_array_new(FALSE, FALSE, sizeof(int));
     n->comp = g_ptr_array_new();
+    n->started = g_ptr_array_new();
     n->comp_links = g_array_new(FALSE, FALSE, sizeof(int));
     n->chunks = g_ptr_array_new_with_free_func(g_free);
     n->spare = g_ptr_array_new();
@@ -76,6 +77,7 @@ void sim_net_free(SimNet *n)
     g_free(n->links);
     g_array_free(n->dirty, TRUE);
     g_ptr_array_free(n->comp, TRUE);
+    g_ptr_array_free(n->started, TRUE);
     g_array_free(n->comp_links, TRUE);
     g_free(n->heap);
     g_free(n);
@@ -281,6 +283,7 @@ void sim_net_flow_delayed(SimNet *n, double bytes, const int *links, int nlinks,
     }
     for (int i = na; i < nlinks; i++)
         n->links[f->links[i]].nshadow++;
+    g_ptr_array_add(n->started, f);
     n->active++;
 }
 
@@ -308,6 +311,7 @@ static void settle(SimEngine *e, void *ctx)
         for (guint i = 0; i < n->dirty->len; i++)
             n->links[g_array_index(n->dirty, int, i)].dirty = false;
         g_array_set_size(n->dirty, 0);
+        g_ptr_array_set_size(n->started, 0);
         return;
     }
     n->recomputes++;

@@ -97,6 +97,7 @@ struct SimNet {
     int nlinks, cap;
     GArray *dirty;      /* int link ids touched since the last settle */
     GPtrArray *comp;    /* scratch: flows of the component being recomputed */
+    GPtrArray *started; /* flows started since the last settle, in order (all refilled) */
     GArray *comp_links; /* scratch: its links */
     HeapItem *heap;     /* scratch: min-heap on (share, link) */
     size_t hn, hcap;
