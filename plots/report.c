@@ -123,6 +123,16 @@ const cJSON *report_json_at(const cJSON *o, const char *key)
     return NULL;
 }
 
+/* As cJSON prints it, so that the value reads the same as in --json. */
+static void append_json_number(GString *out, double v)
+{
+    cJSON *n = cJSON_CreateNumber(v);
+    char *s = n ? cJSON_PrintUnformatted(n) : NULL;
+    g_string_append(out, s ? s : "null");
+    cJSON_free(s);
+    cJSON_Delete(n);
+}
+
 static void append_g17(GString *out, double v)
 {
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
@@ -135,7 +145,7 @@ static void number_cell(GString *t, int row, const ReportColumn *c, double v)
     g_string_append_printf(t, "<td class=\"num\" data-row=\"%d\" data-key=\"", row);
     esc(t, c->key);
     g_string_append(t, "\" data-value=\"");
-    append_g17(t, v);
+    append_json_number(t, v);
     g_string_append(t, "\" data-scale=\"");
     append_g17(t, scale);
     g_string_append(t, "\">");

@@ -12,7 +12,7 @@
  *
  * Table cells that show a number carry where it came from:
  *   <td class="num" data-row="I" data-key="KEY" data-value="V" data-scale="S">
- * V is the JSON number printed with 17 significant digits, the text shown is
+ * V is the JSON number as --json prints it (cJSON), the text shown is
  * V x S with the column's decimals; the table's data-source attribute is
  * the dotted path of its rows in the embedded JSON ("" for the whole object
  * as one row).

@@ -45,7 +45,8 @@ typedef bool (*CliPlotFn)(const char *svg_path, const void *user, GError **err);
 void cli_report_plot(Report *r, const char *caption, CliPlotFn draw, const void *user);
 bool cli_report_memory_plot(const char *svg_path, const void *step_results, GError **err);
 /* The sources of a step's scenario file and presets (the scenario's keys,
- * else the result's config names) and of its collective parameters. */
+ * else the result's config names) and of its collective parameters (only
+ * with a scenario_path: without, a sweep point's presets). */
 void cli_report_step_sources(Report *r, const char *scenario_path, const cJSON *scenario, const cJSON *config);
 /* Step results' tables: `rows` (an array of results or one) at `source`. */
 void cli_report_step_tables(Report *r, const cJSON *rows, const char *source);

@@ -72,6 +72,8 @@ void cli_report_step_sources(Report *r, const char *scenario_path, const cJSON *
     report_add_preset_sources(r, "topologies/presets", "topology", topo ? topo : str_at(config, "topology"));
     report_add_preset_sources(r, "models/presets/accelerators", "accelerator", acc ? acc : str_at(config, "accelerator"));
     report_add_preset_sources(r, "models/presets/workloads", "model", model ? model : str_at(config, "model"));
+    if (!scenario_path) /* a sweep's other points: their presets only */
+        return;
     if (params) {
         report_add_sources(r, "collective parameters", params);
     } else {
