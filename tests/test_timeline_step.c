@@ -211,7 +211,12 @@ static void check_text(const char *what, const char *text)
 }
 
 static void test_pipeline_1f1b(void) { check_example("gpt3-175b-1024-a100"); }
-static void test_pipeline_interleaved(void) { check_example("gpt3-175b-1024-a100-interleaved"); }
+static void test_pipeline_interleaved(void)
+{
+    check_text("interleaved.json", "{\"topology\": \"dgx-a100-cluster\", \"nodes\": 4, \"model\": \"gpt3-1.3b\","
+                                   " \"global_batch\": 64, \"micro_batch\": 2, \"parallelism\": {\"dp\": 2, \"tp\": 4,"
+                                   " \"pp\": 4, \"virtual_stages\": 2, \"weight_update\": \"sharded\"}}");
+}
 static void test_fsdp_accumulation(void) { check_example("llama2-70b-fsdp-h100"); }
 static void test_default(void) { check_example("default"); }
 
