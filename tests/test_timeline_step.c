@@ -51,12 +51,14 @@ typedef struct {
     const char *name;
 } Slice;
 
-/* The slice on (pid, tid) that holds time ts, or NULL. */
-static const Slice *slice_at(const GArray *slices, int pid, int tid, double ts)
+/* The slice on (pid, tid) that holds time ts, or NULL; `tracks` maps
+ * pid << 20 | tid to that track's slices. */
+static const Slice *slice_at(GHashTable *tracks, int pid, int tid, double ts)
 {
-    for (guint i = 0; i < slices->len; i++) {
+    const GArray *slices = g_hash_table_lookup(tracks, GINT_TO_POINTER(pid << 20 | tid));
+    for (guint i = 0; slices && i < slices->len; i++) {
         const Slice *s = &g_array_index(slices, Slice, i);
-        if (s->pid == pid && s->tid == tid && ts >= s->ts - 1e-9 && ts <= s->ts + s->dur + 1e-9)
+        if (ts >= s->ts - 1e-9 && ts <= s->ts + s->dur + 1e-9)
             return s;
     }
     return NULL;
@@ -73,6 +75,7 @@ static void check_step(const char *what, StepScenario *sc)
 
     GHashTable *proc = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, NULL); /* pid -> name */
     GArray *slices = g_array_new(FALSE, FALSE, sizeof(Slice));
+    GHashTable *tracks = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_array_unref);
     const cJSON *ev;
     cJSON_ArrayForEach(ev, events)
     {
@@ -82,6 +85,11 @@ static void check_step(const char *what, StepScenario *sc)
         if (!strcmp(ph, "X")) {
             Slice s = {(int)num(ev, "pid"), (int)num(ev, "tid"), num(ev, "ts"), num(ev, "dur"), str(ev, "name")};
             g_array_append_val(slices, s);
+            gpointer key = GINT_TO_POINTER(s.pid << 20 | s.tid);
+            GArray *track = g_hash_table_lookup(tracks, key);
+            if (!track)
+                g_hash_table_insert(tracks, key, track = g_array_new(FALSE, FALSE, sizeof(Slice)));
+            g_array_append_val(track, s);
         }
     }
     /* memory: one counter per stage's device; the highest peak is the
@@ -145,7 +153,7 @@ static void check_step(const char *what, StepScenario *sc)
         const char *ph = str(ev, "ph");
         if (strcmp(ph, "s") != 0)
             continue;
-        const Slice *s = slice_at(slices, (int)num(ev, "pid"), (int)num(ev, "tid"), num(ev, "ts"));
+        const Slice *s = slice_at(tracks, (int)num(ev, "pid"), (int)num(ev, "tid"), num(ev, "ts"));
         CU_ASSERT_TRUE(s && g_str_has_prefix(s->name, "send_") && g_str_has_prefix(s->name, str(ev, "name")));
         CU_ASSERT_FALSE(g_hash_table_contains(starts, GINT_TO_POINTER((int)num(ev, "id"))));
         g_hash_table_insert(starts, GINT_TO_POINTER((int)num(ev, "id")), GINT_TO_POINTER((int)num(ev, "pid")));
@@ -159,7 +167,7 @@ static void check_step(const char *what, StepScenario *sc)
         CU_ASSERT_TRUE_FATAL(g_hash_table_lookup_extended(starts, GINT_TO_POINTER((int)num(ev, "id")), NULL, &from));
         CU_ASSERT_NOT_EQUAL(GPOINTER_TO_INT(from), (int)num(ev, "pid"));
         CU_ASSERT_STRING_EQUAL(str(ev, "bp"), "e");
-        const Slice *s = slice_at(slices, (int)num(ev, "pid"), (int)num(ev, "tid"), num(ev, "ts"));
+        const Slice *s = slice_at(tracks, (int)num(ev, "pid"), (int)num(ev, "tid"), num(ev, "ts"));
         CU_ASSERT_TRUE(s && (g_str_has_prefix(s->name, "forward") || g_str_has_prefix(s->name, "backward") ||
                              g_str_has_prefix(s->name, "head_backward") || g_str_has_prefix(s->name, "recompute")));
         nend++;
@@ -184,6 +192,7 @@ static void check_step(const char *what, StepScenario *sc)
     g_hash_table_destroy(peak);
     g_hash_table_destroy(proc);
     g_array_free(slices, TRUE);
+    g_hash_table_destroy(tracks);
     cJSON_Delete(root);
     cJSON_Delete(res);
 }
