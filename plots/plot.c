@@ -694,12 +694,14 @@ bool plot_validation(const char *path, const char *title, const PlotTrace *trace
             first = false;
             static const char *const style[] = {
                 "using 1:4:5 with filledcurves fs transparent solid 0.15 noborder lt %d title ",
-                "using 1:2 with points lt %d pt 7 ps 0.8 title ", "using 1:3 with linespoints lt %d lw 2 pt 6 ps 0.6 title ",
+                "using 1:2 with points lt %d pt 7 ps 0.8 title ", "using 1:3 with lines lt %d lw 2 title ",
                 "using 1:6 with lines lt %d lw 1 dt 2 title "};
             g_string_append_printf(sc, "'%s' ", files[k]);
             if (which == 0 && (trace_points(t, t->p10) < 2 || trace_points(t, t->p90) < 2))
                 /* a band needs two sizes: one size's is an error bar */
                 g_string_append_printf(sc, "using 1:3:4:5 with yerrorbars lt %d pt 6 ps 0.6 title ", k + 1);
+            else if (which == 2 && trace_points(t, t->predicted) < 2) /* one size: no line to draw */
+                g_string_append_printf(sc, "using 1:3 with points lt %d pt 6 ps 1.2 title ", k + 1);
             else
                 g_string_append_printf(sc, style[which], k + 1);
             const char *w = which == 3 ? (t->baseline_label ? t->baseline_label : "baseline") : what[which];

@@ -71,8 +71,9 @@ typedef struct {
 
 /* Measured points and predicted lines (same colour per trace) against
  * message size (bytes), time (s), both axes logarithmic; the p10-p90 band
- * shaded where both bounds are known, the baseline dashed where given; the
- * legend below the axes. */
+ * shaded where both bounds are known (an error bar at a single size), the
+ * baseline dashed where given; a single predicted size is an open circle;
+ * the legend below the axes. */
 bool plot_validation(const char *path, const char *title, const PlotTrace *traces, int ntraces,
                      GError **err);
 
