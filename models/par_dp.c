@@ -88,7 +88,7 @@ static double grad_item(const Build *b, int s, int k, int *ready)
 /* One full bucket of `params` gradients after `prev`: compressed first when
  * asked, and split when a layer is larger than a bucket.  Appends each
  * piece's collective to `ends` and its parameters to `bucket_params`. */
-static void grad_flush(Build *b, int s, double params, int prev, GArray *ends, GArray *bucket_params)
+static void grad_flush(Build *b, int s, double params, int prev, GArray *ends, GArray *bucket_params, int *bucket)
 {
     Ctx *c = b->c;
     SimGraph *g = b->g;
@@ -112,6 +112,7 @@ static void grad_flush(Build *b, int s, double params, int prev, GArray *ends, G
     for (int k = 0; k < nb; k++) {
         int u = step_coll(c, cname, "dp", c->dp_group, op, piece * gb * c->p.compression);
         int ct = step_task(g, cname, b->res[s].comm, step_coll_time(c, u), "comm");
+        sim_graph_task_set_tag(g, ct, SIM_TAG_BUCKET, (*bucket)++);
         step_coll_tag(b, ct, u, 1, s);
         step_dep(g, prev, ct);
         g_array_append_val(ends, ct);
@@ -126,7 +127,7 @@ static void grad_buckets(Build *b, int s, int fallback_dep, GArray *ends, GArray
 {
     const Ctx *c = b->c;
     double pending = 0;
-    int pending_dep = -1;
+    int pending_dep = -1, bucket = 0;
     int nitems = step_stage_layers(c, s) + 2;
     for (int k = 0; k < nitems; k++) {
         int ready;
@@ -139,7 +140,8 @@ static void grad_buckets(Build *b, int s, int fallback_dep, GArray *ends, GArray
                 pending_dep = ready;
         }
         if (pending > 0 && (pending * c->grad_bytes_per_param >= c->p.bucket_bytes || k == nitems - 1)) {
-            grad_flush(b, s, pending, pending_dep >= 0 ? pending_dep : fallback_dep, ends, bucket_params);
+            grad_flush(b, s, pending, pending_dep >= 0 ? pending_dep : fallback_dep, ends, bucket_params,
+                       &bucket);
             pending = 0;
             pending_dep = -1;
         }
@@ -192,6 +194,7 @@ void dp_sync_and_update(Build *b, int s, GArray *ends, GArray *bparams)
          * the gathers overlap the next bucket's update */
         for (guint k = 0; k < bparams->len; k++) {
             double bp = g_array_index(bparams, double, k);
+            sim_graph_set_default_tag(g, SIM_TAG_BUCKET, (int)k); /* its update and gather */
             int o = offload_update(b, s, bp * shard, g_array_index(ends, int, k), last_bwd, NULL);
             if (c->ag_overlap) /* gathered behind the next step's forward (par_zero.c) */
                 continue;
@@ -200,6 +203,7 @@ void dp_sync_and_update(Build *b, int s, GArray *ends, GArray *bparams)
             step_coll_tag(b, ag, u, 1, s);
             step_dep(g, o, ag);
         }
+        sim_graph_set_default_tag(g, SIM_TAG_BUCKET, -1);
         return;
     }
     offload_update(b, s, params * shard, last_bwd, -1, ends);

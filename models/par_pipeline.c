@@ -118,11 +118,13 @@ static void order_push(const Ctx *c, int k, int dir, int *n, int *order_mb, int 
  * 1 backward, model chunk) into order_mb, order_dir, order_chunk (2 m vpp
  * entries); returns their count.  1F1B: the warm-up forwards (pp - s - 1
  * without interleaving), then one forward, one backward; GPipe: every
- * forward, then every backward. */
+ * forward, then every backward.  pp 1 is 1F1B without warm-up: gradient
+ * accumulation's F B F B, holding one micro-batch's activations as the
+ * memory model has it. */
 int pipeline_order(const Ctx *c, int s, int *order_mb, int *order_dir, int *order_chunk)
 {
-    int pp = c->p.pp, m = c->m, n = 0;
-    if (c->p.gpipe || pp == 1) {
+    int m = c->m, n = 0;
+    if (c->p.gpipe) {
         for (int i = 0; i < m; i++, n++)
             order_mb[n] = i, order_dir[n] = 0, order_chunk[n] = 0;
         for (int i = 0; i < m; i++, n++)
@@ -166,6 +168,7 @@ void pipeline_sends(Build *b)
             for (int i = 0; i < m; i++) {
                 int x = step_span(c, s, j, i);
                 bool last = s == pp - 1 && j == v - 1, first = s == 0 && j == 0;
+                sim_graph_set_default_tag(b->g, SIM_TAG_MICRO_BATCH, i);
                 if (!last) {
                     int y = s + 1 < pp ? step_span(c, s + 1, j, i) : step_span(c, 0, j + 1, i);
                     send_task(b, s, s, (s + 1) % pp, 0, b->fw[x].last, b->fw[y].first);
@@ -177,6 +180,7 @@ void pipeline_sends(Build *b)
                 if (last)
                     step_dep(b->g, b->fw[x].last, b->bw[x].first);
             }
+    sim_graph_set_default_tag(b->g, SIM_TAG_MICRO_BATCH, -1);
 }
 
 /* Micro-batches whose activations stage s holds at once; under

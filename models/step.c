@@ -70,6 +70,11 @@ void step_coll_tag(Build *b, int task, int use, int times, int stage)
         return;
     CollTag t = {task, use, times, stage};
     g_array_append_val(b->tags, t);
+    /* the bytes the task moves, for timelines (a send's receive is the same bytes) */
+    const CollUse *u = &g_array_index(b->c->colls, CollUse, use);
+    if (!u->op_name || strcmp(u->op_name, "recv") != 0)
+        sim_graph_task_set_info(b->g, task, sim_graph_task_category(b->g, task),
+                                sim_graph_task_bytes(b->g, task) + u->bytes * times);
 }
 
 int step_coll_task(Build *b, const char *name, int s, int res, int use, const char *cat)
@@ -213,9 +218,11 @@ static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
     zero_pass_begin(&z, b, s, j, mbi, 0, prev);
     int cur = prev;
     for (int l = j * nc; l < (j + 1) * nc; l++) {
+        sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
         int ag = zero_layer_gather(&z, b, s);
         cur = layer_tasks(b, s, "forward", step_layer_fwd(c, s, l), "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", c->t_ep);
     }
+    sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, -1);
     if (s == c->p.pp - 1 && j == c->p.vpp - 1) {
         int t = step_task(b->g, "head_forward", b->res[s].compute, c->t_head_fwd, "compute");
         step_dep(b->g, cur, t);
@@ -251,6 +258,7 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
             b->head_bwd_end[s] = t;
     }
     for (int l = (j + 1) * nc - 1; l >= j * nc; l--) {
+        sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
         int ag = zero_layer_gather(&z, b, s);
         if (c->t_recompute > 0)
             cur = layer_tasks(b, s, "recompute", c->t_recompute, "tp_recompute", c->t_tp_recompute, cur, ag, &sp,
@@ -260,6 +268,7 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
         if (note)
             b->layer_bwd_end[s][l] = ready;
     }
+    sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, -1);
     sp.last = cur;
     return sp;
 }
@@ -279,6 +288,7 @@ static void build_stages(Build *b)
         for (int k = 0; k < n; k++) {
             int i = order_mb[k], j = order_chunk[k], x = step_span(c, s, j, i);
             bool last_mb = i == m - 1;
+            sim_graph_set_default_tag(b->g, SIM_TAG_MICRO_BATCH, i); /* the pass's tasks, its buckets */
             if (order_dir[k] == 0) {
                 b->fw[x] = forward_pass(b, s, j, i, prev);
                 prev = b->fw[x].last;
@@ -290,6 +300,7 @@ static void build_stages(Build *b)
             }
         }
     }
+    sim_graph_set_default_tag(b->g, SIM_TAG_MICRO_BATCH, -1);
     g_free(order_mb);
     g_free(order_dir);
     g_free(order_chunk);
@@ -308,6 +319,32 @@ static void build_update(Build *b)
     g_array_free(bparams, TRUE);
 }
 
+void step_memory_track(Build *b)
+{
+    const Ctx *c = b->c;
+    for (int s = 0; s < c->p.pp; s++) {
+        MemoryBreakdown mem;
+        double host;
+        if (!step_stage_memory(c, s, &mem, &host, NULL))
+            continue; /* the report says why */
+        int inflight = pipeline_inflight(c, s);
+        double act = mem.activations / (inflight > 0 ? inflight : 1);
+        char name[64];
+        snprintf(name, sizeof name, "gpu%d.memory", b->res[s].rank);
+        int k = sim_graph_counter(b->g, name, mem.total - mem.activations - mem.working_set);
+        for (int j = 0; j < c->p.vpp; j++)
+            for (int i = 0; i < c->m; i++) {
+                const Span *f = &b->fw[step_span(c, s, j, i)], *w = &b->bw[step_span(c, s, j, i)];
+                if (f->first < 0 || w->last < 0 || w->first < 0)
+                    continue;
+                sim_graph_counter_change(b->g, k, f->first, false, act);
+                sim_graph_counter_change(b->g, k, w->last, true, -act);
+                sim_graph_counter_change(b->g, k, w->first, false, mem.working_set);
+                sim_graph_counter_change(b->g, k, w->last, true, -mem.working_set);
+            }
+    }
+}
+
 cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_out, GError **err)
 {
     if (variant < 0 || variant >= step_scenario_num_variants(sc)) {
@@ -324,6 +361,8 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
     build_stages(&b);
     pipeline_sends(&b);
     build_update(&b);
+    if (graph_out)
+        step_memory_track(&b);
     SimEngine *e = sim_engine_new();
     sim_time_t span = sim_graph_run(b.g, e, NULL);
     sim_engine_free(e);

@@ -272,6 +272,14 @@ int cp_after(Build *b, int s, const char *tp_name, int after);
 void cnn_costs(Ctx *c);
 void cnn_flops(const Ctx *c, double *model_flops, double *hw_flops);
 
+/* step_report.c: stage s's device memory (the memory model's estimate;
+ * `host`: ZeRO-Offload's optimizer state in host memory)... */
+bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mem, double *host, GError **err);
+/* ...and, for timelines, its counter track "gpuR.memory" on the run graph:
+ * the steady state all step, each micro-batch's activations from its
+ * forward's start to its backward's end, the working set during each
+ * backward, so that the track's peak is the estimate's total (step.c). */
+void step_memory_track(Build *b);
 /* step_report.c: the result object of a built and run graph (the step took
  * `step_s`); NULL and `err` when the memory estimate fails. */
 cJSON *step_report(const Build *b, int variant, double step_s, GError **err);

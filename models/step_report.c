@@ -143,33 +143,40 @@ static Breakdown breakdown(const Build *b, double step)
     return r;
 }
 
+bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, GError **err)
+{
+    const StepPlan *p = &c->p;
+    MemoryConfig mc = memory_config_default();
+    mc.params = pipeline_stage_params(c, s);
+    mc.dp = c->zero_ranks; /* hybrid sharding: the shard group */
+    mc.zero_stage = p->zero_stage;
+    mc.precision = step_scenario_precision(c->sc);
+    mc.fp32_grad_accum = c->fp32_grads;
+    mc.optimizer = step_scenario_optimizer(c->sc);
+    mc.bucket_bytes = p->dp > 1 ? p->bucket_bytes : 0;
+    mc.zero3_gathered_params = p->zero_stage == 3 ? 2 * c->layer_params : 0;
+    mc.activation_bytes = 0;
+    for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
+        mc.activation_bytes += workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc), &c->wp);
+    mc.activation_bytes /= c->p.vpp; /* interleaved: in flight by model chunks */
+    mc.inflight_microbatches = pipeline_inflight(c, s);
+    mc.working_set_bytes = compute_working_set(c, s);
+    if (!memory_estimate(&mc, mbk, err) || !moe_memory(c, s, &mc, mbk, err))
+        return false;
+    offload_memory(c, mbk, host);
+    return true;
+}
+
 /* The memory of the stage that needs most. */
 static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, double *host, GError **err)
 {
-    const StepPlan *p = &c->p;
     *mem = (MemoryBreakdown){0};
     *mem_stage = 0;
-    for (int s = 0; s < p->pp; s++) {
-        MemoryConfig mc = memory_config_default();
-        mc.params = pipeline_stage_params(c, s);
-        mc.dp = c->zero_ranks; /* hybrid sharding: the shard group */
-        mc.zero_stage = p->zero_stage;
-        mc.precision = step_scenario_precision(c->sc);
-        mc.fp32_grad_accum = c->fp32_grads;
-        mc.optimizer = step_scenario_optimizer(c->sc);
-        mc.bucket_bytes = p->dp > 1 ? p->bucket_bytes : 0;
-        mc.zero3_gathered_params = p->zero_stage == 3 ? 2 * c->layer_params : 0;
-        mc.activation_bytes = 0;
-        for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
-            mc.activation_bytes += workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc), &c->wp);
-        mc.activation_bytes /= c->p.vpp; /* interleaved: in flight by model chunks */
-        mc.inflight_microbatches = pipeline_inflight(c, s);
-        mc.working_set_bytes = compute_working_set(c, s);
+    for (int s = 0; s < c->p.pp; s++) {
         MemoryBreakdown mbk;
-        if (!memory_estimate(&mc, &mbk, err) || !moe_memory(c, s, &mc, &mbk, err))
-            return false;
         double h;
-        offload_memory(c, &mbk, &h);
+        if (!step_stage_memory(c, s, &mbk, &h, err))
+            return false;
         if (s == 0 || mbk.total > mem->total) {
             *mem = mbk;
             *mem_stage = s;

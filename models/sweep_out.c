@@ -243,8 +243,10 @@ bool sweep_plot_memory(const Sweep *s, const cJSON *run, const char *path, GErro
                            .weights = num_at(m, "weights"),
                            .gradients = num_at(m, "gradients"),
                            .optimizer = num_at(m, "optimizer_state"),
-                           /* buffers and reserve have no bar of their own */
-                           .activations = num_at(m, "activations") + num_at(m, "buffers") + num_at(m, "reserve")};
+                           .activations = num_at(m, "activations"),
+                           .buffers = num_at(m, "buffers"),
+                           .working_set = num_at(m, "working_set"),
+                           .reserve = num_at(m, "reserve")};
         g_array_append_val(bars, b);
         double hbm = num_at(m, "hbm");
         cap = cap < 0 ? hbm : cap == hbm ? cap : 0; /* no line when the accelerators differ */

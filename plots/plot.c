@@ -250,34 +250,104 @@ static bool series_has_panel(const PlotSeries *s, int panel)
     return false;
 }
 
-bool plot_scaling(const char *path, const PlotSeries *series, int nseries, GError **err)
-{
-    if (!series || nseries <= 0) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: no series to plot");
-        return false;
-    }
-    for (int k = 0; k < nseries; k++)
-        if (series[k].n < 0 || (series[k].n > 0 && !series[k].x)) {
-            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: series %d has no x values", k);
-            return false;
-        }
-    bool present[N_PANELS] = { false };
-    int npanels = 0;
-    for (int p = 0; p < N_PANELS; p++) {
-        for (int k = 0; k < nseries; k++)
-            present[p] = present[p] || series_has_panel(&series[k], p);
-        npanels += present[p];
-    }
-    if (npanels == 0) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: no series has a value to plot");
-        return false;
-    }
-    int rows = npanels <= 2 ? 1 : 2, cols = npanels == 1 ? 1 : 2;
-    Job *j = job_begin(path, 560 * cols, 420 * rows, err);
-    if (!j)
-        return false;
+/* Small multiples: the curves of one facet, [first, first + n) of order[]. */
+typedef struct {
+    char *title; /* NULL: the only facet */
+    int first, n;
+} Facet;
 
-    /* One data file per series: x, step time, throughput, efficiency %, memory GiB. */
+/* A series' facet: its group, else its label up to the first ", " (the
+ * sweep's first varied key), else none. */
+static char *series_group(const PlotSeries *s)
+{
+    if (s->group)
+        return g_strdup(s->group);
+    const char *l = s->label ? s->label : "", *comma = strstr(l, ", ");
+    return comma ? g_strndup(l, (gsize)(comma - l)) : NULL;
+}
+
+/* Up to PLOT_MAX_CURVES series: one facet.  More: one facet per group when
+ * there are several groups of at most PLOT_MAX_CURVES each, else facets of
+ * PLOT_MAX_CURVES series in order.  Fills order[] (series indices by facet). */
+static Facet *make_facets(const PlotSeries *series, int nseries, int *order, int *nfacets)
+{
+    Facet *f = g_new0(Facet, (gsize)nseries + 1);
+    for (int k = 0; k < nseries; k++)
+        order[k] = k;
+    if (nseries <= PLOT_MAX_CURVES) {
+        f[0] = (Facet){NULL, 0, nseries};
+        *nfacets = 1;
+        return f;
+    }
+    char **group = g_new0(char *, (gsize)nseries);
+    bool grouped = true;
+    for (int k = 0; k < nseries && grouped; k++)
+        grouped = (group[k] = series_group(&series[k])) != NULL;
+    int nf = 0, placed = 0;
+    if (grouped) { /* groups in order of first appearance */
+        bool *done = g_new0(bool, (gsize)nseries);
+        for (int k = 0; k < nseries; k++) {
+            if (done[k])
+                continue;
+            f[nf] = (Facet){g_strdup(group[k]), placed, 0};
+            for (int j = k; j < nseries; j++)
+                if (!done[j] && strcmp(group[j], group[k]) == 0) {
+                    done[j] = true;
+                    order[placed++] = j;
+                    f[nf].n++;
+                }
+            grouped = grouped && f[nf].n <= PLOT_MAX_CURVES;
+            nf++;
+        }
+        g_free(done);
+        grouped = grouped && nf > 1;
+        if (!grouped) {
+            for (int i = 0; i < nf; i++)
+                g_free(f[i].title);
+            nf = 0;
+            for (int k = 0; k < nseries; k++)
+                order[k] = k;
+        }
+    }
+    if (!grouped)
+        for (int first = 0; first < nseries; first += PLOT_MAX_CURVES) {
+            int n = nseries - first < PLOT_MAX_CURVES ? nseries - first : PLOT_MAX_CURVES;
+            f[nf++] = (Facet){g_strdup_printf("curves %d-%d of %d", first + 1, first + n, nseries), first, n};
+        }
+    for (int k = 0; k < nseries; k++)
+        g_free(group[k]);
+    g_free(group);
+    *nfacets = nf;
+    return f;
+}
+
+static void facets_free(Facet *f, int n)
+{
+    for (int i = 0; i < n; i++)
+        g_free(f[i].title);
+    g_free(f);
+}
+
+/* The panel's value range over every series, as plotted (percent, GiB). */
+static void panel_range(const PlotSeries *series, int nseries, int p, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    double scale = p == P_EFFICIENCY ? 100.0 : p == P_MEMORY ? 1.0 / GIB : 1.0;
+    for (int k = 0; k < nseries; k++) {
+        const double *y = series_y(&series[k], p);
+        for (int i = 0; y && i < series[k].n; i++)
+            if (point_valid(series[k].x[i], y[i], panel_logy(p))) {
+                *lo = fmin(*lo, y[i] * scale);
+                *hi = fmax(*hi, y[i] * scale);
+            }
+    }
+}
+
+/* Writes one data file per series: x, step time, throughput, efficiency %,
+ * memory GiB.  NULL entries on failure. */
+static const char **scaling_data(Job *j, const PlotSeries *series, int nseries, GError **err)
+{
     const char **files = g_new0(const char *, (gsize)nseries);
     for (int k = 0; k < nseries; k++) {
         const PlotSeries *s = &series[k];
@@ -301,46 +371,127 @@ bool plot_scaling(const char *path, const PlotSeries *series, int nseries, GErro
         g_string_free(d, TRUE);
         if (!files[k]) {
             g_free(files);
-            job_free(j);
+            return NULL;
+        }
+    }
+    return files;
+}
+
+bool plot_scaling(const char *path, const PlotSeries *series, int nseries, GError **err)
+{
+    if (!series || nseries <= 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: no series to plot");
+        return false;
+    }
+    for (int k = 0; k < nseries; k++)
+        if (series[k].n < 0 || (series[k].n > 0 && !series[k].x)) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: series %d has no x values", k);
             return false;
         }
+    bool present[N_PANELS] = { false };
+    int npanels = 0;
+    for (int p = 0; p < N_PANELS; p++) {
+        for (int k = 0; k < nseries; k++)
+            present[p] = present[p] || series_has_panel(&series[k], p);
+        npanels += present[p];
+    }
+    if (npanels == 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: no series has a value to plot");
+        return false;
+    }
+    int *order = g_new(int, (gsize)nseries), nf = 0;
+    Facet *facets = make_facets(series, nseries, order, &nf);
+    /* one facet: the panels in a square; several: a row of panels per facet */
+    int rows = nf > 1 ? nf : npanels <= 2 ? 1 : 2, cols = nf > 1 ? npanels : npanels == 1 ? 1 : 2;
+    Job *j = job_begin(path, (nf > 1 ? 440 : 560) * cols, (nf > 1 ? 400 : 480) * rows, err);
+    const char **files = j ? scaling_data(j, series, nseries, err) : NULL;
+    if (!files) {
+        facets_free(facets, nf);
+        g_free(order);
+        job_free(j);
+        return false;
     }
 
     static const char *ylabel[N_PANELS] = { "step time (s)", "throughput (samples/s)", "scaling efficiency (%)",
                                             "memory per device (GiB)" };
     static const char *title[N_PANELS] = { "Step time", "Throughput", "Scaling efficiency", "Memory per device" };
+    double xlo = INFINITY, xhi = -INFINITY;
+    for (int k = 0; k < nseries; k++)
+        for (int i = 0; i < series[k].n; i++)
+            if (isfinite(series[k].x[i]) && series[k].x[i] > 0) {
+                xlo = fmin(xlo, series[k].x[i]);
+                xhi = fmax(xhi, series[k].x[i]);
+            }
     GString *sc = j->script;
     g_string_append_printf(sc, "set multiplot layout %d,%d\n", rows, cols);
-    g_string_append(sc, "set logscale x 2\nset xlabel 'devices'\n");
-    /* keys where curves usually are not: step time falls, the others rise or stay */
-    static const char *key[N_PANELS] = { "top right", "top left", "bottom left", "top right" };
-    for (int p = 0; p < N_PANELS; p++) {
-        if (!present[p])
-            continue;
-        g_string_append_printf(sc, "set title '%s'\nset ylabel '%s'\nset key %s\n", title[p], ylabel[p], key[p]);
-        g_string_append(sc, panel_logy(p) ? "set logscale y\n" : "unset logscale y\n");
-        g_string_append(sc, p == P_STEP || p == P_THROUGHPUT ? "set autoscale y\n" : "set yrange [0:*]\n");
-        g_string_append(sc, "plot ");
-        bool first = true;
-        for (int k = 0; k < nseries; k++) {
-            if (!series_has_panel(&series[k], p))
+    /* legends below the axes, never over the curves */
+    g_string_append(sc, "set logscale x 2\nset xlabel 'devices (count)'\nset key below left Left reverse\n");
+    for (int fi = 0; fi < nf; fi++) {
+        const Facet *f = &facets[fi];
+        for (int p = 0; p < N_PANELS; p++) {
+            if (!present[p])
                 continue;
-            if (!first)
-                g_string_append(sc, ", \\\n     ");
-            first = false;
-            g_string_append_printf(sc, "'%s' using 1:%d with linespoints lt %d pt 7 title ", files[k], p + 2, k + 1);
-            append_quoted(sc, series[k].label ? series[k].label : "");
+            g_string_append(sc, "set title ");
+            char *t = f->title ? g_strdup_printf("%s: %s", title[p], f->title) : g_strdup(title[p]);
+            append_quoted(sc, t);
+            g_free(t);
+            g_string_append_printf(sc, "\nset ylabel '%s'\n", ylabel[p]);
+            g_string_append(sc, panel_logy(p) ? "set logscale y\n" : "unset logscale y\n");
+            double lo, hi;
+            panel_range(series, nseries, p, &lo, &hi);
+            if (nf > 1 && isfinite(xlo) && isfinite(xhi)) { /* facets share each panel's scales */
+                g_string_append(sc, "set xrange [");
+                append_number(sc, xlo / 1.1);
+                g_string_append_c(sc, ':');
+                append_number(sc, xhi * 1.1);
+                g_string_append(sc, "]\n");
+            }
+            if (nf > 1 && isfinite(lo) && isfinite(hi)) {
+                g_string_append(sc, "set yrange [");
+                append_number(sc, panel_logy(p) ? lo / 1.25 : 0);
+                g_string_append_c(sc, ':');
+                append_number(sc, panel_logy(p) ? hi * 1.25 : (hi > 0 ? hi * 1.1 : 1));
+                g_string_append(sc, "]\n");
+            } else {
+                g_string_append(sc, p == P_STEP || p == P_THROUGHPUT ? "set autoscale y\n" : "set yrange [0:*]\n");
+            }
+            g_string_append(sc, "plot ");
+            bool first = true;
+            for (int i = f->first; i < f->first + f->n; i++) {
+                int k = order[i];
+                if (!series_has_panel(&series[k], p))
+                    continue;
+                if (!first)
+                    g_string_append(sc, ", \\\n     ");
+                first = false;
+                g_string_append_printf(sc, "'%s' using 1:%d with linespoints lt %d pt 7 title ", files[k], p + 2,
+                                       i - f->first + 1);
+                append_quoted(sc, series[k].label ? series[k].label : "");
+            }
+            if (first) /* this facet has no value here: an empty frame keeps the grid */
+                g_string_append(sc, "NaN notitle");
+            g_string_append(sc, "\n");
         }
-        g_string_append(sc, "\n");
     }
     g_string_append(sc, "unset multiplot\n");
     g_free(files);
+    facets_free(facets, nf);
+    g_free(order);
     bool ok = job_run(j, path, err);
     job_free(j);
     return ok;
 }
 
 /* ---- memory breakdown ---- */
+
+enum { N_PARTS = 7 };
+
+static void bar_parts(const PlotMemoryBar *b, double parts[N_PARTS])
+{
+    double v[N_PARTS] = {b->weights, b->gradients, b->optimizer, b->activations, b->buffers, b->working_set,
+                         b->reserve};
+    memcpy(parts, v, sizeof v);
+}
 
 bool plot_memory(const char *path, const PlotMemoryBar *bars, int nbars, double capacity, GError **err)
 {
@@ -349,33 +500,34 @@ bool plot_memory(const char *path, const PlotMemoryBar *bars, int nbars, double 
         return false;
     }
     double top = isfinite(capacity) && capacity > 0 ? capacity : 0;
+    bool used[N_PARTS] = {false};
     for (int k = 0; k < nbars; k++) {
-        const PlotMemoryBar *b = &bars[k];
-        double parts[4] = { b->weights, b->gradients, b->optimizer, b->activations };
-        double sum = 0;
-        for (int i = 0; i < 4; i++) {
+        double parts[N_PARTS], sum = 0;
+        bar_parts(&bars[k], parts);
+        for (int i = 0; i < N_PARTS; i++) {
             if (!isfinite(parts[i]) || parts[i] < 0) {
                 g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
                             "plot: memory bar %d (%s) has a negative or non-finite part", k,
-                            b->label ? b->label : "");
+                            bars[k].label ? bars[k].label : "");
                 return false;
             }
             sum += parts[i];
+            used[i] = used[i] || parts[i] > 0;
         }
         if (sum > top)
             top = sum;
     }
     if (top <= 0)
         top = GIB;
-    Job *j = job_begin(path, nbars > 6 ? 120 * nbars : 800, 560, err);
+    Job *j = job_begin(path, nbars > 6 ? 120 * nbars + 200 : 900, 560, err);
     if (!j)
         return false;
-    GString *d = g_string_new("# bar weights_gib gradients_gib optimizer_gib activations_gib\n");
+    GString *d = g_string_new("# bar weights gradients optimizer_state activations buffers working_set reserve (GiB)\n");
     for (int k = 0; k < nbars; k++) {
-        const PlotMemoryBar *b = &bars[k];
-        double parts[4] = { b->weights, b->gradients, b->optimizer, b->activations };
+        double parts[N_PARTS];
+        bar_parts(&bars[k], parts);
         g_string_append_printf(d, "%d", k);
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < N_PARTS; i++) {
             g_string_append_c(d, ' ');
             append_number(d, parts[i] / GIB);
         }
@@ -388,7 +540,8 @@ bool plot_memory(const char *path, const PlotMemoryBar *bars, int nbars, double 
         return false;
     }
     GString *sc = j->script;
-    g_string_append(sc, "set title 'Memory per device'\nset ylabel 'GiB per device'\nset grid noxtics\n"
+    g_string_append(sc, "set title 'Memory per device'\nset ylabel 'memory per device (GiB)'\n"
+                        "set xlabel 'variant (sweep point)'\nset grid noxtics\n"
                         "set style data histograms\nset style histogram rowstacked\n"
                         "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset key outside right top\n");
     g_string_append(sc, "set xtics (");
@@ -414,17 +567,35 @@ bool plot_memory(const char *path, const PlotMemoryBar *bars, int nbars, double 
                             "set label 1 sprintf('HBM capacity %.4g GiB', cap) at graph 0.01, first cap "
                             "offset 0,0.7 tc rgb '#c00000' front\n");
     }
-    g_string_append_printf(sc,
-                           "plot '%s' using 2 title 'weights' lc rgb '#4472c4', '' using 3 title 'gradients' lc rgb "
-                           "'#ed7d31', \\\n     '' using 4 title 'optimizer state' lc rgb '#a5a5a5', '' using 5 "
-                           "title 'activations' lc rgb '#70ad47'\n",
-                           file);
+    static const char *const name[N_PARTS] = {"weights", "gradients", "optimizer state", "activations",
+                                              "buffers", "working set (peak)", "reserve"};
+    static const char *const colour[N_PARTS] = {"#4472c4", "#ed7d31", "#a5a5a5", "#70ad47",
+                                                "#ffc000", "#9e480e", "#7f3f98"};
+    g_string_append(sc, "plot ");
+    for (int i = 0; i < N_PARTS; i++) {
+        g_string_append_printf(sc, "%s'%s' using %d ", i ? ", \\\n     " : "", i ? "" : file, i + 2);
+        if (used[i])
+            g_string_append_printf(sc, "title '%s'", name[i]);
+        else
+            g_string_append(sc, "notitle");
+        g_string_append_printf(sc, " lc rgb '%s'", colour[i]);
+    }
+    g_string_append_c(sc, '\n');
     bool ok = job_run(j, path, err);
     job_free(j);
     return ok;
 }
 
 /* ---- predicted versus measured ---- */
+
+/* Points of `y` that a log-log plot shows. */
+static int trace_points(const PlotTrace *t, const double *y)
+{
+    int n = 0;
+    for (int i = 0; y && t->size && i < t->n; i++)
+        n += point_valid(t->size[i], y[i], true);
+    return n;
+}
 
 static bool trace_has(const PlotTrace *t, const double *y)
 {
@@ -454,7 +625,21 @@ bool plot_validation(const char *path, const char *title, const PlotTrace *trace
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: no trace has a positive time to plot");
         return false;
     }
-    Job *j = job_begin(path, 900, 600, err);
+    /* the legend below the axes: room for each entry; the size axis's
+     * tics every factor 16 when the sizes span that much */
+    int entries = 0;
+    double smin = INFINITY, smax = -INFINITY;
+    for (int k = 0; k < ntraces; k++) {
+        const PlotTrace *t = &traces[k];
+        entries += trace_has(t, t->measured) + trace_has(t, t->predicted) + trace_has(t, t->baseline) +
+                   (t->p90 && trace_has(t, t->p10));
+        for (int i = 0; i < t->n; i++)
+            if (isfinite(t->size[i]) && t->size[i] > 0) {
+                smin = fmin(smin, t->size[i]);
+                smax = fmax(smax, t->size[i]);
+            }
+    }
+    Job *j = job_begin(path, 900, 480 + 18 * (entries > 6 ? entries : 6), err);
     if (!j)
         return false;
     const char **files = g_new0(const char *, (gsize)ntraces);
@@ -486,9 +671,10 @@ bool plot_validation(const char *path, const char *title, const PlotTrace *trace
         g_string_append_c(sc, '\n');
     }
     /* log2 size axis with a tic every factor 16: 1 B, 16 B, ..., 1 KiB, ... */
-    g_string_append(sc, "set logscale x 2\nset logscale y\nset xtics 1, 16\nset offsets graph 0.02, graph 0.02, 0, 0\n"
-                        "set xlabel 'message size'\nset ylabel 'time'\n"
-                        "set format x '%.0b %BB'\nset format y '%.0s %cs'\nset key top left\n");
+    g_string_append(sc, "set logscale x 2\nset logscale y\nset offsets graph 0.02, graph 0.02, 0, 0\n"
+                        "set xlabel 'message size (bytes)'\nset ylabel 'time (s)'\n"
+                        "set format x '%.0b %BB'\nset format y '%.0s %cs'\nset key below left Left reverse\n");
+    g_string_append(sc, smax >= 256 * smin ? "set xtics 1, 16\n" : "set xtics autofreq\n");
     g_string_append(sc, "plot ");
     bool first = true;
     for (int k = 0; k < ntraces; k++) {
@@ -511,7 +697,13 @@ bool plot_validation(const char *path, const char *title, const PlotTrace *trace
                 "using 1:2 with points lt %d pt 7 ps 0.8 title ", "using 1:3 with lines lt %d lw 2 title ",
                 "using 1:6 with lines lt %d lw 1 dt 2 title "};
             g_string_append_printf(sc, "'%s' ", files[k]);
-            g_string_append_printf(sc, style[which], k + 1);
+            if (which == 0 && (trace_points(t, t->p10) < 2 || trace_points(t, t->p90) < 2))
+                /* a band needs two sizes: one size's is an error bar */
+                g_string_append_printf(sc, "using 1:3:4:5 with yerrorbars lt %d pt 6 ps 0.6 title ", k + 1);
+            else if (which == 2 && trace_points(t, t->predicted) < 2) /* one size: no line to draw */
+                g_string_append_printf(sc, "using 1:3 with points lt %d pt 6 ps 1.2 title ", k + 1);
+            else
+                g_string_append_printf(sc, style[which], k + 1);
             const char *w = which == 3 ? (t->baseline_label ? t->baseline_label : "baseline") : what[which];
             char *full = g_strdup_printf("%s%s%s", label, *label ? " " : "", w);
             append_quoted(sc, full);

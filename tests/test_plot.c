@@ -109,8 +109,8 @@ static void fill_series(PlotSeries s[2], const char *label_a, const char *label_
         eff_r[i] = STEP_R[0] / STEP_R[i] / X[i];
         eff_s[i] = STEP_S[0] / STEP_S[i] / X[i];
     }
-    s[0] = (PlotSeries){ label_a, 5, X, STEP_R, thr_r, eff_r, MEM_R };
-    s[1] = (PlotSeries){ label_b, 5, X, STEP_S, thr_s, eff_s, MEM_S };
+    s[0] = (PlotSeries){ label_a, 5, X, STEP_R, thr_r, eff_r, MEM_R, NULL };
+    s[1] = (PlotSeries){ label_b, 5, X, STEP_S, thr_s, eff_s, MEM_S, NULL };
 }
 
 static void test_scaling_png(void)
@@ -124,7 +124,7 @@ static void test_scaling_png(void)
         fprintf(stderr, "%s\n", err->message);
     CU_ASSERT_TRUE_FATAL(ok);
     CU_ASSERT_PTR_NULL(err);
-    check_png(path, 1120, 840); /* four panels: 2 x 2 of 560 x 420 */
+    check_png(path, 1120, 960); /* four panels: 2 x 2 of 560 x 480 */
     g_free(path);
 }
 
@@ -146,6 +146,7 @@ static void test_scaling_svg_labels(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "x^2 {DP} second line"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "Scaling efficiency"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "memory per device (GiB)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "devices (count)"));
     g_free(text);
 
     /* same input, byte-identical picture */
@@ -165,22 +166,90 @@ static void test_scaling_svg_labels(void)
 static void test_scaling_partial(void)
 {
     double step[5] = { 1, NAN, 0.3, -1, 0.1 };
-    PlotSeries s = { "only step", 5, X, step, NULL, NULL, NULL };
+    PlotSeries s = { "only step", 5, X, step, NULL, NULL, NULL, NULL };
     char *path = tmp_path("partial.png");
     GError *err = NULL;
     CU_ASSERT_TRUE(plot_scaling(path, &s, 1, &err));
     CU_ASSERT_PTR_NULL(err);
-    check_png(path, 560, 420);
+    check_png(path, 560, 480);
     g_free(path);
+    g_clear_error(&err);
+}
+
+/* Occurrences of `needle` in `text`. */
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* More than PLOT_MAX_CURVES curves: small multiples, by the labels' first
+ * key when it makes groups small enough, else runs of PLOT_MAX_CURVES. */
+static void test_scaling_facets(void)
+{
+    enum { N = 12 };
+    PlotSeries s[N];
+    char *labels[N];
+    double step[N][5], thr[N][5];
+    for (int k = 0; k < N; k++) {
+        labels[k] = g_strdup_printf("tp=%d, pp=%d", 1 << (k / 4), k % 4 + 1);
+        for (int i = 0; i < 5; i++) {
+            step[k][i] = STEP_R[i] * (1 + 0.1 * k);
+            thr[k][i] = 32 * X[i] / step[k][i];
+        }
+        s[k] = (PlotSeries){labels[k], 5, X, step[k], thr[k], NULL, NULL, NULL};
+    }
+    char *svg = tmp_path("facets.svg"), *png = tmp_path("facets.png");
+    GError *err = NULL;
+    bool ok = plot_scaling(svg, s, N, &err);
+    if (!ok)
+        fprintf(stderr, "%s\n", err->message);
+    CU_ASSERT_TRUE_FATAL(ok);
+    char *text = svg_text_of(svg);
+    /* three facets (tp=1, 2, 4) of four curves, a row of two panels each */
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "Step time: tp=1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "Throughput: tp=4"));
+    CU_ASSERT_PTR_NULL(strstr(text, "tp=8"));
+    CU_ASSERT_EQUAL(count_of(text, "Step time: "), 3);
+    /* each curve in its own facet only: its legend entry in two panels */
+    CU_ASSERT_EQUAL(count_of(text, "tp=2, pp=3"), 2);
+    g_free(text);
+    CU_ASSERT_TRUE(plot_scaling(png, s, N, &err));
+    check_png(png, 2 * 440, 3 * 400);
+    /* labels without a key to group by: runs of six */
+    for (int k = 0; k < 8; k++)
+        s[k].label = s[k].group = NULL;
+    for (int k = 0; k < 8; k++) {
+        g_free(labels[k]);
+        labels[k] = g_strdup_printf("variant %d", k);
+        s[k].label = labels[k];
+    }
+    CU_ASSERT_TRUE_FATAL(plot_scaling(svg, s, 8, &err));
+    text = svg_text_of(svg);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "Step time: curves 1-6 of 8"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "Throughput: curves 7-8 of 8"));
+    g_free(text);
+    /* six curves: one plot as before */
+    CU_ASSERT_TRUE_FATAL(plot_scaling(svg, s, 6, &err));
+    text = svg_text_of(svg);
+    CU_ASSERT_PTR_NULL(strstr(text, "curves 1-6"));
+    CU_ASSERT_EQUAL(count_of(text, "variant 5"), 2);
+    g_free(text);
+    for (int k = 0; k < N; k++)
+        g_free(labels[k]);
+    g_free(svg);
+    g_free(png);
     g_clear_error(&err);
 }
 
 static void test_memory(void)
 {
     PlotMemoryBar bars[] = {
-        { "replicated", 14e9, 14e9, 84e9, 20e9 },
-        { "ZeRO-1", 14e9, 14e9, 84e9 / 8, 20e9 },
-        { "ZeRO-3 \"fsdp\"", 14e9 / 8, 14e9 / 8, 84e9 / 8, 20e9 },
+        { "replicated", 14e9, 14e9, 84e9, 20e9, 0.1e9, 0, 1.6e9 },
+        { "ZeRO-1", 14e9, 14e9, 84e9 / 8, 20e9, 0.1e9, 0, 1.6e9 },
+        { "ZeRO-3 \"fsdp\"", 14e9 / 8, 14e9 / 8, 84e9 / 8, 20e9, 3e9, 0, 1.6e9 },
     };
     char *svg = tmp_path("memory.svg"), *png = tmp_path("memory.png");
     GError *err = NULL;
@@ -192,12 +261,22 @@ static void test_memory(void)
     for (int i = 0; i < 3; i++)
         CU_ASSERT_PTR_NOT_NULL(strstr(text, bars[i].label));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "optimizer state"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "activations"));
+    /* every component its own legend entry; none for one that is 0 everywhere */
+    CU_ASSERT_EQUAL(count_of(text, "activations"), 1);
+    CU_ASSERT_EQUAL(count_of(text, "buffers"), 1);
+    CU_ASSERT_EQUAL(count_of(text, "reserve"), 1);
+    CU_ASSERT_PTR_NULL(strstr(text, "working set"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "memory per device (GiB)"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "HBM capacity 74.51 GiB"));
+    g_free(text);
+    bars[2].working_set = 2e9;
+    CU_ASSERT_TRUE_FATAL(plot_memory(svg, bars, 3, 80e9, &err));
+    text = svg_text_of(svg);
+    CU_ASSERT_EQUAL(count_of(text, "working set (peak)"), 1);
     g_free(text);
     CU_ASSERT_TRUE(plot_memory(png, bars, 3, 0, &err));
     CU_ASSERT_PTR_NULL(err);
-    check_png(png, 800, 560);
+    check_png(png, 900, 560);
     bars[1].gradients = -1;
     CU_ASSERT_FALSE(plot_memory(png, bars, 3, 80e9, &err));
     CU_ASSERT_TRUE(err && err->code == SIM_ERROR_INPUT && strstr(err->message, "ZeRO-1"));
@@ -236,12 +315,14 @@ static void test_validation(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "dgx-a100 allreduce default parameters"));
     CU_ASSERT_PTR_NULL(strstr(text, "localhost p10-p90"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "MiB")); /* binary-prefix size axis */
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "message size (bytes)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "time (s)"));
     g_free(text);
     /* prediction only */
     t[0].measured = NULL;
     CU_ASSERT_TRUE(plot_validation(png, NULL, t, 1, &err));
     CU_ASSERT_PTR_NULL(err);
-    check_png(png, 900, 600);
+    check_png(png, 900, 480 + 18 * 6); /* room for six legend entries below */
     g_free(svg);
     g_free(png);
 }
@@ -261,7 +342,7 @@ static void test_errors(void)
     g_clear_error(&err);
     /* nothing plottable */
     double nan5[5] = { NAN, NAN, NAN, NAN, NAN };
-    PlotSeries empty = { "e", 5, X, nan5, NULL, NULL, NULL };
+    PlotSeries empty = { "e", 5, X, nan5, NULL, NULL, NULL, NULL };
     char *png = tmp_path("never.png");
     CU_ASSERT_FALSE(plot_scaling(png, &empty, 1, &err));
     CU_ASSERT_TRUE(err && err->code == SIM_ERROR_INPUT);
@@ -312,6 +393,7 @@ static const TestCase tests[] = {
     { "scaling png", test_scaling_png },
     { "scaling svg labels and determinism", test_scaling_svg_labels },
     { "scaling partial panels", test_scaling_partial },
+    { "scaling facets", test_scaling_facets },
     { "memory breakdown", test_memory },
     { "predicted vs measured", test_validation },
     { "errors", test_errors },

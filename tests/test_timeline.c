@@ -107,7 +107,8 @@ static void check_task(const cJSON *events, const SimGraph *g, int task, const c
 {
     const cJSON *ev = event_of_task(events, task);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ev);
-    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(ev, "name")->valuestring, sim_graph_task_name(g, task));
+    /* the task's name, then its tags and bytes */
+    CU_ASSERT_TRUE(g_str_has_prefix(cJSON_GetObjectItem(ev, "name")->valuestring, sim_graph_task_name(g, task)));
     double ts = cJSON_GetObjectItem(ev, "ts")->valuedouble, dur = cJSON_GetObjectItem(ev, "dur")->valuedouble;
     CU_ASSERT_DOUBLE_EQUAL(ts, (double)sim_graph_task_start(g, task) / 1e6, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(dur, (double)(sim_graph_task_end(g, task) - sim_graph_task_start(g, task)) / 1e6, 1e-9);
@@ -149,6 +150,9 @@ static void test_timeline_roundtrip(void)
     CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(e1, "args"), "bytes")->valuedouble, 1e6, 0);
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(e1, "cat")->valuestring, "allreduce");
     const cJSON *ar = event_of_task(events, f.ar0);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(ar, "name")->valuestring, "allreduce grads (3.815 MiB)");
+    /* the one dependency across processes (host -> gpu1) is an arrow */
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "otherData"), "flow_arrows")->valueint, 1);
     CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(ar, "args"), "bytes")->valuedouble, 4e6, 0);
     /* a task without bytes carries none */
     CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(cJSON_GetObjectItem(event_of_task(events, f.fwd0), "args"), "bytes"));
@@ -243,7 +247,107 @@ static void test_timeline_not_run(void)
     sim_engine_free(e);
 }
 
+/* Events named by their tags and bytes, a counter per device with its peak
+ * marked (frees before allocations at one time), arrows across devices. */
+static void test_timeline_tags_counters_flows(void)
+{
+    SimGraph *g = sim_graph_new();
+    SimEngine *e = sim_engine_new();
+    int c0 = sim_graph_resource(g, "gpu0.compute"), p0 = sim_graph_resource(g, "gpu0.p2p");
+    int c1 = sim_graph_resource(g, "gpu1.compute");
+    sim_graph_set_default_tag(g, SIM_TAG_MICRO_BATCH, 1);
+    sim_graph_set_default_tag(g, SIM_TAG_LAYER, 2);
+    int a = sim_graph_task(g, "forward", c0, US(10));
+    sim_graph_set_default_tag(g, SIM_TAG_LAYER, -1);
+    int b = sim_graph_task(g, "head_forward", c0, US(10));
+    int send = sim_graph_task(g, "send_activation", p0, US(5));
+    sim_graph_set_default_tag(g, SIM_TAG_MICRO_BATCH, -1);
+    int r = sim_graph_task(g, "forward", c1, US(10));
+    sim_graph_task_set_tag(g, r, SIM_TAG_BUCKET, 7);
+    sim_graph_task_set_info(g, send, "p2p", 1048576);
+    sim_graph_depend(g, a, b);
+    sim_graph_depend(g, a, send);
+    sim_graph_depend(g, send, r);
+    /* gpu0: 100 B all step, 40 during a (0-10 us), 30 during b (10-20 us):
+     * never 170, since a frees as b allocates */
+    int k = sim_graph_counter(g, "gpu0.memory", 100);
+    sim_graph_counter_change(g, k, a, false, 40);
+    sim_graph_counter_change(g, k, a, true, -40);
+    sim_graph_counter_change(g, k, b, false, 30);
+    sim_graph_counter_change(g, k, b, true, -30);
+    int k9 = sim_graph_counter(g, "gpu9.memory", 5); /* a process of its own */
+    sim_graph_counter_change(g, k9, r, false, 1);
+    CU_ASSERT_NOT_EQUAL_FATAL(sim_graph_run(g, e, NULL), SIM_TIME_NEVER);
+    cJSON *root = timeline_json(g, NULL);
+    const cJSON *events = cJSON_GetObjectItem(root, "traceEvents");
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(event_of_task(events, a), "name")->valuestring, "forward L2 mb1");
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(event_of_task(events, b), "name")->valuestring, "head_forward mb1");
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(event_of_task(events, send), "name")->valuestring,
+                           "send_activation mb1 (1 MiB)");
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(event_of_task(events, r), "name")->valuestring, "forward bucket 7");
+    const cJSON *args = cJSON_GetObjectItem(event_of_task(events, a), "args");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(args, "layer")->valueint, 2);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(args, "micro_batch")->valueint, 1);
+    CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(args, "bucket"));
+
+    double want_ts[] = {0, 10, 20}, want_v[] = {140, 130, 100};
+    int nc = 0, n9 = 0, npeak = 0, ns = 0, nf = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, events)
+    {
+        const char *ph = cJSON_GetObjectItem(ev, "ph")->valuestring;
+        int pid = cJSON_GetObjectItem(ev, "pid")->valueint;
+        const char *proc = meta_name(events, "process_name", pid, 0);
+        double ts = cJSON_GetObjectItem(ev, "ts") ? cJSON_GetObjectItem(ev, "ts")->valuedouble : -1;
+        if (strcmp(ph, "C") == 0 && strcmp(proc, "gpu0") == 0) {
+            CU_ASSERT_FATAL(nc < 3);
+            CU_ASSERT_DOUBLE_EQUAL(ts, want_ts[nc], 1e-9);
+            CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "args"), "allocated_bytes")->valuedouble,
+                                   want_v[nc], 0);
+            CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(ev, "name")->valuestring, "memory");
+            nc++;
+        } else if (strcmp(ph, "C") == 0) {
+            CU_ASSERT_STRING_EQUAL(proc, "gpu9");
+            n9++;
+        } else if (strcmp(ph, "i") == 0 && strcmp(proc, "gpu0") == 0) {
+            CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(ev, "name")->valuestring, "memory peak 140 B");
+            CU_ASSERT_DOUBLE_EQUAL(ts, 0, 0);
+            CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(ev, "s")->valuestring, "p");
+            npeak++;
+        } else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0) {
+            bool start = ph[0] == 's';
+            int t = start ? send : r;
+            /* the send's arrow: from its slice's middle to the receiver's */
+            CU_ASSERT_EQUAL(cJSON_GetObjectItem(ev, "id")->valueint, 1);
+            CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(ev, "name")->valuestring, "send_activation");
+            CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(ev, "cat")->valuestring, "pipeline");
+            CU_ASSERT_STRING_EQUAL(proc, start ? "gpu0" : "gpu1");
+            CU_ASSERT_EQUAL(cJSON_GetObjectItem(ev, "tid")->valueint,
+                            cJSON_GetObjectItem(event_of_task(events, t), "tid")->valueint);
+            CU_ASSERT_DOUBLE_EQUAL(ts, start ? 12.5 : 20.0, 1e-9);
+            if (!start)
+                CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(ev, "bp")->valuestring, "e");
+            ns += start;
+            nf += !start;
+        }
+    }
+    CU_ASSERT_EQUAL(nc, 3);
+    CU_ASSERT_EQUAL(n9, 2); /* 5 at 0, 6 from r's start */
+    CU_ASSERT_EQUAL(npeak, 1);
+    CU_ASSERT_EQUAL(ns, 1);
+    CU_ASSERT_EQUAL(nf, 1);
+    const cJSON *other = cJSON_GetObjectItem(root, "otherData");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(other, "flow_arrows")->valueint, 1);
+    const cJSON *peaks = cJSON_GetObjectItem(other, "counter_peaks");
+    CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(peaks, "gpu0.memory")->valuedouble, 140, 0);
+    CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(peaks, "gpu9.memory")->valuedouble, 6, 0);
+    cJSON_Delete(root);
+    sim_graph_free(g);
+    sim_engine_free(e);
+}
+
 static const TestCase tests[] = {
+    { "timeline tags, counters and flows", test_timeline_tags_counters_flows },
     { "timeline roundtrip", test_timeline_roundtrip },
     { "timeline without network", test_timeline_no_network },
     { "timeline skips tasks not run", test_timeline_not_run },

@@ -2,6 +2,7 @@
  * per stream, network lanes for chunk flows (timeline.h). */
 #include "timeline.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,15 +152,52 @@ static Proc *network_lanes(const SimGraph *g, GArray *free_tasks, int net_pid, G
     return net;
 }
 
+/* "25 MiB": bytes for an event's name. */
+static void append_bytes(GString *out, double bytes)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < (int)G_N_ELEMENTS(unit) - 1) {
+        bytes /= 1024;
+        u++;
+    }
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_string_append_printf(out, "%s %s", g_ascii_formatd(buf, sizeof buf, "%.4g", bytes), unit[u]);
+}
+
+/* The task's name with what it works on: "forward L3 mb2",
+ * "grad_allreduce bucket 4 (25 MiB)". */
+static char *event_name(const SimGraph *g, int task)
+{
+    const char *name = sim_graph_task_name(g, task);
+    GString *n = name ? g_string_new(name) : g_string_new(NULL);
+    if (!name)
+        g_string_append_printf(n, "task %d", task);
+    int layer = sim_graph_task_tag(g, task, SIM_TAG_LAYER), mb = sim_graph_task_tag(g, task, SIM_TAG_MICRO_BATCH),
+        bucket = sim_graph_task_tag(g, task, SIM_TAG_BUCKET);
+    if (layer >= 0)
+        g_string_append_printf(n, " L%d", layer);
+    if (mb >= 0)
+        g_string_append_printf(n, " mb%d", mb);
+    if (bucket >= 0)
+        g_string_append_printf(n, " bucket %d", bucket);
+    double bytes = sim_graph_task_bytes(g, task);
+    if (bytes > 0) {
+        g_string_append(n, " (");
+        append_bytes(n, bytes);
+        g_string_append_c(n, ')');
+    }
+    return g_string_free(n, FALSE);
+}
+
 /* One task's complete ("X") event. */
 static cJSON *event_json(const SimGraph *g, const Ev *e)
 {
     sim_time_t s = sim_graph_task_start(g, e->task), end = sim_graph_task_end(g, e->task);
     cJSON *o = cJSON_CreateObject();
-    const char *name = sim_graph_task_name(g, e->task);
-    char *fallback = name ? NULL : g_strdup_printf("task %d", e->task);
-    cJSON_AddStringToObject(o, "name", name ? name : fallback);
-    g_free(fallback);
+    char *name = event_name(g, e->task);
+    cJSON_AddStringToObject(o, "name", name);
+    g_free(name);
     const char *cat = sim_graph_task_category(g, e->task);
     if (cat)
         cJSON_AddStringToObject(o, "cat", cat);
@@ -172,8 +210,156 @@ static cJSON *event_json(const SimGraph *g, const Ev *e)
     double bytes = sim_graph_task_bytes(g, e->task);
     if (bytes > 0)
         cJSON_AddNumberToObject(args, "bytes", bytes);
+    static const char *const tag_key[SIM_NUM_TAGS] = {"layer", "micro_batch", "bucket"};
+    for (int k = 0; k < SIM_NUM_TAGS; k++) {
+        int v = sim_graph_task_tag(g, e->task, (SimTag)k);
+        if (v >= 0)
+            cJSON_AddNumberToObject(args, tag_key[k], v);
+    }
     cJSON_AddNumberToObject(args, "task", e->task);
     return o;
+}
+
+/* ---- counter tracks (timeline.h) ---- */
+
+typedef struct {
+    sim_time_t t;
+    double delta;
+    int order;
+} Change;
+
+/* By time; at one time frees before allocations (a buffer freed as another
+ * is allocated is not held twice), then in order of addition. */
+static int cmp_change(const void *a, const void *b)
+{
+    const Change *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if ((x->delta < 0) != (y->delta < 0))
+        return x->delta < 0 ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+static cJSON *counter_event(const char *label, int pid, sim_time_t t, double value)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", label);
+    cJSON_AddStringToObject(o, "ph", "C");
+    cJSON_AddNumberToObject(o, "ts", ps_to_us(t));
+    cJSON_AddNumberToObject(o, "pid", pid);
+    cJSON_AddNumberToObject(o, "tid", 0);
+    cJSON *args = cJSON_AddObjectToObject(o, "args");
+    cJSON_AddNumberToObject(args, "allocated_bytes", value);
+    return o;
+}
+
+/* Counter k's "C" events (one per time its value changes, from time 0) in
+ * process pid, and an instant event at its peak; returns the peak. */
+static double counter_events(const SimGraph *g, int k, int pid, const char *label, cJSON *events)
+{
+    int n = sim_graph_counter_num_changes(g, k);
+    Change *ch = g_new(Change, (gsize)(n > 0 ? n : 1));
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        int task;
+        bool at_end;
+        double delta;
+        sim_graph_counter_get_change(g, k, i, &task, &at_end, &delta);
+        if (task < 0 || task >= (int)sim_graph_num_tasks(g) || !ran(g, task))
+            continue;
+        ch[m++] = (Change){at_end ? sim_graph_task_end(g, task) : sim_graph_task_start(g, task), delta, i};
+    }
+    qsort(ch, (size_t)m, sizeof *ch, cmp_change);
+    double value = sim_graph_counter_base(g, k), peak = -INFINITY;
+    sim_time_t peak_t = 0;
+    if (m == 0 || ch[0].t > 0) { /* else the changes at time 0 give the first value */
+        cJSON_AddItemToArray(events, counter_event(label, pid, 0, value));
+        peak = value;
+    }
+    for (int i = 0; i < m;) {
+        sim_time_t t = ch[i].t;
+        for (; i < m && ch[i].t == t; i++)
+            value += ch[i].delta;
+        cJSON_AddItemToArray(events, counter_event(label, pid, t, value));
+        if (value > peak) {
+            peak = value;
+            peak_t = t;
+        }
+    }
+    g_free(ch);
+    cJSON *o = cJSON_CreateObject();
+    GString *name = g_string_new(NULL);
+    g_string_append_printf(name, "%s peak ", label);
+    append_bytes(name, peak);
+    cJSON_AddStringToObject(o, "name", name->str);
+    g_string_free(name, TRUE);
+    cJSON_AddStringToObject(o, "ph", "i");
+    cJSON_AddStringToObject(o, "s", "p");
+    cJSON_AddNumberToObject(o, "ts", ps_to_us(peak_t));
+    cJSON_AddNumberToObject(o, "pid", pid);
+    cJSON_AddNumberToObject(o, "tid", 0);
+    cJSON *args = cJSON_AddObjectToObject(o, "args");
+    cJSON_AddNumberToObject(args, "allocated_bytes", peak);
+    cJSON_AddItemToArray(events, o);
+    return peak;
+}
+
+/* The process a counter "gpu3.memory" belongs to (made when no resource
+ * named it), and its label "memory". */
+static int counter_pid(GPtrArray *procs, const char *full, const char **label)
+{
+    full = full ? full : "counter";
+    const char *dot = strrchr(full, '.');
+    bool split = dot && dot != full && dot[1];
+    char *pname = split ? g_strndup(full, (gsize)(dot - full)) : g_strdup(full);
+    *label = split ? dot + 1 : "value";
+    for (guint i = 0; i < procs->len; i++)
+        if (strcmp(((Proc *)procs->pdata[i])->name, pname) == 0) {
+            g_free(pname);
+            return (int)i + 1;
+        }
+    Proc *p = g_new0(Proc, 1);
+    p->name = pname;
+    p->threads = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(procs, p);
+    return (int)procs->len;
+}
+
+/* A flow arrow ("s" then "f", Chrome's flow events) per dependency between
+ * tasks on different processes: the pipeline's sends to the next stage.
+ * Each end sits at its slice's midpoint, so that it binds to that slice
+ * even when another ends or starts at the same time on its thread. */
+static int flow_events(const SimGraph *g, const int *pid_of, const int *tid_of, cJSON *events)
+{
+    int id = 0;
+    for (size_t i = 0; i < sim_graph_num_edges(g); i++) {
+        int a, b;
+        sim_graph_edge(g, i, &a, &b);
+        if (pid_of[a] <= 0 || pid_of[b] <= 0 || pid_of[a] == pid_of[b] || sim_graph_task_resource(g, a) < 0 ||
+            sim_graph_task_resource(g, b) < 0)
+            continue;
+        id++;
+        const char *name = sim_graph_task_name(g, a);
+        for (int end = 0; end < 2; end++) {
+            int t = end ? b : a;
+            sim_time_t s = sim_graph_task_start(g, t), e = sim_graph_task_end(g, t);
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", name ? name : "send");
+            cJSON_AddStringToObject(o, "cat", "pipeline");
+            cJSON_AddStringToObject(o, "ph", end ? "f" : "s");
+            if (end)
+                cJSON_AddStringToObject(o, "bp", "e");
+            cJSON_AddNumberToObject(o, "id", id);
+            cJSON_AddNumberToObject(o, "ts", ps_to_us(s) + ps_to_us(e - s) / 2);
+            cJSON_AddNumberToObject(o, "pid", pid_of[t]);
+            cJSON_AddNumberToObject(o, "tid", tid_of[t]);
+            cJSON *args = cJSON_AddObjectToObject(o, "args");
+            cJSON_AddNumberToObject(args, "from_task", a);
+            cJSON_AddNumberToObject(args, "to_task", b);
+            cJSON_AddItemToArray(events, o);
+        }
+    }
+    return id;
 }
 
 static void procs_free(GPtrArray *procs)
@@ -218,6 +404,13 @@ cJSON *timeline_json(const SimGraph *g, const TimelineOptions *opt)
         g_ptr_array_add(procs, network_lanes(g, free_tasks, (int)procs->len + 1, evs));
     g_array_sort(evs, cmp_ev);
 
+    /* counters may name processes of their own: before the metadata */
+    int ncounters = sim_graph_num_counters(g);
+    int *counter_pids = g_new0(int, (gsize)(ncounters > 0 ? ncounters : 1));
+    const char **counter_labels = g_new0(const char *, (gsize)(ncounters > 0 ? ncounters : 1));
+    for (int k = 0; k < ncounters; k++)
+        counter_pids[k] = counter_pid(procs, sim_graph_counter_name(g, k), &counter_labels[k]);
+
     cJSON *root = cJSON_CreateObject();
     cJSON *events = cJSON_AddArrayToObject(root, "traceEvents");
     for (guint i = 0; i < procs->len; i++) {
@@ -231,12 +424,27 @@ cJSON *timeline_json(const SimGraph *g, const TimelineOptions *opt)
         }
     }
     sim_time_t makespan = 0;
+    int *pid_of = g_new0(int, (gsize)(ntasks > 0 ? ntasks : 1)), *tid_of = g_new0(int, (gsize)(ntasks > 0 ? ntasks : 1));
     for (guint i = 0; i < evs->len; i++) {
         const Ev *e = &g_array_index(evs, Ev, i);
         if (sim_graph_task_end(g, e->task) > makespan)
             makespan = sim_graph_task_end(g, e->task);
+        pid_of[e->task] = e->pid;
+        tid_of[e->task] = e->tid;
         cJSON_AddItemToArray(events, event_json(g, e));
     }
+    int nflows = flow_events(g, pid_of, tid_of, events);
+    g_free(pid_of);
+    g_free(tid_of);
+    cJSON *peaks = ncounters > 0 ? cJSON_CreateObject() : NULL;
+    for (int k = 0; k < ncounters; k++) {
+        double peak = counter_events(g, k, counter_pids[k], counter_labels[k], events);
+        const char *cname = sim_graph_counter_name(g, k);
+        if (!cJSON_GetObjectItemCaseSensitive(peaks, cname ? cname : "counter"))
+            cJSON_AddNumberToObject(peaks, cname ? cname : "counter", peak);
+    }
+    g_free(counter_pids);
+    g_free(counter_labels);
     cJSON_AddStringToObject(root, "displayTimeUnit", "ns");
     cJSON *other = cJSON_AddObjectToObject(root, "otherData");
     cJSON_AddStringToObject(other, "generator", "shardsim " SHARDSIM_VERSION);
@@ -245,6 +453,9 @@ cJSON *timeline_json(const SimGraph *g, const TimelineOptions *opt)
     cJSON_AddNumberToObject(other, "tasks_without_resource", unbound);
     cJSON_AddBoolToObject(other, "network_tracks", network);
     cJSON_AddNumberToObject(other, "makespan_s", (double)makespan / (double)SIM_TIME_PS_PER_S);
+    cJSON_AddNumberToObject(other, "flow_arrows", nflows);
+    if (peaks)
+        cJSON_AddItemToObject(other, "counter_peaks", peaks);
 
     procs_free(procs);
     g_free(res_pid);

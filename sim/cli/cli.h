@@ -3,6 +3,7 @@
 #define CLI_H
 
 #include "sim_dist.h"
+#include "report.h"
 #include "sim_error.h"
 
 #include <cjson/cJSON.h>
@@ -35,5 +36,25 @@ int cli_check_outputs(const char *cmd, const char *const *inputs, int nin, const
                       const char *const *out_opts, int nout);
 /* Prints `obj` as one JSON document on stdout and deletes it. */
 void cli_print_json(cJSON *obj);
+
+/* cli_report.c: --report FILE.html.  0 when `path` is NULL or ends in
+ * .html, else prints why and returns 2. */
+int cli_report_check(const char *cmd, const char *path);
+/* "shardsim" and the sub-command's argv (argv[0] its name), copied before
+ * the options are parsed; free with g_strfreev. */
+char **cli_command_line(int argc, char **argv);
+/* Draws a plot with `draw` into a temporary SVG and inlines it; a plot that
+ * fails is a warning on the page. */
+typedef bool (*CliPlotFn)(const char *svg_path, const void *user, GError **err);
+void cli_report_plot(Report *r, const char *caption, CliPlotFn draw, const void *user);
+bool cli_report_memory_plot(const char *svg_path, const void *step_results, GError **err);
+/* The sources of a step's scenario file and presets (the scenario's keys,
+ * else the result's config names) and of its collective parameters (only
+ * with a scenario_path: without, a sweep point's presets). */
+void cli_report_step_sources(Report *r, const char *scenario_path, const cJSON *scenario, const cJSON *config);
+/* Step results' tables: `rows` (an array of results or one) at `source`. */
+void cli_report_step_tables(Report *r, const cJSON *rows, const char *source);
+/* Writes and frees the page: 0, or cli_fail's status. */
+int cli_report_write(Report *r, const char *path);
 
 #endif

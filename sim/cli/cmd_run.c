@@ -99,6 +99,32 @@ static void print_result(const cJSON *r)
     }
 }
 
+/* The page of --report: the scenario, the tables and memory chart of every
+ * variant, the warnings, the presets' sources, the --json output. */
+static int write_report(const char *path, char **cmdline, const char *scenario_path, const cJSON *res)
+{
+    const cJSON *vars = cJSON_GetObjectItemCaseSensitive(res, "variants");
+    char *title = g_strdup_printf("shardsim run: %s", cJSON_GetStringValue(cJSON_GetObjectItem(res, "scenario")));
+    Report *r = report_new(title);
+    g_free(title);
+    char *text = NULL;
+    cJSON *scenario = g_file_get_contents(scenario_path, &text, NULL, NULL) ? cJSON_Parse(text) : NULL;
+    g_free(text);
+    report_add_inputs(r, (int)g_strv_length(cmdline), cmdline, scenario);
+    cli_report_step_tables(r, vars ? vars : res, vars ? "variants" : "");
+    cli_report_plot(r, "Memory per device", cli_report_memory_plot, vars ? vars : res);
+    const cJSON *v;
+    if (vars) {
+        cJSON_ArrayForEach(v, vars) report_add_warnings(r, cJSON_GetObjectItemCaseSensitive(v, "warnings"));
+    } else {
+        report_add_warnings(r, cJSON_GetObjectItemCaseSensitive(res, "warnings"));
+    }
+    cli_report_step_sources(r, scenario_path, scenario, cJSON_GetObjectItemCaseSensitive(res, "config"));
+    cJSON_Delete(scenario);
+    report_set_json(r, res);
+    return cli_report_write(r, path);
+}
+
 static const char run_description[] =
     "dp, the data-parallel degree, is \"parallelism\": {\"dp\": N} when the scenario gives it; when it\n"
     "does not, the replicas fill the machine: dp = ranks of the topology (nodes x ranks per node) /\n"
@@ -112,13 +138,16 @@ static const char run_description[] =
 int cmd_run(int argc, char **argv)
 {
     gboolean json = FALSE;
-    char *timeline = NULL;
+    char *timeline = NULL, *report = NULL;
     GOptionEntry entries[] = {
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
         {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &timeline, "write a Chrome trace of the step (first variant)",
          "FILE.json"},
+        {"report", 0, 0, G_OPTION_ARG_FILENAME, &report, "write one self-contained HTML page of the answer",
+         "FILE.html"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
+    char **cmdline = cli_command_line(argc, argv); /* before options are taken out */
     GOptionContext *ctx = g_option_context_new("SCENARIO.json - predict one training step: time, memory, MFU");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(ctx, run_description);
@@ -134,8 +163,10 @@ int cmd_run(int argc, char **argv)
         rc = cli_usage_error("run: --timeline needs a file name");
         goto out;
     }
-    const char *ins[] = {argv[1]}, *outs[] = {timeline}, *opts[] = {"--timeline"};
-    if ((rc = cli_check_outputs("run", ins, 1, outs, opts, 1)) != 0)
+    if ((rc = cli_report_check("run", report)) != 0)
+        goto out;
+    const char *ins[] = {argv[1]}, *outs[] = {timeline, report}, *opts[] = {"--timeline", "--report"};
+    if ((rc = cli_check_outputs("run", ins, 1, outs, opts, 2)) != 0)
         goto out;
     rc = 2;
     GError *err = NULL;
@@ -164,6 +195,10 @@ int cmd_run(int argc, char **argv)
             goto out;
         }
     }
+    if (report && (rc = write_report(report, cmdline, argv[1], res)) != 0) {
+        cJSON_Delete(res);
+        goto out;
+    }
     rc = 0;
     if (json) {
         cli_print_json(res);
@@ -189,6 +224,8 @@ out:
     sim_progress_end();
     step_scenario_free(sc);
     g_free(timeline);
+    g_free(report);
+    g_strfreev(cmdline);
     g_option_context_free(ctx);
     return rc;
 }

@@ -120,10 +120,93 @@ static void print_table(const Sweep *s, const cJSON *run)
     g_free(w);
 }
 
+typedef struct {
+    const Sweep *s;
+    const cJSON *run;
+} PlotArgs;
+
+static bool draw_scaling(const char *svg, const void *user, GError **err)
+{
+    const PlotArgs *a = user;
+    return sweep_plot_scaling(a->s, a->run, svg, err);
+}
+
+static bool draw_memory(const char *svg, const void *user, GError **err)
+{
+    const PlotArgs *a = user;
+    return sweep_plot_memory(a->s, a->run, svg, err);
+}
+
+/* The page of --report: the base scenario, a row per point, the scaling
+ * curves and memory bars, the notes and the points' warnings (each once),
+ * the sources of every preset a point used. */
+static int write_report(const char *path, char **cmdline, const char *base, const Sweep *s, const cJSON *run)
+{
+    char *title = g_strdup_printf("shardsim sweep: %s", cJSON_GetStringValue(cJSON_GetObjectItem(run, "scenario")));
+    Report *r = report_new(title);
+    g_free(title);
+    char *text = NULL;
+    cJSON *scenario = g_file_get_contents(base, &text, NULL, NULL) ? cJSON_Parse(text) : NULL;
+    g_free(text);
+    report_add_inputs(r, (int)g_strv_length(cmdline), cmdline, scenario);
+    int na = sweep_num_axes(s);
+    ReportColumn *cols = g_new0(ReportColumn, (gsize)na + 12);
+    char **keys = g_new0(char *, (gsize)na + 1);
+    int nc = 0;
+    cols[nc++] = (ReportColumn){"point", "index", 0, 0};
+    for (int a = 0; a < na; a++) {
+        keys[a] = g_strdup_printf("values.%s", sweep_axis_key(s, a));
+        cols[nc++] = (ReportColumn){sweep_axis_key(s, a), keys[a], 0, -1};
+    }
+    const ReportColumn rest[] = {
+        {"devices", "result.config.devices", 0, 0},
+        {"dp", "result.config.dp", 0, 0},
+        {"step time (s)", "result.step_time_s", 0, 4},
+        {"samples/s", "result.samples_per_s", 0, 1},
+        {"tokens/s", "result.tokens_per_s", 0, 0},
+        {"MFU (%)", "result.mfu", 100, 1},
+        {"TFLOP/s per device", "result.flops_per_device", 1e-12, 1},
+        {"memory per device (GiB)", "result.memory_per_device_bytes.total", 1 / GIB, 2},
+        {"fits in HBM", "result.fits", 0, 0},
+        {"error", "error", 0, 0},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rest); i++)
+        cols[nc++] = rest[i];
+    report_add_table(r, "Points of the sweep", cJSON_GetObjectItem(run, "points"), "points", cols, nc);
+    PlotArgs pa = {s, run};
+    if (sweep_device_axis(s) >= 0)
+        cli_report_plot(r, "Scaling against device count", draw_scaling, &pa);
+    cli_report_plot(r, "Memory per device of every point", draw_memory, &pa);
+    report_add_warnings(r, cJSON_GetObjectItem(run, "notes"));
+    GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+    const cJSON *p, *w;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(run, "points"))
+    {
+        cJSON_ArrayForEach(w, cJSON_GetObjectItem(cJSON_GetObjectItem(p, "result"), "warnings"))
+        {
+            if (cJSON_IsString(w) && !g_hash_table_contains(seen, w->valuestring)) {
+                g_hash_table_add(seen, w->valuestring);
+                report_add_warning(r, w->valuestring);
+            }
+        }
+    }
+    g_hash_table_destroy(seen);
+    /* every point's presets: the varied topology, model, accelerator */
+    cli_report_step_sources(r, base, scenario, NULL);
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(run, "points"))
+        cli_report_step_sources(r, NULL, NULL, report_json_at(p, "result.config"));
+    cJSON_Delete(scenario);
+    g_free(cols);
+    g_strfreev(keys);
+    report_set_json(r, run);
+    return cli_report_write(r, path);
+}
+
 int cmd_sweep(int argc, char **argv)
 {
     char **vary = NULL;
-    char *csv = NULL, *plot = NULL, *plot_mem = NULL, *jobs_s = NULL;
+    char *csv = NULL, *plot = NULL, *plot_mem = NULL, *jobs_s = NULL, *report = NULL;
+    char **cmdline = cli_command_line(argc, argv); /* before options are taken out */
     gboolean json = FALSE, weak = FALSE, mpi = FALSE;
     int jobs = 0; /* not given: the number of CPUs */
     GOptionEntry entries[] = {
@@ -137,6 +220,8 @@ int cmd_sweep(int argc, char **argv)
          "FILE.png|.svg"},
         {"weak-scaling", 0, 0, G_OPTION_ARG_NONE, &weak, "scale global_batch with dp (see below)", NULL},
         {"mpi", 0, 0, G_OPTION_ARG_NONE, &mpi, "spread the points over the ranks of mpirun (see below)", NULL},
+        {"report", 0, 0, G_OPTION_ARG_FILENAME, &report, "write one self-contained HTML page of the sweep",
+         "FILE.html"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *ctx = g_option_context_new("SCENARIO.json - run a scenario over a grid of values");
@@ -171,8 +256,11 @@ int cmd_sweep(int argc, char **argv)
             rc = cli_usage_error("sweep: %s %s: the file must end in .png or .svg", plot_opts[i], SIM_ECHO(plots[i]));
             goto out;
         }
-    const char *ins[] = {argv[1]}, *outs[] = {csv, plot, plot_mem}, *opts[] = {"--csv", "--plot", "--plot-memory"};
-    if ((rc = cli_check_outputs("sweep", ins, 1, outs, opts, 3)) != 0)
+    if ((rc = cli_report_check("sweep", report)) != 0)
+        goto out;
+    const char *ins[] = {argv[1]}, *outs[] = {csv, plot, plot_mem, report},
+               *opts[] = {"--csv", "--plot", "--plot-memory", "--report"};
+    if ((rc = cli_check_outputs("sweep", ins, 1, outs, opts, 4)) != 0)
         goto out;
     rc = 2;
     if (!(s = sweep_load(argv[1], &err))) {
@@ -223,6 +311,10 @@ int cmd_sweep(int argc, char **argv)
         rc = cli_fail(err);
     else if (plot_mem && ran > 0 && !sweep_plot_memory(s, run, plot_mem, &err))
         rc = cli_fail(err);
+    else if (report && ran > 0) {
+        int wr = write_report(report, cmdline, argv[1], s, run);
+        rc = wr ? wr : rc;
+    }
 out:
     cJSON_Delete(run);
     sweep_free(s);
@@ -232,6 +324,8 @@ out:
     g_free(plot);
     g_free(plot_mem);
     g_free(jobs_s);
+    g_free(report);
+    g_strfreev(cmdline);
     g_option_context_free(ctx);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include "nccltests.h"
 #include "validate.h"
 #include "mpi_model.h"
+#include "sim_data.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -58,9 +59,96 @@ static void print_run(const ValidateRun *r, bool human)
         print_errors(&r->errors);
 }
 
+static bool draw_validation(const char *svg, const void *user, GError **err)
+{
+    return validate_plot((Validation *)user, svg, err);
+}
+
+/* The page of --report: the command line, the error summary, each trace's
+ * rows, the predicted-versus-measured plot, the notes, the sources of the
+ * topology and the model's parameters, the --json output. */
+static int write_report(const char *path, char **cmdline, Validation *v, const ValidateOptions *o)
+{
+    cJSON *json = validate_json(v);
+    char *title = g_strdup_printf("shardsim validate on %s", o->topology);
+    Report *r = report_new(title);
+    g_free(title);
+    report_add_inputs(r, (int)g_strv_length(cmdline), cmdline, NULL);
+    const ReportColumn sum[] = {
+        {"topology", "topology", 0, 0},
+        {"rows", "n_rows", 0, 0},
+        {"median |error| (%)", "median_abs_pct_error", 0, 1},
+        {"sizes >= 1 MiB (%)", "median_abs_pct_error_large", 0, 1},
+        {"below 1 MiB (%)", "median_abs_pct_error_small", 0, 1},
+        {"max |error| (%)", "max_abs_pct_error", 0, 1},
+    };
+    report_add_table(r, "All traces", json, "", sum, G_N_ELEMENTS(sum));
+    const ReportColumn tr[] = {
+        {"trace", "trace", 0, 0},       {"op", "op", 0, 0},
+        {"ranks", "ranks", 0, 0},       {"nodes", "nodes", 0, 0},
+        {"library", "library", 0, 0},   {"rows", "n_rows", 0, 0},
+        {"median |error| (%)", "median_abs_pct_error", 0, 1},
+        {"max |error| (%)", "max_abs_pct_error", 0, 1},
+    };
+    const cJSON *traces = cJSON_GetObjectItem(json, "traces");
+    report_add_table(r, "Per trace", traces, "traces", tr, G_N_ELEMENTS(tr));
+    const ReportColumn rows[] = {
+        {"op", "op", 0, 0},
+        {"size (B)", "size_bytes", 0, 0},
+        {"measured (us)", "measured_s", 1e6, 2},
+        {"predicted (us)", "predicted_s", 1e6, 2},
+        {"p10 (us)", "predicted_p10_s", 1e6, 2},
+        {"p90 (us)", "predicted_p90_s", 1e6, 2},
+        {"|error| (%)", "abs_pct_error", 0, 1},
+        {"algorithm", "algo", 0, 0},
+        {"protocol", "proto", 0, 0},
+    };
+    int k = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, traces)
+    {
+        char *src = g_strdup_printf("traces.%d.rows", k++);
+        char *cap = g_strdup_printf("%s (%s)", cJSON_GetStringValue(cJSON_GetObjectItem(t, "trace")),
+                                    cJSON_GetStringValue(cJSON_GetObjectItem(t, "op")));
+        report_add_table(r, cap, cJSON_GetObjectItem(t, "rows"), src, rows, G_N_ELEMENTS(rows));
+        g_free(cap);
+        g_free(src);
+    }
+    cli_report_plot(r, "Measured and predicted times against message size", draw_validation, v);
+    bool mpi = false;
+    for (size_t i = 0; i < validate_n_runs(v); i++) {
+        const ValidateRun *run = validate_run(v, i);
+        if (run->note) {
+            char *w = g_strdup_printf("%s: %s", run->trace, run->note);
+            report_add_warning(r, w);
+            g_free(w);
+        }
+        if (run->skipped) {
+            char *w = g_strdup_printf("%s: %d row(s) with a zero size or time left out", run->trace, run->skipped);
+            report_add_warning(r, w);
+            g_free(w);
+        }
+        mpi = mpi || (run->library && run->topology);
+    }
+    report_add_preset_sources(r, "topologies/presets", "topology", o->topology);
+    char *def = sim_data_dir("models/presets/collectives.json");
+    report_add_sources(r, o->params ? "collective parameters" : "collective parameters (default)",
+                       o->params ? o->params : def);
+    g_free(def);
+    if (mpi) {
+        char *m = sim_data_dir("models/presets/mpi.json");
+        report_add_sources(r, "MPI model parameters", m);
+        g_free(m);
+    }
+    report_set_json(r, json);
+    cJSON_Delete(json);
+    return cli_report_write(r, path);
+}
+
 int cmd_validate(int argc, char **argv)
 {
-    char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL, *plot = NULL;
+    char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL, *plot = NULL, *report = NULL;
+    char **cmdline = cli_command_line(argc, argv); /* before options are taken out */
     gboolean json = FALSE;
     int ranks = 0, nodes = 0; /* 0: not given */
     char *ranks_s = NULL, *nodes_s = NULL, *version_s = NULL, *library_s = NULL, *mpi_lib_s = NULL, *nlib_s = NULL;
@@ -88,6 +176,8 @@ int cmd_validate(int argc, char **argv)
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "draw measured and predicted times against size",
          "FILE.png|.svg"},
+        {"report", 0, 0, G_OPTION_ARG_FILENAME, &report, "write one self-contained HTML page of the comparison",
+         "FILE.html"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *ctx = g_option_context_new(
@@ -135,9 +225,10 @@ int cmd_validate(int argc, char **argv)
     if ((ranks_s && (rc = cli_parse_count("validate", "--ranks", ranks_s, 1, 1 << 22, &ranks)) != 0) ||
         (nodes_s && (rc = cli_parse_count("validate", "--nodes", nodes_s, 1, 1 << 20, &nodes)) != 0))
         goto out;
-    const char *plot_opt[] = {"--plot"};
-    if ((rc = cli_check_outputs("validate", (const char *const *)argv + 1, argc - 1, (const char *const *)&plot,
-                                plot_opt, 1)) != 0)
+    if ((rc = cli_report_check("validate", report)) != 0)
+        goto out;
+    const char *plot_opt[] = {"--plot", "--report"}, *outs[] = {plot, report};
+    if ((rc = cli_check_outputs("validate", (const char *const *)argv + 1, argc - 1, outs, plot_opt, 2)) != 0)
         goto out;
     rc = 2;
     int library = VALIDATE_LIB_AUTO;
@@ -178,6 +269,8 @@ int cmd_validate(int argc, char **argv)
         GError *perr = NULL;
         if (plot && !validate_plot(v, plot, &perr))
             rc = cli_fail(perr);
+        if (rc == 0 && report)
+            rc = write_report(report, cmdline, v, &o);
         if (json)
             cli_print_json(validate_json(v));
     }
@@ -195,6 +288,8 @@ out:
     g_free(library_s);
     g_free(mpi_lib_s);
     g_free(nlib_s);
+    g_free(report);
+    g_strfreev(cmdline);
     g_option_context_free(ctx);
     return rc;
 }

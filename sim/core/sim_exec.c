@@ -5,6 +5,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <string.h>
 
 typedef struct {
     SimAction act; /* completion */
@@ -13,11 +14,24 @@ typedef struct {
     double bytes;
     sim_time_t duration, start, end;
     int resource;
+    int tag[SIM_NUM_TAGS]; /* layer, micro-batch, bucket (-1: none) */
     int nlinks, link_off; /* flow tasks: links in g->link_ids */
     bool is_flow;
     int waiting; /* unfinished dependencies during a run */
     int succ_off, nsucc;
 } Task;
+
+typedef struct {
+    int task;
+    bool at_end;
+    double delta;
+} CounterChange;
+
+typedef struct {
+    const char *name;
+    double base;
+    GArray *changes; /* CounterChange */
+} Counter;
 
 typedef struct {
     const char *name;
@@ -32,6 +46,8 @@ struct SimGraph {
     GArray *link_ids;  /* int */
     GStringChunk *names;
     GHashTable *interned;
+    GArray *counters;              /* Counter */
+    int default_tag[SIM_NUM_TAGS]; /* given to new tasks */
     int *succ; /* CSR successors, built at run time */
     SimEngine *e;
     SimNet *net;
@@ -46,6 +62,9 @@ SimGraph *sim_graph_new(void)
     g->edges = g_array_new(FALSE, FALSE, 2 * sizeof(int));
     g->link_ids = g_array_new(FALSE, FALSE, sizeof(int));
     g->names = g_string_chunk_new(4096);
+    g->counters = g_array_new(FALSE, FALSE, sizeof(Counter));
+    for (int k = 0; k < SIM_NUM_TAGS; k++)
+        g->default_tag[k] = -1;
     return g;
 }
 
@@ -59,6 +78,9 @@ void sim_graph_free(SimGraph *g)
     g_array_free(g->resources, TRUE);
     g_array_free(g->edges, TRUE);
     g_array_free(g->link_ids, TRUE);
+    for (guint i = 0; i < g->counters->len; i++)
+        g_array_free(g_array_index(g->counters, Counter, i).changes, TRUE);
+    g_array_free(g->counters, TRUE);
     g_string_chunk_free(g->names);
     g_free(g->succ);
     g_free(g);
@@ -88,6 +110,7 @@ static int add_task(SimGraph *g, const char *name, int resource)
     if (resource != SIM_NO_RESOURCE && (resource < 0 || resource >= (int)g->resources->len))
         g_error("sim_graph: task '%s' names unknown resource %d", name ? name : "?", resource);
     Task t = {.name = intern(g, name), .resource = resource, .start = SIM_TIME_NEVER, .end = SIM_TIME_NEVER};
+    memcpy(t.tag, g->default_tag, sizeof t.tag);
     g_array_append_val(g->tasks, t);
     return (int)g->tasks->len - 1;
 }
@@ -129,6 +152,52 @@ void sim_graph_task_set_info(SimGraph *g, int id, const char *category, double b
 {
     task(g, id)->category = intern(g, category);
     task(g, id)->bytes = bytes;
+}
+
+static bool tag_ok(SimTag tag) { return (int)tag >= 0 && tag < SIM_NUM_TAGS; }
+
+void sim_graph_task_set_tag(SimGraph *g, int id, SimTag tag, int value)
+{
+    if (tag_ok(tag))
+        task(g, id)->tag[tag] = value < 0 ? -1 : value;
+}
+
+int sim_graph_task_tag(const SimGraph *g, int id, SimTag tag) { return tag_ok(tag) ? task(g, id)->tag[tag] : -1; }
+
+void sim_graph_set_default_tag(SimGraph *g, SimTag tag, int value)
+{
+    if (tag_ok(tag))
+        g->default_tag[tag] = value < 0 ? -1 : value;
+}
+
+int sim_graph_counter(SimGraph *g, const char *name, double base)
+{
+    Counter c = {intern(g, name), base, g_array_new(FALSE, FALSE, sizeof(CounterChange))};
+    g_array_append_val(g->counters, c);
+    return (int)g->counters->len - 1;
+}
+
+static Counter *counter(const SimGraph *g, int c) { return &g_array_index(g->counters, Counter, c); }
+
+void sim_graph_counter_change(SimGraph *g, int c, int id, bool at_end, double delta)
+{
+    if (c < 0 || c >= (int)g->counters->len || id < 0 || id >= (int)g->tasks->len)
+        g_error("sim_graph_counter_change: counter %d or task %d does not exist", c, id);
+    CounterChange ch = {id, at_end, delta};
+    g_array_append_val(counter(g, c)->changes, ch);
+}
+
+int sim_graph_num_counters(const SimGraph *g) { return (int)g->counters->len; }
+const char *sim_graph_counter_name(const SimGraph *g, int c) { return counter(g, c)->name; }
+double sim_graph_counter_base(const SimGraph *g, int c) { return counter(g, c)->base; }
+int sim_graph_counter_num_changes(const SimGraph *g, int c) { return (int)counter(g, c)->changes->len; }
+
+void sim_graph_counter_get_change(const SimGraph *g, int c, int i, int *id, bool *at_end, double *delta)
+{
+    const CounterChange *ch = &g_array_index(counter(g, c)->changes, CounterChange, i);
+    *id = ch->task;
+    *at_end = ch->at_end;
+    *delta = ch->delta;
 }
 
 sim_time_t sim_graph_task_start(const SimGraph *g, int id) { return task(g, id)->start; }

@@ -11,6 +11,7 @@
 
 #include "sim_net.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SIM_NO_RESOURCE (-1)
@@ -34,6 +35,25 @@ void sim_graph_depend(SimGraph *g, int before, int after);
 /* Free-form label for timelines; `category` is interned, `bytes` informative. */
 void sim_graph_task_set_info(SimGraph *g, int task, const char *category, double bytes);
 size_t sim_graph_num_tasks(const SimGraph *g);
+
+/* What a task works on, for timelines: a layer, a micro-batch, a gradient
+ * bucket (-1: none, the default).  A default tag applies to every task added
+ * while it is set, so that a builder tags whole passes at once. */
+typedef enum { SIM_TAG_LAYER, SIM_TAG_MICRO_BATCH, SIM_TAG_BUCKET, SIM_NUM_TAGS } SimTag;
+void sim_graph_task_set_tag(SimGraph *g, int task, SimTag tag, int value);
+int sim_graph_task_tag(const SimGraph *g, int task, SimTag tag);
+void sim_graph_set_default_tag(SimGraph *g, SimTag tag, int value);
+
+/* Counter tracks for timelines (a device's allocated memory): a named
+ * counter starts at `base` and changes by `delta` when a task starts
+ * (at_end false) or ends.  Informative only: runs never read them. */
+int sim_graph_counter(SimGraph *g, const char *name, double base);
+void sim_graph_counter_change(SimGraph *g, int counter, int task, bool at_end, double delta);
+int sim_graph_num_counters(const SimGraph *g);
+const char *sim_graph_counter_name(const SimGraph *g, int counter);
+double sim_graph_counter_base(const SimGraph *g, int counter);
+int sim_graph_counter_num_changes(const SimGraph *g, int counter);
+void sim_graph_counter_get_change(const SimGraph *g, int counter, int i, int *task, bool *at_end, double *delta);
 
 /* Runs the graph from time 0 on a fresh engine; flow tasks need a network
  * (build it with sim_net_new on `e`), else pass net = NULL.  Returns the
