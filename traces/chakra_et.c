@@ -461,10 +461,12 @@ static char *split_name(const char *file, long *rank)
 
 ChakraTrace *chakra_load_dir(const char *dir, GError **err)
 {
-    GDir *d = g_dir_open(dir, 0, err);
+    GError *e = NULL;
+    GDir *d = g_dir_open(dir, 0, &e);
     if (!d) {
-        if (err && *err)
-            (*err)->code = SIM_ERROR_INPUT;
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: cannot read the directory of a Chakra trace: %s", dir,
+                    e->message);
+        g_error_free(e);
         return NULL;
     }
     char *prefix = NULL;
