@@ -282,6 +282,9 @@ static void test_malformed_bytes(void)
     expect(parse_bytes((const uint8_t *)"\x00\x00", 2), "unknown node type (type 0)");
     /* a collective without comm_type */
     expect(parse_bytes((const uint8_t *)"\x00\x02\x18\x07", 4), "COMM_COLL_NODE without comm_type");
+    /* comm_size as a string: the message names the attribute (fuzz_chakra found it read after the node was freed) */
+    expect(parse_bytes((const uint8_t *)"\x00\x15\x08\x01\x18\x07\x52\x0f\x0a\x09\x63\x6f\x6d\x6d\x5f\x73\x69\x7a\x65\xea\x01\x01\x78", 23),
+           "node 0 (id 1, byte 1): attribute comm_size has a value of the wrong type or range");
     /* a good file: metadata, one COMP node id 1 */
     char *ok = parse_bytes((const uint8_t *)"\x00\x04\x08\x01\x18\x04", 6);
     CU_ASSERT_PTR_NULL(ok);

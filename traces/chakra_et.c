@@ -245,12 +245,14 @@ static bool decode_node(const char *name, int idx, long off, const uint8_t *p, s
         n->deps[n->ndeps++] = m->ctrl_deps[k];
     const char *bad = NULL;
     bool ok = node_attrs(m, n, &bad);
-    chakra_proto_msg__node__free_unpacked(m, NULL);
-    const char *why = NULL;
-    if (!ok)
+    if (!ok) /* before the message goes: `bad` is its attribute's name */
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
                     "%s: node %d (id %" G_GUINT64_FORMAT ", byte %ld): attribute %s has a value of the wrong type or range",
                     name, idx, n->id, off, SIM_ECHO(bad));
+    chakra_proto_msg__node__free_unpacked(m, NULL);
+    const char *why = NULL;
+    if (!ok)
+        ;
     else if (n->type < CHAKRA_METADATA || n->type > CHAKRA_COLL)
         why = "unknown node type";
     else if (n->type == CHAKRA_COLL && n->comm_type < 0)

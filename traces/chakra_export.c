@@ -83,6 +83,21 @@ int chakra_export(const SimGraph *g, const char *dir, GError **err)
     }
     if (devs->len == 0)
         dev_of(devs, "gpu0");
+    /* a pipeline send (resource kind p2p) feeding one other device becomes
+     * a send there and a receive on that device, the data's path */
+    size_t ne = sim_graph_num_edges(g);
+    int *peer = g_new(int, nt + 1);
+    for (int i = 0; i < nt; i++)
+        peer[i] = -1;
+    for (size_t e = 0; e < ne; e++) {
+        int a, b;
+        sim_graph_edge(g, e, &a, &b);
+        int ra = sim_graph_task_resource(g, a), rb = sim_graph_task_resource(g, b);
+        const char *an = ra >= 0 ? strchr(sim_graph_resource_name(g, ra), '.') : NULL;
+        if (!an || strcmp(an, ".p2p") != 0 || rb < 0 || res_dev[rb] == res_dev[ra])
+            continue;
+        peer[a] = peer[a] == -1 || peer[a] == res_dev[rb] ? res_dev[rb] : -2; /* -2: several */
+    }
     for (int i = 0; i < nt; i++) {
         int res = sim_graph_task_resource(g, i);
         Dev *d = devs->pdata[task_dev[i] = res >= 0 ? res_dev[res] : 0];
@@ -93,19 +108,35 @@ int chakra_export(const SimGraph *g, const char *dir, GError **err)
         task_node[i] = (int)d->nodes->len - 1;
         n->duration_ps = (int64_t)(sim_graph_task_end(g, i) - sim_graph_task_start(g, i));
         n->stream = res >= 0 ? res_stream[res] : -1;
-        if (!comp) {
+        if (!comp && peer[i] >= 0) {
+            n->type = CHAKRA_SEND;
+            n->comm_dst = peer[i];
+            n->comm_tag = i & 0x7fffffff;
+            n->comm_size = (int64_t)sim_graph_task_bytes(g, i);
+            /* the peer is another device: n, in this device's array, stays put */
+            ChakraNode *r = node_new(devs->pdata[peer[i]], (uint64_t)nt + 2 * ne + (uint64_t)i, n->name, CHAKRA_RECV);
+            r->comm_src = task_dev[i];
+            r->comm_tag = n->comm_tag;
+            r->comm_size = n->comm_size;
+            r->stream = -1;
+            r->duration_ps = n->duration_ps;
+        } else if (!comp) {
             n->comm_type = comm_type_of(n->name);
             n->comm_size = (int64_t)sim_graph_task_bytes(g, i);
             g_free(n->pg_name);
             n->pg_name = g_strdup(rn);
         }
     }
-    /* dependencies: within a device as they are, across as zero-byte pairs */
-    size_t ne = sim_graph_num_edges(g);
+    /* dependencies: within a device as they are, from a send's successors
+     * on its peer through the receive, other crossings as zero-byte pairs */
     for (size_t e = 0; e < ne; e++) {
         int a, b;
         sim_graph_edge(g, e, &a, &b);
         Dev *da = devs->pdata[task_dev[a]], *db = devs->pdata[task_dev[b]];
+        if (peer[a] >= 0 && peer[a] == task_dev[b]) {
+            add_dep(&g_array_index(db->nodes, ChakraNode, task_node[b]), (uint64_t)nt + 2 * ne + (uint64_t)a);
+            continue;
+        }
         if (da == db) {
             add_dep(&g_array_index(db->nodes, ChakraNode, task_node[b]), (uint64_t)a);
             continue;
@@ -162,5 +193,6 @@ int chakra_export(const SimGraph *g, const char *dir, GError **err)
     g_free(res_stream);
     g_free(task_dev);
     g_free(task_node);
+    g_free(peer);
     return ok ? written : -1;
 }
