@@ -183,6 +183,16 @@ static void test_malformed(void)
     expect_bad("{\"traceEvents\": [{}, {\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1}]}",
                "traceEvents[1]: a kernel without a name, ts or a dur >= 0");
     expect_bad("{\"traceEvents\": [{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": -3}]}", "traceEvents[0]");
+    /* ids past int's range are no ids (fuzz_kineto: UBSan on the conversion) */
+    const char *big = "{\"traceEvents\": [{\"cat\": \"cuda_runtime\", \"tid\": 1e300, \"args\": {\"correlation\": 6e39}},"
+                      "{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 0, \"dur\": 1, \"args\": {\"correlation\": 6e39}}]}";
+    KinetoProfile *p = kineto_parse("big.json", big, strlen(big), NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    cJSON *r = kineto_compare(p, acc());
+    CU_ASSERT_EQUAL((int)field(class_row(r, "other"), "kernels"), 1);
+    CU_ASSERT_DOUBLE_EQUAL(field(class_row(r, "other"), "measured_covered_s"), 0, 0);
+    cJSON_Delete(r);
+    kineto_free(p);
     CU_ASSERT_TRUE(kineto_looks_like(" {\"traceEvents\": []}"));
     CU_ASSERT_FALSE(kineto_looks_like("m,n,k,dtype,seconds\n"));
 }

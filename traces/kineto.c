@@ -65,6 +65,13 @@ static double num(const cJSON *o, const char *k, double dflt)
     return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt;
 }
 
+/* An id (pid, tid, correlation, External id) as an int; dflt outside int's range. */
+static long ival(const cJSON *o, const char *k, long dflt)
+{
+    double v = num(o, k, NAN);
+    return v >= -2147483647.0 && v <= 2147483647.0 ? (long)v : dflt;
+}
+
 static int op_cmp(const void *a, const void *b)
 {
     const Op *x = a, *y = b;
@@ -124,19 +131,19 @@ static bool collect(KinetoProfile *p, const cJSON *evs, GError **err)
             continue;
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
         if (!strcmp(cat->valuestring, "cpu_op")) {
-            Op o = {.ts = num(e, "ts", NAN), .dur = num(e, "dur", 0), .tid = (long)num(e, "tid", 0),
-                    .pid = (long)num(e, "pid", 0), .ev = e};
+            Op o = {.ts = num(e, "ts", NAN), .dur = num(e, "dur", 0), .tid = ival(e, "tid", 0),
+                    .pid = ival(e, "pid", 0), .ev = e};
             if (isfinite(o.ts))
                 g_array_append_val(p->ops, o);
         } else if (!strcmp(cat->valuestring, "cuda_runtime") || !strcmp(cat->valuestring, "cuda_driver")) {
-            long c = (long)num(args, "correlation", -1);
+            long c = ival(args, "correlation", -1);
             if (c >= 0)
                 g_hash_table_insert(launch, GINT_TO_POINTER(c), (gpointer)e);
         }
     }
     g_array_sort(p->ops, op_cmp);
     for (guint i = 0; i < p->ops->len; i++) {
-        long x = (long)num(cJSON_GetObjectItemCaseSensitive(g_array_index(p->ops, Op, i).ev, "args"), "External id", -1);
+        long x = ival(cJSON_GetObjectItemCaseSensitive(g_array_index(p->ops, Op, i).ev, "args"), "External id", -1);
         if (x >= 0 && !g_hash_table_contains(by_ext, GINT_TO_POINTER(x)))
             g_hash_table_insert(by_ext, GINT_TO_POINTER(x), GINT_TO_POINTER(i + 1));
     }
@@ -158,11 +165,11 @@ static bool collect(KinetoProfile *p, const cJSON *evs, GError **err)
         }
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
         Kernel k = {.name = name->valuestring, .dur = dur * 1e-6, .ts = ts * 1e-6, .cls = classify(name->valuestring), .op = -1};
-        const cJSON *rt = g_hash_table_lookup(launch, GINT_TO_POINTER((long)num(args, "correlation", -1)));
+        const cJSON *rt = g_hash_table_lookup(launch, GINT_TO_POINTER(ival(args, "correlation", -1)));
         if (rt)
-            k.op = enclosing(p->ops, (long)num(rt, "pid", 0), (long)num(rt, "tid", 0), num(rt, "ts", 0));
+            k.op = enclosing(p->ops, ival(rt, "pid", 0), ival(rt, "tid", 0), num(rt, "ts", 0));
         if (k.op < 0)
-            k.op = GPOINTER_TO_INT(g_hash_table_lookup(by_ext, GINT_TO_POINTER((long)num(args, "External id", -1)))) - 1;
+            k.op = GPOINTER_TO_INT(g_hash_table_lookup(by_ext, GINT_TO_POINTER(ival(args, "External id", -1)))) - 1;
         g_array_append_val(p->kernels, k);
     }
     if (ok && p->kernels->len == 0)
