@@ -54,7 +54,7 @@ static CollGroup *group_of(Rep *p, const int *ranks, int n, GError **err)
         g_string_append_printf(key, "%d,", ranks[i]);
     CollGroup *g = g_hash_table_lookup(p->groups, key->str);
     if (!g) {
-        int *ids = g_new(int, n);
+        int *ids = g_new(int, (size_t)(n > 0 ? n : 1));
         for (int i = 0; i < n; i++)
             ids[i] = p->topo_rank[ranks[i]];
         g = p->pf->params ? coll_group_new_with(p->pf->topo, ids, n, p->pf->params, err)
