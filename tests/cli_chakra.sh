@@ -34,6 +34,11 @@ if [ "$got" != "$want" ]; then echo "FAIL round trip pp: $got s, the step $want 
 "$BIN" run "$SC" --chakra "$TMP/ex" --timeline "$TMP/tl.json" > /dev/null &&
     python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/tl.json" || { echo "FAIL replay timeline"; fail=1; }
 
+# Chakra's own published feeder test trace (one rank, PyTorch-converted)
+mkdir -p "$TMP/pub" && cp "$SRC/tests/data/traces/chakra-et_pytorch-1rank_chakra-feeder-tests.0.et" "$TMP/pub/" &&
+    "$BIN" run "$SC" --chakra "$TMP/pub" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["nodes"] == 3664 and d["collectives"] == 7 and d["step_time_s"] > 0, d' ||
+    { echo "FAIL the published Chakra trace"; fail=1; }
+
 bad() { # NAME EXPECTED-FRAGMENT (trace in $TMP/NAME)
     "$BIN" run "$SC" --chakra "$TMP/$1" > "$TMP/out" 2> "$TMP/err"
     rc=$?

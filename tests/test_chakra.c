@@ -351,6 +351,64 @@ static void test_malformed_graphs(void)
     rmdir_all(d);
 }
 
+/* Chakra's own feeder test trace: what Chakra's tests/feeder/tests.cpp
+ * expects of it, then a replay (one rank: recorded times). */
+static void test_published(void)
+{
+    const char *path = SHARDSIM_SOURCE_DIR "/tests/data/traces/chakra-et_pytorch-1rank_chakra-feeder-tests.0.et";
+    size_t len = 0;
+    GError *err = NULL;
+    char *buf = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &buf, &len, &err));
+    ChakraRank r = {0};
+    bool ok = chakra_parse_rank(path, (const uint8_t *)buf, len, &r, &err);
+    if (!ok)
+        fprintf(stderr, "%s\n", err->message);
+    CU_ASSERT_TRUE_FATAL(ok);
+    uint64_t free1 = UINT64_MAX, free2 = UINT64_MAX; /* the two smallest ids without data deps */
+    int i216 = -1, i432 = -1;
+    for (int i = 0; i < r.n; i++) {
+        uint64_t id = r.nodes[i].id;
+        if (r.nodes[i].ndeps == 0 && id < free2) {
+            free2 = id < free1 ? free1 : id;
+            free1 = id < free1 ? id : free1;
+        }
+        i216 = id == 216 ? i : i216;
+        i432 = id == 432 ? i : i432;
+    }
+    CU_ASSERT_EQUAL(free1, 216);
+    CU_ASSERT_EQUAL(free2, 432);
+    CU_ASSERT_TRUE_FATAL(i216 >= 0 && i432 >= 0);
+    CU_ASSERT_EQUAL(r.nodes[i216].type, CHAKRA_COMP);
+    CU_ASSERT_TRUE(r.nodes[i216].is_cpu_op);
+    CU_ASSERT_EQUAL(r.nodes[i432].type, CHAKRA_COLL);
+    CU_ASSERT_TRUE(r.nodes[i432].is_cpu_op);
+    int kids[3] = {0};
+    for (int i = 0; i < r.n; i++)
+        for (int k = 0; k < r.nodes[i].ndeps; k++)
+            if (r.nodes[i].deps[k] == 216)
+                for (int j = 0; j < 3; j++)
+                    kids[j] += r.nodes[i].id == (uint64_t)(j == 0 ? 217 : j == 1 ? 430 : 435);
+    CU_ASSERT_TRUE(kids[0] == 1 && kids[1] == 1 && kids[2] == 1);
+    ChakraTrace t = {.ranks = &r, .nranks = 1};
+    ChakraPlatform pf = platform(CHAKRA_TIMES_MODEL);
+    cJSON *res = chakra_replay(&t, &pf, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+    CU_ASSERT_EQUAL((int)cJSON_GetObjectItem(res, "nodes")->valuedouble, r.n);
+    CU_ASSERT_EQUAL((int)cJSON_GetObjectItem(res, "collectives")->valuedouble, 7);
+    /* one rank: the step is at least the longest chain of recorded times and
+     * at most their sum */
+    double step = cJSON_GetObjectItem(res, "step_time_s")->valuedouble, sum = 0, longest = 0;
+    for (int i = 0; i < r.n; i++) {
+        sum += r.nodes[i].duration_us * 1e-6;
+        longest = r.nodes[i].duration_us * 1e-6 > longest ? r.nodes[i].duration_us * 1e-6 : longest;
+    }
+    CU_ASSERT_TRUE(step >= longest && step <= sum + 1e-9);
+    cJSON_Delete(res);
+    chakra_rank_clear(&r);
+    g_free(buf);
+}
+
 static void test_cleanup(void)
 {
     topo_free(topo);
@@ -368,6 +426,7 @@ static const TestCase tests[] = {
     {"round_trip", test_round_trip},
     {"malformed_bytes", test_malformed_bytes},
     {"malformed_graphs", test_malformed_graphs},
+    {"published", test_published},
     {"cleanup", test_cleanup},
 };
 

@@ -237,12 +237,12 @@ static bool decode_node(const char *name, int idx, long off, const uint8_t *p, s
                       .duration_us = m->duration_micros, .duration_ps = -1, .comm_type = -1, .comm_size = -1,
                       .comm_src = -1, .comm_dst = -1, .comm_tag = -1, .pg_name = g_strdup(""),
                       .stream = CHAKRA_NO_STREAM, .offset = off};
-    size_t nd = m->n_data_deps + m->n_ctrl_deps;
-    n->deps = g_new(uint64_t, nd + 1);
+    /* data_deps order the nodes; ctrl_deps are the PyTorch converter's
+     * parent operator (containment, not order), which Chakra's feeder and
+     * ASTRA-sim ignore: so does the replay */
+    n->deps = g_new(uint64_t, m->n_data_deps + 1);
     for (size_t k = 0; k < m->n_data_deps; k++)
         n->deps[n->ndeps++] = m->data_deps[k];
-    for (size_t k = 0; k < m->n_ctrl_deps; k++)
-        n->deps[n->ndeps++] = m->ctrl_deps[k];
     const char *bad = NULL;
     bool ok = node_attrs(m, n, &bad);
     if (!ok) /* before the message goes: `bad` is its attribute's name */
@@ -255,11 +255,12 @@ static bool decode_node(const char *name, int idx, long off, const uint8_t *p, s
         ;
     else if (n->type < CHAKRA_METADATA || n->type > CHAKRA_COLL)
         why = "unknown node type";
-    else if (n->type == CHAKRA_COLL && n->comm_type < 0)
+    /* the host side of a communication (PyTorch's record_param_comms, is_cpu_op) says no peers: a host op */
+    else if (n->type == CHAKRA_COLL && n->comm_type < 0 && !n->is_cpu_op)
         why = "a COMM_COLL_NODE without comm_type";
-    else if (n->type == CHAKRA_SEND && n->comm_dst < 0)
+    else if (n->type == CHAKRA_SEND && n->comm_dst < 0 && !n->is_cpu_op)
         why = "a COMM_SEND_NODE without comm_dst";
-    else if (n->type == CHAKRA_RECV && n->comm_src < 0)
+    else if (n->type == CHAKRA_RECV && n->comm_src < 0 && !n->is_cpu_op)
         why = "a COMM_RECV_NODE without comm_src";
     if (why) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: node %d (id %" G_GUINT64_FORMAT ", byte %ld): %s (type %d)",

@@ -8,8 +8,10 @@
  * turns it into C at build time.  Without protobuf-c every entry point says
  * "built without Chakra support".
  *
- * What is kept of a node is what a replay needs: its type, dependencies
- * (data and control alike: both must finish first), recorded duration and
+ * What is kept of a node is what a replay needs: its type, its data
+ * dependencies (they must finish first; ctrl_deps, the PyTorch converter's
+ * enclosing operator, are ignored as Chakra's own feeder ignores them), its
+ * recorded duration and
  * the attributes Chakra's feeder reads (num_ops, tensor_size, comm_type,
  * comm_size, comm_src, comm_dst, comm_tag, pg_name, is_cpu_op) plus "stream"
  * (the PyTorch converter's CUDA stream) and shardsim's own
@@ -47,7 +49,7 @@ typedef struct {
     uint64_t id;
     char *name;
     int type;
-    uint64_t *deps; /* data then control dependencies (node ids) */
+    uint64_t *deps; /* data dependencies (node ids) */
     int ndeps;
     uint64_t duration_us;
     int64_t duration_ps; /* -1: none */

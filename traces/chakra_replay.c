@@ -134,7 +134,7 @@ static bool match_colls(Rep *p, GError **err)
     for (int r = 0; r < t->nranks; r++)
         for (int i = 0; i < t->ranks[r].n; i++) {
             const ChakraNode *n = &t->ranks[r].nodes[i];
-            if (n->type != CHAKRA_COLL)
+            if (n->type != CHAKRA_COLL || n->comm_type < 0) /* no comm_type: a host op (chakra_et.c) */
                 continue;
             GArray **per = g_hash_table_lookup(by_pg, n->pg_name);
             if (!per) {
@@ -204,7 +204,7 @@ static bool match_p2p(Rep *p, GError **err)
     for (int r = 0; ok && r < t->nranks; r++)
         for (int i = 0; ok && i < t->ranks[r].n; i++) {
             const ChakraNode *n = &t->ranks[r].nodes[i];
-            if (n->type != CHAKRA_SEND && n->type != CHAKRA_RECV)
+            if ((n->type != CHAKRA_SEND && n->type != CHAKRA_RECV) || (n->type == CHAKRA_SEND ? n->comm_dst : n->comm_src) < 0)
                 continue;
             bool send = n->type == CHAKRA_SEND;
             int64_t peer = send ? n->comm_dst : n->comm_src;
@@ -231,7 +231,7 @@ static bool match_p2p(Rep *p, GError **err)
     for (int r = 0; ok && r < t->nranks; r++)
         for (int i = 0; ok && i < t->ranks[r].n; i++) {
             const ChakraNode *n = &t->ranks[r].nodes[i];
-            if (n->type != CHAKRA_SEND && n->type != CHAKRA_RECV)
+            if ((n->type != CHAKRA_SEND && n->type != CHAKRA_RECV) || (n->type == CHAKRA_SEND ? n->comm_dst : n->comm_src) < 0)
                 continue;
             bool send = n->type == CHAKRA_SEND;
             int64_t peer = send ? n->comm_dst : n->comm_src;
