@@ -26,6 +26,8 @@
  *    on the sender's stream once both have been reached; the receive ends
  *    no earlier than the transfer.  Zero bytes: a synchronisation, its
  *    recorded time.
+ * A communication node of the host (is_cpu_op: PyTorch's record_param_comms)
+ * without comm_type or peer is a host op: its recorded time on "cpu".
  * CHAKRA_TIMES_RECORDED takes every node's recorded duration instead.
  * Trace rank r runs on topology rank r, or on the GlobalMetadata's
  * "shardsim_topology_rank" where the file gives it.  Collectives are priced
