@@ -57,11 +57,11 @@ static void print_run(const ValidateRun *r, bool human)
 
 int cmd_validate(int argc, char **argv)
 {
+    char *kineto = NULL, *accel_s = NULL, *scenario = NULL, *gemm_table = NULL; /* --kineto's */
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL, *plot = NULL;
     gboolean json = FALSE;
     int ranks = 0, nodes = 0; /* 0: not given */
     char *ranks_s = NULL, *nodes_s = NULL, *version_s = NULL, *library_s = NULL, *mpi_lib_s = NULL;
-    char *kineto = NULL, *accel_s = NULL, *scenario = NULL, *gemm_table = NULL;
     GOptionEntry entries[] = {
         {"kineto", 0, 0, G_OPTION_ARG_FILENAME, &kineto,
          "instead of collective traces: a PyTorch profiler (Kineto) trace of one step on one GPU, its kernels' time "
