@@ -5,6 +5,7 @@
  * the overlay on the preset. */
 #include "calibrate.h"
 #include "calib_core.h"
+#include "kineto.h"
 #include "scenario.h"
 #include "sim_file.h"
 
@@ -168,9 +169,22 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
 
 bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
 {
-    char *text = sim_file_read(path, SIM_FILE_TRACE_MAX, "table", NULL, err);
+    size_t len = 0;
+    char *text = sim_file_read(path, SIM_FILE_TRACE_MAX, "table", &len, err);
     if (!text)
         return false;
+    if (kineto_looks_like(text)) { /* a PyTorch profile: its GEMM operators with shapes as the table */
+        KinetoProfile *p = kineto_parse(path, text, len, err);
+        g_free(text);
+        bool parsed = p != NULL;
+        text = p ? kineto_gemm_table(p) : NULL;
+        kineto_free(p);
+        if (!text) {
+            if (parsed)
+                g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no GEMM operator with shapes in this profile (take it with record_shapes=True)", path);
+            return false;
+        }
+    }
     g_ptr_array_add(c->files, g_strdup(path));
     gchar **lines = g_strsplit(text, "\n", -1), **head = NULL;
     bool ok = true, gemm = false;

@@ -11,6 +11,8 @@
 int cmd_version(int argc, char **argv);
 int cmd_collective(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+/* validate --kineto (cmd_validate_kineto.c) */
+int cmd_validate_kineto(const char *profile, const char *accel, const char *scenario, const char *gemm_table, bool json);
 int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);

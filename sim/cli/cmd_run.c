@@ -1,6 +1,8 @@
 /* "shardsim run": options, then the step's report (from step.h's JSON
  * result) as text or one JSON object, and the timeline of the first variant. */
+#include "chakra_replay.h"
 #include "cli.h"
+#include "scenario.h"
 #include "step.h"
 #include "timeline.h"
 
@@ -135,11 +137,62 @@ static const char run_description[] =
     "--json prints SI units: seconds, bytes, bytes/s, FLOP/s (flops_per_device).\n"
     "Exit status: 0 on success, 2 for bad input, 1 when an output file cannot be written.";
 
+/* --chakra DIR: the trace replayed on the scenario's platform. */
+static int run_chakra(const StepScenario *sc, const char *dir, const char *times, bool json, const char *timeline)
+{
+    ChakraPlatform pf = {.topo = step_scenario_topo(sc), .acc = step_scenario_accel(sc),
+                         .dtype = step_scenario_dtype(sc), .params = step_scenario_coll_params(sc),
+                         .nccl_version = step_scenario_nccl_version(sc), .times = CHAKRA_TIMES_MODEL};
+    if (times && !strcmp(times, "recorded"))
+        pf.times = CHAKRA_TIMES_RECORDED;
+    else if (times && strcmp(times, "model") != 0)
+        return cli_usage_error("run: --chakra-times must be model or recorded, not \"%s\"", SIM_ECHO(times));
+    GError *err = NULL;
+    ChakraTrace *t = chakra_load_dir(dir, &err);
+    SimGraph *g = NULL;
+    cJSON *res = t ? chakra_replay(t, &pf, timeline ? &g : NULL, &err) : NULL;
+    chakra_trace_free(t);
+    if (res && timeline && !timeline_write(g, timeline, NULL, &err)) {
+        cJSON_Delete(res);
+        res = NULL;
+    }
+    sim_graph_free(g);
+    if (!res)
+        return cli_fail(err);
+    cJSON_AddStringToObject(res, "chakra", dir);
+    cJSON_AddStringToObject(res, "scenario", step_scenario_name(sc));
+    if (json) {
+        cli_print_json(res);
+        return 0;
+    }
+    printf("== Chakra trace %s: %g ranks, %g nodes on %s (%s); times: %s ==\n", dir, num(res, "chakra_ranks"),
+           num(res, "nodes"), topo_name(pf.topo), accel_name(pf.acc), str(res, "times"));
+    printf("  step time          %10.6f s\n", num(res, "step_time_s"));
+    printf("  collectives %g, point-to-point transfers %g\n", num(res, "collectives"), num(res, "point_to_point"));
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(res, "per_rank"))
+    {
+        printf("  rank %g (topology rank %g): ends at %.6f s; busy", num(r, "rank"), num(r, "topology_rank"),
+               num(r, "end_s"));
+        const cJSON *b;
+        cJSON_ArrayForEach(b, cJSON_GetObjectItem(r, "busy_s")) printf(" %s %.6f s", b->string, b->valuedouble);
+        printf("\n");
+    }
+    cJSON_Delete(res);
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     gboolean json = FALSE;
-    char *timeline = NULL, *report = NULL;
+    char *timeline = NULL, *report = NULL, *chakra = NULL, *chakra_times = NULL, *export_chakra = NULL;
     GOptionEntry entries[] = {
+        {"chakra", 0, 0, G_OPTION_ARG_FILENAME, &chakra,
+         "replay a Chakra execution trace (DIR/NAME.RANK.et) on the scenario's platform", "DIR"},
+        {"chakra-times", 0, 0, G_OPTION_ARG_STRING, &chakra_times,
+         "with --chakra: price nodes by the models (default) or take their recorded durations", "model|recorded"},
+        {"export-chakra", 0, 0, G_OPTION_ARG_FILENAME, &export_chakra,
+         "write the simulated step (first variant) as Chakra ET: DIR/shardsim.R.et per simulated device", "DIR"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
         {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &timeline, "write a Chrome trace of the step (first variant)",
          "FILE.json"},
@@ -169,11 +222,20 @@ int cmd_run(int argc, char **argv)
     if ((rc = cli_check_outputs("run", ins, 1, outs, opts, 2)) != 0)
         goto out;
     rc = 2;
+    if ((chakra && (!*chakra || export_chakra)) || (export_chakra && !*export_chakra) || (chakra_times && !chakra)) {
+        rc = cli_usage_error("run: --chakra DIR replays a trace, --export-chakra DIR writes one: one of them, with a "
+                             "directory; --chakra-times goes with --chakra");
+        goto out;
+    }
     GError *err = NULL;
     sim_progress_begin("run");
     sc = step_scenario_load(argv[1], &err);
     if (!sc) {
         rc = cli_fail(err);
+        goto out;
+    }
+    if (chakra) {
+        rc = run_chakra(sc, chakra, chakra_times, json, timeline);
         goto out;
     }
     cJSON *res = step_scenario_run_all(sc, &err);
@@ -182,12 +244,13 @@ int cmd_run(int argc, char **argv)
         rc = cli_fail(err);
         goto out;
     }
-    if (timeline) {
+    if (timeline || export_chakra) {
         /* the first variant once more, keeping its graph */
         SimGraph *g = NULL;
         cJSON *again = step_scenario_run(sc, 0, &g, &err);
         cJSON_Delete(again);
-        bool ok = g && timeline_write(g, timeline, NULL, &err);
+        bool ok = g && (!timeline || timeline_write(g, timeline, NULL, &err)) &&
+                  (!export_chakra || chakra_export(g, export_chakra, &err) > 0);
         sim_graph_free(g);
         if (!ok) {
             cJSON_Delete(res);
@@ -226,6 +289,9 @@ out:
     g_free(timeline);
     g_free(report);
     g_strfreev(cmdline);
+    g_free(chakra);
+    g_free(chakra_times);
+    g_free(export_chakra);
     g_option_context_free(ctx);
     return rc;
 }

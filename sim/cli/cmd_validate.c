@@ -147,12 +147,21 @@ static int write_report(const char *path, char **cmdline, Validation *v, const V
 
 int cmd_validate(int argc, char **argv)
 {
+    char *kineto = NULL, *accel_s = NULL, *scenario = NULL, *gemm_table = NULL; /* --kineto's */
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL, *plot = NULL, *report = NULL;
     char **cmdline = cli_command_line(argc, argv); /* before options are taken out */
     gboolean json = FALSE;
     int ranks = 0, nodes = 0; /* 0: not given */
     char *ranks_s = NULL, *nodes_s = NULL, *version_s = NULL, *library_s = NULL, *mpi_lib_s = NULL, *nlib_s = NULL;
     GOptionEntry entries[] = {
+        {"kineto", 0, 0, G_OPTION_ARG_FILENAME, &kineto,
+         "instead of collective traces: a PyTorch profiler (Kineto) trace of one step on one GPU, its kernels' time "
+         "per class against the accelerator model", "PROFILE.json"},
+        {"accelerator", 'a', 0, G_OPTION_ARG_STRING, &accel_s, "with --kineto: the GPU it ran on", "PRESET|FILE"},
+        {"scenario", 0, 0, G_OPTION_ARG_FILENAME, &scenario, "with --kineto: take the accelerator from this scenario",
+         "SCENARIO.json"},
+        {"gemm-table", 0, 0, G_OPTION_ARG_FILENAME, &gemm_table,
+         "with --kineto: write its GEMM operators as calibrate --accelerator's table", "FILE.csv"},
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
         {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
          "collective-model parameters (default models/presets/collectives.json)", "FILE"},
@@ -186,6 +195,13 @@ int cmd_validate(int argc, char **argv)
     int rc = 2;
     if (!cli_parse_options(ctx, &argc, &argv))
         goto out;
+    if (kineto || accel_s || scenario || gemm_table) {
+        rc = argc != 1 || !kineto || topology ? cli_usage_error("validate: --kineto PROFILE.json takes no trace files "
+                                                                "nor --topology; --accelerator, --scenario and "
+                                                                "--gemm-table go with it")
+                                              : cmd_validate_kineto(kineto, accel_s, scenario, gemm_table, json);
+        goto out;
+    }
     if (!topology) {
         rc = cli_usage_error("validate: --topology is required (see --help)");
         goto out;
@@ -276,6 +292,10 @@ int cmd_validate(int argc, char **argv)
     }
     validate_free(v);
 out:
+    g_free(kineto);
+    g_free(accel_s);
+    g_free(scenario);
+    g_free(gemm_table);
     g_free(topology);
     g_free(params);
     g_free(plot);

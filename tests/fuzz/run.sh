@@ -15,7 +15,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-20}
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(json topo nccltests osu)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(json topo nccltests osu chakra kineto)
 build=${FUZZ_BUILD:-$src/build-fuzz}
 CC=${FUZZ_CC:-clang}
 
@@ -54,11 +54,26 @@ if command -v otf2-config >/dev/null; then
     libs+=($(otf2-config --ldflags) $(otf2-config --libs))
 fi
 
+# Chakra ET (traces/chakra_et.c) with protoc-c's C of Chakra's schema, where
+# protobuf-c is installed; without it fuzz_chakra checks the refusal.
+chakra_pb=
+if command -v protoc-c >/dev/null && pkg-config --exists libprotobuf-c; then
+    mkdir -p "$build/chakra"
+    if [ ! -e "$build/chakra/et_def.pb-c.c" ] || [ "$src/traces/chakra/et_def.proto" -nt "$build/chakra/et_def.pb-c.c" ]; then
+        protoc-c --c_out="$build/chakra" --proto_path="$src/traces/chakra" et_def.proto || exit 1
+    fi
+    # shellcheck disable=SC2207
+    cflags+=(-DSHARDSIM_HAVE_CHAKRA=1 -I"$build/chakra" $(pkg-config --cflags libprotobuf-c))
+    # shellcheck disable=SC2207
+    libs+=($(pkg-config --libs libprotobuf-c))
+    chakra_pb=$build/chakra/et_def.pb-c.c
+fi
+
 # The library, once, into objects (rebuilt when its source or any header is
 # newer: a struct that changes in a private header must not leave stale objects).
 newest_h=$(ls -t "$src"/sim/core/*.h "$src"/topologies/*.h "$src"/models/*.h "$src"/traces/*.h "$src"/plots/*.h | head -1)
 objs=()
-for f in "$src"/sim/core/*.c "$src"/topologies/*.c "$src"/models/*.c "$src"/traces/*.c "$src"/plots/*.c; do
+for f in "$src"/sim/core/*.c "$src"/topologies/*.c "$src"/models/*.c "$src"/traces/*.c "$src"/plots/*.c $chakra_pb; do
     [ -e "$f" ] || continue
     o=$build/obj/$(basename "$(dirname "$f")")_$(basename "${f%.c}").o
     if [ ! -e "$o" ] || [ "$f" -nt "$o" ] || [ "$newest_h" -nt "$o" ] || [ "$src/tests/fuzz/run.sh" -nt "$o" ]; then
@@ -74,6 +89,8 @@ seeds_for() {
     nccltests) echo "$src/tests/data/traces $src/tests/fuzz/known" ;;
     osu) echo "$src/tests/fuzz/seeds/osu $src/tests/data/traces $src/tests/fuzz/known" ;;
     otf2) echo "$src/tests/fuzz/seeds/otf2 $src/tests/fuzz/known" ;;
+    chakra) echo "$src/tests/fuzz/seeds/chakra $src/tests/fuzz/known" ;;
+    kineto) echo "$src/tests/fuzz/seeds/kineto $src/tests/data/traces $src/tests/fuzz/known" ;;
     esac
 }
 

@@ -1,0 +1,63 @@
+#!/bin/bash
+# shardsim validate --kineto: HTA's published PyTorch profile read at the
+# command line (--json: one object whose classes add up to the kernel time;
+# the table), its GEMM table taken by calibrate --accelerator directly and
+# through --gemm-table (same fit), and the usage errors exit 2.
+set -u
+BIN=$1
+SRC=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail=0
+P=$SRC/tests/data/traces/kineto_recsys-train_a100_rank0-of-128_hta-sampled.json
+
+"$BIN" validate --kineto "$P" --accelerator a100-80gb --json > "$TMP/out.json" 2> "$TMP/err" || { echo "FAIL --json:"; cat "$TMP/err"; fail=1; }
+python3 - "$TMP/out.json" "$P" <<'PY' || fail=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+raw = json.load(open(sys.argv[2]))["traceEvents"]
+ks = [e for e in raw if e.get("cat") == "kernel"]
+tot = sum(e["dur"] for e in ks) * 1e-6
+assert r["kernels"] == len(ks), (r["kernels"], len(ks))
+assert abs(r["kernel_time_s"] - tot) < 1e-9
+assert abs(sum(c["measured_s"] for c in r["classes"]) - tot) < 1e-9
+g = [c for c in r["classes"] if c["class"] == "gemm"][0]
+assert 0.3 < g["ratio"] < 3, g
+assert abs(sum(x["measured_s"] for x in r["gemms"]) - g["measured_covered_s"]) < 1e-9
+PY
+"$BIN" validate --kineto "$P" --scenario "$SRC/examples/gpt3-6.7b-tp8-a100.json" --gemm-table "$TMP/g.csv" > "$TMP/out.txt" || fail=1
+grep -q '^  gemm ' "$TMP/out.txt" && grep -q '^  communication ' "$TMP/out.txt" || { echo "FAIL table:"; cat "$TMP/out.txt"; fail=1; }
+head -2 "$TMP/g.csv" | grep -q '^m,n,k,dtype,seconds$' || { echo "FAIL --gemm-table header"; fail=1; }
+"$BIN" calibrate --accelerator a100-80gb "$P" --json > "$TMP/c1.json" || { echo "FAIL calibrate profile"; fail=1; }
+"$BIN" calibrate --accelerator a100-80gb "$TMP/g.csv" --json > "$TMP/c2.json" || { echo "FAIL calibrate table"; fail=1; }
+python3 - "$TMP/c1.json" "$TMP/c2.json" <<'PY' || { echo "FAIL calibrate: the profile and its table fit differently"; fail=1; }
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+def strip(o):  # the input's name is the one thing that differs
+    if isinstance(o, dict): return {k: strip(v) for k, v in o.items()}
+    if isinstance(o, list): return [strip(v) for v in o if not (isinstance(v, str) and v.endswith((".json", ".csv")))]
+    return o
+assert strip(a) == strip(b)
+assert a != {}
+PY
+
+bad() { # EXPECTED-FRAGMENT ARGS...
+    want=$1; shift
+    "$BIN" validate "$@" > "$TMP/out" 2> "$TMP/err"
+    rc=$?
+    if [ $rc -ne 2 ]; then echo "FAIL validate $*: exit $rc, expected 2"; fail=1; fi
+    if ! grep -qF -e "$want" "$TMP/err"; then echo "FAIL validate $*: stderr lacks '$want':"; cat "$TMP/err"; fail=1; fi
+    if [ -s "$TMP/out" ]; then echo "FAIL validate $*: stdout not empty"; fail=1; fi
+}
+bad "--accelerator PRESET or --scenario FILE" --kineto "$P"
+bad "--accelerator PRESET or --scenario FILE" --kineto "$P" --accelerator a100-80gb --scenario "$SRC/examples/default.json"
+bad "takes no trace files" --kineto "$P" --accelerator a100-80gb "$P"
+bad "takes no trace files" --accelerator a100-80gb
+echo '{"events": []}' > "$TMP/notk.json"
+bad 'no "traceEvents" array' --kineto "$TMP/notk.json" --accelerator a100-80gb
+echo '{"traceEvents": [{"cat": "kernel", "name": "k", "ts": 0}]}' > "$TMP/nodur.json"
+bad "traceEvents[0]: a kernel without a name, ts or a dur" --kineto "$TMP/nodur.json" --accelerator a100-80gb
+echo '{"traceEvents": [{"cat": "kernel", "name": "k", "ts": 0, "dur": 1}]}' > "$TMP/nogemm.json"
+bad "no GEMM operator with shapes" --kineto "$TMP/nogemm.json" --accelerator a100-80gb --gemm-table "$TMP/x.csv"
+[ $fail -eq 0 ] && echo "cli_kineto: all passed"
+exit $fail

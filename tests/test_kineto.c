@@ -1,0 +1,206 @@
+/* Kineto profiles: a published trace (HTA's, tests/data/traces) read whole,
+ * its class totals against sums taken here from the raw JSON; hand-made
+ * profiles with known shapes and predictions; malformed files refused. */
+#include "kineto.h"
+#include "sim_file.h"
+#include "test_main.h"
+
+#include <math.h>
+#include <string.h>
+
+#define HTA SHARDSIM_SOURCE_DIR "/tests/data/traces/kineto_recsys-train_a100_rank0-of-128_hta-sampled.json"
+
+static Accel *acc(void)
+{
+    static Accel *a;
+    if (!a)
+        a = accel_load("a100-80gb", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    return a;
+}
+
+static const cJSON *class_row(const cJSON *r, const char *name)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "classes")) if (!strcmp(cJSON_GetObjectItem(c, "class")->valuestring, name)) return c;
+    return NULL;
+}
+
+static double field(const cJSON *o, const char *k) { return cJSON_GetObjectItem(o, k)->valuedouble; }
+
+static void test_published(void)
+{
+    GError *err = NULL;
+    KinetoProfile *p = kineto_load(HTA, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    cJSON *r = kineto_compare(p, acc());
+    /* the raw sums */
+    size_t len;
+    char *text = sim_file_read(HTA, SIM_FILE_TRACE_MAX, "t", &len, NULL);
+    cJSON *raw = cJSON_Parse(text);
+    g_free(text);
+    double all = 0, nccl = 0;
+    int kernels = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(raw, "traceEvents"))
+    {
+        const cJSON *cat = cJSON_GetObjectItem(e, "cat");
+        if (!cJSON_IsString(cat) || strcmp(cat->valuestring, "kernel"))
+            continue;
+        kernels++;
+        all += field(e, "dur") * 1e-6;
+        if (strstr(cJSON_GetObjectItem(e, "name")->valuestring, "nccl"))
+            nccl += field(e, "dur") * 1e-6;
+    }
+    cJSON_Delete(raw);
+    CU_ASSERT_EQUAL(kernels, 1154);
+    CU_ASSERT_EQUAL((int)field(r, "kernels"), kernels);
+    CU_ASSERT_DOUBLE_EQUAL(field(r, "kernel_time_s"), all, 1e-9);
+    double sum = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "classes"))
+    {
+        sum += field(c, "measured_s");
+        CU_ASSERT_TRUE(field(c, "measured_covered_s") <= field(c, "measured_s") + 1e-12);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(sum, all, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(field(class_row(r, "communication"), "measured_s"), nccl, 1e-9);
+    CU_ASSERT_TRUE(nccl > 0.3); /* most of this rank's kernel time is NCCL */
+    /* GEMMs: shapes from the launching aten::addmm / mm, most of their time covered */
+    const cJSON *g = class_row(r, "gemm");
+    CU_ASSERT_TRUE(field(g, "measured_covered_s") > 0.8 * field(g, "measured_s"));
+    double ratio = field(g, "ratio");
+    CU_ASSERT_TRUE(ratio > 0.3 && ratio < 3);
+    int rows = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "gemms"))
+    {
+        rows++;
+        CU_ASSERT_TRUE(field(c, "m") >= 1 && field(c, "n") >= 1 && field(c, "k") >= 1);
+        CU_ASSERT_TRUE(field(c, "predicted_s") > 0 && field(c, "measured_s") > 0);
+    }
+    CU_ASSERT_TRUE(rows > 300);
+    char *table = kineto_gemm_table(p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(table);
+    CU_ASSERT_PTR_NOT_NULL(strstr(table, "\nm,n,k,dtype,seconds\n2048,256,6948,tf32,"));
+    int lines = 0;
+    for (const char *q = table; *q; q++)
+        lines += *q == '\n';
+    CU_ASSERT_EQUAL(lines, rows + 2);
+    g_free(table);
+    cJSON_Delete(r);
+    kineto_free(p);
+}
+
+/* An operator, its launch and its kernel: correlation c, at time t (us). */
+static void add_op(GString *s, const char *op, const char *dims, const char *types, const char *kernel, int c,
+                   double t, double dur)
+{
+    g_string_append_printf(s,
+                           "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":2,\"ts\":%g,\"dur\":20,"
+                           "\"args\":{\"External id\":%d,\"Input Dims\":%s,\"Input type\":%s}},\n",
+                           op, t, c, dims, types);
+    g_string_append_printf(s,
+                           "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":2,"
+                           "\"ts\":%g,\"dur\":5,\"args\":{\"correlation\":%d}},\n",
+                           t + 5, c);
+    g_string_append_printf(s,
+                           "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%g,\"dur\":%g,"
+                           "\"args\":{\"correlation\":%d,\"grid\":[1,1,1],\"block\":[128,1,1]}},\n",
+                           kernel, t + 30, dur, c);
+}
+
+static void test_hand_made(void)
+{
+    GString *s = g_string_new("{\"traceEvents\": [\n");
+    add_op(s, "aten::mm", "[[1024,4096],[4096,2048]]", "[\"c10::BFloat16\",\"c10::BFloat16\"]",
+           "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 1, 0, 100);
+    add_op(s, "aten::addmm", "[[2048],[512,1024],[1024,2048],[],[]]", "[\"float\",\"float\",\"float\",\"Scalar\",\"Scalar\"]",
+           "ampere_sgemm_128x64_nn", 2, 100, 50);
+    add_op(s, "aten::_scaled_dot_product_flash_attention", "[[4,16,2048,128],[4,16,2048,128],[4,16,2048,128],[]]",
+           "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\"]",
+           "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128>>(Flash_fwd_params)", 3, 200, 400);
+    add_op(s, "aten::add", "[[1048576],[1048576],[]]", "[\"float\",\"float\",\"Scalar\"]",
+           "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>", 4, 300, 8);
+    add_op(s, "nccl:all_reduce", "[[1048576]]", "[\"float\"]", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)", 5, 400, 70);
+    add_op(s, "Optimizer.step#AdamW.step", "[]", "[]",
+           "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedAdamMathFunctor>", 6, 500, 30);
+    /* a kernel with no launch in the profile: measured, not covered */
+    g_string_append(s, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"cutlass::Kernel<gemm>\",\"pid\":0,\"tid\":7,"
+                       "\"ts\":900,\"dur\":10,\"args\":{\"correlation\":99}}\n]}");
+    GError *err = NULL;
+    KinetoProfile *p = kineto_parse("hand.json", s->str, s->len, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    cJSON *r = kineto_compare(p, acc());
+    const cJSON *g = class_row(r, "gemm");
+    CU_ASSERT_EQUAL((int)field(g, "kernels"), 3);
+    CU_ASSERT_DOUBLE_EQUAL(field(g, "measured_s"), 160e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(field(g, "measured_covered_s"), 150e-6, 1e-12);
+    double mm = accel_gemm_time(acc(), ACCEL_BF16, 1024, 2048, 4096), addmm = accel_gemm_time(acc(), ACCEL_FP32, 512, 2048, 1024);
+    CU_ASSERT_DOUBLE_EQUAL(field(g, "predicted_s"), mm + addmm, 1e-12);
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "gemms"), 0);
+    CU_ASSERT_EQUAL((int)field(row, "m"), 1024);
+    CU_ASSERT_EQUAL((int)field(row, "n"), 2048);
+    CU_ASSERT_EQUAL((int)field(row, "k"), 4096);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(row, "dtype")->valuestring, "bf16");
+    const cJSON *a = class_row(r, "attention");
+    CU_ASSERT_DOUBLE_EQUAL(field(a, "predicted_s"), accel_attention_time(acc(), ACCEL_BF16, 64, 2048, 128, false, false), 1e-12);
+    const cJSON *el = class_row(r, "elementwise");
+    CU_ASSERT_DOUBLE_EQUAL(field(el, "predicted_s"), accel_mem_time(acc(), 3 * 4 * 1048576.0), 1e-12);
+    CU_ASSERT_EQUAL((int)field(class_row(r, "communication"), "kernels"), 1);
+    CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(class_row(r, "communication"), "ratio")));
+    CU_ASSERT_EQUAL((int)field(class_row(r, "optimizer"), "kernels"), 1);
+    CU_ASSERT_DOUBLE_EQUAL(field(r, "span_s"), 880e-6, 1e-12);
+    char *t = kineto_gemm_table(p);
+    if (!strstr(t, "\n1024,2048,4096,bf16,0.0001\n512,2048,1024,fp32,5e-05\n"))
+        fprintf(stderr, "table:\n%s", t);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, "\n1024,2048,4096,bf16,0.0001\n512,2048,1024,fp32,5e-05\n"));
+    g_free(t);
+    cJSON_Delete(r);
+    kineto_free(p);
+    g_string_free(s, TRUE);
+}
+
+static void expect_bad(const char *text, const char *part)
+{
+    GError *err = NULL;
+    KinetoProfile *p = kineto_parse("bad.json", text, strlen(text), &err);
+    CU_ASSERT_PTR_NULL(p);
+    kineto_free(p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_EQUAL(err->code, SIM_ERROR_INPUT);
+    if (!strstr(err->message, part)) {
+        fprintf(stderr, "\"%s\" lacks \"%s\"\n", err->message, part);
+        CU_FAIL("message");
+    }
+    g_error_free(err);
+}
+
+static void test_malformed(void)
+{
+    expect_bad("{\"traceEvents\": [", "bad.json: invalid JSON");
+    expect_bad("{\"events\": []}", "no \"traceEvents\" array");
+    expect_bad("{\"traceEvents\": [{\"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 2}]}", "no GPU kernels");
+    expect_bad("{\"traceEvents\": [{}, {\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1}]}",
+               "traceEvents[1]: a kernel without a name, ts or a dur >= 0");
+    expect_bad("{\"traceEvents\": [{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": -3}]}", "traceEvents[0]");
+    /* ids past int's range are no ids (fuzz_kineto: UBSan on the conversion) */
+    const char *big = "{\"traceEvents\": [{\"cat\": \"cuda_runtime\", \"tid\": 1e300, \"args\": {\"correlation\": 6e39}},"
+                      "{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 0, \"dur\": 1, \"args\": {\"correlation\": 6e39}}]}";
+    KinetoProfile *p = kineto_parse("big.json", big, strlen(big), NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    cJSON *r = kineto_compare(p, acc());
+    CU_ASSERT_EQUAL((int)field(class_row(r, "other"), "kernels"), 1);
+    CU_ASSERT_DOUBLE_EQUAL(field(class_row(r, "other"), "measured_covered_s"), 0, 0);
+    cJSON_Delete(r);
+    kineto_free(p);
+    CU_ASSERT_TRUE(kineto_looks_like(" {\"traceEvents\": []}"));
+    CU_ASSERT_FALSE(kineto_looks_like("m,n,k,dtype,seconds\n"));
+}
+
+static const TestCase tests[] = {
+    {"published", test_published},
+    {"hand_made", test_hand_made},
+    {"malformed", test_malformed},
+};
+
+TEST_MAIN("kineto", tests)
