@@ -144,7 +144,7 @@ static Breakdown breakdown(const Build *b, double step)
 }
 
 /* The memory of the stage that needs most. */
-static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, double *host, GError **err)
+bool step_peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, double *host, GError **err)
 {
     const StepPlan *p = &c->p;
     *mem = (MemoryBreakdown){0};
@@ -357,7 +357,7 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     MemoryBreakdown mem;
     int mem_stage;
     double host = 0;
-    if (!peak_memory(c, &mem, &mem_stage, &host, err))
+    if (!step_peak_memory(c, &mem, &mem_stage, &host, err))
         return NULL;
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "scenario", step_scenario_name(c->sc));

@@ -61,49 +61,45 @@ cJSON *sweep_run_point(const Sweep *s, int point)
 }
 
 typedef struct {
-    const Sweep *s;
-    cJSON **rows;
+    SweepMapFn fn;
+    void *user;
     int done;
     GMutex lock;
     GCond cond;
-} RunState;
+} MapState;
 
-static void run_one(gpointer data, gpointer user)
+static void map_one(gpointer data, gpointer user)
 {
-    RunState *st = user;
-    int i = GPOINTER_TO_INT(data) - 1;
-    cJSON *row = sweep_run_point(st->s, i);
+    MapState *st = user;
+    st->fn(GPOINTER_TO_INT(data) - 1, st->user);
     g_mutex_lock(&st->lock);
-    st->rows[i] = row;
     st->done++;
     g_cond_signal(&st->cond);
     g_mutex_unlock(&st->lock);
 }
 
-cJSON *sweep_run(const Sweep *s, int jobs, SweepProgress progress, void *user)
+void sweep_map(int n, int jobs, SweepMapFn fn, void *user, SweepProgress progress, void *puser)
 {
-    g_return_val_if_fail(s->prepared, NULL);
-    int n = s->npoints;
     if (jobs <= 0)
         jobs = (int)g_get_num_processors();
     if (jobs > n)
         jobs = n;
-    RunState st = {.s = s, .rows = g_new0(cJSON *, n)};
+    MapState st = {.fn = fn, .user = user};
     g_mutex_init(&st.lock);
     g_cond_init(&st.cond);
     if (progress)
-        progress(0, n, user);
+        progress(0, n, puser);
     if (jobs <= 1) {
         for (int i = 0; i < n; i++) {
-            run_one(GINT_TO_POINTER(i + 1), &st);
+            map_one(GINT_TO_POINTER(i + 1), &st);
             if (progress)
-                progress(i + 1, n, user);
+                progress(i + 1, n, puser);
         }
     } else {
-        GThreadPool *pool = g_thread_pool_new(run_one, &st, jobs, TRUE, NULL);
+        GThreadPool *pool = g_thread_pool_new(map_one, &st, jobs, TRUE, NULL);
         if (!pool) /* no threads: run here */
             for (int i = 0; i < n; i++)
-                run_one(GINT_TO_POINTER(i + 1), &st);
+                map_one(GINT_TO_POINTER(i + 1), &st);
         for (int i = 0; pool && i < n; i++)
             g_thread_pool_push(pool, GINT_TO_POINTER(i + 1), NULL);
         int seen = 0;
@@ -113,7 +109,7 @@ cJSON *sweep_run(const Sweep *s, int jobs, SweepProgress progress, void *user)
             if (progress && st.done != seen) {
                 seen = st.done;
                 g_mutex_unlock(&st.lock);
-                progress(seen, n, user);
+                progress(seen, n, puser);
                 g_mutex_lock(&st.lock);
             }
         }
@@ -121,10 +117,29 @@ cJSON *sweep_run(const Sweep *s, int jobs, SweepProgress progress, void *user)
         if (pool)
             g_thread_pool_free(pool, FALSE, TRUE);
         if (progress && seen != n)
-            progress(n, n, user);
+            progress(n, n, puser);
     }
     g_mutex_clear(&st.lock);
     g_cond_clear(&st.cond);
+}
+
+typedef struct {
+    const Sweep *s;
+    cJSON **rows;
+} RunState;
+
+static void run_one(int i, void *user)
+{
+    RunState *st = user;
+    st->rows[i] = sweep_run_point(st->s, i);
+}
+
+cJSON *sweep_run(const Sweep *s, int jobs, SweepProgress progress, void *user)
+{
+    g_return_val_if_fail(s->prepared, NULL);
+    int n = s->npoints;
+    RunState st = {.s = s, .rows = g_new0(cJSON *, n)};
+    sweep_map(n, jobs, run_one, &st, progress, user);
 
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "scenario", s->name);
