@@ -26,7 +26,7 @@ cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full)
     /* searched keys and those whose meaning they would contradict go; the
      * rest of the base's "parallelism" (schedule, bucket_bytes, ...) stays */
     cJSON *par = cJSON_GetObjectItemCaseSensitive(s, "parallelism");
-    static const char *const drop[] = {"weight_update", "allgather_overlap", "tp_comm_overlap", "shard_group",
+    static const char *const drop[] = {"weight_update", "allgather_overlap", "shard_group",
                                        "ep", "cp", "virtual_stages", "offload_optimizer", "pcie_bandwidth",
                                        "host_memory_bandwidth"};
     for (size_t i = 0; cJSON_IsObject(par) && i < G_N_ELEMENTS(drop); i++)
@@ -43,6 +43,7 @@ cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full)
     set_num(s, "parallelism.zero_stage", c->zero);
     sweep_set_path(s, "parallelism.recompute", cJSON_CreateString(rc_names[c->recompute]), NULL);
     sweep_set_path(s, "parallelism.sequence_parallel", cJSON_CreateBool(c->sp), NULL);
+    sweep_set_path(s, "parallelism.tp_comm_overlap", cJSON_CreateBool(c->tp_overlap), NULL);
     if (c->vpp > 1)
         set_num(s, "parallelism.virtual_stages", c->vpp);
     if (c->cp > 1)

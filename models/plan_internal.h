@@ -11,7 +11,7 @@ typedef struct {
     int gpus, nodes, tp, pp, vpp, cp, dp, ep, mb, gb;
     int zero;      /* 0..3 */
     int recompute; /* 0 none, 1 selective, 2 full */
-    bool sp, offload;
+    bool sp, tp_overlap, offload; /* tp_overlap: Megatron-Core's tp_comm_overlap */
 } PlanCand;
 
 /* Time to train from one step (plan_train.c). */

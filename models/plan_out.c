@@ -66,6 +66,13 @@ static int rank_of(const Plan *p, int cand)
     return 0;
 }
 
+/* A rank is exact within the best k, or when nothing was pruned: a pruned
+ * candidate's bound was no better than the k-th best of its GPU count. */
+static bool rank_exact(const Plan *p, int rank)
+{
+    return rank > 0 && (rank <= p->nfull || p->counts[PLAN_PRUNED] == 0);
+}
+
 static void add_num(cJSON *o, const char *key, double v)
 {
     if (isfinite(v))
@@ -93,6 +100,7 @@ static cJSON *cand_json(const Plan *p, int i, int rank)
         cJSON_AddNumberToObject(cfg, keys[k], vals[k]);
     cJSON_AddStringToObject(cfg, "recompute", rc[c->recompute]);
     cJSON_AddBoolToObject(cfg, "sequence_parallel", c->sp);
+    cJSON_AddBoolToObject(cfg, "tp_comm_overlap", c->tp_overlap);
     cJSON_AddBoolToObject(cfg, "offload_optimizer", c->offload);
     cJSON_AddBoolToObject(o, "simulated_in_full", r->full);
     add_num(o, "step_time_s", r->step_s);
@@ -159,6 +167,7 @@ cJSON *plan_result_json(const Plan *p)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "scenario", p->path);
     cJSON_AddStringToObject(o, "model", p->model);
+    cJSON_AddNumberToObject(o, "parameters", p->params);
     cJSON_AddStringToObject(o, "accelerator", p->accel);
     cJSON_AddStringToObject(o, "objective", obj_name(p->o.objective));
     cJSON_AddNumberToObject(o, "candidates", p->cands->len);
@@ -187,6 +196,7 @@ cJSON *plan_result_json(const Plan *p)
     if (p->ref_index >= 0 && p->res) {
         int rk = rank_of(p, p->ref_index);
         cJSON *ref = cand_json(p, p->ref_index, rk);
+        cJSON_AddBoolToObject(ref, "rank_exact", rank_exact(p, rk));
         if (!rk)
             cJSON_AddStringToObject(ref, "discarded", plan_reason_name(p->res[p->ref_index].reason));
         cJSON_AddItemToObject(o, "reference", ref);
@@ -235,9 +245,14 @@ void plan_print_table(const Plan *p, FILE *f)
         int rk = rank_of(p, p->ref_index);
         const PlanResult *r = &p->res[p->ref_index];
         char *label = plan_cand_label(&p->ref);
-        if (rk)
+        if (rank_exact(p, rk))
             fprintf(f, "# the scenario's own configuration (%s) ranks %d of %d: step %.4f s in full, %.2f days\n",
                     label, rk, p->nranked, r->step_s, r->t.days);
+        else if (rk)
+            fprintf(f,
+                    "# the scenario's own configuration (%s) ranks %d or lower (%d of the %d simulated; --exhaustive "
+                    "ranks the pruned too): step %.4f s in full, %.2f days\n",
+                    label, rk, rk, p->nranked, r->step_s, r->t.days);
         else
             fprintf(f, "# the scenario's own configuration (%s) is discarded: %s\n", label,
                     plan_reason_name(r->reason));
@@ -271,7 +286,7 @@ bool plan_write_csv(const Plan *p, const char *path, GError **err)
         return false;
     }
     fputs("rank,simulated_in_full,label,gpus,nodes,tp,pp,virtual_stages,cp,dp,ep,micro_batch,global_batch,"
-          "zero_stage,recompute,sequence_parallel,offload_optimizer,step_time_s,step_lower_bound_s,mfu,memory_per_device_bytes,"
+          "zero_stage,recompute,sequence_parallel,tp_comm_overlap,offload_optimizer,step_time_s,step_lower_bound_s,mfu,memory_per_device_bytes,"
           "days,goodput,gpu_hours,cost,energy_j\r\n",
           f);
     static const char *const rc[] = {"none", "selective", "full"};
@@ -282,9 +297,9 @@ bool plan_write_csv(const Plan *p, const char *path, GError **err)
         char *label = plan_cand_label(c);
         fprintf(f, "%d,%s,", k + 1, r->full && r->top ? "true" : "false");
         csv_field(f, label);
-        fprintf(f, ",%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\r\n", c->gpus,
+        fprintf(f, ",%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%s,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\r\n", c->gpus,
                 c->nodes, c->tp, c->pp, c->vpp, c->cp, c->dp, c->ep, c->mb, c->gb, c->zero, rc[c->recompute],
-                c->sp ? "true" : "false", c->offload ? "true" : "false", r->top ? r->step_s : r->screen_s, r->lb_s, r->mfu,
+                c->sp ? "true" : "false", c->tp_overlap ? "true" : "false", c->offload ? "true" : "false", r->top ? r->step_s : r->screen_s, r->lb_s, r->mfu,
                 r->mem_bytes, r->t.days, r->t.goodput, r->t.gpu_hours, r->t.cost, r->t.energy_j);
         g_free(label);
     }

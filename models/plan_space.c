@@ -73,8 +73,8 @@ char *plan_cand_label(const PlanCand *c)
     g_string_append_printf(s, " dp%d", c->dp);
     if (c->ep > 1)
         g_string_append_printf(s, " ep%d", c->ep);
-    g_string_append_printf(s, " mb%d z%d %s%s%s", c->mb, c->zero, rc[c->recompute], c->sp ? " sp" : "",
-                           c->offload ? " offload" : "");
+    g_string_append_printf(s, " mb%d z%d %s%s%s%s", c->mb, c->zero, rc[c->recompute], c->sp ? " sp" : "",
+                           c->tp_overlap ? " tpov" : "", c->offload ? " offload" : "");
     return g_string_free(s, FALSE);
 }
 
@@ -106,7 +106,7 @@ static bool read_scenario(Plan *p, GError **err)
     WorkloadRecompute rc = sp.recompute;
     p->ref = (PlanCand){.tp = sp.tp, .pp = sp.pp, .vpp = sp.vpp, .cp = sp.cp, .dp = sp.dp, .ep = sp.ep,
                         .mb = step_scenario_micro_batch(sc), .gb = step_scenario_global_batch(sc),
-                        .zero = sp.zero_stage, .sp = sp.sequence_parallel, .offload = sp.offload_optimizer,
+                        .zero = sp.zero_stage, .sp = sp.sequence_parallel, .tp_overlap = sp.tp_comm_overlap, .offload = sp.offload_optimizer,
                         .recompute = rc == WORKLOAD_RECOMPUTE_NONE ? 0 : rc == WORKLOAD_RECOMPUTE_SELECTIVE ? 1 : 2};
     p->ref.gpus = sp.dp * sp.tp * sp.pp * sp.cp;
     p->ref.nodes = topo_num_nodes(step_scenario_topo(sc));
@@ -164,11 +164,12 @@ static bool add_options(Plan *p, PlanCand c, GError **err)
         for (c.zero = 0; c.zero <= 3; c.zero++)
             for (c.recompute = 0; c.recompute <= 2; c.recompute++)
                 for (int sp = 0; sp <= (c.tp > 1); sp++)
-                    for (int off = 0; off <= (p->o.allow_offload && c.zero > 0); off++) {
-                        c.sp = sp, c.offload = off;
-                        if (!add(p, &c, err))
-                            return false;
-                    }
+                    for (int ov = 0; ov <= sp; ov++) /* tp_comm_overlap needs sequence parallelism */
+                        for (int off = 0; off <= (p->o.allow_offload && c.zero > 0); off++) {
+                            c.sp = sp, c.tp_overlap = ov, c.offload = off;
+                            if (!add(p, &c, err))
+                                return false;
+                        }
     return true;
 }
 
@@ -179,7 +180,8 @@ static bool add_gpus(Plan *p, int gpus, GError **err)
 {
     PlanCand c = {.gpus = gpus};
     c.nodes = gpus % p->rpn == 0 ? gpus / p->rpn : gpus < p->rpn ? 1 : 0;
-    int cpmax = p->seq_len >= 8192 ? 8 : 1, epmax = p->experts > 1 ? p->experts : 1;
+    /* context parallelism splits sequences into chunks of at least 1024 tokens */
+    int cpmax = MIN(8, MAX(1, p->seq_len / 1024)), epmax = p->experts > 1 ? p->experts : 1;
     for (c.tp = 1; c.tp <= MIN(p->rpn, gpus); c.tp *= 2)
         for (c.pp = 1; c.pp <= MIN(p->layers, gpus); c.pp++) {
             if (!pp_value(p, c.pp))
@@ -201,7 +203,7 @@ static int find_ref(const Plan *p)
         const PlanCand *r = &p->ref;
         if (c->gpus == r->gpus && c->tp == r->tp && c->pp == r->pp && c->vpp == r->vpp && c->cp == r->cp &&
             c->dp == r->dp && c->ep == r->ep && c->mb == r->mb && c->gb == r->gb && c->zero == r->zero &&
-            c->recompute == r->recompute && c->sp == r->sp && c->offload == r->offload)
+            c->recompute == r->recompute && c->sp == r->sp && c->tp_overlap == r->tp_overlap && c->offload == r->offload)
             return (int)i;
     }
     return -1;

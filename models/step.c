@@ -353,15 +353,23 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
 static double compute_lower_bound(const Ctx *c)
 {
     double best = 0, before = 0;
-    double rec = c->t_recompute > 0 ? c->t_recompute + c->t_tp_recompute : 0;
+    bool cp = c->p.cp > 1;
+    /* a layer's chain: compute, then ring attention's exposed part, the
+     * tensor-parallel collective, the experts' all-to-alls */
+    double fwd = c->t_tp_fwd + (cp ? c->t_cp[0] : 0) + c->t_ep;
+    double bwd = c->t_tp_bwd + (cp ? c->t_cp[2] : 0) + c->t_ep;
+    double rec = c->t_recompute > 0 ? c->t_recompute + c->t_tp_recompute + c->t_ep_recompute +
+                                          (cp && c->p.recompute == WORKLOAD_RECOMPUTE_FULL ? c->t_cp[1] : 0)
+                                    : 0;
     for (int s = 0; s < c->p.pp; s++) {
         double t = 0;
         for (int l = 0; l < step_stage_layers(c, s); l++)
-            t += step_layer_fwd(c, s, l) + c->t_tp_fwd + rec + step_layer_bwd(c, s, l) + c->t_tp_bwd;
+            t += step_layer_fwd(c, s, l) + fwd + rec + step_layer_bwd(c, s, l) + bwd;
         if (s == c->p.pp - 1)
             t += c->t_head_fwd + c->t_head_bwd;
         best = MAX(best, before + t * c->m);
-        before += t / c->p.vpp;
+        /* the first micro-batch's activations out and its gradients back */
+        before += t / c->p.vpp + (s + 1 < c->p.pp ? 2 * c->t_p2p[s] : 0);
     }
     return best;
 }
