@@ -173,8 +173,9 @@ static bool add_options(Plan *p, PlanCand c, GError **err)
     return true;
 }
 
-/* pp: the powers of two and the divisors of the layers, up to the layers. */
-static bool pp_value(const Plan *p, int pp) { return (pp & (pp - 1)) == 0 || p->layers % pp == 0; }
+/* pp: the divisors of the GPUs per tensor-parallel group, up to the layers
+ * (stages may hold unequal layers: BLOOM ran 70 layers on 12 stages). */
+static bool pp_value(int gpus, int tp, int pp) { return (gpus / tp) % pp == 0; }
 
 static bool add_gpus(Plan *p, int gpus, GError **err)
 {
@@ -184,7 +185,7 @@ static bool add_gpus(Plan *p, int gpus, GError **err)
     int cpmax = MIN(8, MAX(1, p->seq_len / 1024)), epmax = p->experts > 1 ? p->experts : 1;
     for (c.tp = 1; c.tp <= MIN(p->rpn, gpus); c.tp *= 2)
         for (c.pp = 1; c.pp <= MIN(p->layers, gpus); c.pp++) {
-            if (!pp_value(p, c.pp))
+            if (!pp_value(gpus, c.tp, c.pp))
                 continue;
             for (c.vpp = 1; c.vpp <= (c.pp > 1 ? 4 : 1); c.vpp *= 2)
                 for (c.cp = 1; c.cp <= cpmax; c.cp *= 2)
