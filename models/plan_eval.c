@@ -265,7 +265,8 @@ static bool screen(Plan *p, SimDist *d, GError **err)
             int i = b[next].i;
             if (i == p->ref_index)
                 continue;
-            if (!p->o.exhaustive && b[next].lb >= kth_value(kth_of(ks, g_array_index(p->cands, PlanCand, i).gpus, k), k))
+            /* strictly worse: a tie could still win on the candidate order */
+            if (!p->o.exhaustive && b[next].lb > kth_value(kth_of(ks, g_array_index(p->cands, PlanCand, i).gpus, k), k))
                 p->res[i].reason = PLAN_PRUNED;
             else
                 batch[m++] = i;

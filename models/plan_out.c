@@ -81,7 +81,8 @@ static void add_num(cJSON *o, const char *key, double v)
         cJSON_AddNullToObject(o, key);
 }
 
-static cJSON *cand_json(const Plan *p, int i, int rank)
+/* `t`: the time to train to show (NULL: the one it ranks by). */
+static cJSON *cand_json(const Plan *p, int i, int rank, const PlanTrain *tt)
 {
     static const char *const rc[] = {"none", "selective", "full"};
     const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
@@ -109,18 +110,19 @@ static cJSON *cand_json(const Plan *p, int i, int rank)
     add_num(o, "mfu", r->mfu);
     add_num(o, "memory_per_device_bytes", r->mem_bytes);
     add_num(o, "tokens_per_s", r->tokens_per_s);
+    const PlanTrain *tr = tt ? tt : &r->t;
     cJSON *t = cJSON_AddObjectToObject(o, "time_to_train");
-    add_num(t, "steps", r->t.steps);
-    add_num(t, "compute_s", r->t.compute_s);
-    add_num(t, "checkpoint_bytes", r->t.checkpoint_bytes);
-    add_num(t, "checkpoint_write_s", r->t.checkpoint_write_s);
-    add_num(t, "checkpoint_interval_s", r->t.checkpoint_interval_s);
-    add_num(t, "goodput", r->t.goodput);
-    add_num(t, "wall_s", r->t.wall_s);
-    add_num(t, "days", r->t.days);
-    add_num(o, "gpu_hours", r->t.gpu_hours);
-    add_num(o, "cost", r->t.cost);
-    add_num(o, "energy_j", r->t.energy_j);
+    add_num(t, "steps", tr->steps);
+    add_num(t, "compute_s", tr->compute_s);
+    add_num(t, "checkpoint_bytes", tr->checkpoint_bytes);
+    add_num(t, "checkpoint_write_s", tr->checkpoint_write_s);
+    add_num(t, "checkpoint_interval_s", tr->checkpoint_interval_s);
+    add_num(t, "goodput", tr->goodput);
+    add_num(t, "wall_s", tr->wall_s);
+    add_num(t, "days", tr->days);
+    add_num(o, "gpu_hours", tr->gpu_hours);
+    add_num(o, "cost", tr->cost);
+    add_num(o, "energy_j", tr->energy_j);
     return o;
 }
 
@@ -195,7 +197,12 @@ cJSON *plan_result_json(const Plan *p)
     cJSON_AddItemToObject(in, "sources", cJSON_Duplicate(p->sources, true));
     if (p->ref_index >= 0 && p->res) {
         int rk = rank_of(p, p->ref_index);
-        cJSON *ref = cand_json(p, p->ref_index, rk);
+        /* ranked by its screen like every candidate beyond the best k; its
+         * time to train here is its full simulation's */
+        const PlanResult *rr = &p->res[p->ref_index];
+        PlanTrain full;
+        plan_train_compute(p, &g_array_index(p->cands, PlanCand, p->ref_index), rr->step_s, &full);
+        cJSON *ref = cand_json(p, p->ref_index, rk, rr->full && rr->reason == PLAN_OK ? &full : NULL);
         cJSON_AddBoolToObject(ref, "rank_exact", rank_exact(p, rk));
         if (!rk)
             cJSON_AddStringToObject(ref, "discarded", plan_reason_name(p->res[p->ref_index].reason));
@@ -205,7 +212,7 @@ cJSON *plan_result_json(const Plan *p)
     }
     cJSON *ranked = cJSON_AddArrayToObject(o, "best");
     for (int k = 0; k < p->nfull; k++)
-        cJSON_AddItemToArray(ranked, cand_json(p, p->order[k], k + 1));
+        cJSON_AddItemToArray(ranked, cand_json(p, p->order[k], k + 1, NULL));
     bool *f = g_new(bool, p->nranked ? p->nranked : 1);
     cJSON *par = cJSON_AddObjectToObject(o, "pareto");
     const char *names[] = {"gpus_days", "cost_days"};
@@ -214,7 +221,7 @@ cJSON *plan_result_json(const Plan *p)
         cJSON *a = cJSON_AddArrayToObject(par, names[b]);
         for (int k = 0; k < p->nranked; k++)
             if (f[k])
-                cJSON_AddItemToArray(a, cand_json(p, p->order[k], k + 1));
+                cJSON_AddItemToArray(a, cand_json(p, p->order[k], k + 1, NULL));
     }
     g_free(f);
     return o;
@@ -244,15 +251,17 @@ void plan_print_table(const Plan *p, FILE *f)
     if (p->ref_index >= 0) {
         int rk = rank_of(p, p->ref_index);
         const PlanResult *r = &p->res[p->ref_index];
+        PlanTrain full; /* its full simulation's time to train */
+        plan_train_compute(p, &g_array_index(p->cands, PlanCand, p->ref_index), r->step_s, &full);
         char *label = plan_cand_label(&p->ref);
         if (rank_exact(p, rk))
             fprintf(f, "# the scenario's own configuration (%s) ranks %d of %d: step %.4f s in full, %.2f days\n",
-                    label, rk, p->nranked, r->step_s, r->t.days);
+                    label, rk, p->nranked, r->step_s, full.days);
         else if (rk)
             fprintf(f,
                     "# the scenario's own configuration (%s) ranks %d or lower (%d of the %d simulated; --exhaustive "
                     "ranks the pruned too): step %.4f s in full, %.2f days\n",
-                    label, rk, rk, p->nranked, r->step_s, r->t.days);
+                    label, rk, rk, p->nranked, r->step_s, full.days);
         else
             fprintf(f, "# the scenario's own configuration (%s) is discarded: %s\n", label,
                     plan_reason_name(r->reason));
