@@ -119,7 +119,12 @@ static int run_plan(const Args *a, const char *path, const PlanOptions *o, SimDi
     Plan *p = plan_new(path, o, &err);
     if (!p || !plan_run(p, d, &err)) {
         plan_free(p);
-        return sim_dist_is_root(d) ? cli_fail(err) : (g_clear_error(&err), 2);
+        if (sim_dist_is_root(d))
+            return cli_fail(err);
+        /* the other ranks fail alike, silently: the root says why */
+        int code = err && err->domain == SIM_ERROR && err->code == SIM_ERROR_INPUT ? 2 : 1;
+        g_clear_error(&err);
+        return code;
     }
     int rc = 0;
     if (sim_dist_is_root(d)) {
