@@ -23,6 +23,8 @@ struct StepScenario {
     char *topology;
     int nodes;
     Topo *topo;        /* loaded while parsing, to check the plan against it */
+    bool topo_shared;  /* owned by a StepCache */
+    StepCache *cache;  /* while parsing: where the topology comes from (NULL: load it) */
     Accel *acc;
     Workload *w;
     int global_batch, micro_batch;
@@ -43,6 +45,44 @@ struct StepScenario {
     int *rank_map; /* job rank -> topology rank ("placement"); NULL: contiguous, the identity */
     char *placement; /* its name (and seed) for reports */
 };
+
+struct StepCache {
+    GMutex lock;
+    GHashTable *topos; /* "nodes:topology" -> Topo */
+};
+
+StepCache *step_cache_new(void)
+{
+    StepCache *c = g_new0(StepCache, 1);
+    g_mutex_init(&c->lock);
+    c->topos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)topo_free);
+    return c;
+}
+
+void step_cache_free(StepCache *c)
+{
+    if (!c)
+        return;
+    g_hash_table_destroy(c->topos);
+    g_mutex_clear(&c->lock);
+    g_free(c);
+}
+
+/* topo_load through the cache: a topology is read-only once loaded. */
+static Topo *cached_topo(StepScenario *sc, const TopoOptions *to, GError **err)
+{
+    if (!sc->cache)
+        return topo_load(sc->topology, to, err);
+    char *key = g_strdup_printf("%d:%s", to->nodes, sc->topology);
+    g_mutex_lock(&sc->cache->lock);
+    Topo *t = g_hash_table_lookup(sc->cache->topos, key);
+    if (!t && (t = topo_load(sc->topology, to, err)))
+        g_hash_table_insert(sc->cache->topos, g_strdup(key), t);
+    g_mutex_unlock(&sc->cache->lock);
+    g_free(key);
+    sc->topo_shared = t != NULL;
+    return t;
+}
 
 /* The line of `item`, recovered from sim_json_error's message. */
 static int item_line(const SimJsonDoc *d, const cJSON *item)
@@ -151,7 +191,7 @@ static bool load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *roo
     const cJSON *nodes_it = key_or(root, "nodes", topo_it);
     TopoOptions to = {.nodes = sc->nodes};
     GError *e = NULL;
-    sc->topo = topo_load(sc->topology, &to, &e);
+    sc->topo = cached_topo(sc, &to, &e);
     if (!sc->topo) {
         /* the topology's own file:line is in the message; the scenario's line says which key asked */
         if (e->domain == SIM_ERROR && e->code == SIM_ERROR_INPUT)
@@ -449,7 +489,7 @@ static bool parse_placement(StepScenario *sc, const SimJsonDoc *d, const cJSON *
 
 /* The checks run in the order a reader fixes a scenario: its own keys, the
  * model, the plan against the model, the machine, dp and the batch. */
-static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
+static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GError **err)
 {
     static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
                                        "precision", "optimizer", "parallelism", "name", "description", "source",
@@ -463,6 +503,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
     if (!scenario_check_keys(d, root, "the scenario", keys, err))
         return NULL;
     StepScenario *sc = g_new0(StepScenario, 1);
+    sc->cache = cache;
     const char *acc = NULL, *topo = NULL, *prec = "bf16", *opt = "adam", *name = NULL;
     long nodes = 0, gb = 0, mb = 1;
     if (!sim_json_get_string(d, root, "name", false, &name, err) ||
@@ -530,20 +571,27 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, GError **err)
                        topo_name(sc->topo), topo_ranks_per_node(sc->topo));
         goto fail;
     }
+    sc->cache = NULL;
     return sc;
 fail:
     step_scenario_free(sc);
     return NULL;
 }
 
-StepScenario *step_scenario_parse(const char *name, const char *text, size_t len, GError **err)
+StepScenario *step_scenario_parse_cached(const char *name, const char *text, size_t len, StepCache *cache,
+                                         GError **err)
 {
     SimJsonDoc *d = sim_json_parse(name, text, len, err);
     if (!d)
         return NULL;
-    StepScenario *sc = scenario_from_doc(d, err);
+    StepScenario *sc = scenario_from_doc(d, cache, err);
     sim_json_free(d);
     return sc;
+}
+
+StepScenario *step_scenario_parse(const char *name, const char *text, size_t len, GError **err)
+{
+    return step_scenario_parse_cached(name, text, len, NULL, err);
 }
 
 StepScenario *step_scenario_load(const char *path, GError **err)
@@ -551,7 +599,7 @@ StepScenario *step_scenario_load(const char *path, GError **err)
     SimJsonDoc *d = sim_json_load_file(path, err);
     if (!d)
         return NULL;
-    StepScenario *sc = scenario_from_doc(d, err);
+    StepScenario *sc = scenario_from_doc(d, NULL, err);
     sim_json_free(d);
     return sc;
 }
@@ -563,7 +611,8 @@ void step_scenario_free(StepScenario *sc)
     coll_params_free(sc->coll_params);
     g_free(sc->name);
     g_free(sc->path);
-    topo_free(sc->topo);
+    if (!sc->topo_shared)
+        topo_free(sc->topo);
     accel_free(sc->acc);
     g_free(sc->accelerator);
     g_free(sc->topology);

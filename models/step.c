@@ -384,6 +384,57 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
     return out;
 }
 
+/* Each stage's passes form one chain (program order: every op waits for
+ * the one before, each layer's compute for its tensor-parallel collective);
+ * stage b cannot start before the first micro-batch's forward has crossed
+ * stages 0..b-1 (their first model chunk), runs m micro-batches' passes,
+ * and its last backward still has to cross them back.  Whatever else the
+ * step adds (sends, gathers, the gradient sync, interference) only
+ * lengthens it. */
+static double compute_lower_bound(const Ctx *c)
+{
+    double best = 0, before = 0;
+    bool cp = c->p.cp > 1;
+    /* a layer's chain: compute, then ring attention's exposed part, the
+     * tensor-parallel collective, the experts' all-to-alls */
+    double fwd = c->t_tp_fwd + (cp ? c->t_cp[0] : 0) + c->t_ep;
+    double bwd = c->t_tp_bwd + (cp ? c->t_cp[2] : 0) + c->t_ep;
+    double rec = c->t_recompute > 0 ? c->t_recompute + c->t_tp_recompute + c->t_ep_recompute +
+                                          (cp && c->p.recompute == WORKLOAD_RECOMPUTE_FULL ? c->t_cp[1] : 0)
+                                    : 0;
+    for (int s = 0; s < c->p.pp; s++) {
+        double t = 0;
+        for (int l = 0; l < step_stage_layers(c, s); l++)
+            t += step_layer_fwd(c, s, l) + fwd + rec + step_layer_bwd(c, s, l) + bwd;
+        if (s == c->p.pp - 1)
+            t += c->t_head_fwd + c->t_head_bwd;
+        best = MAX(best, before + t * c->m);
+        /* the first micro-batch's activations out and its gradients back */
+        before += t / c->p.vpp + (s + 1 < c->p.pp ? 2 * c->t_p2p[s] : 0);
+    }
+    return best;
+}
+
+bool step_scenario_estimate(const StepScenario *sc, int variant, StepEstimate *e, GError **err)
+{
+    if (variant < 0 || variant >= step_scenario_num_variants(sc)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no variant %d", step_scenario_path(sc), variant);
+        return false;
+    }
+    Ctx c;
+    MemoryBreakdown mem;
+    int stage;
+    double host;
+    bool ok = ctx_init(&c, sc, variant, err) && step_peak_memory(&c, &mem, &stage, &host, err);
+    if (ok) {
+        e->memory_bytes = mem.total;
+        e->fits = memory_fits(&mem, accel_hbm_bytes(c.acc));
+        e->step_lower_bound_s = compute_lower_bound(&c);
+    }
+    ctx_free(&c);
+    return ok;
+}
+
 cJSON *step_run_text(const char *name, const char *json_text, GError **err)
 {
     StepScenario *sc = step_scenario_parse(name, json_text, strlen(json_text), err);

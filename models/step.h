@@ -66,6 +66,28 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph, 
  * "variant" label) and "comparison". */
 cJSON *step_scenario_run_all(const StepScenario *sc, GError **err);
 
+/* What a variant's costs say before its step is built or run: the peak
+ * per-device memory and whether it fits, as the run reports them, and a
+ * lower bound of the step time (the busiest stage's compute stream: its
+ * passes run one after another, and nothing the simulation adds makes them
+ * shorter).  The plan screens with these before it simulates. */
+typedef struct {
+    double memory_bytes;
+    bool fits;
+    double step_lower_bound_s;
+} StepEstimate;
+bool step_scenario_estimate(const StepScenario *sc, int variant, StepEstimate *e, GError **err);
+
+/* Topologies loaded once and shared, read-only, by the scenarios parsed
+ * with the cache (a plan parses thousands on the same machine); free the
+ * scenarios before the cache.  Thread-safe. */
+typedef struct StepCache StepCache;
+StepCache *step_cache_new(void);
+void step_cache_free(StepCache *c);
+/* step_scenario_parse, its topology from `cache` (NULL: loaded as usual). */
+StepScenario *step_scenario_parse_cached(const char *name, const char *text, size_t len, StepCache *cache,
+                                         GError **err);
+
 /* Parses and runs a scenario held in text; thread-safe (no global state).
  * Same object as `shardsim run --json`. */
 cJSON *step_run_text(const char *name, const char *json_text, GError **err);

@@ -283,5 +283,7 @@ void step_memory_track(Build *b);
 /* step_report.c: the result object of a built and run graph (the step took
  * `step_s`); NULL and `err` when the memory estimate fails. */
 cJSON *step_report(const Build *b, int variant, double step_s, GError **err);
+/* The memory of the stage that needs most (its breakdown, stage, host bytes). */
+bool step_peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, double *host, GError **err);
 
 #endif

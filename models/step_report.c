@@ -168,7 +168,7 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
 }
 
 /* The memory of the stage that needs most. */
-static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, double *host, GError **err)
+bool step_peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, double *host, GError **err)
 {
     *mem = (MemoryBreakdown){0};
     *mem_stage = 0;
@@ -364,7 +364,7 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     MemoryBreakdown mem;
     int mem_stage;
     double host = 0;
-    if (!peak_memory(c, &mem, &mem_stage, &host, err))
+    if (!step_peak_memory(c, &mem, &mem_stage, &host, err))
         return NULL;
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "scenario", step_scenario_name(c->sc));

@@ -87,6 +87,13 @@ cJSON *sweep_run_point(const Sweep *s, int point);
 /* Called on the calling thread as points finish. */
 typedef void (*SweepProgress)(int done, int total, void *user);
 
+/* Calls fn(i, user) for i in [0, n) on `jobs` threads (<= 0: the number of
+ * processors; 1: here, in order); returns when all are done.  fn writes its
+ * result to slot i, so what comes out is in index order whatever the threads
+ * do (sweep_run and the plan's screening). */
+typedef void (*SweepMapFn)(int i, void *user);
+void sweep_map(int n, int jobs, SweepMapFn fn, void *user, SweepProgress progress, void *puser);
+
 /* Runs every point on `jobs` threads (<= 0: the number of processors).
  * Returns {"scenario", "vary": {KEY: [values]}, "notes": [...],
  * "points": [...], "ran": N, "failed": N}. */

@@ -61,51 +61,47 @@ cJSON *sweep_run_point(const Sweep *s, int point)
 }
 
 typedef struct {
-    const Sweep *s;
-    cJSON **rows; /* of points lo.. */
-    int lo, done;
+    SweepMapFn fn;
+    void *user;
+    int done;
     GMutex lock;
     GCond cond;
-} RunState;
+} MapState;
 
-static void run_one(gpointer data, gpointer user)
+static void map_one(gpointer data, gpointer user)
 {
-    RunState *st = user;
-    int i = GPOINTER_TO_INT(data) - 1;
-    cJSON *row = sweep_run_point(st->s, i);
+    MapState *st = user;
+    st->fn(GPOINTER_TO_INT(data) - 1, st->user);
     g_mutex_lock(&st->lock);
-    st->rows[i - st->lo] = row;
     st->done++;
     g_cond_signal(&st->cond);
     g_mutex_unlock(&st->lock);
 }
 
-/* Points [lo, hi) on `jobs` threads; their rows in point order. */
-static cJSON **run_block(const Sweep *s, int lo, int hi, int jobs, SweepProgress progress, void *user)
+void sweep_map(int n, int jobs, SweepMapFn fn, void *user, SweepProgress progress, void *puser)
 {
-    int n = hi - lo;
     if (jobs <= 0)
         jobs = (int)g_get_num_processors();
     if (jobs > n)
         jobs = n;
-    RunState st = {.s = s, .rows = g_new0(cJSON *, n ? n : 1), .lo = lo};
+    MapState st = {.fn = fn, .user = user};
     g_mutex_init(&st.lock);
     g_cond_init(&st.cond);
     if (progress)
-        progress(0, n, user);
+        progress(0, n, puser);
     if (jobs <= 1) {
         for (int i = 0; i < n; i++) {
-            run_one(GINT_TO_POINTER(lo + i + 1), &st);
+            map_one(GINT_TO_POINTER(i + 1), &st);
             if (progress)
-                progress(i + 1, n, user);
+                progress(i + 1, n, puser);
         }
     } else {
-        GThreadPool *pool = g_thread_pool_new(run_one, &st, jobs, TRUE, NULL);
+        GThreadPool *pool = g_thread_pool_new(map_one, &st, jobs, TRUE, NULL);
         if (!pool) /* no threads: run here */
             for (int i = 0; i < n; i++)
-                run_one(GINT_TO_POINTER(lo + i + 1), &st);
+                map_one(GINT_TO_POINTER(i + 1), &st);
         for (int i = 0; pool && i < n; i++)
-            g_thread_pool_push(pool, GINT_TO_POINTER(lo + i + 1), NULL);
+            g_thread_pool_push(pool, GINT_TO_POINTER(i + 1), NULL);
         int seen = 0;
         g_mutex_lock(&st.lock);
         while (st.done < n) {
@@ -113,7 +109,7 @@ static cJSON **run_block(const Sweep *s, int lo, int hi, int jobs, SweepProgress
             if (progress && st.done != seen) {
                 seen = st.done;
                 g_mutex_unlock(&st.lock);
-                progress(seen, n, user);
+                progress(seen, n, puser);
                 g_mutex_lock(&st.lock);
             }
         }
@@ -121,10 +117,29 @@ static cJSON **run_block(const Sweep *s, int lo, int hi, int jobs, SweepProgress
         if (pool)
             g_thread_pool_free(pool, FALSE, TRUE);
         if (progress && seen != n)
-            progress(n, n, user);
+            progress(n, n, puser);
     }
     g_mutex_clear(&st.lock);
     g_cond_clear(&st.cond);
+}
+
+typedef struct {
+    const Sweep *s;
+    cJSON **rows; /* of points lo.. */
+    int lo;
+} RunState;
+
+static void run_one(int i, void *user)
+{
+    RunState *st = user;
+    st->rows[i] = sweep_run_point(st->s, st->lo + i);
+}
+
+/* Points [lo, hi) on `jobs` threads; their rows in point order. */
+static cJSON **run_block(const Sweep *s, int lo, int hi, int jobs, SweepProgress progress, void *user)
+{
+    RunState st = {.s = s, .rows = g_new0(cJSON *, hi > lo ? hi - lo : 1), .lo = lo};
+    sweep_map(hi - lo, jobs, run_one, &st, progress, user);
     return st.rows;
 }
 

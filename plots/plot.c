@@ -716,3 +716,54 @@ bool plot_validation(const char *path, const char *title, const PlotTrace *trace
     job_free(j);
     return ok;
 }
+
+/* ---- Pareto fronts ---- */
+
+static const char *xy_data(Job *j, int n, const double *x, const double *y, bool logx, GError **err)
+{
+    GString *d = g_string_new("# x days\n");
+    for (int i = 0; i < n; i++) {
+        bool ok = point_valid(x[i], y[i], false) && (!logx || x[i] > 0);
+        append_number(d, ok ? x[i] : NAN);
+        g_string_append_c(d, ' ');
+        append_number(d, ok ? y[i] : NAN);
+        g_string_append_c(d, '\n');
+    }
+    const char *name = job_data(j, d, err);
+    g_string_free(d, TRUE);
+    return name;
+}
+
+bool plot_pareto(const char *path, const char *title, const PlotParetoPanel *panels, int npanels, GError **err)
+{
+    if (!panels || npanels <= 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: no panel to plot");
+        return false;
+    }
+    Job *j = job_begin(path, 560 * npanels, 440, err);
+    if (!j)
+        return false;
+    GString *sc = j->script;
+    g_string_append_printf(sc, "set multiplot layout 1,%d title ", npanels);
+    append_quoted(sc, title);
+    g_string_append(sc, "\nset ylabel 'days to train'\nset key top right\n");
+    for (int k = 0; k < npanels; k++) {
+        const PlotParetoPanel *pp = &panels[k];
+        const char *all = xy_data(j, pp->n, pp->x, pp->y, pp->logx, err);
+        const char *fr = all ? xy_data(j, pp->nfront, pp->fx, pp->fy, pp->logx, err) : NULL;
+        if (!fr) {
+            job_free(j);
+            return false;
+        }
+        g_string_append(sc, pp->logx ? "set logscale x 2\n" : "unset logscale x\n");
+        g_string_append(sc, "set xlabel ");
+        append_quoted(sc, pp->xlabel);
+        g_string_append_printf(sc, "\nplot '%s' using 1:2 with points pt 7 ps 0.4 lc rgb '#a0a0a0' title 'candidates', "
+                                   "'%s' using 1:2 with linespoints lt 1 lw 2 pt 7 title 'Pareto front'\n",
+                               all, fr);
+    }
+    g_string_append(sc, "unset multiplot\n");
+    bool ok = job_run(j, path, err);
+    job_free(j);
+    return ok;
+}

@@ -77,4 +77,18 @@ typedef struct {
 bool plot_validation(const char *path, const char *title, const PlotTrace *traces, int ntraces,
                      GError **err);
 
+/* One panel of a Pareto plot: every candidate (x, y) as a dot, the front
+ * (fx, fy, sorted by x) as a line; y is days to train. */
+typedef struct {
+    const char *xlabel;
+    bool logx;
+    int n;
+    const double *x, *y;
+    int nfront;
+    const double *fx, *fy;
+} PlotParetoPanel;
+
+/* The panels side by side under `title`. */
+bool plot_pareto(const char *path, const char *title, const PlotParetoPanel *panels, int npanels, GError **err);
+
 #endif

@@ -16,6 +16,7 @@ int cmd_validate_kineto(const char *profile, const char *accel, const char *scen
 int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 
 /* Prints "shardsim: MESSAGE" on stderr, frees `err` and returns the exit
  * status: 2 for bad input, 1 for anything else. */

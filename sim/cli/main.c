@@ -16,6 +16,7 @@ static const struct {
     {"validate", cmd_validate, "compare predictions with measured traces (nccl-tests, OSU, ...)"},
     {"calibrate", cmd_calibrate, "fit the collective model to a cluster's own measurements"},
     {"sweep", cmd_sweep, "run a scenario over a grid of values, in parallel; CSV, JSON, plots"},
+    {"plan", cmd_plan, "search the best parallel configuration: time to train, cost, energy"},
     {"version", cmd_version, "print the version"},
 };
 

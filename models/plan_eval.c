@@ -1,0 +1,373 @@
+/* Running the plan: each candidate becomes a scenario (the base with nodes,
+ * batch and parallelism set through sweep_set_path), screened with the fast
+ * model ("flow_contention": false) by the step runner; the ranks of the MPI
+ * job (sim_dist.h) each take a block of the candidates to screen, threads
+ * share a block (sweep_map), and the results travel as text so that every
+ * rank ranks the same list; then the best k are simulated in full (flow
+ * contention on) the same way and ranked again. */
+#include "plan_internal.h"
+#include "step.h"
+#include "sweep.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const rc_names[] = {"none", "selective", "full"};
+
+static void set_num(cJSON *root, const char *key, double v)
+{
+    sweep_set_path(root, key, cJSON_CreateNumber(v), NULL); /* the base is an object: cannot fail */
+}
+
+cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full)
+{
+    cJSON *s = cJSON_Duplicate(p->base, true);
+    /* searched keys and those whose meaning they would contradict go; the
+     * rest of the base's "parallelism" (schedule, bucket_bytes, ...) stays */
+    cJSON *par = cJSON_GetObjectItemCaseSensitive(s, "parallelism");
+    static const char *const drop[] = {"weight_update", "allgather_overlap", "shard_group",
+                                       "ep", "cp", "virtual_stages", "offload_optimizer", "pcie_bandwidth",
+                                       "host_memory_bandwidth"};
+    for (size_t i = 0; cJSON_IsObject(par) && i < G_N_ELEMENTS(drop); i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(par, drop[i]);
+    cJSON_DeleteItemFromObjectCaseSensitive(s, "placement");
+    cJSON_DeleteItemFromObjectCaseSensitive(s, "placement_seed");
+    set_num(s, "nodes", c->nodes);
+    set_num(s, "global_batch", c->gb);
+    set_num(s, "micro_batch", c->mb);
+    sweep_set_path(s, "flow_contention", cJSON_CreateBool(full), NULL);
+    set_num(s, "parallelism.dp", c->dp);
+    set_num(s, "parallelism.tp", c->tp);
+    set_num(s, "parallelism.pp", c->pp);
+    set_num(s, "parallelism.zero_stage", c->zero);
+    sweep_set_path(s, "parallelism.recompute", cJSON_CreateString(rc_names[c->recompute]), NULL);
+    sweep_set_path(s, "parallelism.sequence_parallel", cJSON_CreateBool(c->sp), NULL);
+    sweep_set_path(s, "parallelism.tp_comm_overlap", cJSON_CreateBool(c->tp_overlap), NULL);
+    if (c->vpp > 1)
+        set_num(s, "parallelism.virtual_stages", c->vpp);
+    if (c->cp > 1)
+        set_num(s, "parallelism.cp", c->cp);
+    if (c->ep > 1)
+        set_num(s, "parallelism.ep", c->ep);
+    if (c->offload)
+        sweep_set_path(s, "parallelism.offload_optimizer", cJSON_CreateTrue(), NULL);
+    return s;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* "NAME:LINE: msg" -> "msg": the generated scenario's lines mean nothing. */
+static const char *strip_prefix(const char *msg, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(msg, name, n) || msg[n] != ':')
+        return msg;
+    const char *q = msg + n + 1;
+    while (g_ascii_isdigit(*q))
+        q++;
+    return *q == ':' ? q + 2 : q;
+}
+
+typedef enum { EVAL_ESTIMATE, EVAL_SCREEN, EVAL_FULL } EvalMode;
+
+/* One candidate's result as one line of text, the form it crosses ranks in:
+ * "est MEM FITS LOWER_BOUND", "ok STEP MFU MEM TOKENS FITS" or
+ * "err REASON MESSAGE". */
+static char *eval_text(const Plan *p, int i, EvalMode mode)
+{
+    const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
+    cJSON *sc = plan_cand_scenario(p, c, mode == EVAL_FULL);
+    char *text = cJSON_PrintUnformatted(sc);
+    cJSON_Delete(sc);
+    char name[32];
+    snprintf(name, sizeof name, "plan#%d", i);
+    GError *err = NULL;
+    StepScenario *ss = step_scenario_parse_cached(name, text, strlen(text), p->cache, &err);
+    cJSON_free(text);
+    StepEstimate e;
+    cJSON *r = NULL;
+    char *out = NULL;
+    if (ss && mode == EVAL_ESTIMATE) {
+        if (step_scenario_estimate(ss, 0, &e, &err))
+            out = g_strdup_printf("est %.17g %d %.17g", e.memory_bytes, e.fits, e.step_lower_bound_s);
+    } else if (ss) {
+        r = step_scenario_run_all(ss, &err);
+    }
+    step_scenario_free(ss);
+    if (out)
+        return out;
+    if (!r) {
+        const char *msg = strip_prefix(err->message, name);
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(p->base, "name");
+        if (cJSON_IsString(nm))
+            msg = strip_prefix(msg, nm->valuestring);
+        PlanReason why = strstr(msg, "divide") || strstr(msg, "multiple") ? PLAN_DISCARD_DIVIDE : PLAN_DISCARD_INVALID;
+        out = g_strdup_printf("err %d %s", (int)why, msg);
+        g_error_free(err);
+        return out;
+    }
+    const cJSON *mj = cJSON_GetObjectItemCaseSensitive(r, "memory_per_device_bytes");
+    out = g_strdup_printf("ok %.17g %.17g %.17g %.17g %d", num(r, "step_time_s"), num(r, "mfu"), num(mj, "total"),
+                          num(r, "tokens_per_s"), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "fits")));
+    cJSON_Delete(r);
+    return out;
+}
+
+static void read_text(PlanResult *res, const char *text, EvalMode mode)
+{
+    g_free(res->error);
+    res->error = NULL;
+    if (!strncmp(text, "err ", 4)) {
+        char *end = NULL;
+        res->reason = (PlanReason)strtol(text + 4, &end, 10);
+        res->error = g_strdup(end && *end ? end + 1 : "");
+        return;
+    }
+    int fits = 0;
+    bool ok = mode == EVAL_ESTIMATE
+                  ? sscanf(text, "est %lg %d %lg", &res->mem_bytes, &fits, &res->lb_s) == 3
+                  : sscanf(text, "ok %lg %lg %lg %lg %d", &res->step_s, &res->mfu, &res->mem_bytes, &res->tokens_per_s,
+                           &fits) == 5;
+    if (!ok) {
+        res->reason = PLAN_DISCARD_INVALID;
+        res->error = g_strdup("unreadable result");
+        return;
+    }
+    res->reason = fits ? PLAN_OK : PLAN_DISCARD_FIT;
+    res->full = mode == EVAL_FULL;
+    if (mode == EVAL_SCREEN)
+        res->screen_s = res->step_s;
+}
+
+typedef struct {
+    const Plan *p;
+    const int *idx; /* candidates of this block */
+    char **out;
+    EvalMode mode;
+} Block;
+
+static void block_one(int k, void *user)
+{
+    Block *b = user;
+    b->out[k] = eval_text(b->p, b->idx[k], b->mode);
+}
+
+/* Runs candidates idx[0..n) spread over the ranks; results in order. */
+static bool eval_all(Plan *p, SimDist *d, const int *idx, int n, EvalMode mode, GError **err)
+{
+    size_t lo, hi;
+    sim_dist_block(d, (size_t)n, &lo, &hi);
+    int mine = (int)(hi - lo);
+    char **out = g_new0(char *, mine ? mine : 1);
+    size_t *len = g_new0(size_t, mine ? mine : 1);
+    Block b = {p, idx + lo, out, mode};
+    sweep_map(mine, p->o.jobs, block_one, &b, NULL, NULL);
+    for (int k = 0; k < mine; k++)
+        len[k] = strlen(out[k]);
+    size_t *lens = NULL;
+    char **all = sim_dist_allgather(d, (size_t)n, out, len, TRUE, NULL, &lens, err);
+    for (int k = 0; k < mine; k++)
+        g_free(out[k]);
+    g_free(out);
+    g_free(len);
+    if (!all)
+        return false;
+    for (int k = 0; k < n; k++)
+        read_text(&p->res[idx[k]], all[k], mode);
+    sim_dist_results_free(all, (size_t)n, lens);
+    return true;
+}
+
+/* The objective a step time gives a candidate (smaller is better). */
+static double objective_at(const Plan *p, int i, double step_s)
+{
+    PlanResult r = p->res[i];
+    const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
+    plan_train_compute(p, c, step_s, &r.t);
+    return plan_objective_value(p, c, &r);
+}
+
+/* The k best screened objectives of each GPU count, sorted (a candidate
+ * whose bound is no better than its count's k-th cannot enter its top k, nor
+ * the global top k, nor a Pareto front: each front's points are the fastest
+ * of their GPU count). */
+typedef struct {
+    int gpus, n;
+    double *best;
+} Kth;
+
+static Kth *kth_of(GArray *ks, int gpus, int k)
+{
+    for (guint j = 0; j < ks->len; j++)
+        if (g_array_index(ks, Kth, j).gpus == gpus)
+            return &g_array_index(ks, Kth, j);
+    Kth z = {gpus, 0, g_new(double, k)};
+    g_array_append_val(ks, z);
+    return &g_array_index(ks, Kth, ks->len - 1);
+}
+
+static void kth_add(Kth *t, int k, double v)
+{
+    if (t->n == k && v >= t->best[k - 1])
+        return;
+    int j = t->n < k ? t->n++ : k - 1;
+    t->best[j] = v;
+    for (; j > 0 && t->best[j] < t->best[j - 1]; j--) {
+        double x = t->best[j];
+        t->best[j] = t->best[j - 1];
+        t->best[j - 1] = x;
+    }
+}
+
+static double kth_value(const Kth *t, int k) { return t->n < k ? INFINITY : t->best[k - 1]; }
+
+typedef struct {
+    double lb;
+    int i;
+} Bound;
+
+static int by_bound(const void *a, const void *b)
+{
+    const Bound *u = a, *v = b;
+    if (u->lb != v->lb)
+        return u->lb < v->lb ? -1 : 1;
+    return u->i - v->i;
+}
+
+#define PLAN_ROUND 64 /* candidates screened between updates of the bound: fixed, so output never depends on ranks */
+
+/* Screens the candidates that fit, best bound first, in rounds; stops
+ * where no bound can beat its GPU count's k-th best (all, if exhaustive). */
+static bool screen(Plan *p, SimDist *d, GError **err)
+{
+    int n = (int)p->cands->len, k = MAX(p->o.top, 1), nb = 0;
+    Bound *b = g_new(Bound, n ? n : 1);
+    for (int i = 0; i < n; i++)
+        if (p->res[i].reason == PLAN_OK)
+            b[nb++] = (Bound){objective_at(p, i, p->res[i].lb_s), i};
+    qsort(b, (size_t)nb, sizeof *b, by_bound);
+    GArray *ks = g_array_new(FALSE, FALSE, sizeof(Kth));
+    int *batch = g_new(int, PLAN_ROUND + 1);
+    bool ok = true;
+    int next = 0;
+    bool ref_done = p->ref_index < 0 || p->res[p->ref_index].reason != PLAN_OK;
+    while (ok && next < nb) {
+        int m = 0;
+        if (!ref_done) /* the scenario's own configuration is always screened */
+            batch[m++] = p->ref_index;
+        ref_done = true;
+        for (; next < nb && m < PLAN_ROUND; next++) {
+            int i = b[next].i;
+            if (i == p->ref_index)
+                continue;
+            /* strictly worse: a tie could still win on the candidate order */
+            if (!p->o.exhaustive && b[next].lb > kth_value(kth_of(ks, g_array_index(p->cands, PlanCand, i).gpus, k), k))
+                p->res[i].reason = PLAN_PRUNED;
+            else
+                batch[m++] = i;
+        }
+        ok = eval_all(p, d, batch, m, EVAL_SCREEN, err);
+        p->nsim += m;
+        for (int j = 0; ok && j < m; j++) {
+            const PlanResult *r = &p->res[batch[j]];
+            if (r->reason == PLAN_OK)
+                kth_add(kth_of(ks, g_array_index(p->cands, PlanCand, batch[j]).gpus, k), k,
+                        objective_at(p, batch[j], r->step_s));
+        }
+    }
+    for (guint j = 0; j < ks->len; j++)
+        g_free(g_array_index(ks, Kth, j).best);
+    g_array_free(ks, TRUE);
+    g_free(batch);
+    g_free(b);
+    return ok;
+}
+
+bool plan_run(Plan *p, SimDist *d, GError **err)
+{
+    int n = (int)p->cands->len;
+    p->res = g_new0(PlanResult, n ? n : 1);
+    GArray *todo = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int i = 0; i < n; i++) {
+        p->res[i].reason = plan_space_check(p, &g_array_index(p->cands, PlanCand, i));
+        if (p->res[i].reason == PLAN_OK)
+            g_array_append_val(todo, i);
+    }
+    /* memory and the bound of every candidate, then the step of those that may rank */
+    bool ok = eval_all(p, d, (const int *)(void *)todo->data, (int)todo->len, EVAL_ESTIMATE, err);
+    g_array_free(todo, TRUE);
+    if (!ok || !screen(p, d, err))
+        return false;
+    plan_rank(p);
+    /* the best k again in full, and the scenario's own configuration */
+    int k = MIN(p->o.top, p->nranked);
+    GArray *best = g_array_new(FALSE, FALSE, sizeof(int));
+    g_array_append_vals(best, p->order, (guint)k);
+    bool ref_in = false;
+    for (int j = 0; j < k; j++) {
+        ref_in = ref_in || p->order[j] == p->ref_index;
+        p->res[p->order[j]].top = true;
+    }
+    if (p->ref_index >= 0 && !ref_in && p->res[p->ref_index].reason == PLAN_OK)
+        g_array_append_val(best, p->ref_index);
+    ok = eval_all(p, d, (const int *)(void *)best->data, (int)best->len, EVAL_FULL, err);
+    g_array_free(best, TRUE);
+    if (!ok)
+        return false;
+    p->nfull = k;
+    plan_rank(p);
+    return true;
+}
+
+Plan *plan_new(const char *path, const PlanOptions *o, GError **err)
+{
+    Plan *p = g_new0(Plan, 1);
+    p->path = g_strdup(path);
+    p->o = *o;
+    p->ref_index = -1;
+    p->cache = step_cache_new();
+    gchar *text = NULL;
+    gsize len = 0;
+    GError *e = NULL;
+    if (!plan_space_build(p, err) || !g_file_get_contents(path, &text, &len, &e)) {
+        if (e)
+            g_propagate_error(err, e);
+        plan_free(p);
+        return NULL;
+    }
+    p->base = cJSON_ParseWithLength(text, len); /* parsed as a scenario above: valid JSON */
+    g_free(text);
+    if (!p->base || !plan_train_defaults(p, err)) {
+        if (!p->base)
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: cannot read the scenario again", path);
+        plan_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+int plan_num_candidates(const Plan *p) { return (int)p->cands->len; }
+
+void plan_free(Plan *p)
+{
+    if (!p)
+        return;
+    for (guint i = 0; p->res && i < p->cands->len; i++)
+        g_free(p->res[i].error);
+    g_free(p->res);
+    g_free(p->order);
+    if (p->cands)
+        g_array_free(p->cands, TRUE);
+    cJSON_Delete(p->base);
+    step_cache_free(p->cache);
+    cJSON_Delete(p->sources);
+    g_free(p->accel);
+    g_free(p->model);
+    g_free(p->path);
+    g_free(p);
+}

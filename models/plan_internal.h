@@ -1,0 +1,73 @@
+/* Private to the plan's files: a candidate, its result and the plan's state
+ * (plan_space.c fills the candidates, plan_eval.c their results, plan_train.c
+ * time to train, plan_out.c the outputs). */
+#ifndef PLAN_INTERNAL_H
+#define PLAN_INTERNAL_H
+
+#include "plan.h"
+#include "step.h"
+
+typedef struct {
+    int gpus, nodes, tp, pp, vpp, cp, dp, ep, mb, gb;
+    int zero;      /* 0..3 */
+    int recompute; /* 0 none, 1 selective, 2 full */
+    bool sp, tp_overlap, offload; /* tp_overlap: Megatron-Core's tp_comm_overlap */
+} PlanCand;
+
+/* Time to train from one step (plan_train.c). */
+typedef struct {
+    double steps, compute_s, checkpoint_bytes, checkpoint_write_s, checkpoint_interval_s, goodput, wall_s, days;
+    double gpu_hours, cost, energy_j; /* energy NaN: no board power known */
+} PlanTrain;
+
+typedef struct {
+    PlanReason reason;
+    char *error;       /* PLAN_DISCARD_INVALID: the scenario's message */
+    double step_s, mfu, mem_bytes, tokens_per_s;
+    PlanTrain t;
+    double screen_s;   /* the step of the fast model (step_s is the full one when full) */
+    double lb_s;       /* the step's lower bound (step_scenario_estimate) */
+    bool full;         /* simulated in full (with contention) */
+    bool top;          /* among the best k of the screen */
+} PlanResult;
+
+struct Plan {
+    char *path;
+    cJSON *base;          /* the scenario as written */
+    PlanOptions o;
+    int layers, heads, kv_heads, hidden, ffn, seq_len, experts, rpn; /* what the search divides */
+    double params, peak_flops, hbm_bytes, ckpt_bytes_per_param;
+    char *accel, *model;
+    PlanTrainInputs train; /* with the preset's defaults filled */
+    cJSON *sources;        /* the preset's "source" of each input */
+    PlanCand ref;          /* the scenario's own configuration */
+    int ref_index;         /* its candidate, -1 when the search does not hold it */
+    GArray *cands;         /* PlanCand */
+    StepCache *cache;      /* the topologies of the GPU counts, loaded once */
+    PlanResult *res;       /* per candidate, after plan_run */
+    int *order;            /* ranked candidates (PLAN_OK), best first */
+    int nranked, nfull;
+    int nsim; /* candidates the screen simulated */
+    int counts[PLAN_NREASONS];
+};
+
+/* plan_space.c */
+bool plan_space_build(Plan *p, GError **err);
+/* The cheap checks, without running anything: PLAN_OK or why not. */
+PlanReason plan_space_check(const Plan *p, const PlanCand *c);
+/* "tp8 pp16 v2 dp8 mb1 z1 full sp" */
+char *plan_cand_label(const PlanCand *c);
+
+/* plan_eval.c: the candidate's scenario (flow contention as asked). */
+cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full);
+
+/* plan_train.c */
+bool plan_train_defaults(Plan *p, GError **err);
+void plan_train_compute(const Plan *p, const PlanCand *c, double step_s, PlanTrain *t);
+/* The objective's value, smaller is better. */
+double plan_objective_value(const Plan *p, const PlanCand *c, const PlanResult *r);
+
+/* plan_out.c */
+void plan_rank(Plan *p);
+
+#endif

@@ -1,0 +1,227 @@
+/* The plan's search space: the scenario read once (model, machine, its own
+ * configuration as the reference), then every candidate of every GPU count
+ * in a fixed order, and the checks that need no run (a degree that does not
+ * divide what it splits, more nodes than allowed).  What the scenario's own
+ * rules reject is found when a candidate is screened (plan_eval.c). */
+#include "plan_internal.h"
+#include "scenario.h"
+#include "sim_json.h"
+
+#include <math.h>
+#include <string.h>
+
+#define PLAN_MAX_CANDIDATES 2000000
+
+const char *plan_reason_name(PlanReason r)
+{
+    static const char *const names[PLAN_NREASONS] = {"ranked", "does not divide", "over the node limit", "invalid",
+                                                      "does not fit", "over the time limit",
+                                                      "fails faster than it checkpoints", "pruned by the bound"};
+    return r >= 0 && r < PLAN_NREASONS ? names[r] : "?";
+}
+
+void plan_options_default(PlanOptions *o)
+{
+    *o = (PlanOptions){.objective = PLAN_OBJ_TIME, .top = 50};
+    PlanTrainInputs *t = &o->train;
+    t->tokens = t->price_per_gpu_hour = t->failures_per_gpu_hour = t->restart_s = NAN;
+    t->storage_bps_per_gpu = t->checkpoint_interval_s = t->board_watts = t->power_utilisation = t->pue = NAN;
+}
+
+bool plan_parse_gpus(const char *text, int *lo, int *hi, GError **err)
+{
+    char *end = NULL;
+    long a = strtol(text, &end, 10), b = a;
+    if (end != text && *end == '-') {
+        const char *s = end + 1;
+        b = strtol(s, &end, 10);
+        if (end == s)
+            end = (char *)s - 1;
+    }
+    if (end == text || *end || a < 1 || b < a || b > (1L << 20) || !g_ascii_isdigit(text[0])) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                    "--gpus %s: give a GPU count (512) or a range LO-HI (256-1024), 1 to %d, LO <= HI", SIM_ECHO(text),
+                    1 << 20);
+        return false;
+    }
+    *lo = (int)a;
+    *hi = (int)b;
+    return true;
+}
+
+bool plan_parse_objective(const char *text, PlanObjective *o, GError **err)
+{
+    static const char *const names[] = {"time", "cost", "throughput"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(text, names[i])) {
+            *o = (PlanObjective)i;
+            return true;
+        }
+    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "--objective %s is not one of time, cost, throughput", SIM_ECHO(text));
+    return false;
+}
+
+char *plan_cand_label(const PlanCand *c)
+{
+    static const char *const rc[] = {"none", "sel", "full"};
+    GString *s = g_string_new(NULL);
+    g_string_printf(s, "tp%d pp%d", c->tp, c->pp);
+    if (c->vpp > 1)
+        g_string_append_printf(s, " v%d", c->vpp);
+    if (c->cp > 1)
+        g_string_append_printf(s, " cp%d", c->cp);
+    g_string_append_printf(s, " dp%d", c->dp);
+    if (c->ep > 1)
+        g_string_append_printf(s, " ep%d", c->ep);
+    g_string_append_printf(s, " mb%d z%d %s%s%s%s", c->mb, c->zero, rc[c->recompute], c->sp ? " sp" : "",
+                           c->tp_overlap ? " tpov" : "", c->offload ? " offload" : "");
+    return g_string_free(s, FALSE);
+}
+
+/* The scenario's facts the search needs, and its own configuration. */
+static bool read_scenario(Plan *p, GError **err)
+{
+    StepScenario *sc = step_scenario_load(p->path, err);
+    if (!sc)
+        return false;
+    const Workload *w = step_scenario_workload(sc);
+    const WorkloadTransformer *tr = workload_transformer(w);
+    if (!tr) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: plan searches transformer models; %s is a CNN", p->path,
+                    SIM_ECHO(workload_name(w)));
+        step_scenario_free(sc);
+        return false;
+    }
+    p->layers = tr->layers, p->heads = tr->heads, p->kv_heads = tr->kv_heads, p->hidden = tr->hidden;
+    p->ffn = tr->ffn, p->seq_len = tr->seq_len, p->experts = tr->experts;
+    p->rpn = topo_ranks_per_node(step_scenario_topo(sc));
+    p->params = workload_params_total(w);
+    p->peak_flops = accel_peak_flops(step_scenario_accel(sc), step_scenario_dtype(sc));
+    p->hbm_bytes = accel_hbm_bytes(step_scenario_accel(sc));
+    p->accel = g_strdup(accel_name(step_scenario_accel(sc)));
+    p->model = g_strdup(workload_name(w));
+    MemoryPrecision prec = step_scenario_precision(sc);
+    p->ckpt_bytes_per_param = memory_param_bytes(prec) + memory_optimizer_bytes(step_scenario_optimizer(sc), prec);
+    StepPlan sp = step_scenario_plan(sc, 0);
+    WorkloadRecompute rc = sp.recompute;
+    p->ref = (PlanCand){.tp = sp.tp, .pp = sp.pp, .vpp = sp.vpp, .cp = sp.cp, .dp = sp.dp, .ep = sp.ep,
+                        .mb = step_scenario_micro_batch(sc), .gb = step_scenario_global_batch(sc),
+                        .zero = sp.zero_stage, .sp = sp.sequence_parallel, .tp_overlap = sp.tp_comm_overlap, .offload = sp.offload_optimizer,
+                        .recompute = rc == WORKLOAD_RECOMPUTE_NONE ? 0 : rc == WORKLOAD_RECOMPUTE_SELECTIVE ? 1 : 2};
+    p->ref.gpus = sp.dp * sp.tp * sp.pp * sp.cp;
+    p->ref.nodes = topo_num_nodes(step_scenario_topo(sc));
+    step_scenario_free(sc);
+    return true;
+}
+
+PlanReason plan_space_check(const Plan *p, const PlanCand *c)
+{
+    if (p->o.max_nodes > 0 && c->nodes > p->o.max_nodes)
+        return PLAN_DISCARD_NODES;
+    long per = (long)c->tp * c->pp * c->cp;
+    if (c->nodes == 0 || c->gpus % per || p->heads % c->tp || p->kv_heads % c->tp || p->hidden % c->tp ||
+        p->ffn % c->tp || c->pp > p->layers || (c->vpp > 1 && p->layers % (c->pp * c->vpp)))
+        return PLAN_DISCARD_DIVIDE;
+    if (c->gb % ((long)c->dp * c->mb) || (c->vpp > 1 && (c->gb / ((long)c->dp * c->mb)) % c->pp))
+        return PLAN_DISCARD_DIVIDE;
+    if ((c->sp && (p->seq_len / c->cp) % c->tp) || (c->cp > 1 && p->seq_len % (2 * c->cp)))
+        return PLAN_DISCARD_DIVIDE;
+    if (c->ep > 1 && (p->experts % c->ep || c->dp % c->ep))
+        return PLAN_DISCARD_DIVIDE;
+    return PLAN_OK;
+}
+
+/* The global batch of a candidate: fixed, or the nearest multiple of
+ * dp x micro-batch (x pp for interleaving, which wants m a multiple of pp). */
+static int cand_batch(const Plan *p, const PlanCand *c)
+{
+    int gb0 = p->ref.gb;
+    if (!p->o.free_batch || c->dp <= 0)
+        return gb0;
+    long unit = (long)c->dp * c->mb * (c->vpp > 1 ? c->pp : 1);
+    long k = lround((double)gb0 / unit);
+    return (int)MIN((k < 1 ? 1 : k) * unit, 1L << 30);
+}
+
+static bool add(Plan *p, PlanCand *c, GError **err)
+{
+    if (p->cands->len >= PLAN_MAX_CANDIDATES) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: more than %d candidates; narrow --gpus",
+                    PLAN_MAX_CANDIDATES);
+        return false;
+    }
+    long per = (long)c->tp * c->pp * c->cp;
+    c->dp = c->gpus % per ? 0 : (int)(c->gpus / per);
+    c->gb = cand_batch(p, c);
+    g_array_append_val(p->cands, *c);
+    return true;
+}
+
+/* Every combination of the options for one (gpus, tp, pp, vpp, cp, ep). */
+static bool add_options(Plan *p, PlanCand c, GError **err)
+{
+    for (c.mb = 1; c.mb <= 8; c.mb *= 2)
+        for (c.zero = 0; c.zero <= 3; c.zero++)
+            for (c.recompute = 0; c.recompute <= 2; c.recompute++)
+                for (int sp = 0; sp <= (c.tp > 1); sp++)
+                    for (int ov = 0; ov <= sp; ov++) /* tp_comm_overlap needs sequence parallelism */
+                        for (int off = 0; off <= (p->o.allow_offload && c.zero > 0); off++) {
+                            c.sp = sp, c.tp_overlap = ov, c.offload = off;
+                            if (!add(p, &c, err))
+                                return false;
+                        }
+    return true;
+}
+
+/* pp: the divisors of the GPUs per tensor-parallel group, up to the layers
+ * (stages may hold unequal layers: BLOOM ran 70 layers on 12 stages). */
+static bool pp_value(int gpus, int tp, int pp) { return (gpus / tp) % pp == 0; }
+
+static bool add_gpus(Plan *p, int gpus, GError **err)
+{
+    PlanCand c = {.gpus = gpus};
+    c.nodes = gpus % p->rpn == 0 ? gpus / p->rpn : gpus < p->rpn ? 1 : 0;
+    /* context parallelism splits sequences into chunks of at least 1024 tokens */
+    int cpmax = MIN(8, MAX(1, p->seq_len / 1024)), epmax = p->experts > 1 ? p->experts : 1;
+    for (c.tp = 1; c.tp <= MIN(p->rpn, gpus); c.tp *= 2)
+        for (c.pp = 1; c.pp <= MIN(p->layers, gpus); c.pp++) {
+            if (!pp_value(gpus, c.tp, c.pp))
+                continue;
+            for (c.vpp = 1; c.vpp <= (c.pp > 1 ? 4 : 1); c.vpp *= 2)
+                for (c.cp = 1; c.cp <= cpmax; c.cp *= 2)
+                    for (c.ep = 1; c.ep <= epmax; c.ep *= 2)
+                        if (!add_options(p, c, err))
+                            return false;
+        }
+    return true;
+}
+
+/* The candidate that is the scenario's own configuration, if searched. */
+static int find_ref(const Plan *p)
+{
+    for (guint i = 0; i < p->cands->len; i++) {
+        const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
+        const PlanCand *r = &p->ref;
+        if (c->gpus == r->gpus && c->tp == r->tp && c->pp == r->pp && c->vpp == r->vpp && c->cp == r->cp &&
+            c->dp == r->dp && c->ep == r->ep && c->mb == r->mb && c->gb == r->gb && c->zero == r->zero &&
+            c->recompute == r->recompute && c->sp == r->sp && c->tp_overlap == r->tp_overlap && c->offload == r->offload)
+            return (int)i;
+    }
+    return -1;
+}
+
+bool plan_space_build(Plan *p, GError **err)
+{
+    if (!read_scenario(p, err))
+        return false;
+    int lo = p->o.gpus_lo > 0 ? p->o.gpus_lo : p->ref.gpus, hi = p->o.gpus_hi > 0 ? p->o.gpus_hi : lo;
+    p->cands = g_array_new(FALSE, FALSE, sizeof(PlanCand));
+    for (long g = lo; g <= hi; g *= 2) {
+        if (!add_gpus(p, (int)g, err))
+            return false;
+        if (g < hi && g * 2 > hi && !add_gpus(p, hi, err)) /* the range's end, when not lo x 2^k */
+            return false;
+    }
+    p->ref_index = find_ref(p);
+    return true;
+}

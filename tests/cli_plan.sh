@@ -1,0 +1,103 @@
+#!/bin/bash
+# shardsim plan: a small question (GPT-3 125M on 8-16 A100) answers with a
+# ranked table, one JSON object, a CSV and a plot; the output does not depend
+# on the threads; bad input exits 2 with a clear message on stderr.
+set -u
+BIN=$1
+SRC=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail=0
+
+cat > "$TMP/q.json" <<'EOF2'
+{"name": "q", "accelerator": "a100-80gb", "topology": "dgx-a100-cluster", "nodes": 1,
+ "model": "gpt3-125m", "global_batch": 64, "micro_batch": 1,
+ "parallelism": {"dp": 8, "tp": 1, "pp": 1}}
+EOF2
+Q=(plan "$TMP/q.json" --gpus 8-16 --tokens 2B --top 5)
+
+# JSON: one object; the best are ranked, full, within the limits
+if ! "$BIN" "${Q[@]}" --json -j 1 > "$TMP/out.json" 2> "$TMP/err"; then
+    echo "FAIL json plan:"; cat "$TMP/err"; fail=1
+fi
+[ -s "$TMP/err" ] && { echo "FAIL: stderr not empty:"; cat "$TMP/err"; fail=1; }
+python3 - "$TMP/out.json" <<'PY' || { echo "FAIL plan JSON"; fail=1; }
+import json, sys
+text = open(sys.argv[1]).read()
+d = json.loads(text)                      # one object, nothing else
+assert isinstance(d, dict)
+best = d["best"]
+assert len(best) == 5 and d["simulated_in_full"] == 5
+assert [b["rank"] for b in best] == [1, 2, 3, 4, 5]
+for b in best:
+    print(b["rank"], b["label"], b["step_time_s"], b["time_to_train"]["days"])
+    assert b["simulated_in_full"] and b["config"]["gpus"] in (8, 16)
+    assert b["memory_per_device_bytes"] <= 80 * 2**30
+    assert 0 < b["time_to_train"]["goodput"] <= 1
+    assert b["step_lower_bound_s"] <= b["screen_step_time_s"]
+days = [b["time_to_train"]["days"] for b in best]
+assert days == sorted(days), days          # objective time: fewest days first
+assert d["inputs"]["tokens"] == 2e9 and "failures_per_gpu_hour" in d["inputs"]["sources"]
+disc = d["discarded"]
+assert disc["does not divide"] > 0 and d["ranked"] > 0
+assert d["candidates"] == sum(disc.values()) + d["ranked"]
+assert d["reference"]["label"] == "tp1 pp1 dp8 mb1 z0 none"
+assert len(d["pareto"]["gpus_days"]) >= 1 and len(d["pareto"]["cost_days"]) >= 1
+PY
+
+# table, CSV, plot; same bytes with 2 threads
+if ! "$BIN" "${Q[@]}" -j 2 --csv "$TMP/p.csv" --plot "$TMP/p.png" > "$TMP/table" 2> "$TMP/err"; then
+    echo "FAIL table plan:"; cat "$TMP/err"; fail=1
+fi
+cat "$TMP/table"
+grep -q "^   1 " "$TMP/table" || { echo "FAIL: no rank 1 row"; fail=1; }
+grep -q "discarded:.*does not divide" "$TMP/table" || { echo "FAIL: no discard counts"; fail=1; }
+grep -q "scenario's own configuration" "$TMP/table" || { echo "FAIL: no reference line"; fail=1; }
+head -c 8 "$TMP/p.png" | od -An -tx1 | grep -q "89 50 4e 47" || { echo "FAIL: not a PNG"; fail=1; }
+python3 - "$TMP/p.csv" <<'PY' || { echo "FAIL plan CSV"; fail=1; }
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert len(rows) >= 5 and rows[0]["rank"] == "1" and rows[0]["simulated_in_full"] == "true"
+assert all(float(r["step_lower_bound_s"]) <= float(r["step_time_s"]) for r in rows)
+PY
+"$BIN" "${Q[@]}" -j 1 > "$TMP/table1" 2>/dev/null
+cmp -s "$TMP/table" "$TMP/table1" || { echo "FAIL: output depends on the threads"; diff "$TMP/table" "$TMP/table1" | head; fail=1; }
+
+# limits: --max-nodes 1 drops 16 GPUs, --days 1e-9 drops everything (exit 2)
+"$BIN" "${Q[@]}" --max-nodes 1 --json > "$TMP/mn.json" 2>/dev/null
+python3 -c "
+import json,sys; d=json.load(open('$TMP/mn.json'))
+assert d['discarded']['over the node limit'] > 0 and all(b['config']['gpus'] == 8 for b in d['best'])" \
+    || { echo "FAIL --max-nodes"; fail=1; }
+"$BIN" "${Q[@]}" --days 0.000001 > /dev/null 2> "$TMP/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "no configuration" "$TMP/err" || { echo "FAIL --days: rc $rc"; cat "$TMP/err"; fail=1; }
+
+# bad input: exit 2, "shardsim: " and what is wrong
+bad() { # EXPECTED-TEXT ARGS...
+    local want=$1; shift
+    "$BIN" "$@" > "$TMP/bo" 2> "$TMP/be"; local rc=$?
+    if [ $rc -ne 2 ] || ! grep -q "^shardsim: .*$want" "$TMP/be" || [ -s "$TMP/bo" ]; then
+        echo "FAIL bad input ($*): rc $rc, stderr:"; cat "$TMP/be"; fail=1
+    fi
+}
+bad "expected one SCENARIO" plan
+bad "no-such.json" plan "$TMP/no-such.json"
+bad "\-\-gpus" plan "$TMP/q.json" --gpus 16-8
+bad "\-\-gpus" plan "$TMP/q.json" --gpus abc
+bad "\-\-objective" plan "$TMP/q.json" --objective fastest
+bad "\-\-tokens" plan "$TMP/q.json" --tokens -5
+bad "\-\-tokens" plan "$TMP/q.json" --tokens 3X
+bad "\-\-top" plan "$TMP/q.json" --top 0
+bad "\-\-max-nodes" plan "$TMP/q.json" --max-nodes 0
+bad "\-\-global-batch" plan "$TMP/q.json" --global-batch sometimes
+bad "\-\-allow" plan "$TMP/q.json" --allow magic
+bad "\-\-plot" plan "$TMP/q.json" --plot "$TMP/x.pdf"
+bad "\-\-csv" plan "$TMP/q.json" --csv "$TMP/q.json"
+echo '{"topology": "dgx-a100-cluster", "model": "gpt3-125m"}' > "$TMP/nob.json"
+bad "global_batch" plan "$TMP/nob.json"
+echo '{"topology": "dgx-a100-cluster", "model": "resnet50", "global_batch": 64}' > "$TMP/cnn.json"
+bad "transformer" plan "$TMP/cnn.json"
+if ! "$BIN" version 2>/dev/null | grep -qi mpi; then
+    bad "without MPI" plan "$TMP/q.json" --mpi
+fi
+exit $fail
