@@ -245,7 +245,25 @@ static void test_b200(void)
     CU_ASSERT_TRUE(h.worst <= 0.25);
 }
 
+/* fused-v1 on Hopper: the preset's own FA1-generation plateaus, not the
+ * generic 2x; chips without them (A100) keep the caller's ratio (0). */
+static void test_v1_slowdown(void)
+{
+    GError *err = NULL;
+    Accel *h = accel_load("h100-sxm", &err), *a = accel_load("a100-40gb", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    double f = accel_attention_v1_slowdown(h, false), b = accel_attention_v1_slowdown(h, true);
+    CU_ASSERT_TRUE(f > 2 && f < 4); /* FA3 over FA1 on Hopper: more than FA2's 2x */
+    CU_ASSERT_TRUE(b > 2 && b < 5);
+    CU_ASSERT_DOUBLE_EQUAL(accel_attention_v1_slowdown(a, false), 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(accel_attention_v1_slowdown(a, true), 0, 0);
+    accel_free(h);
+    accel_free(a);
+}
+
 static const TestCase tests[] = {
+    {"fused-v1's slowdown: the preset's where given, none otherwise", test_v1_slowdown},
     {"llm-foundry MPT H100 FSDP, calibration half: median <= 5%", test_calibration_half},
     {"llm-foundry MPT H100 FSDP, held-out half: median <= 10%, max <= 25%", test_held_out_half},
     {"NeMo 24.07 H100 FP8 3-D parallel, held out by source: median <= 10%, max <= 25%", test_nemo},
