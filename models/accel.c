@@ -19,6 +19,9 @@ struct Accel {
     /* fused attention (FlashAttention-2/3, cuDNN): fraction of the 16-bit
      * peak at long sequences, forward and backward; 0: no fused kernel */
     double attn_fwd, attn_bwd, attn_half_seq;
+    /* the FlashAttention-1 generation's plateaus where measured on this chip
+     * (0: not given, the caller's generic ratio) */
+    double attn_v1_fwd, attn_v1_bwd;
     double sm_count; /* streaming multiprocessors / compute units; 0: no tile model */
     /* p10, p90 of log(predicted / measured) step time on the measurements the
      * preset was checked on ("uncertainty"); UNCALIBRATED_BAND otherwise */
@@ -110,10 +113,13 @@ static bool only_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const
 }
 
 /* "fused_attention": {"fwd": 0.7, "bwd": 0.6, "half_seq": 512, "source": ...}
- * inside "efficiency"; absent: the chip has no fused attention kernel. */
+ * inside "efficiency"; absent: the chip has no fused attention kernel.
+ * Optional "v1_fwd", "v1_bwd": the FlashAttention-1 generation's plateaus
+ * on this chip, where they are not the generic fraction of the preset's
+ * (Hopper: FA1/FA2 use no wgmma/TMA, FA3 does). */
 static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel *a, GError **err)
 {
-    static const char *const keys[] = {"fwd", "bwd", "half_seq", "source", NULL};
+    static const char *const keys[] = {"fwd", "bwd", "half_seq", "v1_fwd", "v1_bwd", "source", NULL};
     const cJSON *fa = cJSON_GetObjectItemCaseSensitive(eff, "fused_attention");
     if (!fa)
         return true;
@@ -124,7 +130,9 @@ static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel
     return only_keys(doc, fa, keys, err) && need_source(doc, fa, err) &&
            sim_json_get_number(doc, fa, "fwd", true, 0.01, 1, &a->attn_fwd, err) &&
            sim_json_get_number(doc, fa, "bwd", true, 0.01, 1, &a->attn_bwd, err) &&
-           sim_json_get_number(doc, fa, "half_seq", true, 0, 1e7, &a->attn_half_seq, err);
+           sim_json_get_number(doc, fa, "half_seq", true, 0, 1e7, &a->attn_half_seq, err) &&
+           sim_json_get_number(doc, fa, "v1_fwd", false, 0.01, 1, &a->attn_v1_fwd, err) &&
+           sim_json_get_number(doc, fa, "v1_bwd", false, 0.01, 1, &a->attn_v1_bwd, err);
 }
 
 /* {"log_residual": [P10, P90], "source"} (a preset's "uncertainty", an
@@ -404,6 +412,12 @@ double accel_attention_time(const Accel *a, AccelDtype dt, double batch_heads, d
     return fmax(t, accel_mem_time(a, bytes));
 }
 
+double accel_attention_v1_slowdown(const Accel *a, bool backward)
+{
+    double v1 = backward ? a->attn_v1_bwd : a->attn_v1_fwd;
+    return v1 > 0 ? (backward ? a->attn_bwd : a->attn_fwd) / v1 : 0;
+}
+
 /* ---------------- parameters by name, overlays ---------------- */
 
 /* The efficiency parameters calibration may fit, as dotted keys of the
@@ -422,6 +436,8 @@ static const struct {
     {"efficiency.mem_eff", offsetof(Accel, mem_eff), 0.01, 1, 0.3},
     {"efficiency.fused_attention.fwd", offsetof(Accel, attn_fwd), 0.01, 1, 0.3},
     {"efficiency.fused_attention.bwd", offsetof(Accel, attn_bwd), 0.01, 1, 0.3},
+    {"efficiency.fused_attention.v1_fwd", offsetof(Accel, attn_v1_fwd), 0.01, 1, 0.3},
+    {"efficiency.fused_attention.v1_bwd", offsetof(Accel, attn_v1_bwd), 0.01, 1, 0.3},
 };
 
 int accel_param_count(void) { return (int)G_N_ELEMENTS(params); }

@@ -87,6 +87,10 @@ bool accel_has_fused_attention(const Accel *a);
  * chip has no fused kernel or lacks the dtype.  Formula in accel.c. */
 double accel_attention_time(const Accel *a, AccelDtype dt, double batch_heads, double seq, double head_dim,
                             bool causal, bool backward);
+/* How much slower the FlashAttention-1 generation (flash-attn 1.x, its
+ * Triton port) runs than accel_attention_time's kernel, where the preset
+ * measured it ("v1_fwd", "v1_bwd"); 0: not given. */
+double accel_attention_v1_slowdown(const Accel *a, bool backward);
 
 /* The efficiency parameters by dotted key ("efficiency.gemm_eff_max.bf16",
  * "efficiency.mem_eff", ...), for calibration; a file may also be an

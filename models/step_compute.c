@@ -15,7 +15,8 @@ static bool is_attention_core(const WorkloadGemm *g)
 
 /* FlashAttention-1 (flash-attn 1.x, its Triton port) against the preset's
  * FlashAttention-2/3 rate: "around 2x speedup compared to FlashAttention"
- * (Dao 2023, FlashAttention-2, abstract; 1.7-3.0x in its Figures 4-6). */
+ * (Dao 2023, FlashAttention-2, abstract; 1.7-3.0x in its Figures 4-6),
+ * unless the preset measured FA1 on its chip (Hopper: against FA3, more). */
 #define STEP_FA1_SLOWDOWN 2.0
 
 /* The fused attention kernel of one layer (both core products at once). */
@@ -25,7 +26,10 @@ static double fused_attention_time(const Ctx *c, int mb, bool backward)
     double heads = (double)mb * tr->heads / c->p.tp;
     double t = accel_attention_time(c->acc, step_attention_dtype(c), heads, tr->seq_len,
                                     (double)tr->hidden / tr->heads, tr->causal, backward);
-    return step_scenario_attention(c->sc) == STEP_ATTN_FUSED_V1 ? t * STEP_FA1_SLOWDOWN : t;
+    if (step_scenario_attention(c->sc) != STEP_ATTN_FUSED_V1)
+        return t;
+    double s = accel_attention_v1_slowdown(c->acc, backward);
+    return t * (s > 0 ? s : STEP_FA1_SLOWDOWN);
 }
 
 /* The linear layers' GEMMs run in the working precision (FP8 included);

@@ -124,7 +124,8 @@ static void set_key(cJSON *root, const char *key, const char *cell)
 }
 
 /* A scenario row: "scenario" (a file, relative to the table's folder), the
- * measurement (step_time_s or tokens_per_s) and overrides by dotted key. */
+ * measurement (step_time_s or tokens_per_s) and overrides by dotted key;
+ * ref.* columns (the source's own labels) are not applied. */
 static bool step_row(AccelCalibration *c, char **head, char **f, const char *file, int line, GError **err)
 {
     if (g_strv_length(f) != g_strv_length(head))
@@ -148,7 +149,8 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
     if (ok && !root)
         ok = bad(err, path, 1, "not JSON (run it alone for the position)");
     for (int i = 0; ok && head[i]; i++)
-        if (strcmp(head[i], "scenario") && strcmp(head[i], "step_time_s") && strcmp(head[i], "tokens_per_s"))
+        if (strcmp(head[i], "scenario") && strcmp(head[i], "step_time_s") && strcmp(head[i], "tokens_per_s") &&
+            !g_str_has_prefix(head[i], "ref.")) /* ref.*: the source's labels, not overrides */
             set_key(root, head[i], f[i]);
     if (ok) {
         char *text = cJSON_Print(root), *name = g_strdup_printf("%s:%d (%s)", file, line, scen);
