@@ -170,6 +170,8 @@ static bool peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, doub
             return false;
         double h;
         offload_memory(c, &mbk, &h);
+        zeropp_memory(c, s, &mbk);
+        pact_memory(c, s, &mbk);
         if (s == 0 || mbk.total > mem->total) {
             *mem = mbk;
             *mem_stage = s;
