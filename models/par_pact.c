@@ -8,7 +8,8 @@
  * 1 / tp of it and the tp group all-gathers it right before the layer's
  * recomputation.  cpu_checkpointing (ZeRO-R's Pa+cpu) moves the partitions
  * to host memory over PCIe after the forward and back before the gather:
- * checkpoints then take no HBM beyond the two in transit.
+ * checkpoints then take no HBM beyond the two in transit.  The copies sit
+ * on the device's p2p stream, like ZeRO-Offload's (par_offload.c).
  *
  * Lynx (Chen et al., "Optimizing Large Model Training through Overlapped
  * Activation Recomputation", arXiv 2406.08756, secs. 3-4): recomputation
@@ -21,8 +22,6 @@
  * pipeline stage.  The price is one more layer's full activations held. */
 #include "step_build.h"
 
-#include <stdio.h>
-
 void pact_costs(Ctx *c)
 {
     WorkloadParallel wp = c->wp;
@@ -32,27 +31,11 @@ void pact_costs(Ctx *c)
                         : 0;
 }
 
-/* The stage's PCIe copy engine (created on first use). */
-static int pcie(Build *b, int s)
-{
-    if (!b->pcie) {
-        b->pcie = g_new(int, b->c->p.pp);
-        for (int k = 0; k < b->c->p.pp; k++)
-            b->pcie[k] = -1;
-    }
-    if (b->pcie[s] < 0) {
-        char name[64];
-        snprintf(name, sizeof name, "gpu%d.pcie", b->res[s].rank);
-        b->pcie[s] = sim_graph_resource(b->g, name);
-    }
-    return b->pcie[s];
-}
-
 int pact_forward_end(Build *b, int s, int after)
 {
     Ctx *c = b->c;
     if (c->p.cpu_checkpointing) { /* the partition goes down; nothing waits for it */
-        int t = step_task(b->g, "checkpoint_offload", pcie(b, s), c->ckpt_bytes / c->p.tp / c->p.pcie_bps, "p2p");
+        int t = step_task(b->g, "checkpoint_offload", b->res[s].p2p, c->ckpt_bytes / c->p.tp / c->p.pcie_bps, "p2p");
         step_dep(b->g, after, t);
     }
     return after;
@@ -65,7 +48,7 @@ int pact_before_recompute(Build *b, int s, int after)
         return -1;
     int t = after;
     if (c->p.cpu_checkpointing) {
-        t = step_task(b->g, "checkpoint_fetch", pcie(b, s), c->ckpt_bytes / c->p.tp / c->p.pcie_bps, "p2p");
+        t = step_task(b->g, "checkpoint_fetch", b->res[s].p2p, c->ckpt_bytes / c->p.tp / c->p.pcie_bps, "p2p");
         step_dep(b->g, after, t);
     }
     int u = step_coll(c, "checkpoint_allgather", "tp", c->tp_group, COLL_ALLGATHER, c->ckpt_bytes);

@@ -178,7 +178,6 @@ static void build_free(Build *b, bool keep_graph)
     g_free(b->res);
     g_free(b->fw);
     g_free(b->bw);
-    g_free(b->pcie);
     g_array_free(b->tags, TRUE);
 }
 

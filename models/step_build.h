@@ -119,7 +119,6 @@ typedef struct {
     int *head_bwd_end;   /* [stage] */
     GArray *tags;        /* CollTag: what each communication task runs */
     double interfere_s;  /* compute time added by overlapped communication (step_interfere.c) */
-    int *pcie;           /* [stage]: the PCIe copy stream (par_pact.c; NULL until used) */
 } Build;
 
 /* The topology rank of a job rank, through the scenario's placement. */
