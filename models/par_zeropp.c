@@ -131,8 +131,8 @@ int zeropp_reduce(Build *b, int s, double params, int after)
 
 void zeropp_memory(const Ctx *c, int s, MemoryBreakdown *mem)
 {
-    if (!c->p.hpz || c->p.zero_stage != 3 || c->p.dp < 2)
-        return;
+    if (!c->p.hpz || c->p.zero_stage != 3 || !c->node_group)
+        return; /* one node: the primary partition is the node's already */
     /* hpZ's secondary partition: the stage's 16-bit weights over the node's dp ranks */
     double b = pipeline_stage_params(c, s) * c->param_bytes / c->node_dp;
     mem->params += b;

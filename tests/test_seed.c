@@ -101,7 +101,8 @@ static double step_time(const char *topo, int nodes, const char *model, int gb, 
  * qwZ gathers int8 + scales; hpZ gathers the backward's in the node's 8,
  * once per micro-batch, and holds 2 / 8 bytes per parameter more; qgZ
  * sends int4 + scales of the layer inside the node and 1 / 8 of it across
- * the 4 nodes, 8 x 2 / INT4 ~ 31x less than bf16's reduce-scatter. */
+ * the 4 nodes, 8 x 2 / INT4 ~ 31x less than bf16's reduce-scatter.  On
+ * one node hpZ has nothing to do. */
 static void test_zeropp_bytes_memory(void)
 {
     char *t = scen("dgx-a100-cluster", 4, "gpt3-6.7b", 64, 1, "{\"zero_stage\": 3}");
@@ -140,6 +141,19 @@ static void test_zeropp_bytes_memory(void)
     CU_ASSERT(get(zp, "breakdown", "compute") > get(z3, "breakdown", "compute"));
     cJSON_Delete(z3);
     cJSON_Delete(zp);
+    /* one node: the dp group is the node, hpZ has no second copy to keep */
+    double w[2];
+    for (int k = 0; k < 2; k++) {
+        t = scen("dgx-a100-cluster", 1, "gpt3-1.3b", 8, 1, k ? "{\"zero_stage\": 3, \"zeropp\": {\"hpz\": true}}"
+                                                           : "{\"zero_stage\": 3}");
+        cJSON *r = run(t);
+        g_free(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        w[k] = get(r, "memory_per_device_bytes", "weights");
+        CU_ASSERT_PTR_NULL(coll(r, "hpz_allgather"));
+        cJSON_Delete(r);
+    }
+    CU_ASSERT_EQUAL(w[0], w[1]);
 }
 
 /* ZeRO++'s result (Wang et al. 2023, sec. 5, Figs. 7-8: its speedup over
