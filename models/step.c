@@ -256,18 +256,22 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
      * backward compute (the pass's start for the first), not for its
      * communication; the span starts with the backward proper */
     bool lynx = c->p.recompute_overlap;
-    int rc_after = prev;
+    int rc_after = prev, rc_prev = -1;
     for (int l = (j + 1) * nc - 1; l >= j * nc; l--) {
         int ag = zero_layer_gather(&z, b, s), wait = ag;
         if (c->t_recompute > 0) {
             Span rsp = {-1, -1};
-            int from = lynx ? rc_after : cur;
+            /* Lynx fetches the checkpoint during the layer above's
+             * recomputation, ahead of that layer's backward all-reduces */
+            int from = lynx ? (rc_prev >= 0 ? rc_prev : rc_after) : cur;
             int ck = pact_before_recompute(b, s, from);
             int rc = layer_tasks(b, s, "recompute", c->t_recompute, "tp_recompute", c->t_tp_recompute,
                                  ck >= 0 ? ck : from, ag, lynx ? &rsp : &sp, NULL, "ep_recompute", c->t_ep_recompute);
-            if (lynx)
+            if (lynx) {
+                step_dep(b->g, rc_after, rsp.first);
+                rc_prev = rsp.first;
                 wait = rc; /* rc waited for ag */
-            else
+            } else
                 cur = rc;
         }
         cur = layer_tasks(b, s, "backward", step_layer_bwd(c, s, l), "tp_backward", c->t_tp_bwd, cur, wait, &sp, z.hist, "ep_backward", c->t_ep);
