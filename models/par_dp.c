@@ -110,6 +110,12 @@ static void grad_flush(Build *b, int s, double params, int prev, GArray *ends, G
         nb = 1;
     double piece = params / nb;
     for (int k = 0; k < nb; k++) {
+        if (sharded && c->p.sdp4bit_gradients) { /* SDP4Bit: two-level quantised all-to-all (par_zeropp.c) */
+            int t = zeropp_reduce(b, s, piece, prev);
+            g_array_append_val(ends, t);
+            g_array_append_val(bucket_params, piece);
+            continue;
+        }
         int u = step_coll(c, cname, "dp", c->dp_group, op, piece * gb * c->p.compression);
         int ct = step_task(g, cname, b->res[s].comm, step_coll_time(c, u), "comm");
         sim_graph_task_set_tag(g, ct, SIM_TAG_BUCKET, (*bucket)++);
@@ -198,6 +204,10 @@ void dp_sync_and_update(Build *b, int s, GArray *ends, GArray *bparams)
             int o = offload_update(b, s, bp * shard, g_array_index(ends, int, k), last_bwd, NULL);
             if (c->ag_overlap) /* gathered behind the next step's forward (par_zero.c) */
                 continue;
+            if (p->sdp4bit_weights) { /* SDP4Bit: 4-bit weight differences (par_zeropp.c) */
+                zeropp_gather(b, s, "sdp4bit_param_allgather", c->dp_group, bp, zeropp_weight_wire(c, true), o);
+                continue;
+            }
             int u = step_coll(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bp * c->param_bytes);
             int ag = step_task(g, "param_allgather", r->comm, step_coll_time(c, u), "comm");
             step_coll_tag(b, ag, u, 1, s);

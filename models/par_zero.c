@@ -40,9 +40,16 @@ static int replica_allreduce(Build *b, int s, double grad_bytes, int after)
     return t;
 }
 
-/* ZeRO-3: all-gather of one layer's parameters on the comm stream. */
-static int zero3_gather(Build *b, int s, int u_ag, int after)
+/* ZeRO-3: all-gather of one layer's parameters on the comm stream (ZeRO++:
+ * quantised, or from the node's secondary partition in the backward). */
+static int zero3_gather(Build *b, int s, const ZeroPass *z, int after)
 {
+    const Ctx *c = b->c;
+    int u_ag = z->u_ag;
+    if (z->bwd && c->p.hpz && c->node_group)
+        return zeropp_gather(b, s, "hpz_allgather", c->node_group, c->layer_params, c->param_bytes, after);
+    if (c->p.qwz)
+        return zeropp_gather(b, s, "qwz_allgather", c->dp_group, c->layer_params, zeropp_weight_wire(c, false), after);
     int t = step_task(b->g, "zero3_allgather", b->res[s].comm, step_coll_time(b->c, u_ag), "comm");
     step_coll_tag(b, t, u_ag, 1, s);
     step_dep(b->g, after, t);
@@ -61,6 +68,11 @@ static int param_gather(Build *b, int s, double params, int after)
         nb = 1;
     int prev = after;
     for (int k = 0; k < nb; k++) {
+        if (c->p.sdp4bit_weights) { /* SDP4Bit: 4-bit weight differences (par_zeropp.c) */
+            prev = zeropp_gather(b, s, "sdp4bit_param_allgather", c->dp_group, params / nb, zeropp_weight_wire(c, true),
+                                 prev);
+            continue;
+        }
         int u = step_coll(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bytes / nb);
         int ag = step_task(b->g, "param_allgather", b->res[s].comm, step_coll_time(c, u), "comm");
         step_coll_tag(b, ag, u, 1, s);
@@ -76,8 +88,8 @@ static int param_gather(Build *b, int s, double params, int after)
 void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, int prev)
 {
     Ctx *c = b->c;
-    *z = (ZeroPass){.z3 = c->p.zero_stage == 3 && c->p.dp > 1, .start = prev, .ag_prev = -1, .hist = {-1, -1},
-                    .u_ag = -1, .u_rs = -1};
+    *z = (ZeroPass){.z3 = c->p.zero_stage == 3 && c->p.dp > 1, .bwd = dir == 1, .start = prev, .ag_prev = -1,
+                    .hist = {-1, -1}, .u_ag = -1, .u_rs = -1};
     if (z->z3)
         z->u_ag = step_coll(c, "zero3_allgather", "dp", c->dp_group, COLL_ALLGATHER, c->layer_params * c->param_bytes);
     if (z->z3 && dir == 1)
@@ -97,7 +109,7 @@ void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, 
 int zero_layer_gather(ZeroPass *z, Build *b, int s)
 {
     if (z->z3) {
-        int ag = zero3_gather(b, s, z->u_ag, z->hist[0] >= 0 ? z->hist[0] : z->start);
+        int ag = zero3_gather(b, s, z, z->hist[0] >= 0 ? z->hist[0] : z->start);
         step_dep(b->g, z->ag_prev, ag);
         return z->ag_prev = ag;
     }
@@ -132,6 +144,8 @@ int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after)
 {
     if (!z->z3)
         return after;
+    if (b->c->p.qgz) /* ZeRO++: quantised hierarchical all-to-all (par_zeropp.c) */
+        return zeropp_reduce(b, s, b->c->layer_params, after);
     int rs = step_task(b->g, "zero3_reducescatter", b->res[s].comm, step_coll_time(b->c, z->u_rs), "comm");
     step_coll_tag(b, rs, z->u_rs, 1, s);
     step_dep(b->g, after, rs);
@@ -149,6 +163,11 @@ void zero3_grad_ends(Build *b, int s, int last_bwd, GArray *ends)
     if (s != 0 && s != c->p.pp - 1)
         return;
     double hp = pipeline_stage_params(c, s) - nl * c->layer_params;
+    if (c->p.qgz) {
+        int t = hp > 0 ? zeropp_reduce(b, s, hp, last_bwd) : last_bwd;
+        g_array_append_val(ends, t);
+        return;
+    }
     int u = step_coll(c, "grad_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
                       hp * c->grad_bytes_per_param * c->p.compression);
     int rs = step_task(b->g, "grad_reducescatter", b->res[s].comm, step_coll_time(c, u), "comm");

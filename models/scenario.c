@@ -563,6 +563,8 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
         !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err) ||
         !scenario_par_check(d, where, &sc->plan, MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),
                             sc->w, sc->global_batch / (sc->plan.dp * sc->micro_batch), err) ||
+        !scenario_seed_check(d, where, &sc->plan, MIN(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),
+                             MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]), sc->w, sc->topo, err) ||
         !parse_placement(sc, d, root, err))
         goto fail;
     if (sc->gpus_per_process > topo_ranks_per_node(sc->topo)) {

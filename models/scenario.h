@@ -44,6 +44,16 @@ typedef struct {
     /* Megatron-Core's userbuffers: sequence parallelism's all-gather and
      * reduce-scatter split in tp chunks pipelined with the GEMMs */
     bool tp_comm_overlap;
+    /* par_zeropp.c: quantised sharded-DP collectives.  ZeRO++ (ZeRO-3):
+     * int8 weight gathers (qwZ), backward gathers from a node's secondary
+     * copy (hpZ), int4 hierarchical gradient all-to-all (qgZ); SDP4Bit
+     * (ZeRO-1/2): 4-bit weight differences, 8-bit / 4-bit gradients */
+    bool qwz, hpz, qgz;
+    bool sdp4bit_weights, sdp4bit_gradients;
+    /* par_pact.c: DeepSpeed's partition_activations (checkpoints split over
+     * tp), cpu_checkpointing (and kept in host memory); Lynx's recompute
+     * overlapped with communication */
+    bool partition_activations, cpu_checkpointing, recompute_overlap;
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

@@ -152,6 +152,8 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
         g_ptr_array_add(all, (gpointer)*k);
     for (const char *const *k = scenario_par_keys; *k; k++)
         g_ptr_array_add(all, (gpointer)*k);
+    for (const char *const *k = scenario_seed_keys; *k; k++)
+        g_ptr_array_add(all, (gpointer)*k);
     g_ptr_array_add(all, NULL);
     bool known = scenario_check_keys(d, par, "\"parallelism\"", (const char *const *)all->pdata, err);
     g_ptr_array_free(all, TRUE);
@@ -193,7 +195,7 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
         !sim_json_get_size(d, par, "bucket_bytes", false, 1, STEP_MAX_BUCKET_BYTES, &p->bucket_bytes, err) ||
         !sim_json_get_number(d, par, "gradient_compression", false, 1e-6, 1, &p->compression, err))
         return false;
-    if (!scenario_par_parse(d, par, p, err))
+    if (!scenario_par_parse(d, par, p, err) || !scenario_seed_parse(d, par, p, err))
         return false;
     if (p->sequence_parallel && p->tp == 1) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(par, "sequence_parallel"), err,

@@ -34,4 +34,12 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, G
 bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *plan, int max_zero_stage,
                         const Workload *w, int micro_batches, GError **err);
 
+/* scenario_seed.c: ZeRO++, SDP4Bit, partitioned checkpoints and Lynx's
+ * keys, and their checks once dp is known (`min_stage`, `max_stage`: the
+ * variants' ZeRO stages). */
+extern const char *const scenario_seed_keys[];
+bool scenario_seed_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, GError **err);
+bool scenario_seed_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *plan, int min_stage, int max_stage,
+                         const Workload *w, const Topo *topo, GError **err);
+
 #endif

@@ -117,9 +117,11 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp.cp = p->cp;
     pipeline_partition(c);
     if (!tp_init(c, err) || !cp_init(c, err) || !moe_init(c, err) || !dp_init(c, err) || !zero_init(c, err) ||
+        !zeropp_init(c, err) ||
         !pipeline_init(c, err))
         return false;
     compute_costs(c);
+    pact_costs(c);
     tp_overlap_costs(c);
     dp_costs(c);
     dp_contention(c);
@@ -132,6 +134,7 @@ static void ctx_free(Ctx *c)
     moe_free(c);
     coll_group_free(c->cp_group);
     coll_group_free(c->rep_group);
+    zeropp_free(c);
     g_free(c->l_fwd);
     g_free(c->l_bwd);
     g_free(c->l_params);
@@ -221,6 +224,7 @@ static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
         int ag = zero_layer_gather(&z, b, s);
         cur = layer_tasks(b, s, "forward", step_layer_fwd(c, s, l), "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", c->t_ep);
+        cur = pact_forward_end(b, s, cur);
     }
     sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, -1);
     if (s == c->p.pp - 1 && j == c->p.vpp - 1) {
@@ -257,13 +261,31 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
         if (last_mb || c->p.zero_stage >= 2)
             b->head_bwd_end[s] = t;
     }
+    /* Lynx (par_pact.c): a recomputation waits only for the layer above's
+     * backward compute (the pass's start for the first), not for its
+     * communication; the span starts with the backward proper */
+    bool lynx = c->p.recompute_overlap;
+    int rc_after = prev, rc_prev = -1;
     for (int l = (j + 1) * nc - 1; l >= j * nc; l--) {
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
-        int ag = zero_layer_gather(&z, b, s);
-        if (c->t_recompute > 0)
-            cur = layer_tasks(b, s, "recompute", c->t_recompute, "tp_recompute", c->t_tp_recompute, cur, ag, &sp,
-                              NULL, "ep_recompute", c->t_ep_recompute);
-        cur = layer_tasks(b, s, "backward", step_layer_bwd(c, s, l), "tp_backward", c->t_tp_bwd, cur, ag, &sp, z.hist, "ep_backward", c->t_ep);
+        int ag = zero_layer_gather(&z, b, s), wait = ag;
+        if (c->t_recompute > 0) {
+            Span rsp = {-1, -1};
+            /* Lynx fetches the checkpoint during the layer above's
+             * recomputation, ahead of that layer's backward all-reduces */
+            int from = lynx ? (rc_prev >= 0 ? rc_prev : rc_after) : cur;
+            int ck = pact_before_recompute(b, s, from);
+            int rc = layer_tasks(b, s, "recompute", c->t_recompute, "tp_recompute", c->t_tp_recompute,
+                                 ck >= 0 ? ck : from, ag, lynx ? &rsp : &sp, NULL, "ep_recompute", c->t_ep_recompute);
+            if (lynx) {
+                step_dep(b->g, rc_after, rsp.first);
+                rc_prev = rsp.first;
+                wait = rc; /* rc waited for ag */
+            } else
+                cur = rc;
+        }
+        cur = layer_tasks(b, s, "backward", step_layer_bwd(c, s, l), "tp_backward", c->t_tp_bwd, cur, wait, &sp, z.hist, "ep_backward", c->t_ep);
+        rc_after = z.hist[1]; /* this layer's backward compute */
         int ready = zero_layer_reduce(&z, b, s, cur);
         if (note)
             b->layer_bwd_end[s][l] = ready;

@@ -91,6 +91,12 @@ typedef struct {
      * (NULL for a transformer, whose layers are all alike); layer_params
      * is then their mean */
     double *l_fwd, *l_bwd, *l_params;
+    /* par_zeropp.c: the dp ranks of one node (node_dp of them) and the
+     * ranks with the same place in their node (zero_ranks / node_dp) */
+    int node_dp;
+    CollGroup *node_group, *xnode_group;
+    /* par_pact.c: one layer's checkpoint (its input) per device, bytes */
+    double ckpt_bytes;
 } Ctx;
 
 typedef struct {
@@ -231,6 +237,7 @@ void dp_contention_set_work_budget(uint64_t work);
 typedef struct {
     bool z3;        /* ZeRO-3 with dp > 1 */
     bool gather;    /* this forward gathers the updated weights first */
+    bool bwd;       /* a backward pass (ZeRO++'s hpZ gathers in the node) */
     int u_ag, u_rs; /* ZeRO-3's collectives (-1: none) */
     int start;      /* the pass's first dependency */
     int ag_prev;    /* the last gather issued */
@@ -244,6 +251,30 @@ int zero_head_gather(ZeroPass *z, Build *b, int s, double params);
 int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after);
 void zero3_grad_ends(Build *b, int s, int last_bwd, GArray *ends);
 bool zero_init(Ctx *c, GError **err);
+
+/* par_zeropp.c: ZeRO++ and SDP4Bit.  The groups; the quantised gather of
+ * `params` weights (kind `name`, on `g`) after `after`: quantise the shard,
+ * all-gather `wire` bytes per weight, dequantise (returns that task); the
+ * quantised hierarchical reduce-scatter of `params` gradients after
+ * `after` (returns its last task); ZeRO++'s secondary copy in `mem`. */
+bool zeropp_init(Ctx *c, GError **err);
+void zeropp_free(Ctx *c);
+double zeropp_weight_wire(const Ctx *c, bool sdp4bit);
+int zeropp_gather(Build *b, int s, const char *name, const CollGroup *g, double params, double wire, int after);
+int zeropp_reduce(Build *b, int s, double params, int after);
+void zeropp_memory(const Ctx *c, int s, MemoryBreakdown *mem);
+/* scenario keys: "zeropp", "sdp4bit", "partition_activations",
+ * "cpu_checkpointing", "recompute_overlap" (scenario_seed.c) */
+
+/* par_pact.c: partitioned checkpoints and Lynx.  The layer's checkpoint
+ * after its forward `after` (to the host under cpu_checkpointing; returns
+ * what the next layer waits for); before a recompute, the task it waits
+ * for (fetch and all-gather of the checkpoint after `after`), or -1;
+ * the memory they change on stage s. */
+void pact_costs(Ctx *c);
+int pact_forward_end(Build *b, int s, int after);
+int pact_before_recompute(Build *b, int s, int after);
+void pact_memory(const Ctx *c, int s, MemoryBreakdown *mem);
 
 /* par_offload.c: the update of `params` (this device's shard) after `after`,
  * `after2` and the tasks in `more` (or NULL): the optimizer on the device, or under ZeRO-Offload the

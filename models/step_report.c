@@ -164,6 +164,8 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     if (!memory_estimate(&mc, mbk, err) || !moe_memory(c, s, &mc, mbk, err))
         return false;
     offload_memory(c, mbk, host);
+    zeropp_memory(c, s, mbk);
+    pact_memory(c, s, mbk);
     return true;
 }
 
@@ -308,6 +310,22 @@ static void add_config(cJSON *out, const Build *b)
     cJSON_AddBoolToObject(cfg, "comm_interference", p->comm_interference);
     if (p->tp_comm_overlap)
         cJSON_AddBoolToObject(cfg, "tp_comm_overlap", true);
+    if (p->qwz || p->hpz || p->qgz) { /* par_zeropp.c */
+        cJSON *z = cJSON_AddObjectToObject(cfg, "zeropp");
+        cJSON_AddBoolToObject(z, "qwz", p->qwz);
+        cJSON_AddBoolToObject(z, "hpz", p->hpz);
+        cJSON_AddBoolToObject(z, "qgz", p->qgz);
+    }
+    if (p->sdp4bit_weights || p->sdp4bit_gradients) {
+        cJSON *z = cJSON_AddObjectToObject(cfg, "sdp4bit");
+        cJSON_AddBoolToObject(z, "weights", p->sdp4bit_weights);
+        cJSON_AddBoolToObject(z, "gradients", p->sdp4bit_gradients);
+    }
+    static const char *const pk[] = {"partition_activations", "cpu_checkpointing", "recompute_overlap"};
+    const bool pv[] = {p->partition_activations, p->cpu_checkpointing, p->recompute_overlap};
+    for (int k = 0; k < 3; k++) /* par_pact.c */
+        if (pv[k])
+            cJSON_AddBoolToObject(cfg, pk[k], true);
     cJSON_AddStringToObject(cfg, "grad_reduce_dtype", accel_dtype_name(c->grad_dtype));
     cJSON_AddNumberToObject(cfg, "micro_batches", c->m);
     cJSON_AddNumberToObject(cfg, "micro_batch", step_scenario_micro_batch(sc));

@@ -1,0 +1,115 @@
+/* A scenario's keys for the seed techniques of issue 12: ZeRO++ ("zeropp":
+ * qwZ, hpZ, qgZ), SDP4Bit ("sdp4bit": weights, gradients), DeepSpeed's
+ * "partition_activations" and "cpu_checkpointing", and Lynx's
+ * "recompute_overlap".  Parsed with the rest of "parallelism"
+ * (scenario_plan.c) and checked against the variants' ZeRO stages, the
+ * model and the machine once dp is known (scenario.c): each error at the
+ * key's line.  The techniques are modelled in par_zeropp.c and par_pact.c. */
+#include "scenario_plan.h"
+
+#include <string.h>
+
+const char *const scenario_seed_keys[] = {"zeropp", "sdp4bit", "partition_activations", "cpu_checkpointing",
+                                          "recompute_overlap", NULL};
+
+/* `key`: true (every part), false, or an object of the parts' booleans. */
+static bool get_parts(const SimJsonDoc *d, const cJSON *par, const char *key, const char *const *parts, bool **out,
+                      GError **err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(par, key);
+    if (!it || cJSON_IsNull(it))
+        return true;
+    if (cJSON_IsBool(it)) {
+        for (int i = 0; parts[i]; i++)
+            *out[i] = cJSON_IsTrue(it);
+        return true;
+    }
+    if (!cJSON_IsObject(it)) {
+        sim_json_error(d, it, err, "\"%s\" must be true, false or an object of booleans", key);
+        return false;
+    }
+    char *where = g_strdup_printf("\"%s\"", key);
+    bool ok = scenario_check_keys(d, it, where, parts, err);
+    g_free(where);
+    for (int i = 0; ok && parts[i]; i++)
+        ok = sim_json_get_bool(d, it, parts[i], out[i], err);
+    return ok;
+}
+
+bool scenario_seed_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
+{
+    static const char *const zpp[] = {"qwz", "hpz", "qgz", NULL};
+    static const char *const sdp[] = {"weights", "gradients", NULL};
+    bool *zo[] = {&p->qwz, &p->hpz, &p->qgz}, *so[] = {&p->sdp4bit_weights, &p->sdp4bit_gradients};
+    return get_parts(d, par, "zeropp", zpp, zo, err) && get_parts(d, par, "sdp4bit", sdp, so, err) &&
+           sim_json_get_bool(d, par, "partition_activations", &p->partition_activations, err) &&
+           sim_json_get_bool(d, par, "cpu_checkpointing", &p->cpu_checkpointing, err) &&
+           sim_json_get_bool(d, par, "recompute_overlap", &p->recompute_overlap, err);
+}
+
+static const cJSON *item(const cJSON *where, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(where, key);
+    return it ? it : where;
+}
+
+static bool fail(const SimJsonDoc *d, const cJSON *where, const char *key, GError **err, const char *msg)
+{
+    sim_json_error(d, item(where, key), err, "\"%s\" %s", key, msg);
+    return false;
+}
+
+/* The quantised collectives: ZeRO++ on ZeRO-3 (DeepSpeed's stage 3),
+ * SDP4Bit on a ZeRO-1/2 sharded update (its weight differences need the
+ * previous weights whole on every rank: Megatron's distributed optimizer). */
+static bool check_quant(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int min_stage, int max_stage,
+                        const Topo *topo, GError **err)
+{
+    bool zpp = p->qwz || p->hpz || p->qgz, sdp = p->sdp4bit_weights || p->sdp4bit_gradients;
+    if (zpp && (min_stage != 3 || max_stage != 3))
+        return fail(d, where, "zeropp", err, "(ZeRO++) needs \"zero_stage\": 3 in every variant");
+    if (sdp && (min_stage < 1 || max_stage > 2))
+        return fail(d, where, "sdp4bit", err,
+                    "needs a ZeRO-1/2 sharded update in every variant (for ZeRO-3 use \"zeropp\")");
+    const char *key = zpp ? "zeropp" : "sdp4bit";
+    if ((zpp || sdp) && p->shard_group)
+        return fail(d, where, key, err, "with \"shard_group\" (hybrid sharding) is not modelled");
+    if ((p->qgz || p->sdp4bit_gradients) && p->compression < 1)
+        return fail(d, where, key, err, "quantises the gradients: it contradicts \"gradient_compression\"");
+    if (!p->hpz && !p->qgz && !p->sdp4bit_gradients)
+        return true;
+    /* the hierarchy: dp ranks are tp apart, a node holds ranks_per_node / tp of them */
+    int dpr = p->dp * p->cp, node_dp = topo_ranks_per_node(topo) / p->tp;
+    if (node_dp > dpr)
+        node_dp = dpr;
+    if (p->hpz && node_dp < 2)
+        return fail(d, where, "zeropp", err, "hpZ needs 2 or more dp ranks in a node (tp fills the node)");
+    if (node_dp > 1 && dpr % node_dp) {
+        sim_json_error(d, item(where, key), err, "\"%s\": dp x cp = %d must be a multiple of the %d dp ranks of a node",
+                       key, dpr, node_dp);
+        return false;
+    }
+    return true;
+}
+
+bool scenario_seed_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int min_stage, int max_stage,
+                         const Workload *w, const Topo *topo, GError **err)
+{
+    if (!check_quant(d, where, p, min_stage, max_stage, topo, err))
+        return false;
+    bool tr = workload_transformer(w) != NULL;
+    if (p->partition_activations && !tr)
+        return fail(d, where, "partition_activations", err, "is for transformers");
+    if (p->partition_activations && p->tp == 1)
+        return fail(d, where, "partition_activations", err, "needs \"tp\" > 1 (checkpoints are split over tp)");
+    if (p->partition_activations && p->recompute != WORKLOAD_RECOMPUTE_FULL)
+        return fail(d, where, "partition_activations", err, "needs \"recompute\": \"full\" (it splits the checkpoints)");
+    if (p->partition_activations && p->sequence_parallel)
+        return fail(d, where, "partition_activations", err,
+                    "contradicts \"sequence_parallel\", whose checkpoints are split over tp already");
+    if (p->cpu_checkpointing && !p->partition_activations)
+        return fail(d, where, "cpu_checkpointing", err, "needs \"partition_activations\": true");
+    if (p->recompute_overlap && (!tr || p->recompute == WORKLOAD_RECOMPUTE_NONE))
+        return fail(d, where, "recompute_overlap", err, "(Lynx) needs a transformer and \"recompute\"");
+    return true;
+}
