@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `sweep --mpi` under mpirun prints and writes byte for byte what one process
+# `sweep --mpi` and `plan --mpi` under mpirun print and writes byte for byte what one process
 # does: text, --json, --csv; with more ranks than points; with threads per
 # rank; with failing points; and a bad scenario is one clear error, exit 2.
 # Usage: bash cli_dist.sh SHARDSIM_BINARY SOURCE_DIR
@@ -39,6 +39,15 @@ same fewer 3 sweep examples/default.json --vary nodes=2 --jobs 1
 # some points fail (dp x tp beyond 1 node): their errors travel too
 same failing 2 sweep examples/gpt3-6.7b-tp8-a100.json --vary nodes=1,2,4 --vary parallelism.tp=8,16 --jobs 1
 grep -q "error:" "$tmp/failing.n" || fail "failing: no point failed, the case tests nothing"
+
+# plan --mpi: the candidates' three passes split over the ranks, same table, JSON and CSV
+cat >"$tmp/q.json" <<'EOF2'
+{"name": "q", "accelerator": "a100-80gb", "topology": "dgx-a100-cluster", "nodes": 1,
+ "model": "gpt3-125m", "global_batch": 64, "micro_batch": 1,
+ "parallelism": {"dp": 8, "tp": 1, "pp": 1}}
+EOF2
+same plan 2 plan "$tmp/q.json" --gpus 8-16 --tokens 2B --top 5
+same planjson 3 plan "$tmp/q.json" --gpus 8-16 --tokens 2B --top 5 --json
 
 # bad input under mpirun: exit 2, the message once (rank 0 speaks)
 printf '{"model": "gpt3-6.7b",\n "nodes": "many"}\n' >"$tmp/bad.json"

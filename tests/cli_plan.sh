@@ -97,7 +97,10 @@ echo '{"topology": "dgx-a100-cluster", "model": "gpt3-125m"}' > "$TMP/nob.json"
 bad "global_batch" plan "$TMP/nob.json"
 echo '{"topology": "dgx-a100-cluster", "model": "resnet50", "global_batch": 64}' > "$TMP/cnn.json"
 bad "transformer" plan "$TMP/cnn.json"
-if ! "$BIN" version 2>/dev/null | grep -qi mpi; then
+# --mpi: a build with MPI runs as a singleton rank (mpirun cases: cli_dist.sh);
+# one without says so and exits 2
+if ! ASAN_OPTIONS=detect_leaks=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    "$BIN" plan "$TMP/q.json" --gpus 8 --top 2 --mpi >/dev/null 2>"$TMP/mpi.err"; then
     bad "without MPI" plan "$TMP/q.json" --mpi
 fi
 exit $fail
