@@ -1,5 +1,5 @@
 #!/bin/bash
-# --report FILE.html on run, sweep and validate: one self-contained page whose
+# --report FILE.html on run, sweep, validate and plan: one self-contained page whose
 # numbers equal the --json output (tests/report_check.py), loaded in a real
 # headless browser (Debian's chromium, .ci/install-deps): no console errors,
 # no failed loads, every <svg> rendered with paths drawn.  Without chromium
@@ -95,6 +95,18 @@ same_json sweep "$TMP/sweep.json" "$TMP/sweep2.json"
 browser_check sweep "$TMP/sweep.html" "$TMP/sweep.json" 2 1
 grep -qF 'Step time: tp=1' "$TMP/sweep.html" || { echo "FAIL sweep: no facet 'tp=1'"; fail=1; }
 
+# plan: the ranked configurations and the Pareto fronts
+cat > "$TMP/q.json" <<'EOF'
+{"name": "q", "accelerator": "a100-80gb", "topology": "dgx-a100-cluster", "nodes": 1,
+ "model": "gpt3-125m", "global_batch": 64, "micro_batch": 1, "parallelism": {"dp": 8, "tp": 1, "pp": 1}}
+EOF
+"$BIN" plan "$TMP/q.json" --gpus 8-16 --tokens 2B --top 5 --json --report "$TMP/plan.html" > "$TMP/plan.json" \
+    2> "$TMP/err" || { echo "FAIL plan: exit $?"; cat "$TMP/err"; fail=1; }
+"$BIN" plan "$TMP/q.json" --gpus 8-16 --tokens 2B --top 5 --json > "$TMP/plan2.json" 2> /dev/null
+same_json plan "$TMP/plan.json" "$TMP/plan2.json"
+browser_check plan "$TMP/plan.html" "$TMP/plan.json" 1 1
+grep -qF '<h3>time-to-train defaults</h3>' "$TMP/plan.html" || { echo "FAIL plan: no sources of the defaults"; fail=1; }
+
 # validate: two traces, the p10-p90 band
 T1=tests/data/traces/nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_1node8gpu_nccl2.25.1_ocitutorials-ol.txt
 T2=tests/data/traces/nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.26.5_ocitutorials-ubuntu.txt
@@ -121,4 +133,4 @@ if [ -z "$BROWSER" ]; then
     echo "The pages' self-containment, escaping and numbers were checked without it."
     exit 77
 fi
-echo "ok: run, sweep and validate reports load in $BROWSER with no errors; numbers equal --json"
+echo "ok: run, sweep, validate and plan reports load in $BROWSER with no errors; numbers equal --json"

@@ -2,6 +2,7 @@
  * job (--mpi), and the outputs; the search is models/plan*.c. */
 #include "cli.h"
 #include "plan.h"
+#include "sim_data.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -56,7 +57,8 @@ static int parse_double(const char *opt, const char *text, double lo, double *ou
 }
 
 typedef struct {
-    char *gpus, *tokens, *days, *objective, *max_nodes, *price, *batch, *top, *jobs, *csv, *plot;
+    char *gpus, *tokens, *days, *objective, *max_nodes, *price, *batch, *top, *jobs, *csv, *plot, *report;
+    char **cmdline;
     char *fail, *restart, *storage, *interval, *watts, *util, *pue;
     char **allow;
     gboolean json, mpi, exhaustive;
@@ -66,10 +68,11 @@ static void args_free(Args *a)
 {
     char **all[] = {&a->gpus, &a->tokens, &a->days, &a->objective, &a->max_nodes, &a->price, &a->batch, &a->top,
                     &a->jobs, &a->csv, &a->plot, &a->fail, &a->restart, &a->storage, &a->interval, &a->watts,
-                    &a->util, &a->pue};
+                    &a->util, &a->pue, &a->report};
     for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
         g_free(*all[i]);
     g_strfreev(a->allow);
+    g_strfreev(a->cmdline);
 }
 
 /* The options into PlanOptions; 0 or the exit status of a bad one. */
@@ -113,6 +116,49 @@ static int read_options(const Args *a, PlanOptions *o)
     return 0;
 }
 
+static bool draw_pareto(const char *svg, const void *plan, GError **err)
+{
+    return plan_plot_pareto((Plan *)plan, svg, err);
+}
+
+/* The page of --report: the question, the ranked configurations, the
+ * Pareto fronts, the presets' sources, the --json output. */
+static int write_report(const Args *a, const char *path, Plan *p)
+{
+    cJSON *res = plan_result_json(p);
+    char *title = g_strdup_printf("shardsim plan: %s", path);
+    Report *r = report_new(title);
+    g_free(title);
+    char *text = NULL;
+    cJSON *scenario = g_file_get_contents(path, &text, NULL, NULL) ? cJSON_Parse(text) : NULL;
+    g_free(text);
+    report_add_inputs(r, (int)g_strv_length(a->cmdline), a->cmdline, scenario);
+    static const ReportColumn cols[] = {
+        {"rank", "rank", 0, 0},
+        {"configuration", "label", 0, 0},
+        {"GPUs", "config.gpus", 0, 0},
+        {"step time (s)", "step_time_s", 0, 4},
+        {"MFU (%)", "mfu", 100, 1},
+        {"memory per device (GiB)", "memory_per_device_bytes", 1.0 / (1 << 30), 2},
+        {"days to train", "time_to_train.days", 0, 2},
+        {"goodput (%)", "time_to_train.goodput", 100, 1},
+        {"GPU-hours", "gpu_hours", 0, -1},
+        {"cost ($)", "cost", 0, -1},
+    };
+    report_add_table(r, "The best configurations, simulated in full", cJSON_GetObjectItem(res, "best"), "best", cols,
+                     G_N_ELEMENTS(cols));
+    cli_report_plot(r, "Pareto fronts: GPUs and cost against days to train", draw_pareto, p);
+    cli_report_step_sources(r, path, scenario, NULL);
+    char *def = sim_data_dir("models/presets/plan.json");
+    report_add_sources(r, "time-to-train defaults", def);
+    g_free(def);
+    cJSON_Delete(scenario);
+    report_set_json(r, res);
+    int rc = cli_report_write(r, a->report);
+    cJSON_Delete(res);
+    return rc;
+}
+
 static int run_plan(const Args *a, const char *path, const PlanOptions *o, SimDist *d)
 {
     GError *err = NULL;
@@ -142,6 +188,8 @@ static int run_plan(const Args *a, const char *path, const PlanOptions *o, SimDi
             rc = cli_fail(err);
         else if (a->plot && !plan_plot_pareto(p, a->plot, &err))
             rc = cli_fail(err);
+        else if (a->report)
+            rc = write_report(a, path, p);
     }
     plan_free(p);
     return rc;
@@ -150,6 +198,7 @@ static int run_plan(const Args *a, const char *path, const PlanOptions *o, SimDi
 int cmd_plan(int argc, char **argv)
 {
     Args a = {0};
+    a.cmdline = cli_command_line(argc, argv); /* before options are taken out */
     GOptionEntry entries[] = {
         {"gpus", 0, 0, G_OPTION_ARG_STRING, &a.gpus, "GPU count or range (default: the scenario's)", "N|LO-HI"},
         {"tokens", 0, 0, G_OPTION_ARG_STRING, &a.tokens, "tokens to train (default: 20 per parameter)", "N"},
@@ -164,6 +213,8 @@ int cmd_plan(int argc, char **argv)
         {"json", 0, 0, G_OPTION_ARG_NONE, &a.json, "print one JSON object", NULL},
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &a.csv, "write every ranked configuration (RFC 4180)", "FILE"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &a.plot, "draw the Pareto fronts", "FILE.png|.svg"},
+        {"report", 0, 0, G_OPTION_ARG_FILENAME, &a.report, "write one self-contained HTML page of the plan",
+         "FILE.html"},
         {"exhaustive", 0, 0, G_OPTION_ARG_NONE, &a.exhaustive,
          "simulate every candidate that fits (default: skip those whose lower bound cannot rank)", NULL},
         {"mpi", 0, 0, G_OPTION_ARG_NONE, &a.mpi, "split the candidates over the ranks of mpirun", NULL},
@@ -196,8 +247,10 @@ int cmd_plan(int argc, char **argv)
         rc = cli_usage_error("plan: --plot %s: the file must end in .png or .svg", SIM_ECHO(a.plot));
         goto out;
     }
-    const char *ins[] = {argv[1]}, *outs[] = {a.csv, a.plot}, *opts[] = {"--csv", "--plot"};
-    if ((rc = cli_check_outputs("plan", ins, 1, outs, opts, 2)) != 0)
+    if ((rc = cli_report_check("plan", a.report)) != 0)
+        goto out;
+    const char *ins[] = {argv[1]}, *outs[] = {a.csv, a.plot, a.report}, *opts[] = {"--csv", "--plot", "--report"};
+    if ((rc = cli_check_outputs("plan", ins, 1, outs, opts, 3)) != 0)
         goto out;
     GError *err = NULL;
     if (!(d = sim_dist_new(a.mpi, &err))) { /* before any thread starts */
