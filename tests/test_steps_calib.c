@@ -28,6 +28,7 @@
  * printed, not asserted: 12 of the 86 rows that ran come out over 80 GiB (by
  * 0.2-4.4 GiB: the memory model's peak, not this calibration's business). */
 #include "accel.h"
+#include "calibrate.h"
 #include "step.h"
 #include "test_main.h"
 #include "workload.h"
@@ -38,30 +39,6 @@
 #include <string.h>
 
 #define STEPS SHARDSIM_SOURCE_DIR "/tests/data/steps/"
-
-/* Sets the dotted key (a.b.c) of `root` to the cell, as `calibrate
- * --accelerator` reads a table's override columns: a JSON number, true,
- * false or null as such, anything else as a string. */
-static void set_key(cJSON *root, const char *key, const char *cell)
-{
-    gchar **parts = g_strsplit(key, ".", -1);
-    cJSON *o = root;
-    for (int i = 0; parts[i + 1]; i++) {
-        cJSON *next = cJSON_GetObjectItemCaseSensitive(o, parts[i]);
-        if (!next)
-            next = cJSON_AddObjectToObject(o, parts[i]);
-        o = next;
-    }
-    const char *last = parts[g_strv_length(parts) - 1];
-    cJSON *v = cJSON_Parse(cell);
-    if (!v || cJSON_IsObject(v) || cJSON_IsArray(v) || cJSON_IsString(v)) {
-        cJSON_Delete(v);
-        v = cJSON_CreateString(cell);
-    }
-    cJSON_DeleteItemFromObjectCaseSensitive(o, last);
-    cJSON_AddItemToObject(o, last, v);
-    g_strfreev(parts);
-}
 
 static int col(gchar **head, const char *name)
 {
@@ -147,7 +124,7 @@ static Summary run_table(const char *file)
         g_free(base);
         for (int i = 0; head[i]; i++)
             if (strcmp(head[i], "scenario") && strcmp(head[i], "tokens_per_s") && !g_str_has_prefix(head[i], "ref."))
-                set_key(root, head[i], f[i]);
+                calib_accel_set_key(root, head[i], f[i]);
         char *scen = cJSON_Print(root);
         GError *err = NULL;
         cJSON *res = step_run_text(file, scen, &err);

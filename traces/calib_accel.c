@@ -100,7 +100,7 @@ static bool gemm_row(AccelCalibration *c, char **f, const char *file, int line, 
 
 /* Sets the dotted key (a.b.c) of `root` to the cell: a JSON number, true,
  * false or null as such, anything else as a string. */
-static void set_key(cJSON *root, const char *key, const char *cell)
+void calib_accel_set_key(cJSON *root, const char *key, const char *cell)
 {
     gchar **parts = g_strsplit(key, ".", -1);
     cJSON *o = root;
@@ -151,7 +151,7 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
     for (int i = 0; ok && head[i]; i++)
         if (strcmp(head[i], "scenario") && strcmp(head[i], "step_time_s") && strcmp(head[i], "tokens_per_s") &&
             !g_str_has_prefix(head[i], "ref.")) /* ref.*: the source's labels, not overrides */
-            set_key(root, head[i], f[i]);
+            calib_accel_set_key(root, head[i], f[i]);
     if (ok) {
         char *text = cJSON_Print(root), *name = g_strdup_printf("%s:%d (%s)", file, line, scen);
         Row r = {.sc = step_scenario_parse(name, text, strlen(text), err)};
