@@ -57,6 +57,11 @@ bool cli_report_memory_plot(const char *svg_path, const void *step_results, GErr
 void cli_report_step_sources(Report *r, const char *scenario_path, const cJSON *scenario, const cJSON *config);
 /* Step results' tables: `rows` (an array of results or one) at `source`. */
 void cli_report_step_tables(Report *r, const cJSON *rows, const char *source);
+/* A page titled "shardsim CMD: NAME" whose inputs are the command line and
+ * the scenario file, parsed into *scenario (NULL when unreadable; the
+ * caller deletes it). */
+Report *cli_report_open(const char *cmd, const char *name, char **cmdline, const char *scenario_path,
+                        cJSON **scenario);
 /* Writes and frees the page: 0, or cli_fail's status. */
 int cli_report_write(Report *r, const char *path);
 

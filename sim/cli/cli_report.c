@@ -166,6 +166,19 @@ bool cli_report_memory_plot(const char *svg, const void *user, GError **err)
     return ok;
 }
 
+Report *cli_report_open(const char *cmd, const char *name, char **cmdline, const char *scenario_path,
+                        cJSON **scenario)
+{
+    char *title = g_strdup_printf("shardsim %s: %s", cmd, name ? name : "");
+    Report *r = report_new(title);
+    g_free(title);
+    char *text = NULL;
+    *scenario = g_file_get_contents(scenario_path, &text, NULL, NULL) ? cJSON_Parse(text) : NULL;
+    g_free(text);
+    report_add_inputs(r, (int)g_strv_length(cmdline), cmdline, *scenario);
+    return r;
+}
+
 int cli_report_write(Report *r, const char *path)
 {
     GError *err = NULL;

@@ -126,13 +126,8 @@ static bool draw_pareto(const char *svg, const void *plan, GError **err)
 static int write_report(const Args *a, const char *path, Plan *p)
 {
     cJSON *res = plan_result_json(p);
-    char *title = g_strdup_printf("shardsim plan: %s", path);
-    Report *r = report_new(title);
-    g_free(title);
-    char *text = NULL;
-    cJSON *scenario = g_file_get_contents(path, &text, NULL, NULL) ? cJSON_Parse(text) : NULL;
-    g_free(text);
-    report_add_inputs(r, (int)g_strv_length(a->cmdline), a->cmdline, scenario);
+    cJSON *scenario;
+    Report *r = cli_report_open("plan", path, a->cmdline, path, &scenario);
     static const ReportColumn cols[] = {
         {"rank", "rank", 0, 0},
         {"configuration", "label", 0, 0},

@@ -106,13 +106,9 @@ static void print_result(const cJSON *r)
 static int write_report(const char *path, char **cmdline, const char *scenario_path, const cJSON *res)
 {
     const cJSON *vars = cJSON_GetObjectItemCaseSensitive(res, "variants");
-    char *title = g_strdup_printf("shardsim run: %s", cJSON_GetStringValue(cJSON_GetObjectItem(res, "scenario")));
-    Report *r = report_new(title);
-    g_free(title);
-    char *text = NULL;
-    cJSON *scenario = g_file_get_contents(scenario_path, &text, NULL, NULL) ? cJSON_Parse(text) : NULL;
-    g_free(text);
-    report_add_inputs(r, (int)g_strv_length(cmdline), cmdline, scenario);
+    cJSON *scenario;
+    Report *r = cli_report_open("run", cJSON_GetStringValue(cJSON_GetObjectItem(res, "scenario")), cmdline,
+                                scenario_path, &scenario);
     cli_report_step_tables(r, vars ? vars : res, vars ? "variants" : "");
     cli_report_plot(r, "Memory per device", cli_report_memory_plot, vars ? vars : res);
     const cJSON *v;

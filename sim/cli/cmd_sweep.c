@@ -142,13 +142,9 @@ static bool draw_memory(const char *svg, const void *user, GError **err)
  * the sources of every preset a point used. */
 static int write_report(const char *path, char **cmdline, const char *base, const Sweep *s, const cJSON *run)
 {
-    char *title = g_strdup_printf("shardsim sweep: %s", cJSON_GetStringValue(cJSON_GetObjectItem(run, "scenario")));
-    Report *r = report_new(title);
-    g_free(title);
-    char *text = NULL;
-    cJSON *scenario = g_file_get_contents(base, &text, NULL, NULL) ? cJSON_Parse(text) : NULL;
-    g_free(text);
-    report_add_inputs(r, (int)g_strv_length(cmdline), cmdline, scenario);
+    cJSON *scenario;
+    Report *r = cli_report_open("sweep", cJSON_GetStringValue(cJSON_GetObjectItem(run, "scenario")), cmdline, base,
+                                &scenario);
     int na = sweep_num_axes(s);
     ReportColumn *cols = g_new0(ReportColumn, (gsize)na + 12);
     char **keys = g_new0(char *, (gsize)na + 1);
