@@ -7,6 +7,7 @@
  * models' hyper-parameters and the stated wire formats: int8 / int4 values
  * in blocks of 256 with one fp32 scale each. */
 #include "step.h"
+#include "test_json.h"
 #include "test_main.h"
 
 #include <glib.h>
@@ -36,14 +37,6 @@ static cJSON *run(const char *text)
         return one;
     }
     return r;
-}
-
-static double get(const cJSON *r, const char *a, const char *b)
-{
-    const cJSON *o = cJSON_GetObjectItem(r, a);
-    if (b)
-        o = cJSON_GetObjectItem(o, b);
-    return o ? o->valuedouble : NAN;
 }
 
 /* The first listed collective named `name` (NULL: none). */

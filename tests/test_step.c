@@ -2,6 +2,7 @@
 #include "collective.h"
 #include "memory.h"
 #include "step.h"
+#include "test_json.h"
 #include "test_main.h"
 #include "workload.h"
 
@@ -27,14 +28,6 @@ static cJSON *run(const char *text)
         g_error_free(err);
     }
     return r;
-}
-
-static double get(const cJSON *r, const char *a, const char *b)
-{
-    const cJSON *o = cJSON_GetObjectItem(r, a);
-    if (b)
-        o = cJSON_GetObjectItem(o, b);
-    return o ? o->valuedouble : NAN;
 }
 
 static void test_sharded_memory(void)

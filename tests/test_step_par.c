@@ -4,6 +4,7 @@
 #include "accel.h"
 #include "sim_exec.h"
 #include "step.h"
+#include "test_json.h"
 #include "test_main.h"
 
 #include <math.h>
@@ -26,14 +27,6 @@ static cJSON *run_graph(const char *text, SimGraph **g)
     }
     step_scenario_free(sc);
     return r;
-}
-
-static double get(const cJSON *r, const char *a, const char *b)
-{
-    const cJSON *o = cJSON_GetObjectItem(r, a);
-    if (b)
-        o = cJSON_GetObjectItem(o, b);
-    return o ? o->valuedouble : NAN;
 }
 
 /* Sum of count_per_step over listed collectives named `name`; `op` (when

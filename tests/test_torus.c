@@ -6,6 +6,7 @@
 #include "collective.h"
 #include "step.h"
 #include "test_load.h"
+#include "test_json.h"
 #include "test_main.h"
 
 #include <cjson/cJSON.h>
@@ -135,14 +136,6 @@ static void test_torus_tuner_and_refusals(void)
 }
 
 /* ---------------- Xu et al. 2020 at pod scale ---------------- */
-
-static double get(const cJSON *r, const char *a, const char *b)
-{
-    const cJSON *o = cJSON_GetObjectItem(r, a);
-    if (b)
-        o = cJSON_GetObjectItem(o, b);
-    return o ? o->valuedouble : NAN;
-}
 
 static cJSON *run(const char *topo, int hosts, const char *model, const char *opt, int per_replica)
 {
