@@ -1,0 +1,180 @@
+/* Running a table of measured steps (the CSV tables of tests/data/steps: a
+ * scenario file per row plus overrides by dotted key, and the measured
+ * tokens/s) through the step model, every row printed with its error; shared by the suites
+ * that check a calibrated or transferred accelerator preset. */
+#ifndef TEST_STEPS_H
+#define TEST_STEPS_H
+
+#include "accel.h"
+#include "calibrate.h"
+#include "step.h"
+#include "test_main.h"
+#include "workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STEPS SHARDSIM_SOURCE_DIR "/tests/data/steps/"
+
+static inline int col(gchar **head, const char *name)
+{
+    for (int i = 0; head[i]; i++)
+        if (!strcmp(head[i], name))
+            return i;
+    return -1;
+}
+
+/* The cell of the first of two columns the table has; "-" without. */
+static inline const char *cell(gchar **head, gchar **f, const char *a, const char *b)
+{
+    int i = col(head, a);
+    if (i < 0 && b)
+        i = col(head, b);
+    return i >= 0 ? f[i] : "-";
+}
+
+static inline int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    int n, fits;
+    double median, worst;
+    double p10, p90;   /* of log(predicted / measured) step time */
+    double logr[128]; /* the same, sorted */
+} Summary;
+
+/* The q-quantile, linear between order statistics (as calibrate's band). */
+static inline double quantile(const double *sorted, int n, double q)
+{
+    double pos = q * (n - 1), lo = floor(pos);
+    double a = sorted[(int)lo], b = sorted[(int)fmin(lo + 1, n - 1)];
+    return a + (b - a) * (pos - lo);
+}
+
+/* The architecture is the one that ran: its parameter count, where the
+ * table gives it (ref.num_params). */
+static inline void check_params(gchar **head, gchar **f, int seq)
+{
+    if (col(head, "ref.num_params") < 0)
+        return;
+    GError *err = NULL;
+    char *m = g_strdup_printf("{\"name\": \"mpt\", \"type\": \"transformer\", \"source\": \"test\", \"layers\": %s, "
+                              "\"hidden\": %s, \"heads\": %s, \"seq_len\": %d, \"vocab\": 50368}",
+                              f[col(head, "model.layers")], f[col(head, "model.hidden")], f[col(head, "model.heads")],
+                              seq);
+    Workload *w = workload_parse("mpt", m, strlen(m), &err);
+    g_free(m);
+    g_clear_error(&err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT_DOUBLE_EQUAL(workload_params_total(w), atof(f[col(head, "ref.num_params")]), 0.5);
+    workload_free(w);
+}
+
+/* A row's override; an accelerator file (overlay) named by the table lives
+ * beside it in tests/data/steps. */
+static inline void set_key(cJSON *root, const char *key, const char *value)
+{
+    if (!strcmp(key, "accelerator") && g_str_has_suffix(value, ".json")) {
+        char *path = g_build_filename(STEPS, value, NULL);
+        calib_accel_set_key(root, key, path);
+        g_free(path);
+    } else {
+        calib_accel_set_key(root, key, value);
+    }
+}
+
+/* Runs every row of the table (on the accelerator ACCEL instead of the
+ * rows' own, where given), prints it, checks its parameter count. */
+static inline Summary run_table_on(const char *file, const char *accel)
+{
+    Summary s = {0};
+    gchar *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(file, &text, NULL, NULL));
+    gchar **lines = g_strsplit(text, "\n", -1), **head = NULL;
+    double errs[128], *logr = s.logr;
+    printf("\n%s%s%s\n%-10s %6s %5s %4s %3s %5s %9s %11s %11s %7s %7s %s\n", file, accel ? " on " : "",
+           accel ? accel : "", "model", "seq", "GPUs", "prec", "mb",
+           "batch", "recompute", "tokens/s", "model", "error", "GiB", "fits");
+    for (gchar **l = lines; *l && s.n < 128; l++) {
+        if (!**l || **l == '#')
+            continue;
+        gchar **f = g_strsplit(*l, ",", -1);
+        if (!head) {
+            head = f;
+            continue;
+        }
+        CU_ASSERT_EQUAL_FATAL(g_strv_length(f), g_strv_length(head));
+        gchar *base = NULL, *path = g_build_filename(STEPS, f[col(head, "scenario")], NULL);
+        bool read = g_file_get_contents(path, &base, NULL, NULL);
+        g_free(path);
+        CU_ASSERT_FATAL(read);
+        cJSON *root = cJSON_Parse(base);
+        g_free(base);
+        for (int i = 0; head[i]; i++)
+            if (strcmp(head[i], "scenario") && strcmp(head[i], "tokens_per_s") && !g_str_has_prefix(head[i], "ref."))
+                set_key(root, head[i], f[i]);
+        if (accel)
+            set_key(root, "accelerator", accel);
+        char *scen = cJSON_Print(root);
+        GError *err = NULL;
+        cJSON *res = step_run_text(file, scen, &err);
+        if (!res)
+            printf("%s: %s\n", *l, err->message);
+        g_clear_error(&err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+        int seq = atoi(cell(head, f, "model.seq_len", "ref.seq_len")), gb = atoi(f[col(head, "global_batch")]);
+        double meas = atof(f[col(head, "tokens_per_s")]);
+        double tok = gb * (double)seq / cJSON_GetObjectItem(res, "step_time_s")->valuedouble, e = tok / meas - 1;
+        double gib = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "memory_per_device_bytes"), "total")->valuedouble /
+                     (1024.0 * 1024 * 1024);
+        bool fit = cJSON_IsTrue(cJSON_GetObjectItem(res, "fits"));
+        printf("%-10s %6d %5s %4s %3s %5d %9s %11.0f %11.0f %+6.1f%% %7.2f %s\n", cell(head, f, "ref.mpt", "ref.model"),
+               seq, cell(head, f, "ref.gpus", "parallelism.dp"), cell(head, f, "precision", NULL),
+               f[col(head, "micro_batch")], gb, cell(head, f, "parallelism.recompute", NULL), meas, tok, 100 * e, gib,
+               fit ? "yes" : "NO");
+        s.fits += fit;
+        logr[s.n] = -log1p(e); /* step time: predicted / measured */
+        errs[s.n++] = fabs(e);
+        s.worst = fmax(s.worst, fabs(e));
+        check_params(head, f, seq);
+        free(scen);
+        cJSON_Delete(root);
+        cJSON_Delete(res);
+        g_strfreev(f);
+    }
+    CU_ASSERT_FATAL(s.n > 0);
+    qsort(errs, (size_t)s.n, sizeof errs[0], cmp_double);
+    qsort(logr, (size_t)s.n, sizeof logr[0], cmp_double);
+    s.median = s.n % 2 ? errs[s.n / 2] : (errs[s.n / 2 - 1] + errs[s.n / 2]) / 2;
+    s.p10 = quantile(logr, s.n, 0.1);
+    s.p90 = quantile(logr, s.n, 0.9);
+    printf("%d rows: median |error| %.1f%%, max %.1f%%, log(predicted/measured step) p10 %.3f p90 %.3f; %d of %d "
+           "predicted to fit\n",
+           s.n, 100 * s.median, 100 * s.worst, s.p10, s.p90, s.fits, s.n);
+    g_strfreev(head);
+    g_strfreev(lines);
+    g_free(text);
+    return s;
+}
+
+static inline Summary run_table(const char *file) { return run_table_on(file, NULL); }
+
+/* The p10/p90 of the log residuals of several tables' rows together. */
+static inline void band_of(const Summary *s, int k, double *p10, double *p90)
+{
+    double all[512];
+    int n = 0;
+    for (int t = 0; t < k; t++)
+        for (int i = 0; i < s[t].n && n < 512; i++)
+            all[n++] = s[t].logr[i];
+    qsort(all, (size_t)n, sizeof all[0], cmp_double);
+    *p10 = quantile(all, n, 0.1);
+    *p90 = quantile(all, n, 0.9);
+}
+
+#endif
