@@ -79,7 +79,7 @@ static inline void check_params(gchar **head, gchar **f, int seq)
  * beside it in tests/data/steps. */
 static inline void set_key(cJSON *root, const char *key, const char *value)
 {
-    if (!strcmp(key, "accelerator") && g_str_has_suffix(value, ".json")) {
+    if (!strcmp(key, "accelerator") && g_str_has_suffix(value, ".json") && !g_path_is_absolute(value)) {
         char *path = g_build_filename(STEPS, value, NULL);
         calib_accel_set_key(root, key, path);
         g_free(path);
