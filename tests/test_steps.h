@@ -133,10 +133,12 @@ static inline Summary run_table_on(const char *file, const char *accel)
         double gib = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "memory_per_device_bytes"), "total")->valuedouble /
                      (1024.0 * 1024 * 1024);
         bool fit = cJSON_IsTrue(cJSON_GetObjectItem(res, "fits"));
+        const cJSON *par = cJSON_GetObjectItem(root, "parallelism");
+        const char *prec = cJSON_GetStringValue(cJSON_GetObjectItem(root, "precision")),
+                   *rc = cJSON_GetStringValue(cJSON_GetObjectItem(par, "recompute"));
         printf("%-10s %6d %5s %4s %3s %5d %9s %11.0f %11.0f %+6.1f%% %7.2f %s\n", cell(head, f, "ref.mpt", "ref.model"),
-               seq, cell(head, f, "ref.gpus", "parallelism.dp"), cell(head, f, "precision", NULL),
-               f[col(head, "micro_batch")], gb, cell(head, f, "parallelism.recompute", NULL), meas, tok, 100 * e, gib,
-               fit ? "yes" : "NO");
+               seq, cell(head, f, "ref.gpus", "parallelism.dp"), prec ? prec : "-", f[col(head, "micro_batch")], gb,
+               rc ? rc : "-", meas, tok, 100 * e, gib, fit ? "yes" : "NO");
         s.fits += fit;
         logr[s.n] = -log1p(e); /* step time: predicted / measured */
         errs[s.n++] = fabs(e);
