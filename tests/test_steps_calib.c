@@ -56,16 +56,10 @@ static void test_nemo(void)
  * row's log(predicted / measured), both sources together. */
 static void test_band(void)
 {
-    Summary a = run_table(STEPS "llmfoundry-mpt-h100-80gb-heldout.csv"), b = run_table(STEPS "nemo-24.07-h100-fp8.csv");
-    double all[256];
-    int n = 0;
-    for (int i = 0; i < a.n; i++)
-        all[n++] = a.logr[i];
-    for (int i = 0; i < b.n; i++)
-        all[n++] = b.logr[i];
-    qsort(all, (size_t)n, sizeof all[0], cmp_double);
-    double p10 = quantile(all, n, 0.1), p90 = quantile(all, n, 0.9);
-    printf("%d held-out rows: log(predicted/measured step) p10 %.3f p90 %.3f\n", n, p10, p90);
+    Summary s[2] = {run_table(STEPS "llmfoundry-mpt-h100-80gb-heldout.csv"), run_table(STEPS "nemo-24.07-h100-fp8.csv")};
+    double p10, p90;
+    band_of(s, 2, &p10, &p90);
+    printf("%d held-out rows: log(predicted/measured step) p10 %.3f p90 %.3f\n", s[0].n + s[1].n, p10, p90);
     GError *err = NULL;
     Accel *h = accel_load("h100-sxm", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
