@@ -55,6 +55,7 @@ dgx-h200-cluster 450e9 400e9
 gb200-nvl72 900e9 0
 mi325x-node 448e9 0
 mi325x-cluster 448e9 400e9
+mi300x-cluster 448e9 400e9
 alps-gh200-dragonfly 450e9 100e9
 EOF
 
