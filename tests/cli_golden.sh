@@ -30,7 +30,7 @@ validate_preset() {
     *h100-pcie*) echo h100-pcie-nvlink ;;
     *gh200*) echo gh200-slingshot ;;
     *mi300x_8gpu*) echo mi300x-node ;;
-    *mi300x_2node*) echo mi355x-cluster ;;
+    *mi300x_2node*) echo mi300x-cluster ;;
     *mi325x*) echo mi325x-cluster ;;
     *mi355x*) echo mi355x-cluster ;;
     osu_*oci-bm-optimized3.36*) echo oci-bm-optimized3.36 ;;

@@ -45,6 +45,9 @@ static const Expect EXPECT[] = {
       10737418240ull, 10737418240ull, NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "NVIDIA A100-SXM4-40GB", "2.25.1" },
     { DATA_TRACES, "nccl-tests_allreduce_gh200_2node2gpu_slingshot_cscs-alps.txt", 0, 8, 1048576ull,
       134217728ull, NCCLTESTS_ALLREDUCE, 2, 2, 1, 2, "NVIDIA GH200 120GB", "2.30.7" },
+    /* the same machine's 2 x 4 GPUs from CSCS's NCCL page; nccl-tests 2.17.1 prints no version */
+    { DATA_TRACES, "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-alps-ce.txt", 0, 25, 8ull,
+      134217728ull, NCCLTESTS_ALLREDUCE, 8, 2, 4, 8, "NVIDIA GH200 120GB", NULL },
     { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.26.5_ocitutorials-ubuntu.txt", 0,
       1, 10737418240ull, 10737418240ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", NULL },
     /* four runs under "====== N-node ======" lines, no Rank lines: the nodes

@@ -49,7 +49,7 @@ static void test_every_preset(void)
         {"gb200-nvl72", 72, 1, false},    {"mi325x-node", 8, 1, false},
         {"mi325x-cluster", 16, 2, false}, {"alps-gh200-dragonfly", 896, 224, false},
         {"gh200-slingshot", 8, 2, false}, {"h100-pcie-nvlink", 2, 1, false},
-        {"oci-bm-gpu4.8", 16, 2, false},
+        {"oci-bm-gpu4.8", 16, 2, false},  {"mi300x-cluster", 16, 2, false},
         {"oci-bm-optimized3.36", 144, 4, false},
     };
     char **names = topo_list_presets();
