@@ -243,6 +243,7 @@ cJSON *plan_result_json(const Plan *p)
     cJSON_AddStringToObject(o, "model", p->model);
     cJSON_AddNumberToObject(o, "parameters", p->params);
     cJSON_AddStringToObject(o, "accelerator", p->accel);
+    cJSON_AddNumberToObject(o, "peak_flops_per_gpu", p->peak_flops); /* MFU's denominator */
     cJSON_AddStringToObject(o, "objective", obj_name(p->o.objective));
     cJSON_AddNumberToObject(o, "candidates", p->cands->len);
     int pre = p->counts[PLAN_DISCARD_NODES];
