@@ -85,7 +85,7 @@ static void plan_check_csv_free(char ***rows)
     g_free(rows);
 }
 
-static void plan_check_header(void)
+G_GNUC_UNUSED static void plan_check_header(void)
 {
     printf("\n%-22s %-32s %9s %9s %9s %12s %-30s %9s %6s %8s %8s\n", "row", "published (in the model)", "step(s)",
            "paper(s)", "model/pap", "rank", "the plan's best", "step(s)", "pub/bst", "days", "C/6NT");
@@ -94,7 +94,7 @@ static void plan_check_header(void)
 /* Plans `scenario` under `o` (its locate[0] the published layout), prints
  * one line and asserts the checks above; `published_s` the paper's step
  * (NaN: not published); `hidden`, `seq_len` for attention's share. */
-static void plan_check_row(const char *what, const char *scenario, PlanOptions *o, double published_s, int hidden,
+G_GNUC_UNUSED static void plan_check_row(const char *what, const char *scenario, PlanOptions *o, double published_s, int hidden,
                            int seq_len, bool known_low)
 {
     cJSON *j = plan_check_json(scenario, o);
