@@ -101,6 +101,7 @@ typedef struct {
     bool free_batch;           /* the global batch may round to each candidate's dp x micro-batch */
     unsigned deny;             /* bit per PlanFeature; the default denies offload only */
     PlanMatch fix;             /* only candidates that match are searched */
+    double memory_fraction;    /* fits: below this share of the accelerator's memory (default 1) */
     PlanMatch locate[PLAN_MAX_LOCATE]; /* layouts whose rank is reported exactly */
     int nlocate;
     int top;                   /* simulated in full; default 50 */

@@ -227,6 +227,7 @@ cJSON *plan_constraints_json(const Plan *p)
     char *fix = plan_match_text(&p->o.fix);
     cJSON_AddStringToObject(o, "fixed", fix);
     g_free(fix);
+    cJSON_AddNumberToObject(o, "memory_fraction", p->o.memory_fraction);
     cJSON *d = cJSON_AddArrayToObject(o, "denied");
     for (int f = 0; f < PLAN_NFEATURES; f++)
         if (p->o.deny >> f & 1u)

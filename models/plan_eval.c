@@ -118,7 +118,7 @@ static char *eval_text(const Plan *p, int i, EvalMode mode)
     return out;
 }
 
-static void read_text(PlanResult *res, const char *text, EvalMode mode)
+static void read_text(const Plan *p, PlanResult *res, const char *text, EvalMode mode)
 {
     g_free(res->error);
     res->error = NULL;
@@ -138,7 +138,10 @@ static void read_text(PlanResult *res, const char *text, EvalMode mode)
         res->error = g_strdup("unreadable result");
         return;
     }
-    res->reason = fits ? PLAN_OK : PLAN_DISCARD_FIT;
+    /* --memory-fraction: headroom the memory model does not see (allocator
+     * fragmentation, framework buffers) */
+    bool room = p->o.memory_fraction >= 1 || res->mem_bytes <= p->o.memory_fraction * p->hbm_bytes;
+    res->reason = fits && room ? PLAN_OK : PLAN_DISCARD_FIT;
     res->full = mode == EVAL_FULL;
     if (mode == EVAL_SCREEN)
         res->screen_s = res->step_s;
@@ -178,7 +181,7 @@ static bool eval_all(Plan *p, SimDist *d, const int *idx, int n, EvalMode mode, 
     if (!all)
         return false;
     for (int k = 0; k < n; k++)
-        read_text(&p->res[idx[k]], all[k], mode);
+        read_text(p, &p->res[idx[k]], all[k], mode);
     sim_dist_results_free(all, (size_t)n, lens);
     return true;
 }

@@ -22,7 +22,7 @@ const char *plan_reason_name(PlanReason r)
 
 void plan_options_default(PlanOptions *o)
 {
-    *o = (PlanOptions){.objective = PLAN_OBJ_TIME, .top = 50, .deny = 1u << PLAN_FEAT_OFFLOAD};
+    *o = (PlanOptions){.objective = PLAN_OBJ_TIME, .top = 50, .deny = 1u << PLAN_FEAT_OFFLOAD, .memory_fraction = 1};
     plan_match_any(&o->fix);
     PlanTrainInputs *t = &o->train;
     t->tokens = t->price_per_gpu_hour = t->failures_per_gpu_hour = t->restart_s = NAN;

@@ -98,6 +98,16 @@ grep -q "^# located tp=2,pp=2 ([0-9]* matching): tp2 pp2 .* ranks [0-9]* of [0-9
 "$BIN" "${Q[@]}" -j 1 --locate tp=8,pp=8 > "$TMP/loc.txt" 2>&1
 grep -q "^# located tp=8,pp=8 (0 matching): none ranks" "$TMP/loc.txt" || { echo "FAIL: no unmatched line"; cat "$TMP/loc.txt"; fail=1; }
 
+# --memory-fraction 0.5: every ranked candidate below half the memory, fewer ranked
+"$BIN" "${Q[@]}" -j 1 --memory-fraction 0.5 --json > "$TMP/mf.json" 2>/dev/null
+python3 - "$TMP/mf.json" "$TMP/out.json" <<'PY' || { echo "FAIL --memory-fraction"; fail=1; }
+import json, sys
+d, full = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert d["constraints"]["memory_fraction"] == 0.5
+assert all(b["memory_per_device_bytes"] <= 0.5 * 80 * 2**30 for b in d["best"])
+assert d["discarded"]["does not fit"] > full["discarded"]["does not fit"], (d["discarded"], full["discarded"])
+PY
+
 # bad input: exit 2, "shardsim: " and what is wrong
 bad() { # EXPECTED-TEXT ARGS...
     local want=$1; shift
@@ -123,6 +133,8 @@ bad "\-\-fix recompute=some" plan "$TMP/q.json" --fix recompute=some
 bad "\-\-fix zero=4" plan "$TMP/q.json" --fix zero=4
 bad "tp is given two values" plan "$TMP/q.json" --fix tp=2,tp=4
 bad "\-\-locate pp" plan "$TMP/q.json" --locate pp
+bad "\-\-memory-fraction 1.5 must be at most 1" plan "$TMP/q.json" --memory-fraction 1.5
+bad "\-\-memory-fraction" plan "$TMP/q.json" --memory-fraction 0
 bad "leave no candidate" plan "$TMP/q.json" --fix recompute=full --deny full-recompute
 bad "\-\-plot" plan "$TMP/q.json" --plot "$TMP/x.pdf"
 bad "\-\-csv" plan "$TMP/q.json" --csv "$TMP/q.json"

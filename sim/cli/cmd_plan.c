@@ -67,6 +67,7 @@ static int parse_double(const char *opt, const char *text, double lo, double *ou
 typedef struct {
     char *gpus, *tokens, *days, *objective, *max_nodes, *price, *batch, *top, *jobs, *csv, *plot, *report;
     char **cmdline;
+    char *memfrac;
     char *fail, *restart, *storage, *interval, *watts, *util, *pue;
     char **allow, **deny, **fix, **locate;
     gboolean json, mpi, exhaustive;
@@ -76,7 +77,7 @@ static void args_free(Args *a)
 {
     char **all[] = {&a->gpus, &a->tokens, &a->days, &a->objective, &a->max_nodes, &a->price, &a->batch, &a->top,
                     &a->jobs, &a->csv, &a->plot, &a->fail, &a->restart, &a->storage, &a->interval, &a->watts,
-                    &a->util, &a->pue, &a->report};
+                    &a->util, &a->pue, &a->report, &a->memfrac};
     for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
         g_free(*all[i]);
     g_strfreev(a->allow);
@@ -131,10 +132,13 @@ static int read_options(const Args *a, PlanOptions *o)
                 {"--checkpoint-interval-s", a->interval, 1, &o->train.checkpoint_interval_s},
                 {"--board-watts", a->watts, 0, &o->train.board_watts},
                 {"--power-utilisation", a->util, 0, &o->train.power_utilisation},
-                {"--pue", a->pue, 1, &o->train.pue}};
+                {"--pue", a->pue, 1, &o->train.pue},
+                {"--memory-fraction", a->memfrac, 1e-3, &o->memory_fraction}};
     for (size_t i = 0; i < G_N_ELEMENTS(nums); i++)
         if (nums[i].text && (rc = parse_double(nums[i].opt, nums[i].text, nums[i].lo, nums[i].out)))
             return rc;
+    if (o->memory_fraction > 1)
+        return cli_usage_error("plan: --memory-fraction %s must be at most 1", SIM_ECHO(a->memfrac));
     return 0;
 }
 
@@ -230,6 +234,8 @@ int cmd_plan(int argc, char **argv)
         {"fix", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.fix, "search only candidates with these values", "KEY=V[,...]"},
         {"locate", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.locate,
          "report the rank, step and gap to the best of the best candidate that matches (exact rank)", "KEY=V[,...]"},
+        {"memory-fraction", 0, 0, G_OPTION_ARG_STRING, &a.memfrac,
+         "a candidate fits below F x the accelerator's memory (default 1)", "F"},
         {"top", 0, 0, G_OPTION_ARG_STRING, &a.top, "simulate the best K in full (default 50)", "K"},
         {"jobs", 'j', 0, G_OPTION_ARG_STRING, &a.jobs, "threads (default: the number of CPUs)", "N"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &a.json, "print one JSON object", NULL},
