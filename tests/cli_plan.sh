@@ -98,13 +98,13 @@ grep -q "^# located tp=2,pp=2 ([0-9]* matching): tp2 pp2 .* ranks [0-9]* of [0-9
 "$BIN" "${Q[@]}" -j 1 --locate tp=8,pp=8 > "$TMP/loc.txt" 2>&1
 grep -q "^# located tp=8,pp=8 (0 matching): none ranks" "$TMP/loc.txt" || { echo "FAIL: no unmatched line"; cat "$TMP/loc.txt"; fail=1; }
 
-# --memory-fraction 0.5: every ranked candidate below half the memory, fewer ranked
-"$BIN" "${Q[@]}" -j 1 --memory-fraction 0.5 --json > "$TMP/mf.json" 2>/dev/null
+# --memory-fraction 0.05: every ranked candidate below 4 GiB of the 80, more that do not fit
+"$BIN" "${Q[@]}" -j 1 --memory-fraction 0.05 --json > "$TMP/mf.json" 2>/dev/null
 python3 - "$TMP/mf.json" "$TMP/out.json" <<'PY' || { echo "FAIL --memory-fraction"; fail=1; }
 import json, sys
 d, full = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-assert d["constraints"]["memory_fraction"] == 0.5
-assert all(b["memory_per_device_bytes"] <= 0.5 * 80 * 2**30 for b in d["best"])
+assert d["constraints"]["memory_fraction"] == 0.05
+assert all(b["memory_per_device_bytes"] <= 0.05 * 80 * 2**30 for b in d["best"])
 assert d["discarded"]["does not fit"] > full["discarded"]["does not fit"], (d["discarded"], full["discarded"])
 PY
 
