@@ -51,13 +51,59 @@ typedef struct {
     double pue;
 } PlanTrainInputs;
 
+/* The searched dimensions a --fix or a --locate names (plan_constraints.c). */
+typedef enum {
+    PLAN_KEY_GPUS, PLAN_KEY_TP, PLAN_KEY_PP, PLAN_KEY_VPP, PLAN_KEY_CP, PLAN_KEY_DP, PLAN_KEY_EP, PLAN_KEY_MB,
+    PLAN_KEY_ZERO, PLAN_KEY_RECOMPUTE, /* 0 none, 1 selective, 2 full */
+    PLAN_KEY_SP, PLAN_KEY_TPOV, PLAN_KEY_OFFLOAD, /* 0 off, 1 on */
+    PLAN_NKEYS
+} PlanKey;
+
+/* A value per key, -1 for any: "tp=8,pp=12,recompute=full". */
+typedef struct {
+    int v[PLAN_NKEYS];
+} PlanMatch;
+
+/* What --allow / --deny open or close (a candidate that uses a denied
+ * feature is not searched): what a published run's software had. */
+typedef enum {
+    PLAN_FEAT_OFFLOAD,     /* denied unless allowed */
+    PLAN_FEAT_SELECTIVE,   /* selective recomputation */
+    PLAN_FEAT_FULL,        /* full recomputation */
+    PLAN_FEAT_DISTOPT,     /* ZeRO 1-3 (Megatron's distributed optimizer is ZeRO-1) */
+    PLAN_FEAT_ZERO2,       /* ZeRO 2-3 */
+    PLAN_FEAT_ZERO3,       /* ZeRO-3 */
+    PLAN_FEAT_SP,          /* sequence parallelism */
+    PLAN_FEAT_TPOV,        /* tp_comm_overlap */
+    PLAN_FEAT_INTERLEAVE,  /* virtual stages > 1 */
+    PLAN_FEAT_CP,          /* context parallelism */
+    PLAN_FEAT_EP,          /* expert parallelism */
+    PLAN_NFEATURES
+} PlanFeature;
+
+#define PLAN_MAX_LOCATE 16
+
+void plan_match_any(PlanMatch *m);
+/* "KEY=VALUE[,KEY=VALUE...]" merged into m (a key given twice with two
+ * values is an error); `opt` names the option in messages. */
+bool plan_parse_match(const char *opt, const char *text, PlanMatch *m, GError **err);
+/* "FEATURE[,FEATURE...]" set in (deny) or cleared from the mask. */
+bool plan_parse_features(const char *opt, const char *text, bool deny, unsigned *mask, GError **err);
+const char *plan_key_name(PlanKey k);
+const char *plan_feature_name(PlanFeature f);
+char *plan_match_text(const PlanMatch *m); /* "tp=8,recompute=full" */
+
 typedef struct {
     int gpus_lo, gpus_hi;      /* 0: the scenario's own */
     int max_nodes;             /* 0: no limit */
     double max_days;           /* 0: no limit */
     PlanObjective objective;
     bool free_batch;           /* the global batch may round to each candidate's dp x micro-batch */
-    bool allow_offload;
+    unsigned deny;             /* bit per PlanFeature; the default denies offload only */
+    PlanMatch fix;             /* only candidates that match are searched */
+    double memory_fraction;    /* fits: below this share of the accelerator's memory (default 1) */
+    PlanMatch locate[PLAN_MAX_LOCATE]; /* layouts whose rank is reported exactly */
+    int nlocate;
     int top;                   /* simulated in full; default 50 */
     bool exhaustive;           /* screen every candidate that fits (else prune by the lower bound) */
     int jobs;                  /* threads; <= 0: the processors */
@@ -83,7 +129,8 @@ bool plan_run(Plan *p, SimDist *d, GError **err);
 
 /* {"scenario", "objective", "gpus", "candidates", "screened", "discarded":
  *  {reason: n}, "reference": {...}, "ranked": [...top k in full...],
- *  "pareto": {"gpus_days": [...], "cost_days": [...]}, "inputs": {...}} */
+ *  "pareto": {"gpus_days": [...], "cost_days": [...]}, "inputs": {...},
+ *  "constraints": {"fixed", "denied"}, "located": [...]} */
 cJSON *plan_result_json(const Plan *p);
 void plan_print_table(const Plan *p, FILE *f);
 bool plan_write_csv(const Plan *p, const char *path, GError **err);

@@ -118,7 +118,7 @@ static char *eval_text(const Plan *p, int i, EvalMode mode)
     return out;
 }
 
-static void read_text(PlanResult *res, const char *text, EvalMode mode)
+static void read_text(const Plan *p, PlanResult *res, const char *text, EvalMode mode)
 {
     g_free(res->error);
     res->error = NULL;
@@ -138,7 +138,10 @@ static void read_text(PlanResult *res, const char *text, EvalMode mode)
         res->error = g_strdup("unreadable result");
         return;
     }
-    res->reason = fits ? PLAN_OK : PLAN_DISCARD_FIT;
+    /* --memory-fraction: headroom the memory model does not see (allocator
+     * fragmentation, framework buffers) */
+    bool room = p->o.memory_fraction >= 1 || res->mem_bytes <= p->o.memory_fraction * p->hbm_bytes;
+    res->reason = fits && room ? PLAN_OK : PLAN_DISCARD_FIT;
     res->full = mode == EVAL_FULL;
     if (mode == EVAL_SCREEN)
         res->screen_s = res->step_s;
@@ -178,7 +181,7 @@ static bool eval_all(Plan *p, SimDist *d, const int *idx, int n, EvalMode mode, 
     if (!all)
         return false;
     for (int k = 0; k < n; k++)
-        read_text(&p->res[idx[k]], all[k], mode);
+        read_text(p, &p->res[idx[k]], all[k], mode);
     sim_dist_results_free(all, (size_t)n, lens);
     return true;
 }
@@ -241,8 +244,47 @@ static int by_bound(const void *a, const void *b)
 
 #define PLAN_ROUND 64 /* candidates screened between updates of the bound: fixed, so output never depends on ranks */
 
+/* Screens every candidate that matches a --locate (and fits); returns the
+ * worst over the locations of their best objective (-inf: none), the value
+ * a bound must beat not to be pruned, so that each location's rank is exact. */
+static bool screen_located(Plan *p, SimDist *d, bool *done, GArray *ks, int k, double *worst, GError **err)
+{
+    *worst = -INFINITY;
+    if (p->o.nlocate == 0)
+        return true;
+    GArray *idx = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int i = 0; i < (int)p->cands->len; i++)
+        for (int l = 0; l < p->o.nlocate; l++)
+            if (p->res[i].reason == PLAN_OK && plan_match(&p->o.locate[l], &g_array_index(p->cands, PlanCand, i))) {
+                g_array_append_val(idx, i);
+                done[i] = true;
+                break;
+            }
+    bool ok = eval_all(p, d, (const int *)(void *)idx->data, (int)idx->len, EVAL_SCREEN, err);
+    p->nsim += (int)idx->len;
+    for (int l = 0; ok && l < p->o.nlocate; l++) {
+        double best = INFINITY;
+        for (guint j = 0; j < idx->len; j++) {
+            int i = g_array_index(idx, int, j);
+            const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
+            if (p->res[i].reason == PLAN_OK && plan_match(&p->o.locate[l], c))
+                best = MIN(best, objective_at(p, i, p->res[i].step_s));
+        }
+        if (isfinite(best))
+            *worst = MAX(*worst, best);
+    }
+    for (guint j = 0; ok && j < idx->len; j++) {
+        int i = g_array_index(idx, int, j);
+        if (p->res[i].reason == PLAN_OK)
+            kth_add(kth_of(ks, g_array_index(p->cands, PlanCand, i).gpus, k), k, objective_at(p, i, p->res[i].step_s));
+    }
+    g_array_free(idx, TRUE);
+    return ok;
+}
+
 /* Screens the candidates that fit, best bound first, in rounds; stops
- * where no bound can beat its GPU count's k-th best (all, if exhaustive). */
+ * where no bound can beat its GPU count's k-th best nor a location's best
+ * (all, if exhaustive). */
 static bool screen(Plan *p, SimDist *d, GError **err)
 {
     int n = (int)p->cands->len, k = MAX(p->o.top, 1), nb = 0;
@@ -253,9 +295,11 @@ static bool screen(Plan *p, SimDist *d, GError **err)
     qsort(b, (size_t)nb, sizeof *b, by_bound);
     GArray *ks = g_array_new(FALSE, FALSE, sizeof(Kth));
     int *batch = g_new(int, PLAN_ROUND + 1);
-    bool ok = true;
+    bool *done = g_new0(bool, n ? n : 1);
+    double located = -INFINITY;
+    bool ok = screen_located(p, d, done, ks, k, &located, err);
     int next = 0;
-    bool ref_done = p->ref_index < 0 || p->res[p->ref_index].reason != PLAN_OK;
+    bool ref_done = p->ref_index < 0 || p->res[p->ref_index].reason != PLAN_OK || done[p->ref_index];
     while (ok && next < nb) {
         int m = 0;
         if (!ref_done) /* the scenario's own configuration is always screened */
@@ -263,10 +307,11 @@ static bool screen(Plan *p, SimDist *d, GError **err)
         ref_done = true;
         for (; next < nb && m < PLAN_ROUND; next++) {
             int i = b[next].i;
-            if (i == p->ref_index)
+            if (i == p->ref_index || done[i])
                 continue;
             /* strictly worse: a tie could still win on the candidate order */
-            if (!p->o.exhaustive && b[next].lb > kth_value(kth_of(ks, g_array_index(p->cands, PlanCand, i).gpus, k), k))
+            double kth = kth_value(kth_of(ks, g_array_index(p->cands, PlanCand, i).gpus, k), k);
+            if (!p->o.exhaustive && b[next].lb > MAX(kth, located))
                 p->res[i].reason = PLAN_PRUNED;
             else
                 batch[m++] = i;
@@ -284,8 +329,31 @@ static bool screen(Plan *p, SimDist *d, GError **err)
         g_free(g_array_index(ks, Kth, j).best);
     g_array_free(ks, TRUE);
     g_free(batch);
+    g_free(done);
     g_free(b);
     return ok;
+}
+
+/* The best ranked candidate of each --locate (-1: none), and how many match. */
+static void find_located(Plan *p)
+{
+    for (int l = 0; l < p->o.nlocate; l++) {
+        p->loc[l] = -1;
+        p->loc_matches[l] = 0;
+        for (int k = 0; k < p->nranked && p->loc[l] < 0; k++)
+            if (plan_match(&p->o.locate[l], &g_array_index(p->cands, PlanCand, p->order[k])))
+                p->loc[l] = p->order[k];
+        for (guint i = 0; i < p->cands->len; i++)
+            p->loc_matches[l] += plan_match(&p->o.locate[l], &g_array_index(p->cands, PlanCand, i));
+    }
+}
+
+static void add_once(GArray *a, int i)
+{
+    for (guint j = 0; j < a->len; j++)
+        if (g_array_index(a, int, j) == i)
+            return;
+    g_array_append_val(a, i);
 }
 
 bool plan_run(Plan *p, SimDist *d, GError **err)
@@ -315,12 +383,17 @@ bool plan_run(Plan *p, SimDist *d, GError **err)
     }
     if (p->ref_index >= 0 && !ref_in && p->res[p->ref_index].reason == PLAN_OK)
         g_array_append_val(best, p->ref_index);
+    find_located(p); /* by the screen: each location's best in full too */
+    for (int l = 0; l < p->o.nlocate; l++)
+        if (p->loc[l] >= 0)
+            add_once(best, p->loc[l]);
     ok = eval_all(p, d, (const int *)(void *)best->data, (int)best->len, EVAL_FULL, err);
     g_array_free(best, TRUE);
     if (!ok)
         return false;
     p->nfull = k;
     plan_rank(p);
+    find_located(p);
     return true;
 }
 

@@ -49,6 +49,8 @@ struct Plan {
     int nranked, nfull;
     int nsim; /* candidates the screen simulated */
     int counts[PLAN_NREASONS];
+    int loc[PLAN_MAX_LOCATE];  /* the best candidate of each --locate, -1: none ranks */
+    int loc_matches[PLAN_MAX_LOCATE]; /* candidates that match it */
 };
 
 /* plan_space.c */
@@ -57,6 +59,13 @@ bool plan_space_build(Plan *p, GError **err);
 PlanReason plan_space_check(const Plan *p, const PlanCand *c);
 /* "tp8 pp16 v2 dp8 mb1 z1 full sp" */
 char *plan_cand_label(const PlanCand *c);
+
+/* plan_constraints.c */
+bool plan_match(const PlanMatch *m, const PlanCand *c);
+bool plan_cand_uses(const PlanCand *c, PlanFeature f);
+/* Not denied, and matches --fix. */
+bool plan_cand_allowed(const Plan *p, const PlanCand *c);
+cJSON *plan_constraints_json(const Plan *p);
 
 /* plan_eval.c: the candidate's scenario (flow contention as asked). */
 cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full);

@@ -162,6 +162,78 @@ static void front(const Plan *p, bool by_cost, bool *flags)
     g_free(v);
 }
 
+/* A --locate: its best candidate's exact rank among the ranked, its step
+ * and days in full, and the gap to the best. */
+typedef struct {
+    int rank;
+    double step_s, days, best_step_s, best_days, best_obj, obj;
+    PlanTrain full;
+} Located;
+
+static bool located(const Plan *p, int l, Located *out)
+{
+    int i = p->loc[l];
+    if (i < 0 || p->nranked == 0)
+        return false;
+    const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
+    PlanResult r = p->res[i];
+    plan_train_compute(p, c, r.step_s, &r.t); /* its full simulation's */
+    const PlanResult *b = &p->res[p->order[0]];
+    *out = (Located){rank_of(p, i), r.step_s, r.t.days, b->step_s, b->t.days,
+                     plan_objective_value(p, &g_array_index(p->cands, PlanCand, p->order[0]), b),
+                     plan_objective_value(p, c, &r), r.t};
+    return true;
+}
+
+static cJSON *located_json(const Plan *p, int l)
+{
+    Located x;
+    cJSON *o;
+    if (located(p, l, &x)) {
+        o = cand_json(p, p->loc[l], x.rank, &x.full);
+        cJSON_AddBoolToObject(o, "rank_exact", true);
+        cJSON_AddNumberToObject(o, "rank_fraction", (double)x.rank / p->nranked);
+        add_num(o, "step_ratio_to_best", x.step_s / x.best_step_s);
+        add_num(o, "days_ratio_to_best", x.days / x.best_days);
+        add_num(o, "objective_ratio_to_best", x.obj / x.best_obj);
+    } else {
+        o = cJSON_CreateObject();
+        cJSON_AddNullToObject(o, "rank");
+        cJSON *why = cJSON_AddObjectToObject(o, "discarded");
+        int n[PLAN_NREASONS] = {0};
+        for (guint i = 0; i < p->cands->len; i++)
+            if (plan_match(&p->o.locate[l], &g_array_index(p->cands, PlanCand, i)))
+                n[p->res[i].reason]++;
+        for (int r = 1; r < PLAN_NREASONS; r++)
+            if (n[r])
+                cJSON_AddNumberToObject(why, plan_reason_name((PlanReason)r), n[r]);
+    }
+    char *spec = plan_match_text(&p->o.locate[l]);
+    cJSON_AddStringToObject(o, "locate", spec);
+    g_free(spec);
+    cJSON_AddNumberToObject(o, "matches", p->loc_matches[l]);
+    return o;
+}
+
+static void print_located(const Plan *p, int l, FILE *f)
+{
+    Located x;
+    char *spec = plan_match_text(&p->o.locate[l]);
+    if (located(p, l, &x)) {
+        char *label = plan_cand_label(&g_array_index(p->cands, PlanCand, p->loc[l]));
+        fprintf(f,
+                "# located %s (%d matching): %s ranks %d of %d (top %.1f%%, exact): step %.4f s in full, %.2f days; "
+                "%.3fx the best's step (%.4f s), %+.2f days\n",
+                spec, p->loc_matches[l], label, x.rank, p->nranked, 100.0 * x.rank / p->nranked, x.step_s, x.days,
+                x.step_s / x.best_step_s, x.best_step_s, x.days - x.best_days);
+        g_free(label);
+    } else {
+        fprintf(f, "# located %s (%d matching): none ranks (see --json's \"located\" for why)\n", spec,
+                p->loc_matches[l]);
+    }
+    g_free(spec);
+}
+
 static const char *obj_name(PlanObjective o) { return o == PLAN_OBJ_COST ? "cost" : o == PLAN_OBJ_THROUGHPUT ? "throughput" : "time"; }
 
 cJSON *plan_result_json(const Plan *p)
@@ -171,6 +243,7 @@ cJSON *plan_result_json(const Plan *p)
     cJSON_AddStringToObject(o, "model", p->model);
     cJSON_AddNumberToObject(o, "parameters", p->params);
     cJSON_AddStringToObject(o, "accelerator", p->accel);
+    cJSON_AddNumberToObject(o, "peak_flops_per_gpu", p->peak_flops); /* MFU's denominator */
     cJSON_AddStringToObject(o, "objective", obj_name(p->o.objective));
     cJSON_AddNumberToObject(o, "candidates", p->cands->len);
     int pre = p->counts[PLAN_DISCARD_NODES];
@@ -210,6 +283,10 @@ cJSON *plan_result_json(const Plan *p)
     } else {
         cJSON_AddNullToObject(o, "reference");
     }
+    cJSON_AddItemToObject(o, "constraints", plan_constraints_json(p));
+    cJSON *loc = cJSON_AddArrayToObject(o, "located");
+    for (int l = 0; p->res && l < p->o.nlocate; l++)
+        cJSON_AddItemToArray(loc, located_json(p, l));
     cJSON *ranked = cJSON_AddArrayToObject(o, "best");
     for (int k = 0; k < p->nfull; k++)
         cJSON_AddItemToArray(ranked, cand_json(p, p->order[k], k + 1, NULL));
@@ -269,6 +346,8 @@ void plan_print_table(const Plan *p, FILE *f)
     } else {
         fprintf(f, "# the scenario's own configuration is not in the search space\n");
     }
+    for (int l = 0; l < p->o.nlocate; l++)
+        print_located(p, l, f);
     const cJSON *par = cJSON_GetObjectItem(j, "pareto");
     fprintf(f, "# Pareto front, GPUs against days: %d configurations; cost against days: %d\n",
             cJSON_GetArraySize(cJSON_GetObjectItem(par, "gpus_days")),

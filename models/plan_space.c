@@ -22,7 +22,8 @@ const char *plan_reason_name(PlanReason r)
 
 void plan_options_default(PlanOptions *o)
 {
-    *o = (PlanOptions){.objective = PLAN_OBJ_TIME, .top = 50};
+    *o = (PlanOptions){.objective = PLAN_OBJ_TIME, .top = 50, .deny = 1u << PLAN_FEAT_OFFLOAD, .memory_fraction = 1};
+    plan_match_any(&o->fix);
     PlanTrainInputs *t = &o->train;
     t->tokens = t->price_per_gpu_hour = t->failures_per_gpu_hour = t->restart_s = NAN;
     t->storage_bps_per_gpu = t->checkpoint_interval_s = t->board_watts = t->power_utilisation = t->pue = NAN;
@@ -145,31 +146,72 @@ static int cand_batch(const Plan *p, const PlanCand *c)
 
 static bool add(Plan *p, PlanCand *c, GError **err)
 {
+    long per = (long)c->tp * c->pp * c->cp;
+    c->dp = c->gpus % per ? 0 : (int)(c->gpus / per);
+    c->gb = cand_batch(p, c);
+    /* --fix, --deny: not searched; nor what a fix could make meaningless
+     * (sequence parallelism without tp, tp_comm_overlap without it, offload
+     * without ZeRO, virtual stages without a pipeline) */
+    if (!plan_cand_allowed(p, c) || (c->sp && c->tp == 1) || (c->tp_overlap && !c->sp) || (c->offload && !c->zero) ||
+        (c->vpp > 1 && c->pp == 1))
+        return true;
     if (p->cands->len >= PLAN_MAX_CANDIDATES) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: more than %d candidates; narrow --gpus",
                     PLAN_MAX_CANDIDATES);
         return false;
     }
-    long per = (long)c->tp * c->pp * c->cp;
-    c->dp = c->gpus % per ? 0 : (int)(c->gpus / per);
-    c->gb = cand_batch(p, c);
     g_array_append_val(p->cands, *c);
     return true;
+}
+
+/* The values a dimension takes: the fixed one, else the defaults [lo, hi]
+ * (doubling or stepping by one) and the scenario's own value when outside
+ * them (its configuration is then a candidate: BLOOM's 12 stages, three
+ * virtual stages). */
+typedef struct {
+    int n, v[72];
+} Values;
+
+static Values values(const Plan *p, PlanKey k, int lo, int hi, bool doubling, int own)
+{
+    Values r = {0};
+    if (p->o.fix.v[k] >= 0) {
+        r.v[r.n++] = p->o.fix.v[k];
+        return r;
+    }
+    bool has_own = own < lo;
+    for (int x = lo; x <= hi && r.n < 64; x = doubling ? 2 * x : x + 1) {
+        r.v[r.n++] = x;
+        has_own = has_own || x == own;
+    }
+    if (!has_own)
+        r.v[r.n++] = own;
+    return r;
 }
 
 /* Every combination of the options for one (gpus, tp, pp, vpp, cp, ep). */
 static bool add_options(Plan *p, PlanCand c, GError **err)
 {
-    for (c.mb = 1; c.mb <= 8; c.mb *= 2)
-        for (c.zero = 0; c.zero <= 3; c.zero++)
-            for (c.recompute = 0; c.recompute <= 2; c.recompute++)
-                for (int sp = 0; sp <= (c.tp > 1); sp++)
-                    for (int ov = 0; ov <= sp; ov++) /* tp_comm_overlap needs sequence parallelism */
-                        for (int off = 0; off <= (p->o.allow_offload && c.zero > 0); off++) {
-                            c.sp = sp, c.tp_overlap = ov, c.offload = off;
+    Values mb = values(p, PLAN_KEY_MB, 1, 8, true, p->ref.mb), z = values(p, PLAN_KEY_ZERO, 0, 3, false, 0);
+    Values rc = values(p, PLAN_KEY_RECOMPUTE, 0, 2, false, 0);
+    for (int a = 0; a < mb.n; a++)
+        for (int b = 0; b < z.n; b++)
+            for (int r = 0; r < rc.n; r++) {
+                c.mb = mb.v[a], c.zero = z.v[b], c.recompute = rc.v[r];
+                /* sequence parallelism only with tp; tp_comm_overlap needs it; offload needs ZeRO */
+                Values sp = values(p, PLAN_KEY_SP, 0, c.tp > 1, false, 0);
+                for (int s = 0; s < sp.n; s++) {
+                    Values ov = values(p, PLAN_KEY_TPOV, 0, sp.v[s], false, 0);
+                    Values off = values(p, PLAN_KEY_OFFLOAD, 0, !(p->o.deny >> PLAN_FEAT_OFFLOAD & 1u) && c.zero > 0,
+                                        false, 0);
+                    for (int o = 0; o < ov.n; o++)
+                        for (int f = 0; f < off.n; f++) {
+                            c.sp = sp.v[s], c.tp_overlap = ov.v[o], c.offload = off.v[f];
                             if (!add(p, &c, err))
                                 return false;
                         }
+                }
+            }
     return true;
 }
 
@@ -183,16 +225,24 @@ static bool add_gpus(Plan *p, int gpus, GError **err)
     c.nodes = gpus % p->rpn == 0 ? gpus / p->rpn : gpus < p->rpn ? 1 : 0;
     /* context parallelism splits sequences into chunks of at least 1024 tokens */
     int cpmax = MIN(8, MAX(1, p->seq_len / 1024)), epmax = p->experts > 1 ? p->experts : 1;
-    for (c.tp = 1; c.tp <= MIN(p->rpn, gpus); c.tp *= 2)
-        for (c.pp = 1; c.pp <= MIN(p->layers, gpus); c.pp++) {
-            if (!pp_value(gpus, c.tp, c.pp))
+    Values tp = values(p, PLAN_KEY_TP, 1, MIN(p->rpn, gpus), true, p->ref.tp);
+    Values cp = values(p, PLAN_KEY_CP, 1, cpmax, true, p->ref.cp), ep = values(p, PLAN_KEY_EP, 1, epmax, true, p->ref.ep);
+    for (int t = 0; t < tp.n; t++) {
+        c.tp = tp.v[t];
+        int fpp = p->o.fix.v[PLAN_KEY_PP];
+        for (c.pp = fpp > 0 ? fpp : 1; c.pp <= (fpp > 0 ? fpp : MIN(p->layers, gpus)); c.pp++) {
+            if (c.tp > gpus || !pp_value(gpus, c.tp, c.pp))
                 continue;
-            for (c.vpp = 1; c.vpp <= (c.pp > 1 ? 4 : 1); c.vpp *= 2)
-                for (c.cp = 1; c.cp <= cpmax; c.cp *= 2)
-                    for (c.ep = 1; c.ep <= epmax; c.ep *= 2)
+            Values vpp = c.pp > 1 ? values(p, PLAN_KEY_VPP, 1, 4, true, p->ref.vpp) : values(p, PLAN_KEY_VPP, 1, 1, true, 1);
+            for (int v = 0; v < vpp.n; v++)
+                for (int a = 0; a < cp.n; a++)
+                    for (int e = 0; e < ep.n; e++) {
+                        c.vpp = vpp.v[v], c.cp = cp.v[a], c.ep = ep.v[e];
                         if (!add_options(p, c, err))
                             return false;
+                    }
         }
+    }
     return true;
 }
 
@@ -223,5 +273,12 @@ bool plan_space_build(Plan *p, GError **err)
             return false;
     }
     p->ref_index = find_ref(p);
+    if (p->cands->len == 0) {
+        char *fix = plan_match_text(&p->o.fix);
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: --fix %s and --deny leave no candidate to search",
+                    *fix ? fix : "(none)");
+        g_free(fix);
+        return false;
+    }
     return true;
 }

@@ -48,6 +48,9 @@ cat >"$tmp/q.json" <<'EOF2'
 EOF2
 same plan 2 plan "$tmp/q.json" --gpus 8-16 --tokens 2B --top 5
 same planjson 3 plan "$tmp/q.json" --gpus 8-16 --tokens 2B --top 5 --json
+# constraints and a location (its candidates screened in their own pass)
+same planloc 2 plan "$tmp/q.json" --gpus 8-16 --tokens 2B --top 5 --fix zero=1 --deny selective-recompute \
+    --locate tp=2,pp=2 --locate gpus=16,tp=1,mb=2 --json
 
 # bad input under mpirun: exit 2, the message once (rank 0 speaks)
 printf '{"model": "gpt3-6.7b",\n "nodes": "many"}\n' >"$tmp/bad.json"

@@ -72,6 +72,42 @@ assert d['discarded']['over the node limit'] > 0 and all(b['config']['gpus'] == 
 "$BIN" "${Q[@]}" --days 0.000001 > /dev/null 2> "$TMP/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "no configuration" "$TMP/err" || { echo "FAIL --days: rc $rc"; cat "$TMP/err"; fail=1; }
 
+# constraints and locations: only what --fix/--deny allow; the located
+# layout's rank, step and gap on the table and in --json
+"$BIN" "${Q[@]}" -j 1 --fix recompute=full,zero=1 --deny sequence-parallel --locate tp=2,pp=2 \
+    --locate tp=1,pp=1,dp=8,mb=1 --json > "$TMP/loc.json" 2> "$TMP/err" || { echo "FAIL --locate:"; cat "$TMP/err"; fail=1; }
+python3 - "$TMP/loc.json" <<'PY' || { echo "FAIL --fix/--locate JSON"; fail=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["constraints"]["fixed"] == "zero=1,recompute=full", d["constraints"]
+assert "sequence-parallel" in d["constraints"]["denied"] and "offload" in d["constraints"]["denied"]
+for b in d["best"]:
+    c = b["config"]
+    assert c["recompute"] == "full" and c["zero_stage"] == 1 and not c["sequence_parallel"], b["label"]
+loc = d["located"]
+assert [l["locate"] for l in loc] == ["tp=2,pp=2", "tp=1,pp=1,dp=8,mb=1"]
+for l in loc:
+    print(l["locate"], "->", l["label"], "rank", l["rank"], "of", d["ranked"], "step", l["step_time_s"],
+          "x%.3f" % l["step_ratio_to_best"])
+    assert l["rank_exact"] and l["rank"] >= 1 and l["simulated_in_full"] and l["step_ratio_to_best"] >= 1
+    assert l["config"]["tp"] == int(l["locate"].split(",")[0].split("=")[1])
+PY
+"$BIN" "${Q[@]}" -j 1 --locate tp=2,pp=2 > "$TMP/loc.txt" 2>&1
+grep -q "^# located tp=2,pp=2 ([0-9]* matching): tp2 pp2 .* ranks [0-9]* of [0-9]* (top .*, exact): step .* the best's step" \
+    "$TMP/loc.txt" || { echo "FAIL: no located line:"; cat "$TMP/loc.txt"; fail=1; }
+"$BIN" "${Q[@]}" -j 1 --locate tp=8,pp=8 > "$TMP/loc.txt" 2>&1
+grep -q "^# located tp=8,pp=8 (0 matching): none ranks" "$TMP/loc.txt" || { echo "FAIL: no unmatched line"; cat "$TMP/loc.txt"; fail=1; }
+
+# --memory-fraction 0.05: every ranked candidate below 4 GiB of the 80, more that do not fit
+"$BIN" "${Q[@]}" -j 1 --memory-fraction 0.05 --json > "$TMP/mf.json" 2>/dev/null
+python3 - "$TMP/mf.json" "$TMP/out.json" <<'PY' || { echo "FAIL --memory-fraction"; fail=1; }
+import json, sys
+d, full = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert d["constraints"]["memory_fraction"] == 0.05
+assert all(b["memory_per_device_bytes"] <= 0.05 * 80 * 2**30 for b in d["best"])
+assert d["discarded"]["does not fit"] > full["discarded"]["does not fit"], (d["discarded"], full["discarded"])
+PY
+
 # bad input: exit 2, "shardsim: " and what is wrong
 bad() { # EXPECTED-TEXT ARGS...
     local want=$1; shift
@@ -91,6 +127,15 @@ bad "\-\-top" plan "$TMP/q.json" --top 0
 bad "\-\-max-nodes" plan "$TMP/q.json" --max-nodes 0
 bad "\-\-global-batch" plan "$TMP/q.json" --global-batch sometimes
 bad "\-\-allow" plan "$TMP/q.json" --allow magic
+bad "\-\-deny magic: the features are: offload, selective-recompute" plan "$TMP/q.json" --deny magic
+bad "\-\-fix tq=2: 'tq=2' is not KEY=VALUE" plan "$TMP/q.json" --fix tq=2
+bad "\-\-fix recompute=some" plan "$TMP/q.json" --fix recompute=some
+bad "\-\-fix zero=4" plan "$TMP/q.json" --fix zero=4
+bad "tp is given two values" plan "$TMP/q.json" --fix tp=2,tp=4
+bad "\-\-locate pp" plan "$TMP/q.json" --locate pp
+bad "\-\-memory-fraction 1.5 must be at most 1" plan "$TMP/q.json" --memory-fraction 1.5
+bad "\-\-memory-fraction" plan "$TMP/q.json" --memory-fraction 0
+bad "leave no candidate" plan "$TMP/q.json" --fix recompute=full --deny full-recompute
 bad "\-\-plot" plan "$TMP/q.json" --plot "$TMP/x.pdf"
 bad "\-\-csv" plan "$TMP/q.json" --csv "$TMP/q.json"
 echo '{"topology": "dgx-a100-cluster", "model": "gpt3-125m"}' > "$TMP/nob.json"

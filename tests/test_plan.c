@@ -1,18 +1,15 @@
-/* shardsim plan (models/plan*.c) against published configurations and its
- * own invariants:
- *  - Megatron-LM Table 1 (Narayanan et al. 2021), the 1.7B row (32 A100
- *    80GB, t1 p1 d32, batch 512, full recomputation): the plan's best is at
- *    least as fast in the model as the published layout, whose rank is
- *    printed (exact within the best 10, else a lower bound: the screen
- *    prunes);
- *  - BLOOM's final layout (BigScience 2022, arXiv:2211.05100 section 3.4.2:
- *    176B on 384 A100 80GB, tp4 pp12 dp8, ZeRO-1, bf16, global batch 2048,
- *    micro-batch 2): the same;
- *  - time to train agrees with 6 x parameters x tokens / (GPUs x peak x
- *    MFU) at the predicted MFU (within the attention FLOPs 6 N leaves out);
+/* shardsim plan (models/plan*.c): its own invariants (the published
+ * configurations are checked in tests/test_plan_megatron.c,
+ * test_plan_published.c and test_plan_zero.c):
  *  - the pruned screen's best k and fronts equal the exhaustive screen's,
  *    the step's lower bound never exceeds the simulated step, and the
- *    output does not depend on the number of threads. */
+ *    output does not depend on the number of threads;
+ *  - --fix and --deny: every candidate searched has the fixed values and
+ *    none of the denied features, and fewer are searched;
+ *  - --locate: the located layout's rank and step are those of the
+ *    exhaustive screen (the pruned screen keeps every candidate whose bound
+ *    beats the located one);
+ *  - time to train: Young's interval and goodput. */
 #include "plan.h"
 #include "test_main.h"
 
@@ -64,69 +61,6 @@ static void print_best(const cJSON *j, int rows)
         printf("%5.0f %-40s %9.4f %6.1f %8.2f\n", num(b, "rank"), cJSON_GetObjectItem(b, "label")->valuestring,
                num(b, "step_time_s"), 100 * num(b, "mfu"), num(cJSON_GetObjectItem(b, "time_to_train"), "days"));
     }
-}
-
-/* The published layout against the plan's best; prints both and the rank. */
-static void check_published(const char *what, const char *scenario, int gpus, double peak, int seq_len, int hidden)
-{
-    PlanOptions o;
-    plan_options_default(&o);
-    o.top = 10;
-    o.train.tokens = 300e9;
-    cJSON *j = plan_json(scenario, &o);
-    CU_ASSERT_FATAL(j != NULL);
-    printf("\n%s: %.0f candidates, %.0f screened, %.0f ranked\n", what, num(j, "candidates"), num(j, "screened"),
-           num(j, "ranked"));
-    print_best(j, 10);
-    const cJSON *ref = cJSON_GetObjectItem(j, "reference");
-    CU_ASSERT_FATAL(cJSON_IsObject(ref));
-    const cJSON *best = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "best"), 0);
-    const cJSON *rank = cJSON_GetObjectItem(ref, "rank");
-    printf("published %s: step %.4f s in full, rank %s%.0f of %.0f ranked (best %.4f s, %.2fx faster)\n",
-           cJSON_GetObjectItem(ref, "label")->valuestring, num(ref, "step_time_s"),
-           cJSON_IsNumber(rank) && num(ref, "rank") > 10 ? ">= " : "", cJSON_IsNumber(rank) ? num(ref, "rank") : -1,
-           num(j, "ranked"), num(best, "step_time_s"), num(ref, "step_time_s") / num(best, "step_time_s"));
-    CU_ASSERT(cJSON_IsNumber(rank));
-    CU_ASSERT(num(best, "step_time_s") <= num(ref, "step_time_s") * (1 + 1e-12));
-    CU_ASSERT(num(cJSON_GetObjectItem(best, "config"), "gpus") == gpus);
-    /* time to train against 6 N T / (GPUs x peak x MFU), compute time only:
-     * MFU counts the model's FLOPs, 6 N per token plus attention's
-     * (Narayanan et al. eq. 3: a share of about s / 6h more), so the
-     * simulated time may exceed the estimate by that share, never fall short */
-    const cJSON *t = cJSON_GetObjectItem(best, "time_to_train");
-    double tokens = num(t, "steps") * num(cJSON_GetObjectItem(best, "config"), "global_batch") * seq_len;
-    double est = 6 * num(j, "parameters") * tokens / (gpus * peak * num(best, "mfu"));
-    double ratio = num(t, "compute_s") / est;
-    printf("time to train: %.2f days of compute; 6 N T / (G peak MFU) at MFU %.1f %%: %.2f days (ratio %.3f, "
-           "attention share s/6h %.3f)\n",
-           num(t, "compute_s") / 86400, 100 * num(best, "mfu"), est / 86400, ratio, seq_len / (6.0 * hidden));
-    CU_ASSERT(ratio >= 1 - 1e-9 && ratio <= 1 + seq_len / (6.0 * hidden) + 0.03);
-    cJSON_Delete(j);
-}
-
-static void test_megatron(void)
-{
-    check_published("Megatron-LM Table 1, 1.7B on 32 A100",
-                    "{\"accelerator\": \"a100-80gb\", \"topology\": \"dgx-a100-cluster\", \"nodes\": 4,"
-                    " \"model\": \"megatron-gpt-1.7b\", \"global_batch\": 512, \"micro_batch\": 1,"
-                    " \"precision\": \"fp16\", \"optimizer\": \"adam\", \"attention\": \"unfused\","
-                    " \"parallelism\": {\"dp\": 32, \"tp\": 1, \"pp\": 1, \"recompute\": \"full\"}}",
-                    32, 312e12, 2048, 2304);
-}
-
-static void test_bloom(void)
-{
-    /* BLOOM-176B (BigScience 2022, Table 1 and section 3.4): 70 layers,
-     * hidden 14336, 112 heads, vocabulary 250,880, sequence 2048, ALiBi (no
-     * learned positions: "rotary" stands for it, neither has position
-     * parameters); Jean Zay's 48 nodes of 8 A100 80GB */
-    check_published("BLOOM 176B on 384 A100 80GB",
-                    "{\"accelerator\": \"a100-80gb\", \"topology\": \"dgx-a100-cluster\", \"nodes\": 48,"
-                    " \"model\": {\"name\": \"bloom-176b\", \"layers\": 70, \"hidden\": 14336, \"heads\": 112,"
-                    " \"seq_len\": 2048, \"vocab\": 250880, \"position\": \"rotary\"},"
-                    " \"global_batch\": 2048, \"micro_batch\": 2, \"precision\": \"bf16\", \"optimizer\": \"adam\","
-                    " \"parallelism\": {\"dp\": 8, \"tp\": 4, \"pp\": 12, \"zero_stage\": 1, \"recompute\": \"full\"}}",
-                    384, 312e12, 2048, 14336);
 }
 
 /* A small search where everything can be simulated: the pruned screen
@@ -214,11 +148,91 @@ static void test_train_model(void)
     cJSON_Delete(hi);
 }
 
+static const char small[] = "{\"accelerator\": \"a100-80gb\", \"topology\": \"dgx-a100-cluster\", \"nodes\": 1,"
+                            " \"model\": \"gpt3-125m\", \"global_batch\": 32, \"micro_batch\": 1,"
+                            " \"parallelism\": {\"dp\": 8, \"tp\": 1, \"pp\": 1}}";
+
+static void test_constraints(void)
+{
+    PlanOptions o;
+    plan_options_default(&o);
+    o.top = 1000;
+    o.gpus_lo = 4;
+    o.gpus_hi = 8;
+    o.exhaustive = true;
+    cJSON *all = plan_json(small, &o);
+    GError *err = NULL;
+    CU_ASSERT_FATAL(plan_parse_match("--fix", "recompute=full,mb=2", &o.fix, &err));
+    CU_ASSERT_FATAL(plan_parse_features("--deny", "interleaving,sequence-parallel", true, &o.deny, &err));
+    cJSON *some = plan_json(small, &o);
+    CU_ASSERT_FATAL(all && some);
+    printf("\n%.0f candidates, %.0f with --fix recompute=full,mb=2 --deny interleaving,sequence-parallel\n",
+           num(all, "candidates"), num(some, "candidates"));
+    CU_ASSERT(num(some, "candidates") < num(all, "candidates") && num(some, "ranked") > 0);
+    const cJSON *b;
+    cJSON_ArrayForEach(b, cJSON_GetObjectItem(some, "best"))
+    {
+        const cJSON *c = cJSON_GetObjectItem(b, "config");
+        CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(c, "recompute")->valuestring, "full");
+        CU_ASSERT(num(c, "micro_batch") == 2 && num(c, "virtual_stages") == 1);
+        CU_ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(c, "sequence_parallel")));
+    }
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(some, "constraints"), "fixed")->valuestring,
+                           "mb=2,recompute=full");
+    /* contradictory constraints leave nothing, and say so */
+    CU_ASSERT_FATAL(plan_parse_features("--deny", "full-recompute", true, &o.deny, &err));
+    CU_ASSERT(plan_json(small, &o) == NULL);
+    /* a key given two values, an unknown key or feature */
+    CU_ASSERT(!plan_parse_match("--fix", "tp=2,tp=4", &o.fix, &err));
+    g_clear_error(&err);
+    CU_ASSERT(!plan_parse_match("--fix", "tq=2", &o.fix, &err));
+    g_clear_error(&err);
+    CU_ASSERT(!plan_parse_match("--fix", "recompute=some", &o.fix, &err));
+    g_clear_error(&err);
+    CU_ASSERT(!plan_parse_features("--deny", "magic", true, &o.deny, &err));
+    g_clear_error(&err);
+    cJSON_Delete(all);
+    cJSON_Delete(some);
+}
+
+static void test_locate(void)
+{
+    PlanOptions o;
+    plan_options_default(&o);
+    o.top = 3;
+    o.gpus_lo = 4;
+    o.gpus_hi = 8;
+    const char *specs[] = {"tp=2,pp=2", "gpus=4,tp=4,mb=1,recompute=full", "tp=1,pp=1,dp=8,mb=1,recompute=none"};
+    GError *err = NULL;
+    for (int l = 0; l < 3; l++) {
+        plan_match_any(&o.locate[l]);
+        CU_ASSERT_FATAL(plan_parse_match("--locate", specs[l], &o.locate[o.nlocate++], &err));
+    }
+    cJSON *pruned = plan_json(small, &o);
+    o.exhaustive = true;
+    cJSON *all = plan_json(small, &o);
+    CU_ASSERT_FATAL(pruned && all);
+    CU_ASSERT(num(pruned, "screen_simulated") < num(all, "screen_simulated"));
+    for (int l = 0; l < 3; l++) {
+        const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(pruned, "located"), l);
+        const cJSON *b = cJSON_GetArrayItem(cJSON_GetObjectItem(all, "located"), l);
+        printf("located %s: %s rank %.0f of %.0f (exhaustive %.0f of %.0f), step %.6f s, %.3fx the best\n", specs[l],
+               cJSON_GetObjectItem(a, "label")->valuestring, num(a, "rank"), num(pruned, "ranked"), num(b, "rank"),
+               num(all, "ranked"), num(a, "step_time_s"), num(a, "step_ratio_to_best"));
+        CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(a, "label")->valuestring, cJSON_GetObjectItem(b, "label")->valuestring);
+        CU_ASSERT_EQUAL(num(a, "rank"), num(b, "rank"));
+        CU_ASSERT_EQUAL(num(a, "step_time_s"), num(b, "step_time_s"));
+        CU_ASSERT(num(a, "step_ratio_to_best") >= 1 && num(a, "matches") >= 1);
+    }
+    cJSON_Delete(pruned);
+    cJSON_Delete(all);
+}
+
 static const TestCase tests[] = {
     {"time to train: failures, checkpoints", test_train_model},
     {"pruned screen = exhaustive, threads", test_pruned_equals_exhaustive},
-    {"Megatron-LM Table 1 1.7B: best and rank", test_megatron},
-    {"BLOOM 176B on 384 A100: best and rank", test_bloom},
+    {"--fix, --deny: only what they allow is searched", test_constraints},
+    {"--locate: the exact rank, pruned or exhaustive", test_locate},
 };
 
 TEST_MAIN("plan", tests)

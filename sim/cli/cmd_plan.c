@@ -32,6 +32,14 @@ static const char plan_description[] =
     "busiest pipeline stage's chain of compute and tensor-parallel collectives) and skips those whose\n"
     "bound cannot reach the --top best of their GPU count: the best --top and the Pareto fronts are\n"
     "those of --exhaustive, which simulates them all (and gives every rank exactly).\n"
+    "Constraints, to ask what a run's software allowed: --fix KEY=VALUE[,...] searches only those\n"
+    "values (keys gpus, tp, pp, vpp, cp, dp, ep, mb, zero, recompute none|selective|full, sp, tp_overlap,\n"
+    "offload on|off), e.g. --fix recompute=full,zero=0 for Megatron-LM 2021; --deny FEATURE[,...] and\n"
+    "--allow FEATURE[,...] close or open selective-recompute, full-recompute, distributed-optimizer\n"
+    "(ZeRO 1-3), zero-2, zero-3, sequence-parallel, tp-comm-overlap, interleaving, context-parallel,\n"
+    "expert-parallel, offload (denied unless allowed).  --locate KEY=VALUE[,...] (repeatable) finds the\n"
+    "best candidate that matches, simulates it in full and prints its exact rank, its step and days and\n"
+    "how far it is from the best (the screen then also simulates every candidate whose bound beats it).\n"
     "--mpi (under mpirun) splits the candidates over the ranks; the output is the same as one\n"
     "process's.  Exit status: 0 when a configuration is ranked; 2 for bad input or none ranked.";
 
@@ -59,8 +67,9 @@ static int parse_double(const char *opt, const char *text, double lo, double *ou
 typedef struct {
     char *gpus, *tokens, *days, *objective, *max_nodes, *price, *batch, *top, *jobs, *csv, *plot, *report;
     char **cmdline;
+    char *memfrac;
     char *fail, *restart, *storage, *interval, *watts, *util, *pue;
-    char **allow;
+    char **allow, **deny, **fix, **locate;
     gboolean json, mpi, exhaustive;
 } Args;
 
@@ -68,10 +77,13 @@ static void args_free(Args *a)
 {
     char **all[] = {&a->gpus, &a->tokens, &a->days, &a->objective, &a->max_nodes, &a->price, &a->batch, &a->top,
                     &a->jobs, &a->csv, &a->plot, &a->fail, &a->restart, &a->storage, &a->interval, &a->watts,
-                    &a->util, &a->pue, &a->report};
+                    &a->util, &a->pue, &a->report, &a->memfrac};
     for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
         g_free(*all[i]);
     g_strfreev(a->allow);
+    g_strfreev(a->deny);
+    g_strfreev(a->fix);
+    g_strfreev(a->locate);
     g_strfreev(a->cmdline);
 }
 
@@ -88,10 +100,21 @@ static int read_options(const Args *a, PlanOptions *o)
         return cli_usage_error("plan: --global-batch %s is not fixed or free", SIM_ECHO(a->batch));
     o->free_batch = a->batch && !strcmp(a->batch, "free");
     o->exhaustive = a->exhaustive;
-    for (char **v = a->allow; v && *v; v++) {
-        if (strcmp(*v, "offload"))
-            return cli_usage_error("plan: --allow %s: the features that can be allowed are: offload", SIM_ECHO(*v));
-        o->allow_offload = true;
+    for (char **v = a->allow; v && *v; v++)
+        if (!plan_parse_features("--allow", *v, false, &o->deny, &err))
+            return cli_fail(err);
+    for (char **v = a->deny; v && *v; v++)
+        if (!plan_parse_features("--deny", *v, true, &o->deny, &err))
+            return cli_fail(err);
+    for (char **v = a->fix; v && *v; v++)
+        if (!plan_parse_match("--fix", *v, &o->fix, &err))
+            return cli_fail(err);
+    for (char **v = a->locate; v && *v; v++) {
+        if (o->nlocate == PLAN_MAX_LOCATE)
+            return cli_usage_error("plan: at most %d --locate", PLAN_MAX_LOCATE);
+        plan_match_any(&o->locate[o->nlocate]);
+        if (!plan_parse_match("--locate", *v, &o->locate[o->nlocate++], &err))
+            return cli_fail(err);
     }
     if ((a->max_nodes && (rc = cli_parse_count("plan", "--max-nodes", a->max_nodes, 1, 1 << 20, &o->max_nodes))) ||
         (a->top && (rc = cli_parse_count("plan", "--top", a->top, 1, 100000, &o->top))) ||
@@ -109,10 +132,13 @@ static int read_options(const Args *a, PlanOptions *o)
                 {"--checkpoint-interval-s", a->interval, 1, &o->train.checkpoint_interval_s},
                 {"--board-watts", a->watts, 0, &o->train.board_watts},
                 {"--power-utilisation", a->util, 0, &o->train.power_utilisation},
-                {"--pue", a->pue, 1, &o->train.pue}};
+                {"--pue", a->pue, 1, &o->train.pue},
+                {"--memory-fraction", a->memfrac, 1e-3, &o->memory_fraction}};
     for (size_t i = 0; i < G_N_ELEMENTS(nums); i++)
         if (nums[i].text && (rc = parse_double(nums[i].opt, nums[i].text, nums[i].lo, nums[i].out)))
             return rc;
+    if (o->memory_fraction > 1)
+        return cli_usage_error("plan: --memory-fraction %s must be at most 1", SIM_ECHO(a->memfrac));
     return 0;
 }
 
@@ -202,7 +228,14 @@ int cmd_plan(int argc, char **argv)
         {"max-nodes", 0, 0, G_OPTION_ARG_STRING, &a.max_nodes, "at most N nodes", "N"},
         {"price-per-gpu-hour", 0, 0, G_OPTION_ARG_STRING, &a.price, "dollars per GPU-hour", "P"},
         {"global-batch", 0, 0, G_OPTION_ARG_STRING, &a.batch, "fixed (default) or free", "MODE"},
-        {"allow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.allow, "also search a feature: offload", "FEATURE"},
+        {"allow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.allow, "also search a feature (offload is denied by default)",
+         "FEATURE[,...]"},
+        {"deny", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.deny, "do not search a feature (see below)", "FEATURE[,...]"},
+        {"fix", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.fix, "search only candidates with these values", "KEY=V[,...]"},
+        {"locate", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.locate,
+         "report the rank, step and gap to the best of the best candidate that matches (exact rank)", "KEY=V[,...]"},
+        {"memory-fraction", 0, 0, G_OPTION_ARG_STRING, &a.memfrac,
+         "a candidate fits below F x the accelerator's memory (default 1)", "F"},
         {"top", 0, 0, G_OPTION_ARG_STRING, &a.top, "simulate the best K in full (default 50)", "K"},
         {"jobs", 'j', 0, G_OPTION_ARG_STRING, &a.jobs, "threads (default: the number of CPUs)", "N"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &a.json, "print one JSON object", NULL},
