@@ -18,6 +18,8 @@
 
 enum { HW_NVLINK, HW_PCIE, HW_NET, HW_NUM };
 enum { KIND_RING, KIND_TREE, KIND_COLLNET, KIND_NUM }; /* parameter families */
+/* NVIDIA GPU generations, as NCCL's tuner tells them apart (compCapIndex) */
+enum { GEN_NOT_NCCL = -2, GEN_VOLTA = 0, GEN_AMPERE, GEN_HOPPER, GEN_BLACKWELL, GEN_NUM };
 
 /* A NIC transport's costs beyond what the tuner's network latencies hold
  * (coll_params.c: "transports"). */
@@ -71,6 +73,12 @@ struct CollParams {
     double tree_correction[COLL_NUM_PROTOS][TREE_CORR]; /* tree bandwidth factor by log2(bytes/64) */
     double nvls_latency, nvls_fraction; /* NVLS: latency, algorithm bandwidth / GPU link rate */
     double net_overhead; /* floor of a multi-node ring's intra-node step */
+    double net_overhead_amd; /* the same on AMD hosts */
+    /* NCCL's ceilings of LL bus bandwidth (tuning.cc llMaxBws), B/s: on one
+     * node by GPU generation, across nodes by host CPU [other | AMD] and
+     * [2 nodes | more] */
+    double ll_max_one[GEN_NUM], ll_max_multi[2][2];
+    int ver_ll_max_blackwell; /* first version with Blackwell's own row */
     CollUncert unc;
     /* what came with NCCL versions (coll_algos.c reads the "nccl" object) */
     int ver_nvls, ver_nvls_tree, ver_pat; /* first version code with each */
@@ -108,6 +116,8 @@ struct CollGroup {
     int nccl_version; /* NCCL version code; 0: the newest the model knows */
     bool launch_waits;       /* a launch waits for the GPUs' prior work: host and GPU time add */
     TopoTransport transport; /* of the NICs (NONE: the network defaults) */
+    int gpu_gen;             /* GEN_*, -1: a GPU the tuner does not know */
+    TopoHostCpu host_cpu;
     /* double binary tree: the most tree edges at one node (both trees), the
      * deepest node, and the most a rank sends on intra-node links per byte
      * of the message (its chains' up and down hops) */
@@ -140,6 +150,17 @@ static inline bool coll_version_has(const CollGroup *g, int code)
 }
 /* Every node's NVSwitch reduces (NVLink SHARP) and has ranks to reduce. */
 static inline bool coll_nvls_capable(const CollGroup *g) { return topo_has_nvlink_sharp(g->t) && g->ppn > 1; }
+
+/* NCCL's ceiling on the bus bandwidth of an LL ring or tree (tuning.cc
+ * llMaxBw), INFINITY where there is none: RCCL (its AMD build rates by
+ * bwRatio instead), TPUs (no NCCL), one node of GPUs the tuner does not
+ * know (coll_group.c). */
+double coll_ll_max_bus_bw(const CollGroup *g);
+/* The network post overhead of one ring step on the group's hosts. */
+static inline double coll_net_overhead(const CollGroup *g)
+{
+    return g->host_cpu == TOPO_CPU_AMD ? g->p.net_overhead_amd : g->p.net_overhead;
+}
 
 /* Adds the NICs' transport latency to g->p's network steps (coll_group.c). */
 void coll_group_add_transport_latency(CollGroup *g);

@@ -34,7 +34,7 @@ static double ring_lat(const CollGroup *g, CollOp op, CollProto p)
         inter = steps;
     double intra = coll_intra_step_lat(g, 0, p);
     if (nn > 1 && coll_version_has(g, g->p.ver_net_overhead)) /* every step of a ring across nodes also posts to the network */
-        intra = fmax(intra, g->p.net_overhead * (p == COLL_SIMPLE ? 3 : 1));
+        intra = fmax(intra, coll_net_overhead(g) * (p == COLL_SIMPLE ? 3 : 1));
     return g->p.base[COLL_RING][p] + (steps - inter) * intra + inter * g->p.step[HW_NET][0][p];
 }
 
@@ -46,11 +46,19 @@ static double ring_plateau(const CollGroup *g, CollOp op, CollProto p, double by
     return on ? g->p.ring_plateau : 1;
 }
 
+/* The protocol's share of the ring's bus bandwidth, LL under NCCL's
+ * measured ceiling. */
+static double ring_eff(const CollGroup *g, CollProto p)
+{
+    double eff = g->p.proto_bw[KIND_RING][p], bus = ring_bus_bw(g) * eff;
+    return p == COLL_LL && bus > coll_ll_max_bus_bw(g) ? eff * coll_ll_max_bus_bw(g) / bus : eff;
+}
+
 static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
 {
     if (op == COLL_ALLTOALL)
         return false;
-    double bw = ring_bus_bw(g) * g->p.proto_bw[KIND_RING][p];
+    double bw = ring_bus_bw(g) * ring_eff(g, p);
     if (p == COLL_LL128)
         bw = min_bw(bw, g->p.ll128_max_per_ch * (g->nch > g->nics ? g->nch : (g->nics > 0 ? g->nics : 1)));
     c->latency_s = ring_lat(g, op, p);
@@ -88,7 +96,7 @@ static void build_ring(CollBuilder *b, CollOp op, CollProto p, double bytes)
     bool cyclic = op != COLL_BROADCAST && op != COLL_REDUCE;
     double hop_total = bytes * (cyclic ? coll_busbw_factor(op, n) : 1.0);
     double lat = ring_lat(g, op, p) * ring_plateau(g, op, p, bytes) - g->p.base[COLL_RING][p];
-    double eff = g->p.proto_bw[KIND_RING][p];
+    double eff = ring_eff(g, p);
     int nseg = steps < 8 ? steps : 8;
     if (!cyclic) {
         /* a chain pipelines in chunks of about a MiB, as NCCL's buffers do; its
