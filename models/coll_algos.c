@@ -61,35 +61,6 @@ static bool get_version(const SimJsonDoc *d, const cJSON *o, const char *key, in
     return *out >= 0;
 }
 
-/* "ll_max_bus_bandwidth": NCCL's LL ceilings, one node by GPU generation,
- * across nodes by host CPU. */
-static bool get_ll_max(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError **err)
-{
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "ll_max_bus_bandwidth");
-    static const char *gens[GEN_NUM] = {"volta", "ampere", "hopper", "blackwell"};
-    static const char *scales[2] = {"two_nodes", "more_nodes"}, *cpus[2] = {"intel", "amd"};
-    const cJSON *one = cJSON_GetObjectItemCaseSensitive(m, "one_node");
-    if (!cJSON_IsObject(m) || !cJSON_IsObject(one)) {
-        sim_json_error(d, m ? m : o, err, "\"nccl.ll_max_bus_bandwidth\" must be an object with one_node, two_nodes, more_nodes");
-        return false;
-    }
-    for (int k = 0; k < GEN_NUM; k++)
-        if (!sim_json_get_number(d, one, gens[k], true, 1e6, 1e15, &p->ll_max_one[k], err))
-            return false;
-    for (int s = 0; s < 2; s++) {
-        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(m, scales[s]);
-        if (!cJSON_IsObject(sc)) {
-            sim_json_error(d, sc ? sc : m, err, "\"nccl.ll_max_bus_bandwidth.%s\" must be an object with intel, amd",
-                           scales[s]);
-            return false;
-        }
-        for (int c = 0; c < 2; c++)
-            if (!sim_json_get_number(d, sc, cpus[c], true, 1e6, 1e15, &p->ll_max_multi[c][s], err))
-                return false;
-    }
-    return true;
-}
-
 bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err)
 {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(r, "nccl");
@@ -105,7 +76,10 @@ bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
     return get_version(d, since, "nvls", &p->ver_nvls, err) && get_version(d, since, "nvlstree", &p->ver_nvls_tree, err) &&
            get_version(d, since, "pat", &p->ver_pat, err) &&
            get_version(d, since, "net_overhead", &p->ver_net_overhead, err) &&
-           get_version(d, since, "ll_max_blackwell", &p->ver_ll_max_blackwell, err) && get_ll_max(d, o, p, err) &&
+           get_version(d, since, "ll_max_blackwell", &p->ver_ll_max_blackwell, err) &&
+           get_version(d, since, "collnet_simple_only", &p->ver_collnet_simple_only, err) &&
+           get_version(d, since, "ring_ll_rating", &p->ver_ring_ll_rating, err) &&
+           sim_json_get_number(d, o, "ring_ll_rating", true, 0.01, 1, &p->ring_ll_rating, err) && coll_nccl_read(d, o, p, err) &&
            sim_json_get_number(d, o, "nvls_net_step_latency_s", true, 0, 1, &p->nvls_net_lat, err) &&
            sim_json_get_number(d, o, "nvlstree_net_step_latency_s", true, 0, 1, &p->nvls_tree_net_lat, err) &&
            sim_json_get_number(d, o, "pat_base_latency_s", true, 0, 1, &p->pat_base, err) &&

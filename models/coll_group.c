@@ -226,41 +226,6 @@ void coll_group_add_transport_latency(CollGroup *g)
             g->p.step[HW_NET][k][q] += tr->latency + (q == COLL_SIMPLE ? tr->overhead : 0);
 }
 
-/* The GPU generation NCCL's tuner sees (compute capability 7.x, 8.x, 9.x,
- * 10.x and up) from the name of the topology's accelerator preset, else of
- * the topology ("dgx-b200"); GEN_NOT_NCCL for TPUs, -1 if neither names a
- * GPU the tuner knows. */
-static int gpu_generation(const Topo *t)
-{
-    static const struct {
-        const char *prefix; /* found anywhere in the name */
-        int gen;
-    } names[] = {{"v100", GEN_VOLTA},  {"a100", GEN_AMPERE},    {"a800", GEN_AMPERE},    {"h100", GEN_HOPPER},
-                 {"h200", GEN_HOPPER}, {"h800", GEN_HOPPER},    {"gh200", GEN_HOPPER},   {"b100", GEN_BLACKWELL},
-                 {"b200", GEN_BLACKWELL}, {"b300", GEN_BLACKWELL}, {"gb200", GEN_BLACKWELL}, {"gb300", GEN_BLACKWELL}};
-    const char *names_of[2] = {topo_accelerator(t), topo_name(t)};
-    for (int k = 0; k < 2; k++) {
-        if (names_of[k] && strstr(names_of[k], "tpu"))
-            return GEN_NOT_NCCL;
-        for (size_t i = 0; names_of[k] && i < G_N_ELEMENTS(names); i++)
-            if (strstr(names_of[k], names[i].prefix))
-                return names[i].gen;
-    }
-    return -1;
-}
-
-double coll_ll_max_bus_bw(const CollGroup *g)
-{
-    if (g->library == COLL_LIB_RCCL || g->gpu_gen == GEN_NOT_NCCL)
-        return INFINITY;
-    if (g->nnodes > 1) /* by the hosts: the proxy threads move LL's lines across nodes */
-        return g->p.ll_max_multi[g->host_cpu == TOPO_CPU_AMD][g->nnodes > 2];
-    int gen = g->gpu_gen;
-    if (gen == GEN_BLACKWELL && !coll_version_has(g, g->p.ver_ll_max_blackwell))
-        gen = GEN_HOPPER; /* before it NCCL rated compute capability 10 as 9 */
-    return gen >= 0 ? g->p.ll_max_one[gen] : INFINITY;
-}
-
 CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const char *params_path, GError **err)
 {
     CollParams p;
@@ -279,7 +244,7 @@ CollGroup *coll_group_new_with(const Topo *t, const int *ranks, int nranks, cons
     CollGroup *g = g_new0(CollGroup, 1);
     g->t = t;
     g->gpus_per_thread = 1;
-    g->gpu_gen = gpu_generation(t);
+    g->gpu_gen = coll_nccl_gpu_generation(t);
     g->host_cpu = topo_host_cpu(t);
     g->p = *p;
     g->n = nranks;

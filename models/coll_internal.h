@@ -58,6 +58,17 @@ typedef struct {
     double msccl_ll_max, msccl_simple_max, msccl_small_max, msccl_small_chunks, msccl_chunks, msccl_elem;
 } CollRccl;
 
+/* The latency tables the NCCL versions before `before` rate by, as
+ * differences from the newest ones (coll_nccl.c): ring (and its relatives)
+ * and tree base latencies, every step latency. */
+#define ERA_ALGOS 2
+#define COLL_MAX_ERAS 12
+typedef struct {
+    int before; /* version code */
+    double base[ERA_ALGOS][COLL_NUM_PROTOS];
+    double step[HW_NUM][2][COLL_NUM_PROTOS];
+} CollEra;
+
 /* What models/presets/collectives.json says (coll_params.c). */
 struct CollParams {
     double base[COLL_NUM_ALGOS][COLL_NUM_PROTOS];
@@ -70,6 +81,7 @@ struct CollParams {
     double launch_s;
     bool ll128_multinode;
     double ring_plateau;                    /* latency factor of multi-node Simple ring all-reduce */
+    double ring_plateau_volta;              /* the same on Volta GPUs (compute capability 7) */
     double tree_correction[COLL_NUM_PROTOS][TREE_CORR]; /* tree bandwidth factor by log2(bytes/64) */
     double nvls_latency, nvls_fraction; /* NVLS: latency, algorithm bandwidth / GPU link rate */
     double net_overhead; /* floor of a multi-node ring's intra-node step */
@@ -79,6 +91,11 @@ struct CollParams {
      * [2 nodes | more] */
     double ll_max_one[GEN_NUM], ll_max_multi[2][2];
     int ver_ll_max_blackwell; /* first version with Blackwell's own row */
+    int ver_collnet_simple_only; /* from it CollNet runs Simple only */
+    int ver_ring_ll_rating;      /* from it the tuner rates LL rings at ring_ll_rating */
+    double ring_ll_rating;
+    int n_eras;
+    CollEra era[COLL_MAX_ERAS];
     CollUncert unc;
     /* what came with NCCL versions (coll_algos.c reads the "nccl" object) */
     int ver_nvls, ver_nvls_tree, ver_pat; /* first version code with each */
@@ -126,7 +143,8 @@ struct CollGroup {
     CollLibrary library;
     /* RCCL on an 8-GPU mesh: the same group with the tuning model's
      * latencies and bandwidth ratios, which coll_cost rates choices by
-     * (coll_rccl.c); NULL: the times rate themselves */
+     * (coll_rccl.c); an older NCCL: with its version's latency tables
+     * (coll_nccl.c); NULL: the times rate themselves */
     struct CollGroup *tuner;
 };
 
@@ -142,6 +160,14 @@ bool coll_uncert_read(const SimJsonDoc *d, const cJSON *obj, CollUncert *u, GErr
 /* The "nccl" object of the parameter file (root `r`): version gates and the
  * NVLS, NVLSTree and PAT constants (coll_algos.c). */
 bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err);
+
+/* The "ll_max_bus_bandwidth" and "eras" of the "nccl" object (coll_nccl.c). */
+bool coll_nccl_read(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError **err);
+/* Where the group's NCCL version rates by other latency tables than the
+ * newest, a tuner twin with them (g->tuner; g->p final, no twin yet). */
+void coll_nccl_make_tuner(CollGroup *g);
+/* GEN_* of the topology's GPUs, GEN_NOT_NCCL (TPUs) or -1 (coll_nccl.c). */
+int coll_nccl_gpu_generation(const Topo *t);
 
 /* Whether the group's NCCL version has what came in version `code`. */
 static inline bool coll_version_has(const CollGroup *g, int code)

@@ -144,7 +144,9 @@ static bool params_read(const char *path, CollParams *p, GError **err)
         !sim_json_get_number(d, nv, "bandwidth_fraction", true, 0.01, 2, &p->nvls_fraction, err))
         goto out;
     p->ring_plateau = 1;
+    p->ring_plateau_volta = 1;
     if (!sim_json_get_number(d, r, "ring_plateau_factor", false, 1, 10, &p->ring_plateau, err) ||
+        !sim_json_get_number(d, r, "ring_plateau_factor_volta", false, 1, 10, &p->ring_plateau_volta, err) ||
         !sim_json_get_number(d, r, "net_overhead_s", false, 0, 1, &p->net_overhead, err) ||
         !sim_json_get_number(d, r, "net_overhead_amd_s", true, 0, 1, &p->net_overhead_amd, err) ||
         !coll_params_read_nccl(d, r, p, err) || !get_transports(d, r, p, err) || !coll_params_read_rccl(d, r, p, err))

@@ -43,7 +43,10 @@ static double ring_plateau(const CollGroup *g, CollOp op, CollProto p, double by
 {
     bool on = p == COLL_SIMPLE && op == COLL_ALLREDUCE && g->nnodes > 1 &&
               bytes / ((double)coll_ring_channels(g) * g->n) >= 64;
-    return on ? g->p.ring_plateau : 1;
+    if (!on)
+        return 1;
+    /* NCCL: x1.9 below compute capability 8, x1.4 from it (RCCL: 1) */
+    return g->gpu_gen == GEN_VOLTA && g->library == COLL_LIB_NCCL ? g->p.ring_plateau_volta : g->p.ring_plateau;
 }
 
 /* The protocol's share of the ring's bus bandwidth, LL under NCCL's
@@ -63,6 +66,9 @@ static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, 
         bw = min_bw(bw, g->p.ll128_max_per_ch * (g->nch > g->nics ? g->nch : (g->nics > 0 ? g->nics : 1)));
     c->latency_s = ring_lat(g, op, p);
     c->algbw_Bps = bw / coll_busbw_factor(op, g->n);
+    if (p == COLL_LL && g->library == COLL_LIB_NCCL && coll_version_has(g, g->p.ver_ring_ll_rating))
+        c->tuner_algbw_Bps = min_bw(ring_bus_bw(g) * g->p.ring_ll_rating, coll_ll_max_bus_bw(g)) /
+                             coll_busbw_factor(op, g->n); /* NCCL 2.21 on rates LL rings at twice the rate */
     c->latency_s *= ring_plateau(g, op, p, bytes);
     return true;
 }

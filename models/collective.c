@@ -51,8 +51,7 @@ double coll_busbw_factor(CollOp op, int n)
 void coll_group_set_nccl_version(CollGroup *g, int code)
 {
     g->nccl_version = code > 0 ? code : 0;
-    if (g->tuner)
-        g->tuner->nccl_version = g->nccl_version;
+    coll_rccl_apply(g); /* the version's latency tables (and a new tuner twin) */
 }
 int coll_group_nccl_version(const CollGroup *g) { return g->nccl_version; }
 

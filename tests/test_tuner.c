@@ -1,7 +1,7 @@
 /* The tuner's terms that come from NCCL's tuning.cc beyond base and step
  * latencies: the LL bus bandwidth ceilings (by GPU generation on one node,
  * by host CPU and node count across nodes), the network post overhead of AMD
- * hosts, and the latency tables of each NCCL version. */
+ * hosts, and what each NCCL version rates by. */
 #include "collective.h"
 #include "sim_data.h"
 #include "test_load.h"
@@ -129,7 +129,101 @@ static void test_bad_host_cpu(void)
     g_clear_error(&err);
 }
 
+static CollCost cost(CollGroup *g, CollAlgo a, CollProto p, double bytes)
+{
+    CollCost c;
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, a, p, bytes, &c));
+    return c;
+}
+
+/* A version rates by its own tables, and times by the newest: on 2 DGX A100
+ * nodes NCCL 2.14 rates an LL tree at 4.4 + 2 (7 x 0.52 x 1.8 + 5) us
+ * (tuning.cc then), the time is 6.8 + 2 (7 x 0.6 x 1.8 + 5) us. */
+static void test_version_tables_rate(void)
+{
+    Topo *t = load("dgx-a100-cluster", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CollCost now = cost(g, COLL_TREE, COLL_LL, 8);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.14.3"));
+    CollCost old = cost(g, COLL_TREE, COLL_LL, 8);
+    double host = coll_group_host_time(g);
+    CU_ASSERT_DOUBLE_EQUAL(old.tuner_latency_s, 4.4e-6 + 2 * (7 * 0.52e-6 * 1.8 + 5e-6), 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(old.latency_s, 6.8e-6 + 2 * (7 * 0.6e-6 * 1.8 + 5e-6), 1e-9);
+    CU_ASSERT_TRUE(host < old.latency_s);
+    /* from 2.18 the x1.8 LL factor is gone and the rating is the time */
+    CU_ASSERT_DOUBLE_EQUAL(now.latency_s, 6.8e-6 + 2 * (7 * 0.6e-6 + 5e-6), 1e-9);
+    coll_group_set_nccl_version(g, 0);
+    CU_ASSERT_DOUBLE_EQUAL(cost(g, COLL_TREE, COLL_LL, 8).latency_s, now.latency_s, 1e-15);
+    coll_group_free(g);
+    topo_free(t);
+}
+
+/* NCCL 2.23 cut the tree's Simple step rating from 28 us to 4 (NVLink) and
+ * 14 (network): at 4 MiB on 2 DGX A100 nodes 2.22 keeps the LL ring, 2.23
+ * takes the Simple tree; the tree's time is the same under both. */
+static void test_tree_simple_from_2_23(void)
+{
+    Topo *t = load("dgx-a100-cluster", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.22.3"));
+    CollCost a22 = cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 4 << 20), t22 = cost(g, COLL_TREE, COLL_SIMPLE, 4 << 20);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.23.4"));
+    CollCost a23 = cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 4 << 20), t23 = cost(g, COLL_TREE, COLL_SIMPLE, 4 << 20);
+    CU_ASSERT_EQUAL(a22.algo, COLL_RING);
+    CU_ASSERT_EQUAL(a22.proto, COLL_LL);
+    CU_ASSERT_EQUAL(a23.algo, COLL_TREE);
+    CU_ASSERT_EQUAL(a23.proto, COLL_SIMPLE);
+    CU_ASSERT_DOUBLE_EQUAL(t22.time_s, t23.time_s, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(t23.latency_s, 8.4e-6 + 2 * (7 * 4e-6 + 14e-6), 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(t22.tuner_latency_s, 2 * (7 * 28e-6 + 28e-6), 1e-9);
+    coll_group_free(g);
+    topo_free(t);
+}
+
+/* NCCL 2.21 rates an LL ring at half its bus bandwidth (1/4 before), both
+ * under the LL ceiling; the rate stays at a quarter (ABCI: 4 HDR NICs a
+ * node, 24 GB/s of bus bandwidth at a quarter, rated at 39 GB/s). */
+static void test_ring_ll_rating(void)
+{
+    Topo *t = load("abci-a100", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CollCost now = cost(g, COLL_RING, COLL_LL, 1 << 20);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.20.5"));
+    CollCost old = cost(g, COLL_RING, COLL_LL, 1 << 20);
+    CU_ASSERT_DOUBLE_EQUAL(now.algbw_Bps, old.algbw_Bps, 1e-3);
+    double f = coll_busbw_factor(COLL_ALLREDUCE, 16);
+    CU_ASSERT_DOUBLE_EQUAL(now.algbw_Bps * f, 0.25 * 4 * 25e9 * 0.96, 1e3);
+    CU_ASSERT_DOUBLE_EQUAL(now.tuner_algbw_Bps * f, 39e9, 1e3);
+    CU_ASSERT_TRUE(old.tuner_algbw_Bps == 0 || fabs(old.tuner_algbw_Bps - old.algbw_Bps) < 1e-3);
+    coll_group_free(g);
+    topo_free(t);
+}
+
+/* CollNet (SHARP) ran LL only before NCCL 2.9. */
+static void test_collnet_ll_before_2_9(void)
+{
+    Topo *t = load("abci-a100", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CollCost c;
+    CU_ASSERT_FALSE(coll_cost(g, COLL_ALLREDUCE, COLL_COLLNET, COLL_LL, 8, &c));
+    CU_ASSERT_TRUE(coll_cost(g, COLL_ALLREDUCE, COLL_COLLNET, COLL_SIMPLE, 8, &c));
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8.4"));
+    CU_ASSERT_TRUE(coll_cost(g, COLL_ALLREDUCE, COLL_COLLNET, COLL_LL, 8, &c));
+    coll_group_set_library(g, COLL_LIB_RCCL);
+    CU_ASSERT_FALSE(coll_cost(g, COLL_ALLREDUCE, COLL_COLLNET, COLL_LL, 8, &c));
+    coll_group_free(g);
+    topo_free(t);
+}
+
 static const TestCase tests[] = {
+    {"a version rates by its tables, times by the newest", test_version_tables_rate},
+    {"tree Simple from NCCL 2.23", test_tree_simple_from_2_23},
+    {"the LL ring's rating from NCCL 2.21", test_ring_ll_rating},
+    {"CollNet LL before NCCL 2.9", test_collnet_ll_before_2_9},
     {"LL ceiling across nodes by host CPU", test_ll_ceiling_across_nodes},
     {"no LL ceiling on RCCL", test_no_ll_ceiling_on_rccl},
     {"LL ceiling on one node by GPU generation", test_ll_ceiling_one_node},
