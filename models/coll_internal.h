@@ -76,6 +76,7 @@ struct CollParams {
     double ll_intra_factor;
     double proto_bw[KIND_NUM][COLL_NUM_PROTOS];
     double ll128_max_per_ch;
+    double ring_ll128_one_per_node; /* the ring's LL128 factor with one rank per node */
     double link_eff[TOPO_LINK_SHM + 1];
     int max_channels;
     double launch_s;
@@ -93,6 +94,7 @@ struct CollParams {
     int ver_ll_max_blackwell; /* first version with Blackwell's own row */
     int ver_collnet_simple_only; /* from it CollNet runs Simple only */
     int ver_ring_ll_rating;      /* from it the tuner rates LL rings at ring_ll_rating */
+    int ver_ll128_hopper;        /* from it LL128 runs across nodes on Hopper and later */
     double ring_ll_rating;
     int n_eras;
     CollEra era[COLL_MAX_ERAS];

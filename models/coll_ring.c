@@ -50,11 +50,19 @@ static double ring_plateau(const CollGroup *g, CollOp op, CollProto p, double by
 }
 
 /* The protocol's share of the ring's bus bandwidth, LL under NCCL's
- * measured ceiling. */
+ * measured ceiling, LL128 under its per-channel one (the flows carry the
+ * same share as the closed form). */
 static double ring_eff(const CollGroup *g, CollProto p)
 {
-    double eff = g->p.proto_bw[KIND_RING][p], bus = ring_bus_bw(g) * eff;
-    return p == COLL_LL && bus > coll_ll_max_bus_bw(g) ? eff * coll_ll_max_bus_bw(g) / bus : eff;
+    double eff = g->p.proto_bw[KIND_RING][p], cap = INFINITY;
+    if (p == COLL_LL128 && g->ppn < 2) /* each GPU sends and receives through its NIC */
+        eff = g->p.ring_ll128_one_per_node;
+    double bus = ring_bus_bw(g) * eff;
+    if (p == COLL_LL)
+        cap = coll_ll_max_bus_bw(g);
+    if (p == COLL_LL128)
+        cap = g->p.ll128_max_per_ch * (g->nch > g->nics ? g->nch : (g->nics > 0 ? g->nics : 1));
+    return bus > cap ? eff * cap / bus : eff;
 }
 
 static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
@@ -62,8 +70,6 @@ static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     if (op == COLL_ALLTOALL)
         return false;
     double bw = ring_bus_bw(g) * ring_eff(g, p);
-    if (p == COLL_LL128)
-        bw = min_bw(bw, g->p.ll128_max_per_ch * (g->nch > g->nics ? g->nch : (g->nics > 0 ? g->nics : 1)));
     c->latency_s = ring_lat(g, op, p);
     c->algbw_Bps = bw / coll_busbw_factor(op, g->n);
     if (p == COLL_LL && g->library == COLL_LIB_NCCL && coll_version_has(g, g->p.ver_ring_ll_rating))

@@ -219,7 +219,28 @@ static void test_collnet_ll_before_2_9(void)
     topo_free(t);
 }
 
+/* LL128 across nodes: on Hopper from NCCL 2.17 (tuning.cc: typeInter up to
+ * PATH_PXN when compute capability >= 9), not on Ampere here
+ * (ll128_multinode). */
+static void test_ll128_across_nodes_on_hopper(void)
+{
+    Topo *h = load("dgx-h100-cluster", 2), *a = load("dgx-a100-cluster", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CollGroup *gh = group(h), *ga = group(a);
+    CollCost c;
+    CU_ASSERT_TRUE(coll_cost(gh, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 1 << 20, &c));
+    CU_ASSERT_FALSE(coll_cost(ga, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 1 << 20, &c));
+    coll_group_set_nccl_version(gh, coll_nccl_version_parse("2.16.5"));
+    CU_ASSERT_FALSE(coll_cost(gh, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 1 << 20, &c));
+    coll_group_free(gh);
+    coll_group_free(ga);
+    topo_free(h);
+    topo_free(a);
+}
+
 static const TestCase tests[] = {
+    {"LL128 across nodes on Hopper", test_ll128_across_nodes_on_hopper},
     {"a version rates by its tables, times by the newest", test_version_tables_rate},
     {"tree Simple from NCCL 2.23", test_tree_simple_from_2_23},
     {"the LL ring's rating from NCCL 2.21", test_ring_ll_rating},
