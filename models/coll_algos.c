@@ -76,6 +76,11 @@ bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
     return get_version(d, since, "nvls", &p->ver_nvls, err) && get_version(d, since, "nvlstree", &p->ver_nvls_tree, err) &&
            get_version(d, since, "pat", &p->ver_pat, err) &&
            get_version(d, since, "net_overhead", &p->ver_net_overhead, err) &&
+           get_version(d, since, "ll_max_blackwell", &p->ver_ll_max_blackwell, err) &&
+           get_version(d, since, "collnet_simple_only", &p->ver_collnet_simple_only, err) &&
+           get_version(d, since, "ring_ll_rating", &p->ver_ring_ll_rating, err) &&
+           get_version(d, since, "ll128_hopper_multinode", &p->ver_ll128_hopper, err) &&
+           sim_json_get_number(d, o, "ring_ll_rating", true, 0.01, 1, &p->ring_ll_rating, err) && coll_nccl_read(d, o, p, err) &&
            sim_json_get_number(d, o, "nvls_net_step_latency_s", true, 0, 1, &p->nvls_net_lat, err) &&
            sim_json_get_number(d, o, "nvlstree_net_step_latency_s", true, 0, 1, &p->nvls_tree_net_lat, err) &&
            sim_json_get_number(d, o, "pat_base_latency_s", true, 0, 1, &p->pat_base, err) &&

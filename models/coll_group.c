@@ -244,6 +244,8 @@ CollGroup *coll_group_new_with(const Topo *t, const int *ranks, int nranks, cons
     CollGroup *g = g_new0(CollGroup, 1);
     g->t = t;
     g->gpus_per_thread = 1;
+    g->gpu_gen = coll_nccl_gpu_generation(t);
+    g->host_cpu = topo_host_cpu(t);
     g->p = *p;
     g->n = nranks;
     g->ranks = g_new(int, nranks);

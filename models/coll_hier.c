@@ -11,7 +11,9 @@ static bool cost_hier(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     bool ar = op == COLL_ALLREDUCE;
     if (!(ar || (!in_network && (op == COLL_REDUCESCATTER || op == COLL_ALLGATHER))) || g->nnodes < 2 || g->ppn < 2)
         return false;
-    if (in_network && (!g->in_network || p == COLL_LL128))
+    /* CollNet's LL ran only before NCCL 2.9 ("Oneshot CollNet only supports Simple") */
+    if (in_network && (!g->in_network || p == COLL_LL128 ||
+                       (p == COLL_LL && (g->library == COLL_LIB_RCCL || coll_version_has(g, g->p.ver_collnet_simple_only)))))
         return false;
     int kind = in_network ? KIND_COLLNET : KIND_RING;
     double k = ar ? 2 : 1; /* an all-reduce is a reduce-scatter and an all-gather */
@@ -132,7 +134,7 @@ static const char *why_not_hier(const CollGroup *g, CollOp op, CollProto p)
 static const char *why_not_collnet(const CollGroup *g, CollOp op, CollProto p)
 {
     return "collnet needs several nodes on a fabric with in-network reduction (\"in_network_reduction\" in the "
-           "topology), all-reduce only, LL or Simple";
+           "topology), all-reduce only, Simple (and LL before NCCL 2.9)";
 }
 
 const CollAlgoDesc coll_hier_algo = {COLL_HIER, "hier", "hierarchical", false,

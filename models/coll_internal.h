@@ -18,6 +18,8 @@
 
 enum { HW_NVLINK, HW_PCIE, HW_NET, HW_NUM };
 enum { KIND_RING, KIND_TREE, KIND_COLLNET, KIND_NUM }; /* parameter families */
+/* NVIDIA GPU generations, as NCCL's tuner tells them apart (compCapIndex) */
+enum { GEN_NOT_NCCL = -2, GEN_VOLTA = 0, GEN_AMPERE, GEN_HOPPER, GEN_BLACKWELL, GEN_NUM };
 
 /* A NIC transport's costs beyond what the tuner's network latencies hold
  * (coll_params.c: "transports"). */
@@ -56,6 +58,17 @@ typedef struct {
     double msccl_ll_max, msccl_simple_max, msccl_small_max, msccl_small_chunks, msccl_chunks, msccl_elem;
 } CollRccl;
 
+/* The latency tables the NCCL versions before `before` rate by, as
+ * differences from the newest ones (coll_nccl.c): ring (and its relatives)
+ * and tree base latencies, every step latency. */
+#define ERA_ALGOS 2
+#define COLL_MAX_ERAS 12
+typedef struct {
+    int before; /* version code */
+    double base[ERA_ALGOS][COLL_NUM_PROTOS];
+    double step[HW_NUM][2][COLL_NUM_PROTOS];
+} CollEra;
+
 /* What models/presets/collectives.json says (coll_params.c). */
 struct CollParams {
     double base[COLL_NUM_ALGOS][COLL_NUM_PROTOS];
@@ -63,14 +76,28 @@ struct CollParams {
     double ll_intra_factor;
     double proto_bw[KIND_NUM][COLL_NUM_PROTOS];
     double ll128_max_per_ch;
+    double ring_ll128_one_per_node; /* the ring's LL128 factor with one rank per node */
     double link_eff[TOPO_LINK_SHM + 1];
     int max_channels;
     double launch_s;
     bool ll128_multinode;
     double ring_plateau;                    /* latency factor of multi-node Simple ring all-reduce */
+    double ring_plateau_volta;              /* the same on Volta GPUs (compute capability 7) */
     double tree_correction[COLL_NUM_PROTOS][TREE_CORR]; /* tree bandwidth factor by log2(bytes/64) */
     double nvls_latency, nvls_fraction; /* NVLS: latency, algorithm bandwidth / GPU link rate */
     double net_overhead; /* floor of a multi-node ring's intra-node step */
+    double net_overhead_amd; /* the same on AMD hosts */
+    /* NCCL's ceilings of LL bus bandwidth (tuning.cc llMaxBws), B/s: on one
+     * node by GPU generation, across nodes by host CPU [other | AMD] and
+     * [2 nodes | more] */
+    double ll_max_one[GEN_NUM], ll_max_multi[2][2];
+    int ver_ll_max_blackwell; /* first version with Blackwell's own row */
+    int ver_collnet_simple_only; /* from it CollNet runs Simple only */
+    int ver_ring_ll_rating;      /* from it the tuner rates LL rings at ring_ll_rating */
+    int ver_ll128_hopper;        /* from it LL128 runs across nodes on Hopper and later */
+    double ring_ll_rating;
+    int n_eras;
+    CollEra era[COLL_MAX_ERAS];
     CollUncert unc;
     /* what came with NCCL versions (coll_algos.c reads the "nccl" object) */
     int ver_nvls, ver_nvls_tree, ver_pat; /* first version code with each */
@@ -108,6 +135,8 @@ struct CollGroup {
     int nccl_version; /* NCCL version code; 0: the newest the model knows */
     bool launch_waits;       /* a launch waits for the GPUs' prior work: host and GPU time add */
     TopoTransport transport; /* of the NICs (NONE: the network defaults) */
+    int gpu_gen;             /* GEN_*, -1: a GPU the tuner does not know */
+    TopoHostCpu host_cpu;
     /* double binary tree: the most tree edges at one node (both trees), the
      * deepest node, and the most a rank sends on intra-node links per byte
      * of the message (its chains' up and down hops) */
@@ -116,7 +145,8 @@ struct CollGroup {
     CollLibrary library;
     /* RCCL on an 8-GPU mesh: the same group with the tuning model's
      * latencies and bandwidth ratios, which coll_cost rates choices by
-     * (coll_rccl.c); NULL: the times rate themselves */
+     * (coll_rccl.c); an older NCCL: with its version's latency tables
+     * (coll_nccl.c); NULL: the times rate themselves */
     struct CollGroup *tuner;
 };
 
@@ -133,6 +163,14 @@ bool coll_uncert_read(const SimJsonDoc *d, const cJSON *obj, CollUncert *u, GErr
  * NVLS, NVLSTree and PAT constants (coll_algos.c). */
 bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err);
 
+/* The "ll_max_bus_bandwidth" and "eras" of the "nccl" object (coll_nccl.c). */
+bool coll_nccl_read(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError **err);
+/* Where the group's NCCL version rates by other latency tables than the
+ * newest, a tuner twin with them (g->tuner; g->p final, no twin yet). */
+void coll_nccl_make_tuner(CollGroup *g);
+/* GEN_* of the topology's GPUs, GEN_NOT_NCCL (TPUs) or -1 (coll_nccl.c). */
+int coll_nccl_gpu_generation(const Topo *t);
+
 /* Whether the group's NCCL version has what came in version `code`. */
 static inline bool coll_version_has(const CollGroup *g, int code)
 {
@@ -140,6 +178,17 @@ static inline bool coll_version_has(const CollGroup *g, int code)
 }
 /* Every node's NVSwitch reduces (NVLink SHARP) and has ranks to reduce. */
 static inline bool coll_nvls_capable(const CollGroup *g) { return topo_has_nvlink_sharp(g->t) && g->ppn > 1; }
+
+/* NCCL's ceiling on the bus bandwidth of an LL ring or tree (tuning.cc
+ * llMaxBw), INFINITY where there is none: RCCL (its AMD build rates by
+ * bwRatio instead), TPUs (no NCCL), one node of GPUs the tuner does not
+ * know (coll_group.c). */
+double coll_ll_max_bus_bw(const CollGroup *g);
+/* The network post overhead of one ring step on the group's hosts. */
+static inline double coll_net_overhead(const CollGroup *g)
+{
+    return g->host_cpu == TOPO_CPU_AMD ? g->p.net_overhead_amd : g->p.net_overhead;
+}
 
 /* Adds the NICs' transport latency to g->p's network steps (coll_group.c). */
 void coll_group_add_transport_latency(CollGroup *g);

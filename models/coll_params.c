@@ -133,6 +133,7 @@ static bool params_read(const char *path, CollParams *p, GError **err)
     p->ll_intra_factor = 1;
     if (!sim_json_get_number(d, r, "ll_intra_latency_factor_multinode", false, 0, 100, &p->ll_intra_factor, err) ||
         !sim_json_get_number(d, r, "ll128_max_bw_per_channel", true, 1, 1e15, &p->ll128_max_per_ch, err) ||
+        !sim_json_get_number(d, r, "ring_ll128_one_rank_per_node", true, 0.01, 1, &p->ring_ll128_one_per_node, err) ||
         !sim_json_get_int(d, r, "max_channels", false, 1, MAX_CH, &maxch, err) ||
         !sim_json_get_number(d, r, "host_launch_s", true, 0, 1, &p->launch_s, err))
         goto out;
@@ -144,8 +145,11 @@ static bool params_read(const char *path, CollParams *p, GError **err)
         !sim_json_get_number(d, nv, "bandwidth_fraction", true, 0.01, 2, &p->nvls_fraction, err))
         goto out;
     p->ring_plateau = 1;
+    p->ring_plateau_volta = 1;
     if (!sim_json_get_number(d, r, "ring_plateau_factor", false, 1, 10, &p->ring_plateau, err) ||
+        !sim_json_get_number(d, r, "ring_plateau_factor_volta", false, 1, 10, &p->ring_plateau_volta, err) ||
         !sim_json_get_number(d, r, "net_overhead_s", false, 0, 1, &p->net_overhead, err) ||
+        !sim_json_get_number(d, r, "net_overhead_amd_s", true, 0, 1, &p->net_overhead_amd, err) ||
         !coll_params_read_nccl(d, r, p, err) || !get_transports(d, r, p, err) || !coll_params_read_rccl(d, r, p, err))
         goto out;
     for (int q = 0; q < COLL_NUM_PROTOS; q++)

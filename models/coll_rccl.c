@@ -147,7 +147,7 @@ bool coll_params_read_rccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
 
 double coll_rccl_tuner_correction(const CollGroup *g, CollAlgo a, CollProto p, double bytes)
 {
-    if (!g->tuner || !(a == COLL_TREE || (a == COLL_RING && g->nnodes > 1)))
+    if (!g->tuner || g->library != COLL_LIB_RCCL || !(a == COLL_TREE || (a == COLL_RING && g->nnodes > 1)))
         return 1;
     int lg = 0; /* log2i(bytes >> 6), the last entry for all larger */
     for (double v = floor(bytes / 64); v >= 2 && lg < RCCL_CORR - 1; v /= 2)
@@ -216,6 +216,8 @@ void coll_rccl_apply(CollGroup *g)
     if (g->library == COLL_LIB_RCCL)
         put_rccl_latencies(&g->p, g->p.rccl.step);
     coll_group_add_transport_latency(g);
+    if (g->library == COLL_LIB_NCCL)
+        coll_nccl_make_tuner(g);
     if (g->library != COLL_LIB_RCCL || !mesh8(g))
         return;
     /* the twin: the tuning model's latencies and, in place of NCCL's

@@ -34,7 +34,7 @@ static double ring_lat(const CollGroup *g, CollOp op, CollProto p)
         inter = steps;
     double intra = coll_intra_step_lat(g, 0, p);
     if (nn > 1 && coll_version_has(g, g->p.ver_net_overhead)) /* every step of a ring across nodes also posts to the network */
-        intra = fmax(intra, g->p.net_overhead * (p == COLL_SIMPLE ? 3 : 1));
+        intra = fmax(intra, coll_net_overhead(g) * (p == COLL_SIMPLE ? 3 : 1));
     return g->p.base[COLL_RING][p] + (steps - inter) * intra + inter * g->p.step[HW_NET][0][p];
 }
 
@@ -43,18 +43,38 @@ static double ring_plateau(const CollGroup *g, CollOp op, CollProto p, double by
 {
     bool on = p == COLL_SIMPLE && op == COLL_ALLREDUCE && g->nnodes > 1 &&
               bytes / ((double)coll_ring_channels(g) * g->n) >= 64;
-    return on ? g->p.ring_plateau : 1;
+    if (!on)
+        return 1;
+    /* NCCL: x1.9 below compute capability 8, x1.4 from it (RCCL: 1) */
+    return g->gpu_gen == GEN_VOLTA && g->library == COLL_LIB_NCCL ? g->p.ring_plateau_volta : g->p.ring_plateau;
+}
+
+/* The protocol's share of the ring's bus bandwidth, LL under NCCL's
+ * measured ceiling, LL128 under its per-channel one (the flows carry the
+ * same share as the closed form). */
+static double ring_eff(const CollGroup *g, CollProto p)
+{
+    double eff = g->p.proto_bw[KIND_RING][p], cap = INFINITY;
+    if (p == COLL_LL128 && g->ppn < 2) /* each GPU sends and receives through its NIC */
+        eff = g->p.ring_ll128_one_per_node;
+    double bus = ring_bus_bw(g) * eff;
+    if (p == COLL_LL)
+        cap = coll_ll_max_bus_bw(g);
+    if (p == COLL_LL128)
+        cap = g->p.ll128_max_per_ch * (g->nch > g->nics ? g->nch : (g->nics > 0 ? g->nics : 1));
+    return bus > cap ? eff * cap / bus : eff;
 }
 
 static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
 {
     if (op == COLL_ALLTOALL)
         return false;
-    double bw = ring_bus_bw(g) * g->p.proto_bw[KIND_RING][p];
-    if (p == COLL_LL128)
-        bw = min_bw(bw, g->p.ll128_max_per_ch * (g->nch > g->nics ? g->nch : (g->nics > 0 ? g->nics : 1)));
+    double bw = ring_bus_bw(g) * ring_eff(g, p);
     c->latency_s = ring_lat(g, op, p);
     c->algbw_Bps = bw / coll_busbw_factor(op, g->n);
+    if (p == COLL_LL && g->library == COLL_LIB_NCCL && coll_version_has(g, g->p.ver_ring_ll_rating))
+        c->tuner_algbw_Bps = min_bw(ring_bus_bw(g) * g->p.ring_ll_rating, coll_ll_max_bus_bw(g)) /
+                             coll_busbw_factor(op, g->n); /* NCCL 2.21 on rates LL rings at twice the rate */
     c->latency_s *= ring_plateau(g, op, p, bytes);
     return true;
 }
@@ -88,7 +108,7 @@ static void build_ring(CollBuilder *b, CollOp op, CollProto p, double bytes)
     bool cyclic = op != COLL_BROADCAST && op != COLL_REDUCE;
     double hop_total = bytes * (cyclic ? coll_busbw_factor(op, n) : 1.0);
     double lat = ring_lat(g, op, p) * ring_plateau(g, op, p, bytes) - g->p.base[COLL_RING][p];
-    double eff = g->p.proto_bw[KIND_RING][p];
+    double eff = ring_eff(g, p);
     int nseg = steps < 8 ? steps : 8;
     if (!cyclic) {
         /* a chain pipelines in chunks of about a MiB, as NCCL's buffers do; its

@@ -98,6 +98,25 @@ static double tree_correction(const CollGroup *g, CollProto p, double bytes)
     return lg < TREE_CORR ? g->p.tree_correction[p][lg] : 1;
 }
 
+/* Seconds per byte of the tree's busiest link, and the tuner's rating of it
+ * (see cost_tree). */
+static double tree_spb(const CollGroup *g, bool rated)
+{
+    double spb = g->ppn > 1 ? g->tree_intra / g->intra_bw : 0;
+    if (g->nnodes > 1) {
+        int deg = rated && g->tree_deg < 4 ? 4 : g->tree_deg;
+        spb = fmax(spb, 0.5 * deg / g->inter_bw);
+    }
+    return spb;
+}
+
+/* NCCL's LL ceiling is on bus bandwidth, for the tree twice the algorithm
+ * bandwidth (tuning.cc: ratio 0.5): the most algorithm bandwidth LL gets. */
+static double tree_ll_cap(const CollGroup *g, CollProto p)
+{
+    return p == COLL_LL ? 0.5 * coll_ll_max_bus_bw(g) : INFINITY;
+}
+
 /* Double binary tree: reduce up and broadcast down, pipelined, so the time is
  * the busiest link's bytes over its bandwidth plus a step latency per level
  * up and down (NCCL's tuner: algorithm bandwidth = tree bus bandwidth x 0.5).
@@ -118,14 +137,11 @@ static bool cost_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, 
         return false;
     c->latency_s = g->p.base[COLL_TREE][p] +
                    2 * ((g->ppn - 1) * coll_intra_step_lat(g, 1, p) + g->tree_depth * g->p.step[HW_NET][1][p]);
-    double spb = g->ppn > 1 ? g->tree_intra / g->intra_bw : 0, rated = spb;
-    if (g->nnodes > 1) {
-        spb = fmax(spb, 0.5 * g->tree_deg / g->inter_bw);
-        rated = fmax(rated, 0.5 * (g->tree_deg > 4 ? g->tree_deg : 4) / g->inter_bw);
-    }
+    double spb = tree_spb(g, false), rated = tree_spb(g, true);
     double corr = tree_correction(g, p, bytes); /* NCCL's: trees fall short at medium sizes */
-    c->algbw_Bps = (spb > 0 ? g->p.proto_bw[KIND_TREE][p] / spb : INFINITY) * corr;
-    c->tuner_algbw_Bps = (rated > 0 ? g->p.proto_bw[KIND_TREE][p] / rated : INFINITY) * corr;
+    double cap = tree_ll_cap(g, p);
+    c->algbw_Bps = fmin(spb > 0 ? g->p.proto_bw[KIND_TREE][p] / spb : INFINITY, cap) * corr;
+    c->tuner_algbw_Bps = fmin(rated > 0 ? g->p.proto_bw[KIND_TREE][p] / rated : INFINITY, cap) * corr;
     return true;
 }
 
@@ -180,7 +196,9 @@ static void build_tree(CollBuilder *b, CollOp op, CollProto p, double bytes)
     const CollGroup *g = b->g;
     int n = g->n, k = tree_pairs(g), nt = g->nnodes > 1 ? 2 : 1;
     int nseg = tree_segments(g, k * nt, bytes / (k * nt));
-    double eff = g->p.proto_bw[KIND_TREE][p] * tree_correction(g, p, bytes);
+    double eff = g->p.proto_bw[KIND_TREE][p] * tree_correction(g, p, bytes), spb = tree_spb(g, false);
+    if (spb > 0 && g->p.proto_bw[KIND_TREE][p] / spb > tree_ll_cap(g, p)) /* LL at NCCL's ceiling */
+        eff *= tree_ll_cap(g, p) * spb / g->p.proto_bw[KIND_TREE][p];
     sim_time_t lat_intra = sim_time_from_s(coll_intra_step_lat(g, 1, p));
     sim_time_t lat_net = sim_time_from_s(g->p.step[HW_NET][1][p]);
     int *parent = g_new(int, n), *kids = g_new(int, 3 * (size_t)n), *nkids = g_new(int, n);

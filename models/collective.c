@@ -51,8 +51,7 @@ double coll_busbw_factor(CollOp op, int n)
 void coll_group_set_nccl_version(CollGroup *g, int code)
 {
     g->nccl_version = code > 0 ? code : 0;
-    if (g->tuner)
-        g->tuner->nccl_version = g->nccl_version;
+    coll_rccl_apply(g); /* the version's latency tables (and a new tuner twin) */
 }
 int coll_group_nccl_version(const CollGroup *g) { return g->nccl_version; }
 
@@ -98,12 +97,15 @@ int coll_nccl_version_parse(const char *s)
 
 static bool proto_allowed(const CollGroup *g, CollProto p)
 {
-    /* NCCL enables LL128 by default only over NVLink inside one node; across
-     * a network it is off (NCCL 2.8 tuner: typeInter must not be NET).
-     * RCCL has it off everywhere (rccl.ll128). */
+    /* NCCL enables LL128 by default only over NVLink; across nodes where
+     * GPU and NIC share a PCIe switch (off here before Hopper:
+     * ll128_multinode), and on Hopper and later from 2.17 through PXN too
+     * (tuning.cc: typeInter <= PATH_PXN when minCompCap >= 90), which every
+     * Hopper node with GPUDirect RDMA has. RCCL has it off (rccl.ll128). */
     if (g->library == COLL_LIB_RCCL && p == COLL_LL128)
         return g->p.rccl.ll128;
-    return p != COLL_LL128 || (g->intra_hw == HW_NVLINK && (g->nnodes == 1 || g->p.ll128_multinode));
+    return p != COLL_LL128 || (g->intra_hw == HW_NVLINK && (g->nnodes == 1 || g->p.ll128_multinode ||
+                                                            (g->gpu_gen >= GEN_HOPPER && coll_version_has(g, g->p.ver_ll128_hopper))));
 }
 
 /* What the tuner cannot pick although the algorithm could run: RCCL has no
@@ -206,7 +208,8 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
 const char *coll_why_not(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto)
 {
     if (proto == COLL_LL128 && !proto_allowed(g, proto))
-        return "LL128 runs only over NVLink inside one node (ll128_multinode in the collective parameters)";
+        return "LL128 runs only over NVLink, across nodes only on Hopper and later from NCCL 2.17 (elsewhere: "
+               "ll128_multinode in the collective parameters)";
     const CollAlgoDesc *d = coll_algo_desc(algo);
     return d ? d->why_not(g, op, proto) : "no algorithm can run it";
 }

@@ -116,6 +116,27 @@ static TopoBuildFn find_family(const SimJsonDoc *doc, const cJSON *root, const c
     return NULL;
 }
 
+/* "host_cpu": the hosts' processor family, which NCCL's tuner reads (its
+ * network post overhead and LL bandwidth ceilings differ on AMD hosts). */
+static bool get_host_cpu(const SimJsonDoc *doc, const cJSON *root, TopoHostCpu *out, GError **err)
+{
+    static const char *const names[] = {[TOPO_CPU_INTEL] = "intel", [TOPO_CPU_AMD] = "amd", [TOPO_CPU_ARM] = "arm",
+                                        [TOPO_CPU_POWER] = "power"};
+    const char *s = NULL;
+    *out = TOPO_CPU_UNKNOWN;
+    if (!sim_json_get_string(doc, root, "host_cpu", false, &s, err))
+        return false;
+    for (int i = TOPO_CPU_INTEL; s && i <= TOPO_CPU_POWER; i++)
+        if (strcmp(s, names[i]) == 0)
+            *out = (TopoHostCpu)i;
+    if (s && *out == TOPO_CPU_UNKNOWN) {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "host_cpu"), err,
+                       "\"host_cpu\" must be intel, amd, arm or power");
+        return false;
+    }
+    return true;
+}
+
 static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOptions *opt, GError **err)
 {
     const cJSON *root = sim_json_root(doc);
@@ -131,7 +152,8 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
               sim_json_get_bool(doc, root, "in_network_reduction", &t->inr, err) &&
               sim_json_get_bool(doc, root, "nvlink_sharp", &t->nvls, err) &&
               sim_json_get_string(doc, root, "family", false, &fam, err) &&
-              sim_json_get_number(doc, root, "host_launch_s", false, 0, 1e-3, &t->host_launch, err);
+              sim_json_get_number(doc, root, "host_launch_s", false, 0, 1e-3, &t->host_launch, err) &&
+              get_host_cpu(doc, root, &t->host_cpu, err);
     if (ok) {
         t->name = g_strdup(name);
         t->accel = g_strdup(accel);
@@ -211,6 +233,7 @@ bool topo_link_is_fabric(const Topo *t, int l)
 double topo_link_efficiency(const Topo *t, int l) { return t->leff[l]; }
 TopoTransport topo_link_transport(const Topo *t, int l) { return (TopoTransport)t->ltransport[l]; }
 double topo_host_launch(const Topo *t) { return t->host_launch; }
+TopoHostCpu topo_host_cpu(const Topo *t) { return t->host_cpu; }
 const char *topo_link_src_name(const Topo *t, int l) { return t->vname[t->lsrc[l]]; }
 const char *topo_link_dst_name(const Topo *t, int l) { return t->vname[t->ldst[l]]; }
 bool topo_has_in_network_reduction(const Topo *t) { return t->inr; }

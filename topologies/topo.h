@@ -83,6 +83,9 @@ const char *topo_transport_name(TopoTransport tr);
 /* Host-side cost (s) of launching one collective kernel on one GPU, as the
  * topology's hosts have it ("host_launch_s"), or 0 where not given. */
 double topo_host_launch(const Topo *t);
+/* The hosts' processor family ("host_cpu"), UNKNOWN where not given. */
+typedef enum { TOPO_CPU_UNKNOWN, TOPO_CPU_INTEL, TOPO_CPU_AMD, TOPO_CPU_ARM, TOPO_CPU_POWER } TopoHostCpu;
+TopoHostCpu topo_host_cpu(const Topo *t);
 /* Names of the link's two ends, for reports ("gpu3", "leaf0"). */
 const char *topo_link_src_name(const Topo *t, int link);
 const char *topo_link_dst_name(const Topo *t, int link);

@@ -67,6 +67,7 @@ struct Topo {
     double *leff;        /* given efficiency, 0 = the kind's default */
     uint8_t *ltransport; /* TopoTransport */
     double host_launch;  /* s, 0 = not given */
+    TopoHostCpu host_cpu;
 
     int max_route;
 

@@ -1,0 +1,199 @@
+/* NCCL's tuner where it depends on more than the link classes: the latency
+ * tables each NCCL version rates by (the "nccl.eras" of the parameter file,
+ * kept as differences from the newest tables so that an overlay's fitted
+ * latencies move every version alike; a tuner twin of the group carries
+ * them, the times keep the newest), and the LL bus bandwidth ceilings by
+ * GPU generation and host CPU (tuning.cc llMaxBws). */
+#include "coll_internal.h"
+
+#include <string.h>
+
+static const char *const era_algos[ERA_ALGOS] = {"ring", "tree"};
+static const CollAlgo era_algo_ids[ERA_ALGOS] = {COLL_RING, COLL_TREE};
+
+/* "ll_max_bus_bandwidth": one node by GPU generation, across nodes by host CPU. */
+static bool get_ll_max(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError **err)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "ll_max_bus_bandwidth");
+    static const char *gens[GEN_NUM] = {"volta", "ampere", "hopper", "blackwell"};
+    static const char *scales[2] = {"two_nodes", "more_nodes"}, *cpus[2] = {"intel", "amd"};
+    const cJSON *one = cJSON_GetObjectItemCaseSensitive(m, "one_node");
+    if (!cJSON_IsObject(m) || !cJSON_IsObject(one)) {
+        sim_json_error(d, m ? m : o, err,
+                       "\"nccl.ll_max_bus_bandwidth\" must be an object with one_node, two_nodes, more_nodes");
+        return false;
+    }
+    for (int k = 0; k < GEN_NUM; k++)
+        if (!sim_json_get_number(d, one, gens[k], true, 1e6, 1e15, &p->ll_max_one[k], err))
+            return false;
+    for (int s = 0; s < 2; s++) {
+        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(m, scales[s]);
+        if (!cJSON_IsObject(sc)) {
+            sim_json_error(d, sc ? sc : m, err, "\"nccl.ll_max_bus_bandwidth.%s\" must be an object with intel, amd",
+                           scales[s]);
+            return false;
+        }
+        for (int c = 0; c < 2; c++)
+            if (!sim_json_get_number(d, sc, cpus[c], true, 1e6, 1e15, &p->ll_max_multi[c][s], err))
+                return false;
+    }
+    return true;
+}
+
+/* Reads {ll, ll128, simple} at obj.key (when there) as differences from `now`. */
+static bool get_delta(const SimJsonDoc *d, const cJSON *obj, const char *key, const double now[COLL_NUM_PROTOS],
+                      double out[COLL_NUM_PROTOS], GError **err)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!o)
+        return true;
+    if (!cJSON_IsObject(o)) {
+        sim_json_error(d, o, err, "\"%s\" must be an object with ll, ll128, simple", key);
+        return false;
+    }
+    for (int q = 0; q < COLL_NUM_PROTOS; q++) {
+        double v;
+        if (!sim_json_get_number(d, o, coll_proto_name(q), true, 0, 1, &v, err))
+            return false;
+        out[q] = v - now[q];
+    }
+    return true;
+}
+
+/* One era: the versions before "before", with the tables (or parts of them)
+ * that differ from the newest. */
+static bool get_era(const SimJsonDoc *d, const cJSON *e, CollParams *p, CollEra *era, GError **err)
+{
+    static const char *hw[HW_NUM] = {"nvlink", "pcie", "net"}, *kinds[2] = {"ring", "tree"};
+    memset(era, 0, sizeof *era);
+    const char *s = NULL;
+    if (!cJSON_IsObject(e) || !sim_json_get_string(d, e, "before", true, &s, err)) {
+        if (!cJSON_IsObject(e))
+            sim_json_error(d, e, err, "each of \"nccl.eras\" must be an object with \"before\"");
+        return false;
+    }
+    if ((era->before = coll_nccl_version_parse(s)) <= 0) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(e, "before"), err,
+                       "\"before\" must be an NCCL version such as \"2.18\"");
+        return false;
+    }
+    const cJSON *base = cJSON_GetObjectItemCaseSensitive(e, "base_latency");
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(e, "step_latency");
+    for (int a = 0; a < ERA_ALGOS && base; a++)
+        if (!get_delta(d, base, era_algos[a], p->base[era_algo_ids[a]], era->base[a], err))
+            return false;
+    for (int h = 0; h < HW_NUM && step; h++) {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(step, hw[h]);
+        for (int k = 0; k < 2 && o; k++)
+            if (!get_delta(d, o, kinds[k], p->step[h][k], era->step[h][k], err))
+                return false;
+    }
+    return true;
+}
+
+/* "nccl.eras": in increasing order of "before". */
+static bool get_eras(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError **err)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "eras");
+    p->n_eras = 0;
+    if (!arr)
+        return true;
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > COLL_MAX_ERAS) {
+        sim_json_error(d, arr, err, "\"nccl.eras\" must be an array of at most %d eras", COLL_MAX_ERAS);
+        return false;
+    }
+    for (const cJSON *e = arr->child; e; e = e->next) {
+        CollEra *era = &p->era[p->n_eras];
+        if (!get_era(d, e, p, era, err))
+            return false;
+        if (p->n_eras > 0 && era->before <= p->era[p->n_eras - 1].before) {
+            sim_json_error(d, e, err, "\"nccl.eras\" must be in increasing order of \"before\"");
+            return false;
+        }
+        p->n_eras++;
+    }
+    return true;
+}
+
+bool coll_nccl_read(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError **err)
+{
+    return get_ll_max(d, o, p, err) && get_eras(d, o, p, err);
+}
+
+/* The era a version code falls in, or NULL: the newest tables (code 0, the
+ * newest the model knows, or past every era). */
+static const CollEra *era_of(const CollParams *p, int code)
+{
+    for (int i = 0; code > 0 && i < p->n_eras; i++)
+        if (code < p->era[i].before)
+            return &p->era[i];
+    return NULL;
+}
+
+/* The era's tables on p (from the newest, or an overlay on them). */
+static void apply_era(CollParams *p, const CollEra *e)
+{
+    for (int a = 0; a < ERA_ALGOS; a++)
+        for (int q = 0; q < COLL_NUM_PROTOS; q++) {
+            int id = era_algo_ids[a];
+            p->base[id][q] = fmax(0, p->base[id][q] + e->base[a][q]);
+            if (id != COLL_RING)
+                continue;
+            /* the ring's relatives start as rings do */
+            const int rel[] = {COLL_HIER, COLL_TORUS, COLL_RHD, COLL_DIRECT};
+            for (size_t r = 0; r < G_N_ELEMENTS(rel); r++)
+                p->base[rel[r]][q] = fmax(0, p->base[rel[r]][q] + e->base[a][q]);
+        }
+    for (int h = 0; h < HW_NUM; h++)
+        for (int k = 0; k < 2; k++)
+            for (int q = 0; q < COLL_NUM_PROTOS; q++)
+                p->step[h][k][q] = fmax(0, p->step[h][k][q] + e->step[h][k][q]);
+}
+
+void coll_nccl_make_tuner(CollGroup *g)
+{
+    const CollEra *e = g->library == COLL_LIB_NCCL ? era_of(&g->p, g->nccl_version) : NULL;
+    if (!e)
+        return;
+    CollGroup *t = g_memdup2(g, sizeof *g);
+    t->tuner = NULL;
+    apply_era(&t->p, e);
+    g->tuner = t;
+}
+
+/* ---------------- the LL ceilings ---------------- */
+
+/* The GPU generation NCCL's tuner sees (compute capability 7.x, 8.x, 9.x,
+ * 10.x and up) from the name of the topology's accelerator preset, else of
+ * the topology ("dgx-b200"); GEN_NOT_NCCL for TPUs, -1 if neither names a
+ * GPU the tuner knows. */
+int coll_nccl_gpu_generation(const Topo *t)
+{
+    static const struct {
+        const char *prefix; /* found anywhere in the name */
+        int gen;
+    } names[] = {{"v100", GEN_VOLTA},  {"a100", GEN_AMPERE},    {"a800", GEN_AMPERE},    {"h100", GEN_HOPPER},
+                 {"h200", GEN_HOPPER}, {"h800", GEN_HOPPER},    {"gh200", GEN_HOPPER},   {"b100", GEN_BLACKWELL},
+                 {"b200", GEN_BLACKWELL}, {"b300", GEN_BLACKWELL}, {"gb200", GEN_BLACKWELL}, {"gb300", GEN_BLACKWELL}};
+    const char *names_of[2] = {topo_accelerator(t), topo_name(t)};
+    for (int k = 0; k < 2; k++) {
+        if (names_of[k] && strstr(names_of[k], "tpu"))
+            return GEN_NOT_NCCL;
+        for (size_t i = 0; names_of[k] && i < G_N_ELEMENTS(names); i++)
+            if (strstr(names_of[k], names[i].prefix))
+                return names[i].gen;
+    }
+    return -1;
+}
+
+double coll_ll_max_bus_bw(const CollGroup *g)
+{
+    if (g->library == COLL_LIB_RCCL || g->gpu_gen == GEN_NOT_NCCL)
+        return INFINITY;
+    if (g->nnodes > 1) /* by the hosts: the proxy threads move LL's lines across nodes */
+        return g->p.ll_max_multi[g->host_cpu == TOPO_CPU_AMD][g->nnodes > 2];
+    int gen = g->gpu_gen;
+    if (gen == GEN_BLACKWELL && !coll_version_has(g, g->p.ver_ll_max_blackwell))
+        gen = GEN_HOPPER; /* before it NCCL rated compute capability 10 as 9 */
+    return gen >= 0 ? g->p.ll_max_one[gen] : INFINITY;
+}

@@ -1,0 +1,254 @@
+/* The tuner's terms that come from NCCL's tuning.cc beyond base and step
+ * latencies: the LL bus bandwidth ceilings (by GPU generation on one node,
+ * by host CPU and node count across nodes), the network post overhead of AMD
+ * hosts, and what each NCCL version rates by. */
+#include "collective.h"
+#include "sim_data.h"
+#include "test_load.h"
+#include "test_main.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+/* A preset's JSON with "host_cpu" added, loaded from a temporary file. */
+static Topo *with_host_cpu(const char *preset, const char *cpu, int nodes, GError **err)
+{
+    char *name = g_strdup_printf("topologies/presets/%s.json", preset);
+    char *path = sim_data_dir(name), *text = NULL;
+    g_free(name);
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    g_free(path);
+    char *brace = strchr(text, '{');
+    CU_ASSERT_PTR_NOT_NULL_FATAL(brace);
+    char *edited = g_strdup_printf("{\"host_cpu\": \"%s\",%s", cpu, brace + 1);
+    char *dir = g_dir_make_tmp("tuner-XXXXXX", NULL), *file = g_build_filename(dir, "t.json", NULL);
+    CU_ASSERT_TRUE(g_file_set_contents(file, edited, -1, NULL));
+    TopoOptions o = {.nodes = nodes};
+    Topo *t = topo_load(file, &o, err);
+    g_unlink(file);
+    g_rmdir(dir);
+    g_free(file);
+    g_free(dir);
+    g_free(edited);
+    g_free(text);
+    return t;
+}
+
+static double algbw(CollGroup *g, CollAlgo a, CollProto p, double bytes)
+{
+    CollCost c;
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, a, p, bytes, &c));
+    return c.algbw_Bps;
+}
+
+/* An LL tree across DGX H100 nodes runs at NCCL's ceiling, half the bus
+ * bandwidth cap (39 GB/s on 2 nodes of Intel hosts, 20.4 from 3 on; 22.5 and
+ * 19 on AMD hosts); at 1 GiB the tree's size correction is 1. */
+static void test_ll_ceiling_across_nodes(void)
+{
+    const struct {
+        const char *cpu;
+        int nodes;
+        double bus;
+    } cases[] = {{NULL, 2, 39e9}, {"intel", 2, 39e9}, {"amd", 2, 22.5e9}, {NULL, 4, 20.4e9}, {"amd", 4, 19.0e9}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GError *err = NULL;
+        Topo *t = cases[i].cpu ? with_host_cpu("dgx-h100-cluster", cases[i].cpu, cases[i].nodes, &err)
+                               : load("dgx-h100-cluster", cases[i].nodes);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CollGroup *g = group(t);
+        CU_ASSERT_DOUBLE_EQUAL(algbw(g, COLL_TREE, COLL_LL, 1 << 30), 0.5 * cases[i].bus, 1e3);
+        /* Simple has no such ceiling: the links bound it */
+        CU_ASSERT_TRUE(algbw(g, COLL_TREE, COLL_SIMPLE, 1 << 30) > cases[i].bus);
+        coll_group_free(g);
+        topo_free(t);
+    }
+}
+
+/* RCCL rates LL by its bandwidth ratios and has no ceiling: the same
+ * 2-node MI355X group is faster on LL under RCCL than NCCL's cap allows. */
+static void test_no_ll_ceiling_on_rccl(void)
+{
+    Topo *t = load("mi355x-cluster", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    coll_group_set_library(g, COLL_LIB_RCCL);
+    double rccl = algbw(g, COLL_TREE, COLL_LL, 1 << 30);
+    coll_group_set_library(g, COLL_LIB_NCCL);
+    double nccl = algbw(g, COLL_TREE, COLL_LL, 1 << 30);
+    CU_ASSERT_DOUBLE_EQUAL(nccl, 0.5 * 39e9, 1e3);
+    CU_ASSERT_TRUE(rccl > nccl);
+    coll_group_free(g);
+    topo_free(t);
+}
+
+/* On one node the ceiling is the GPU's: a B200 ring's LL bus bandwidth
+ * stops at 282 GB/s from NCCL 2.28, at Hopper's 141 GB/s before. */
+static void test_ll_ceiling_one_node(void)
+{
+    Topo *t = load("dgx-b200", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    double f = coll_busbw_factor(COLL_ALLREDUCE, 8), newest = algbw(g, COLL_RING, COLL_LL, 1 << 30) * f;
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.27.7"));
+    double before = algbw(g, COLL_RING, COLL_LL, 1 << 30) * f;
+    CU_ASSERT_DOUBLE_EQUAL(before, 141e9, 1e3);
+    CU_ASSERT_TRUE(newest > before && newest <= 282e9 * (1 + 1e-9));
+    coll_group_free(g);
+    topo_free(t);
+}
+
+/* A ring across nodes posts every step to the network: at least 1 us on
+ * Intel hosts, 2 us on AMD ones (NCCL 2.18 on), beyond NVLink's 0.6 us LL
+ * step: 16 ranks on 2 nodes, 30 steps of which 4 cross, 26 x 1 us more. */
+static void test_net_overhead_by_host(void)
+{
+    GError *err = NULL;
+    Topo *ti = load("dgx-h100-cluster", 2), *ta = with_host_cpu("dgx-h100-cluster", "amd", 2, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ti);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ta);
+    CollGroup *gi = group(ti), *ga = group(ta);
+    CollCost ci, ca;
+    CU_ASSERT_TRUE(coll_cost(gi, COLL_ALLREDUCE, COLL_RING, COLL_LL, 8, &ci));
+    CU_ASSERT_TRUE(coll_cost(ga, COLL_ALLREDUCE, COLL_RING, COLL_LL, 8, &ca));
+    CU_ASSERT_DOUBLE_EQUAL(ca.latency_s - ci.latency_s, 26e-6, 1e-9);
+    coll_group_free(gi);
+    coll_group_free(ga);
+    topo_free(ti);
+    topo_free(ta);
+}
+
+/* "host_cpu" names one of the families NCCL tells apart, else an error at
+ * the key's line. */
+static void test_bad_host_cpu(void)
+{
+    GError *err = NULL;
+    CU_ASSERT_PTR_NULL(with_host_cpu("dgx-h100-cluster", "sparc", 2, &err));
+    CU_ASSERT_TRUE(err && strstr(err->message, "t.json:1") && strstr(err->message, "host_cpu"));
+    g_clear_error(&err);
+}
+
+static CollCost cost(CollGroup *g, CollAlgo a, CollProto p, double bytes)
+{
+    CollCost c;
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, a, p, bytes, &c));
+    return c;
+}
+
+/* A version rates by its own tables, and times by the newest: on 2 DGX A100
+ * nodes NCCL 2.14 rates an LL tree at 4.4 + 2 (7 x 0.52 x 1.8 + 5) us
+ * (tuning.cc then), the time is 6.8 + 2 (7 x 0.6 x 1.8 + 5) us. */
+static void test_version_tables_rate(void)
+{
+    Topo *t = load("dgx-a100-cluster", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CollCost now = cost(g, COLL_TREE, COLL_LL, 8);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.14.3"));
+    CollCost old = cost(g, COLL_TREE, COLL_LL, 8);
+    double host = coll_group_host_time(g);
+    CU_ASSERT_DOUBLE_EQUAL(old.tuner_latency_s, 4.4e-6 + 2 * (7 * 0.52e-6 * 1.8 + 5e-6), 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(old.latency_s, 6.8e-6 + 2 * (7 * 0.6e-6 * 1.8 + 5e-6), 1e-9);
+    CU_ASSERT_TRUE(host < old.latency_s);
+    /* from 2.18 the x1.8 LL factor is gone and the rating is the time */
+    CU_ASSERT_DOUBLE_EQUAL(now.latency_s, 6.8e-6 + 2 * (7 * 0.6e-6 + 5e-6), 1e-9);
+    coll_group_set_nccl_version(g, 0);
+    CU_ASSERT_DOUBLE_EQUAL(cost(g, COLL_TREE, COLL_LL, 8).latency_s, now.latency_s, 1e-15);
+    coll_group_free(g);
+    topo_free(t);
+}
+
+/* NCCL 2.23 cut the tree's Simple step rating from 28 us to 4 (NVLink) and
+ * 14 (network): at 4 MiB on 2 DGX A100 nodes 2.22 keeps the LL ring, 2.23
+ * takes the Simple tree; the tree's time is the same under both. */
+static void test_tree_simple_from_2_23(void)
+{
+    Topo *t = load("dgx-a100-cluster", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.22.3"));
+    CollCost a22 = cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 4 << 20), t22 = cost(g, COLL_TREE, COLL_SIMPLE, 4 << 20);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.23.4"));
+    CollCost a23 = cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 4 << 20), t23 = cost(g, COLL_TREE, COLL_SIMPLE, 4 << 20);
+    CU_ASSERT_EQUAL(a22.algo, COLL_RING);
+    CU_ASSERT_EQUAL(a22.proto, COLL_LL);
+    CU_ASSERT_EQUAL(a23.algo, COLL_TREE);
+    CU_ASSERT_EQUAL(a23.proto, COLL_SIMPLE);
+    CU_ASSERT_DOUBLE_EQUAL(t22.time_s, t23.time_s, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(t23.latency_s, 8.4e-6 + 2 * (7 * 4e-6 + 14e-6), 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(t22.tuner_latency_s, 2 * (7 * 28e-6 + 28e-6), 1e-9);
+    coll_group_free(g);
+    topo_free(t);
+}
+
+/* NCCL 2.21 rates an LL ring at half its bus bandwidth (1/4 before), both
+ * under the LL ceiling; the rate stays at a quarter (ABCI: 4 HDR NICs a
+ * node, 24 GB/s of bus bandwidth at a quarter, rated at 39 GB/s). */
+static void test_ring_ll_rating(void)
+{
+    Topo *t = load("abci-a100", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CollCost now = cost(g, COLL_RING, COLL_LL, 1 << 20);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.20.5"));
+    CollCost old = cost(g, COLL_RING, COLL_LL, 1 << 20);
+    CU_ASSERT_DOUBLE_EQUAL(now.algbw_Bps, old.algbw_Bps, 1e-3);
+    double f = coll_busbw_factor(COLL_ALLREDUCE, 16);
+    CU_ASSERT_DOUBLE_EQUAL(now.algbw_Bps * f, 0.25 * 4 * 25e9 * 0.96, 1e3);
+    CU_ASSERT_DOUBLE_EQUAL(now.tuner_algbw_Bps * f, 39e9, 1e3);
+    CU_ASSERT_TRUE(old.tuner_algbw_Bps == 0 || fabs(old.tuner_algbw_Bps - old.algbw_Bps) < 1e-3);
+    coll_group_free(g);
+    topo_free(t);
+}
+
+/* CollNet (SHARP) ran LL only before NCCL 2.9. */
+static void test_collnet_ll_before_2_9(void)
+{
+    Topo *t = load("abci-a100", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CollCost c;
+    CU_ASSERT_FALSE(coll_cost(g, COLL_ALLREDUCE, COLL_COLLNET, COLL_LL, 8, &c));
+    CU_ASSERT_TRUE(coll_cost(g, COLL_ALLREDUCE, COLL_COLLNET, COLL_SIMPLE, 8, &c));
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8.4"));
+    CU_ASSERT_TRUE(coll_cost(g, COLL_ALLREDUCE, COLL_COLLNET, COLL_LL, 8, &c));
+    coll_group_set_library(g, COLL_LIB_RCCL);
+    CU_ASSERT_FALSE(coll_cost(g, COLL_ALLREDUCE, COLL_COLLNET, COLL_LL, 8, &c));
+    coll_group_free(g);
+    topo_free(t);
+}
+
+/* LL128 across nodes: on Hopper from NCCL 2.17 (tuning.cc: typeInter up to
+ * PATH_PXN when compute capability >= 9), not on Ampere here
+ * (ll128_multinode). */
+static void test_ll128_across_nodes_on_hopper(void)
+{
+    Topo *h = load("dgx-h100-cluster", 2), *a = load("dgx-a100-cluster", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CollGroup *gh = group(h), *ga = group(a);
+    CollCost c;
+    CU_ASSERT_TRUE(coll_cost(gh, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 1 << 20, &c));
+    CU_ASSERT_FALSE(coll_cost(ga, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 1 << 20, &c));
+    coll_group_set_nccl_version(gh, coll_nccl_version_parse("2.16.5"));
+    CU_ASSERT_FALSE(coll_cost(gh, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 1 << 20, &c));
+    coll_group_free(gh);
+    coll_group_free(ga);
+    topo_free(h);
+    topo_free(a);
+}
+
+static const TestCase tests[] = {
+    {"LL128 across nodes on Hopper", test_ll128_across_nodes_on_hopper},
+    {"a version rates by its tables, times by the newest", test_version_tables_rate},
+    {"tree Simple from NCCL 2.23", test_tree_simple_from_2_23},
+    {"the LL ring's rating from NCCL 2.21", test_ring_ll_rating},
+    {"CollNet LL before NCCL 2.9", test_collnet_ll_before_2_9},
+    {"LL ceiling across nodes by host CPU", test_ll_ceiling_across_nodes},
+    {"no LL ceiling on RCCL", test_no_ll_ceiling_on_rccl},
+    {"LL ceiling on one node by GPU generation", test_ll_ceiling_one_node},
+    {"network post overhead by host CPU", test_net_overhead_by_host},
+    {"bad host_cpu", test_bad_host_cpu},
+};
+TEST_MAIN("tuner", tests)
