@@ -137,6 +137,7 @@ struct CollGroup {
     TopoTransport transport; /* of the NICs (NONE: the network defaults) */
     int gpu_gen;             /* GEN_*, -1: a GPU the tuner does not know */
     TopoHostCpu host_cpu;
+    bool nic_on_host;        /* NIC reached through the host CPU (NCCL: PHB) */
     /* double binary tree: the most tree edges at one node (both trees), the
      * deepest node, and the most a rank sends on intra-node links per byte
      * of the message (its chains' up and down hops) */

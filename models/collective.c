@@ -101,11 +101,14 @@ static bool proto_allowed(const CollGroup *g, CollProto p)
      * GPU and NIC share a PCIe switch (off here before Hopper:
      * ll128_multinode), and on Hopper and later from 2.17 through PXN too
      * (tuning.cc: typeInter <= PATH_PXN when minCompCap >= 90), which every
-     * Hopper node with GPUDirect RDMA has. RCCL has it off (rccl.ll128). */
+     * Hopper node with GPUDirect RDMA has; never where the NIC hangs off the
+     * host CPU (PATH_PHB: GH200, Slingshot blades). RCCL has it off
+     * (rccl.ll128). */
     if (g->library == COLL_LIB_RCCL && p == COLL_LL128)
         return g->p.rccl.ll128;
-    return p != COLL_LL128 || (g->intra_hw == HW_NVLINK && (g->nnodes == 1 || g->p.ll128_multinode ||
-                                                            (g->gpu_gen >= GEN_HOPPER && coll_version_has(g, g->p.ver_ll128_hopper))));
+    bool across = g->p.ll128_multinode ||
+                  (g->gpu_gen >= GEN_HOPPER && coll_version_has(g, g->p.ver_ll128_hopper));
+    return p != COLL_LL128 || (g->intra_hw == HW_NVLINK && (g->nnodes == 1 || (across && !g->nic_on_host)));
 }
 
 /* What the tuner cannot pick although the algorithm could run: RCCL has no
@@ -208,8 +211,10 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
 const char *coll_why_not(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto)
 {
     if (proto == COLL_LL128 && !proto_allowed(g, proto))
-        return "LL128 runs only over NVLink, across nodes only on Hopper and later from NCCL 2.17 (elsewhere: "
-               "ll128_multinode in the collective parameters)";
+        return g->nic_on_host && g->nnodes > 1
+                   ? "LL128 does not run across nodes where the NICs hang off the host CPU (\"nic_path\": \"phb\")"
+                   : "LL128 runs only over NVLink, across nodes only on Hopper and later from NCCL 2.17 (elsewhere: "
+                     "ll128_multinode in the collective parameters)";
     const CollAlgoDesc *d = coll_algo_desc(algo);
     return d ? d->why_not(g, op, proto) : "no algorithm can run it";
 }

@@ -137,6 +137,24 @@ static bool get_host_cpu(const SimJsonDoc *doc, const cJSON *root, TopoHostCpu *
     return true;
 }
 
+/* "nic_path": how a GPU reaches its NIC, in NCCL's path types: "pxb" through
+ * a PCIe switch (DGX/HGX), "phb" through the host CPU (Grace, Slingshot
+ * blades). NCCL runs LL128 across nodes only up to PXB (PXN on Hopper). */
+static bool get_nic_path(const SimJsonDoc *doc, const cJSON *root, bool *phb, GError **err)
+{
+    const char *s = NULL;
+    *phb = false;
+    if (!sim_json_get_string(doc, root, "nic_path", false, &s, err))
+        return false;
+    if (s && strcmp(s, "phb") != 0 && strcmp(s, "pxb") != 0) {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "nic_path"), err,
+                       "\"nic_path\" must be pxb (a PCIe switch shared with the GPU) or phb (the host CPU)");
+        return false;
+    }
+    *phb = s && strcmp(s, "phb") == 0;
+    return true;
+}
+
 static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOptions *opt, GError **err)
 {
     const cJSON *root = sim_json_root(doc);
@@ -153,7 +171,7 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
               sim_json_get_bool(doc, root, "nvlink_sharp", &t->nvls, err) &&
               sim_json_get_string(doc, root, "family", false, &fam, err) &&
               sim_json_get_number(doc, root, "host_launch_s", false, 0, 1e-3, &t->host_launch, err) &&
-              get_host_cpu(doc, root, &t->host_cpu, err);
+              get_host_cpu(doc, root, &t->host_cpu, err) && get_nic_path(doc, root, &t->nic_phb, err);
     if (ok) {
         t->name = g_strdup(name);
         t->accel = g_strdup(accel);
@@ -234,6 +252,7 @@ double topo_link_efficiency(const Topo *t, int l) { return t->leff[l]; }
 TopoTransport topo_link_transport(const Topo *t, int l) { return (TopoTransport)t->ltransport[l]; }
 double topo_host_launch(const Topo *t) { return t->host_launch; }
 TopoHostCpu topo_host_cpu(const Topo *t) { return t->host_cpu; }
+bool topo_nic_on_host(const Topo *t) { return t->nic_phb; }
 const char *topo_link_src_name(const Topo *t, int l) { return t->vname[t->lsrc[l]]; }
 const char *topo_link_dst_name(const Topo *t, int l) { return t->vname[t->ldst[l]]; }
 bool topo_has_in_network_reduction(const Topo *t) { return t->inr; }

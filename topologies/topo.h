@@ -86,6 +86,9 @@ double topo_host_launch(const Topo *t);
 /* The hosts' processor family ("host_cpu"), UNKNOWN where not given. */
 typedef enum { TOPO_CPU_UNKNOWN, TOPO_CPU_INTEL, TOPO_CPU_AMD, TOPO_CPU_ARM, TOPO_CPU_POWER } TopoHostCpu;
 TopoHostCpu topo_host_cpu(const Topo *t);
+/* Whether the NICs hang off the host CPU (NCCL's path PHB: "nic_path": "phb")
+ * rather than a PCIe switch shared with their GPU (PXB, the default). */
+bool topo_nic_on_host(const Topo *t);
 /* Names of the link's two ends, for reports ("gpu3", "leaf0"). */
 const char *topo_link_src_name(const Topo *t, int link);
 const char *topo_link_dst_name(const Topo *t, int link);

@@ -68,6 +68,7 @@ struct Topo {
     uint8_t *ltransport; /* TopoTransport */
     double host_launch;  /* s, 0 = not given */
     TopoHostCpu host_cpu;
+    bool nic_phb;        /* "nic_path": "phb": NICs on the host CPU, not a GPU's PCIe switch */
 
     int max_route;
 
