@@ -75,11 +75,14 @@ void sim_net_free(SimNet *n)
         g_free(n->links[i].rate);
     }
     g_free(n->links);
+    g_free(n->fill);
     g_array_free(n->dirty, TRUE);
     g_ptr_array_free(n->comp, TRUE);
     g_ptr_array_free(n->started, TRUE);
     g_array_free(n->comp_links, TRUE);
     g_free(n->heap);
+    g_free(n->sorted);
+    g_free(n->sort_tmp);
     g_free(n);
 }
 
@@ -89,8 +92,10 @@ int sim_net_add_link(SimNet *n, double bandwidth_Bps, sim_time_t latency)
     if (n->nlinks == n->cap) {
         n->cap = n->cap ? 2 * n->cap : 64;
         n->links = g_renew(Link, n->links, n->cap);
+        n->fill = g_renew(LinkFill, n->fill, n->cap);
     }
     n->links[n->nlinks] = (Link){.bw = bandwidth_Bps, .latency = latency, .hole = -1, .dom = LINK_FREE};
+    n->fill[n->nlinks] = (LinkFill){0};
     return n->nlinks++;
 }
 

@@ -38,14 +38,19 @@ typedef struct {
     bool broken; /* made explicit once: stays so (each link's flows are searched at most once) */
     int fresh;         /* flows started since the last settle */
     bool dirty;
-    /* progressive-filling scratch */
-    double rem;
-    int unfrozen;
-    uint32_t version; /* of the link's live heap entry */
-    double hkey;      /* that entry's share: never above rem / unfrozen */
-    bool stale;       /* hkey < rem / unfrozen: refresh when it surfaces */
-    uint32_t epoch; /* component-search mark */
 } Link;
+
+/* A link's progressive-filling scratch, apart from the link: the solver
+ * reaches a flow's other links by id, and a 32-byte record (two to a cache
+ * line, against one 128-byte Link) keeps those random reads close. */
+typedef struct {
+    double rem;
+    double hkey;      /* the share of the link's live heap entry: never above rem / unfrozen */
+    int unfrozen;
+    uint32_t version; /* of that entry */
+    uint32_t epoch;   /* component-search mark */
+    bool stale;       /* hkey < rem / unfrozen: refresh when it surfaces */
+} LinkFill;
 
 /* A link's entries come in blocks whose largest rate is kept, so that finding
  * whether any flow on it is at or above a level reads a block, not a flow. */
@@ -94,13 +99,16 @@ typedef struct {
 struct SimNet {
     SimEngine *e;
     Link *links;
+    LinkFill *fill; /* [link], beside links */
     int nlinks, cap;
     GArray *dirty;      /* int link ids touched since the last settle */
     GPtrArray *comp;    /* scratch: flows of the component being recomputed */
     GPtrArray *started; /* flows started since the last settle, in order (all refilled) */
     GArray *comp_links; /* scratch: its links */
-    HeapItem *heap;     /* scratch: min-heap on (share, link) */
+    HeapItem *heap;     /* scratch: min-heap on (share, link) of the shares pushed during a filling */
     size_t hn, hcap;
+    HeapItem *sorted, *sort_tmp; /* scratch: the filling's first shares, in order */
+    size_t scap;
     GPtrArray *chunks;  /* the flows' memory, freed with the net */
     char *bump, *bump_end;
     GPtrArray *spare;   /* per path length: a list of freed flows (linked through `user`) */
