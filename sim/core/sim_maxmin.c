@@ -387,13 +387,9 @@ void net_collect_part(SimNet *n, double theta)
     /* Started flows (rate +inf on every link, which are all dirty) are all
      * refilled: taken in order of start, so that the passes over them walk
      * memory in the order it was allocated, and the link scans need not
-     * visit them. */
-    for (guint i = 0; i < n->started->len; i++) {
-        Flow *f = n->started->pdata[i];
-        f->epoch = ep;
-        f->frozen = false;
-        n->work += (uint64_t)f->nact;
-    }
+     * visit them.  They were marked for this epoch when they started. */
+    n->work += n->started_hops;
+    n->started_hops = 0;
     GPtrArray *empty = n->comp; /* set to size 0 above */
     n->comp = n->started;
     n->started = empty;

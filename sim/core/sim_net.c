@@ -222,6 +222,7 @@ static void make_explicit(SimNet *n, int a)
             f->links[i] = f->links[s]; /* both shadowed: no entry moves */
             f->links[s] = a;
             pos[s] = f->fresh ? net_link_append(la, f, s) : net_link_append_rate(la, f, s, f->rate);
+            n->started_hops += f->fresh;
             f->nact++;
             la->nshadow--;
             break;
@@ -269,7 +270,12 @@ void sim_net_flow_delayed(SimNet *n, double bytes, const int *links, int nlinks,
     *f = (Flow){.ev = {{on_drain}, f}, .net = n, .done = done, .user = user, .delay = delay > 0 ? delay : 0};
     f->bytes = f->remaining = bytes > 0 ? bytes : 0;
     f->last = sim_engine_now(n->e);
-    f->frozen = f->fresh = true;
+    /* A started flow is taken into the next settle's filling: marked for
+     * it now, while its memory is at hand, not in a pass over all of them
+     * then (that settle's search is the next epoch). */
+    f->fresh = true;
+    f->frozen = false;
+    f->epoch = n->epoch + 1;
     f->nlinks = nlinks;
     if (nlinks == 0 || f->bytes == 0) {
         memcpy(f->links, links, (size_t)nlinks * sizeof(int));
@@ -288,6 +294,7 @@ void sim_net_flow_delayed(SimNet *n, double bytes, const int *links, int nlinks,
     }
     for (int i = na; i < nlinks; i++)
         n->links[f->links[i]].nshadow++;
+    n->started_hops += (uint64_t)na;
     g_ptr_array_add(n->started, f);
     n->active++;
 }
@@ -317,6 +324,7 @@ static void settle(SimEngine *e, void *ctx)
             n->links[g_array_index(n->dirty, int, i)].dirty = false;
         g_array_set_size(n->dirty, 0);
         g_ptr_array_set_size(n->started, 0);
+        n->started_hops = 0;
         return;
     }
     n->recomputes++;

@@ -83,7 +83,7 @@ struct Flow {
     void *user;
     uint32_t epoch;
     double next_rate; /* filling's result */
-    bool frozen;      /* outside a filling, always true */
+    bool frozen;      /* outside a filling, true but for a started flow (set up for its first) */
     bool fresh;       /* started since the last settle: no rate yet */
     int nlinks;
     int nact;    /* the first nact links have entries; the rest are shadowed */
@@ -104,6 +104,7 @@ struct SimNet {
     GArray *dirty;      /* int link ids touched since the last settle */
     GPtrArray *comp;    /* scratch: flows of the component being recomputed */
     GPtrArray *started; /* flows started since the last settle, in order (all refilled) */
+    uint64_t started_hops; /* their explicit links: the work of taking them in */
     GArray *comp_links; /* scratch: its links */
     HeapItem *heap;     /* scratch: min-heap on (share, link) of the shares pushed during a filling */
     size_t hn, hcap;
