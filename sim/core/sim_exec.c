@@ -45,6 +45,7 @@ struct SimGraph {
     GArray *edges;     /* pairs of int: before, after */
     GArray *link_ids;  /* int */
     GStringChunk *names;
+    const char *recent[2]; /* the names interned last */
     GHashTable *interned;
     GArray *counters;              /* Counter */
     int default_tag[SIM_NUM_TAGS]; /* given to new tasks */
@@ -86,9 +87,19 @@ void sim_graph_free(SimGraph *g)
     g_free(g);
 }
 
+/* Builders name runs of tasks alike ("dp", "comm"): the two names interned
+ * last are compared first, which spares a hash of the name per task. */
 static const char *intern(SimGraph *g, const char *s)
 {
-    return s ? g_string_chunk_insert_const(g->names, s) : NULL;
+    if (!s)
+        return NULL;
+    for (int i = 0; i < 2; i++)
+        if (g->recent[i] && strcmp(g->recent[i], s) == 0)
+            return g->recent[i];
+    const char *in = g_string_chunk_insert_const(g->names, s);
+    g->recent[1] = g->recent[0];
+    g->recent[0] = in;
+    return in;
 }
 
 int sim_graph_resource(SimGraph *g, const char *name)

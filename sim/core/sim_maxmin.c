@@ -522,7 +522,7 @@ void net_apply_rates(SimNet *n, sim_time_t now)
         sim_time_t at = ps >= 1.8e19 ? SIM_TIME_NEVER : sim_time_add(now, (sim_time_t)ps);
         if (f->drain_ev)
             sim_engine_cancel(n->e, f->drain_ev);
-        f->drain_ev = sim_engine_schedule(n->e, at, &f->ev.act);
+        f->drain_ev = sim_engine_schedule(n->e, at, &f->ev);
     }
 }
 

@@ -31,7 +31,7 @@ SimNet *sim_net_new(SimEngine *e)
 static size_t flow_size(int nlinks)
 {
     size_t s = sizeof(Flow) + 2 * (size_t)nlinks * sizeof(int);
-    return (s + 15) & ~(size_t)15;
+    return (s + 7) & ~(size_t)7; /* its doubles and pointers aligned */
 }
 
 static Flow *flow_alloc(SimNet *n, int nlinks)
@@ -118,7 +118,7 @@ static void mark_dirty(SimNet *n, int l)
 
 static void on_deliver(SimEngine *e, SimAction *a)
 {
-    Flow *f = ((FlowEvent *)a)->flow;
+    Flow *f = (Flow *)(void *)a;
     SimFlowDone done = f->done;
     void *user = f->user;
     flow_release(f->net, f);
@@ -133,13 +133,13 @@ static void deliver_later(SimNet *n, Flow *f)
     sim_time_t lat = f->delay;
     for (int i = 0; i < f->nlinks; i++)
         lat = sim_time_add(lat, n->links[f->links[i]].latency);
-    f->ev.act.fire = on_deliver;
-    sim_engine_schedule(n->e, sim_time_add(sim_engine_now(n->e), lat), &f->ev.act);
+    f->ev.fire = on_deliver;
+    sim_engine_schedule(n->e, sim_time_add(sim_engine_now(n->e), lat), &f->ev);
 }
 
 static void on_drain(SimEngine *e, SimAction *a)
 {
-    Flow *f = ((FlowEvent *)a)->flow;
+    Flow *f = (Flow *)(void *)a;
     SimNet *n = f->net;
     f->remaining = 0;
     f->drain_ev = 0;
@@ -267,7 +267,7 @@ void sim_net_flow_delayed(SimNet *n, double bytes, const int *links, int nlinks,
     if (n->overrun) /* stopped: the flow never moves */
         return;
     Flow *f = flow_alloc(n, nlinks);
-    *f = (Flow){.ev = {{on_drain}, f}, .net = n, .done = done, .user = user, .delay = delay > 0 ? delay : 0};
+    *f = (Flow){.ev = {on_drain}, .net = n, .done = done, .user = user, .delay = delay > 0 ? delay : 0};
     f->bytes = f->remaining = bytes > 0 ? bytes : 0;
     f->last = sim_engine_now(n->e);
     /* A started flow is taken into the next settle's filling: marked for

@@ -67,13 +67,8 @@ typedef struct {
 #define PREFETCH(p) ((void)(p))
 #endif
 
-typedef struct {
-    SimAction act;
-    Flow *flow;
-} FlowEvent;
-
 struct Flow {
-    FlowEvent ev; /* its drain, then its delivery */
+    SimAction ev; /* its drain, then its delivery; first, so that the action is the flow */
     SimNet *net;
     double bytes, remaining, rate;
     sim_time_t last;  /* when `remaining` was last brought up to date */
