@@ -355,13 +355,13 @@ static void take_link(SimNet *n, int lid, double theta, uint32_t ep)
             continue;
         f->epoch = ep;
         f->frozen = false;
-        g_ptr_array_add(n->comp, f);
+        flow_list_add(&n->comp, f);
         n->work += (uint64_t)f->nact;
         for (int j = 0; j < f->nact; j++) {
             int lj = f->links[j];
-            if (n->fill[lj].epoch != ep) {
-                n->fill[lj].epoch = ep;
-                g_array_append_val(n->comp_links, lj);
+            if (n->mark[lj] != ep) {
+                n->mark[lj] = ep;
+                link_list_add(&n->comp_links, lj);
             }
         }
     }
@@ -373,14 +373,14 @@ static void take_link(SimNet *n, int lid, double theta, uint32_t ep)
 void net_collect_part(SimNet *n, double theta)
 {
     uint32_t ep = ++n->epoch;
-    g_ptr_array_set_size(n->comp, 0);
-    g_array_set_size(n->comp_links, 0);
+    n->comp.len = 0;
+    n->comp_links.len = 0;
     for (guint i = 0; i < n->dirty->len; i++) {
         int l = g_array_index(n->dirty, int, i);
         n->links[l].dirty = false;
-        if (n->fill[l].epoch != ep) {
-            n->fill[l].epoch = ep;
-            g_array_append_val(n->comp_links, l);
+        if (n->mark[l] != ep) {
+            n->mark[l] = ep;
+            link_list_add(&n->comp_links, l);
         }
     }
     g_array_set_size(n->dirty, 0);
@@ -390,11 +390,23 @@ void net_collect_part(SimNet *n, double theta)
      * visit them.  They were marked for this epoch when they started. */
     n->work += n->started_hops;
     n->started_hops = 0;
-    GPtrArray *empty = n->comp; /* set to size 0 above */
+    FlowList empty = n->comp; /* set to size 0 above */
     n->comp = n->started;
     n->started = empty;
-    for (guint li = 0; li < n->comp_links->len; li++)
-        take_link(n, g_array_index(n->comp_links, int, li), theta, ep);
+    /* the links are all over memory too: each is asked for 8 ahead, and
+     * its rates and blocks 4 ahead, once it is at hand */
+    for (guint li = 0; li < n->comp_links.len; li++) {
+        const int *cl = n->comp_links.v; /* take_link appends to it */
+        if (li + 8 < n->comp_links.len)
+            PREFETCH(&n->links[cl[li + 8]]);
+        if (li + 4 < n->comp_links.len) {
+            const Link *a = &n->links[cl[li + 4]];
+            PREFETCH(a->rate);
+            PREFETCH(a->bcnt);
+            PREFETCH(a->bmax);
+        }
+        take_link(n, cl[li], theta, ep);
+    }
 }
 
 /* Link `l` fills at `share`: its unfrozen flows of this filling freeze there,
@@ -434,11 +446,11 @@ void net_fill(SimNet *n, double theta)
     /* Flows on one link each (a ring's hops, their other links shadowed):
      * the links are independent, each fills at its own share, in any order. */
     bool independent = true;
-    for (guint i = 0; i < n->comp->len && independent; i++)
-        independent = ((const Flow *)n->comp->pdata[i])->nact == 1;
+    for (guint i = 0; i < n->comp.len && independent; i++)
+        independent = ((const Flow *)n->comp.v[i])->nact == 1;
     if (independent) {
-        for (guint i = 0; i < n->comp_links->len; i++) {
-            int lid = g_array_index(n->comp_links, int, i);
+        for (guint i = 0; i < n->comp_links.len; i++) {
+            int lid = n->comp_links.v[i];
             const LinkFill *l = &n->fill[lid];
             if (l->unfrozen > 0)
                 freeze_link(n, lid, l->rem / l->unfrozen, theta);
@@ -446,14 +458,14 @@ void net_fill(SimNet *n, double theta)
         return;
     }
     n->hn = 0;
-    if (n->scap < n->comp_links->len) {
-        n->scap = n->comp_links->len;
+    if (n->scap < n->comp_links.len) {
+        n->scap = n->comp_links.len;
         n->sorted = g_renew(HeapItem, n->sorted, n->scap);
         n->sort_tmp = g_renew(HeapItem, n->sort_tmp, n->scap);
     }
     size_t ns = 0, si = 0;
-    for (guint i = 0; i < n->comp_links->len; i++) {
-        int lid = g_array_index(n->comp_links, int, i);
+    for (guint i = 0; i < n->comp_links.len; i++) {
+        int lid = n->comp_links.v[i];
         LinkFill *l = &n->fill[lid];
         l->version++;
         l->stale = false;
@@ -485,8 +497,8 @@ void net_fill(SimNet *n, double theta)
  * its drain event. */
 void net_apply_rates(SimNet *n, sim_time_t now)
 {
-    Flow **comp = (Flow **)n->comp->pdata;
-    guint len = n->comp->len;
+    Flow **comp = (Flow **)n->comp.v;
+    guint len = n->comp.len;
     for (guint i = 0; i < len; i++) {
         /* the flows lie all over memory: ask for them ahead, and for the
          * entries of those asked for before */
@@ -531,24 +543,24 @@ void net_apply_rates(SimNet *n, sim_time_t now)
 void net_verify_rates(SimNet *n)
 {
     uint32_t ep = ++n->epoch;
-    g_ptr_array_set_size(n->comp, 0);
-    g_array_set_size(n->comp_links, 0);
+    n->comp.len = 0;
+    n->comp_links.len = 0;
     for (int lid = 0; lid < n->nlinks; lid++) {
         Link *l = &n->links[lid];
-        n->fill[lid].epoch = ep;
+        n->mark[lid] = ep;
         n->fill[lid].rem = l->bw;
         n->fill[lid].unfrozen = l->nflows;
-        g_array_append_val(n->comp_links, lid);
+        link_list_add(&n->comp_links, lid);
         for (int k = 0; k < l->len; k++)
             if (l->flows[k].flow && l->flows[k].flow->epoch != ep) {
                 l->flows[k].flow->epoch = ep;
                 l->flows[k].flow->frozen = false;
-                g_ptr_array_add(n->comp, l->flows[k].flow);
+                flow_list_add(&n->comp, l->flows[k].flow);
             }
     }
     net_fill(n, -INFINITY);
-    for (guint i = 0; i < n->comp->len; i++) {
-        const Flow *f = n->comp->pdata[i];
+    for (guint i = 0; i < n->comp.len; i++) {
+        const Flow *f = n->comp.v[i];
         double ref = f->next_rate, d = fabs(f->rate - ref);
         double rel = ref != 0 ? d / ref : d;
         if (!(rel <= n->verify_diff)) /* NaN counts as the worst */

@@ -15,9 +15,6 @@ SimNet *sim_net_new(SimEngine *e)
     n->work_limit = SIM_NET_DEFAULT_WORK_LIMIT;
     n->removed_level = INFINITY;
     n->dirty = g_array_new(FALSE, FALSE, sizeof(int));
-    n->comp = g_ptr_array_new();
-    n->started = g_ptr_array_new();
-    n->comp_links = g_array_new(FALSE, FALSE, sizeof(int));
     n->chunks = g_ptr_array_new_with_free_func(g_free);
     n->spare = g_ptr_array_new();
     sim_engine_on_settle(e, settle, n);
@@ -76,10 +73,11 @@ void sim_net_free(SimNet *n)
     }
     g_free(n->links);
     g_free(n->fill);
+    g_free(n->mark);
     g_array_free(n->dirty, TRUE);
-    g_ptr_array_free(n->comp, TRUE);
-    g_ptr_array_free(n->started, TRUE);
-    g_array_free(n->comp_links, TRUE);
+    g_free(n->comp.v);
+    g_free(n->started.v);
+    g_free(n->comp_links.v);
     g_free(n->heap);
     g_free(n->sorted);
     g_free(n->sort_tmp);
@@ -93,9 +91,11 @@ int sim_net_add_link(SimNet *n, double bandwidth_Bps, sim_time_t latency)
         n->cap = n->cap ? 2 * n->cap : 64;
         n->links = g_renew(Link, n->links, n->cap);
         n->fill = g_renew(LinkFill, n->fill, n->cap);
+        n->mark = g_renew(uint32_t, n->mark, n->cap);
     }
     n->links[n->nlinks] = (Link){.bw = bandwidth_Bps, .latency = latency, .hole = -1, .dom = LINK_FREE};
     n->fill[n->nlinks] = (LinkFill){0};
+    n->mark[n->nlinks] = 0;
     return n->nlinks++;
 }
 
@@ -295,7 +295,7 @@ void sim_net_flow_delayed(SimNet *n, double bytes, const int *links, int nlinks,
     for (int i = na; i < nlinks; i++)
         n->links[f->links[i]].nshadow++;
     n->started_hops += (uint64_t)na;
-    g_ptr_array_add(n->started, f);
+    flow_list_add(&n->started, f);
     n->active++;
 }
 
@@ -323,7 +323,7 @@ static void settle(SimEngine *e, void *ctx)
         for (guint i = 0; i < n->dirty->len; i++)
             n->links[g_array_index(n->dirty, int, i)].dirty = false;
         g_array_set_size(n->dirty, 0);
-        g_ptr_array_set_size(n->started, 0);
+        n->started.len = 0;
         n->started_hops = 0;
         return;
     }

@@ -41,15 +41,15 @@ typedef struct {
 } Link;
 
 /* A link's progressive-filling scratch, apart from the link: the solver
- * reaches a flow's other links by id, and a 32-byte record (two to a cache
- * line, against one 128-byte Link) keeps those random reads close. */
+ * reaches a flow's other links by id, and a 24-byte record (against a
+ * 96-byte Link) keeps those random reads close; the component search's
+ * marks are an array of their own, 4 bytes a link. */
 typedef struct {
     double rem;
     double hkey;      /* the share of the link's live heap entry: never above rem / unfrozen */
     int unfrozen;
-    uint32_t version; /* of that entry */
-    uint32_t epoch;   /* component-search mark */
-    bool stale;       /* hkey < rem / unfrozen: refresh when it surfaces */
+    uint32_t version : 31; /* of that entry */
+    uint32_t stale : 1;    /* hkey < rem / unfrozen: refresh when it surfaces */
 } LinkFill;
 
 /* A link's entries come in blocks whose largest rate is kept, so that finding
@@ -91,16 +91,47 @@ typedef struct {
     uint32_t version;
 } HeapItem;
 
+/* The solver's lists, appended to once per flow or link taken in: inline,
+ * where a GArray's append is a call and a memcpy. */
+typedef struct {
+    Flow **v;
+    guint len, cap;
+} FlowList;
+
+typedef struct {
+    int *v;
+    guint len, cap;
+} LinkList;
+
+static inline void flow_list_add(FlowList *a, Flow *f)
+{
+    if (a->len == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 64;
+        a->v = g_renew(Flow *, a->v, a->cap);
+    }
+    a->v[a->len++] = f;
+}
+
+static inline void link_list_add(LinkList *a, int l)
+{
+    if (a->len == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 64;
+        a->v = g_renew(int, a->v, a->cap);
+    }
+    a->v[a->len++] = l;
+}
+
 struct SimNet {
     SimEngine *e;
     Link *links;
     LinkFill *fill; /* [link], beside links */
+    uint32_t *mark; /* [link]: the component search's epoch */
     int nlinks, cap;
     GArray *dirty;      /* int link ids touched since the last settle */
-    GPtrArray *comp;    /* scratch: flows of the component being recomputed */
-    GPtrArray *started; /* flows started since the last settle, in order (all refilled) */
+    FlowList comp;      /* scratch: flows of the component being recomputed */
+    FlowList started;   /* flows started since the last settle, in order (all refilled) */
     uint64_t started_hops; /* their explicit links: the work of taking them in */
-    GArray *comp_links; /* scratch: its links */
+    LinkList comp_links; /* scratch: its links */
     HeapItem *heap;     /* scratch: min-heap on (share, link) of the shares pushed during a filling */
     size_t hn, hcap;
     HeapItem *sorted, *sort_tmp; /* scratch: the filling's first shares, in order */
