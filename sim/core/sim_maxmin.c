@@ -477,6 +477,14 @@ void net_fill(SimNet *n, double theta)
     sort_items(n->sorted, n->sort_tmp, ns);
     /* The most constrained link fixes the rate of its flows; repeat. */
     while (si < ns || n->hn > 0) {
+        /* the sorted run says which links come next: ask for them ahead */
+        if (si + 8 < ns)
+            PREFETCH(&n->links[n->sorted[si + 8].link]);
+        if (si + 4 < ns) {
+            const Link *a = &n->links[n->sorted[si + 4].link];
+            PREFETCH(a->rate);
+            PREFETCH(a->flows);
+        }
         HeapItem it = n->hn > 0 && (si == ns || item_key(&n->heap[0]) < item_key(&n->sorted[si])) ? heap_pop(n)
                                                                                                  : n->sorted[si++];
         LinkFill *l = &n->fill[it.link];
