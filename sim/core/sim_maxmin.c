@@ -195,13 +195,69 @@ static HeapItem heap_pop(SimNet *n)
     return top;
 }
 
+/* ---- the filling's first shares, sorted ----
+ *
+ * A filling pops every link of its part once or more, and most pop with the
+ * share they started with: those are sorted once (least significant digit
+ * first, a byte at a time, on the same key as the heap), and only the shares
+ * pushed later go through the heap.  The next link is the least of the
+ * sorted run's head and the heap's top, which is the least of the whole set
+ * as a heap of everything would pop it.  Equal keys are one link's (the key
+ * holds its id), and at most one of its entries is live, so the order among
+ * them changes nothing. */
+
+#define SORT_SMALL 24
+
+static inline unsigned key_digit(HeapKey k, int d) { return (unsigned)(k >> (8 * d)) & 255; }
+
+static void sort_items(HeapItem *a, HeapItem *tmp, size_t n)
+{
+    if (n < SORT_SMALL) {
+        for (size_t i = 1; i < n; i++) {
+            HeapItem e = a[i];
+            HeapKey k = item_key(&e);
+            size_t j = i;
+            for (; j > 0 && item_key(&a[j - 1]) > k; j--)
+                a[j] = a[j - 1];
+            a[j] = e;
+        }
+        return;
+    }
+    enum { DIGITS = 12 }; /* the key's low 96 bits: the link's 32, the share's 64 */
+    uint32_t count[DIGITS][256] = {{0}}; /* a filling's part is far below 2^32 links */
+    for (size_t i = 0; i < n; i++) {
+        HeapKey k = item_key(&a[i]);
+        for (int d = 0; d < DIGITS; d++)
+            count[d][key_digit(k, d)]++;
+    }
+    HeapItem *src = a, *dst = tmp;
+    for (int d = 0; d < DIGITS; d++) {
+        uint32_t *c = count[d];
+        if (c[key_digit(item_key(&src[0]), d)] == n) /* one digit for all: the pass keeps the order */
+            continue;
+        uint32_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            uint32_t v = c[b];
+            c[b] = sum;
+            sum += v;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[c[key_digit(item_key(&src[i]), d)]++] = src[i];
+        HeapItem *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+}
+
 /* A link's share changed to rem / unfrozen.  Shares only grow as flows freeze
  * (a frozen flow took the smallest share), so a grown share leaves the old,
  * lower entry in place and is refreshed when that entry surfaces: the entry
  * popped with a current key is then still the exact minimum, and links cost a
  * heap operation only when they reach the top, not on every flow that froze.
  * A share that rounding made smaller is pushed at once. */
-static void share_changed(SimNet *n, Link *o, int lid)
+static void share_changed(SimNet *n, LinkFill *o, int lid)
 {
     double share = o->rem / o->unfrozen;
     if (share < o->hkey) {
@@ -269,12 +325,14 @@ double net_change_level(SimNet *n)
 
 /* Scans a link of the part being filled again: takes in its flows at or above
  * theta, and leaves it what the kept flows do not use. */
-static void take_link(SimNet *n, Link *l, double theta, uint32_t ep)
+static void take_link(SimNet *n, int lid, double theta, uint32_t ep)
 {
+    Link *l = &n->links[lid];
+    LinkFill *lf = &n->fill[lid];
     double rem = l->bw;
     int unfrozen = 0;
     if (l->fresh == 0 && !link_reaches(n, l, theta)) { /* no flow here can move */
-        l->unfrozen = 0;
+        lf->unfrozen = 0;
         return;
     }
     n->work += (uint64_t)l->len + 1;
@@ -297,56 +355,65 @@ static void take_link(SimNet *n, Link *l, double theta, uint32_t ep)
             continue;
         f->epoch = ep;
         f->frozen = false;
-        g_ptr_array_add(n->comp, f);
+        flow_list_add(&n->comp, f);
         n->work += (uint64_t)f->nact;
         for (int j = 0; j < f->nact; j++) {
             int lj = f->links[j];
-            if (n->links[lj].epoch != ep) {
-                n->links[lj].epoch = ep;
-                g_array_append_val(n->comp_links, lj);
+            if (n->mark[lj] != ep) {
+                n->mark[lj] = ep;
+                link_list_add(&n->comp_links, lj);
             }
         }
     }
-    l->rem = rem > 0 ? rem : 0;
-    l->unfrozen = unfrozen;
+    lf->rem = rem > 0 ? rem : 0;
+    lf->unfrozen = unfrozen;
 }
 
 /* Collects, from the dirty links, the flows that may move and their links. */
 void net_collect_part(SimNet *n, double theta)
 {
     uint32_t ep = ++n->epoch;
-    g_ptr_array_set_size(n->comp, 0);
-    g_array_set_size(n->comp_links, 0);
+    n->comp.len = 0;
+    n->comp_links.len = 0;
     for (guint i = 0; i < n->dirty->len; i++) {
         int l = g_array_index(n->dirty, int, i);
         n->links[l].dirty = false;
-        if (n->links[l].epoch != ep) {
-            n->links[l].epoch = ep;
-            g_array_append_val(n->comp_links, l);
+        if (n->mark[l] != ep) {
+            n->mark[l] = ep;
+            link_list_add(&n->comp_links, l);
         }
     }
     g_array_set_size(n->dirty, 0);
     /* Started flows (rate +inf on every link, which are all dirty) are all
      * refilled: taken in order of start, so that the passes over them walk
      * memory in the order it was allocated, and the link scans need not
-     * visit them. */
-    for (guint i = 0; i < n->started->len; i++) {
-        Flow *f = n->started->pdata[i];
-        f->epoch = ep;
-        f->frozen = false;
-        n->work += (uint64_t)f->nact;
-    }
-    GPtrArray *empty = n->comp; /* set to size 0 above */
+     * visit them.  They were marked for this epoch when they started. */
+    n->work += n->started_hops;
+    n->started_hops = 0;
+    FlowList empty = n->comp; /* set to size 0 above */
     n->comp = n->started;
     n->started = empty;
-    for (guint li = 0; li < n->comp_links->len; li++)
-        take_link(n, &n->links[g_array_index(n->comp_links, int, li)], theta, ep);
+    /* the links are all over memory too: each is asked for 8 ahead, and
+     * its rates and blocks 4 ahead, once it is at hand */
+    for (guint li = 0; li < n->comp_links.len; li++) {
+        const int *cl = n->comp_links.v; /* take_link appends to it */
+        if (li + 8 < n->comp_links.len)
+            PREFETCH(&n->links[cl[li + 8]]);
+        if (li + 4 < n->comp_links.len) {
+            const Link *a = &n->links[cl[li + 4]];
+            PREFETCH(a->rate);
+            PREFETCH(a->bcnt);
+            PREFETCH(a->bmax);
+        }
+        take_link(n, cl[li], theta, ep);
+    }
 }
 
 /* Link `l` fills at `share`: its unfrozen flows of this filling freeze there,
  * and their other links lose what they take. */
-static void freeze_link(SimNet *n, Link *l, double share, double theta)
+static void freeze_link(SimNet *n, int lid, double share, double theta)
 {
+    const Link *l = &n->links[lid];
     for (int k = 0; k < l->len; k++) {
         if (k + 8 < l->len)
             PREFETCH(l->flows[k + 8].flow);
@@ -359,16 +426,17 @@ static void freeze_link(SimNet *n, Link *l, double share, double theta)
         f->frozen = true;
         f->next_rate = share;
         for (int j = 0; j < f->nact; j++) {
-            Link *o = &n->links[f->links[j]];
+            int oj = f->links[j];
+            LinkFill *o = &n->fill[oj];
             o->rem -= share;
             if (o->rem < 0)
                 o->rem = 0;
             o->unfrozen--;
-            if (o != l && o->unfrozen > 0)
-                share_changed(n, o, f->links[j]);
+            if (oj != lid && o->unfrozen > 0)
+                share_changed(n, o, oj);
         }
     }
-    l->unfrozen = 0;
+    n->fill[lid].unfrozen = 0;
 }
 
 /* Progressive filling of the collected flows (those at or above theta) on the
@@ -378,38 +446,48 @@ void net_fill(SimNet *n, double theta)
     /* Flows on one link each (a ring's hops, their other links shadowed):
      * the links are independent, each fills at its own share, in any order. */
     bool independent = true;
-    for (guint i = 0; i < n->comp->len && independent; i++)
-        independent = ((const Flow *)n->comp->pdata[i])->nact == 1;
+    for (guint i = 0; i < n->comp.len && independent; i++)
+        independent = ((const Flow *)n->comp.v[i])->nact == 1;
     if (independent) {
-        for (guint i = 0; i < n->comp_links->len; i++) {
-            int lid = g_array_index(n->comp_links, int, i);
-            Link *l = &n->links[lid];
+        for (guint i = 0; i < n->comp_links.len; i++) {
+            int lid = n->comp_links.v[i];
+            const LinkFill *l = &n->fill[lid];
             if (l->unfrozen > 0)
-                freeze_link(n, l, l->rem / l->unfrozen, theta);
+                freeze_link(n, lid, l->rem / l->unfrozen, theta);
         }
         return;
     }
     n->hn = 0;
-    if (n->hcap < n->comp_links->len) {
-        n->hcap = n->comp_links->len;
-        n->heap = g_renew(HeapItem, n->heap, n->hcap);
+    if (n->scap < n->comp_links.len) {
+        n->scap = n->comp_links.len;
+        n->sorted = g_renew(HeapItem, n->sorted, n->scap);
+        n->sort_tmp = g_renew(HeapItem, n->sort_tmp, n->scap);
     }
-    for (guint i = 0; i < n->comp_links->len; i++) {
-        int lid = g_array_index(n->comp_links, int, i);
-        Link *l = &n->links[lid];
+    size_t ns = 0, si = 0;
+    for (guint i = 0; i < n->comp_links.len; i++) {
+        int lid = n->comp_links.v[i];
+        LinkFill *l = &n->fill[lid];
         l->version++;
         l->stale = false;
         if (l->unfrozen > 0) {
             l->hkey = l->rem / l->unfrozen;
-            n->heap[n->hn++] = (HeapItem){l->hkey, lid, l->version};
+            n->sorted[ns++] = (HeapItem){l->hkey, lid, l->version};
         }
     }
-    for (size_t i = n->hn > 1 ? (n->hn - 2) / HEAP_ARITY + 1 : 0; i-- > 0;) /* keys are distinct: any heap pops the same order */
-        sift_down(n->heap, n->hn, i);
+    sort_items(n->sorted, n->sort_tmp, ns);
     /* The most constrained link fixes the rate of its flows; repeat. */
-    while (n->hn > 0) {
-        HeapItem it = heap_pop(n);
-        Link *l = &n->links[it.link];
+    while (si < ns || n->hn > 0) {
+        /* the sorted run says which links come next: ask for them ahead */
+        if (si + 8 < ns)
+            PREFETCH(&n->links[n->sorted[si + 8].link]);
+        if (si + 4 < ns) {
+            const Link *a = &n->links[n->sorted[si + 4].link];
+            PREFETCH(a->rate);
+            PREFETCH(a->flows);
+        }
+        HeapItem it = n->hn > 0 && (si == ns || item_key(&n->heap[0]) < item_key(&n->sorted[si])) ? heap_pop(n)
+                                                                                                 : n->sorted[si++];
+        LinkFill *l = &n->fill[it.link];
         if (it.version != l->version || l->unfrozen == 0)
             continue;
         if (l->stale) { /* its share grew since: back in at the current one */
@@ -419,7 +497,7 @@ void net_fill(SimNet *n, double theta)
             heap_push(n, (HeapItem){l->hkey, it.link, l->version});
             continue;
         }
-        freeze_link(n, l, it.share, theta);
+        freeze_link(n, it.link, it.share, theta);
     }
 }
 
@@ -427,8 +505,8 @@ void net_fill(SimNet *n, double theta)
  * its drain event. */
 void net_apply_rates(SimNet *n, sim_time_t now)
 {
-    Flow **comp = (Flow **)n->comp->pdata;
-    guint len = n->comp->len;
+    Flow **comp = (Flow **)n->comp.v;
+    guint len = n->comp.len;
     for (guint i = 0; i < len; i++) {
         /* the flows lie all over memory: ask for them ahead, and for the
          * entries of those asked for before */
@@ -464,7 +542,7 @@ void net_apply_rates(SimNet *n, sim_time_t now)
         sim_time_t at = ps >= 1.8e19 ? SIM_TIME_NEVER : sim_time_add(now, (sim_time_t)ps);
         if (f->drain_ev)
             sim_engine_cancel(n->e, f->drain_ev);
-        f->drain_ev = sim_engine_schedule(n->e, at, &f->ev.act);
+        f->drain_ev = sim_engine_schedule(n->e, at, &f->ev);
     }
 }
 
@@ -473,24 +551,24 @@ void net_apply_rates(SimNet *n, sim_time_t now)
 void net_verify_rates(SimNet *n)
 {
     uint32_t ep = ++n->epoch;
-    g_ptr_array_set_size(n->comp, 0);
-    g_array_set_size(n->comp_links, 0);
+    n->comp.len = 0;
+    n->comp_links.len = 0;
     for (int lid = 0; lid < n->nlinks; lid++) {
         Link *l = &n->links[lid];
-        l->epoch = ep;
-        l->rem = l->bw;
-        l->unfrozen = l->nflows;
-        g_array_append_val(n->comp_links, lid);
+        n->mark[lid] = ep;
+        n->fill[lid].rem = l->bw;
+        n->fill[lid].unfrozen = l->nflows;
+        link_list_add(&n->comp_links, lid);
         for (int k = 0; k < l->len; k++)
             if (l->flows[k].flow && l->flows[k].flow->epoch != ep) {
                 l->flows[k].flow->epoch = ep;
                 l->flows[k].flow->frozen = false;
-                g_ptr_array_add(n->comp, l->flows[k].flow);
+                flow_list_add(&n->comp, l->flows[k].flow);
             }
     }
     net_fill(n, -INFINITY);
-    for (guint i = 0; i < n->comp->len; i++) {
-        const Flow *f = n->comp->pdata[i];
+    for (guint i = 0; i < n->comp.len; i++) {
+        const Flow *f = n->comp.v[i];
         double ref = f->next_rate, d = fabs(f->rate - ref);
         double rel = ref != 0 ? d / ref : d;
         if (!(rel <= n->verify_diff)) /* NaN counts as the worst */

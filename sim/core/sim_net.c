@@ -15,9 +15,6 @@ SimNet *sim_net_new(SimEngine *e)
     n->work_limit = SIM_NET_DEFAULT_WORK_LIMIT;
     n->removed_level = INFINITY;
     n->dirty = g_array_new(FALSE, FALSE, sizeof(int));
-    n->comp = g_ptr_array_new();
-    n->started = g_ptr_array_new();
-    n->comp_links = g_array_new(FALSE, FALSE, sizeof(int));
     n->chunks = g_ptr_array_new_with_free_func(g_free);
     n->spare = g_ptr_array_new();
     sim_engine_on_settle(e, settle, n);
@@ -31,7 +28,7 @@ SimNet *sim_net_new(SimEngine *e)
 static size_t flow_size(int nlinks)
 {
     size_t s = sizeof(Flow) + 2 * (size_t)nlinks * sizeof(int);
-    return (s + 15) & ~(size_t)15;
+    return (s + 7) & ~(size_t)7; /* its doubles and pointers aligned */
 }
 
 static Flow *flow_alloc(SimNet *n, int nlinks)
@@ -75,11 +72,15 @@ void sim_net_free(SimNet *n)
         g_free(n->links[i].rate);
     }
     g_free(n->links);
+    g_free(n->fill);
+    g_free(n->mark);
     g_array_free(n->dirty, TRUE);
-    g_ptr_array_free(n->comp, TRUE);
-    g_ptr_array_free(n->started, TRUE);
-    g_array_free(n->comp_links, TRUE);
+    g_free(n->comp.v);
+    g_free(n->started.v);
+    g_free(n->comp_links.v);
     g_free(n->heap);
+    g_free(n->sorted);
+    g_free(n->sort_tmp);
     g_free(n);
 }
 
@@ -89,8 +90,12 @@ int sim_net_add_link(SimNet *n, double bandwidth_Bps, sim_time_t latency)
     if (n->nlinks == n->cap) {
         n->cap = n->cap ? 2 * n->cap : 64;
         n->links = g_renew(Link, n->links, n->cap);
+        n->fill = g_renew(LinkFill, n->fill, n->cap);
+        n->mark = g_renew(uint32_t, n->mark, n->cap);
     }
     n->links[n->nlinks] = (Link){.bw = bandwidth_Bps, .latency = latency, .hole = -1, .dom = LINK_FREE};
+    n->fill[n->nlinks] = (LinkFill){0};
+    n->mark[n->nlinks] = 0;
     return n->nlinks++;
 }
 
@@ -113,7 +118,7 @@ static void mark_dirty(SimNet *n, int l)
 
 static void on_deliver(SimEngine *e, SimAction *a)
 {
-    Flow *f = ((FlowEvent *)a)->flow;
+    Flow *f = (Flow *)(void *)a;
     SimFlowDone done = f->done;
     void *user = f->user;
     flow_release(f->net, f);
@@ -128,13 +133,13 @@ static void deliver_later(SimNet *n, Flow *f)
     sim_time_t lat = f->delay;
     for (int i = 0; i < f->nlinks; i++)
         lat = sim_time_add(lat, n->links[f->links[i]].latency);
-    f->ev.act.fire = on_deliver;
-    sim_engine_schedule(n->e, sim_time_add(sim_engine_now(n->e), lat), &f->ev.act);
+    f->ev.fire = on_deliver;
+    sim_engine_schedule(n->e, sim_time_add(sim_engine_now(n->e), lat), &f->ev);
 }
 
 static void on_drain(SimEngine *e, SimAction *a)
 {
-    Flow *f = ((FlowEvent *)a)->flow;
+    Flow *f = (Flow *)(void *)a;
     SimNet *n = f->net;
     f->remaining = 0;
     f->drain_ev = 0;
@@ -217,6 +222,7 @@ static void make_explicit(SimNet *n, int a)
             f->links[i] = f->links[s]; /* both shadowed: no entry moves */
             f->links[s] = a;
             pos[s] = f->fresh ? net_link_append(la, f, s) : net_link_append_rate(la, f, s, f->rate);
+            n->started_hops += f->fresh;
             f->nact++;
             la->nshadow--;
             break;
@@ -261,10 +267,15 @@ void sim_net_flow_delayed(SimNet *n, double bytes, const int *links, int nlinks,
     if (n->overrun) /* stopped: the flow never moves */
         return;
     Flow *f = flow_alloc(n, nlinks);
-    *f = (Flow){.ev = {{on_drain}, f}, .net = n, .done = done, .user = user, .delay = delay > 0 ? delay : 0};
+    *f = (Flow){.ev = {on_drain}, .net = n, .done = done, .user = user, .delay = delay > 0 ? delay : 0};
     f->bytes = f->remaining = bytes > 0 ? bytes : 0;
     f->last = sim_engine_now(n->e);
-    f->frozen = f->fresh = true;
+    /* A started flow is taken into the next settle's filling: marked for
+     * it now, while its memory is at hand, not in a pass over all of them
+     * then (that settle's search is the next epoch). */
+    f->fresh = true;
+    f->frozen = false;
+    f->epoch = n->epoch + 1;
     f->nlinks = nlinks;
     if (nlinks == 0 || f->bytes == 0) {
         memcpy(f->links, links, (size_t)nlinks * sizeof(int));
@@ -283,7 +294,8 @@ void sim_net_flow_delayed(SimNet *n, double bytes, const int *links, int nlinks,
     }
     for (int i = na; i < nlinks; i++)
         n->links[f->links[i]].nshadow++;
-    g_ptr_array_add(n->started, f);
+    n->started_hops += (uint64_t)na;
+    flow_list_add(&n->started, f);
     n->active++;
 }
 
@@ -311,7 +323,8 @@ static void settle(SimEngine *e, void *ctx)
         for (guint i = 0; i < n->dirty->len; i++)
             n->links[g_array_index(n->dirty, int, i)].dirty = false;
         g_array_set_size(n->dirty, 0);
-        g_ptr_array_set_size(n->started, 0);
+        n->started.len = 0;
+        n->started_hops = 0;
         return;
     }
     n->recomputes++;

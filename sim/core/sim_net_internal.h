@@ -38,14 +38,19 @@ typedef struct {
     bool broken; /* made explicit once: stays so (each link's flows are searched at most once) */
     int fresh;         /* flows started since the last settle */
     bool dirty;
-    /* progressive-filling scratch */
-    double rem;
-    int unfrozen;
-    uint32_t version; /* of the link's live heap entry */
-    double hkey;      /* that entry's share: never above rem / unfrozen */
-    bool stale;       /* hkey < rem / unfrozen: refresh when it surfaces */
-    uint32_t epoch; /* component-search mark */
 } Link;
+
+/* A link's progressive-filling scratch, apart from the link: the solver
+ * reaches a flow's other links by id, and a 24-byte record (against a
+ * 96-byte Link) keeps those random reads close; the component search's
+ * marks are an array of their own, 4 bytes a link. */
+typedef struct {
+    double rem;
+    double hkey;      /* the share of the link's live heap entry: never above rem / unfrozen */
+    int unfrozen;
+    uint32_t version : 31; /* of that entry */
+    uint32_t stale : 1;    /* hkey < rem / unfrozen: refresh when it surfaces */
+} LinkFill;
 
 /* A link's entries come in blocks whose largest rate is kept, so that finding
  * whether any flow on it is at or above a level reads a block, not a flow. */
@@ -62,13 +67,8 @@ typedef struct {
 #define PREFETCH(p) ((void)(p))
 #endif
 
-typedef struct {
-    SimAction act;
-    Flow *flow;
-} FlowEvent;
-
 struct Flow {
-    FlowEvent ev; /* its drain, then its delivery */
+    SimAction ev; /* its drain, then its delivery; first, so that the action is the flow */
     SimNet *net;
     double bytes, remaining, rate;
     sim_time_t last;  /* when `remaining` was last brought up to date */
@@ -78,7 +78,7 @@ struct Flow {
     void *user;
     uint32_t epoch;
     double next_rate; /* filling's result */
-    bool frozen;      /* outside a filling, always true */
+    bool frozen;      /* outside a filling, true but for a started flow (set up for its first) */
     bool fresh;       /* started since the last settle: no rate yet */
     int nlinks;
     int nact;    /* the first nact links have entries; the rest are shadowed */
@@ -91,16 +91,51 @@ typedef struct {
     uint32_t version;
 } HeapItem;
 
+/* The solver's lists, appended to once per flow or link taken in: inline,
+ * where a GArray's append is a call and a memcpy. */
+typedef struct {
+    Flow **v;
+    guint len, cap;
+} FlowList;
+
+typedef struct {
+    int *v;
+    guint len, cap;
+} LinkList;
+
+static inline void flow_list_add(FlowList *a, Flow *f)
+{
+    if (a->len == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 64;
+        a->v = g_renew(Flow *, a->v, a->cap);
+    }
+    a->v[a->len++] = f;
+}
+
+static inline void link_list_add(LinkList *a, int l)
+{
+    if (a->len == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 64;
+        a->v = g_renew(int, a->v, a->cap);
+    }
+    a->v[a->len++] = l;
+}
+
 struct SimNet {
     SimEngine *e;
     Link *links;
+    LinkFill *fill; /* [link], beside links */
+    uint32_t *mark; /* [link]: the component search's epoch */
     int nlinks, cap;
     GArray *dirty;      /* int link ids touched since the last settle */
-    GPtrArray *comp;    /* scratch: flows of the component being recomputed */
-    GPtrArray *started; /* flows started since the last settle, in order (all refilled) */
-    GArray *comp_links; /* scratch: its links */
-    HeapItem *heap;     /* scratch: min-heap on (share, link) */
+    FlowList comp;      /* scratch: flows of the component being recomputed */
+    FlowList started;   /* flows started since the last settle, in order (all refilled) */
+    uint64_t started_hops; /* their explicit links: the work of taking them in */
+    LinkList comp_links; /* scratch: its links */
+    HeapItem *heap;     /* scratch: min-heap on (share, link) of the shares pushed during a filling */
     size_t hn, hcap;
+    HeapItem *sorted, *sort_tmp; /* scratch: the filling's first shares, in order */
+    size_t scap;
     GPtrArray *chunks;  /* the flows' memory, freed with the net */
     char *bump, *bump_end;
     GPtrArray *spare;   /* per path length: a list of freed flows (linked through `user`) */

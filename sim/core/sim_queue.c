@@ -425,12 +425,17 @@ bool sim_queue_pop(SimQueue *q, sim_time_t *t, void **data)
     g->head = slots[s].next;
     if (g->head != NONE) {
         slots[g->head].prev = NONE;
-        /* the next event of this time is likely the next popped: ask for its
-         * action now (an action is seldom in cache in a large run) */
+        /* the next events of this time are likely the next popped: ask for
+         * their actions now (an action is seldom in cache in a large run),
+         * the next one's and the one's after it (whose slot was asked for
+         * by the pop before), and for the slot after those */
         PREFETCH(slots[g->head].data);
         uint32_t after = slots[g->head].next;
-        if (after != NONE)
-            PREFETCH(&slots[after]);
+        if (after != NONE) {
+            PREFETCH(slots[after].data);
+            if (slots[after].next != NONE)
+                PREFETCH(&slots[slots[after].next]);
+        }
     } else {
         group_release(q, gi);
         heap_pop(q);
