@@ -32,7 +32,7 @@ static bool read_lib(const SimJsonDoc *d, const cJSON *libs, MpiLib lib, MpiLibP
         return false;
     }
     double radix = 4, throttle = 32, rr = 4, br = 64;
-    *l = (MpiLibParams){.han_segment = 65536, .bcast_cell = 32768};
+    *l = (MpiLibParams){.han_segment = 65536, .bcast_cell = 32768, .rndv_shm = 0};
     if (!sim_json_get_number(d, o, "overhead", true, 0, 1e-3, &l->overhead, err) ||
         !sim_json_get_number(d, o, "datatype_round", true, 0, 1e-3, &l->ddt_round, err) ||
         !sim_json_get_number(d, o, "datatype_block", true, 0, 1e-3, &l->ddt_block, err) ||
@@ -41,7 +41,9 @@ static bool read_lib(const SimJsonDoc *d, const cJSON *libs, MpiLib lib, MpiLibP
         !sim_json_get_number(d, o, "alltoall_throttle", false, 0, 1 << 20, &throttle, err) ||
         !sim_json_get_number(d, o, "reduce_radix", false, 2, 1024, &rr, err) ||
         !sim_json_get_number(d, o, "bcast_radix", false, 2, 1024, &br, err) ||
-        !sim_json_get_number(d, o, "bcast_cell", false, 1, 1 << 30, &l->bcast_cell, err))
+        !sim_json_get_number(d, o, "bcast_cell", false, 1, 1 << 30, &l->bcast_cell, err) ||
+        !sim_json_get_number(d, o, "rndv_threshold_shm", false, 0, 1e12, &l->rndv_shm, err) ||
+        !sim_json_get_number(d, o, "rndv_cost_shm", false, 0, 1e-3, &l->rndv_cost_shm, err))
         return false;
     l->knomial_radix = (int)radix;
     l->throttle = (int)throttle;
@@ -62,9 +64,11 @@ static bool read_node(const SimJsonDoc *d, const cJSON *nodes, const char *topo,
         !sim_json_get_number(d, o, "memory_efficiency", false, 0.01, 1, &eff, err) ||
         !sim_json_get_number(d, o, "copy_traffic", false, 1, 10, &m->p.copy_traffic, err) ||
         !sim_json_get_number(d, o, "reduce_streams", false, 1, 10, &m->reduce_streams, err) ||
-        !sim_json_get_number(d, o, "nic_payload_efficiency", false, 0.01, 1, nic_eff, err))
+        !sim_json_get_number(d, o, "nic_payload_efficiency", false, 0.01, 1, nic_eff, err) ||
+        !sim_json_get_number(d, o, "llc_bytes", false, 0, 1e13, &m->llc, err))
         return false;
     m->p.bw_mem = bw * eff;
+    m->bw_dram = m->p.bw_mem;
     return true;
 }
 
@@ -141,7 +145,7 @@ MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const cha
     m->lib = lib;
     m->p.nodes = nodes;
     m->p.ppn = ppn;
-    m->p.bw_mem = INFINITY;
+    m->p.bw_mem = m->bw_dram = INFINITY;
     m->p.copy_traffic = 1;
     m->reduce_streams = 2;
     double nic_eff = 1;
@@ -172,6 +176,18 @@ void mpi_model_free(MpiModel *m) { g_free(m); }
 
 const MpiPlatform *mpi_model_platform(const MpiModel *m) { return &m->p; }
 
+/* One rank's buffers in a collective of `bytes` (mpi_cost's convention) on
+ * n ranks: its send and receive buffers. */
+static double working_set(CollOp op, double bytes, int n)
+{
+    switch (op) {
+    case COLL_ALLGATHER: return bytes + bytes / n;
+    case COLL_REDUCESCATTER: return bytes + bytes / n;
+    case COLL_BROADCAST: return bytes;
+    default: return 2 * bytes;
+    }
+}
+
 bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
 {
     if (!(bytes >= 0) || op < 0 || op >= COLL_NUM_OPS)
@@ -180,14 +196,21 @@ bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
         *out = (MpiCost){0, "none"};
         return true;
     }
-    return m->lib == MPI_LIB_MPICH ? mpi_select_mpich(m, op, bytes, out) : mpi_select_openmpi(m, op, bytes, out);
+    MpiModel c = *m;
+    double ws = working_set(op, bytes, m->p.nodes * m->p.ppn) * m->p.ppn;
+    /* OSU reuses its buffers every iteration: buffers that fit the node's
+     * caches stay there; a cyclic sweep over more than an LRU-like cache
+     * holds misses on every line, so then everything streams from DRAM */
+    if (m->llc > 0 && ws <= m->llc)
+        c.p.bw_mem = INFINITY;
+    return m->lib == MPI_LIB_MPICH ? mpi_select_mpich(&c, op, bytes, out) : mpi_select_openmpi(&c, op, bytes, out);
 }
 
 double mpi_p2p_time(const MpiModel *m, double bytes, int window)
 {
     bool net = m->p.nodes > 1;
-    double lat = net ? m->p.lat_net : m->p.lat_shm, bw = net ? m->p.bw_net : m->p.bw_core;
+    double lat = net ? m->p.lat_net : m->p.lat_shm, move = net ? bytes / m->p.bw_net : mpi_shm_copy(m, bytes);
     int w = window > 1 ? window : 1;
     /* messages back to back: the latency once, each message's overhead and bytes */
-    return lat + w * (m->p.overhead + bytes / bw);
+    return lat + w * (m->p.overhead + move);
 }

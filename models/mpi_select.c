@@ -130,21 +130,81 @@ static bool tuned_alltoall(const MpiModel *m, MpiComm c, double per_peer, MpiCos
     }
 }
 
+/* allgather by the block each rank contributes: 2 bruck, 3 recursive
+ * doubling (Bruck off a power of two, as Open MPI falls back), 4 ring,
+ * 5 neighbor exchange, 6 two_proc (costed as recursive doubling). */
+static int tuned_allgather_alg(int n, double b)
+{
+    if (n == 2)
+        return 6;
+    if (n < 32)
+        return 3;
+    if (n < 64)
+        return b < 1024 ? 3 : b < 65536 ? 5 : 4;
+    if (n < 128)
+        return b < 512 ? 3 : b < 65536 ? 5 : 4;
+    if (n < 256)
+        return b < 512 ? 3 : b < 131072 ? 5 : b < 524288 ? 4 : b < 1048576 ? 5 : 4;
+    if (n < 512)
+        return b < 32 ? 3 : b < 128 ? 2 : b < 1024 ? 3 : b < 131072 ? 5 : b < 524288 ? 4 : b < 1048576 ? 5 : 4;
+    if (n < 1024)
+        return b < 64 ? 3 : b < 256 ? 2 : b < 2048 ? 3 : 5;
+    if (n < 2048)
+        return b < 4 ? 3 : b < 8 ? 2 : b < 16 ? 3 : b < 32 ? 2 : b < 256 ? 3 : b < 512 ? 2 : b < 4096 ? 3 : 5;
+    if (n < 4096)
+        return b < 32 ? 2 : b < 128 ? 3 : b < 512 ? 2 : b < 4096 ? 3 : 5;
+    return b < 2 ? 3 : b < 8 ? 2 : b < 16 ? 3 : b < 512 ? 2 : b < 4096 ? 3 : 5;
+}
+
 static bool tuned_allgather(const MpiModel *m, MpiComm c, double total, MpiCost *out)
 {
-    bool pof2 = mpi_pof2_floor(c.n) == c.n;
-    if (total / c.n < 8192 && pof2)
-        return done(out, mpi_allgather_rd(m, c, total), "tuned:recursive_doubling");
-    if (total / c.n < 8192)
-        return done(out, mpi_allgather_bruck(m, c, total), "tuned:bruck");
-    return done(out, mpi_allgather_ring(m, c, total), "tuned:ring");
+    switch (tuned_allgather_alg(c.n, total / c.n)) {
+    case 2: return done(out, mpi_allgather_bruck(m, c, total), "tuned:bruck");
+    case 4: return done(out, mpi_allgather_ring(m, c, total), "tuned:ring");
+    case 5: return done(out, mpi_allgather_neighbor(m, c, total), c.n % 2 ? "tuned:ring" : "tuned:neighbor");
+    default:
+        return done(out, mpi_allgather_rd(m, c, total),
+                    mpi_pof2_floor(c.n) == c.n ? "tuned:recursive_doubling" : "tuned:bruck");
+    }
+}
+
+/* reduce_scatter by the whole buffer: 1 non-overlapping (reduce to rank 0,
+ * then a linear scatter), 2 recursive halving, 3 ring, 4 butterfly (log n
+ * halving exchanges: costed as recursive halving). */
+static int tuned_reducescatter_alg(int n, double b)
+{
+    if (n < 4)
+        return b < 65536 ? 3 : b < 131072 ? 4 : 3;
+    if (n < 8)
+        return b < 8 ? 1 : b < 262144 ? 2 : 3;
+    if (n < 32)
+        return b < 262144 ? 2 : 3;
+    if (n < 64)
+        return b < 64 ? 1 : b < 2048 ? 2 : b < 524288 ? 4 : 3;
+    if (n < 128)
+        return b < 256 ? 1 : b < 512 ? 2 : b < 2048 ? 4 : b < 4096 ? 2 : 4;
+    if (n < 256)
+        return b < 256 ? 1 : b < 512 ? 2 : 4;
+    if (n < 512)
+        return b < 256 ? 1 : b < 1024 ? 2 : 4;
+    if (n < 1024)
+        return b < 512 ? 1 : b < 2048 ? 2 : b < 8192 ? 4 : b < 16384 ? 2 : 4;
+    if (n < 2048)
+        return b < 512 ? 1 : b < 4096 ? 2 : b < 16384 ? 4 : b < 32768 ? 2 : 4;
+    if (n < 4096)
+        return b < 512 ? 1 : b < 4096 ? 2 : 4;
+    return b < 1024 ? 1 : b < 8192 ? 2 : 4;
 }
 
 static bool tuned_reducescatter(const MpiModel *m, MpiComm c, double total, MpiCost *out)
 {
-    if (total < 65536)
-        return done(out, mpi_reducescatter_rh(m, c, total), "tuned:recursive_halving");
-    return done(out, mpi_reducescatter_ring(m, c, total), "tuned:ring");
+    switch (tuned_reducescatter_alg(c.n, total)) {
+    case 1:
+        return done(out, tuned_reduce(m, c, total, NULL) + mpi_scatter_linear(m, c, total), "tuned:non-overlapping");
+    case 2: return done(out, mpi_reducescatter_rh(m, c, total), "tuned:recursive_halving");
+    case 3: return done(out, mpi_reducescatter_ring(m, c, total), "tuned:ring");
+    default: return done(out, mpi_reducescatter_rh(m, c, total), "tuned:butterfly");
+    }
 }
 
 /* ---------------- Open MPI coll/han ---------------- */

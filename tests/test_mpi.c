@@ -80,6 +80,81 @@ static void test_mpich_selection(void)
     topo_free(t);
 }
 
+/* coll_tuned_decision_fixed.c, 36 ranks: allgather by each rank's block
+ * (recursive doubling below 1 KiB, Bruck's off a power of two; neighbor
+ * exchange below 64 KiB; ring), reduce_scatter by the whole buffer
+ * (non-overlapping below 64 B, recursive halving below 2 KiB, butterfly
+ * below 512 KiB, ring). */
+static void test_openmpi_allgather_reducescatter(void)
+{
+    Topo *t = oci(1);
+    MpiModel *m = model(t, 1, 36, MPI_LIB_OPENMPI);
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLGATHER, 36.0 * 512).algo, "tuned:bruck");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLGATHER, 36.0 * 2048).algo, "tuned:neighbor");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLGATHER, 36.0 * 65536).algo, "tuned:ring");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_REDUCESCATTER, 32).algo, "tuned:non-overlapping");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_REDUCESCATTER, 1024).algo, "tuned:recursive_halving");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_REDUCESCATTER, 4096).algo, "tuned:butterfly");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_REDUCESCATTER, 1 << 20).algo, "tuned:ring");
+    /* neighbor exchange sends n/2 rounds where the ring sends n - 1 */
+    CU_ASSERT_TRUE(cost(m, COLL_ALLGATHER, 36.0 * 4096).time_s < cost(m, COLL_ALLGATHER, 36.0 * 65536).time_s);
+    mpi_model_free(m);
+    topo_free(t);
+}
+
+/* Shared memory: eager through a FIFO cell (two copies) below the library's
+ * rendezvous threshold (UCX auto: 8 KiB; MPICH's CMA threshold 16 KiB),
+ * from it the RTS, a CMA get's fixed cost and one copy. */
+static void test_shm_protocols(void)
+{
+    Topo *t = oci(1);
+    MpiModel *u = model(t, 1, 36, MPI_LIB_OPENMPI), *h = model(t, 1, 36, MPI_LIB_MPICH);
+    const MpiPlatform *p = mpi_model_platform(u);
+    double lat = p->lat_shm, ovh = p->overhead, bw = p->bw_core;
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(u, 4096, 1), lat + ovh + 2 * 4096 / bw, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(u, 8192, 1), lat + ovh + lat + 5.4e-7 + 8192 / bw, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(h, 8192, 1), lat + ovh + 2 * 8192 / bw, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(h, 16384, 1), lat + ovh + lat + 5.4e-7 + 16384 / bw, 1e-15);
+    /* single copy halves the bandwidth term of large messages */
+    double big = 1 << 24;
+    CU_ASSERT_TRUE(mpi_p2p_time(u, big, 1) < 0.51 * (lat + ovh + 2 * big / bw));
+    mpi_model_free(u);
+    mpi_model_free(h);
+    topo_free(t);
+}
+
+/* OSU reuses its buffers: a 36-rank all-to-all of 16 KiB per peer (42 MB of
+ * buffers on the node, under its 123 MB of L2 + L3) is not bound by DRAM,
+ * the same without the caches described is. */
+static void test_cache_residency(void)
+{
+    Topo *t = oci(1);
+    MpiModel *m = model(t, 1, 36, MPI_LIB_OPENMPI);
+    const MpiPlatform *p = mpi_model_platform(m);
+    double per_peer = 16384, dram = 36.0 * 35 * per_peer * p->copy_traffic / p->bw_mem;
+    CU_ASSERT_TRUE(cost(m, COLL_ALLTOALL, 36 * per_peer).time_s < 0.8 * dram);
+    char *dir = g_dir_make_tmp("shardsim-mpi-XXXXXX", NULL), *path = g_build_filename(dir, "p.json", NULL);
+    char *def = g_build_filename(SHARDSIM_SOURCE_DIR, "models", "presets", "mpi.json", NULL), *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(def, &text, NULL, NULL));
+    char *cut = strstr(text, "\"llc_bytes\"");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cut);
+    memcpy(cut, "\"llc_off__\"", 11); /* an unknown key: the caches not described */
+    CU_ASSERT_TRUE(g_file_set_contents(path, text, -1, NULL));
+    GError *err = NULL;
+    MpiModel *nc = mpi_model_new(t, 1, 36, MPI_LIB_OPENMPI, path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nc);
+    CU_ASSERT_TRUE(cost(nc, COLL_ALLTOALL, 36 * per_peer).time_s >= dram * 0.999);
+    mpi_model_free(nc);
+    mpi_model_free(m);
+    topo_free(t);
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+    g_free(def);
+    g_free(text);
+}
+
 /* Hockney per message: a message between nodes is the path's latency plus
  * the library's overhead plus bytes over the NIC's payload rate. */
 static void test_p2p_hockney(void)
@@ -281,16 +356,16 @@ static ValidateErrors validated(const char *file)
 }
 
 /* Issue 11's targets: at most 20% from 1 MiB, 30% below.  The all-to-all
- * below 1 MiB misses that (its small sizes, 10 iterations each, measure
- * 100-580 us where a few tens of us of messages are sent: eager-FIFO and
- * datatype effects the model does not describe), so it is held where it
- * stands, not at the target. */
+ * below 1 MiB misses that (its sizes from 8 B to 2 KiB per peer, 10
+ * iterations each, measure 36-580 us where the model's messages take
+ * 15-20 us: eager-FIFO effects the model does not describe, and the run is
+ * not monotonic), so it is held where it stands, not at the target. */
 static void test_osu_bounds(void)
 {
     ValidateErrors ar = validated("osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt");
     CU_ASSERT_TRUE(ar.median_large <= 20 && ar.median_small <= 30);
     ValidateErrors a2a = validated("osu_alltoall_oci-bm-optimized3.36_1node36proc_ocitutorials.txt");
-    CU_ASSERT_TRUE(a2a.median_large <= 20 && a2a.median_small <= 75);
+    CU_ASSERT_TRUE(a2a.median_large <= 20 && a2a.median_small <= 55);
     ValidateErrors lat = validated("osu_latency_oci-bm-optimized3.36_2node.txt");
     CU_ASSERT_TRUE(lat.max <= 10);
     ValidateErrors bw = validated("osu_bw_oci-bm-optimized3.36_2node.txt");
@@ -300,6 +375,9 @@ static void test_osu_bounds(void)
 static const TestCase tests[] = {
     {"openmpi_selection", test_openmpi_selection},
     {"mpich_selection", test_mpich_selection},
+    {"openmpi_allgather_reducescatter", test_openmpi_allgather_reducescatter},
+    {"shm_protocols", test_shm_protocols},
+    {"cache_residency", test_cache_residency},
     {"p2p_hockney", test_p2p_hockney},
     {"nics", test_nics},
     {"contention", test_contention},
