@@ -24,6 +24,8 @@ int mpi_lib_parse(const char *s)
 
 /* ---------------- parameters ---------------- */
 
+static bool is_overlay(const SimJsonDoc *d);
+
 static bool read_lib(const SimJsonDoc *d, const cJSON *libs, MpiLib lib, MpiLibParams *l, GError **err)
 {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(libs, mpi_lib_name(lib));
@@ -79,12 +81,98 @@ static bool load_params(const char *path, const char *topo, MpiModel *m, double 
     g_free(def);
     if (!d)
         return false;
+    if (path && is_overlay(d)) { /* the default file; the overlay after the platform is read */
+        sim_json_free(d);
+        return load_params(NULL, topo, m, nic_eff, err);
+    }
     const cJSON *r = sim_json_root(d), *libs = cJSON_GetObjectItemCaseSensitive(r, "libraries");
     bool ok = cJSON_IsObject(libs);
     if (!ok)
         sim_json_error(d, libs ? libs : r, err, "\"libraries\" must be an object");
     ok = ok && read_lib(d, libs, m->lib, &m->l, err) &&
          read_node(d, cJSON_GetObjectItemCaseSensitive(r, "nodes"), topo, m, nic_eff, err);
+    sim_json_free(d);
+    return ok;
+}
+
+static bool is_overlay(const SimJsonDoc *d)
+{
+    return cJSON_IsString(cJSON_GetObjectItemCaseSensitive(sim_json_root(d), "overlay"));
+}
+
+/* ---------------- the fitted parameters ---------------- */
+
+static const struct {
+    const char *key, *unit;
+} param_keys[MPI_NUM_PARAMS] = {
+    {"mpi.overhead", "s"},       {"mpi.shm_latency", "s"},   {"mpi.shm_bandwidth", "B/s"},
+    {"mpi.rndv_cost_shm", "s"},  {"mpi.net_latency", "s"},   {"mpi.net_bandwidth", "B/s"},
+    {"mpi.memory_bandwidth", "B/s"}, {"mpi.datatype_round", "s"},
+};
+
+const char *mpi_param_key(int i) { return i >= 0 && i < MPI_NUM_PARAMS ? param_keys[i].key : "?"; }
+const char *mpi_param_unit(int i) { return i >= 0 && i < MPI_NUM_PARAMS ? param_keys[i].unit : "?"; }
+
+double mpi_model_param(const MpiModel *m, int i)
+{
+    switch (i) {
+    case 0: return m->p.overhead;
+    case 1: return m->p.lat_shm;
+    case 2: return m->p.bw_core;
+    case 3: return m->l.rndv_cost_shm;
+    case 4: return m->p.lat_net;
+    case 5: return m->p.bw_net;
+    case 6: return m->bw_dram;
+    case 7: return m->l.ddt_round;
+    default: return NAN;
+    }
+}
+
+bool mpi_model_set_param(MpiModel *m, int i, double v)
+{
+    if (!(v > 0) || !isfinite(v) || i < 0 || i >= MPI_NUM_PARAMS)
+        return false;
+    switch (i) {
+    case 0: m->p.overhead = v; break;
+    case 1: m->p.lat_shm = v; break;
+    case 2: m->p.bw_core = v; break;
+    case 3: m->l.rndv_cost_shm = v; break;
+    case 4: m->p.lat_net = v; break;
+    case 5: /* one rank's path; the node's NICs in proportion */
+        m->p.bw_nic *= v / m->p.bw_net;
+        m->p.bw_net = v;
+        break;
+    case 6: m->p.bw_mem = m->bw_dram = v; break;
+    default: m->l.ddt_round = v; break;
+    }
+    return true;
+}
+
+/* The "mpi." keys of an overlay file, over the model made from the defaults. */
+static bool apply_overlay(const char *path, MpiModel *m, GError **err)
+{
+    SimJsonDoc *d = sim_json_load_file(path, err);
+    if (!d)
+        return false;
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(sim_json_root(d), "parameters");
+    bool ok = cJSON_IsObject(ps);
+    if (!ok)
+        sim_json_error(d, ps ? ps : sim_json_root(d), err, "an overlay needs \"parameters\": {KEY: VALUE, ...}");
+    for (const cJSON *e = ok ? ps->child : NULL; ok && e; e = e->next) {
+        if (!g_str_has_prefix(e->string, "mpi."))
+            continue; /* the NCCL model's */
+        int i = 0;
+        while (i < MPI_NUM_PARAMS && strcmp(param_keys[i].key, e->string) != 0)
+            i++;
+        const cJSON *v = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "value") : e;
+        if (i == MPI_NUM_PARAMS) {
+            sim_json_error(d, e, err, "unknown MPI model parameter \"%s\"", e->string);
+            ok = false;
+        } else if (!cJSON_IsNumber(v) || !mpi_model_set_param(m, i, v->valuedouble)) {
+            sim_json_error(d, v ? v : e, err, "\"%s\" must be a positive number (%s)", e->string, param_keys[i].unit);
+            ok = false;
+        }
+    }
     sim_json_free(d);
     return ok;
 }
@@ -133,6 +221,25 @@ static double node_nic_bandwidth(const Topo *t, double path_bw, int ppn)
     return sum > 0 ? sum : path_bw;
 }
 
+bool mpi_params_is_overlay(const char *path)
+{
+    SimJsonDoc *d = path ? sim_json_load_file(path, NULL) : NULL;
+    bool ov = d && is_overlay(d);
+    sim_json_free(d);
+    return ov;
+}
+
+/* An overlay's keys when `path` is one (read again: small files, once per model). */
+static bool overlay_file(const char *path, MpiModel *m, GError **err)
+{
+    SimJsonDoc *d = sim_json_load_file(path, err);
+    if (!d)
+        return false;
+    bool ov = is_overlay(d);
+    sim_json_free(d);
+    return !ov || apply_overlay(path, m, err);
+}
+
 MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const char *params, GError **err)
 {
     int tppn = topo_ranks_per_node(t), tn = topo_num_nodes(t);
@@ -169,6 +276,10 @@ MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const cha
         m->p.bw_core = isfinite(m->p.bw_net) ? m->p.bw_net : 1e10;
     if (!isfinite(m->p.bw_nic))
         m->p.bw_net = m->p.bw_nic = m->p.bw_core;
+    if (params && !overlay_file(params, m, err)) {
+        g_free(m);
+        return NULL;
+    }
     return m;
 }
 

@@ -243,6 +243,43 @@ static void test_many_ranks_per_node(void)
     g_free(dir);
 }
 
+/* The parameters calibrate fits: read back as set; a node's NICs follow
+ * one path's rate; non-positive or non-finite values are refused; an
+ * overlay's "mpi." keys apply over the default file. */
+static void test_fitted_params(void)
+{
+    Topo *t = oci(2);
+    MpiModel *m = model(t, 2, 36, MPI_LIB_OPENMPI);
+    const MpiPlatform *p = mpi_model_platform(m);
+    double nic = p->bw_nic, net = p->bw_net;
+    CU_ASSERT_TRUE(mpi_model_set_param(m, 5, net / 2));
+    CU_ASSERT_DOUBLE_EQUAL(p->bw_nic, nic / 2, 1);
+    for (int i = 0; i < MPI_NUM_PARAMS; i++) {
+        double v = mpi_model_param(m, i);
+        CU_ASSERT_TRUE(g_str_has_prefix(mpi_param_key(i), "mpi."));
+        CU_ASSERT_FALSE(mpi_model_set_param(m, i, 0));
+        CU_ASSERT_FALSE(mpi_model_set_param(m, i, NAN));
+        CU_ASSERT_TRUE(mpi_model_set_param(m, i, 2 * v));
+        CU_ASSERT_DOUBLE_EQUAL(mpi_model_param(m, i), 2 * v, 1e-9 * v);
+    }
+    char *dir = g_dir_make_tmp("shardsim-mpi-XXXXXX", NULL), *path = g_build_filename(dir, "o.json", NULL);
+    CU_ASSERT_TRUE(g_file_set_contents(
+        path, "{\"overlay\": \"t\", \"parameters\": {\"mpi.overhead\": {\"value\": 1e-6}, \"links.x\": 3}}", -1, NULL));
+    CU_ASSERT_TRUE(mpi_params_is_overlay(path));
+    GError *err = NULL;
+    MpiModel *o = mpi_model_new(t, 2, 36, MPI_LIB_OPENMPI, path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_param(o, 0), 1e-6, 1e-18);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(o)->bw_core, 10e9, 1); /* the rest as the default file */
+    mpi_model_free(o);
+    mpi_model_free(m);
+    topo_free(t);
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+}
+
 static void test_bad_params(void)
 {
     char *dir = g_dir_make_tmp("shardsim-mpi-XXXXXX", NULL), *path = g_build_filename(dir, "p.json", NULL);
@@ -382,6 +419,7 @@ static const TestCase tests[] = {
     {"nics", test_nics},
     {"contention", test_contention},
     {"many_ranks_per_node", test_many_ranks_per_node},
+    {"fitted_params", test_fitted_params},
     {"bad_params", test_bad_params},
     {"osu_layout", test_osu_layout},
     {"osu_bounds", test_osu_bounds},
