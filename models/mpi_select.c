@@ -11,7 +11,8 @@
  *
  * MPICH 4.x (ch4, maint/tuning/coll/{ch4,mpir}/generic.json at v4.3.2):
  * allreduce over several nodes is composition alpha (node reduce, leaders'
- * allreduce by MPIR's rules, node bcast), inside a node the POSIX
+ * allreduce by MPIR's rules, node bcast) up to 32 KiB, above it composition
+ * beta (MPIR's flat allreduce over every rank), inside a node the POSIX
  * release_gather trees; all-to-all is flat: Bruck up to 256 bytes per peer,
  * "scattered" (32 requests in flight) up to 32 KiB, then pairwise exchange. */
 #include "mpi_internal.h"
@@ -294,16 +295,38 @@ static double mpir_allreduce(const MpiModel *m, MpiComm c, double b, const char 
     return rd ? mpi_allreduce_rd(m, c, b) : mpi_allreduce_rabenseifner(m, c, b);
 }
 
-/* release_gather inside a node: the root copies into the shared buffer,
- * a flat-ish tree (radix 64) reads it; reduce up a radix-4 tree. */
+/* release_gather inside a node (ch4/shm/posix/release_gather): no MPI
+ * messages, flags in shared memory.  bcast: the root copies a cell of the
+ * shared buffer in and releases a radix-64 flag tree, every rank copies the
+ * cell out; reduce: every rank copies its cell in, a radix-4 tree's parents
+ * reduce their children's cells as their flags arrive.  Buffers larger than
+ * a cell pipeline through the cells: the first pays every level, then one
+ * cell per the busiest rank's work on it. */
+static int levels(int n, int radix)
+{
+    int l = 0;
+    for (long s = 1; s < n; s *= radix)
+        l++;
+    return l;
+}
+
 static double rg_bcast(const MpiModel *m, double b)
 {
-    return m->p.ppn < 2 ? 0 : b / m->p.bw_core + mpi_bcast_tree(m, node_comm(m), b, m->l.bcast_radix);
+    if (m->p.ppn < 2)
+        return 0;
+    double cell = b < m->l.bcast_cell ? b : m->l.bcast_cell, n = b > cell ? ceil(b / cell) : 1;
+    double copy = cell / m->p.bw_core;
+    return copy + levels(m->p.ppn, m->l.bcast_radix) * m->p.lat_shm + copy + (n - 1) * copy;
 }
 
 static double rg_reduce(const MpiModel *m, double b)
 {
-    return m->p.ppn < 2 ? 0 : mpi_reduce_tree(m, node_comm(m), b, m->l.reduce_radix);
+    if (m->p.ppn < 2)
+        return 0;
+    int k = m->l.reduce_radix, kids = k - 1 < m->p.ppn - 1 ? k - 1 : m->p.ppn - 1;
+    double cell = b < m->l.bcast_cell ? b : m->l.bcast_cell, n = b > cell ? ceil(b / cell) : 1;
+    double copy = cell / m->p.bw_core, red = kids * cell * m->reduce_streams / m->p.bw_core;
+    return copy + levels(m->p.ppn, k) * (m->p.lat_shm + red) + (n - 1) * (copy + red);
 }
 
 bool mpi_select_mpich(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
@@ -312,8 +335,13 @@ bool mpi_select_mpich(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
     const char *name = NULL;
     switch (op) {
     case COLL_ALLREDUCE:
-        if (m->p.nodes == 1)
+        if (m->p.nodes == 1) /* composition gamma: the node's shared-memory collective */
             return done(out, rg_reduce(m, bytes) + rg_bcast(m, bytes), "posix:release_gather");
+        if (bytes > 32768) { /* composition beta: MPIR's flat allreduce */
+            double t = mpir_allreduce(m, w, bytes, &name);
+            return done(out, t, g_str_equal(name, "recursive_doubling") ? "composition_beta(recursive_doubling)"
+                                                                        : "composition_beta(reduce_scatter_allgather)");
+        }
         {
             double up = mpir_allreduce(m, leaders(m), bytes, &name);
             return done(out, rg_reduce(m, bytes) + up + rg_bcast(m, bytes),

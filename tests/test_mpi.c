@@ -65,8 +65,9 @@ static void test_openmpi_selection(void)
 }
 
 /* maint/tuning/coll (v4.3.2): alltoall Bruck up to 256 B per peer, scattered
- * up to 32 KiB, then pairwise; allreduce over nodes composition alpha with
- * recursive doubling for up to 8 bytes, Rabenseifner above. */
+ * up to 32 KiB, then pairwise; allreduce over nodes composition alpha (with
+ * recursive doubling for up to 8 bytes, Rabenseifner above) up to 32 KiB,
+ * then composition beta (MPIR's flat allreduce). */
 static void test_mpich_selection(void)
 {
     Topo *t = oci(4);
@@ -75,7 +76,8 @@ static void test_mpich_selection(void)
     CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLTOALL, 144.0 * 32768).algo, "mpir:scattered");
     CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLTOALL, 144.0 * 32769).algo, "mpir:pairwise");
     CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLREDUCE, 8).algo, "composition_alpha(recursive_doubling)");
-    CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLREDUCE, 1 << 20).algo, "composition_alpha(reduce_scatter_allgather)");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLREDUCE, 32768).algo, "composition_alpha(reduce_scatter_allgather)");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLREDUCE, 32769).algo, "composition_beta(reduce_scatter_allgather)");
     mpi_model_free(m);
     topo_free(t);
 }
@@ -374,9 +376,10 @@ static void test_osu_layout(void)
 
 /* ---------------- the real runs ---------------- */
 
-static ValidateErrors validated(const char *file)
+static ValidateErrors validated_on(const char *topo, int ranks, int nodes, const char *file)
 {
-    ValidateOptions o = {.topology = OCI, .op = -1, .algo = COLL_ALGO_AUTO, .proto = COLL_PROTO_AUTO};
+    ValidateOptions o = {.topology = topo, .op = -1, .algo = COLL_ALGO_AUTO, .proto = COLL_PROTO_AUTO,
+                         .ranks = ranks, .nodes = nodes};
     Validation *v = validate_new(&o);
     GError *err = NULL;
     char *path = g_strconcat(DATA, file, NULL);
@@ -391,6 +394,8 @@ static ValidateErrors validated(const char *file)
     g_free(path);
     return e;
 }
+
+static ValidateErrors validated(const char *file) { return validated_on(OCI, 0, 0, file); }
 
 /* Issue 11's targets: at most 20% from 1 MiB, 30% below.  The all-to-all
  * below 1 MiB misses that (its sizes from 8 B to 2 KiB per peer, 10
@@ -409,6 +414,21 @@ static void test_osu_bounds(void)
     CU_ASSERT_TRUE(bw.max <= 5);
 }
 
+/* An independent check, nothing chosen with it in view: EPCC Cirrus, 2 x 288
+ * ranks (AMD EPYC 9825) on Slingshot 11, Cray MPICH 8.1.32 predicted with
+ * MPICH's selection.  From 1 MiB (one size: composition beta, Rabenseifner
+ * over every rank) within the target; below it the model is about 2x fast
+ * up to 8 KiB (release_gather's flag trees cost 4.6 us where 10-26 us are
+ * measured: what Cray MPICH's own node-level collectives spend is not
+ * described) and 55-60% fast at 64-256 KiB, where Cray MPICH's switch
+ * points are not MPICH's; held where it stands. */
+static void test_osu_cirrus(void)
+{
+    ValidateErrors e = validated_on("cirrus-ex4000", 576, 2,
+                                    "osu_allreduce_cirrus-ex4000_2node576proc_slingshot11_cray-mpich-8.1.32_epcc-docs.txt");
+    CU_ASSERT_TRUE(e.median_large <= 20 && e.median_small <= 60);
+}
+
 static const TestCase tests[] = {
     {"openmpi_selection", test_openmpi_selection},
     {"mpich_selection", test_mpich_selection},
@@ -423,6 +443,7 @@ static const TestCase tests[] = {
     {"bad_params", test_bad_params},
     {"osu_layout", test_osu_layout},
     {"osu_bounds", test_osu_bounds},
+    {"osu_cirrus", test_osu_cirrus},
 };
 
 TEST_MAIN("mpi", tests)
