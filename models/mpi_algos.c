@@ -331,6 +331,18 @@ double mpi_allgather_neighbor(const MpiModel *m, MpiComm c, double total)
            (c.n / 2 - 1) * mpi_step(m, c, MPI_PAT_SHIFT, 1, 0, 0, 2 * blk, false);
 }
 
+/* Binomial scatter from rank 0: in the round of stride d the holders of a
+ * subtree's data send the farther half, d blocks, down the tree. */
+double mpi_scatter_binomial(const MpiModel *m, MpiComm c, double total)
+{
+    long d;
+    int r = rounds_of(c.n, 2, &d);
+    double t = 0, blk = total / c.n;
+    for (int i = 0; i < r; i++, d /= 2)
+        t += mpi_step(m, c, MPI_PAT_TREE, (int)d, 2, 0, blk * d, false);
+    return t;
+}
+
 /* The root sends each other rank its block, one message after another. */
 double mpi_scatter_linear(const MpiModel *m, MpiComm c, double total)
 {

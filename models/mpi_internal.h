@@ -79,6 +79,7 @@ double mpi_allgather_rd(const MpiModel *m, MpiComm c, double total);
 double mpi_allgather_bruck(const MpiModel *m, MpiComm c, double total);
 double mpi_allgather_neighbor(const MpiModel *m, MpiComm c, double total);
 double mpi_scatter_linear(const MpiModel *m, MpiComm c, double total);
+double mpi_scatter_binomial(const MpiModel *m, MpiComm c, double total);
 double mpi_reducescatter_rh(const MpiModel *m, MpiComm c, double total);
 double mpi_reducescatter_ring(const MpiModel *m, MpiComm c, double total);
 

@@ -13,7 +13,9 @@
  * allreduce over several nodes is composition alpha (node reduce, leaders'
  * allreduce by MPIR's rules, node bcast) up to 32 KiB, above it composition
  * beta (MPIR's flat allreduce over every rank), inside a node the POSIX
- * release_gather trees; all-to-all is flat: Bruck up to 256 bytes per peer,
+ * release_gather trees; bcast by node below 12 KiB (and on a power of two
+ * below 512 KiB), else composition gamma (MPIR's flat bcast); all-to-all is
+ * flat: Bruck up to 256 bytes per peer,
  * "scattered" (32 requests in flight) up to 32 KiB, then pairwise exchange. */
 #include "mpi_internal.h"
 
@@ -286,6 +288,21 @@ bool mpi_select_openmpi(const MpiModel *m, CollOp op, double bytes, MpiCost *out
 
 /* ---------------- MPICH ---------------- */
 
+/* MPIR_Bcast (MPIR_CVAR_BCAST_SHORT_MSG_SIZE 12288, _LONG_MSG_SIZE 524288,
+ * _MIN_PROCS 8): binomial for short messages or few ranks, else a binomial
+ * scatter and an all-gather (recursive doubling for medium messages on a
+ * power of two, else the ring). */
+static double mpir_bcast(const MpiModel *m, MpiComm c, double b, const char **name)
+{
+    if (c.n < 8 || b < 12288) {
+        *name = "binomial";
+        return mpi_bcast_tree(m, c, b, 2);
+    }
+    bool rd = b < 524288 && mpi_pof2_floor(c.n) == c.n;
+    *name = rd ? "scatter_recursive_doubling_allgather" : "scatter_ring_allgather";
+    return mpi_scatter_binomial(m, c, b) + (rd ? mpi_allgather_rd(m, c, b) : mpi_allgather_ring(m, c, b));
+}
+
 /* MPIR_Allreduce: recursive doubling up to 8 bytes or for counts below the
  * communicator's power of two (4-byte elements), else Rabenseifner. */
 static double mpir_allreduce(const MpiModel *m, MpiComm c, double b, const char **name)
@@ -348,8 +365,14 @@ bool mpi_select_mpich(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
                         g_str_equal(name, "recursive_doubling") ? "composition_alpha(recursive_doubling)"
                                                                 : "composition_alpha(reduce_scatter_allgather)");
         }
-    case COLL_BROADCAST:
-        return done(out, mpi_bcast_tree(m, leaders(m), bytes, 2) + rg_bcast(m, bytes), "composition(binomial)");
+    case COLL_BROADCAST: {
+        bool pof2 = mpi_pof2_floor(w.n) == w.n;
+        if (w.n < 8 || bytes < 12288 || (pof2 && bytes < 524288)) /* compositions alpha and beta: by node */
+            return done(out, mpi_bcast_tree(m, leaders(m), bytes, 2) + rg_bcast(m, bytes), "composition(binomial)");
+        double t = mpir_bcast(m, w, bytes, &name); /* composition gamma: MPIR's flat bcast */
+        return done(out, t, g_str_equal(name, "scatter_ring_allgather") ? "composition_gamma(scatter_ring_allgather)"
+                                                                         : "composition_gamma(scatter_recursive_doubling_allgather)");
+    }
     case COLL_REDUCE:
         return done(out, rg_reduce(m, bytes) + mpi_reduce_tree(m, leaders(m), bytes, 2), "composition(binomial)");
     case COLL_ALLGATHER:

@@ -78,6 +78,14 @@ static void test_mpich_selection(void)
     CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLREDUCE, 8).algo, "composition_alpha(recursive_doubling)");
     CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLREDUCE, 32768).algo, "composition_alpha(reduce_scatter_allgather)");
     CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLREDUCE, 32769).algo, "composition_beta(reduce_scatter_allgather)");
+    /* bcast: by node below 12 KiB, then MPIR's flat scatter + ring all-gather
+     * (144 ranks: no power of two); on 128 ranks by node up to 512 KiB */
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_BROADCAST, 12287).algo, "composition(binomial)");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_BROADCAST, 12288).algo, "composition_gamma(scatter_ring_allgather)");
+    MpiModel *p2 = model(t, 4, 32, MPI_LIB_MPICH);
+    CU_ASSERT_STRING_EQUAL(cost(p2, COLL_BROADCAST, 524287).algo, "composition(binomial)");
+    CU_ASSERT_STRING_EQUAL(cost(p2, COLL_BROADCAST, 524288).algo, "composition_gamma(scatter_ring_allgather)");
+    mpi_model_free(p2);
     mpi_model_free(m);
     topo_free(t);
 }
