@@ -210,6 +210,7 @@ static MpiModel *mpi_for(const ValidateOptions *o, Measured *m, Topo **topo, GEr
         lib = MPI_LIB_OPENMPI;
     bool trace_version = !o->mpi_library && m->mpi_lib >= 0 && m->mpi_version;
     bool derived = trace_version && g_ascii_isalpha(m->mpi_version[0]); /* "Intel MPI 2021.9" */
+    g_free(m->library); /* calibration predicts a run again and again */
     m->library = derived ? g_strdup_printf("%s's selection for %s (%s)", mpi_lib_name((MpiLib)lib), m->mpi_version, from)
                          : g_strdup_printf("%s%s%s (%s)", mpi_lib_name((MpiLib)lib), trace_version ? " " : "",
                                            trace_version ? m->mpi_version : "", from);
