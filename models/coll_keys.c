@@ -213,6 +213,8 @@ bool coll_params_apply_overlay(const SimJsonDoc *d, CollParams *p, GError **err)
     if (cal && !coll_uncert_read(d, cal, &p->unc, err))
         return false;
     for (const cJSON *e = ps->child; e; e = e->next) {
+        if (!strncmp(e->string, "mpi.", 4))
+            continue; /* the MPI model's (mpi_model.h) */
         int i = coll_params_find(e->string);
         const cJSON *v = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "value") : e;
         if (i < 0) {

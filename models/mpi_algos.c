@@ -52,7 +52,7 @@ static void acc_message(const MpiModel *m, MpiComm c, StepAcc *a, int i, int j, 
     bool net = ni != nj;
     if ((net ? p->lat_net : p->lat_shm) > *lat)
         *lat = net ? p->lat_net : p->lat_shm;
-    *t += p->overhead + bytes / (net ? p->bw_net : p->bw_core);
+    *t += p->overhead + (net ? bytes / p->bw_net : mpi_shm_copy(m, bytes));
     if (net) {
         a->out[ni] += bytes;
         a->in[nj] += bytes;
@@ -117,7 +117,7 @@ static double shift_step(const MpiModel *m, MpiComm c, int d, double bytes, bool
     double red = reduce ? bytes * m->reduce_streams / p->bw_core : 0;
     double t = 0;
     if (intra > 0)
-        t = p->lat_shm + p->overhead + bytes / p->bw_core + red;
+        t = p->lat_shm + p->overhead + mpi_shm_copy(m, bytes) + red;
     if (inter > 0) {
         double tn = p->lat_net + p->overhead + bytes / p->bw_net + red;
         t = tn > t ? tn : t;
@@ -146,9 +146,12 @@ double mpi_step(const MpiModel *m, MpiComm c, MpiPattern pat, int d, int k, int 
             acc_message(m, c, &a, i, dst[j], bytes, &t, &lat, reduce);
         /* a tree's children pull the same buffer at once (single-copy
          * rendezvous: CMA, RDMA read): the parent pays each message's
-         * overhead, the bytes once */
+         * overhead, the bytes once; eager, it copies into every child's
+         * cell and each child copies out on its own */
         if (pull && nd > 1)
-            t -= (nd - 1) * bytes / (net_any(c, i, dst, nd) ? m->p.bw_net : m->p.bw_core);
+            t -= (nd - 1) * (net_any(c, i, dst, nd) ? bytes / m->p.bw_net
+                             : bytes < m->l.rndv_shm ? bytes / m->p.bw_core
+                                                     : mpi_shm_copy(m, bytes));
         if (nd > 0 && t + lat > a.rank_max)
             a.rank_max = t + lat;
     }
@@ -164,7 +167,7 @@ double mpi_all_pairs(const MpiModel *m, MpiComm c, double bytes, int window)
     long pn = c.per_node, n = c.n, inter = n - pn, intra = pn - 1;
     double lat = inter > 0 ? p->lat_net : p->lat_shm;
     long rounds = window > 0 ? (n - 2) / window + 1 : 1;
-    double rank = rounds * lat + (n - 1) * p->overhead + intra * bytes / p->bw_core + inter * bytes / p->bw_net;
+    double rank = rounds * lat + (n - 1) * p->overhead + intra * mpi_shm_copy(m, bytes) + inter * bytes / p->bw_net;
     double nic = pn * inter * bytes / p->bw_nic;
     double mem = (pn * intra * bytes * p->copy_traffic + 2.0 * pn * inter * bytes) / p->bw_mem;
     double t = rank > nic ? rank : nic;
@@ -216,8 +219,8 @@ double mpi_reduce_root_busy(const MpiModel *m, MpiComm c, double bytes, int radi
         for (int j = 1; j < radix && (long)j * d < c.n; j++)
             children++;
     bool net = c.per_node < c.n;
-    double bw = net ? m->p.bw_net : m->p.bw_core;
-    return children * (m->p.overhead + bytes / bw + bytes * m->reduce_streams / m->p.bw_core);
+    double move = net ? bytes / m->p.bw_net : mpi_shm_copy(m, bytes);
+    return children * (m->p.overhead + move + bytes * m->reduce_streams / m->p.bw_core);
 }
 
 /* The root of a k-nomial bcast: one overhead per child (they pull). */
@@ -314,6 +317,40 @@ double mpi_allgather_bruck(const MpiModel *m, MpiComm c, double total)
     for (int d = 1; d < c.n; d *= 2)
         t += mpi_step(m, c, MPI_PAT_SHIFT, d, 0, 0, blk * (d < c.n - d ? d : c.n - d), false);
     return t;
+}
+
+/* Neighbor exchange (Chen et al.): n/2 rounds with the left and right
+ * neighbours in turn, one block in the first, two after; an odd n runs the
+ * ring instead, as Open MPI does. */
+double mpi_allgather_neighbor(const MpiModel *m, MpiComm c, double total)
+{
+    if (c.n % 2)
+        return mpi_allgather_ring(m, c, total);
+    double blk = total / c.n;
+    return mpi_step(m, c, MPI_PAT_SHIFT, 1, 0, 0, blk, false) +
+           (c.n / 2 - 1) * mpi_step(m, c, MPI_PAT_SHIFT, 1, 0, 0, 2 * blk, false);
+}
+
+/* Binomial scatter from rank 0: in the round of stride d the holders of a
+ * subtree's data send the farther half, d blocks, down the tree. */
+double mpi_scatter_binomial(const MpiModel *m, MpiComm c, double total)
+{
+    long d;
+    int r = rounds_of(c.n, 2, &d);
+    double t = 0, blk = total / c.n;
+    for (int i = 0; i < r; i++, d /= 2)
+        t += mpi_step(m, c, MPI_PAT_TREE, (int)d, 2, 0, blk * d, false);
+    return t;
+}
+
+/* The root sends each other rank its block, one message after another. */
+double mpi_scatter_linear(const MpiModel *m, MpiComm c, double total)
+{
+    const MpiPlatform *p = &m->p;
+    double blk = total / c.n;
+    long intra = c.per_node - 1, inter = c.n - c.per_node;
+    return (inter > 0 ? p->lat_net : p->lat_shm) + (c.n - 1) * p->overhead + intra * mpi_shm_copy(m, blk) +
+           inter * blk / p->bw_net;
 }
 
 double mpi_reducescatter_rh(const MpiModel *m, MpiComm c, double total)

@@ -17,6 +17,8 @@ typedef struct {
     int throttle;                        /* MPICH scattered all-to-all window */
     int reduce_radix, bcast_radix;       /* MPICH release_gather trees */
     double bcast_cell;                   /* MPICH release_gather buffer, bytes */
+    double rndv_shm;                     /* shared memory: eager (two copies) below, single-copy rendezvous from, bytes */
+    double rndv_cost_shm;                /* the rendezvous' fixed cost beyond the RTS latency (CMA syscall), s */
 } MpiLibParams;
 
 struct MpiModel {
@@ -24,7 +26,20 @@ struct MpiModel {
     MpiLib lib;
     MpiLibParams l;
     double reduce_streams; /* bytes a core streams per byte it reduces */
+    double llc;            /* a node's last-level caches, bytes (0: not described: always DRAM) */
+    double bw_dram;        /* p.bw_mem before the cache residency of one collective's buffers */
 };
+
+/* One rank's cost of moving `bytes` to a rank on its node, beyond the path
+ * latency and the per-message overhead: eager through a shared FIFO cell
+ * (the sender copies in, the receiver copies out) below the library's
+ * rendezvous threshold, else the RTS, a CMA get and one copy. */
+static inline double mpi_shm_copy(const MpiModel *m, double bytes)
+{
+    if (bytes < m->l.rndv_shm)
+        return 2 * bytes / m->p.bw_core;
+    return m->p.lat_shm + m->l.rndv_cost_shm + bytes / m->p.bw_core;
+}
 
 /* A communicator: n ranks, `per_node` consecutive ranks on each node. */
 typedef struct {
@@ -62,6 +77,9 @@ double mpi_alltoall_pairwise(const MpiModel *m, MpiComm c, double per_peer);
 double mpi_allgather_ring(const MpiModel *m, MpiComm c, double total);
 double mpi_allgather_rd(const MpiModel *m, MpiComm c, double total);
 double mpi_allgather_bruck(const MpiModel *m, MpiComm c, double total);
+double mpi_allgather_neighbor(const MpiModel *m, MpiComm c, double total);
+double mpi_scatter_linear(const MpiModel *m, MpiComm c, double total);
+double mpi_scatter_binomial(const MpiModel *m, MpiComm c, double total);
 double mpi_reducescatter_rh(const MpiModel *m, MpiComm c, double total);
 double mpi_reducescatter_ring(const MpiModel *m, MpiComm c, double total);
 

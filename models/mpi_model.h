@@ -60,6 +60,20 @@ typedef struct {
  * False (out untouched) for an op the model does not cover. */
 bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out);
 
+/* The parameters `shardsim calibrate` fits (keys "mpi.overhead", ...):
+ * what the model was made with, from models/presets/mpi.json and the
+ * topology, read and replaced by index.  A parameter file that is an
+ * overlay ({"overlay", "parameters": {KEY: VALUE or {"value"}}}) applies its
+ * "mpi." keys over the default file; its other keys are the NCCL model's. */
+enum { MPI_NUM_PARAMS = 8 };
+const char *mpi_param_key(int i);
+const char *mpi_param_unit(int i); /* "s", "B/s" */
+double mpi_model_param(const MpiModel *m, int i);
+/* Whether the file is such an overlay (false when unreadable). */
+bool mpi_params_is_overlay(const char *path);
+/* False (m untouched) for a value that is not finite and positive. */
+bool mpi_model_set_param(MpiModel *m, int i, double v);
+
 /* One message of `bytes` between rank 0 and the first rank of the second
  * node (or rank 1 on one node): osu_latency's one-way time with window 1;
  * with `window` > 1 the time of `window` messages sent back to back

@@ -24,6 +24,8 @@ int mpi_lib_parse(const char *s)
 
 /* ---------------- parameters ---------------- */
 
+static bool is_overlay(const SimJsonDoc *d);
+
 static bool read_lib(const SimJsonDoc *d, const cJSON *libs, MpiLib lib, MpiLibParams *l, GError **err)
 {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(libs, mpi_lib_name(lib));
@@ -32,7 +34,7 @@ static bool read_lib(const SimJsonDoc *d, const cJSON *libs, MpiLib lib, MpiLibP
         return false;
     }
     double radix = 4, throttle = 32, rr = 4, br = 64;
-    *l = (MpiLibParams){.han_segment = 65536, .bcast_cell = 32768};
+    *l = (MpiLibParams){.han_segment = 65536, .bcast_cell = 32768, .rndv_shm = 0};
     if (!sim_json_get_number(d, o, "overhead", true, 0, 1e-3, &l->overhead, err) ||
         !sim_json_get_number(d, o, "datatype_round", true, 0, 1e-3, &l->ddt_round, err) ||
         !sim_json_get_number(d, o, "datatype_block", true, 0, 1e-3, &l->ddt_block, err) ||
@@ -41,7 +43,9 @@ static bool read_lib(const SimJsonDoc *d, const cJSON *libs, MpiLib lib, MpiLibP
         !sim_json_get_number(d, o, "alltoall_throttle", false, 0, 1 << 20, &throttle, err) ||
         !sim_json_get_number(d, o, "reduce_radix", false, 2, 1024, &rr, err) ||
         !sim_json_get_number(d, o, "bcast_radix", false, 2, 1024, &br, err) ||
-        !sim_json_get_number(d, o, "bcast_cell", false, 1, 1 << 30, &l->bcast_cell, err))
+        !sim_json_get_number(d, o, "bcast_cell", false, 1, 1 << 30, &l->bcast_cell, err) ||
+        !sim_json_get_number(d, o, "rndv_threshold_shm", false, 0, 1e12, &l->rndv_shm, err) ||
+        !sim_json_get_number(d, o, "rndv_cost_shm", false, 0, 1e-3, &l->rndv_cost_shm, err))
         return false;
     l->knomial_radix = (int)radix;
     l->throttle = (int)throttle;
@@ -62,9 +66,11 @@ static bool read_node(const SimJsonDoc *d, const cJSON *nodes, const char *topo,
         !sim_json_get_number(d, o, "memory_efficiency", false, 0.01, 1, &eff, err) ||
         !sim_json_get_number(d, o, "copy_traffic", false, 1, 10, &m->p.copy_traffic, err) ||
         !sim_json_get_number(d, o, "reduce_streams", false, 1, 10, &m->reduce_streams, err) ||
-        !sim_json_get_number(d, o, "nic_payload_efficiency", false, 0.01, 1, nic_eff, err))
+        !sim_json_get_number(d, o, "nic_payload_efficiency", false, 0.01, 1, nic_eff, err) ||
+        !sim_json_get_number(d, o, "llc_bytes", false, 0, 1e13, &m->llc, err))
         return false;
     m->p.bw_mem = bw * eff;
+    m->bw_dram = m->p.bw_mem;
     return true;
 }
 
@@ -75,12 +81,98 @@ static bool load_params(const char *path, const char *topo, MpiModel *m, double 
     g_free(def);
     if (!d)
         return false;
+    if (path && is_overlay(d)) { /* the default file; the overlay after the platform is read */
+        sim_json_free(d);
+        return load_params(NULL, topo, m, nic_eff, err);
+    }
     const cJSON *r = sim_json_root(d), *libs = cJSON_GetObjectItemCaseSensitive(r, "libraries");
     bool ok = cJSON_IsObject(libs);
     if (!ok)
         sim_json_error(d, libs ? libs : r, err, "\"libraries\" must be an object");
     ok = ok && read_lib(d, libs, m->lib, &m->l, err) &&
          read_node(d, cJSON_GetObjectItemCaseSensitive(r, "nodes"), topo, m, nic_eff, err);
+    sim_json_free(d);
+    return ok;
+}
+
+static bool is_overlay(const SimJsonDoc *d)
+{
+    return cJSON_IsString(cJSON_GetObjectItemCaseSensitive(sim_json_root(d), "overlay"));
+}
+
+/* ---------------- the fitted parameters ---------------- */
+
+static const struct {
+    const char *key, *unit;
+} param_keys[MPI_NUM_PARAMS] = {
+    {"mpi.overhead", "s"},       {"mpi.shm_latency", "s"},   {"mpi.shm_bandwidth", "B/s"},
+    {"mpi.rndv_cost_shm", "s"},  {"mpi.net_latency", "s"},   {"mpi.net_bandwidth", "B/s"},
+    {"mpi.memory_bandwidth", "B/s"}, {"mpi.datatype_round", "s"},
+};
+
+const char *mpi_param_key(int i) { return i >= 0 && i < MPI_NUM_PARAMS ? param_keys[i].key : "?"; }
+const char *mpi_param_unit(int i) { return i >= 0 && i < MPI_NUM_PARAMS ? param_keys[i].unit : "?"; }
+
+double mpi_model_param(const MpiModel *m, int i)
+{
+    switch (i) {
+    case 0: return m->p.overhead;
+    case 1: return m->p.lat_shm;
+    case 2: return m->p.bw_core;
+    case 3: return m->l.rndv_cost_shm;
+    case 4: return m->p.lat_net;
+    case 5: return m->p.bw_net;
+    case 6: return m->bw_dram;
+    case 7: return m->l.ddt_round;
+    default: return NAN;
+    }
+}
+
+bool mpi_model_set_param(MpiModel *m, int i, double v)
+{
+    if (!(v > 0) || !isfinite(v) || i < 0 || i >= MPI_NUM_PARAMS)
+        return false;
+    switch (i) {
+    case 0: m->p.overhead = v; break;
+    case 1: m->p.lat_shm = v; break;
+    case 2: m->p.bw_core = v; break;
+    case 3: m->l.rndv_cost_shm = v; break;
+    case 4: m->p.lat_net = v; break;
+    case 5: /* one rank's path; the node's NICs in proportion */
+        m->p.bw_nic *= v / m->p.bw_net;
+        m->p.bw_net = v;
+        break;
+    case 6: m->p.bw_mem = m->bw_dram = v; break;
+    default: m->l.ddt_round = v; break;
+    }
+    return true;
+}
+
+/* The "mpi." keys of an overlay file, over the model made from the defaults. */
+static bool apply_overlay(const char *path, MpiModel *m, GError **err)
+{
+    SimJsonDoc *d = sim_json_load_file(path, err);
+    if (!d)
+        return false;
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(sim_json_root(d), "parameters");
+    bool ok = cJSON_IsObject(ps);
+    if (!ok)
+        sim_json_error(d, ps ? ps : sim_json_root(d), err, "an overlay needs \"parameters\": {KEY: VALUE, ...}");
+    for (const cJSON *e = ok ? ps->child : NULL; ok && e; e = e->next) {
+        if (!g_str_has_prefix(e->string, "mpi."))
+            continue; /* the NCCL model's */
+        int i = 0;
+        while (i < MPI_NUM_PARAMS && strcmp(param_keys[i].key, e->string) != 0)
+            i++;
+        const cJSON *v = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "value") : e;
+        if (i == MPI_NUM_PARAMS) {
+            sim_json_error(d, e, err, "unknown MPI model parameter \"%s\"", e->string);
+            ok = false;
+        } else if (!cJSON_IsNumber(v) || !mpi_model_set_param(m, i, v->valuedouble)) {
+            sim_json_error(d, v ? v : e, err, "\"%s\" must be a positive number (%s)", e->string, param_keys[i].unit);
+            ok = false;
+        }
+    }
     sim_json_free(d);
     return ok;
 }
@@ -129,6 +221,25 @@ static double node_nic_bandwidth(const Topo *t, double path_bw, int ppn)
     return sum > 0 ? sum : path_bw;
 }
 
+bool mpi_params_is_overlay(const char *path)
+{
+    SimJsonDoc *d = path ? sim_json_load_file(path, NULL) : NULL;
+    bool ov = d && is_overlay(d);
+    sim_json_free(d);
+    return ov;
+}
+
+/* An overlay's keys when `path` is one (read again: small files, once per model). */
+static bool overlay_file(const char *path, MpiModel *m, GError **err)
+{
+    SimJsonDoc *d = sim_json_load_file(path, err);
+    if (!d)
+        return false;
+    bool ov = is_overlay(d);
+    sim_json_free(d);
+    return !ov || apply_overlay(path, m, err);
+}
+
 MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const char *params, GError **err)
 {
     int tppn = topo_ranks_per_node(t), tn = topo_num_nodes(t);
@@ -141,7 +252,7 @@ MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const cha
     m->lib = lib;
     m->p.nodes = nodes;
     m->p.ppn = ppn;
-    m->p.bw_mem = INFINITY;
+    m->p.bw_mem = m->bw_dram = INFINITY;
     m->p.copy_traffic = 1;
     m->reduce_streams = 2;
     double nic_eff = 1;
@@ -165,12 +276,28 @@ MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const cha
         m->p.bw_core = isfinite(m->p.bw_net) ? m->p.bw_net : 1e10;
     if (!isfinite(m->p.bw_nic))
         m->p.bw_net = m->p.bw_nic = m->p.bw_core;
+    if (params && !overlay_file(params, m, err)) {
+        g_free(m);
+        return NULL;
+    }
     return m;
 }
 
 void mpi_model_free(MpiModel *m) { g_free(m); }
 
 const MpiPlatform *mpi_model_platform(const MpiModel *m) { return &m->p; }
+
+/* One rank's buffers in a collective of `bytes` (mpi_cost's convention) on
+ * n ranks: its send and receive buffers. */
+static double working_set(CollOp op, double bytes, int n)
+{
+    switch (op) {
+    case COLL_ALLGATHER: return bytes + bytes / n;
+    case COLL_REDUCESCATTER: return bytes + bytes / n;
+    case COLL_BROADCAST: return bytes;
+    default: return 2 * bytes;
+    }
+}
 
 bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
 {
@@ -180,14 +307,21 @@ bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
         *out = (MpiCost){0, "none"};
         return true;
     }
-    return m->lib == MPI_LIB_MPICH ? mpi_select_mpich(m, op, bytes, out) : mpi_select_openmpi(m, op, bytes, out);
+    MpiModel c = *m;
+    double ws = working_set(op, bytes, m->p.nodes * m->p.ppn) * m->p.ppn;
+    /* OSU reuses its buffers every iteration: buffers that fit the node's
+     * caches stay there; a cyclic sweep over more than an LRU-like cache
+     * holds misses on every line, so then everything streams from DRAM */
+    if (m->llc > 0 && ws <= m->llc)
+        c.p.bw_mem = INFINITY;
+    return m->lib == MPI_LIB_MPICH ? mpi_select_mpich(&c, op, bytes, out) : mpi_select_openmpi(&c, op, bytes, out);
 }
 
 double mpi_p2p_time(const MpiModel *m, double bytes, int window)
 {
     bool net = m->p.nodes > 1;
-    double lat = net ? m->p.lat_net : m->p.lat_shm, bw = net ? m->p.bw_net : m->p.bw_core;
+    double lat = net ? m->p.lat_net : m->p.lat_shm, move = net ? bytes / m->p.bw_net : mpi_shm_copy(m, bytes);
     int w = window > 1 ? window : 1;
     /* messages back to back: the latency once, each message's overhead and bytes */
-    return lat + w * (m->p.overhead + bytes / bw);
+    return lat + w * (m->p.overhead + move);
 }

@@ -11,8 +11,11 @@
  *
  * MPICH 4.x (ch4, maint/tuning/coll/{ch4,mpir}/generic.json at v4.3.2):
  * allreduce over several nodes is composition alpha (node reduce, leaders'
- * allreduce by MPIR's rules, node bcast), inside a node the POSIX
- * release_gather trees; all-to-all is flat: Bruck up to 256 bytes per peer,
+ * allreduce by MPIR's rules, node bcast) up to 32 KiB, above it composition
+ * beta (MPIR's flat allreduce over every rank), inside a node the POSIX
+ * release_gather trees; bcast by node below 12 KiB (and on a power of two
+ * below 512 KiB), else composition gamma (MPIR's flat bcast); all-to-all is
+ * flat: Bruck up to 256 bytes per peer,
  * "scattered" (32 requests in flight) up to 32 KiB, then pairwise exchange. */
 #include "mpi_internal.h"
 
@@ -130,21 +133,81 @@ static bool tuned_alltoall(const MpiModel *m, MpiComm c, double per_peer, MpiCos
     }
 }
 
+/* allgather by the block each rank contributes: 2 bruck, 3 recursive
+ * doubling (Bruck off a power of two, as Open MPI falls back), 4 ring,
+ * 5 neighbor exchange, 6 two_proc (costed as recursive doubling). */
+static int tuned_allgather_alg(int n, double b)
+{
+    if (n == 2)
+        return 6;
+    if (n < 32)
+        return 3;
+    if (n < 64)
+        return b < 1024 ? 3 : b < 65536 ? 5 : 4;
+    if (n < 128)
+        return b < 512 ? 3 : b < 65536 ? 5 : 4;
+    if (n < 256)
+        return b < 512 ? 3 : b < 131072 ? 5 : b < 524288 ? 4 : b < 1048576 ? 5 : 4;
+    if (n < 512)
+        return b < 32 ? 3 : b < 128 ? 2 : b < 1024 ? 3 : b < 131072 ? 5 : b < 524288 ? 4 : b < 1048576 ? 5 : 4;
+    if (n < 1024)
+        return b < 64 ? 3 : b < 256 ? 2 : b < 2048 ? 3 : 5;
+    if (n < 2048)
+        return b < 4 ? 3 : b < 8 ? 2 : b < 16 ? 3 : b < 32 ? 2 : b < 256 ? 3 : b < 512 ? 2 : b < 4096 ? 3 : 5;
+    if (n < 4096)
+        return b < 32 ? 2 : b < 128 ? 3 : b < 512 ? 2 : b < 4096 ? 3 : 5;
+    return b < 2 ? 3 : b < 8 ? 2 : b < 16 ? 3 : b < 512 ? 2 : b < 4096 ? 3 : 5;
+}
+
 static bool tuned_allgather(const MpiModel *m, MpiComm c, double total, MpiCost *out)
 {
-    bool pof2 = mpi_pof2_floor(c.n) == c.n;
-    if (total / c.n < 8192 && pof2)
-        return done(out, mpi_allgather_rd(m, c, total), "tuned:recursive_doubling");
-    if (total / c.n < 8192)
-        return done(out, mpi_allgather_bruck(m, c, total), "tuned:bruck");
-    return done(out, mpi_allgather_ring(m, c, total), "tuned:ring");
+    switch (tuned_allgather_alg(c.n, total / c.n)) {
+    case 2: return done(out, mpi_allgather_bruck(m, c, total), "tuned:bruck");
+    case 4: return done(out, mpi_allgather_ring(m, c, total), "tuned:ring");
+    case 5: return done(out, mpi_allgather_neighbor(m, c, total), c.n % 2 ? "tuned:ring" : "tuned:neighbor");
+    default:
+        return done(out, mpi_allgather_rd(m, c, total),
+                    mpi_pof2_floor(c.n) == c.n ? "tuned:recursive_doubling" : "tuned:bruck");
+    }
+}
+
+/* reduce_scatter by the whole buffer: 1 non-overlapping (reduce to rank 0,
+ * then a linear scatter), 2 recursive halving, 3 ring, 4 butterfly (log n
+ * halving exchanges: costed as recursive halving). */
+static int tuned_reducescatter_alg(int n, double b)
+{
+    if (n < 4)
+        return b < 65536 ? 3 : b < 131072 ? 4 : 3;
+    if (n < 8)
+        return b < 8 ? 1 : b < 262144 ? 2 : 3;
+    if (n < 32)
+        return b < 262144 ? 2 : 3;
+    if (n < 64)
+        return b < 64 ? 1 : b < 2048 ? 2 : b < 524288 ? 4 : 3;
+    if (n < 128)
+        return b < 256 ? 1 : b < 512 ? 2 : b < 2048 ? 4 : b < 4096 ? 2 : 4;
+    if (n < 256)
+        return b < 256 ? 1 : b < 512 ? 2 : 4;
+    if (n < 512)
+        return b < 256 ? 1 : b < 1024 ? 2 : 4;
+    if (n < 1024)
+        return b < 512 ? 1 : b < 2048 ? 2 : b < 8192 ? 4 : b < 16384 ? 2 : 4;
+    if (n < 2048)
+        return b < 512 ? 1 : b < 4096 ? 2 : b < 16384 ? 4 : b < 32768 ? 2 : 4;
+    if (n < 4096)
+        return b < 512 ? 1 : b < 4096 ? 2 : 4;
+    return b < 1024 ? 1 : b < 8192 ? 2 : 4;
 }
 
 static bool tuned_reducescatter(const MpiModel *m, MpiComm c, double total, MpiCost *out)
 {
-    if (total < 65536)
-        return done(out, mpi_reducescatter_rh(m, c, total), "tuned:recursive_halving");
-    return done(out, mpi_reducescatter_ring(m, c, total), "tuned:ring");
+    switch (tuned_reducescatter_alg(c.n, total)) {
+    case 1:
+        return done(out, tuned_reduce(m, c, total, NULL) + mpi_scatter_linear(m, c, total), "tuned:non-overlapping");
+    case 2: return done(out, mpi_reducescatter_rh(m, c, total), "tuned:recursive_halving");
+    case 3: return done(out, mpi_reducescatter_ring(m, c, total), "tuned:ring");
+    default: return done(out, mpi_reducescatter_rh(m, c, total), "tuned:butterfly");
+    }
 }
 
 /* ---------------- Open MPI coll/han ---------------- */
@@ -225,6 +288,21 @@ bool mpi_select_openmpi(const MpiModel *m, CollOp op, double bytes, MpiCost *out
 
 /* ---------------- MPICH ---------------- */
 
+/* MPIR_Bcast (MPIR_CVAR_BCAST_SHORT_MSG_SIZE 12288, _LONG_MSG_SIZE 524288,
+ * _MIN_PROCS 8): binomial for short messages or few ranks, else a binomial
+ * scatter and an all-gather (recursive doubling for medium messages on a
+ * power of two, else the ring). */
+static double mpir_bcast(const MpiModel *m, MpiComm c, double b, const char **name)
+{
+    if (c.n < 8 || b < 12288) {
+        *name = "binomial";
+        return mpi_bcast_tree(m, c, b, 2);
+    }
+    bool rd = b < 524288 && mpi_pof2_floor(c.n) == c.n;
+    *name = rd ? "scatter_recursive_doubling_allgather" : "scatter_ring_allgather";
+    return mpi_scatter_binomial(m, c, b) + (rd ? mpi_allgather_rd(m, c, b) : mpi_allgather_ring(m, c, b));
+}
+
 /* MPIR_Allreduce: recursive doubling up to 8 bytes or for counts below the
  * communicator's power of two (4-byte elements), else Rabenseifner. */
 static double mpir_allreduce(const MpiModel *m, MpiComm c, double b, const char **name)
@@ -234,16 +312,38 @@ static double mpir_allreduce(const MpiModel *m, MpiComm c, double b, const char 
     return rd ? mpi_allreduce_rd(m, c, b) : mpi_allreduce_rabenseifner(m, c, b);
 }
 
-/* release_gather inside a node: the root copies into the shared buffer,
- * a flat-ish tree (radix 64) reads it; reduce up a radix-4 tree. */
+/* release_gather inside a node (ch4/shm/posix/release_gather): no MPI
+ * messages, flags in shared memory.  bcast: the root copies a cell of the
+ * shared buffer in and releases a radix-64 flag tree, every rank copies the
+ * cell out; reduce: every rank copies its cell in, a radix-4 tree's parents
+ * reduce their children's cells as their flags arrive.  Buffers larger than
+ * a cell pipeline through the cells: the first pays every level, then one
+ * cell per the busiest rank's work on it. */
+static int levels(int n, int radix)
+{
+    int l = 0;
+    for (long s = 1; s < n; s *= radix)
+        l++;
+    return l;
+}
+
 static double rg_bcast(const MpiModel *m, double b)
 {
-    return m->p.ppn < 2 ? 0 : b / m->p.bw_core + mpi_bcast_tree(m, node_comm(m), b, m->l.bcast_radix);
+    if (m->p.ppn < 2)
+        return 0;
+    double cell = b < m->l.bcast_cell ? b : m->l.bcast_cell, n = b > cell ? ceil(b / cell) : 1;
+    double copy = cell / m->p.bw_core;
+    return copy + levels(m->p.ppn, m->l.bcast_radix) * m->p.lat_shm + copy + (n - 1) * copy;
 }
 
 static double rg_reduce(const MpiModel *m, double b)
 {
-    return m->p.ppn < 2 ? 0 : mpi_reduce_tree(m, node_comm(m), b, m->l.reduce_radix);
+    if (m->p.ppn < 2)
+        return 0;
+    int k = m->l.reduce_radix, kids = k - 1 < m->p.ppn - 1 ? k - 1 : m->p.ppn - 1;
+    double cell = b < m->l.bcast_cell ? b : m->l.bcast_cell, n = b > cell ? ceil(b / cell) : 1;
+    double copy = cell / m->p.bw_core, red = kids * cell * m->reduce_streams / m->p.bw_core;
+    return copy + levels(m->p.ppn, k) * (m->p.lat_shm + red) + (n - 1) * (copy + red);
 }
 
 bool mpi_select_mpich(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
@@ -252,16 +352,27 @@ bool mpi_select_mpich(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
     const char *name = NULL;
     switch (op) {
     case COLL_ALLREDUCE:
-        if (m->p.nodes == 1)
+        if (m->p.nodes == 1) /* composition gamma: the node's shared-memory collective */
             return done(out, rg_reduce(m, bytes) + rg_bcast(m, bytes), "posix:release_gather");
+        if (bytes > 32768) { /* composition beta: MPIR's flat allreduce */
+            double t = mpir_allreduce(m, w, bytes, &name);
+            return done(out, t, g_str_equal(name, "recursive_doubling") ? "composition_beta(recursive_doubling)"
+                                                                        : "composition_beta(reduce_scatter_allgather)");
+        }
         {
             double up = mpir_allreduce(m, leaders(m), bytes, &name);
             return done(out, rg_reduce(m, bytes) + up + rg_bcast(m, bytes),
                         g_str_equal(name, "recursive_doubling") ? "composition_alpha(recursive_doubling)"
                                                                 : "composition_alpha(reduce_scatter_allgather)");
         }
-    case COLL_BROADCAST:
-        return done(out, mpi_bcast_tree(m, leaders(m), bytes, 2) + rg_bcast(m, bytes), "composition(binomial)");
+    case COLL_BROADCAST: {
+        bool pof2 = mpi_pof2_floor(w.n) == w.n;
+        if (w.n < 8 || bytes < 12288 || (pof2 && bytes < 524288)) /* compositions alpha and beta: by node */
+            return done(out, mpi_bcast_tree(m, leaders(m), bytes, 2) + rg_bcast(m, bytes), "composition(binomial)");
+        double t = mpir_bcast(m, w, bytes, &name); /* composition gamma: MPIR's flat bcast */
+        return done(out, t, g_str_equal(name, "scatter_ring_allgather") ? "composition_gamma(scatter_ring_allgather)"
+                                                                         : "composition_gamma(scatter_recursive_doubling_allgather)");
+    }
     case COLL_REDUCE:
         return done(out, rg_reduce(m, bytes) + mpi_reduce_tree(m, leaders(m), bytes, 2), "composition(binomial)");
     case COLL_ALLGATHER:

@@ -12,6 +12,8 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 traces=$src/tests/data/traces
 mi355=$traces/rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt
+osu_ar=$traces/osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt
+osu_a2a=$traces/osu_alltoall_oci-bm-optimized3.36_1node36proc_ocitutorials.txt
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval('d' + sys.argv[1]))" "$1"; }
 check() { # WHAT CONDITION
   if ! python3 -c "import sys; sys.exit(0 if ($2) else 1)"; then
@@ -65,11 +67,59 @@ t0=$("$bin" run --json "$tmp/base-scenario.json" | json "['step_time_s']")
 t1=$("$bin" run --json "$tmp/slow-scenario.json" | json "['step_time_s']")
 check "run with collective_params: the slower network makes a longer step" "$t1 > $t0 * 1.01"
 
+# OSU runs fit the MPI model's parameters ("mpi." keys): synthetic runs made
+# by the model itself with known values (the OSU all-reduce and all-to-all
+# layouts, and osu_bw for the NIC) give those values back; the overlay is read
+# by validate and by collective --library mpi.
+printf '{"overlay": "truth", "parameters": {"mpi.overhead": {"value": 3e-7}, "mpi.shm_bandwidth": {"value": 7e9}, "mpi.net_bandwidth": {"value": 9e9}}}\n' >"$tmp/truth.json"
+for f in "$osu_ar" "$osu_a2a" "$traces/osu_bw_oci-bm-optimized3.36_2node.txt"; do
+  "$bin" validate --json -t oci-bm-optimized3.36 --params "$tmp/truth.json" "$f" >"$tmp/truth-v.json" || fail=1
+  python3 - "$f" "$tmp/truth-v.json" "$tmp/syn-$(basename "$f")" <<'EOF'
+import json, sys
+rows = json.load(open(sys.argv[2]))["traces"][0]["rows"]
+out, k, bw = [], 0, False
+for line in open(sys.argv[1]):
+    f = line.split()
+    bw |= "Bandwidth" in line
+    if line.startswith("#") or len(f) != 2:
+        out.append(line)
+        continue
+    t = rows[k]["predicted_s"]  # validate's rows, in the file's order; osu_bw: a window of 64 messages
+    out.append("%s %.6f\n" % (f[0], 64 * float(f[0]) / t / 1e6 if bw else t * 1e6))
+    k += 1
+open(sys.argv[3], "w").writelines(out)
+EOF
+done
+"$bin" calibrate --json -t oci-bm-optimized3.36 "$tmp"/syn-osu_*.txt -o "$tmp/mpi.json" >"$tmp/mpi-report.json" ||
+  { echo "FAIL: calibrate on OSU runs"; fail=1; }
+python3 - "$tmp/mpi-report.json" <<'EOF' || fail=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = {p["key"]: p["value"] for p in r["parameters"]}
+for k, want in {"mpi.overhead": 3e-7, "mpi.shm_bandwidth": 7e9, "mpi.net_bandwidth": 9e9}.items():
+    if abs(got[k] / want - 1) > 0.05:
+        print("FAIL: calibrate recovers %s: %g, not %g" % (k, got[k], want))
+        sys.exit(1)
+if not r["after"]["median_abs_pct_error"] < 1 < r["before"]["median_abs_pct_error"]:
+    print("FAIL: the fit on synthetic OSU runs", r["before"], r["after"])
+    sys.exit(1)
+EOF
+after=$(json "['after']['median_abs_pct_error']" <"$tmp/mpi-report.json")
+v=$("$bin" validate --json -t oci-bm-optimized3.36 --params "$tmp/mpi.json" "$tmp"/syn-osu_*.txt | json "['median_abs_pct_error']")
+check "validate --params MPI OVERLAY gives the calibrated error" "abs($v - $after) < 1e-9"
+printf '{"overlay": "test", "parameters": {"mpi.net_bandwidth": {"value": 6.13e9}}}\n' >"$tmp/slowmpi.json"
+base=$("$bin" collective --json -t oci-bm-optimized3.36 --library mpi --op alltoall --sizes 1GiB | json "['rows'][0]['time_s']")
+slow=$("$bin" collective --json -t oci-bm-optimized3.36 --library mpi --op alltoall --sizes 1GiB --params "$tmp/slowmpi.json" |
+  json "['rows'][0]['time_s']")
+check "collective --library mpi --params OVERLAY: half the NIC rate, about twice a 144-rank all-to-all" "1.9 < $slow / $base < 2.05"
+
 # Bad input.
 refused "give --topology (collectives) or --accelerator" calibrate "$mi355"
 refused "at least one trace" calibrate -t mi355x-cluster
 refused "No such file" calibrate -t mi355x-cluster "$tmp/none.txt"
-refused "predicted by the MPI model" calibrate -t oci-bm-optimized3.36 "$traces/osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt"
+refused "calibrate each model on its own traces" calibrate -t oci-bm-optimized3.36 "$osu_ar" "$mi355"
+printf '{"overlay": "x",\n "parameters": {"mpi.warp": 1}}\n' >"$tmp/badmpi.json"
+refused "badmpi.json:2: unknown MPI model parameter" collective -t oci-bm-optimized3.36 --library mpi --sizes 1MiB --params "$tmp/badmpi.json"
 refused "would be overwritten" calibrate -t mi355x-cluster "$mi355" -o "$mi355"
 printf '{"overlay": "x",\n "parameters": {"link_efficiency.warp": 0.5}}\n' >"$tmp/bad.json"
 refused "bad.json:2: unknown collective parameter" collective -t dgx-a100 --sizes 1MiB --params "$tmp/bad.json"

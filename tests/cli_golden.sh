@@ -28,12 +28,14 @@ validate_preset() {
     *a100-40gb-oci*2node*) echo oci-bm-gpu4.8 ;;
     *h100-sxm_2node*) echo "dgx-h100-cluster --nodes 2" ;;
     *h100-pcie*) echo h100-pcie-nvlink ;;
+    osu_*gh200-alps*) echo "gh200-slingshot --nodes 2" ;; # host-buffer MPI between two nodes
     *gh200*) echo gh200-slingshot ;;
     *mi300x_8gpu*) echo mi300x-node ;;
     *mi300x_2node*) echo mi300x-cluster ;;
     *mi325x*) echo mi325x-cluster ;;
     *mi355x*) echo mi355x-cluster ;;
     osu_*oci-bm-optimized3.36*) echo oci-bm-optimized3.36 ;;
+    osu_*cirrus-ex4000_2node576proc*) echo "cirrus-ex4000 --ranks 576 --nodes 2" ;;
     osu_bw*|osu_latency*) echo "dgx-a100-cluster --nodes 2" ;;
     osu_*) echo "localhost --ranks 2 --nodes 1" ;;
     *) echo localhost ;;

@@ -65,8 +65,9 @@ static void test_openmpi_selection(void)
 }
 
 /* maint/tuning/coll (v4.3.2): alltoall Bruck up to 256 B per peer, scattered
- * up to 32 KiB, then pairwise; allreduce over nodes composition alpha with
- * recursive doubling for up to 8 bytes, Rabenseifner above. */
+ * up to 32 KiB, then pairwise; allreduce over nodes composition alpha (with
+ * recursive doubling for up to 8 bytes, Rabenseifner above) up to 32 KiB,
+ * then composition beta (MPIR's flat allreduce). */
 static void test_mpich_selection(void)
 {
     Topo *t = oci(4);
@@ -75,9 +76,93 @@ static void test_mpich_selection(void)
     CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLTOALL, 144.0 * 32768).algo, "mpir:scattered");
     CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLTOALL, 144.0 * 32769).algo, "mpir:pairwise");
     CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLREDUCE, 8).algo, "composition_alpha(recursive_doubling)");
-    CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLREDUCE, 1 << 20).algo, "composition_alpha(reduce_scatter_allgather)");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLREDUCE, 32768).algo, "composition_alpha(reduce_scatter_allgather)");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLREDUCE, 32769).algo, "composition_beta(reduce_scatter_allgather)");
+    /* bcast: by node below 12 KiB, then MPIR's flat scatter + ring all-gather
+     * (144 ranks: no power of two); on 128 ranks by node up to 512 KiB */
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_BROADCAST, 12287).algo, "composition(binomial)");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_BROADCAST, 12288).algo, "composition_gamma(scatter_ring_allgather)");
+    MpiModel *p2 = model(t, 4, 32, MPI_LIB_MPICH);
+    CU_ASSERT_STRING_EQUAL(cost(p2, COLL_BROADCAST, 524287).algo, "composition(binomial)");
+    CU_ASSERT_STRING_EQUAL(cost(p2, COLL_BROADCAST, 524288).algo, "composition_gamma(scatter_ring_allgather)");
+    mpi_model_free(p2);
     mpi_model_free(m);
     topo_free(t);
+}
+
+/* coll_tuned_decision_fixed.c, 36 ranks: allgather by each rank's block
+ * (recursive doubling below 1 KiB, Bruck's off a power of two; neighbor
+ * exchange below 64 KiB; ring), reduce_scatter by the whole buffer
+ * (non-overlapping below 64 B, recursive halving below 2 KiB, butterfly
+ * below 512 KiB, ring). */
+static void test_openmpi_allgather_reducescatter(void)
+{
+    Topo *t = oci(1);
+    MpiModel *m = model(t, 1, 36, MPI_LIB_OPENMPI);
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLGATHER, 36.0 * 512).algo, "tuned:bruck");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLGATHER, 36.0 * 2048).algo, "tuned:neighbor");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_ALLGATHER, 36.0 * 65536).algo, "tuned:ring");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_REDUCESCATTER, 32).algo, "tuned:non-overlapping");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_REDUCESCATTER, 1024).algo, "tuned:recursive_halving");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_REDUCESCATTER, 4096).algo, "tuned:butterfly");
+    CU_ASSERT_STRING_EQUAL(cost(m, COLL_REDUCESCATTER, 1 << 20).algo, "tuned:ring");
+    /* neighbor exchange sends n/2 rounds where the ring sends n - 1 */
+    CU_ASSERT_TRUE(cost(m, COLL_ALLGATHER, 36.0 * 4096).time_s < cost(m, COLL_ALLGATHER, 36.0 * 65536).time_s);
+    mpi_model_free(m);
+    topo_free(t);
+}
+
+/* Shared memory: eager through a FIFO cell (two copies) below the library's
+ * rendezvous threshold (UCX auto: 8 KiB; MPICH's CMA threshold 16 KiB),
+ * from it the RTS, a CMA get's fixed cost and one copy. */
+static void test_shm_protocols(void)
+{
+    Topo *t = oci(1);
+    MpiModel *u = model(t, 1, 36, MPI_LIB_OPENMPI), *h = model(t, 1, 36, MPI_LIB_MPICH);
+    const MpiPlatform *p = mpi_model_platform(u);
+    double lat = p->lat_shm, ovh = p->overhead, bw = p->bw_core;
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(u, 4096, 1), lat + ovh + 2 * 4096 / bw, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(u, 8192, 1), lat + ovh + lat + 5.4e-7 + 8192 / bw, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(h, 8192, 1), lat + ovh + 2 * 8192 / bw, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(h, 16384, 1), lat + ovh + lat + 5.4e-7 + 16384 / bw, 1e-15);
+    /* single copy halves the bandwidth term of large messages */
+    double big = 1 << 24;
+    CU_ASSERT_TRUE(mpi_p2p_time(u, big, 1) < 0.51 * (lat + ovh + 2 * big / bw));
+    mpi_model_free(u);
+    mpi_model_free(h);
+    topo_free(t);
+}
+
+/* OSU reuses its buffers: a 36-rank all-to-all of 16 KiB per peer (42 MB of
+ * buffers on the node, under its 123 MB of L2 + L3) is not bound by DRAM,
+ * the same without the caches described is. */
+static void test_cache_residency(void)
+{
+    Topo *t = oci(1);
+    MpiModel *m = model(t, 1, 36, MPI_LIB_OPENMPI);
+    const MpiPlatform *p = mpi_model_platform(m);
+    double per_peer = 16384, dram = 36.0 * 35 * per_peer * p->copy_traffic / p->bw_mem;
+    CU_ASSERT_TRUE(cost(m, COLL_ALLTOALL, 36 * per_peer).time_s < 0.8 * dram);
+    char *dir = g_dir_make_tmp("shardsim-mpi-XXXXXX", NULL), *path = g_build_filename(dir, "p.json", NULL);
+    char *def = g_build_filename(SHARDSIM_SOURCE_DIR, "models", "presets", "mpi.json", NULL), *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(def, &text, NULL, NULL));
+    char *cut = strstr(text, "\"llc_bytes\"");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cut);
+    memcpy(cut, "\"llc_off__\"", 11); /* an unknown key: the caches not described */
+    CU_ASSERT_TRUE(g_file_set_contents(path, text, -1, NULL));
+    GError *err = NULL;
+    MpiModel *nc = mpi_model_new(t, 1, 36, MPI_LIB_OPENMPI, path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nc);
+    CU_ASSERT_TRUE(cost(nc, COLL_ALLTOALL, 36 * per_peer).time_s >= dram * 0.999);
+    mpi_model_free(nc);
+    mpi_model_free(m);
+    topo_free(t);
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+    g_free(def);
+    g_free(text);
 }
 
 /* Hockney per message: a message between nodes is the path's latency plus
@@ -161,6 +246,43 @@ static void test_many_ranks_per_node(void)
     g_clear_error(&err);
     mpi_model_free(m);
     mpi_model_free(small);
+    topo_free(t);
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+}
+
+/* The parameters calibrate fits: read back as set; a node's NICs follow
+ * one path's rate; non-positive or non-finite values are refused; an
+ * overlay's "mpi." keys apply over the default file. */
+static void test_fitted_params(void)
+{
+    Topo *t = oci(2);
+    MpiModel *m = model(t, 2, 36, MPI_LIB_OPENMPI);
+    const MpiPlatform *p = mpi_model_platform(m);
+    double nic = p->bw_nic, net = p->bw_net;
+    CU_ASSERT_TRUE(mpi_model_set_param(m, 5, net / 2));
+    CU_ASSERT_DOUBLE_EQUAL(p->bw_nic, nic / 2, 1);
+    for (int i = 0; i < MPI_NUM_PARAMS; i++) {
+        double v = mpi_model_param(m, i);
+        CU_ASSERT_TRUE(g_str_has_prefix(mpi_param_key(i), "mpi."));
+        CU_ASSERT_FALSE(mpi_model_set_param(m, i, 0));
+        CU_ASSERT_FALSE(mpi_model_set_param(m, i, NAN));
+        CU_ASSERT_TRUE(mpi_model_set_param(m, i, 2 * v));
+        CU_ASSERT_DOUBLE_EQUAL(mpi_model_param(m, i), 2 * v, 1e-9 * v);
+    }
+    char *dir = g_dir_make_tmp("shardsim-mpi-XXXXXX", NULL), *path = g_build_filename(dir, "o.json", NULL);
+    CU_ASSERT_TRUE(g_file_set_contents(
+        path, "{\"overlay\": \"t\", \"parameters\": {\"mpi.overhead\": {\"value\": 1e-6}, \"links.x\": 3}}", -1, NULL));
+    CU_ASSERT_TRUE(mpi_params_is_overlay(path));
+    GError *err = NULL;
+    MpiModel *o = mpi_model_new(t, 2, 36, MPI_LIB_OPENMPI, path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_param(o, 0), 1e-6, 1e-18);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(o)->bw_core, 10e9, 1); /* the rest as the default file */
+    mpi_model_free(o);
+    mpi_model_free(m);
     topo_free(t);
     g_unlink(path);
     g_rmdir(dir);
@@ -262,9 +384,10 @@ static void test_osu_layout(void)
 
 /* ---------------- the real runs ---------------- */
 
-static ValidateErrors validated(const char *file)
+static ValidateErrors validated_on(const char *topo, int ranks, int nodes, const char *file)
 {
-    ValidateOptions o = {.topology = OCI, .op = -1, .algo = COLL_ALGO_AUTO, .proto = COLL_PROTO_AUTO};
+    ValidateOptions o = {.topology = topo, .op = -1, .algo = COLL_ALGO_AUTO, .proto = COLL_PROTO_AUTO,
+                         .ranks = ranks, .nodes = nodes};
     Validation *v = validate_new(&o);
     GError *err = NULL;
     char *path = g_strconcat(DATA, file, NULL);
@@ -280,33 +403,75 @@ static ValidateErrors validated(const char *file)
     return e;
 }
 
+static ValidateErrors validated(const char *file) { return validated_on(OCI, 0, 0, file); }
+
 /* Issue 11's targets: at most 20% from 1 MiB, 30% below.  The all-to-all
- * below 1 MiB misses that (its small sizes, 10 iterations each, measure
- * 100-580 us where a few tens of us of messages are sent: eager-FIFO and
- * datatype effects the model does not describe), so it is held where it
- * stands, not at the target. */
+ * below 1 MiB misses that (its sizes from 8 B to 2 KiB per peer, 10
+ * iterations each, measure 36-580 us where the model's messages take
+ * 15-20 us: eager-FIFO effects the model does not describe, and the run is
+ * not monotonic), so it is held where it stands, not at the target. */
 static void test_osu_bounds(void)
 {
     ValidateErrors ar = validated("osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt");
     CU_ASSERT_TRUE(ar.median_large <= 20 && ar.median_small <= 30);
     ValidateErrors a2a = validated("osu_alltoall_oci-bm-optimized3.36_1node36proc_ocitutorials.txt");
-    CU_ASSERT_TRUE(a2a.median_large <= 20 && a2a.median_small <= 75);
+    CU_ASSERT_TRUE(a2a.median_large <= 20 && a2a.median_small <= 55);
     ValidateErrors lat = validated("osu_latency_oci-bm-optimized3.36_2node.txt");
     CU_ASSERT_TRUE(lat.max <= 10);
     ValidateErrors bw = validated("osu_bw_oci-bm-optimized3.36_2node.txt");
     CU_ASSERT_TRUE(bw.max <= 5);
 }
 
+/* An independent check, nothing chosen with it in view: EPCC Cirrus, 2 x 288
+ * ranks (AMD EPYC 9825) on Slingshot 11, Cray MPICH 8.1.32 predicted with
+ * MPICH's selection.  From 1 MiB (one size: composition beta, Rabenseifner
+ * over every rank) within the target; below it the model is about 2x fast
+ * up to 8 KiB (release_gather's flag trees cost 4.6 us where 10-26 us are
+ * measured: what Cray MPICH's own node-level collectives spend is not
+ * described) and 55-60% fast at 64-256 KiB, where Cray MPICH's switch
+ * points are not MPICH's; held where it stands. */
+/* Independent checks on another fabric: CSCS Alps GH200 nodes over
+ * Slingshot-11 (open-source libfabric CXI), one rank per node, host
+ * buffers.  Large messages within the target (the NIC's 25 GB/s: the
+ * measured 23.9-24.0 GB/s); small ones far off: osu_latency measures 3.2 us
+ * where the preset's route gives 1.75 us, and a rendezvous step of +5 us at
+ * 8 KiB that the model has for shared memory only; osu_bw's small windows
+ * are bound by 1.07 us per message (libfabric's send path) where the
+ * model's library overhead is 0.15 us.  Held where they stand; calibrate
+ * fits net_latency and overhead to such runs. */
+static void test_osu_alps(void)
+{
+    ValidateErrors lat =
+        validated_on("gh200-slingshot", 0, 2, "osu_latency_gh200-alps-clariden_2node_slingshot11-cxi_mpich-4.2.1_cscs-cray-network-stack.txt");
+    CU_ASSERT_TRUE(lat.median_large <= 20 && lat.median_small <= 60);
+    ValidateErrors bw = validated_on(
+        "gh200-slingshot", 0, 2, "osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt");
+    CU_ASSERT_TRUE(bw.median_large <= 10 && bw.median_small <= 85);
+}
+
+static void test_osu_cirrus(void)
+{
+    ValidateErrors e = validated_on("cirrus-ex4000", 576, 2,
+                                    "osu_allreduce_cirrus-ex4000_2node576proc_slingshot11_cray-mpich-8.1.32_epcc-docs.txt");
+    CU_ASSERT_TRUE(e.median_large <= 20 && e.median_small <= 60);
+}
+
 static const TestCase tests[] = {
     {"openmpi_selection", test_openmpi_selection},
     {"mpich_selection", test_mpich_selection},
+    {"openmpi_allgather_reducescatter", test_openmpi_allgather_reducescatter},
+    {"shm_protocols", test_shm_protocols},
+    {"cache_residency", test_cache_residency},
     {"p2p_hockney", test_p2p_hockney},
     {"nics", test_nics},
     {"contention", test_contention},
     {"many_ranks_per_node", test_many_ranks_per_node},
+    {"fitted_params", test_fitted_params},
     {"bad_params", test_bad_params},
     {"osu_layout", test_osu_layout},
     {"osu_bounds", test_osu_bounds},
+    {"osu_cirrus", test_osu_cirrus},
+    {"osu_alps", test_osu_alps},
 };
 
 TEST_MAIN("mpi", tests)

@@ -297,14 +297,22 @@ static void test_osu_real_traces(void)
         NcclTestsOp op;
         OsuMetric metric;
         const char *datatype;
+        bool verbatim; /* copied unchanged: provenance in FILE.source, not in # headers */
     } cases[] = {
         { "osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt", 27, 4, 268435456, 11.69,
-          496306.98, NCCLTESTS_ALLREDUCE, OSU_LATENCY, "MPI_INT" },
+          496306.98, NCCLTESTS_ALLREDUCE, OSU_LATENCY, "MPI_INT", false },
         { "osu_alltoall_oci-bm-optimized3.36_1node36proc_ocitutorials.txt", 27, 1, 67108864, 10.29, 747888.64,
-          NCCLTESTS_ALLTOALL, OSU_LATENCY, "MPI_CHAR" },
+          NCCLTESTS_ALLTOALL, OSU_LATENCY, "MPI_CHAR", false },
         { "osu_bw_oci-bm-optimized3.36_2node.txt", 1, 268435456, 268435456, 12254.16, 12254.16,
-          NCCLTESTS_SENDRECV, OSU_BANDWIDTH, NULL },
-        { "osu_latency_oci-bm-optimized3.36_2node.txt", 1, 1, 1, 1.67, 1.67, NCCLTESTS_SENDRECV, OSU_LATENCY, NULL },
+          NCCLTESTS_SENDRECV, OSU_BANDWIDTH, NULL, false },
+        { "osu_latency_oci-bm-optimized3.36_2node.txt", 1, 1, 1, 1.67, 1.67, NCCLTESTS_SENDRECV, OSU_LATENCY, NULL,
+          false },
+        { "osu_allreduce_cirrus-ex4000_2node576proc_slingshot11_cray-mpich-8.1.32_epcc-docs.txt", 19, 4, 1048576, 10.05,
+          1064.92, NCCLTESTS_ALLREDUCE, OSU_LATENCY, "MPI_INT", true },
+        { "osu_latency_gh200-alps-clariden_2node_slingshot11-cxi_mpich-4.2.1_cscs-cray-network-stack.txt", 23, 1,
+          4194304, 3.19, 182.64, NCCLTESTS_SENDRECV, OSU_LATENCY, "MPI_CHAR", true },
+        { "osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt", 23, 1,
+          4194304, 0.93, 23979.28, NCCLTESTS_SENDRECV, OSU_BANDWIDTH, "MPI_CHAR", true },
     };
     int listed = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -327,8 +335,14 @@ static void test_osu_real_traces(void)
         CU_ASSERT_DOUBLE_EQUAL(bw ? b->bw_mbs : b->avg_us, cases[i].last_value, 1e-9);
         CU_ASSERT_TRUE(cases[i].datatype ? a->datatype && strcmp(a->datatype, cases[i].datatype) == 0
                                          : a->datatype == NULL);
-        CU_ASSERT_PTR_NOT_NULL(osu_header(t, "source"));
-        CU_ASSERT_PTR_NOT_NULL(osu_header(t, "hardware"));
+        if (cases[i].verbatim) {
+            char *src = g_strconcat(path, ".source", NULL);
+            CU_ASSERT_TRUE(g_file_test(src, G_FILE_TEST_IS_REGULAR));
+            g_free(src);
+        } else {
+            CU_ASSERT_PTR_NOT_NULL(osu_header(t, "source"));
+            CU_ASSERT_PTR_NOT_NULL(osu_header(t, "hardware"));
+        }
         osu_free(t);
         g_free(path);
         g_clear_error(&err);
@@ -338,7 +352,7 @@ static void test_osu_real_traces(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
     const char *name;
     while ((name = g_dir_read_name(dir))) {
-        if (!g_str_has_prefix(name, "osu_"))
+        if (!g_str_has_prefix(name, "osu_") || g_str_has_suffix(name, ".source"))
             continue;
         bool found = false;
         for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)

@@ -3,6 +3,7 @@
  * and the overlay with what the traces covered. */
 #include "calibrate.h"
 #include "calib_core.h"
+#include "calib_mpi.h"
 
 #include <math.h>
 #include <string.h>
@@ -16,6 +17,7 @@ struct Calibration {
     double *meas, *size;
     int *run_of; /* each row's run */
     CalibFit *fit;
+    CalibMpi *mpi; /* OSU runs: the MPI model's parameters instead */
 };
 
 Calibration *calib_new(const ValidateOptions *o)
@@ -39,6 +41,7 @@ void calib_free(Calibration *c)
     g_free(c->size);
     g_free(c->run_of);
     calib_fit_free(c->fit);
+    calib_mpi_free(c->mpi);
     g_free(c);
 }
 
@@ -107,14 +110,22 @@ static bool m_predict(void *u, const double *values, double *pred, GError **err)
 
 bool calib_run(Calibration *c, GError **err)
 {
-    for (size_t i = 0; i < validate_n_runs(c->v); i++)
-        if (validate_run(c->v, i)->library) {
-            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                        "calibrate: %s is predicted by the MPI model (%s), whose parameters (models/presets/mpi.json) "
-                        "calibrate does not fit yet",
-                        validate_run(c->v, i)->trace, validate_run(c->v, i)->library);
+    size_t n = validate_n_runs(c->v), n_mpi = 0;
+    for (size_t i = 0; i < n; i++)
+        n_mpi += validate_run(c->v, i)->library != NULL;
+    if (n_mpi > 0 && n_mpi < n) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "calibrate: %zu of the %zu runs are predicted by the MPI model "
+                    "(OSU) and the others by NCCL's: calibrate each model on its own traces", n_mpi, n);
+        return false;
+    }
+    if (n_mpi > 0) {
+        collect_rows(c);
+        if (!(c->mpi = calib_mpi_new(c->v, &c->o, c->nrows, err)))
             return false;
-        }
+        CalibModel m = calib_mpi_model(c->mpi);
+        c->fit = calib_fit(&m, c->nrows, c->meas, c->size, c->run_of, err);
+        return c->fit != NULL;
+    }
     if (!(c->prior = coll_params_new(c->o.params, err)))
         return false;
     c->work = coll_params_copy(c->prior);
@@ -189,11 +200,12 @@ cJSON *calib_overlay_json(const Calibration *c)
         g_free(b);
     }
     g_string_append_printf(src, " (%d rows) by shardsim calibrate", c->nrows);
-    cJSON_AddStringToObject(o, "overlay", "collective-model parameters, on models/presets/collectives.json");
+    cJSON_AddStringToObject(o, "overlay", c->mpi ? "MPI-model parameters (mpi.*), on models/presets/mpi.json"
+                                                 : "collective-model parameters, on models/presets/collectives.json");
     cJSON_AddStringToObject(o, "topology", c->o.topology);
     if (c->o.params)
         cJSON_AddStringToObject(o, "prior", c->o.params);
-    cJSON_AddItemToObject(o, "parameters", calib_fit_parameters(c->fit, src->str, m_default));
+    cJSON_AddItemToObject(o, "parameters", calib_fit_parameters(c->fit, src->str, c->mpi ? NULL : m_default));
     cJSON_AddItemToObject(o, "calibration", coverage_json(c));
     g_string_free(src, TRUE);
     return o;

@@ -210,13 +210,18 @@ static MpiModel *mpi_for(const ValidateOptions *o, Measured *m, Topo **topo, GEr
         lib = MPI_LIB_OPENMPI;
     bool trace_version = !o->mpi_library && m->mpi_lib >= 0 && m->mpi_version;
     bool derived = trace_version && g_ascii_isalpha(m->mpi_version[0]); /* "Intel MPI 2021.9" */
+    g_free(m->library); /* calibration predicts a run again and again */
     m->library = derived ? g_strdup_printf("%s's selection for %s (%s)", mpi_lib_name((MpiLib)lib), m->mpi_version, from)
                          : g_strdup_printf("%s%s%s (%s)", mpi_lib_name((MpiLib)lib), trace_version ? " " : "",
                                            trace_version ? m->mpi_version : "", from);
     m->pub.library = m->library;
     int nodes = m->sendrecv_pair ? (m->hosts > 1 ? 2 : 1) : m->hosts;
     int ppn = m->sendrecv_pair ? (m->hosts > 1 ? 1 : 2) : m->ranks_per_host;
-    return mpi_model_new(*topo, nodes, ppn, (MpiLib)lib, NULL, err);
+    MpiModel *mm = mpi_model_new(*topo, nodes, ppn, (MpiLib)lib,
+                                 o->params && mpi_params_is_overlay(o->params) ? o->params : NULL, err);
+    for (int i = 0; mm && o->mpi_values && i < MPI_NUM_PARAMS; i++)
+        mpi_model_set_param(mm, i, o->mpi_values[i]);
+    return mm;
 }
 
 /* Every row of the run predicted with the MPI model. */
@@ -372,6 +377,16 @@ bool validate_repredict(Validation *v, const CollParams *p, GError **err)
     ValidateOptions o = v->o;
     if (p)
         o.param_set = p;
+    for (guint i = 0; i < v->runs->len; i++)
+        if (!predict_run(&o, v->runs->pdata[i], err))
+            return false;
+    return true;
+}
+
+bool validate_repredict_mpi(Validation *v, const double *values, GError **err)
+{
+    ValidateOptions o = v->o;
+    o.mpi_values = values;
     for (guint i = 0; i < v->runs->len; i++)
         if (!predict_run(&o, v->runs->pdata[i], err))
             return false;

@@ -31,6 +31,7 @@ typedef struct {
     int library;          /* ValidateLibrary: which collective library's model predicts */
     const char *mpi_library; /* "openmpi" | "mpich" for the MPI model; NULL: the trace header's, else openmpi */
     const char *nccl_library; /* "nccl" | "rccl" for the NCCL model; NULL: the trace's, else the topology's default */
+    const double *mpi_values; /* MPI_NUM_PARAMS values over the MPI model's (calibration); NULL: none */
 } ValidateOptions;
 
 /* The collective model a run is predicted with: AUTO takes the MPI model
@@ -91,6 +92,8 @@ bool validate_trace(Validation *v, const char *path, GError **err);
 /* Predicts every run read so far again with parameters `p` (NULL: the
  * options' own), for calibration; the rows keep their order. */
 bool validate_repredict(Validation *v, const CollParams *p, GError **err);
+/* The same for the MPI model's runs, with its parameters at `values` (MPI_NUM_PARAMS). */
+bool validate_repredict_mpi(Validation *v, const double *values, GError **err);
 
 /* The runs of every trace so far, in order; NULL past the end. */
 size_t validate_n_runs(const Validation *v);

@@ -144,7 +144,7 @@ int cmd_calibrate(int argc, char **argv)
         goto out;
     }
     ValidateOptions o = {topology, params, -1,   COLL_ALGO_AUTO,    COLL_PROTO_AUTO, ranks,
-                         nodes,    NULL,   0,    VALIDATE_LIB_AUTO, NULL, NULL};
+                         nodes,    NULL,   0,    VALIDATE_LIB_AUTO, NULL, NULL, NULL};
     c = calib_new(&o);
     GError *err = NULL;
     bool ok = true;

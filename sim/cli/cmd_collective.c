@@ -241,7 +241,7 @@ int cmd_collective(int argc, char **argv)
         rc = algo_s || proto_s || flows || !mpi
                  ? cli_usage_error("collective: --mpi-library goes with --library mpi, which takes no --algo, --proto "
                                    "or --flows (the library selects)")
-                 : cli_collective_mpi(topo, n, used, (CollOp)op, mpi_lib_s, sizes, json);
+                 : cli_collective_mpi(topo, n, used, (CollOp)op, mpi_lib_s, params, sizes, json);
         goto out;
     }
     if (place != TOPO_PLACE_CONTIGUOUS) { /* the same nodes' worth of ranks, placed by the policy */

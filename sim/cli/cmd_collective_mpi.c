@@ -9,14 +9,17 @@
 #include <math.h>
 #include <stdio.h>
 
-int cli_collective_mpi(const Topo *topo, int n, int nodes_used, CollOp op, const char *lib_s, const GArray *sizes,
+int cli_collective_mpi(const Topo *topo, int n, int nodes_used, CollOp op, const char *lib_s, const char *params,
+                       const GArray *sizes,
                        bool json)
 {
     int lib = lib_s ? mpi_lib_parse(lib_s) : MPI_LIB_OPENMPI;
     if (lib < 0)
         return cli_usage_error("collective: unknown --mpi-library '%s' (openmpi or mpich)", SIM_ECHO(lib_s));
     GError *err = NULL;
-    MpiModel *m = mpi_model_new(topo, nodes_used, n / nodes_used, (MpiLib)lib, NULL, &err);
+    /* --params: an overlay's "mpi." keys (shardsim calibrate on OSU runs); a full file is the NCCL model's */
+    MpiModel *m = mpi_model_new(topo, nodes_used, n / nodes_used, (MpiLib)lib,
+                                params && mpi_params_is_overlay(params) ? params : NULL, &err);
     if (!m)
         return cli_fail(err);
     MpiCost *c = g_new0(MpiCost, sizes->len);

@@ -264,7 +264,7 @@ int cmd_validate(int argc, char **argv)
         rc = cli_usage_error("validate: unknown --nccl-library '%s' (nccl or rccl)", SIM_ECHO(nlib_s));
         goto out;
     }
-    ValidateOptions o = {topology, params, op, algo, proto, ranks, nodes, NULL, version, library, mpi_lib_s, nlib_s};
+    ValidateOptions o = {topology, params, op, algo, proto, ranks, nodes, NULL, version, library, mpi_lib_s, nlib_s, NULL};
     Validation *v = validate_new(&o);
     rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
