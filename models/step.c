@@ -388,12 +388,8 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
     SimEngine *e = sim_engine_new();
     sim_time_t span = sim_graph_run(b.g, e, NULL);
     sim_engine_free(e);
-    /* compute overlapped by communication runs slower: stretched, run once more */
-    if (span != SIM_TIME_NEVER && (b.interfere_s = interfere_apply(&b)) > 0) {
-        e = sim_engine_new();
-        span = sim_graph_run(b.g, e, NULL);
-        sim_engine_free(e);
-    }
+    /* compute overlapped by communication runs slower: stretched and rerun to a fixed point */
+    span = interfere_run(&b, span);
     cJSON *out = NULL;
     if (span == SIM_TIME_NEVER)
         g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "%s: the step's task graph has a cycle", step_scenario_path(sc));

@@ -119,6 +119,8 @@ typedef struct {
     int *head_bwd_end;   /* [stage] */
     GArray *tags;        /* CollTag: what each communication task runs */
     double interfere_s;  /* compute time added by overlapped communication (step_interfere.c) */
+    int interfere_passes; /* runs after the first that settled it (0: none needed) */
+    bool interfere_settled; /* false: still moving after the last pass allowed */
 } Build;
 
 /* The topology rank of a job rank, through the scenario's placement. */
@@ -206,7 +208,9 @@ void tp_overlap_costs(Ctx *c);
 /* the CTAs (= SMs) NCCL's kernels take on a group */
 int interfere_ctas(const CollGroup *g);
 void interfere_shares(const Ctx *c, int use, double *sm_share, double *hbm_share);
-double interfere_apply(Build *b);
+/* Stretches the compute the graph's last run overlapped with communication
+ * and reruns it until the step settles; returns the last run's makespan. */
+sim_time_t interfere_run(Build *b, sim_time_t span);
 
 /* par_pipeline.c: layers per stage, the point-to-point groups, the order of
  * each stage's passes (1F1B or GPipe) and the sends between stages. */

@@ -12,20 +12,30 @@
  *   HBM bytes/s of the collective / HBM peak   memory-bound work (the
  *                                              optimizer, gradient compression)
  * A compute task overlapped for o seconds by a collective of share f runs
- * at 1 - f of its rate meanwhile, so finishes o * f later (first order:
- * the stretch is not itself re-overlapped).
+ * at 1 - f of its rate meanwhile, so finishes o * f later.
  *
  * Mechanism: the graph is run, every compute task is stretched by the sum
  * over the communication tasks of its device (comm, tp, p2p streams) of
- * overlap x share, and the graph is run once more.  The second run moves
- * the overlaps a little (the stretch is not iterated to a fixed point):
- * the least intrusive change to a FIFO-stream executor that keeps the
- * physical factor; a rate-sharing resource in sim/ would be exact but
- * touch every stream.  "comm_interference": false turns it off. */
+ * overlap x share, and the graph is run again.  A stretch moves the
+ * overlaps (a longer backward GEMM starts its bucket's all-reduce later,
+ * which then overlaps other GEMMs; a GEMM under communication from end to
+ * end overlaps more of it once longer, d (1 + f + f^2 ...) = d / (1 - f)),
+ * so the stretches are recomputed from each new run, always on the
+ * unstretched durations, until two runs in a row give the step within 1e-6
+ * of each other: a fixed point of stretch = share x overlap.  Of those two
+ * the first stands, so that where one pass settles it the answer is the
+ * single pass's to the bit.  A schedule still moving after
+ * INTERFERE_MAX_PASSES reruns keeps its last run and says so in the
+ * warnings.  The least intrusive change to a FIFO-stream executor that
+ * keeps the physical factor; a rate-sharing resource in sim/ would be exact
+ * but touch every stream.  "comm_interference": false turns it off. */
 #include "step_build.h"
 
 #include <math.h>
 #include <string.h>
+
+/* Runs after the first to settle the stretches (each a whole graph run). */
+#define INTERFERE_MAX_PASSES 8
 
 /* NCCL's kernel runs one CTA per channel.  The model's rings (CollGroup's
  * channels) are ring orders through the topology, one through an NVSwitch;
@@ -117,11 +127,12 @@ static void add_overlaps(const GArray *comp, const GArray *comm, double *extra)
     }
 }
 
-double interfere_apply(Build *b)
+/* Sets every compute task to its unstretched duration (base) plus its
+ * overlap x share in the graph's last run; returns the seconds added, and
+ * in *changed whether any duration moved. */
+static double stretch(Build *b, const sim_time_t *base, bool *changed)
 {
     const Ctx *c = b->c;
-    if (!c->p.comm_interference)
-        return 0;
     int n = (int)sim_graph_num_tasks(b->g);
     double *sm = g_new0(double, n), *hbm = g_new0(double, n), *extra = g_new0(double, n);
     for (guint i = 0; i < b->tags->len; i++) { /* a task running several kinds: the largest share */
@@ -134,6 +145,7 @@ double interfere_apply(Build *b)
     /* one pass over the tasks: each stream's spans (a FIFO stream's are disjoint) */
     int nres = sim_graph_num_resources(b->g);
     GArray **on = g_new(GArray *, nres);
+    bool *comp = g_new0(bool, n);
     for (int k = 0; k < nres; k++)
         on[k] = g_array_new(FALSE, FALSE, sizeof(Span1));
     for (int t = 0; t < n; t++) {
@@ -141,7 +153,9 @@ double interfere_apply(Build *b)
         Span1 sp = {sim_graph_task_start(b->g, t), sim_graph_task_end(b->g, t), t, sm[t], hbm[t]};
         if (res < 0 || sp.end <= sp.start || !strcmp(sim_graph_task_name(b->g, t), "host_optimizer"))
             continue;
-        if (!strcmp(sim_graph_task_category(b->g, t), "compute") || !strcmp(sim_graph_task_category(b->g, t), "optimizer"))
+        comp[t] = !strcmp(sim_graph_task_category(b->g, t), "compute") ||
+                  !strcmp(sim_graph_task_category(b->g, t), "optimizer");
+        if (comp[t])
             sp.sm = 0, sp.hbm = memory_bound(b->g, t); /* a compute task: which share applies */
         else if (!(sm[t] > 0 || hbm[t] > 0))
             continue;
@@ -159,13 +173,77 @@ double interfere_apply(Build *b)
         g_array_free(on[k], TRUE);
     g_free(on);
     double total = 0;
-    for (int t = 0; t < n; t++)
-        if (extra[t] > 0) {
-            sim_graph_task_set_delay(b->g, t, sim_time_add(sim_graph_task_duration(b->g, t), sim_time_from_s(extra[t])));
-            total += extra[t];
+    *changed = false;
+    for (int t = 0; t < n; t++) {
+        sim_time_t d = comp[t] ? sim_time_add(base[t], sim_time_from_s(extra[t])) : base[t];
+        if (d != sim_graph_task_duration(b->g, t)) {
+            sim_graph_task_set_delay(b->g, t, d);
+            *changed = true;
         }
+        total += extra[t];
+    }
     g_free(sm);
     g_free(hbm);
     g_free(extra);
+    g_free(comp);
     return total;
+}
+
+static sim_time_t rerun(Build *b)
+{
+    SimEngine *e = sim_engine_new();
+    sim_time_t span = sim_graph_run(b->g, e, NULL);
+    sim_engine_free(e);
+    return span;
+}
+
+/* The durations the graph's tasks run with now, into d. */
+static void durations(const SimGraph *g, sim_time_t *d, int n)
+{
+    for (int t = 0; t < n; t++)
+        d[t] = sim_graph_task_duration(g, t);
+}
+
+sim_time_t interfere_run(Build *b, sim_time_t span)
+{
+    b->interfere_s = 0;
+    b->interfere_passes = 0;
+    b->interfere_settled = true;
+    if (!b->c->p.comm_interference || span == SIM_TIME_NEVER)
+        return span;
+    int n = (int)sim_graph_num_tasks(b->g);
+    sim_time_t *base = g_new(sim_time_t, n), *prev = g_new(sim_time_t, n);
+    durations(b->g, base, n);
+    bool settled = false;
+    for (int pass = 1; pass <= INTERFERE_MAX_PASSES && !settled; pass++) {
+        durations(b->g, prev, n);
+        bool changed;
+        double added = stretch(b, base, &changed);
+        if (!changed) { /* the last run's overlaps give its own stretches: it stands */
+            settled = true;
+            break;
+        }
+        sim_time_t next = rerun(b);
+        if (next == SIM_TIME_NEVER) {
+            span = next;
+            break;
+        }
+        b->interfere_passes = pass;
+        if (pass > 1 && fabs((double)next - (double)span) < 1e-6 * (double)span) {
+            /* settled: the run that reached it stands (where one pass was
+             * enough, the single pass's answer, to the bit) */
+            for (int t = 0; t < n; t++)
+                if (prev[t] != sim_graph_task_duration(b->g, t))
+                    sim_graph_task_set_delay(b->g, t, prev[t]);
+            span = rerun(b);
+            settled = true;
+            break;
+        }
+        span = next;
+        b->interfere_s = added;
+    }
+    b->interfere_settled = settled;
+    g_free(base);
+    g_free(prev);
+    return span;
 }

@@ -203,8 +203,9 @@ static bool ag_overlap_applies(const StepScenario *sc)
 
 /* What a planner should not miss: the chips computed are not the
  * topology's own, or most of the machine sits idle. */
-static void add_warnings(cJSON *out, const Ctx *c)
+static void add_warnings(cJSON *out, const Build *b)
 {
+    const Ctx *c = b->c;
     cJSON *warn = cJSON_CreateArray();
     const char *ta = topo_accelerator(c->topo);
     if (step_scenario_accel_given(c->sc) && ta && strcmp(ta, accel_name(c->acc)) != 0) {
@@ -227,6 +228,13 @@ static void add_warnings(cJSON *out, const Ctx *c)
                                                             "weight update"));
     if (c->dp_warning)
         cJSON_AddItemToArray(warn, cJSON_CreateString(c->dp_warning));
+    if (!b->interfere_settled) {
+        char *w = g_strdup_printf("the slowdown of compute by overlapped communication had not settled after %d "
+                                  "reruns: the step time is the last one's",
+                                  b->interfere_passes);
+        cJSON_AddItemToArray(warn, cJSON_CreateString(w));
+        g_free(w);
+    }
     if (cJSON_GetArraySize(warn) > 0)
         cJSON_AddItemToObject(out, "warnings", warn);
     else
@@ -389,7 +397,7 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     cJSON_AddStringToObject(out, "variant", step_scenario_variant_label(c->sc, variant));
     cJSON_AddNumberToObject(out, "step_time_s", step);
     step_band(b, step, bd.exposed, out);
-    add_warnings(out, c);
+    add_warnings(out, b);
     cJSON *bj = cJSON_AddObjectToObject(out, "breakdown");
     cJSON_AddNumberToObject(bj, "compute", bd.compute);
     cJSON_AddNumberToObject(bj, "exposed_communication", bd.exposed);
