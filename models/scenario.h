@@ -89,7 +89,7 @@ typedef enum { STEP_ATTN_UNFUSED, STEP_ATTN_FUSED, STEP_ATTN_FUSED_V1 } StepAtte
 StepAttention step_scenario_attention(const StepScenario *sc);
 /* How the loss runs over the logits ("cross_entropy"), which sets the last
  * stage's working set per logit: "unfused" (default: PyTorch's
- * cross_entropy on logits upcast to fp32), "fp32" (Megatron's
+ * cross_entropy on fp32 logits), "fp32" (Megatron's
  * vocab-parallel cross entropy: an fp32 copy, softmax and gradient in
  * place), "fused" (a fused kernel on the 16-bit logits: flash-attn's /
  * apex's xentropy, llm-foundry's default). */

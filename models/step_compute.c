@@ -160,30 +160,31 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
 
 /* Bytes per logit the loss holds at its peak ("cross_entropy"), and
  * (`kept`) those still held while the layers' backward runs:
- *  - unfused (PyTorch's cross_entropy under autocast): the 16-bit logits,
- *    their fp32 upcast and the fp32 log-softmax it saves (the forward's
- *    peak; the backward's two fp32 gradients replace the upcast);
+ *  - unfused (PyTorch's cross_entropy on fp32 logits, as autocast or a
+ *    model's logits.float() runs it): log_softmax saves its fp32 output, and
+ *    its backward holds that, the incoming fp32 gradient (nll_loss's,
+ *    dense) and the fp32 gradient it makes: 3 x 4 bytes (the forward's
+ *    logits, upcast and log-softmax, 2 + 4 + 4, are fewer);
  *  - fp32 (Megatron's vocab_parallel_cross_entropy on logits.float(): the
  *    bf16 logits are freed once cast, exp, softmax and the gradient are
  *    computed in place in the fp32 copy): the fp32 copy and the 16-bit
- *    logits or gradient beside it while casting; nothing kept after;
+ *    logits or gradient beside it while casting;
  *  - fused (flash-attn's / apex's xentropy kernel, llm-foundry's MPT
  *    default loss_fn "fused_crossentropy"; fp32 only in registers, the
  *    log-sum-exp per token): the 16-bit logits and, without
- *    inplace_backward (its default), their 16-bit gradient.
- * Unfused and fused keep the 16-bit logits to the end of the step: they are
- * the model's output, which the training loop holds (Composer's
- * state.outputs, a Hugging Face ModelOutput). */
+ *    inplace_backward (its default), their 16-bit gradient; the logits are
+ *    kept to the end of the step, as the model's output that the loop
+ *    holds (Composer's state.outputs). */
 static double loss_bytes_per_logit(const Ctx *c, double *kept)
 {
     double e = c->wp.act_bytes;
-    *kept = e;
+    *kept = 0;
     switch (step_scenario_cross_entropy(c->sc)) {
-    case STEP_CE_FP32: *kept = 0; return 4 + e;
-    case STEP_CE_FUSED: return 2 * e;
+    case STEP_CE_FP32: return 4 + e;
+    case STEP_CE_FUSED: *kept = e; return 2 * e;
     case STEP_CE_UNFUSED: break;
     }
-    return e + 2 * 4;
+    return 3 * 4;
 }
 
 /* The transient peak on stage s on top of the steady state (memory.h): the

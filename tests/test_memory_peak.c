@@ -3,8 +3,8 @@
  * Every row of the step tables in tests/data/steps is a training run that
  * completed on its GPUs: llm-foundry's MPT FSDP tables on A100-40GB and
  * H100-80GB (mosaicml/llm-foundry scripts/train/benchmarking/README.md; the
- * provenance is in each CSV's header) and NeMo 24.07's DGX-H100 Megatron-Core
- * table.  Each row's predicted per-device peak is printed term by term
+ * provenance is in each CSV's header) and NeMo 24.07's DGX-H100 and 25.02's
+ * DGX-B200 Megatron-Core tables.  Each row's predicted per-device peak is printed term by term
  * (weights, gradients, optimizer state, activations, buffers, working set,
  * reserve) beside the chip's HBM, and asserted: every row that ran is
  * predicted to fit.  None of these tables reports a measured peak, nor a
@@ -108,12 +108,18 @@ static void test_a100(void) { all_fit(STEPS "llmfoundry-mpt-a100-40gb.csv"); }
 static void test_h100_calib(void) { all_fit(STEPS "llmfoundry-mpt-h100-80gb-calib.csv"); }
 static void test_h100_heldout(void) { all_fit(STEPS "llmfoundry-mpt-h100-80gb-heldout.csv"); }
 static void test_nemo(void) { all_fit(STEPS "nemo-24.07-h100-fp8.csv"); }
+static void test_nemo_b200(void)
+{
+    all_fit(STEPS "nemo-25.02-b200-fp8-calib.csv");
+    all_fit(STEPS "nemo-25.02-b200-fp8-heldout.csv");
+}
 
 static const TestCase tests[] = {
     {"llm-foundry MPT A100-40GB: every row that ran fits", test_a100},
     {"llm-foundry MPT H100-80GB (calibration half): every row that ran fits", test_h100_calib},
     {"llm-foundry MPT H100-80GB (held-out half): every row that ran fits", test_h100_heldout},
     {"NeMo 24.07 DGX-H100 FP8: every row that ran fits", test_nemo},
+    {"NeMo 25.02 DGX-B200 FP8: every row that ran fits", test_nemo_b200},
 };
 
 TEST_MAIN("memory_peak", tests)

@@ -256,22 +256,22 @@ static void test_wave_quantisation(void)
 }
 
 /* The peak's working set: without recomputation or ZeRO-3 it is the last
- * stage's logits and loss, mb s V/tp (2 + 2 x 4) bytes; with full
- * recomputation, the larger of that and the 16-bit logits the loop keeps
- * plus one layer's activations.  "cross_entropy": "fp32" (Megatron's) holds
- * 4 + 2 bytes per logit, "fused" 2 + 2; context parallelism divides the
- * tokens. */
+ * stage's loss, mb s V/tp x 3 x 4 bytes (PyTorch's cross_entropy: the
+ * fp32 log-softmax and two fp32 gradients); with full recomputation, the
+ * larger of that and one layer's activations (nothing of the loss is left
+ * in the layers' backward).  "cross_entropy": "fp32" (Megatron's) holds
+ * 4 + 2 bytes per logit, "fused" 2 + 2 (and keeps the 2-byte logits through
+ * the backward); context parallelism divides the tokens. */
 static void test_working_set(void)
 {
     cJSON *r = run_ok(scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, "{\"dp\": 8, \"recompute\": \"none\"}"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    double logits = 2048.0 * 50304 * 10;
+    double logits = 2048.0 * 50304 * 12;
     CU_ASSERT_DOUBLE_EQUAL(num(r, "memory_per_device_bytes", "working_set"), logits, 1);
     cJSON_Delete(r);
     r = run_ok(scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, "{\"dp\": 8, \"recompute\": \"full\"}"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     double ws = num(r, "memory_per_device_bytes", "working_set");
-    CU_ASSERT_TRUE(ws > 2048.0 * 50304 * 2 + 2048.0 * 2048 * 20);
     CU_ASSERT_TRUE(ws >= logits);
     double total = 0;
     const char *parts[] = {"weights", "gradients", "optimizer_state", "activations", "buffers", "working_set",
@@ -285,7 +285,7 @@ static void test_working_set(void)
         double per_logit, tokens;
     } rows[] = {{"fp32", "{\"dp\": 8}", 6, 2048},
                 {"fused", "{\"dp\": 8}", 4, 2048},
-                {"unfused", "{\"dp\": 4, \"cp\": 2}", 10, 1024}};
+                {"unfused", "{\"dp\": 4, \"cp\": 2}", 12, 1024}};
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
         char *t = scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, rows[i].par);
         char *ce = g_strdup_printf("{\"cross_entropy\": \"%s\",%s", rows[i].ce, t + 1);
