@@ -10,7 +10,7 @@
  * row that ran is predicted to fit.  None of these tables reports a peak or
  * a configuration that failed.
  *
- * 2. Published measured peaks: tests/data/memory/*.csv (provenance in each
+ * 2. Published measured peaks: tests/data/memory/ (a CSV per source, provenance in each
  * .source): torchtitan's Llama 3.1 8B/70B/405B benchmarks, 1D-4D parallel on
  * 8-512 H100, the caching allocator's peak reservation per GPU.  Every row
  * printed, predicted vs published, with the bounds of test_published. */
