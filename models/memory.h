@@ -69,7 +69,8 @@ typedef struct {
     /* The peak's transient working set on top of the steady state: the
      * logits and the loss (fp32) of the last stage, the activations of the
      * layer being recomputed, ZeRO-3's unsharded gradient of the layer being
-     * reduce-scattered (the step builder sums what applies) */
+     * reduce-scattered (the step builder takes the loss's peak or the
+     * backward's, whichever is larger: compute_working_set) */
     double working_set_bytes;
     /* MIXED_FP8: parameters whose FP8 weight and transpose are cached (the
      * device's linear-layer weights; 0 where TE casts them per pass, as
