@@ -16,10 +16,8 @@ MemoryConfig memory_config_default(void)
                           .reserve_bytes = MEMORY_DEFAULT_RESERVE_BYTES};
 }
 
-/* fp8: the bf16 weight and Transformer Engine's FP8 weight and transpose
- * (counted for every parameter; norms and embeddings have none, a small
- * overestimate) */
-double memory_param_bytes(MemoryPrecision p) { return p == MEMORY_FP32 || p == MEMORY_MIXED_FP8 ? 4 : 2; }
+/* fp8: the bf16 weight; TE's FP8 copies are fp8_weight_params' */
+double memory_param_bytes(MemoryPrecision p) { return p == MEMORY_FP32 ? 4 : 2; }
 
 double memory_grad_bytes(MemoryPrecision p, bool fp32_grad_accum)
 {
@@ -62,7 +60,8 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
     if (!(c->bucket_bytes >= 0) || !(c->zero3_gathered_params >= 0) || !(c->activation_bytes >= 0) ||
         !(c->reserve_bytes >= 0) || !(c->working_set_bytes >= 0) || !isfinite(c->working_set_bytes) ||
         !isfinite(c->bucket_bytes) || !isfinite(c->zero3_gathered_params) ||
-        !isfinite(c->activation_bytes) || !isfinite(c->reserve_bytes))
+        !isfinite(c->activation_bytes) || !isfinite(c->reserve_bytes) || !(c->fp8_weight_params >= 0) ||
+        !isfinite(c->fp8_weight_params))
         return bad(err, "byte counts must be finite and >= 0");
 
     double psi = c->params, n = c->dp;
@@ -70,7 +69,7 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
     double G = memory_grad_bytes(c->precision, c->fp32_grad_accum);
     double K = memory_optimizer_bytes(c->optimizer, c->precision);
     MemoryBreakdown b = {0};
-    b.params = P * psi / (c->zero_stage >= 3 ? n : 1);
+    b.params = P * psi / (c->zero_stage >= 3 ? n : 1) + (c->precision == MEMORY_MIXED_FP8 ? 2 * c->fp8_weight_params : 0);
     b.grads = G * psi / (c->zero_stage >= 2 ? n : 1);
     b.optimizer = K * psi / (c->zero_stage >= 1 ? n : 1);
     b.buffers = c->bucket_bytes + (c->zero_stage >= 3 ? P * c->zero3_gathered_params : 0);

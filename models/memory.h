@@ -16,9 +16,14 @@
  *   precision           P  G   K (optimizer)
  *   fp32                4  4   sgd 0, sgd+momentum 4, adam/adamw/lamb 8
  *   mixed fp16 / bf16   2  2   the above + 4 (fp32 master weights)
- *   fp8 (TE)            4  2   the above + 4 (bf16 weight + FP8 copy and transpose)
+ *   fp8 (TE)            2  2   the above + 4
  * so mixed-precision Adam has K = 12 as in the ZeRO paper.  With
  * fp32_grad_accum (Megatron's fp32 main_grad) G is 4 in mixed precision.
+ * FP8 adds Transformer Engine's FP8 copies of the linear layers' weights
+ * (the weight and its transpose, 1 B each, cached across micro-batches when
+ * the framework passes is_first_microbatch, as Megatron-Core does): 2 B per
+ * fp8_weight_params, not sharded by ZeRO (TE casts the device's full
+ * weights).  Embeddings, the output layer and norms have none.
  *
  * All functions are pure. */
 #ifndef MEMORY_H
@@ -30,7 +35,7 @@
 
 /* MIXED_FP8: Transformer Engine's FP8 training: bf16 weights, gradients and
  * activations, fp32 master weights and optimizer state, plus FP8 copies of
- * the linear layers' weights (the weight and its transpose, 1 B each). */
+ * the linear layers' weights (fp8_weight_params). */
 typedef enum { MEMORY_FP32, MEMORY_MIXED_FP16, MEMORY_MIXED_BF16, MEMORY_MIXED_FP8 } MemoryPrecision;
 
 typedef enum {
@@ -64,12 +69,17 @@ typedef struct {
     /* The peak's transient working set on top of the steady state: the
      * logits and the loss (fp32) of the last stage, the activations of the
      * layer being recomputed, ZeRO-3's unsharded gradient of the layer being
-     * reduce-scattered (the step builder sums what applies) */
+     * reduce-scattered (the step builder takes the loss's peak or the
+     * backward's, whichever is larger: compute_working_set) */
     double working_set_bytes;
+    /* MIXED_FP8: parameters whose FP8 weight and transpose are cached (the
+     * device's linear-layer weights; 0 where TE casts them per pass, as
+     * under ZeRO-3 / FSDP, whose saved transposes are activations) */
+    double fp8_weight_params;
 } MemoryConfig;
 
 typedef struct {
-    double params;      /* working weights (P bytes each) */
+    double params;      /* working weights (P bytes each), FP8 copies included */
     double grads;
     double optimizer;   /* optimizer state incl. fp32 master weights */
     double buffers;     /* buckets + stage-3 gathered parameters */

@@ -36,6 +36,7 @@ struct StepScenario {
     int nccl_version;     /* NCCL version code the collectives follow; 0: the newest */
     int nccl_library;     /* CollLibrary ("nccl_library"); -1: the topology's default */
     StepAttention attention; /* "attention": fused by default where the chip has a fused kernel */
+    StepCrossEntropy cross_entropy; /* "cross_entropy": unfused by default */
     int gpus_per_process; /* GPUs one process drives (launches serially); 1 = one per GPU */
     bool dp_given;        /* else dp = ranks / (tp x pp): the replicas fill the machine */
     int nvariants;
@@ -165,6 +166,25 @@ static bool parse_attention(StepScenario *sc, const SimJsonDoc *d, const cJSON *
     return true;
 }
 
+static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    static const char *const names[] = {"unfused", "fp32", "fused"};
+    const char *ce = NULL;
+    if (!sim_json_get_string(d, root, "cross_entropy", false, &ce, err))
+        return false;
+    sc->cross_entropy = STEP_CE_UNFUSED;
+    if (!ce)
+        return true;
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(ce, names[i])) {
+            sc->cross_entropy = (StepCrossEntropy)i;
+            return true;
+        }
+    sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "cross_entropy"), err,
+                   "\"cross_entropy\" = \"%s\" is not one of \"unfused\", \"fp32\", \"fused\"", SIM_ECHO(ce));
+    return false;
+}
+
 /* The topology and accelerator, loaded once here: whatever is wrong between
  * them and the scenario is reported at the scenario's line that asked. */
 static bool load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
@@ -217,7 +237,7 @@ static bool load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *roo
         g_clear_error(&e);
         return false;
     }
-    if (!parse_attention(sc, d, root, err))
+    if (!parse_attention(sc, d, root, err) || !parse_cross_entropy(sc, d, root, err))
         return false;
     if (!accel_has_dtype(sc->acc, sc->dtype)) {
         bool given = key_or(root, "precision", NULL) != NULL;
@@ -494,7 +514,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
     static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
                                        "precision", "optimizer", "parallelism", "name", "description", "source",
                                        "flow_contention", "collective_params", "placement", "placement_seed",
-                                       "nccl_version", "nccl_library", "attention", "gpus_per_process", NULL};
+                                       "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -663,6 +683,7 @@ void step_scenario_set_accel(StepScenario *sc, const Accel *a)
 int step_scenario_nccl_version(const StepScenario *sc) { return sc->nccl_version; }
 int step_scenario_nccl_library(const StepScenario *sc) { return sc->nccl_library; }
 StepAttention step_scenario_attention(const StepScenario *sc) { return sc->attention; }
+StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc) { return sc->cross_entropy; }
 int step_scenario_gpus_per_process(const StepScenario *sc) { return sc->gpus_per_process; }
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }
 const int *step_scenario_rank_map(const StepScenario *sc) { return sc->rank_map; }

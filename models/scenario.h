@@ -87,6 +87,14 @@ int step_scenario_nccl_library(const StepScenario *sc);
 /* How attention runs: fused kernels keep no s x s scores in HBM. */
 typedef enum { STEP_ATTN_UNFUSED, STEP_ATTN_FUSED, STEP_ATTN_FUSED_V1 } StepAttention;
 StepAttention step_scenario_attention(const StepScenario *sc);
+/* How the loss runs over the logits ("cross_entropy"), which sets the last
+ * stage's working set per logit: "unfused" (default: PyTorch's
+ * cross_entropy on fp32 logits), "fp32" (Megatron's
+ * vocab-parallel cross entropy: an fp32 copy, softmax and gradient in
+ * place), "fused" (a fused kernel on the 16-bit logits: flash-attn's /
+ * apex's xentropy, llm-foundry's default). */
+typedef enum { STEP_CE_UNFUSED, STEP_CE_FP32, STEP_CE_FUSED } StepCrossEntropy;
+StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc);
 /* GPUs one process drives, launching on them one after another
  * ("gpus_per_process", default 1: a process per GPU). */
 int step_scenario_gpus_per_process(const StepScenario *sc);

@@ -112,6 +112,8 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp.recompute = p->recompute;
     c->wp.act_bytes = accel_dtype_bytes(step_activation_dtype(c));
     c->wp.fused_attention = step_scenario_attention(sc) != STEP_ATTN_UNFUSED;
+    /* Transformer Engine's FP8 linear layers keep their inputs in FP8 */
+    c->wp.linear_input_bytes = step_scenario_precision(sc) == MEMORY_MIXED_FP8 ? 1 : 0;
     c->wp.ep = p->ep;
     c->wp.capacity_factor = p->capacity_factor;
     c->wp.cp = p->cp;

@@ -4,6 +4,7 @@
  * and the step's model and hardware FLOPs.  All layers cost the same. */
 #include "step_build.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Selective recomputation redoes the attention core: the GEMMs Q K^T and
@@ -157,21 +158,55 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     }
 }
 
-/* The transient peak on stage s on top of the steady state (memory.h):
- *  - the last stage's logits and loss: the logits in the activations' type,
- *    then two fp32 buffers of vocab x tokens at once (the upcast logits or
- *    the saved log-softmax, and the gradient), per micro-batch;
- *  - with recomputation, the activations of the layer being recomputed
- *    (one micro-batch, as if it were not recomputed) less what is kept;
- *  - under ZeRO-3, the unsharded gradient of the layer being
- *    reduce-scattered (the gathered parameters are already "buffers"). */
+/* Bytes per logit the loss holds at its peak ("cross_entropy"), and
+ * (`kept`) those still held while the layers' backward runs:
+ *  - unfused (PyTorch's cross_entropy on fp32 logits, as autocast or a
+ *    model's logits.float() runs it): log_softmax saves its fp32 output, and
+ *    its backward holds that, the incoming fp32 gradient (nll_loss's,
+ *    dense) and the fp32 gradient it makes: 3 x 4 bytes (the forward's
+ *    logits, upcast and log-softmax, 2 + 4 + 4, are fewer);
+ *  - fp32 (Megatron's vocab_parallel_cross_entropy on logits.float(): the
+ *    bf16 logits are freed once cast, exp, softmax and the gradient are
+ *    computed in place in the fp32 copy): the fp32 copy and the 16-bit
+ *    logits or gradient beside it while casting;
+ *  - fused (flash-attn's / apex's xentropy kernel, llm-foundry's MPT
+ *    default loss_fn "fused_crossentropy"; fp32 only in registers, the
+ *    log-sum-exp per token): the 16-bit logits and, without
+ *    inplace_backward (its default), their 16-bit gradient; the logits are
+ *    kept to the end of the step, as the model's output that the loop
+ *    holds (Composer's state.outputs). */
+static double loss_bytes_per_logit(const Ctx *c, double *kept)
+{
+    double e = c->wp.act_bytes;
+    *kept = 0;
+    switch (step_scenario_cross_entropy(c->sc)) {
+    case STEP_CE_FP32: return 4 + e;
+    case STEP_CE_FUSED: *kept = e; return 2 * e;
+    case STEP_CE_UNFUSED: break;
+    }
+    return 3 * 4;
+}
+
+/* The transient peak on stage s on top of the steady state (memory.h): the
+ * larger of
+ *  - the last stage's loss at its peak (loss_bytes_per_logit) for the
+ *    device's tokens of one micro-batch (seq_len / cp of each sequence)
+ *    and its 1 / tp of the vocabulary, at the end of the forward, and
+ *  - in the backward, what the loss keeps, plus with recomputation the
+ *    activations of the layer being recomputed (one micro-batch, as if it
+ *    were not recomputed) less what is kept, plus under ZeRO-3 the
+ *    unsharded gradient of the layer being reduce-scattered (the gathered
+ *    parameters are already "buffers"). */
 double compute_working_set(const Ctx *c, int s)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
     int mb = step_scenario_micro_batch(c->sc);
-    double ws = 0;
-    if (s == c->p.pp - 1 && tr)
-        ws += (double)mb * tr->seq_len * tr->vocab / c->p.tp * (c->wp.act_bytes + 2 * 4);
+    double loss = 0, kept = 0, ws = 0;
+    if (s == c->p.pp - 1 && tr) {
+        double logits = (double)mb * tr->seq_len / c->p.cp * tr->vocab / c->p.tp, per_kept;
+        loss = logits * loss_bytes_per_logit(c, &per_kept);
+        kept = logits * per_kept;
+    }
     if (c->p.recompute != WORKLOAD_RECOMPUTE_NONE && step_stage_layers(c, s) > 0) {
         WorkloadParallel all = c->wp;
         all.recompute = WORKLOAD_RECOMPUTE_NONE;
@@ -180,5 +215,5 @@ double compute_working_set(const Ctx *c, int s)
     }
     if (c->p.zero_stage == 3 && c->p.dp > 1)
         ws += c->layer_params * c->grad_bytes_per_param;
-    return ws;
+    return fmax(loss, kept + ws);
 }

@@ -155,9 +155,15 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     mc.optimizer = step_scenario_optimizer(c->sc);
     mc.bucket_bytes = p->dp > 1 ? p->bucket_bytes : 0;
     mc.zero3_gathered_params = p->zero_stage == 3 ? 2 * c->layer_params : 0;
+    /* FP8: TE's cached weight copies; under ZeRO-3 (FSDP, no caching) each
+     * layer's gathered weight is cast per pass and its FP8 copy (1 B per
+     * parameter) saved for the backward, like an activation */
+    bool fp8 = mc.precision == MEMORY_MIXED_FP8, fp8_saved = fp8 && p->zero_stage == 3;
+    mc.fp8_weight_params = fp8 && !fp8_saved ? step_stage_layers(c, s) * c->layer_params : 0;
     mc.activation_bytes = 0;
     for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
-        mc.activation_bytes += workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc), &c->wp);
+        mc.activation_bytes += workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc), &c->wp) +
+                               (fp8_saved ? c->layer_params : 0);
     mc.activation_bytes /= c->p.vpp; /* interleaved: in flight by model chunks */
     mc.inflight_microbatches = pipeline_inflight(c, s);
     mc.working_set_bytes = compute_working_set(c, s);

@@ -592,20 +592,25 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     double sp = par && par->sequence_parallel ? tp : 1;
     if (rc == WORKLOAD_RECOMPUTE_FULL)
         return T * h * e / sp / cp_of(par);
+    /* li: the linear layers' saved inputs (FP8 under Transformer Engine) */
+    double li = par && par->linear_input_bytes > 0 ? par->linear_input_bytes : e;
+    bool fused = par && par->fused_attention;
     /* Korthikanti et al. 2022, section 4.1: the "10 sbh" kept whole without
      * sequence parallelism: two norm inputs, QKV input, MLP input, and the two
      * 1-byte dropout masks. */
-    double rows = 2 * T * h * e + T * h * e + T * h * e + (t->dropout ? 2 * T * h : 0);
-    /* The "24 sbh" split by tp: Q, K, V, attention-output projection input,
-     * activation-function input(s) and output. */
+    double rows = 2 * T * h * e + T * h * li + T * h * li + (t->dropout ? 2 * T * h : 0);
+    /* The "24 sbh" split by tp: Q, K, V, attention-output projection input
+     * (the fused kernel's O, plus the projection's own FP8 copy), activation-
+     * function input(s) and output (the down projection's input). */
     double tf = t->experts ? mlp_token_width(t, par, T) : T * f;
-    double split = T * h * e + 2 * T * kv * e + T * h * e + (t->gated_mlp ? 2 : 1) * tf * e + tf * e;
+    double oproj = fused ? T * h * e + (li != e ? T * h * li : 0) : T * h * li;
+    double split = T * h * e + 2 * T * kv * e + oproj + (t->gated_mlp ? 2 : 1) * tf * e + tf * li;
     if (t->experts > 0) /* the dispatched tokens (expert_up's input) and the fp32 router probabilities */
-        rows += routed_tokens(t, par, T) * h * e + T * t->experts * 4;
+        rows += routed_tokens(t, par, T) * h * li + T * t->experts * 4;
     /* The "5 as^2 b" attention core: softmax output, dropout mask and output. */
     double scores = b * t->heads * (double)t->seq_len * t->seq_len;
     double core = scores * e + (t->dropout ? scores * (1 + e) : 0);
-    if (par && par->fused_attention)
+    if (fused)
         core = 4.0 * b * t->heads * t->seq_len; /* fp32 log-sum-exp per query row */
     double bytes = rows / sp + split / tp;
     if (rc != WORKLOAD_RECOMPUTE_SELECTIVE)

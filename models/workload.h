@@ -78,6 +78,12 @@ typedef struct {
     double capacity_factor; /* expert capacity / its balanced share of tokens: padded compute (1: dropless, balanced) */
     int cp;                 /* context parallelism: each device holds seq_len / cp of every sequence's tokens,
                                its queries attending to all seq_len keys (ring attention); >= 1 */
+    /* Bytes per element of the linear layers' inputs kept for the weight
+     * gradient; 0: act_bytes.  FP8 (Transformer Engine's Linear,
+     * LayerNormLinear): 1, the FP8 transpose it casts for the wgrad GEMM,
+     * while the bf16 input is dropped unless another op keeps it (the
+     * attention output O, which a fused attention kernel saves). */
+    double linear_input_bytes;
 } WorkloadParallel;
 
 /* tp 1, no sequence parallelism, no recomputation, 16-bit activations. */
@@ -159,6 +165,10 @@ double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_
  *   none, tp t + seq. par.: sbh/t (34 + 5as/h)
  *   selective:              sbh (10 + 24/t)   or  34 sbh/t with seq. par.
  *   full:                   2 sbh             or  2 sbh/t with seq. par.
+ * With linear_input_bytes 1 (FP8) the QKV, MLP and down-projection inputs
+ * (the latter ffn wide) are kept in 1 byte, and the output projection keeps
+ * its own FP8 copy beside the fused attention's O: 5 sbh less for the GPT
+ * layer at tp 1 (2 sbh + 4 sbh - 1 sbh).
  * CNN: the conv output and the BN/ReLU output of the layer. */
 double workload_layer_activation_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par);
 

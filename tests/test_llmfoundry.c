@@ -12,7 +12,9 @@
  * the row's num_params is checked against the model's count, so the
  * architecture is the one that ran).  The attention is "fused-v1": MPT's
  * attn_impl of the time was "triton" (flash_attn.flash_attn_triton, the
- * Triton port of FlashAttention-1) or "flash" (flash-attn 1.x).
+ * Triton port of FlashAttention-1) or "flash" (flash-attn 1.x).  The loss
+ * is "fused": MPT's default loss_fn "fused_crossentropy" (flash-attn's
+ * xentropy kernel on the bf16 logits).
  *
  * Asserted (issue 12): median |tokens/s error| <= 8 %, max <= 25 %, every
  * row that ran predicted to fit in 40 GiB.  One row is held apart, printed
@@ -100,7 +102,7 @@ static char *scenario(const Row *r)
         " \"model\": {\"layers\": %d, \"hidden\": %d, \"heads\": %d, \"seq_len\": %d, \"vocab\": 50368,\n"
         "           \"dropout\": false},\n"
         " \"global_batch\": %d, \"micro_batch\": %d, \"precision\": \"bf16\", \"optimizer\": \"adamw\",\n"
-        " \"attention\": \"fused-v1\",\n"
+        " \"attention\": \"fused-v1\", \"cross_entropy\": \"fused\",\n"
         " \"parallelism\": {\"dp\": %d, \"zero_stage\": 3, \"recompute\": \"%s\"}}\n",
         (r->gpus + 7) / 8, r->m->layers, r->m->hidden, r->m->heads, r->seq, r->gb, r->mb, r->gpus,
         r->ckpt ? "full" : "none");

@@ -107,10 +107,11 @@ static void test_optimizers_and_precision(void)
     CU_ASSERT_FALSE(memory_optimizer_from_name("adagrad", &o));
     CU_ASSERT_TRUE(memory_precision_from_name("bf16", &p) && p == MEMORY_MIXED_BF16);
     CU_ASSERT_FALSE(memory_precision_from_name("int8", &p));
-    /* FP8 (Transformer Engine): bf16 weight + FP8 copy and transpose, bf16
-     * gradients, fp32 master and Adam state: 4 + 2 + 12 = 18 B per parameter */
+    /* FP8 (Transformer Engine): bf16 weight, bf16 gradients, fp32 master and
+     * Adam state: 2 + 2 + 12 B per parameter, and 2 B more (the FP8 copy and
+     * transpose) per linear-layer parameter: 18 B when all are linear */
     CU_ASSERT_TRUE(memory_precision_from_name("fp8", &p) && p == MEMORY_MIXED_FP8);
-    CU_ASSERT_EQUAL(memory_param_bytes(MEMORY_MIXED_FP8), 4);
+    CU_ASSERT_EQUAL(memory_param_bytes(MEMORY_MIXED_FP8), 2);
     CU_ASSERT_EQUAL(memory_grad_bytes(MEMORY_MIXED_FP8, false), 2);
     CU_ASSERT_EQUAL(memory_optimizer_bytes(MEMORY_OPT_ADAM, MEMORY_MIXED_FP8), 12);
     MemoryConfig f = memory_config_default();
@@ -118,9 +119,20 @@ static void test_optimizers_and_precision(void)
     f.precision = MEMORY_MIXED_FP8;
     f.reserve_bytes = 0;
     f.working_set_bytes = 3e8;
+    f.fp8_weight_params = 1e9;
     MemoryBreakdown fb;
     CU_ASSERT_TRUE_FATAL(memory_estimate(&f, &fb, NULL));
     CU_ASSERT_DOUBLE_EQUAL(fb.total, 18e9 + 3e8, 1);
+    /* embeddings (a quarter here) have no FP8 copies; ZeRO-3 does not shard them */
+    f.fp8_weight_params = 0.75e9;
+    f.zero_stage = 3;
+    f.dp = 8;
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&f, &fb, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(fb.params, 2e9 / 8 + 1.5e9, 1);
+    CU_ASSERT_DOUBLE_EQUAL(fb.total, 16e9 / 8 + 1.5e9 + 3e8, 1);
+    f.fp8_weight_params = NAN;
+    CU_ASSERT_FALSE(memory_estimate(&f, &fb, NULL));
+    f.fp8_weight_params = 0;
     CU_ASSERT_DOUBLE_EQUAL(fb.working_set, 3e8, 1e-6);
     f.working_set_bytes = -1;
     CU_ASSERT_FALSE(memory_estimate(&f, &fb, NULL));

@@ -111,9 +111,14 @@ static void test_no_fused_on_v100(void)
 }
 
 /* FP8 (Transformer Engine): faster than bf16 but below 2x (attention, the
- * logits and the casts stay 16 bit); FP8 weight copies in memory; ZeRO-3
- * gathers 1-byte parameters (half of bf16's bytes); refused where the chip
- * has no FP8 (A100), at the precision key's line. */
+ * logits and the casts stay 16 bit); ZeRO-3 gathers 1-byte parameters (half
+ * of bf16's bytes); refused where the chip has no FP8 (A100), at the
+ * precision key's line.  Memory: under ZeRO-3 (FSDP: TE casts each gathered
+ * layer per pass) the weights are bf16's and each layer's FP8 weight copy,
+ * 1 B per parameter, is saved with the activations, while the linear
+ * layers' inputs are kept in 1 byte (5 sbh less per GPT layer); under
+ * ZeRO-1 the cached FP8 weight and transpose add 2 B per layer parameter
+ * (not per embedding parameter). */
 static void test_fp8(void)
 {
     cJSON *b = run_ok(scen("h100-sxm", "dgx-h100", 4096, 4096, "bf16", NULL, NULL));
@@ -124,8 +129,25 @@ static void test_fp8(void)
     printf("\n  h100 fp8 %.3f s, bf16 %.3f s: x%.2f", tf, tb, tb / tf);
     CU_ASSERT_TRUE(tf < 0.9 * tb);
     CU_ASSERT_TRUE(tf > 0.5 * tb);
-    CU_ASSERT_DOUBLE_EQUAL(num(f, "memory_per_device_bytes", "weights"), 2 * num(b, "memory_per_device_bytes", "weights"),
-                           1);
+    CU_ASSERT_DOUBLE_EQUAL(num(f, "memory_per_device_bytes", "weights"), num(b, "memory_per_device_bytes", "weights"), 1);
+    GError *err = NULL;
+    const char *m = "{\"name\": \"m\", \"type\": \"transformer\", \"source\": \"test\", \"layers\": 8, "
+                    "\"hidden\": 4096, \"heads\": 32, \"seq_len\": 4096, \"vocab\": 50304}";
+    Workload *w = workload_parse("m", m, strlen(m), &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    double lp = workload_params_layer(w, 0), sbh = 4096.0 * 4096;
+    workload_free(w);
+    CU_ASSERT_DOUBLE_EQUAL(num(f, "memory_per_device_bytes", "activations"),
+                           num(b, "memory_per_device_bytes", "activations") - 8 * 5 * sbh + 8 * lp, 1);
+    const char *z1 = "{\"dp\": 8, \"zero_stage\": 1, \"recompute\": \"none\"}";
+    cJSON *b1 = run_ok(scen("h100-sxm", "dgx-h100", 4096, 4096, "bf16", NULL, z1));
+    cJSON *f1 = run_ok(scen("h100-sxm", "dgx-h100", 4096, 4096, "fp8", NULL, z1));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f1);
+    CU_ASSERT_DOUBLE_EQUAL(num(f1, "memory_per_device_bytes", "weights"),
+                           num(b1, "memory_per_device_bytes", "weights") + 2 * 8 * lp, 1);
+    cJSON_Delete(b1);
+    cJSON_Delete(f1);
     CU_ASSERT_DOUBLE_EQUAL(num(f, "memory_per_device_bytes", "optimizer_state"),
                            num(b, "memory_per_device_bytes", "optimizer_state"), 1);
     const cJSON *cf = cJSON_GetObjectItem(f, "collectives"), *cb = cJSON_GetObjectItem(b, "collectives");
@@ -149,7 +171,6 @@ static void test_fp8(void)
     cJSON_Delete(f);
 
     char *t = scen("a100-80gb", "dgx-a100", 2048, 2048, "fp8", NULL, NULL);
-    GError *err = NULL;
     CU_ASSERT_PTR_NULL(run_text(t, &err));
     CU_ASSERT_TRUE(err && strstr(err->message, "no fp8 arithmetic"));
     g_clear_error(&err);
@@ -235,18 +256,23 @@ static void test_wave_quantisation(void)
 }
 
 /* The peak's working set: without recomputation or ZeRO-3 it is the last
- * stage's logits and loss, mb s V/tp (2 + 2 x 4) bytes; with full
- * recomputation it adds one layer's activations. */
+ * stage's loss, mb s V/tp x 3 x 4 bytes (PyTorch's cross_entropy: the
+ * fp32 log-softmax and two fp32 gradients); with full recomputation, the
+ * larger of that and one layer's activations (nothing of the loss is left
+ * in the layers' backward).  "cross_entropy": "fp32" (Megatron's) holds
+ * 4 + 2 bytes per logit, "fused" 2 + 2 (and keeps the 2-byte logits through
+ * the backward); context parallelism divides the tokens. */
 static void test_working_set(void)
 {
     cJSON *r = run_ok(scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, "{\"dp\": 8, \"recompute\": \"none\"}"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    double logits = 2048.0 * 50304 * 10;
+    double logits = 2048.0 * 50304 * 12;
     CU_ASSERT_DOUBLE_EQUAL(num(r, "memory_per_device_bytes", "working_set"), logits, 1);
     cJSON_Delete(r);
     r = run_ok(scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, "{\"dp\": 8, \"recompute\": \"full\"}"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    CU_ASSERT_TRUE(num(r, "memory_per_device_bytes", "working_set") > logits + 2048.0 * 2048 * 20);
+    double ws = num(r, "memory_per_device_bytes", "working_set");
+    CU_ASSERT_TRUE(ws >= logits);
     double total = 0;
     const char *parts[] = {"weights", "gradients", "optimizer_state", "activations", "buffers", "working_set",
                            "reserve"};
@@ -254,6 +280,30 @@ static void test_working_set(void)
         total += num(r, "memory_per_device_bytes", parts[i]);
     CU_ASSERT_DOUBLE_EQUAL(total, num(r, "memory_per_device_bytes", "total"), 1);
     cJSON_Delete(r);
+    static const struct {
+        const char *ce, *par;
+        double per_logit, tokens;
+    } rows[] = {{"fp32", "{\"dp\": 8}", 6, 2048},
+                {"fused", "{\"dp\": 8}", 4, 2048},
+                {"unfused", "{\"dp\": 4, \"cp\": 2}", 12, 1024}};
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *t = scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, rows[i].par);
+        char *ce = g_strdup_printf("{\"cross_entropy\": \"%s\",%s", rows[i].ce, t + 1);
+        g_free(t);
+        r = run_ok(ce);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        CU_ASSERT_DOUBLE_EQUAL(num(r, "memory_per_device_bytes", "working_set"), rows[i].tokens * 50304 * rows[i].per_logit,
+                               1);
+        cJSON_Delete(r);
+    }
+    GError *err = NULL;
+    char *t = scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, NULL);
+    char *bad = g_strdup_printf("{\"cross_entropy\": \"chunked\",%s", t + 1);
+    CU_ASSERT_PTR_NULL(run_text(bad, &err));
+    CU_ASSERT_TRUE(err && strstr(err->message, "t.json:1:") && strstr(err->message, "\"cross_entropy\""));
+    g_clear_error(&err);
+    g_free(t);
+    g_free(bad);
 }
 
 /* The fused kernel's time: causal does half the work; the backward is 2.5x

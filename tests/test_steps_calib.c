@@ -25,8 +25,8 @@
  * median <= 5 %; the preset's step band ("uncertainty") is all 60 held-out
  * rows' p10/p90 of log(predicted / measured); each MPT row's architecture is
  * the one that ran (its NumParams).  Whether each row is predicted to fit is
- * printed, not asserted: 12 of the 86 rows that ran come out over 80 GiB (by
- * 0.2-4.4 GiB: the memory model's peak, not this calibration's business). */
+ * printed here; tests/test_memory_peak.c asserts it for every row, with
+ * each row's memory breakdown. */
 #include "test_steps.h"
 
 static void test_calibration_half(void)
