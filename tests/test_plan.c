@@ -10,42 +10,13 @@
  *    exhaustive screen (the pruned screen keeps every candidate whose bound
  *    beats the located one);
  *  - time to train: Young's interval and goodput. */
-#include "plan.h"
-#include "test_main.h"
+#include "test_plan_check.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-static char *write_tmp(const char *text)
-{
-    char *path = NULL;
-    int fd = g_file_open_tmp("test-plan-XXXXXX.json", &path, NULL);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    CU_ASSERT_FATAL(g_file_set_contents(path, text, -1, NULL));
-    return path;
-}
-
-/* The plan's JSON (NULL on error, printed). */
-static cJSON *plan_json(const char *scenario, const PlanOptions *o)
-{
-    char *path = write_tmp(scenario);
-    GError *err = NULL;
-    SimDist *d = sim_dist_new(FALSE, &err);
-    Plan *p = plan_new(path, o, &err);
-    cJSON *j = p && plan_run(p, d, &err) ? plan_result_json(p) : NULL;
-    if (!j)
-        printf("plan: %s\n", err ? err->message : "?");
-    g_clear_error(&err);
-    plan_free(p);
-    sim_dist_free(d);
-    g_unlink(path);
-    g_free(path);
-    return j;
-}
 
 static double num(const cJSON *o, const char *key) { return cJSON_GetObjectItem(o, key)->valuedouble; }
 
@@ -77,12 +48,12 @@ static void test_pruned_equals_exhaustive(void)
     o.gpus_lo = 4;
     o.gpus_hi = 8;
     o.jobs = 1;
-    cJSON *pruned = plan_json(sc, &o);
+    cJSON *pruned = plan_check_json(sc, &o);
     o.jobs = 2;
-    cJSON *threads = plan_json(sc, &o);
+    cJSON *threads = plan_check_json(sc, &o);
     o.exhaustive = true;
     o.jobs = 1;
-    cJSON *all = plan_json(sc, &o);
+    cJSON *all = plan_check_json(sc, &o);
     CU_ASSERT_FATAL(pruned && threads && all);
     /* the temporary scenario's name differs; everything else must not */
     cJSON_DeleteItemFromObject(pruned, "scenario");
@@ -130,9 +101,9 @@ static void test_train_model(void)
     plan_options_default(&o);
     o.top = 1;
     o.train.tokens = 1e9;
-    cJSON *lo = plan_json(sc, &o);
+    cJSON *lo = plan_check_json(sc, &o);
     o.train.failures_per_gpu_hour = 1e-2;
-    cJSON *hi = plan_json(sc, &o);
+    cJSON *hi = plan_check_json(sc, &o);
     CU_ASSERT_FATAL(lo && hi);
     const cJSON *tl = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(lo, "best"), 0), "time_to_train");
     const cJSON *th = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(hi, "best"), 0), "time_to_train");
@@ -160,11 +131,11 @@ static void test_constraints(void)
     o.gpus_lo = 4;
     o.gpus_hi = 8;
     o.exhaustive = true;
-    cJSON *all = plan_json(small, &o);
+    cJSON *all = plan_check_json(small, &o);
     GError *err = NULL;
     CU_ASSERT_FATAL(plan_parse_match("--fix", "recompute=full,mb=2", &o.fix, &err));
     CU_ASSERT_FATAL(plan_parse_features("--deny", "interleaving,sequence-parallel", true, &o.deny, &err));
-    cJSON *some = plan_json(small, &o);
+    cJSON *some = plan_check_json(small, &o);
     CU_ASSERT_FATAL(all && some);
     printf("\n%.0f candidates, %.0f with --fix recompute=full,mb=2 --deny interleaving,sequence-parallel\n",
            num(all, "candidates"), num(some, "candidates"));
@@ -181,7 +152,7 @@ static void test_constraints(void)
                            "mb=2,recompute=full");
     /* contradictory constraints leave nothing, and say so */
     CU_ASSERT_FATAL(plan_parse_features("--deny", "full-recompute", true, &o.deny, &err));
-    CU_ASSERT(plan_json(small, &o) == NULL);
+    CU_ASSERT(plan_check_json(small, &o) == NULL);
     /* a key given two values, an unknown key or feature */
     CU_ASSERT(!plan_parse_match("--fix", "tp=2,tp=4", &o.fix, &err));
     g_clear_error(&err);
@@ -208,9 +179,9 @@ static void test_locate(void)
         plan_match_any(&o.locate[l]);
         CU_ASSERT_FATAL(plan_parse_match("--locate", specs[l], &o.locate[o.nlocate++], &err));
     }
-    cJSON *pruned = plan_json(small, &o);
+    cJSON *pruned = plan_check_json(small, &o);
     o.exhaustive = true;
-    cJSON *all = plan_json(small, &o);
+    cJSON *all = plan_check_json(small, &o);
     CU_ASSERT_FATAL(pruned && all);
     CU_ASSERT(num(pruned, "screen_simulated") < num(all, "screen_simulated"));
     for (int l = 0; l < 3; l++) {

@@ -32,14 +32,14 @@
 
 #define PUBLISHED SHARDSIM_SOURCE_DIR "/tests/data/published/"
 
-static double jnum(const cJSON *o, const char *key)
+static inline double jnum(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItem(o, key);
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
 /* The plan's JSON for a scenario text (NULL on error, printed). */
-static cJSON *plan_check_json(const char *scenario, const PlanOptions *o)
+static inline cJSON *plan_check_json(const char *scenario, const PlanOptions *o)
 {
     char *path = NULL;
     int fd = g_file_open_tmp("test-plan-XXXXXX.json", &path, NULL);
@@ -61,7 +61,7 @@ static cJSON *plan_check_json(const char *scenario, const PlanOptions *o)
 }
 
 /* The rows of a CSV file with a header line, fields split on commas. */
-static char ***plan_check_csv(const char *file, int *nrows)
+static inline char ***plan_check_csv(const char *file, int *nrows)
 {
     char *path = g_strconcat(PUBLISHED, file, NULL), *text = NULL;
     CU_ASSERT_FATAL(g_file_get_contents(path, &text, NULL, NULL));
@@ -78,7 +78,7 @@ static char ***plan_check_csv(const char *file, int *nrows)
     return (char ***)g_ptr_array_free(rows, FALSE);
 }
 
-static void plan_check_csv_free(char ***rows)
+static inline void plan_check_csv_free(char ***rows)
 {
     for (char ***r = rows; *r; r++)
         g_strfreev(*r);

@@ -18,6 +18,17 @@
 
 #define STEPS SHARDSIM_SOURCE_DIR "/tests/data/steps/"
 
+/* A preset by name; NULL, the reason printed, where it does not load. */
+static inline Accel *steps_accel(const char *name)
+{
+    GError *err = NULL;
+    Accel *a = accel_load(name, &err);
+    if (!a)
+        printf("%s: %s\n", name, err->message);
+    g_clear_error(&err);
+    return a;
+}
+
 static inline int col(gchar **head, const char *name)
 {
     for (int i = 0; head[i]; i++)

@@ -17,17 +17,9 @@
 
 #define TABLE STEPS "llmfoundry-mpt-a100-80gb.csv"
 
-static Accel *load(const char *name)
-{
-    GError *err = NULL;
-    Accel *a = accel_load(name, &err);
-    g_clear_error(&err);
-    return a;
-}
-
 static void test_transfer(void)
 {
-    Accel *a = load("a100-80gb"), *b = load("a100-40gb");
+    Accel *a = steps_accel("a100-80gb"), *b = steps_accel("a100-40gb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     for (int i = 0; i < accel_param_count(); i++)
@@ -48,7 +40,7 @@ static void test_table(void)
 static void test_band(void)
 {
     Summary s = run_table(TABLE);
-    Accel *a = load("a100-80gb");
+    Accel *a = steps_accel("a100-80gb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     double r10, r90;
     CU_ASSERT_TRUE(accel_band(a, &r10, &r90));

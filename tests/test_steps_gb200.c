@@ -13,19 +13,9 @@
  * comes out over 186 GiB: the memory model's business). */
 #include "test_steps.h"
 
-static Accel *load(const char *name)
-{
-    GError *err = NULL;
-    Accel *a = accel_load(name, &err);
-    if (!a)
-        printf("%s: %s\n", name, err->message);
-    g_clear_error(&err);
-    return a;
-}
-
 static void test_transfer(void)
 {
-    Accel *g = load("gb200"), *b = load("b200");
+    Accel *g = steps_accel("gb200"), *b = steps_accel("b200");
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     for (int i = 0; i < accel_param_count(); i++)
@@ -51,7 +41,7 @@ static void test_band(void)
     printf("%d held-out Blackwell rows: log(predicted/measured step) p10 %.3f p90 %.3f\n", s[0].n + s[1].n, p10, p90);
     const char *names[] = {"gb200", "b200"};
     for (int i = 0; i < 2; i++) {
-        Accel *a = load(names[i]);
+        Accel *a = steps_accel(names[i]);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a);
         double r10, r90;
         CU_ASSERT_TRUE(accel_band(a, &r10, &r90));

@@ -22,17 +22,9 @@
 
 #define TABLE STEPS "torchtitan-h200-llama3-8b.csv"
 
-static Accel *load(const char *name)
-{
-    GError *err = NULL;
-    Accel *a = accel_load(name, &err);
-    g_clear_error(&err);
-    return a;
-}
-
 static void test_transfer(void)
 {
-    Accel *a = load("h200"), *b = load("h100-sxm");
+    Accel *a = steps_accel("h200"), *b = steps_accel("h100-sxm");
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     for (int i = 0; i < accel_param_count(); i++)
@@ -46,7 +38,7 @@ static void test_transfer(void)
 static void test_table(void)
 {
     Summary s = run_table(TABLE), p = run_table_on(TABLE, "h200");
-    Accel *a = load("h200");
+    Accel *a = steps_accel("h200");
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     double r10, r90;
     CU_ASSERT_TRUE(accel_band(a, &r10, &r90));
@@ -83,7 +75,7 @@ static void test_band(void)
     double w = alt - base;
     printf("mem_eff as H100's absolute rate: log step shift %.3f\n", w);
     CU_ASSERT_TRUE(w > 0.02);
-    Accel *a = load("h200"), *h = load("h100-sxm");
+    Accel *a = steps_accel("h200"), *h = steps_accel("h100-sxm");
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     double r10, r90, h10, h90;
