@@ -57,6 +57,7 @@ typedef struct {
     double median, worst;
     double p10, p90;   /* of log(predicted / measured) step time */
     double logr[128]; /* the same, sorted */
+    double row_logr[128]; /* the same, in the table's order */
 } Summary;
 
 /* The q-quantile, linear between order statistics (as calibrate's band). */
@@ -99,9 +100,10 @@ static inline void set_key(cJSON *root, const char *key, const char *value)
     }
 }
 
-/* Runs every row of the table (on the accelerator ACCEL instead of the
- * rows' own, where given), prints it, checks its parameter count. */
-static inline Summary run_table_on(const char *file, const char *accel)
+/* Runs every row of the table (on the accelerator ACCEL and the fabric
+ * TOPOLOGY instead of the rows' own, where given), prints it, checks its
+ * parameter count. */
+static inline Summary run_table_over(const char *file, const char *accel, const char *topology)
 {
     Summary s = {0};
     gchar *text = NULL;
@@ -131,6 +133,8 @@ static inline Summary run_table_on(const char *file, const char *accel)
                 set_key(root, head[i], f[i]);
         if (accel)
             set_key(root, "accelerator", accel);
+        if (topology)
+            set_key(root, "topology", topology);
         char *scen = cJSON_Print(root);
         GError *err = NULL;
         cJSON *res = step_run_text(file, scen, &err);
@@ -151,7 +155,7 @@ static inline Summary run_table_on(const char *file, const char *accel)
                seq, cell(head, f, "ref.gpus", "parallelism.dp"), prec ? prec : "-", f[col(head, "micro_batch")], gb,
                rc ? rc : "-", meas, tok, 100 * e, gib, fit ? "yes" : "NO");
         s.fits += fit;
-        logr[s.n] = -log1p(e); /* step time: predicted / measured */
+        logr[s.n] = s.row_logr[s.n] = -log1p(e); /* step time: predicted / measured */
         errs[s.n++] = fabs(e);
         s.worst = fmax(s.worst, fabs(e));
         check_params(head, f, seq);
@@ -174,6 +178,8 @@ static inline Summary run_table_on(const char *file, const char *accel)
     g_free(text);
     return s;
 }
+
+static inline Summary run_table_on(const char *file, const char *accel) { return run_table_over(file, accel, NULL); }
 
 static inline Summary run_table(const char *file) { return run_table_on(file, NULL); }
 
