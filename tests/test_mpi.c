@@ -64,6 +64,37 @@ static void test_openmpi_selection(void)
     topo_free(t);
 }
 
+/* coll_tuned_decision_fixed.c (v5.0.8) on larger and smaller communicators:
+ * the rules change at 2048 and 4096 ranks (Bruck below 1 KiB and 2 KiB per
+ * peer there), and two ranks alternate pairwise and two_proc by size. */
+static void test_openmpi_alltoall_sizes(void)
+{
+    Topo *t = oci(128);
+    struct {
+        int nodes, ppn;
+        double per_peer;
+        const char *algo;
+    } c[] = {
+        {32, 32, 511, "tuned:modified_bruck"}, {32, 32, 512, "tuned:linear_sync"}, {32, 32, 1024, "tuned:linear"},
+        {32, 32, 2048, "tuned:linear_sync"},   {64, 32, 1023, "tuned:modified_bruck"}, {64, 32, 1024, "tuned:linear_sync"},
+        {64, 32, 4096, "tuned:linear"},        {64, 32, 8192, "tuned:linear_sync"}, {64, 32, 131072, "tuned:linear"},
+        {128, 32, 2047, "tuned:modified_bruck"}, {128, 32, 8192, "tuned:linear"}, {128, 32, 16384, "tuned:linear_sync"},
+        {128, 32, 32768, "tuned:linear"},        {128, 32, 65536, "tuned:linear_sync"}, {1, 2, 1, "tuned:pairwise"},
+        {1, 2, 2, "tuned:two_proc"},             {1, 2, 4095, "tuned:two_proc"}, {1, 2, 4096, "tuned:pairwise"},
+        {1, 2, 262144, "tuned:two_proc"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(c); i++) {
+        MpiModel *m = model(t, c[i].nodes, c[i].ppn, MPI_LIB_OPENMPI);
+        MpiCost k = cost(m, COLL_ALLTOALL, c[i].per_peer * c[i].nodes * c[i].ppn);
+        if (strcmp(k.algo, c[i].algo))
+            printf("\n  %d ranks, %.0f B per peer: %s, expected %s", c[i].nodes * c[i].ppn, c[i].per_peer, k.algo,
+                   c[i].algo);
+        CU_ASSERT_STRING_EQUAL(k.algo, c[i].algo);
+        mpi_model_free(m);
+    }
+    topo_free(t);
+}
+
 /* maint/tuning/coll (v4.3.2): alltoall Bruck up to 256 B per peer, scattered
  * up to 32 KiB, then pairwise; allreduce over nodes composition alpha (with
  * recursive doubling for up to 8 bytes, Rabenseifner above) up to 32 KiB,
@@ -458,6 +489,7 @@ static void test_osu_cirrus(void)
 
 static const TestCase tests[] = {
     {"openmpi_selection", test_openmpi_selection},
+    {"openmpi_alltoall_sizes", test_openmpi_alltoall_sizes},
     {"mpich_selection", test_mpich_selection},
     {"openmpi_allgather_reducescatter", test_openmpi_allgather_reducescatter},
     {"shm_protocols", test_shm_protocols},
