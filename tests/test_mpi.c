@@ -92,6 +92,19 @@ static void test_openmpi_alltoall_sizes(void)
         CU_ASSERT_STRING_EQUAL(k.algo, c[i].algo);
         mpi_model_free(m);
     }
+    /* the costs behind the names: two_proc is one exchange like pairwise on
+     * two ranks; the linear all-to-all is each rank's n - 1 messages one
+     * after another, so 36 ranks take 35/17 of 18 ranks' time (the latency
+     * once) */
+    MpiModel *two = model(t, 1, 2, MPI_LIB_OPENMPI), *m18 = model(t, 1, 18, MPI_LIB_OPENMPI),
+             *m36 = model(t, 1, 36, MPI_LIB_OPENMPI);
+    double pw = cost(two, COLL_ALLTOALL, 2.0 * 1).time_s, tp = cost(two, COLL_ALLTOALL, 2.0 * 2).time_s;
+    CU_ASSERT_TRUE(fabs(tp / pw - 1) < 0.01);
+    double r = cost(m36, COLL_ALLTOALL, 36.0 * 4096).time_s / cost(m18, COLL_ALLTOALL, 18.0 * 4096).time_s;
+    CU_ASSERT_TRUE(r > 1.9 && r < 35.0 / 17);
+    mpi_model_free(two);
+    mpi_model_free(m18);
+    mpi_model_free(m36);
     topo_free(t);
 }
 
@@ -439,8 +452,14 @@ static ValidateErrors validated(const char *file) { return validated_on(OCI, 0, 
 /* Issue 11's targets: at most 20% from 1 MiB, 30% below.  The all-to-all
  * below 1 MiB misses that (its sizes from 8 B to 2 KiB per peer, 10
  * iterations each, measure 36-580 us where the model's messages take
- * 15-20 us: eager-FIFO effects the model does not describe, and the run is
- * not monotonic), so it is held where it stands, not at the target. */
+ * 15-20 us), so it is held where it stands, not at the target.  Nothing
+ * public explains those sizes: Open MPI 5.0.8 runs tuned there (v5.0.x has
+ * no han all-to-all; the OCI build has neither hcoll nor ucc), the run is
+ * not monotonic (114 us at 64 B, 88 us at 128 B; 584 us at 2 KiB, 58 us at
+ * 4 KiB), and the same tutorial's 10-iteration allreduce shows
+ * millisecond spikes at mid sizes (3.2 ms at 32 KiB between 0.35 and
+ * 0.16 ms); the published Alps all-to-all runs (OSU defaults, many
+ * iterations) are smooth and held at the target (tests/cli_mpi.sh). */
 static void test_osu_bounds(void)
 {
     ValidateErrors ar = validated("osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt");
