@@ -454,7 +454,8 @@ static ValidateErrors validated(const char *file) { return validated_on(OCI, 0, 
  * iterations each, measure 36-580 us where the model's messages take
  * 15-20 us), so it is held where it stands, not at the target.  Nothing
  * public explains those sizes: Open MPI 5.0.8 runs tuned there (v5.0.x has
- * no han all-to-all; the OCI build has neither hcoll nor ucc), the run is
+ * no han all-to-all; the OCI build's configure names no hcoll, and
+ * coll/ucc is off by default in 5.0.x), the run is
  * not monotonic (114 us at 64 B, 88 us at 128 B; 584 us at 2 KiB, 58 us at
  * 4 KiB), and the same tutorial's 10-iteration allreduce shows
  * millisecond spikes at mid sizes (3.2 ms at 32 KiB between 0.35 and
