@@ -97,12 +97,15 @@ static bool tuned_allreduce(const MpiModel *m, MpiComm c, double b, MpiCost *out
     }
 }
 
-/* alltoall: 1 linear, 2 pairwise, 3 modified Bruck, 4 linear_sync (all
- * requests at once by default: costed as linear), 5 two_proc (pairwise). */
+/* alltoall by the block each rank sends each peer: 1 linear, 2 pairwise,
+ * 3 modified Bruck, 4 linear_sync (coll_tuned_alltoall_algorithm_max_requests
+ * defaults to 0, no limit: every request at once, costed as linear),
+ * 5 two_proc (a pairwise exchange of two ranks). */
 static int tuned_alltoall_alg(int n, double b)
 {
     if (n == 2)
-        return 2;
+        return b < 2 ? 2 : b < 4 ? 5 : b < 16 ? 2 : b < 64 ? 5 : b < 256 ? 2 : b < 4096 ? 5 : b < 32768 ? 2
+             : b < 262144 ? 4 : b < 1048576 ? 5 : 2;
     if (n < 8)
         return b < 8192 ? 4 : b < 16384 ? 1 : b < 65536 ? 4 : b < 524288 ? 1 : b < 1048576 ? 2 : 1;
     if (n < 16)
@@ -119,14 +122,18 @@ static int tuned_alltoall_alg(int n, double b)
         return b < 1024 ? 3 : b < 8192 ? 4 : b < 32768 ? 1 : 2;
     if (n < 1024)
         return b < 512 ? 3 : b < 8192 ? 4 : b < 16384 ? 1 : b < 131072 ? 4 : b < 262144 ? 1 : 2;
-    return b < 512 ? 3 : b < 1024 ? 4 : b < 2048 ? 1 : b < 16384 ? 4 : b < 262144 ? 1 : 4;
+    if (n < 2048)
+        return b < 512 ? 3 : b < 1024 ? 4 : b < 2048 ? 1 : b < 16384 ? 4 : b < 262144 ? 1 : 4;
+    if (n < 4096)
+        return b < 1024 ? 3 : b < 4096 ? 4 : b < 8192 ? 1 : b < 131072 ? 4 : 1;
+    return b < 2048 ? 3 : b < 8192 ? 4 : b < 16384 ? 1 : b < 32768 ? 4 : b < 65536 ? 1 : 4;
 }
 
 static bool tuned_alltoall(const MpiModel *m, MpiComm c, double per_peer, MpiCost *out)
 {
     switch (tuned_alltoall_alg(c.n, per_peer)) {
-    case 2:
-    case 5: return done(out, mpi_alltoall_pairwise(m, c, per_peer), "tuned:pairwise");
+    case 2: return done(out, mpi_alltoall_pairwise(m, c, per_peer), "tuned:pairwise");
+    case 5: return done(out, mpi_alltoall_pairwise(m, c, per_peer), "tuned:two_proc");
     case 3: return done(out, mpi_alltoall_bruck(m, c, per_peer), "tuned:modified_bruck");
     case 4: return done(out, mpi_all_pairs(m, c, per_peer, 0), "tuned:linear_sync");
     default: return done(out, mpi_all_pairs(m, c, per_peer, 0), "tuned:linear");

@@ -97,5 +97,57 @@ check "--mpi-library alone is refused" [ $? -eq 0 ]
 "$bin" collective --json -t oci-bm-optimized3.36 --library mpi --sizes 1MiB >"$tmp/c2.json" 2>/dev/null
 check "same input, byte-identical output" cmp -s "$tmp/c1.json" "$tmp/c2.json"
 
+# An independent check of the all-to-all algorithms on another fabric: the
+# transport fitted (calibrate) on a cluster's point-to-point runs only
+# (osu_latency, osu_bw: latency, per-message overhead, bandwidth), then that
+# cluster's published 8-rank all-to-all runs predicted with it.  Three sets
+# from CSCS Alps (GH200, Slingshot-11 CXI): the cray-network-stack examples
+# (MPICH 4.2.1 latency, Open MPI 5.0.8rc1 bandwidth; both libraries'
+# all-to-all) and the cscs-docs container pages (Open MPI 5.0.8, MPICH 4.3.1,
+# each with its own point-to-point runs).  Open MPI's linear all-to-all within
+# issue 11's 30% below 1 MiB; MPICH's at 27-29% (its scattered range runs
+# about 2x slower than its point-to-point costs give), held below 35%;
+# MPICH's choices (Bruck up to 256 B per peer, scattered to 32 KiB, pairwise)
+# as its tuning file states them.  From 1 MiB both are 2-5x faster than
+# measured (not asserted): the NIC each rank uses is not described.
+alps_check() { # NAME OMPI_BOUND MPICH_BOUND P2P_TRACES... -- A2A_TRACES...
+  local name=$1 ob=$2 mb=$3 p2p=() a2a=()
+  shift 3
+  while [ "$1" != "--" ]; do p2p+=("$traces/$1"); shift; done
+  shift
+  for f in "$@"; do a2a+=("$traces/$f"); done
+  "$bin" calibrate -t gh200-slingshot --nodes 2 -o "$tmp/$name.json" "${p2p[@]}" >/dev/null 2>"$tmp/err"
+  check "$name: calibrate on the point-to-point runs" [ $? -eq 0 ]
+  "$bin" validate --json -t gh200-slingshot --ranks 8 --nodes 2 --params "$tmp/$name.json" "${a2a[@]}" \
+    >"$tmp/$name.v.json" 2>"$tmp/err"
+  check "$name: the all-to-all runs validate on the calibrated transport" [ $? -eq 0 ]
+  check "$name: all-to-all within bounds below 1 MiB, each library's selection" \
+    python3 - "$tmp/$name.v.json" "$ob" "$mb" <<'PY'
+import json, sys
+bound = {"openmpi": float(sys.argv[2]), "mpich": float(sys.argv[3])}
+for t in json.load(open(sys.argv[1]))["traces"]:
+    lib = t["library"].split()[0]
+    assert t["library"].endswith("(the file name)"), t["library"]
+    assert t["median_abs_pct_error_small"] <= bound[lib], (t["trace"], t["median_abs_pct_error_small"])
+    algo = {r["size_bytes"] // 8: r["algo"] for r in t["rows"]}
+    if lib == "openmpi":
+        assert {algo[p] for p in algo if p < 131072} == {"tuned:linear_sync"}, algo
+    else:
+        assert algo[256] == "mpir:brucks" and algo[512] == algo[32768] == "mpir:scattered", algo
+        assert algo[65536] == "mpir:pairwise", algo
+PY
+}
+alps_check cray-network-stack 30 35 \
+  osu_latency_gh200-alps-clariden_2node_slingshot11-cxi_mpich-4.2.1_cscs-cray-network-stack.txt \
+  osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt -- \
+  osu_alltoall_gh200-alps-clariden_2node8proc_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt \
+  osu_alltoall_gh200-alps-clariden_2node8proc_slingshot11-cxi_mpich-4.2.1_cscs-cray-network-stack.txt
+for lib in openmpi-5.0.8 mpich-4.3.1; do
+  alps_check "cscs-docs-$lib" 30 35 \
+    "osu_latency_gh200-alps-clariden_2node_host_slingshot11-cxi-hook_${lib}_cscs-docs.txt" \
+    "osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi-hook_${lib}_cscs-docs.txt" -- \
+    "osu_alltoall_gh200-alps-clariden_2node8proc_host_slingshot11-cxi-hook_${lib}_cscs-docs.txt"
+done
+
 echo "cli_mpi: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -64,6 +64,50 @@ static void test_openmpi_selection(void)
     topo_free(t);
 }
 
+/* coll_tuned_decision_fixed.c (v5.0.8) on larger and smaller communicators:
+ * the rules change at 2048 and 4096 ranks (Bruck below 1 KiB and 2 KiB per
+ * peer there), and two ranks alternate pairwise and two_proc by size. */
+static void test_openmpi_alltoall_sizes(void)
+{
+    Topo *t = oci(128);
+    struct {
+        int nodes, ppn;
+        double per_peer;
+        const char *algo;
+    } c[] = {
+        {32, 32, 511, "tuned:modified_bruck"}, {32, 32, 512, "tuned:linear_sync"}, {32, 32, 1024, "tuned:linear"},
+        {32, 32, 2048, "tuned:linear_sync"},   {64, 32, 1023, "tuned:modified_bruck"}, {64, 32, 1024, "tuned:linear_sync"},
+        {64, 32, 4096, "tuned:linear"},        {64, 32, 8192, "tuned:linear_sync"}, {64, 32, 131072, "tuned:linear"},
+        {128, 32, 2047, "tuned:modified_bruck"}, {128, 32, 8192, "tuned:linear"}, {128, 32, 16384, "tuned:linear_sync"},
+        {128, 32, 32768, "tuned:linear"},        {128, 32, 65536, "tuned:linear_sync"}, {1, 2, 1, "tuned:pairwise"},
+        {1, 2, 2, "tuned:two_proc"},             {1, 2, 4095, "tuned:two_proc"}, {1, 2, 4096, "tuned:pairwise"},
+        {1, 2, 262144, "tuned:two_proc"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(c); i++) {
+        MpiModel *m = model(t, c[i].nodes, c[i].ppn, MPI_LIB_OPENMPI);
+        MpiCost k = cost(m, COLL_ALLTOALL, c[i].per_peer * c[i].nodes * c[i].ppn);
+        if (strcmp(k.algo, c[i].algo))
+            printf("\n  %d ranks, %.0f B per peer: %s, expected %s", c[i].nodes * c[i].ppn, c[i].per_peer, k.algo,
+                   c[i].algo);
+        CU_ASSERT_STRING_EQUAL(k.algo, c[i].algo);
+        mpi_model_free(m);
+    }
+    /* the costs behind the names: two_proc is one exchange like pairwise on
+     * two ranks; the linear all-to-all is each rank's n - 1 messages one
+     * after another, so 36 ranks take 35/17 of 18 ranks' time (the latency
+     * once) */
+    MpiModel *two = model(t, 1, 2, MPI_LIB_OPENMPI), *m18 = model(t, 1, 18, MPI_LIB_OPENMPI),
+             *m36 = model(t, 1, 36, MPI_LIB_OPENMPI);
+    double pw = cost(two, COLL_ALLTOALL, 2.0 * 1).time_s, tp = cost(two, COLL_ALLTOALL, 2.0 * 2).time_s;
+    CU_ASSERT_TRUE(fabs(tp / pw - 1) < 0.01);
+    double r = cost(m36, COLL_ALLTOALL, 36.0 * 4096).time_s / cost(m18, COLL_ALLTOALL, 18.0 * 4096).time_s;
+    CU_ASSERT_TRUE(r > 1.9 && r < 35.0 / 17);
+    mpi_model_free(two);
+    mpi_model_free(m18);
+    mpi_model_free(m36);
+    topo_free(t);
+}
+
 /* maint/tuning/coll (v4.3.2): alltoall Bruck up to 256 B per peer, scattered
  * up to 32 KiB, then pairwise; allreduce over nodes composition alpha (with
  * recursive doubling for up to 8 bytes, Rabenseifner above) up to 32 KiB,
@@ -408,8 +452,15 @@ static ValidateErrors validated(const char *file) { return validated_on(OCI, 0, 
 /* Issue 11's targets: at most 20% from 1 MiB, 30% below.  The all-to-all
  * below 1 MiB misses that (its sizes from 8 B to 2 KiB per peer, 10
  * iterations each, measure 36-580 us where the model's messages take
- * 15-20 us: eager-FIFO effects the model does not describe, and the run is
- * not monotonic), so it is held where it stands, not at the target. */
+ * 15-20 us), so it is held where it stands, not at the target.  Nothing
+ * public explains those sizes: Open MPI 5.0.8 runs tuned there (v5.0.x has
+ * no han all-to-all; the OCI build's configure names no hcoll, and
+ * coll/ucc is off by default in 5.0.x), the run is
+ * not monotonic (114 us at 64 B, 88 us at 128 B; 584 us at 2 KiB, 58 us at
+ * 4 KiB), and the same tutorial's 10-iteration allreduce shows
+ * millisecond spikes at mid sizes (3.2 ms at 32 KiB between 0.35 and
+ * 0.16 ms); the published Alps all-to-all runs (OSU defaults, many
+ * iterations) are smooth and held at the target (tests/cli_mpi.sh). */
 static void test_osu_bounds(void)
 {
     ValidateErrors ar = validated("osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt");
@@ -458,6 +509,7 @@ static void test_osu_cirrus(void)
 
 static const TestCase tests[] = {
     {"openmpi_selection", test_openmpi_selection},
+    {"openmpi_alltoall_sizes", test_openmpi_alltoall_sizes},
     {"mpich_selection", test_mpich_selection},
     {"openmpi_allgather_reducescatter", test_openmpi_allgather_reducescatter},
     {"shm_protocols", test_shm_protocols},

@@ -313,6 +313,22 @@ static void test_osu_real_traces(void)
           4194304, 3.19, 182.64, NCCLTESTS_SENDRECV, OSU_LATENCY, "MPI_CHAR", true },
         { "osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt", 23, 1,
           4194304, 0.93, 23979.28, NCCLTESTS_SENDRECV, OSU_BANDWIDTH, "MPI_CHAR", true },
+        { "osu_alltoall_gh200-alps-clariden_2node8proc_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt",
+          21, 1, 1048576, 12.06, 517.90, NCCLTESTS_ALLTOALL, OSU_LATENCY, "MPI_CHAR", true },
+        { "osu_alltoall_gh200-alps-clariden_2node8proc_slingshot11-cxi_mpich-4.2.1_cscs-cray-network-stack.txt", 21, 1,
+          1048576, 22.31, 1824.77, NCCLTESTS_ALLTOALL, OSU_LATENCY, "MPI_CHAR", true },
+        { "osu_alltoall_gh200-alps-clariden_2node8proc_host_slingshot11-cxi-hook_mpich-4.3.1_cscs-docs.txt",
+          21, 1, 1048576, 22.25, 1823.52, NCCLTESTS_ALLTOALL, OSU_LATENCY, "MPI_CHAR", true },
+        { "osu_alltoall_gh200-alps-clariden_2node8proc_host_slingshot11-cxi-hook_openmpi-5.0.8_cscs-docs.txt",
+          21, 1, 1048576, 12.46, 519.85, NCCLTESTS_ALLTOALL, OSU_LATENCY, "MPI_CHAR", true },
+        { "osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi-hook_mpich-4.3.1_cscs-docs.txt",
+          23, 1, 4194304, 0.88, 24007.69, NCCLTESTS_SENDRECV, OSU_BANDWIDTH, "MPI_CHAR", true },
+        { "osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi-hook_openmpi-5.0.8_cscs-docs.txt",
+          23, 1, 4194304, 0.95, 23982.18, NCCLTESTS_SENDRECV, OSU_BANDWIDTH, "MPI_CHAR", true },
+        { "osu_latency_gh200-alps-clariden_2node_host_slingshot11-cxi-hook_mpich-4.3.1_cscs-docs.txt",
+          23, 1, 4194304, 3.00, 181.46, NCCLTESTS_SENDRECV, OSU_LATENCY, "MPI_CHAR", true },
+        { "osu_latency_gh200-alps-clariden_2node_host_slingshot11-cxi-hook_openmpi-5.0.8_cscs-docs.txt",
+          23, 1, 4194304, 3.34, 182.39, NCCLTESTS_SENDRECV, OSU_LATENCY, "MPI_CHAR", true },
     };
     int listed = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
