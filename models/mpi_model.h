@@ -47,6 +47,11 @@ typedef struct {
     double bw_mem;           /* a node's achievable memory bandwidth, B/s (INFINITY: not described) */
     double copy_traffic;     /* DRAM bytes per byte copied between two processes */
     double overhead;         /* library software cost per message, s */
+    /* The NICs' transport (models/presets/mpi.json "transports", by the
+     * topology's "transport"; zero / INFINITY where it has none): */
+    double net_overhead;     /* its software cost per network message at each end, s */
+    double net_eager;        /* largest network message sent eagerly, bytes */
+    double net_rndv_trips;   /* round trips of the path a larger one adds (its rendezvous) */
 } MpiPlatform;
 const MpiPlatform *mpi_model_platform(const MpiModel *m);
 
@@ -79,5 +84,9 @@ bool mpi_model_set_param(MpiModel *m, int i, double v);
  * with `window` > 1 the time of `window` messages sent back to back
  * (osu_bw), the latency paid once. */
 double mpi_p2p_time(const MpiModel *m, double bytes, int window);
+/* osu_bibw's window: `window` messages each way at once; each rank sends
+ * and receives, so pays twice the per-message software costs, while the
+ * wire carries each direction apart. */
+double mpi_p2p_bidir_time(const MpiModel *m, double bytes, int window);
 
 #endif

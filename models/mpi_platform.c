@@ -74,7 +74,27 @@ static bool read_node(const SimJsonDoc *d, const cJSON *nodes, const char *topo,
     return true;
 }
 
-static bool load_params(const char *path, const char *topo, MpiModel *m, double *nic_eff, GError **err)
+/* The NICs' transport, when the file describes it: its per-message software
+ * cost and its eager limit (rendezvous threshold + the smallest Get, as
+ * libfabric's CXI provider splits them). */
+static bool read_transport(const SimJsonDoc *d, const cJSON *trs, TopoTransport tr, MpiPlatform *p, GError **err)
+{
+    const cJSON *o = cJSON_IsObject(trs) && tr != TOPO_TRANSPORT_NONE
+                         ? cJSON_GetObjectItemCaseSensitive(trs, topo_transport_name(tr)) : NULL;
+    if (!o)
+        return true;
+    double thr = INFINITY, get_min = 0;
+    if (!sim_json_get_number(d, o, "message_overhead", true, 0, 1e-3, &p->net_overhead, err) ||
+        !sim_json_get_number(d, o, "rendezvous_threshold", false, 0, 1e12, &thr, err) ||
+        !sim_json_get_number(d, o, "rendezvous_get_min", false, 0, 1e12, &get_min, err) ||
+        !sim_json_get_number(d, o, "rendezvous_round_trips", false, 0, 10, &p->net_rndv_trips, err))
+        return false;
+    p->net_eager = thr + get_min;
+    return true;
+}
+
+static bool load_params(const char *path, const char *topo, TopoTransport tr, MpiModel *m, double *nic_eff,
+                        GError **err)
 {
     char *def = path ? NULL : sim_data_dir("models/presets/mpi.json");
     SimJsonDoc *d = sim_json_load_file(path ? path : def, err);
@@ -83,14 +103,15 @@ static bool load_params(const char *path, const char *topo, MpiModel *m, double 
         return false;
     if (path && is_overlay(d)) { /* the default file; the overlay after the platform is read */
         sim_json_free(d);
-        return load_params(NULL, topo, m, nic_eff, err);
+        return load_params(NULL, topo, tr, m, nic_eff, err);
     }
     const cJSON *r = sim_json_root(d), *libs = cJSON_GetObjectItemCaseSensitive(r, "libraries");
     bool ok = cJSON_IsObject(libs);
     if (!ok)
         sim_json_error(d, libs ? libs : r, err, "\"libraries\" must be an object");
     ok = ok && read_lib(d, libs, m->lib, &m->l, err) &&
-         read_node(d, cJSON_GetObjectItemCaseSensitive(r, "nodes"), topo, m, nic_eff, err);
+         read_node(d, cJSON_GetObjectItemCaseSensitive(r, "nodes"), topo, m, nic_eff, err) &&
+         read_transport(d, cJSON_GetObjectItemCaseSensitive(r, "transports"), tr, &m->p, err);
     sim_json_free(d);
     return ok;
 }
@@ -196,6 +217,20 @@ static bool path_of(const Topo *t, int a, int b, double *lat, double *bw)
     return n > 0;
 }
 
+/* The transport of the first network link on the route a -> b. */
+static TopoTransport route_transport(const Topo *t, int a, int b)
+{
+    int cap = topo_max_route_length(t);
+    int *links = g_new(int, cap > 0 ? cap : 1);
+    int n = topo_route(t, a, b, 0, links, cap > 0 ? cap : 1);
+    TopoTransport tr = TOPO_TRANSPORT_NONE;
+    for (int i = 0; i < n && tr == TOPO_TRANSPORT_NONE; i++)
+        if (topo_link_kind(t, links[i]) == TOPO_LINK_NET)
+            tr = topo_link_transport(t, links[i]);
+    g_free(links);
+    return tr;
+}
+
 /* A node's NICs: the distinct network links the routes of the job's `ppn`
  * ranks to the next node leave by, and their bandwidth summed. */
 static double node_nic_bandwidth(const Topo *t, double path_bw, int ppn)
@@ -255,8 +290,10 @@ MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const cha
     m->p.bw_mem = m->bw_dram = INFINITY;
     m->p.copy_traffic = 1;
     m->reduce_streams = 2;
+    m->p.net_eager = INFINITY;
     double nic_eff = 1;
-    if (!load_params(params, topo_name(t), m, &nic_eff, err)) {
+    TopoTransport tr = tn > 1 && nodes > 1 ? route_transport(t, 0, tppn) : TOPO_TRANSPORT_NONE;
+    if (!load_params(params, topo_name(t), tr, m, &nic_eff, err)) {
         g_free(m);
         return NULL;
     }
@@ -317,11 +354,23 @@ bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
     return m->lib == MPI_LIB_MPICH ? mpi_select_mpich(&c, op, bytes, out) : mpi_select_openmpi(&c, op, bytes, out);
 }
 
-double mpi_p2p_time(const MpiModel *m, double bytes, int window)
+/* `window` messages back to back, each rank's core running `ops` MPI
+ * operations per message (1: it sends or receives; 2: both): the latency
+ * once; over the network the core's software per message and the NIC's
+ * DMA of the previous message overlap (a pipeline); in shared memory the
+ * core copies, so they add. */
+static double window_time(const MpiModel *m, double bytes, int window, int ops)
 {
-    bool net = m->p.nodes > 1;
-    double lat = net ? m->p.lat_net : m->p.lat_shm, move = net ? bytes / m->p.bw_net : mpi_shm_copy(m, bytes);
+    const MpiPlatform *p = &m->p;
     int w = window > 1 ? window : 1;
-    /* messages back to back: the latency once, each message's overhead and bytes */
-    return lat + w * (m->p.overhead + move);
+    if (p->nodes < 2) {
+        double send = ops * p->overhead + mpi_shm_copy(m, bytes);
+        return p->lat_shm + w * send;
+    }
+    double soft = ops * (p->overhead + p->net_overhead), wire = bytes / p->bw_net;
+    return mpi_net_latency(m, bytes) + soft + wire + (w - 1) * (soft > wire ? soft : wire);
 }
+
+double mpi_p2p_time(const MpiModel *m, double bytes, int window) { return window_time(m, bytes, window, 1); }
+
+double mpi_p2p_bidir_time(const MpiModel *m, double bytes, int window) { return window_time(m, bytes, window, 2); }

@@ -240,7 +240,9 @@ static bool predict_mpi_rows(const ValidateOptions *o, Measured *m, bool sendrec
             continue;
         }
         MpiCost c = {0, "p2p"};
-        if (sendrecv)
+        if (sendrecv && m->metric == OSU_BIBANDWIDTH)
+            c.time_s = mpi_p2p_bidir_time(mm, r->size, OSU_WINDOW);
+        else if (sendrecv)
             c.time_s = mpi_p2p_time(mm, r->size, m->metric != OSU_LATENCY ? OSU_WINDOW : 1);
         else if (!mpi_cost(mm, op_map[r->op], r->size, &c)) {
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the MPI model does not cover %s", m->name,
