@@ -52,6 +52,9 @@ typedef struct {
     double net_overhead;     /* its software cost per network message at each end, s */
     double net_eager;        /* largest network message sent eagerly, bytes */
     double net_rndv_trips;   /* round trips of the path a larger one adds (its rendezvous) */
+    double net_rndv_events;  /* and the completion events its receiver handles beyond an eager one's */
+    double net_ll_payload;   /* largest payload the core writes to the NIC with the command, bytes */
+    double net_host_read;    /* what a larger one adds: the NIC reads the host over PCIe, s */
 } MpiPlatform;
 const MpiPlatform *mpi_model_platform(const MpiModel *m);
 

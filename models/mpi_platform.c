@@ -75,8 +75,9 @@ static bool read_node(const SimJsonDoc *d, const cJSON *nodes, const char *topo,
 }
 
 /* The NICs' transport, when the file describes it: its per-message software
- * cost and its eager limit (rendezvous threshold + the smallest Get, as
- * libfabric's CXI provider splits them). */
+ * cost, its eager limit (rendezvous threshold + the smallest Get, as
+ * libfabric's CXI provider splits them) and the largest payload the core
+ * hands the NIC whole (beyond it the NIC reads the host). */
 static bool read_transport(const SimJsonDoc *d, const cJSON *trs, TopoTransport tr, MpiPlatform *p, GError **err)
 {
     const cJSON *o = cJSON_IsObject(trs) && tr != TOPO_TRANSPORT_NONE
@@ -87,7 +88,9 @@ static bool read_transport(const SimJsonDoc *d, const cJSON *trs, TopoTransport 
     if (!sim_json_get_number(d, o, "message_overhead", true, 0, 1e-3, &p->net_overhead, err) ||
         !sim_json_get_number(d, o, "rendezvous_threshold", false, 0, 1e12, &thr, err) ||
         !sim_json_get_number(d, o, "rendezvous_get_min", false, 0, 1e12, &get_min, err) ||
-        !sim_json_get_number(d, o, "rendezvous_round_trips", false, 0, 10, &p->net_rndv_trips, err))
+        !sim_json_get_number(d, o, "rendezvous_round_trips", false, 0, 10, &p->net_rndv_trips, err) ||
+        !sim_json_get_number(d, o, "rendezvous_events", false, 0, 10, &p->net_rndv_events, err) ||
+        !sim_json_get_number(d, o, "low_latency_payload", false, 0, 1e9, &p->net_ll_payload, err))
         return false;
     p->net_eager = thr + get_min;
     return true;
@@ -217,16 +220,21 @@ static bool path_of(const Topo *t, int a, int b, double *lat, double *bw)
     return n > 0;
 }
 
-/* The transport of the first network link on the route a -> b. */
-static TopoTransport route_transport(const Topo *t, int a, int b)
+/* The transport of the first network link on the route a -> b, and the
+ * latency of the PCIe link the sender's NIC hangs off (0: none). */
+static TopoTransport route_transport(const Topo *t, int a, int b, double *pcie)
 {
     int cap = topo_max_route_length(t);
     int *links = g_new(int, cap > 0 ? cap : 1);
     int n = topo_route(t, a, b, 0, links, cap > 0 ? cap : 1);
     TopoTransport tr = TOPO_TRANSPORT_NONE;
-    for (int i = 0; i < n && tr == TOPO_TRANSPORT_NONE; i++)
+    *pcie = 0;
+    for (int i = 0; i < n && tr == TOPO_TRANSPORT_NONE; i++) {
+        if (topo_link_kind(t, links[i]) == TOPO_LINK_PCIE)
+            *pcie = topo_link_latency(t, links[i]);
         if (topo_link_kind(t, links[i]) == TOPO_LINK_NET)
             tr = topo_link_transport(t, links[i]);
+    }
     g_free(links);
     return tr;
 }
@@ -290,9 +298,10 @@ MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const cha
     m->p.bw_mem = m->bw_dram = INFINITY;
     m->p.copy_traffic = 1;
     m->reduce_streams = 2;
-    m->p.net_eager = INFINITY;
-    double nic_eff = 1;
-    TopoTransport tr = tn > 1 && nodes > 1 ? route_transport(t, 0, tppn) : TOPO_TRANSPORT_NONE;
+    m->p.net_eager = m->p.net_ll_payload = INFINITY;
+    double nic_eff = 1, pcie = 0;
+    TopoTransport tr = tn > 1 && nodes > 1 ? route_transport(t, 0, tppn, &pcie) : TOPO_TRANSPORT_NONE;
+    m->p.net_host_read = 2 * pcie;
     if (!load_params(params, topo_name(t), tr, m, &nic_eff, err)) {
         g_free(m);
         return NULL;
