@@ -177,8 +177,9 @@ static void test_p2p_hockney(void)
     double t0 = mpi_p2p_time(m, 0, 1), t1 = mpi_p2p_time(m, 1 << 20, 1);
     CU_ASSERT_DOUBLE_EQUAL(t0, p->lat_net + p->overhead, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(t1 - t0, (1 << 20) / p->bw_nic, 1e-12);
-    /* a window streams: the latency once */
-    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 1 << 20, 64), p->lat_net + 64 * (p->overhead + (1 << 20) / p->bw_nic), 1e-12);
+    /* a window streams: the latency once, each message's software under
+     * the previous one's DMA (tests/test_cxi.c for the small ones) */
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 1 << 20, 64), p->lat_net + p->overhead + 64.0 * (1 << 20) / p->bw_nic, 1e-12);
     mpi_model_free(m);
     topo_free(t);
 }
@@ -432,21 +433,19 @@ static void test_osu_bounds(void)
  * points are not MPICH's; held where it stands. */
 /* Independent checks on another fabric: CSCS Alps GH200 nodes over
  * Slingshot-11 (open-source libfabric CXI), one rank per node, host
- * buffers.  Large messages within the target (the NIC's 25 GB/s: the
- * measured 23.9-24.0 GB/s); small ones far off: osu_latency measures 3.2 us
- * where the preset's route gives 1.75 us, and a rendezvous step of +5 us at
- * 8 KiB that the model has for shared memory only; osu_bw's small windows
- * are bound by 1.07 us per message (libfabric's send path) where the
- * model's library overhead is 0.15 us.  Held where they stand; calibrate
- * fits net_latency and overhead to such runs. */
+ * buffers, with the CXI transport of models/presets/mpi.json (per-message
+ * software, the low-latency command up to 96 bytes, the rendezvous past
+ * 4097; tests/test_cxi.c).  osu_latency within the targets; osu_bw's small
+ * windows 36% fast: that 5.0.8rc1 build paid 1.07 us per message where the
+ * GA build the transport was fitted on pays 0.68. */
 static void test_osu_alps(void)
 {
     ValidateErrors lat =
         validated_on("gh200-slingshot", 0, 2, "osu_latency_gh200-alps-clariden_2node_slingshot11-cxi_mpich-4.2.1_cscs-cray-network-stack.txt");
-    CU_ASSERT_TRUE(lat.median_large <= 20 && lat.median_small <= 60);
+    CU_ASSERT_TRUE(lat.median_large <= 20 && lat.median_small <= 20);
     ValidateErrors bw = validated_on(
         "gh200-slingshot", 0, 2, "osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt");
-    CU_ASSERT_TRUE(bw.median_large <= 10 && bw.median_small <= 85);
+    CU_ASSERT_TRUE(bw.median_large <= 10 && bw.median_small <= 40);
 }
 
 static void test_osu_cirrus(void)

@@ -313,6 +313,12 @@ static void test_osu_real_traces(void)
           4194304, 3.19, 182.64, NCCLTESTS_SENDRECV, OSU_LATENCY, "MPI_CHAR", true },
         { "osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt", 23, 1,
           4194304, 0.93, 23979.28, NCCLTESTS_SENDRECV, OSU_BANDWIDTH, "MPI_CHAR", true },
+        { "osu_latency_gh200-alps-clariden_2node_host_slingshot11-cxi_openmpi-5.0.7_cscs-cray-network-stack.txt", 23, 1,
+          4194304, 3.34, 183.66, NCCLTESTS_SENDRECV, OSU_LATENCY, "MPI_CHAR", true },
+        { "osu_bw_gh200-alps-santis_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt", 23, 1,
+          4194304, 1.47, 24005.74, NCCLTESTS_SENDRECV, OSU_BANDWIDTH, "MPI_CHAR", true },
+        { "osu_bibw_gh200-alps-santis_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt", 23, 1,
+          4194304, 1.49, 46506.47, NCCLTESTS_SENDRECV, OSU_BIBANDWIDTH, "MPI_CHAR", true },
     };
     int listed = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
