@@ -120,7 +120,7 @@ static double shift_step(const MpiModel *m, MpiComm c, int d, double bytes, bool
     if (intra > 0)
         t = p->lat_shm + p->overhead + mpi_shm_copy(m, bytes) + red;
     if (inter > 0) {
-        double tn = mpi_net_latency(m, bytes) + mpi_net_send(m, bytes) + red;
+        double tn = mpi_net_latency(m, bytes) + p->overhead + p->net_overhead + bytes / p->bw_net + red;
         t = tn > t ? tn : t;
         double nic = inter * bytes / p->bw_nic;
         t = nic > t ? nic : t;
