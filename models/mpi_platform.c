@@ -78,14 +78,25 @@ static bool read_node(const SimJsonDoc *d, const cJSON *nodes, const char *topo,
  * cost, its eager limit (rendezvous threshold + the smallest Get, as
  * libfabric's CXI provider splits them) and the largest payload the core
  * hands the NIC whole (beyond it the NIC reads the host). */
-static bool read_transport(const SimJsonDoc *d, const cJSON *trs, TopoTransport tr, MpiPlatform *p, GError **err)
+static bool read_transport(const SimJsonDoc *d, const cJSON *trs, TopoTransport tr, TopoHostCpu cpu, MpiPlatform *p,
+                           GError **err)
 {
+    static const char *const cpus[] = {"", "intel", "amd", "arm", "power"};
     const cJSON *o = cJSON_IsObject(trs) && tr != TOPO_TRANSPORT_NONE
                          ? cJSON_GetObjectItemCaseSensitive(trs, topo_transport_name(tr)) : NULL;
     if (!o)
         return true;
+    /* the per-message software is the host's: a value by processor family
+     * where the file has one, else the default */
+    const cJSON *by = cJSON_GetObjectItemCaseSensitive(o, "message_overhead_by_host_cpu");
+    if (by && !cJSON_IsObject(by)) {
+        sim_json_error(d, by, err, "\"message_overhead_by_host_cpu\" must be an object");
+        return false;
+    }
+    const char *cn = (unsigned)cpu < G_N_ELEMENTS(cpus) ? cpus[cpu] : "";
+    bool own = by && *cn && cJSON_GetObjectItemCaseSensitive(by, cn);
     double thr = INFINITY, get_min = 0;
-    if (!sim_json_get_number(d, o, "message_overhead", true, 0, 1e-3, &p->net_overhead, err) ||
+    if (!sim_json_get_number(d, own ? by : o, own ? cn : "message_overhead", true, 0, 1e-3, &p->net_overhead, err) ||
         !sim_json_get_number(d, o, "rendezvous_threshold", false, 0, 1e12, &thr, err) ||
         !sim_json_get_number(d, o, "rendezvous_get_min", false, 0, 1e12, &get_min, err) ||
         !sim_json_get_number(d, o, "rendezvous_round_trips", false, 0, 10, &p->net_rndv_trips, err) ||
@@ -96,8 +107,8 @@ static bool read_transport(const SimJsonDoc *d, const cJSON *trs, TopoTransport 
     return true;
 }
 
-static bool load_params(const char *path, const char *topo, TopoTransport tr, MpiModel *m, double *nic_eff,
-                        GError **err)
+static bool load_params(const char *path, const char *topo, TopoTransport tr, TopoHostCpu cpu, MpiModel *m,
+                        double *nic_eff, GError **err)
 {
     char *def = path ? NULL : sim_data_dir("models/presets/mpi.json");
     SimJsonDoc *d = sim_json_load_file(path ? path : def, err);
@@ -106,7 +117,7 @@ static bool load_params(const char *path, const char *topo, TopoTransport tr, Mp
         return false;
     if (path && is_overlay(d)) { /* the default file; the overlay after the platform is read */
         sim_json_free(d);
-        return load_params(NULL, topo, tr, m, nic_eff, err);
+        return load_params(NULL, topo, tr, cpu, m, nic_eff, err);
     }
     const cJSON *r = sim_json_root(d), *libs = cJSON_GetObjectItemCaseSensitive(r, "libraries");
     bool ok = cJSON_IsObject(libs);
@@ -114,7 +125,7 @@ static bool load_params(const char *path, const char *topo, TopoTransport tr, Mp
         sim_json_error(d, libs ? libs : r, err, "\"libraries\" must be an object");
     ok = ok && read_lib(d, libs, m->lib, &m->l, err) &&
          read_node(d, cJSON_GetObjectItemCaseSensitive(r, "nodes"), topo, m, nic_eff, err) &&
-         read_transport(d, cJSON_GetObjectItemCaseSensitive(r, "transports"), tr, &m->p, err);
+         read_transport(d, cJSON_GetObjectItemCaseSensitive(r, "transports"), tr, cpu, &m->p, err);
     sim_json_free(d);
     return ok;
 }
@@ -302,7 +313,7 @@ MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const cha
     double nic_eff = 1, pcie = 0;
     TopoTransport tr = tn > 1 && nodes > 1 ? route_transport(t, 0, tppn, &pcie) : TOPO_TRANSPORT_NONE;
     m->p.net_host_read = 2 * pcie;
-    if (!load_params(params, topo_name(t), tr, m, &nic_eff, err)) {
+    if (!load_params(params, topo_name(t), tr, topo_host_cpu(t), m, &nic_eff, err)) {
         g_free(m);
         return NULL;
     }
