@@ -73,7 +73,7 @@ bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out);
  * topology, read and replaced by index.  A parameter file that is an
  * overlay ({"overlay", "parameters": {KEY: VALUE or {"value"}}}) applies its
  * "mpi." keys over the default file; its other keys are the NCCL model's. */
-enum { MPI_NUM_PARAMS = 8 };
+enum { MPI_NUM_PARAMS = 9 };
 const char *mpi_param_key(int i);
 const char *mpi_param_unit(int i); /* "s", "B/s" */
 double mpi_model_param(const MpiModel *m, int i);

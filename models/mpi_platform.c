@@ -142,7 +142,7 @@ static const struct {
 } param_keys[MPI_NUM_PARAMS] = {
     {"mpi.overhead", "s"},       {"mpi.shm_latency", "s"},   {"mpi.shm_bandwidth", "B/s"},
     {"mpi.rndv_cost_shm", "s"},  {"mpi.net_latency", "s"},   {"mpi.net_bandwidth", "B/s"},
-    {"mpi.memory_bandwidth", "B/s"}, {"mpi.datatype_round", "s"},
+    {"mpi.memory_bandwidth", "B/s"}, {"mpi.datatype_round", "s"}, {"mpi.net_message_overhead", "s"},
 };
 
 const char *mpi_param_key(int i) { return i >= 0 && i < MPI_NUM_PARAMS ? param_keys[i].key : "?"; }
@@ -159,6 +159,7 @@ double mpi_model_param(const MpiModel *m, int i)
     case 5: return m->p.bw_net;
     case 6: return m->bw_dram;
     case 7: return m->l.ddt_round;
+    case 8: return m->p.net_overhead; /* 0 where the NICs have no transport block: not fitted */
     default: return NAN;
     }
 }
@@ -178,7 +179,8 @@ bool mpi_model_set_param(MpiModel *m, int i, double v)
         m->p.bw_net = v;
         break;
     case 6: m->p.bw_mem = m->bw_dram = v; break;
-    default: m->l.ddt_round = v; break;
+    case 7: m->l.ddt_round = v; break;
+    default: m->p.net_overhead = v; break;
     }
     return true;
 }

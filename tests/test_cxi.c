@@ -170,6 +170,22 @@ static void test_x86_runs(void)
     CU_ASSERT_TRUE(lat.median_large <= 10 && lat.median_small <= 30);
 }
 
+/* calibrate can fit the transport's per-message cost: the last MPI
+ * parameter, read and replaced like the others. */
+static void test_calibrated_overhead(void)
+{
+    Topo *t = topo("gh200-slingshot", 2);
+    MpiModel *m = pair(t);
+    int k = MPI_NUM_PARAMS - 1;
+    CU_ASSERT_STRING_EQUAL(mpi_param_key(k), "mpi.net_message_overhead");
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_param(m, k), 0.5e-6, 1e-12);
+    double before = mpi_p2p_time(m, 1, 64);
+    CU_ASSERT_TRUE(mpi_model_set_param(m, k, 1e-6));
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 1, 64) - before, 65 * 0.5e-6, 1e-12); /* 64 sends and one receive */
+    mpi_model_free(m);
+    topo_free(t);
+}
+
 static const TestCase tests[] = {
     {"transport", test_transport},
     {"latency_steps", test_latency_steps},
@@ -177,6 +193,7 @@ static const TestCase tests[] = {
     {"fitted_runs", test_fitted_runs},
     {"independent_runs", test_independent_runs},
     {"x86_runs", test_x86_runs},
+    {"calibrated_overhead", test_calibrated_overhead},
 };
 
 TEST_MAIN("cxi", tests)

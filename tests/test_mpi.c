@@ -270,9 +270,12 @@ static void test_fitted_params(void)
         CU_ASSERT_TRUE(g_str_has_prefix(mpi_param_key(i), "mpi."));
         CU_ASSERT_FALSE(mpi_model_set_param(m, i, 0));
         CU_ASSERT_FALSE(mpi_model_set_param(m, i, NAN));
+        if (v == 0) /* mpi.net_message_overhead: RoCE's NICs have no transport block */
+            continue;
         CU_ASSERT_TRUE(mpi_model_set_param(m, i, 2 * v));
         CU_ASSERT_DOUBLE_EQUAL(mpi_model_param(m, i), 2 * v, 1e-9 * v);
     }
+    CU_ASSERT_EQUAL(mpi_model_param(m, MPI_NUM_PARAMS - 1), 0);
     char *dir = g_dir_make_tmp("shardsim-mpi-XXXXXX", NULL), *path = g_build_filename(dir, "o.json", NULL);
     CU_ASSERT_TRUE(g_file_set_contents(
         path, "{\"overlay\": \"t\", \"parameters\": {\"mpi.overhead\": {\"value\": 1e-6}, \"links.x\": 3}}", -1, NULL));
