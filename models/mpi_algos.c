@@ -50,9 +50,10 @@ static void acc_message(const MpiModel *m, MpiComm c, StepAcc *a, int i, int j, 
     const MpiPlatform *p = &m->p;
     int ni = i / c.per_node, nj = j / c.per_node;
     bool net = ni != nj;
-    if ((net ? p->lat_net : p->lat_shm) > *lat)
-        *lat = net ? p->lat_net : p->lat_shm;
-    *t += p->overhead + (net ? bytes / p->bw_net : mpi_shm_copy(m, bytes));
+    double l = net ? mpi_net_latency(m, bytes) : p->lat_shm;
+    if (l > *lat)
+        *lat = l;
+    *t += net ? mpi_net_send(m, bytes) : p->overhead + mpi_shm_copy(m, bytes);
     if (net) {
         a->out[ni] += bytes;
         a->in[nj] += bytes;
@@ -119,7 +120,7 @@ static double shift_step(const MpiModel *m, MpiComm c, int d, double bytes, bool
     if (intra > 0)
         t = p->lat_shm + p->overhead + mpi_shm_copy(m, bytes) + red;
     if (inter > 0) {
-        double tn = p->lat_net + p->overhead + bytes / p->bw_net + red;
+        double tn = mpi_net_latency(m, bytes) + p->overhead + p->net_overhead + bytes / p->bw_net + red;
         t = tn > t ? tn : t;
         double nic = inter * bytes / p->bw_nic;
         t = nic > t ? nic : t;

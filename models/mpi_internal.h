@@ -41,6 +41,26 @@ static inline double mpi_shm_copy(const MpiModel *m, double bytes)
     return m->p.lat_shm + m->l.rndv_cost_shm + bytes / m->p.bw_core;
 }
 
+/* One network message's cost to its sender beyond its latency: the
+ * library's and the transport's per-message software and the bytes. */
+static inline double mpi_net_send(const MpiModel *m, double bytes)
+{
+    return m->p.overhead + m->p.net_overhead + bytes / m->p.bw_net;
+}
+
+/* A network message's latency: the path's, the receiver's transport
+ * software (its completion event), the NIC's read of the host when the
+ * payload does not travel with the command and, past the transport's eager
+ * limit, its rendezvous: the target pulls the rest, round trips of the path
+ * (the NICs overlap them with the sender's next messages), and handles its
+ * extra completion events. */
+static inline double mpi_net_latency(const MpiModel *m, double bytes)
+{
+    const MpiPlatform *p = &m->p;
+    double l = p->lat_net + p->net_overhead + (bytes > p->net_ll_payload ? p->net_host_read : 0);
+    return bytes > p->net_eager ? l + p->net_rndv_trips * 2 * p->lat_net + p->net_rndv_events * p->net_overhead : l;
+}
+
 /* A communicator: n ranks, `per_node` consecutive ranks on each node. */
 typedef struct {
     int n, per_node;

@@ -47,6 +47,14 @@ typedef struct {
     double bw_mem;           /* a node's achievable memory bandwidth, B/s (INFINITY: not described) */
     double copy_traffic;     /* DRAM bytes per byte copied between two processes */
     double overhead;         /* library software cost per message, s */
+    /* The NICs' transport (models/presets/mpi.json "transports", by the
+     * topology's "transport"; zero / INFINITY where it has none): */
+    double net_overhead;     /* its software cost per network message at each end, s */
+    double net_eager;        /* largest network message sent eagerly, bytes */
+    double net_rndv_trips;   /* round trips of the path a larger one adds (its rendezvous) */
+    double net_rndv_events;  /* and the completion events its receiver handles beyond an eager one's */
+    double net_ll_payload;   /* largest payload the core writes to the NIC with the command, bytes */
+    double net_host_read;    /* what a larger one adds: the NIC reads the host over PCIe, s */
 } MpiPlatform;
 const MpiPlatform *mpi_model_platform(const MpiModel *m);
 
@@ -65,7 +73,7 @@ bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out);
  * topology, read and replaced by index.  A parameter file that is an
  * overlay ({"overlay", "parameters": {KEY: VALUE or {"value"}}}) applies its
  * "mpi." keys over the default file; its other keys are the NCCL model's. */
-enum { MPI_NUM_PARAMS = 8 };
+enum { MPI_NUM_PARAMS = 9 };
 const char *mpi_param_key(int i);
 const char *mpi_param_unit(int i); /* "s", "B/s" */
 double mpi_model_param(const MpiModel *m, int i);
@@ -79,5 +87,9 @@ bool mpi_model_set_param(MpiModel *m, int i, double v);
  * with `window` > 1 the time of `window` messages sent back to back
  * (osu_bw), the latency paid once. */
 double mpi_p2p_time(const MpiModel *m, double bytes, int window);
+/* osu_bibw's window: `window` messages each way at once; each rank sends
+ * and receives, so pays twice the per-message software costs, while the
+ * wire carries each direction apart. */
+double mpi_p2p_bidir_time(const MpiModel *m, double bytes, int window);
 
 #endif

@@ -74,7 +74,41 @@ static bool read_node(const SimJsonDoc *d, const cJSON *nodes, const char *topo,
     return true;
 }
 
-static bool load_params(const char *path, const char *topo, MpiModel *m, double *nic_eff, GError **err)
+/* The NICs' transport, when the file describes it: its per-message software
+ * cost, its eager limit (rendezvous threshold + the smallest Get, as
+ * libfabric's CXI provider splits them) and the largest payload the core
+ * hands the NIC whole (beyond it the NIC reads the host). */
+static bool read_transport(const SimJsonDoc *d, const cJSON *trs, TopoTransport tr, TopoHostCpu cpu, MpiPlatform *p,
+                           GError **err)
+{
+    static const char *const cpus[] = {"", "intel", "amd", "arm", "power"};
+    const cJSON *o = cJSON_IsObject(trs) && tr != TOPO_TRANSPORT_NONE
+                         ? cJSON_GetObjectItemCaseSensitive(trs, topo_transport_name(tr)) : NULL;
+    if (!o)
+        return true;
+    /* the per-message software is the host's: a value by processor family
+     * where the file has one, else the default */
+    const cJSON *by = cJSON_GetObjectItemCaseSensitive(o, "message_overhead_by_host_cpu");
+    if (by && !cJSON_IsObject(by)) {
+        sim_json_error(d, by, err, "\"message_overhead_by_host_cpu\" must be an object");
+        return false;
+    }
+    const char *cn = (unsigned)cpu < G_N_ELEMENTS(cpus) ? cpus[cpu] : "";
+    bool own = by && *cn && cJSON_GetObjectItemCaseSensitive(by, cn);
+    double thr = INFINITY, get_min = 0;
+    if (!sim_json_get_number(d, own ? by : o, own ? cn : "message_overhead", true, 0, 1e-3, &p->net_overhead, err) ||
+        !sim_json_get_number(d, o, "rendezvous_threshold", false, 0, 1e12, &thr, err) ||
+        !sim_json_get_number(d, o, "rendezvous_get_min", false, 0, 1e12, &get_min, err) ||
+        !sim_json_get_number(d, o, "rendezvous_round_trips", false, 0, 10, &p->net_rndv_trips, err) ||
+        !sim_json_get_number(d, o, "rendezvous_events", false, 0, 10, &p->net_rndv_events, err) ||
+        !sim_json_get_number(d, o, "low_latency_payload", false, 0, 1e9, &p->net_ll_payload, err))
+        return false;
+    p->net_eager = thr + get_min;
+    return true;
+}
+
+static bool load_params(const char *path, const char *topo, TopoTransport tr, TopoHostCpu cpu, MpiModel *m,
+                        double *nic_eff, GError **err)
 {
     char *def = path ? NULL : sim_data_dir("models/presets/mpi.json");
     SimJsonDoc *d = sim_json_load_file(path ? path : def, err);
@@ -83,14 +117,15 @@ static bool load_params(const char *path, const char *topo, MpiModel *m, double 
         return false;
     if (path && is_overlay(d)) { /* the default file; the overlay after the platform is read */
         sim_json_free(d);
-        return load_params(NULL, topo, m, nic_eff, err);
+        return load_params(NULL, topo, tr, cpu, m, nic_eff, err);
     }
     const cJSON *r = sim_json_root(d), *libs = cJSON_GetObjectItemCaseSensitive(r, "libraries");
     bool ok = cJSON_IsObject(libs);
     if (!ok)
         sim_json_error(d, libs ? libs : r, err, "\"libraries\" must be an object");
     ok = ok && read_lib(d, libs, m->lib, &m->l, err) &&
-         read_node(d, cJSON_GetObjectItemCaseSensitive(r, "nodes"), topo, m, nic_eff, err);
+         read_node(d, cJSON_GetObjectItemCaseSensitive(r, "nodes"), topo, m, nic_eff, err) &&
+         read_transport(d, cJSON_GetObjectItemCaseSensitive(r, "transports"), tr, cpu, &m->p, err);
     sim_json_free(d);
     return ok;
 }
@@ -107,7 +142,7 @@ static const struct {
 } param_keys[MPI_NUM_PARAMS] = {
     {"mpi.overhead", "s"},       {"mpi.shm_latency", "s"},   {"mpi.shm_bandwidth", "B/s"},
     {"mpi.rndv_cost_shm", "s"},  {"mpi.net_latency", "s"},   {"mpi.net_bandwidth", "B/s"},
-    {"mpi.memory_bandwidth", "B/s"}, {"mpi.datatype_round", "s"},
+    {"mpi.memory_bandwidth", "B/s"}, {"mpi.datatype_round", "s"}, {"mpi.net_message_overhead", "s"},
 };
 
 const char *mpi_param_key(int i) { return i >= 0 && i < MPI_NUM_PARAMS ? param_keys[i].key : "?"; }
@@ -124,6 +159,7 @@ double mpi_model_param(const MpiModel *m, int i)
     case 5: return m->p.bw_net;
     case 6: return m->bw_dram;
     case 7: return m->l.ddt_round;
+    case 8: return m->p.net_overhead; /* 0 where the NICs have no transport block: not fitted */
     default: return NAN;
     }
 }
@@ -143,7 +179,8 @@ bool mpi_model_set_param(MpiModel *m, int i, double v)
         m->p.bw_net = v;
         break;
     case 6: m->p.bw_mem = m->bw_dram = v; break;
-    default: m->l.ddt_round = v; break;
+    case 7: m->l.ddt_round = v; break;
+    default: m->p.net_overhead = v; break;
     }
     return true;
 }
@@ -194,6 +231,25 @@ static bool path_of(const Topo *t, int a, int b, double *lat, double *bw)
     }
     g_free(links);
     return n > 0;
+}
+
+/* The transport of the first network link on the route a -> b, and the
+ * latency of the PCIe link the sender's NIC hangs off (0: none). */
+static TopoTransport route_transport(const Topo *t, int a, int b, double *pcie)
+{
+    int cap = topo_max_route_length(t);
+    int *links = g_new(int, cap > 0 ? cap : 1);
+    int n = topo_route(t, a, b, 0, links, cap > 0 ? cap : 1);
+    TopoTransport tr = TOPO_TRANSPORT_NONE;
+    *pcie = 0;
+    for (int i = 0; i < n && tr == TOPO_TRANSPORT_NONE; i++) {
+        if (topo_link_kind(t, links[i]) == TOPO_LINK_PCIE)
+            *pcie = topo_link_latency(t, links[i]);
+        if (topo_link_kind(t, links[i]) == TOPO_LINK_NET)
+            tr = topo_link_transport(t, links[i]);
+    }
+    g_free(links);
+    return tr;
 }
 
 /* A node's NICs: the distinct network links the routes of the job's `ppn`
@@ -255,8 +311,11 @@ MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const cha
     m->p.bw_mem = m->bw_dram = INFINITY;
     m->p.copy_traffic = 1;
     m->reduce_streams = 2;
-    double nic_eff = 1;
-    if (!load_params(params, topo_name(t), m, &nic_eff, err)) {
+    m->p.net_eager = m->p.net_ll_payload = INFINITY;
+    double nic_eff = 1, pcie = 0;
+    TopoTransport tr = tn > 1 && nodes > 1 ? route_transport(t, 0, tppn, &pcie) : TOPO_TRANSPORT_NONE;
+    m->p.net_host_read = 2 * pcie;
+    if (!load_params(params, topo_name(t), tr, topo_host_cpu(t), m, &nic_eff, err)) {
         g_free(m);
         return NULL;
     }
@@ -317,11 +376,23 @@ bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
     return m->lib == MPI_LIB_MPICH ? mpi_select_mpich(&c, op, bytes, out) : mpi_select_openmpi(&c, op, bytes, out);
 }
 
-double mpi_p2p_time(const MpiModel *m, double bytes, int window)
+/* `window` messages back to back, each rank's core running `ops` MPI
+ * operations per message (1: it sends or receives; 2: both): the latency
+ * once; over the network the core's software per message and the NIC's
+ * DMA of the previous message overlap (a pipeline); in shared memory the
+ * core copies, so they add. */
+static double window_time(const MpiModel *m, double bytes, int window, int ops)
 {
-    bool net = m->p.nodes > 1;
-    double lat = net ? m->p.lat_net : m->p.lat_shm, move = net ? bytes / m->p.bw_net : mpi_shm_copy(m, bytes);
+    const MpiPlatform *p = &m->p;
     int w = window > 1 ? window : 1;
-    /* messages back to back: the latency once, each message's overhead and bytes */
-    return lat + w * (m->p.overhead + move);
+    if (p->nodes < 2) {
+        double send = ops * p->overhead + mpi_shm_copy(m, bytes);
+        return p->lat_shm + w * send;
+    }
+    double soft = ops * (p->overhead + p->net_overhead), wire = bytes / p->bw_net;
+    return mpi_net_latency(m, bytes) + soft + wire + (w - 1) * (soft > wire ? soft : wire);
 }
+
+double mpi_p2p_time(const MpiModel *m, double bytes, int window) { return window_time(m, bytes, window, 1); }
+
+double mpi_p2p_bidir_time(const MpiModel *m, double bytes, int window) { return window_time(m, bytes, window, 2); }

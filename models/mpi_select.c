@@ -350,7 +350,10 @@ static double rg_reduce(const MpiModel *m, double b)
     int k = m->l.reduce_radix, kids = k - 1 < m->p.ppn - 1 ? k - 1 : m->p.ppn - 1;
     double cell = b < m->l.bcast_cell ? b : m->l.bcast_cell, n = b > cell ? ceil(b / cell) : 1;
     double copy = cell / m->p.bw_core, red = kids * cell * m->reduce_streams / m->p.bw_core;
-    return copy + levels(m->p.ppn, k) * (m->p.lat_shm + red) + (n - 1) * (copy + red);
+    /* a parent waits on its children one after another, reducing each one's
+     * cell as its flag arrives (MPIDI_POSIX_mpi_release_gather_gather): a
+     * line from each child's core per level, not one for them all */
+    return copy + levels(m->p.ppn, k) * (kids * m->p.lat_shm + red) + (n - 1) * (copy + red);
 }
 
 bool mpi_select_mpich(const MpiModel *m, CollOp op, double bytes, MpiCost *out)

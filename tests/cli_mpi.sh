@@ -148,6 +148,25 @@ for lib in openmpi-5.0.8 mpich-4.3.1; do
     "osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi-hook_${lib}_cscs-docs.txt" -- \
     "osu_alltoall_gh200-alps-clariden_2node8proc_host_slingshot11-cxi-hook_${lib}_cscs-docs.txt"
 done
+# Slingshot: the NICs' cxi transport reaches the MPI model (models/presets/mpi.json
+# "transports.cxi"); RoCE has none; an OSU latency run over CXI shows its steps
+"$bin" collective --json -t gh200-slingshot --nodes 2 --library mpi --sizes 8B >"$tmp/cxi.json" 2>/dev/null
+"$bin" collective --json -t oci-bm-optimized3.36 --library mpi --sizes 8B >"$tmp/roce.json" 2>/dev/null
+check "the CXI transport in collective --library mpi, none for RoCE" python3 - "$tmp/cxi.json" "$tmp/roce.json" <<'PY'
+import json, sys
+c, r = (json.load(open(f)) for f in sys.argv[1:3])
+assert c["transport"] == {"message_overhead_s": 5e-7, "low_latency_payload_bytes": 96, "eager_max_bytes": 4097}, c
+assert "transport" not in r
+PY
+lat=$traces/osu_latency_gh200-alps-clariden_2node_slingshot11-cxi_mpich-4.2.1_cscs-cray-network-stack.txt
+"$bin" validate --json -t gh200-slingshot --nodes 2 "$lat" >"$tmp/lat.json" 2>/dev/null
+check "osu_latency over CXI: steps past 96 B and 4097 B, both targets met" python3 - "$tmp/lat.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {r["size_bytes"]: r["predicted_s"] for r in d["rows"]}
+assert p[128] - p[64] > 0.5e-6 and p[8192] - p[4096] > 3e-6 and p[4096] - p[2048] < 0.1e-6, p
+assert d["median_abs_pct_error_large"] <= 20 and d["median_abs_pct_error_small"] <= 30, d
+PY
 
 echo "cli_mpi: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -221,8 +221,9 @@ static void test_p2p_hockney(void)
     double t0 = mpi_p2p_time(m, 0, 1), t1 = mpi_p2p_time(m, 1 << 20, 1);
     CU_ASSERT_DOUBLE_EQUAL(t0, p->lat_net + p->overhead, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(t1 - t0, (1 << 20) / p->bw_nic, 1e-12);
-    /* a window streams: the latency once */
-    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 1 << 20, 64), p->lat_net + 64 * (p->overhead + (1 << 20) / p->bw_nic), 1e-12);
+    /* a window streams: the latency once, each message's software under
+     * the previous one's DMA (tests/test_cxi.c for the small ones) */
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 1 << 20, 64), p->lat_net + p->overhead + 64.0 * (1 << 20) / p->bw_nic, 1e-12);
     mpi_model_free(m);
     topo_free(t);
 }
@@ -313,9 +314,12 @@ static void test_fitted_params(void)
         CU_ASSERT_TRUE(g_str_has_prefix(mpi_param_key(i), "mpi."));
         CU_ASSERT_FALSE(mpi_model_set_param(m, i, 0));
         CU_ASSERT_FALSE(mpi_model_set_param(m, i, NAN));
+        if (v == 0) /* mpi.net_message_overhead: RoCE's NICs have no transport block */
+            continue;
         CU_ASSERT_TRUE(mpi_model_set_param(m, i, 2 * v));
         CU_ASSERT_DOUBLE_EQUAL(mpi_model_param(m, i), 2 * v, 1e-9 * v);
     }
+    CU_ASSERT_EQUAL(mpi_model_param(m, MPI_NUM_PARAMS - 1), 0);
     char *dir = g_dir_make_tmp("shardsim-mpi-XXXXXX", NULL), *path = g_build_filename(dir, "o.json", NULL);
     CU_ASSERT_TRUE(g_file_set_contents(
         path, "{\"overlay\": \"t\", \"parameters\": {\"mpi.overhead\": {\"value\": 1e-6}, \"links.x\": 3}}", -1, NULL));
@@ -476,35 +480,33 @@ static void test_osu_bounds(void)
 /* An independent check, nothing chosen with it in view: EPCC Cirrus, 2 x 288
  * ranks (AMD EPYC 9825) on Slingshot 11, Cray MPICH 8.1.32 predicted with
  * MPICH's selection.  From 1 MiB (one size: composition beta, Rabenseifner
- * over every rank) within the target; below it the model is about 2x fast
- * up to 8 KiB (release_gather's flag trees cost 4.6 us where 10-26 us are
- * measured: what Cray MPICH's own node-level collectives spend is not
- * described) and 55-60% fast at 64-256 KiB, where Cray MPICH's switch
- * points are not MPICH's; held where it stands. */
+ * over every rank) within the target; below it within the target too, now
+ * that release_gather's parents wait on their children one by one (a
+ * shared-memory line per child per level, MPICH's release_gather.h), but
+ * 46-56% fast at 4-8 KiB and 52-60% at 64-256 KiB, where Cray MPICH's own
+ * node-level algorithms and switch points are not MPICH's. */
 /* Independent checks on another fabric: CSCS Alps GH200 nodes over
  * Slingshot-11 (open-source libfabric CXI), one rank per node, host
- * buffers.  Large messages within the target (the NIC's 25 GB/s: the
- * measured 23.9-24.0 GB/s); small ones far off: osu_latency measures 3.2 us
- * where the preset's route gives 1.75 us, and a rendezvous step of +5 us at
- * 8 KiB that the model has for shared memory only; osu_bw's small windows
- * are bound by 1.07 us per message (libfabric's send path) where the
- * model's library overhead is 0.15 us.  Held where they stand; calibrate
- * fits net_latency and overhead to such runs. */
+ * buffers, with the CXI transport of models/presets/mpi.json (per-message
+ * software, the low-latency command up to 96 bytes, the rendezvous past
+ * 4097; tests/test_cxi.c).  osu_latency within the targets; osu_bw's small
+ * windows 36% fast: that 5.0.8rc1 build paid 1.07 us per message where the
+ * GA build the transport was fitted on pays 0.68. */
 static void test_osu_alps(void)
 {
     ValidateErrors lat =
         validated_on("gh200-slingshot", 0, 2, "osu_latency_gh200-alps-clariden_2node_slingshot11-cxi_mpich-4.2.1_cscs-cray-network-stack.txt");
-    CU_ASSERT_TRUE(lat.median_large <= 20 && lat.median_small <= 60);
+    CU_ASSERT_TRUE(lat.median_large <= 20 && lat.median_small <= 20);
     ValidateErrors bw = validated_on(
         "gh200-slingshot", 0, 2, "osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt");
-    CU_ASSERT_TRUE(bw.median_large <= 10 && bw.median_small <= 85);
+    CU_ASSERT_TRUE(bw.median_large <= 10 && bw.median_small <= 40);
 }
 
 static void test_osu_cirrus(void)
 {
     ValidateErrors e = validated_on("cirrus-ex4000", 576, 2,
                                     "osu_allreduce_cirrus-ex4000_2node576proc_slingshot11_cray-mpich-8.1.32_epcc-docs.txt");
-    CU_ASSERT_TRUE(e.median_large <= 20 && e.median_small <= 60);
+    CU_ASSERT_TRUE(e.median_large <= 20 && e.median_small <= 30);
 }
 
 static const TestCase tests[] = {

@@ -460,6 +460,10 @@ static bool osu_line(OsuParser *P, char *raw)
     }
     /* a sign before the digits is still a row (and a bad one): never skipped */
     const char *d = (*s == '-' || *s == '+') ? s + 1 : s;
+    if (isdigit((unsigned char)*d) && !P->titled && !P->have_layout) {
+        P->in_provenance = false; /* before OSU's first line: the job's own output ("1) GCCcore/12.3.0") */
+        return true;
+    }
     if (isdigit((unsigned char)*d))
         return osu_row_line(P, s);
     P->in_provenance = false; /* launcher or MPI library noise */

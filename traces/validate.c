@@ -155,11 +155,13 @@ static const char *sendrecv_definition(const Measured *m)
 {
     switch (m->metric) {
     case OSU_BANDWIDTH:
-        return "osu_bw: the time of one window of 64 messages, 64 x size / bandwidth; predicted as one message of "
-               "64 x size between the two ranks (the window streams, its latency paid once)";
+        return "osu_bw: the time of one window of 64 messages, 64 x size / bandwidth; predicted as 64 messages back "
+               "to back between the two ranks, the latency paid once (the MPI model runs each message's software "
+               "under the previous one's DMA; the NCCL model sends one message of 64 x size)";
     case OSU_BIBANDWIDTH:
-        return "osu_bibw: the time of one window of 64 messages each way, 2 x 64 x size / bandwidth; predicted as one "
-               "message of 64 x size between the two ranks (each direction has its own links)";
+        return "osu_bibw: the time of one window of 64 messages each way, 2 x 64 x size / bandwidth; predicted as "
+               "osu_bw's window with each direction on its own links (the MPI model: each rank's core also "
+               "receives, so pays the per-message software twice)";
     case OSU_LATENCY:
         break;
     }
@@ -240,7 +242,9 @@ static bool predict_mpi_rows(const ValidateOptions *o, Measured *m, bool sendrec
             continue;
         }
         MpiCost c = {0, "p2p"};
-        if (sendrecv)
+        if (sendrecv && m->metric == OSU_BIBANDWIDTH)
+            c.time_s = mpi_p2p_bidir_time(mm, r->size, OSU_WINDOW);
+        else if (sendrecv)
             c.time_s = mpi_p2p_time(mm, r->size, m->metric != OSU_LATENCY ? OSU_WINDOW : 1);
         else if (!mpi_cost(mm, op_map[r->op], r->size, &c)) {
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the MPI model does not cover %s", m->name,

@@ -36,12 +36,23 @@ int cli_collective_mpi(const Topo *topo, int n, int nodes_used, CollOp op, const
     cJSON_AddStringToObject(root, "library", mpi_lib_name((MpiLib)lib));
     cJSON_AddNumberToObject(root, "ranks", n);
     cJSON_AddNumberToObject(root, "nodes", nodes_used);
+    if (isfinite(p->net_eager)) { /* the NICs' transport (models/presets/mpi.json "transports") */
+        cJSON *tr = cJSON_AddObjectToObject(root, "transport");
+        cJSON_AddNumberToObject(tr, "message_overhead_s", p->net_overhead);
+        cJSON_AddNumberToObject(tr, "low_latency_payload_bytes", isfinite(p->net_ll_payload) ? p->net_ll_payload : -1);
+        cJSON_AddNumberToObject(tr, "eager_max_bytes", p->net_eager);
+    }
     if (!json)
         printf("# %s on %s with the %s model: %d ranks on %d node%s; shared memory %.2f us, %.1f GB/s per rank; "
-               "network %.2f us, %.1f GB/s per node\n%14s %12s %11s %11s  %s\n",
+               "network %.2f us, %.1f GB/s per node\n",
                coll_op_name(op), topo_name(topo), mpi_lib_name((MpiLib)lib), n, nodes_used, nodes_used == 1 ? "" : "s",
-               p->lat_shm * 1e6, p->bw_core / 1e9, p->lat_net * 1e6, p->bw_nic / 1e9, "size(B)", "time(us)",
-               "algbw(GB/s)", "busbw(GB/s)", "algo");
+               p->lat_shm * 1e6, p->bw_core / 1e9, p->lat_net * 1e6, p->bw_nic / 1e9);
+    if (!json && isfinite(p->net_eager))
+        printf("# network transport: %.2f us of software per message at each end; the payload rides with the "
+               "command up to %.0f B; eager up to %.0f B, then a rendezvous\n",
+               p->net_overhead * 1e6, isfinite(p->net_ll_payload) ? p->net_ll_payload : -1, p->net_eager);
+    if (!json)
+        printf("%14s %12s %11s %11s  %s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo");
     for (guint i = 0; i < sizes->len; i++) {
         double b = g_array_index(sizes, double, i), t = c[i].time_s;
         double alg = t > 0 ? b / t : 0, bus = alg * coll_busbw_factor(op, n);

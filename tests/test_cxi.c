@@ -1,0 +1,199 @@
+/* MPI point-to-point over HPE Slingshot-11 (libfabric's CXI provider): the
+ * transport the MPI model reads off the topology's NICs
+ * (models/presets/mpi.json "transports.cxi"), its steps as the provider and
+ * the NIC take them (the payload riding with a low-latency command up to 96
+ * bytes, the rendezvous past 4097), windows that pipeline each message's
+ * software with the NIC's DMA, and the public OSU runs on Slingshot held to
+ * their bounds: the runs the per-message cost was fitted on (Santis' two on
+ * Grace, Olivia's osu_bibw on Zen 5c), the others independent. */
+#include "mpi_model.h"
+#include "validate.h"
+#include "test_main.h"
+
+#include <math.h>
+
+#define DATA SHARDSIM_SOURCE_DIR "/tests/data/traces/"
+
+static Topo *topo(const char *name, int nodes)
+{
+    GError *err = NULL;
+    TopoOptions o = {.nodes = nodes};
+    Topo *t = topo_load(name, &o, &err);
+    CU_ASSERT_PTR_NULL(err);
+    g_clear_error(&err);
+    return t;
+}
+
+static MpiModel *pair(const Topo *t)
+{
+    GError *err = NULL;
+    MpiModel *m = mpi_model_new(t, 2, 1, MPI_LIB_OPENMPI, NULL, &err);
+    CU_ASSERT_PTR_NULL(err);
+    g_clear_error(&err);
+    return m;
+}
+
+/* What the model reads: the CXI block for gh200-slingshot's NICs (and the
+ * sender's PCIe link, 0.3 us, read twice by the NIC), its per-message cost
+ * by the host (Grace's, x86's on Olivia and where the topology says none),
+ * nothing for RoCE. */
+static void test_transport(void)
+{
+    Topo *t = topo("gh200-slingshot", 2), *r = topo("oci-bm-optimized3.36", 2), *x = topo("olivia-cpu", 2),
+         *c = topo("cirrus-ex4000", 2);
+    MpiModel *m = pair(t), *o = pair(r), *ol = pair(x), *ci = pair(c);
+    const MpiPlatform *p = mpi_model_platform(m), *q = mpi_model_platform(o);
+    CU_ASSERT_DOUBLE_EQUAL(p->net_overhead, 0.5e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(ol)->net_overhead, 0.18e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(ci)->net_overhead, 0.18e-6, 1e-12);
+    mpi_model_free(ol);
+    mpi_model_free(ci);
+    topo_free(x);
+    topo_free(c);
+    CU_ASSERT_DOUBLE_EQUAL(p->net_eager, 2048 + 2049, 0);
+    CU_ASSERT_DOUBLE_EQUAL(p->net_ll_payload, 96, 0);
+    CU_ASSERT_DOUBLE_EQUAL(p->net_host_read, 2 * 0.3e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(p->net_rndv_trips, 1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(p->net_rndv_events, 2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(q->net_overhead, 0, 0);
+    CU_ASSERT_TRUE(isinf(q->net_eager) && isinf(q->net_ll_payload));
+    mpi_model_free(m);
+    mpi_model_free(o);
+    topo_free(t);
+    topo_free(r);
+}
+
+/* osu_latency's steps: a byte more past 96 adds the NIC's read of the host,
+ * a byte more past 4097 the rendezvous (a round trip of the path and two
+ * completion events); elsewhere a byte costs a byte. */
+static void test_latency_steps(void)
+{
+    Topo *t = topo("gh200-slingshot", 2);
+    MpiModel *m = pair(t);
+    const MpiPlatform *p = mpi_model_platform(m);
+    double byte = 1 / p->bw_net;
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 1, 1), p->lat_net + p->overhead + 2 * p->net_overhead + byte, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 96, 1) - mpi_p2p_time(m, 95, 1), byte, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 97, 1) - mpi_p2p_time(m, 96, 1), p->net_host_read + byte, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 4097, 1) - mpi_p2p_time(m, 4096, 1), byte, 1e-15);
+    double rndv = 2 * p->lat_net + 2 * p->net_overhead;
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 4098, 1) - mpi_p2p_time(m, 4097, 1), rndv + byte, 1e-15);
+    printf("\n  gh200-slingshot one-way: 1 B %.2f us, 97 B %.2f us, 4098 B %.2f us", mpi_p2p_time(m, 1, 1) * 1e6,
+           mpi_p2p_time(m, 97, 1) * 1e6, mpi_p2p_time(m, 4098, 1) * 1e6);
+    mpi_model_free(m);
+    topo_free(t);
+}
+
+/* osu_bw / osu_bibw windows: small messages cost the per-message software
+ * (the library's and CXI's) each, large ones the wire each (the NIC's DMA
+ * overlaps the core's next send); the rendezvous' round trip is paid once;
+ * a bidirectional window doubles the software, not the wire. */
+static void test_windows(void)
+{
+    Topo *t = topo("gh200-slingshot", 2);
+    MpiModel *m = pair(t);
+    const MpiPlatform *p = mpi_model_platform(m);
+    double soft = p->overhead + p->net_overhead;
+    double one = mpi_p2p_time(m, 1, 1), w1 = mpi_p2p_time(m, 1, 64);
+    CU_ASSERT_DOUBLE_EQUAL(w1 - one, 63 * soft, 1e-15);
+    double big = 1 << 20, wire = big / p->bw_net;
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, big, 64) - mpi_p2p_time(m, big, 1), 63 * wire, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_bidir_time(m, 1, 64) - w1, 64 * soft, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_bidir_time(m, big, 64) - mpi_p2p_time(m, big, 64), soft, 1e-12);
+    /* a window's messages overlap their Gets: less than 64 rendezvous */
+    CU_ASSERT_TRUE(mpi_p2p_time(m, 8192, 64) < mpi_p2p_time(m, 8192, 1) + 63 * (soft + 8192 / p->bw_net) + 1e-12);
+    mpi_model_free(m);
+    topo_free(t);
+}
+
+static ValidateErrors validated(const char *preset, int ranks, int nodes, const char *file)
+{
+    ValidateOptions o = {.topology = preset, .op = -1, .algo = COLL_ALGO_AUTO, .proto = COLL_PROTO_AUTO,
+                         .ranks = ranks, .nodes = nodes};
+    Validation *v = validate_new(&o);
+    GError *err = NULL;
+    char *path = g_strconcat(DATA, file, NULL);
+    bool ok = validate_trace(v, path, &err);
+    if (!ok)
+        fprintf(stderr, "unexpected: %s\n", err->message);
+    CU_ASSERT_TRUE(ok);
+    g_clear_error(&err);
+    ValidateErrors e = validate_errors(v);
+    printf("\n  %s: median %.1f%% (>= 1 MiB %.1f%%, below %.1f%%)", file, e.median, e.median_large, e.median_small);
+    validate_free(v);
+    g_free(path);
+    return e;
+}
+
+#define ALPS(f) validated("gh200-slingshot", 0, 2, f)
+
+/* The fit: Santis' Open MPI 5.0.8 osu_bw and osu_bibw gave the per-message
+ * cost (0.497 and 0.505 us at 1 byte); both whole curves follow it. */
+static void test_fitted_runs(void)
+{
+    ValidateErrors bw = ALPS("osu_bw_gh200-alps-santis_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt");
+    CU_ASSERT_TRUE(bw.median_large <= 10 && bw.median_small <= 5);
+    ValidateErrors bibw =
+        ALPS("osu_bibw_gh200-alps-santis_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt");
+    CU_ASSERT_TRUE(bibw.median_large <= 10 && bibw.median_small <= 5);
+}
+
+/* Independent: the two osu_latency runs (MPICH 4.2.1; Open MPI 5.0.7) meet
+ * issue 11's targets; the May 2025 osu_bw (Open MPI 5.0.8rc1) paid 1.07 us
+ * per message where the GA build on the same nodes pays 0.68, so its small
+ * windows stay ~36% above the model: held where it stands. */
+static void test_independent_runs(void)
+{
+    ValidateErrors mpich =
+        ALPS("osu_latency_gh200-alps-clariden_2node_slingshot11-cxi_mpich-4.2.1_cscs-cray-network-stack.txt");
+    CU_ASSERT_TRUE(mpich.median_large <= 20 && mpich.median_small <= 20);
+    ValidateErrors ompi =
+        ALPS("osu_latency_gh200-alps-clariden_2node_host_slingshot11-cxi_openmpi-5.0.7_cscs-cray-network-stack.txt");
+    CU_ASSERT_TRUE(ompi.median_large <= 20 && ompi.median_small <= 25);
+    ValidateErrors rc1 =
+        ALPS("osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt");
+    CU_ASSERT_TRUE(rc1.median_large <= 10 && rc1.median_small <= 40);
+}
+
+#define OLIVIA(f) validated("olivia-cpu", 0, 2, f)
+
+/* x86: Olivia's osu_bibw gave the per-message cost on Zen 5c (0.184 us);
+ * its osu_latency is independent: 1.65 us where the model gives 2.12 (the
+ * presets' link latencies are assumed, not measured), and its libfabric
+ * 2.x starts the rendezvous at 16 KiB + 2049, not 4097, so 8-16 KiB miss
+ * by the round trip. */
+static void test_x86_runs(void)
+{
+    ValidateErrors bibw = OLIVIA("osu_bibw_olivia-cpu-epyc9745_2node_host_slingshot11-cxi_openmpi-5_eessi-blog.txt");
+    CU_ASSERT_TRUE(bibw.median_large <= 10 && bibw.median_small <= 5);
+    ValidateErrors lat = OLIVIA("osu_latency_olivia-cpu-epyc9745_2node_host_slingshot11-cxi_openmpi-5_eessi-blog.txt");
+    CU_ASSERT_TRUE(lat.median_large <= 10 && lat.median_small <= 30);
+}
+
+/* calibrate can fit the transport's per-message cost: the last MPI
+ * parameter, read and replaced like the others. */
+static void test_calibrated_overhead(void)
+{
+    Topo *t = topo("gh200-slingshot", 2);
+    MpiModel *m = pair(t);
+    int k = MPI_NUM_PARAMS - 1;
+    CU_ASSERT_STRING_EQUAL(mpi_param_key(k), "mpi.net_message_overhead");
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_param(m, k), 0.5e-6, 1e-12);
+    double before = mpi_p2p_time(m, 1, 64);
+    CU_ASSERT_TRUE(mpi_model_set_param(m, k, 1e-6));
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 1, 64) - before, 65 * 0.5e-6, 1e-12); /* 64 sends and one receive */
+    mpi_model_free(m);
+    topo_free(t);
+}
+
+static const TestCase tests[] = {
+    {"transport", test_transport},
+    {"latency_steps", test_latency_steps},
+    {"windows", test_windows},
+    {"fitted_runs", test_fitted_runs},
+    {"independent_runs", test_independent_runs},
+    {"x86_runs", test_x86_runs},
+    {"calibrated_overhead", test_calibrated_overhead},
+};
+
+TEST_MAIN("cxi", tests)
