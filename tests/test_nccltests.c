@@ -50,6 +50,8 @@ static const Expect EXPECT[] = {
       134217728ull, NCCLTESTS_ALLREDUCE, 8, 2, 4, 8, "NVIDIA GH200 120GB", NULL },
     { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.26.5_ocitutorials-ubuntu.txt", 0,
       1, 10737418240ull, 10737418240ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.14.3_oci-hpc-oke.txt", 0, 2,
+      1073741824ull, 10737418240ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", "2.14.3" },
     /* mpirun --tag-output "[1,0]<stdout>:" prefixes; nccl-tests of 2021 without "Group" */
     { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.8.3_aws-efa-eks.txt", 0, 28, 8ull,
       1073741824ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "A100-SXM4-40GB", "2.8.3" },
