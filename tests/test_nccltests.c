@@ -55,6 +55,8 @@ static const Expect EXPECT[] = {
     /* mpirun --tag-output "[1,0]<stdout>:" prefixes; nccl-tests of 2021 without "Group" */
     { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.8.3_aws-efa-eks.txt", 0, 28, 8ull,
       1073741824ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "A100-SXM4-40GB", "2.8.3" },
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.23.4_aws-dlami-guide.txt", 0, 28, 8ull,
+      1073741824ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", "2.23.4" },
     { DATA_TRACES, "nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt", 0, 31, 8ull,
       8589934592ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H100 80GB HBM3", NULL },
     /* four runs under "====== N-node ======" lines, no Rank lines: the nodes
