@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Independent checks: published nccl-tests all-reduce runs the model was not
 # fitted on, each on a preset written from public hardware facts (AWS p4d
-# over EFA, Google Cloud A3 Mega over GPUDirect-TCPXO, OCI BM.GPU4.8 at NCCL
-# 2.14.3, an H100 PCIe pair over NVLink bridges).  Every row's error is
+# over EFA at NCCL 2.8.3 and 2.23.4, Google Cloud A3 Mega over
+# GPUDirect-TCPXO, OCI BM.GPU4.8 at NCCL 2.14.3, two Dell XE9680 H100 nodes
+# over 8x 400G InfiniBand, an H100 PCIe pair over NVLink bridges).  Every row's error is
 # printed; the bounds are today's errors with a margin, so a change that makes
 # a check worse fails here and has to be looked at.  Which numbers are fits:
 # the bridge efficiency is derived from the A100 PCIe pair (checked here as
@@ -25,16 +26,18 @@ def run(*args):
         bad("shardsim %s: %s" % (" ".join(args), out.stderr.strip()))
         return None
     return json.loads(out.stdout)
-# trace, preset, bound on the median |error| from 1 MiB, bound below 1 MiB (None: no rows)
+# trace, preset (and its options), bound on the median |error| from 1 MiB, bound below 1 MiB (None: no rows)
 cases = [
     ("nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.14.3_oci-hpc-oke.txt", "oci-bm-gpu4.8", 10, None),
     ("nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt", "gcp-a3mega", 62, 70),
     ("nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.8.3_aws-efa-eks.txt", "aws-p4d", 48, 75),
     ("nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.23.4_aws-dlami-guide.txt", "aws-p4d", 40, 78),
+    ("nccl-tests_allreduce_h100-sxm-dell-xe9680_2node16gpu_8x400g-ib_nccl2.26.2_nccl-tests-issue309.txt",
+     "dgx-h100-cluster --nodes 2", 25, 18),
     ("nccl-tests_allreduce_h100-pcie-nvlinkbridge_2gpu_nccl-issue1161_PARTIAL.txt", "h100-pcie-nvlink", 46, None),
 ]
 for f, topo, large, small in cases:
-    v = run("validate", "--json", "-t", topo, d + f)
+    v = run("validate", "--json", "-t", *topo.split(), d + f)
     if not v:
         continue
     print("%s on %s: median |error| from 1 MiB %.1f%%, below %s" % (
@@ -73,9 +76,9 @@ nv = json.load(open(src + "/topologies/presets/h100-pcie-nvlink.json"))
 nv["link"]["kind"] = "nvlink"
 with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as t:
     json.dump(nv, t)
-a = run("validate", "--json", "-t", t.name, d + cases[4][0])
+a = run("validate", "--json", "-t", t.name, d + cases[5][0])
 os.unlink(t.name)
-b = run("validate", "--json", "-t", "h100-pcie-nvlink", d + cases[4][0])
+b = run("validate", "--json", "-t", "h100-pcie-nvlink", d + cases[5][0])
 if a and b and not a["rows"][0]["predicted_s"] < b["rows"][0]["predicted_s"]:
     bad("an NVLink bridge should be slower than the same links as kind nvlink")
 # EFA's bandwidth fraction on the 2024 stack: with the tree NCCL ran (it

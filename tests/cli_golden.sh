@@ -27,6 +27,7 @@ validate_preset() {
     *sendrecv_a100*) echo "dgx-a100 --ranks 8" ;;
     *a100-40gb-oci*2node*) echo oci-bm-gpu4.8 ;;
     *h100-sxm_2node*) echo "dgx-h100-cluster --nodes 2" ;;
+    *h100-sxm-dell-xe9680_2node*) echo "dgx-h100-cluster --nodes 2" ;;
     *h100-pcie*) echo h100-pcie-nvlink ;;
     *aws-p4d*) echo aws-p4d ;;
     *gcp-a3mega*) echo gcp-a3mega ;;
