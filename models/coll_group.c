@@ -10,6 +10,7 @@ static int hw_of_kind(TopoLinkKind k)
 {
     switch (k) {
     case TOPO_LINK_NVLINK:
+    case TOPO_LINK_NVLINK_BRIDGE:
     case TOPO_LINK_ICI: return HW_NVLINK;
     case TOPO_LINK_NET: return HW_NET;
     default: return HW_PCIE;

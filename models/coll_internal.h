@@ -77,7 +77,7 @@ struct CollParams {
     double proto_bw[KIND_NUM][COLL_NUM_PROTOS];
     double ll128_max_per_ch;
     double ring_ll128_one_per_node; /* the ring's LL128 factor with one rank per node */
-    double link_eff[TOPO_LINK_SHM + 1];
+    double link_eff[TOPO_LINK_NVLINK_BRIDGE + 1];
     int max_channels;
     double launch_s;
     bool ll128_multinode;

@@ -40,7 +40,7 @@ static void build(void)
                                   [COLL_DIRECT] = "direct", [COLL_COLLNET] = "collnet"};
     static const int base_algos[] = {COLL_RING, COLL_TREE, COLL_COLLNET, COLL_RHD, COLL_DIRECT};
     static const char *hw[] = {"nvlink", "pcie", "net"}, *fam[] = {"ring", "tree", "collnet"};
-    static const char *links[] = {"nvlink", "pcie", "net", "ici", "shm"};
+    static const char *links[] = {"nvlink", "pcie", "net", "ici", "shm", "nvlink_bridge"};
     char n[64];
     for (size_t a = 0; a < G_N_ELEMENTS(base_algos); a++)
         for (int p = 0; p < COLL_NUM_PROTOS; p++) {
@@ -59,7 +59,7 @@ static void build(void)
             g_snprintf(n, sizeof n, "protocol_bandwidth.%s.%s", fam[f], coll_proto_name(p));
             add(n, OFF(proto_bw[0][0]) + sizeof(double) * (f * COLL_NUM_PROTOS + p), 0, 1, EFF_SD, false);
         }
-    for (int l = 0; l <= TOPO_LINK_SHM; l++) {
+    for (int l = 0; l <= TOPO_LINK_NVLINK_BRIDGE; l++) {
         g_snprintf(n, sizeof n, "link_efficiency.%s", links[l]);
         add(n, OFF(link_eff[0]) + sizeof(double) * l, 0.01, 1, EFF_SD, true);
     }

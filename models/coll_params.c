@@ -44,7 +44,7 @@ static bool get_transports(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
         while (tr < TOPO_TRANSPORT_NUM && strcmp(c->string, topo_transport_name((TopoTransport)tr)) != 0)
             tr++;
         if (tr == TOPO_TRANSPORT_NUM) {
-            sim_json_error(d, c, err, "unknown transport \"%s\" (known: ib, roce, tcp, tcpx, cxi, efa)", c->string);
+            sim_json_error(d, c, err, "unknown transport \"%s\" (known: ib, roce, tcp, tcpx, cxi, efa, tcpxo)", c->string);
             return false;
         }
         CollTransport *t = &p->transport[tr];
@@ -125,8 +125,8 @@ static bool params_read(const char *path, CollParams *p, GError **err)
     for (int k = 0; k < KIND_NUM; k++)
         if (!get_proto_triple(d, pbw, kinds[k], p->proto_bw[k], 1, err))
             goto out;
-    static const char *lk[] = {"nvlink", "pcie", "net", "ici", "shm"};
-    for (int k = 0; k <= TOPO_LINK_SHM; k++)
+    static const char *lk[] = {"nvlink", "pcie", "net", "ici", "shm", "nvlink_bridge"};
+    for (int k = 0; k <= TOPO_LINK_NVLINK_BRIDGE; k++)
         if (!sim_json_get_number(d, eff, lk[k], true, 0.01, 1, &p->link_eff[k], err))
             goto out;
     long maxch = 16;

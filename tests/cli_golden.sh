@@ -27,8 +27,11 @@ validate_preset() {
     *sendrecv_a100*) echo "dgx-a100 --ranks 8" ;;
     *a100-40gb-oci*2node*) echo oci-bm-gpu4.8 ;;
     *h100-sxm_2node*) echo "dgx-h100-cluster --nodes 2" ;;
+    *h100-sxm-dell-xe9680_2node*) echo "dgx-h100-cluster --nodes 2" ;;
     *h100-pcie*) echo h100-pcie-nvlink ;;
     osu_*gh200-alps*2node8proc*) echo "gh200-slingshot --ranks 8 --nodes 2" ;; # 4 ranks on each node
+    *aws-p4d*) echo aws-p4d ;;
+    *gcp-a3mega*) echo gcp-a3mega ;;
     osu_*gh200-alps*) echo "gh200-slingshot --nodes 2" ;; # host-buffer MPI between two nodes
     *gh200*) echo gh200-slingshot ;;
     *mi300x_8gpu*) echo mi300x-node ;;

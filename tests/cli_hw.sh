@@ -57,6 +57,9 @@ mi325x-node 448e9 0
 mi325x-cluster 448e9 400e9
 mi300x-cluster 448e9 400e9
 alps-gh200-dragonfly 450e9 100e9
+aws-p4d 300e9 50e9
+gcp-a3mega 450e9 200e9
+h100-pcie-nvlink 300e9 0
 EOF
 
 # two NVL72 racks: one 72-GPU NVLink domain each, NICs between them

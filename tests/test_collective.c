@@ -646,6 +646,27 @@ static void test_transports_and_efficiency(void)
     coll_group_free(goci);
     topo_free(a);
     topo_free(oci);
+    /* GPUDirect-TCPX (A3 High) and TCPXO (A3 Mega) are two transports; an
+     * NVLink bridge pair runs at the bridge kind's efficiency, not NVSwitch's */
+    dir = g_dir_make_tmp("shardsim-XXXXXX", NULL);
+    Topo *tx = two_nodes(dir, ", \"transport\": \"tcpx\""), *txo = two_nodes(dir, ", \"transport\": \"tcpxo\"");
+    Topo *bridge = load("h100-pcie-nvlink", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tx);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(txo);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bridge);
+    CollGroup *gx = group(tx), *gxo = group(txo), *gb = group(bridge);
+    CU_ASSERT_DOUBLE_EQUAL(coll_group_inter_bw(gx), 25e9 * 0.5, 1);
+    CU_ASSERT_DOUBLE_EQUAL(coll_group_inter_bw(gxo), 25e9 * 0.94, 1);
+    CU_ASSERT_EQUAL(topo_link_kind(bridge, 0), TOPO_LINK_NVLINK_BRIDGE);
+    CU_ASSERT_DOUBLE_EQUAL(coll_group_intra_bw(gb), 300e9 * 0.69, 1e6);
+    coll_group_free(gx);
+    coll_group_free(gxo);
+    coll_group_free(gb);
+    topo_free(tx);
+    topo_free(txo);
+    topo_free(bridge);
+    g_rmdir(dir);
+    g_free(dir);
 }
 
 static void test_bad_parameters(void)

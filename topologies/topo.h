@@ -29,11 +29,12 @@ typedef enum {
     TOPO_LINK_NET,     /* NIC <-> switch, switch <-> switch (InfiniBand, Ethernet) */
     TOPO_LINK_ICI,     /* TPU inter-chip interconnect (torus) */
     TOPO_LINK_SHM,     /* host shared memory between processes */
+    TOPO_LINK_NVLINK_BRIDGE, /* NVLink over bridges between two PCIe cards: its own efficiency */
 } TopoLinkKind;
 
 /* How a network link carries NCCL's traffic ("transport" of a NIC): the
  * verbs of InfiniBand or RoCE, kernel TCP sockets, Google's GPUDirect-TCPX
- * (TCPXO), libfabric's CXI provider (HPE Slingshot) or AWS EFA.  Each has its
+ * (A3 High) or TCPXO (A3 Mega), libfabric's CXI provider (HPE Slingshot) or AWS EFA.  Each has its
  * own latency, per-message overhead and achievable fraction of the line rate
  * (models/presets/collectives.json, "transports"). */
 typedef enum {
@@ -44,6 +45,7 @@ typedef enum {
     TOPO_TRANSPORT_TCPX,
     TOPO_TRANSPORT_CXI,
     TOPO_TRANSPORT_EFA,
+    TOPO_TRANSPORT_TCPXO, /* Google GPUDirect-TCPXO (A3 Mega): the NIC runs the TCP stack */
     TOPO_TRANSPORT_NUM
 } TopoTransport;
 
@@ -78,7 +80,7 @@ bool topo_link_is_fabric(const Topo *t, int link);
 double topo_link_efficiency(const Topo *t, int link);
 /* The link's "transport" (NICs); TOPO_TRANSPORT_NONE where not given. */
 TopoTransport topo_link_transport(const Topo *t, int link);
-/* "ib", "roce", "tcp", "tcpx", "cxi", "efa" ("" for NONE, "?" out of range). */
+/* "ib", "roce", "tcp", "tcpx", "cxi", "efa", "tcpxo" ("" for NONE, "?" out of range). */
 const char *topo_transport_name(TopoTransport tr);
 /* Host-side cost (s) of launching one collective kernel on one GPU, as the
  * topology's hosts have it ("host_launch_s"), or 0 where not given. */
@@ -121,7 +123,7 @@ const char *topo_family(const Topo *t);
 int topo_max_route_length(const Topo *t);
 /* The name of a rank's node in the graph ("gpu3", "chip17"); NULL if out of range. */
 const char *topo_rank_name(const Topo *t, int rank);
-/* "nvlink", "pcie", "net", "ici", "shm". */
+/* "nvlink", "pcie", "net", "ici", "shm", "nvlink_bridge". */
 const char *topo_link_kind_name(TopoLinkKind k);
 /* A 2-D or 3-D torus (torus2d, torus3d): its sizes in dimension order (chip
  * N at x + X*y + X*Y*z) into dims, and the number of dimensions; 0 for any

@@ -122,7 +122,7 @@ bool topo_check_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const 
     return true;
 }
 
-static const char *const kind_names[] = {"nvlink", "pcie", "net", "ici", "shm"};
+static const char *const kind_names[] = {"nvlink", "pcie", "net", "ici", "shm", "nvlink_bridge"};
 
 const char *topo_link_kind_name(TopoLinkKind k)
 {
@@ -143,7 +143,7 @@ bool topo_parse_kind(const SimJsonDoc *doc, const cJSON *obj, TopoLinkKind *kind
         }
     }
     sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(obj, "kind"), err,
-                   "unknown link kind \"%s\" (known: nvlink, pcie, net, ici, shm)", s);
+                   "unknown link kind \"%s\" (known: nvlink, pcie, net, ici, shm, nvlink_bridge)", s);
     return false;
 }
 
@@ -153,7 +153,7 @@ bool topo_parse_latency(const SimJsonDoc *doc, const cJSON *obj, double *lat, GE
                         G_N_ELEMENTS(time_units), LAT_HINT, lat, err);
 }
 
-static const char *const transport_names[] = {"", "ib", "roce", "tcp", "tcpx", "cxi", "efa"};
+static const char *const transport_names[] = {"", "ib", "roce", "tcp", "tcpx", "cxi", "efa", "tcpxo"};
 
 const char *topo_transport_name(TopoTransport tr)
 {
@@ -176,7 +176,7 @@ bool topo_parse_transport(const SimJsonDoc *doc, const cJSON *obj, TopoTransport
         }
     }
     sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(obj, "transport"), err,
-                   "unknown transport \"%s\" (known: ib, roce, tcp, tcpx, cxi, efa)", SIM_ECHO(s));
+                   "unknown transport \"%s\" (known: ib, roce, tcp, tcpx, cxi, efa, tcpxo)", SIM_ECHO(s));
     return false;
 }
 
