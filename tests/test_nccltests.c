@@ -50,6 +50,9 @@ static const Expect EXPECT[] = {
       134217728ull, NCCLTESTS_ALLREDUCE, 8, 2, 4, 8, "NVIDIA GH200 120GB", NULL },
     { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.26.5_ocitutorials-ubuntu.txt", 0,
       1, 10737418240ull, 10737418240ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", NULL },
+    /* oracle-quickstart/oci-hpc-oke README: 8 B to 8 GiB, no version printed */
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_oke-rdma-readme.txt", 0, 31, 8ull,
+      8589934592ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", NULL },
     /* four runs under "====== N-node ======" lines, no Rank lines: the nodes
      * from the separators, 8 ranks a node from busbw/algbw */
     { DATA_TRACES, MI325X, 1, 3, 4294967296ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 8, 1, 0, 8, NULL, NULL },
