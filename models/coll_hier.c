@@ -6,25 +6,24 @@
 
 /* SHARP operations of one CollNet call that wait for the one before them.
  * NCCL's CollNet keeps every one of its channels, half the ring's (one per
- * NIC: one up, one down; 2.8 enqueue.cc and init.cc), and cuts the message
- * into chunks of nthreads x 8 bytes under LL (the all-reduce kernel's
- * minimum chunk), nthreads halved from 512 while the message is under
- * channels x nthreads x 8 bytes (NCCL_LL_THREAD_THRESHOLD); each channel with
- * a chunk posts its own SHARP operation, and a job whose SHARP quota holds
- * fewer group channels runs them in turn. */
+ * NIC: one up, one down; 2.8 init.cc and enqueue.cc), nthreads halved from
+ * 512 while the message is under channels x nthreads x the protocol's
+ * thread threshold (8 bytes LL, 64 Simple), and cuts the message into whole
+ * minimum chunks of nthreads x 8 bytes (LL) or x 64 (Simple) per channel
+ * (the all-reduce kernel); each channel with a chunk posts its own SHARP
+ * operation, and a job whose SHARP quota holds fewer group channels runs
+ * them in turn. */
 static int collnet_serial_ops(const CollGroup *g, CollProto p, double bytes)
 {
     int lim = g->p.sharp_group_channels, nc = g->nics / 2 > 1 ? g->nics / 2 : 1;
     if (lim <= 0 || nc <= lim)
         return 0;
-    int active = nc;
-    if (p == COLL_LL) {
-        int nt = 512;
-        while (bytes < (double)nc * nt * 8 && nt % 128 == 0)
-            nt /= 2;
-        double chunk = ceil(bytes / (8.0 * nc * nt)) * 8.0 * nt;
-        active = (int)fmin(nc, ceil(bytes / chunk));
-    }
+    double per_thread = p == COLL_LL ? 8 : 64;
+    int nt = 512;
+    while (bytes < nc * nt * per_thread && nt % 128 == 0)
+        nt /= 2;
+    double min_chunk = nt * per_thread, chunk = ceil(bytes / (nc * min_chunk)) * min_chunk;
+    int active = (int)fmin(nc, ceil(bytes / chunk));
     return active > lim ? (active - 1) / lim : 0;
 }
 
