@@ -4,6 +4,29 @@
  * "collnet").  Closed form and flows for both. */
 #include "coll_internal.h"
 
+/* SHARP operations of one CollNet call that wait for the one before them.
+ * NCCL's CollNet keeps every one of its channels, half the ring's (one per
+ * NIC: one up, one down; 2.8 init.cc and enqueue.cc), nthreads halved from
+ * 512 while the message is under channels x nthreads x the protocol's
+ * thread threshold (8 bytes LL, 64 Simple), and cuts the message into whole
+ * minimum chunks of nthreads x 8 bytes (LL) or x 64 (Simple) per channel
+ * (the all-reduce kernel); each channel with a chunk posts its own SHARP
+ * operation, and a job whose SHARP quota holds fewer group channels runs
+ * them in turn. */
+static int collnet_serial_ops(const CollGroup *g, CollProto p, double bytes)
+{
+    int lim = g->p.sharp_group_channels, nc = g->nics / 2 > 1 ? g->nics / 2 : 1;
+    if (lim <= 0 || nc <= lim)
+        return 0;
+    double per_thread = p == COLL_LL ? 8 : 64;
+    int nt = 512;
+    while (bytes < nc * nt * per_thread && nt % 128 == 0)
+        nt /= 2;
+    double min_chunk = nt * per_thread, chunk = ceil(bytes / (nc * min_chunk)) * min_chunk;
+    int active = (int)fmin(nc, ceil(bytes / chunk));
+    return active > lim ? (active - 1) / lim : 0;
+}
+
 /* Reduce-scatter inside nodes, all-reduce across nodes among ranks of equal
  * local index (each on its own NIC), all-gather inside nodes. */
 static bool cost_hier(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c, bool in_network)
@@ -26,6 +49,11 @@ static bool cost_hier(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     double netlat = in_network ? g->p.step[HW_NET][1][p] : k * (g->nnodes - 1) * g->p.step[HW_NET][0][p];
     c->latency_s = g->p.base[in_network ? COLL_COLLNET : COLL_HIER][p] +
                    k * (g->ppn - 1) * coll_intra_step_lat(g, in_network ? 1 : 0, p) + netlat;
+    int waits = in_network ? collnet_serial_ops(g, p, bytes) : 0;
+    if (waits > 0) { /* NCCL's tuner knows nothing of SHARP's queue */
+        c->tuner_latency_s = c->latency_s;
+        c->latency_s += waits * netlat;
+    }
     c->algbw_Bps = 1.0 / (intra + inter);
     return true;
 }
@@ -58,9 +86,9 @@ static void build_hier(CollBuilder *b, CollOp op, CollProto p, double bytes, boo
         int e;
         if (in_network) {
             e = coll_barrier(b);
+            double lat = (1 + collnet_serial_ops(g, p, bytes)) * g->p.step[HW_NET][1][p];
             for (int nd = 0; nd < nn; nd++) {
-                int f = coll_add_flow(b, order[nd], order[(nd + 1) % nn], shard,
-                                 sim_time_from_s(g->p.step[HW_NET][1][p]), (uint32_t)j);
+                int f = coll_add_flow(b, order[nd], order[(nd + 1) % nn], shard, sim_time_from_s(lat), (uint32_t)j);
                 sim_graph_depend(b->graph, rs_done, f);
                 sim_graph_depend(b->graph, f, e);
             }

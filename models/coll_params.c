@@ -65,6 +65,17 @@ static bool params_read(const char *path, CollParams *p, GError **err);
 
 /* The default file is read once per process (groups are made by the hundred
  * in a step simulation), under a lock since sweep runs steps in threads. */
+/* "collnet_sharp_group_channels": how many SHARP operations a job runs at
+ * once (optional; 0 or absent: no limit). */
+static bool get_sharp_channels(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err)
+{
+    long n = 0;
+    if (!sim_json_get_int(d, r, "collnet_sharp_group_channels", false, 0, MAX_CH, &n, err))
+        return false;
+    p->sharp_group_channels = (int)n;
+    return true;
+}
+
 bool coll_params_load(const char *path, CollParams *p, GError **err)
 {
     static GMutex lock;
@@ -150,6 +161,7 @@ static bool params_read(const char *path, CollParams *p, GError **err)
         !sim_json_get_number(d, r, "ring_plateau_factor_volta", false, 1, 10, &p->ring_plateau_volta, err) ||
         !sim_json_get_number(d, r, "net_overhead_s", false, 0, 1, &p->net_overhead, err) ||
         !sim_json_get_number(d, r, "net_overhead_amd_s", true, 0, 1, &p->net_overhead_amd, err) ||
+        !get_sharp_channels(d, r, p, err) ||
         !coll_params_read_nccl(d, r, p, err) || !get_transports(d, r, p, err) || !coll_params_read_rccl(d, r, p, err))
         goto out;
     for (int q = 0; q < COLL_NUM_PROTOS; q++)

@@ -138,11 +138,11 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
     }
     const CollAlgoDesc *d = coll_algo_desc(a);
     c->tuner_algbw_Bps = 0;
+    c->tuner_latency_s = 0;
     if (!d || !d->cost(g, op, p, bytes, c) || !(c->algbw_Bps > 0))
         return false;
     if (!(c->tuner_algbw_Bps > 0))
         c->tuner_algbw_Bps = c->algbw_Bps;
-    c->tuner_latency_s = 0;
     if (g->tuner) { /* RCCL's tuning model rates it (coll_rccl.c) */
         CollCost r = {0};
         if (!d->cost(g->tuner, op, p, bytes, &r) || !(r.algbw_Bps > 0))
@@ -151,7 +151,7 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
                              coll_rccl_tuner_correction(g, a, p, bytes);
         if (!(c->tuner_algbw_Bps > 0))
             return false; /* a zero factor: RCCL never rates it there */
-        c->tuner_latency_s = r.latency_s;
+        c->tuner_latency_s = r.tuner_latency_s > 0 ? r.tuner_latency_s : r.latency_s;
     }
     /* Calls are issued back to back (nccl-tests' timed loop, a training
      * step's buckets): the host launches the next while the GPUs run this

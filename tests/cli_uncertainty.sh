@@ -19,6 +19,7 @@ cases = [("dgx1-v100", [], "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube
          ("mi355x-cluster", [], "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt"),
          ("oci-bm-gpu4.8", [], "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_1node8gpu_nccl2.25.1_ocitutorials-ol.txt"),
          ("oci-bm-gpu4.8", [], "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.26.5_ocitutorials-ubuntu.txt"),
+         ("oci-bm-gpu4.8", [], "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_oke-rdma-readme.txt"),
          ("dgx-h100-cluster", ["--nodes", "2"], "nccl-tests_allreduce_h100-sxm_2node16gpu_8hca_multinode-guide.txt"),
          ("mi325x-cluster", [], "rccl-tests_allreduce_mi325x_1-2-4-8node_hisohara-aac11.txt"),
          ("gh200-slingshot", [], "nccl-tests_allreduce_gh200_2node2gpu_slingshot_cscs-alps.txt"),

@@ -220,6 +220,55 @@ static void test_collnet_ll_before_2_9(void)
     topo_free(t);
 }
 
+/* NCCL 2.8's CollNet on ABCI (4 NICs: 2 CollNet channels) cuts LL messages
+ * into 512-byte chunks per channel below 2 KiB (64 threads x 8 bytes), so
+ * from 1 KiB the second channel posts a SHARP operation too, and it waits
+ * for the first on the job's one SHARP group channel: one more CollNet
+ * network step (5 us) in the time, flat from 1 to 4 KiB (still two
+ * channels), none in NCCL's rating (the tuner still picks CollNet LL), and
+ * none where the SHARP quota does not limit the channels. */
+static void test_sharp_queue(void)
+{
+    Topo *t = load("abci-a100", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8"));
+    CollCost a = cost(g, COLL_COLLNET, COLL_LL, 512), b = cost(g, COLL_COLLNET, COLL_LL, 1024);
+    CollCost d = cost(g, COLL_COLLNET, COLL_LL, 4096), big = cost(g, COLL_COLLNET, COLL_LL, 1 << 18);
+    CU_ASSERT_DOUBLE_EQUAL(b.latency_s - a.latency_s, 5e-6, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(d.latency_s, b.latency_s, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(big.latency_s, b.latency_s, 1e-12);
+    double ra = a.tuner_latency_s > 0 ? a.tuner_latency_s : a.latency_s;
+    CU_ASSERT_DOUBLE_EQUAL(b.tuner_latency_s, ra, 1e-12);
+    CU_ASSERT_TRUE(b.tuner_latency_s < b.latency_s - 4e-6);
+    CollCost pick;
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 1024, &pick));
+    CU_ASSERT_EQUAL(pick.algo, COLL_COLLNET);
+    CU_ASSERT_EQUAL(pick.proto, COLL_LL);
+    coll_group_free(g);
+    /* the same without the SHARP limit ("collnet_sharp_group_channels": 0) */
+    char *path = sim_data_dir("models/presets/collectives.json"), *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    char *at = strstr(text, "\"collnet_sharp_group_channels\": 1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    at[strlen("\"collnet_sharp_group_channels\": ")] = '0';
+    char *dir = g_dir_make_tmp("sharp-XXXXXX", NULL), *file = g_build_filename(dir, "p.json", NULL);
+    CU_ASSERT_TRUE_FATAL(g_file_set_contents(file, text, -1, NULL));
+    GError *err = NULL;
+    g = coll_group_new(t, NULL, 0, file, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8"));
+    CU_ASSERT_DOUBLE_EQUAL(cost(g, COLL_COLLNET, COLL_LL, 1024).latency_s, a.latency_s, 1e-12);
+    coll_group_free(g);
+    g_unlink(file);
+    g_rmdir(dir);
+    g_free(file);
+    g_free(dir);
+    g_free(text);
+    g_free(path);
+    topo_free(t);
+}
+
 /* LL128 across nodes: on Hopper from NCCL 2.17 (tuning.cc: typeInter up to
  * PATH_PXN when compute capability >= 9), not on Ampere here
  * (ll128_multinode). */
@@ -246,6 +295,7 @@ static const TestCase tests[] = {
     {"tree Simple from NCCL 2.23", test_tree_simple_from_2_23},
     {"the LL ring's rating from NCCL 2.21", test_ring_ll_rating},
     {"CollNet LL before NCCL 2.9", test_collnet_ll_before_2_9},
+    {"SHARP queues CollNet's channels in the time, not the rating", test_sharp_queue},
     {"LL ceiling across nodes by host CPU", test_ll_ceiling_across_nodes},
     {"no LL ceiling on RCCL", test_no_ll_ceiling_on_rccl},
     {"LL ceiling on one node by GPU generation", test_ll_ceiling_one_node},
