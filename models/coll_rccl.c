@@ -63,12 +63,94 @@ static bool get_steps(const SimJsonDoc *d, const cJSON *o, double step[HW_NUM][2
     return s != NULL;
 }
 
+/* [lo, hi] of bytes per rank, lo < hi (or both 0: no range) */
+static bool get_range(const SimJsonDoc *d, const cJSON *o, const char *key, double out[2], GError **err)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!a) {
+        out[0] = out[1] = 0;
+        return true;
+    }
+    for (int i = 0; cJSON_IsArray(a) && cJSON_GetArraySize(a) == 2 && i < 2; i++) {
+        const cJSON *v = cJSON_GetArrayItem(a, i);
+        out[i] = cJSON_IsNumber(v) ? v->valuedouble : -1;
+    }
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 2 || !(out[0] >= 0 && out[1] >= out[0] && out[1] <= 1e15)) {
+        sim_json_error(d, a, err, "\"%s\" must be [min, max] bytes per rank, 0 <= min <= max", key);
+        return false;
+    }
+    return true;
+}
+
+/* One table of "multinode_protocol": an architecture from an RCCL version on. */
+static bool get_ranges(const SimJsonDoc *d, const cJSON *t, CollRcclRanges *r, GError **err)
+{
+    memset(r, 0, sizeof *r);
+    const cJSON *acc = cJSON_GetObjectItemCaseSensitive(t, "accelerators"), *v;
+    const char *from = NULL;
+    if (!cJSON_IsObject(t) || !cJSON_IsArray(acc) || cJSON_GetArraySize(acc) < 1 ||
+        cJSON_GetArraySize(acc) > RCCL_RANGE_NAMES) {
+        sim_json_error(d, cJSON_IsObject(t) ? (acc ? acc : t) : t, err,
+                       "a protocol table needs \"accelerators\": 1 to %d name prefixes", RCCL_RANGE_NAMES);
+        return false;
+    }
+    cJSON_ArrayForEach(v, acc)
+    {
+        if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) >= sizeof r->names[0]) {
+            sim_json_error(d, v, err, "an accelerator prefix must be a string of 1 to %zu characters",
+                           sizeof r->names[0] - 1);
+            return false;
+        }
+        g_strlcpy(r->names[r->nnames++], v->valuestring, sizeof r->names[0]);
+    }
+    if (!sim_json_get_string(d, t, "rccl_from", true, &from, err) || !sim_json_get_bool(d, t, "ll128", &r->ll128, err))
+        return false;
+    if ((r->from_version = coll_nccl_version_parse(from)) <= 0) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(t, "rccl_from"), err, "\"rccl_from\" must be a version X.Y");
+        return false;
+    }
+    for (int op = 0; op < COLL_NUM_OPS; op++) {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(t, coll_op_name(op));
+        if (!o)
+            continue;
+        if (!cJSON_IsObject(o) || op == COLL_ALLTOALL) {
+            sim_json_error(d, o, err, "\"%s\" must be an object of ll and ll128 ranges", coll_op_name(op));
+            return false;
+        }
+        if (!get_range(d, o, "ll", r->ll[op], err) || !get_range(d, o, "ll128", r->ll128_range[op], err) ||
+            !sim_json_get_number(d, o, "ll128_per_node_doubling", false, 0, 1e15, &r->ll128_step[op], err))
+            return false;
+    }
+    return true;
+}
+
+static bool get_multinode(const SimJsonDoc *d, const cJSON *o, CollRccl *c, GError **err)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "multinode_protocol"), *t;
+    c->nranges = 0;
+    if (!m)
+        return true;
+    const cJSON *ts = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "tables") : NULL;
+    if (!cJSON_IsArray(ts) || cJSON_GetArraySize(ts) > RCCL_MAX_RANGES) {
+        sim_json_error(d, ts ? ts : m, err, "\"multinode_protocol\" needs \"tables\": at most %d", RCCL_MAX_RANGES);
+        return false;
+    }
+    cJSON_ArrayForEach(t, ts)
+    {
+        if (!get_ranges(d, t, &c->ranges[c->nranges], err))
+            return false;
+        c->nranges++;
+    }
+    return true;
+}
+
 /* Optional: a file without it (an older full file) leaves RCCL as NCCL. */
 bool coll_params_read_rccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err)
 {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(r, "rccl");
     CollRccl *c = &p->rccl;
     if (!o) {
+        c->nranges = 0;
         for (int q = 0; q < COLL_NUM_PROTOS; q++)
             c->base[q] = p->base[COLL_RING][q];
         memcpy(c->step, p->step, sizeof c->step);
@@ -125,6 +207,8 @@ bool coll_params_read_rccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
         if (!x)
             return false;
     }
+    if (!get_multinode(d, o, c, err))
+        return false;
     const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, "msccl");
     if (!ms)
         return true;
@@ -170,6 +254,59 @@ bool coll_rccl_msccl(const CollGroup *g, CollOp op, double bytes, CollProto *pro
     return true;
 }
 
+/* The table for this group's accelerator and RCCL version: the newest one
+ * from a version at or below it (the newest of all when the version is not
+ * known); NULL where none holds (other GPUs, older RCCL). */
+static const CollRcclRanges *ranges_of(const CollGroup *g)
+{
+    const CollRccl *c = &g->p.rccl;
+    const char *acc = topo_accelerator(g->t) ? topo_accelerator(g->t) : topo_name(g->t);
+    const CollRcclRanges *best = NULL;
+    if (g->library != COLL_LIB_RCCL || !acc)
+        return NULL;
+    for (int i = 0; i < c->nranges; i++) {
+        const CollRcclRanges *r = &c->ranges[i];
+        bool named = false;
+        for (int k = 0; k < r->nnames && !named; k++)
+            named = !g_ascii_strncasecmp(acc, r->names[k], strlen(r->names[k]));
+        if (named && (g->nccl_version == 0 || r->from_version <= g->nccl_version) &&
+            (!best || r->from_version > best->from_version))
+            best = r;
+    }
+    return best;
+}
+
+/* RCCL enables LL128 where built with it for the architecture and the NIC
+ * sits at most behind a PCIe switch from the GPU (tuning.cc: typeInter <=
+ * PATH_PXB; "nic_path": "phb" says otherwise). */
+bool coll_rccl_ll128(const CollGroup *g)
+{
+    const CollRcclRanges *r = ranges_of(g);
+    return g->library == COLL_LIB_RCCL && (g->p.rccl.ll128 || (r && r->ll128 && !g->nic_on_host));
+}
+
+bool coll_rccl_multinode_proto(const CollGroup *g, CollOp op, double bytes, CollProto *proto)
+{
+    const CollRcclRanges *r = g->nnodes >= 2 && op >= 0 && op < COLL_ALLTOALL ? ranges_of(g) : NULL;
+    if (!r || (r->ll[op][1] <= 0 && r->ll128_range[op][1] <= 0) || !(bytes >= 0))
+        return false;
+    /* bytes per rank: an all-reduce's buffer, the others' share of theirs */
+    double s = op == COLL_ALLREDUCE ? bytes : floor(bytes / g->n);
+    *proto = COLL_SIMPLE;
+    if (s > r->ll[op][0] && s <= r->ll[op][1])
+        *proto = COLL_LL;
+    double hi = r->ll128_range[op][1];
+    if (op == COLL_ALLREDUCE) {
+        int lg = 0;
+        for (int n = g->nnodes; n > 1; n /= 2)
+            lg++;
+        hi += (lg - 1) * r->ll128_step[op];
+    }
+    if (coll_rccl_ll128(g) && s > r->ll128_range[op][0] && s <= hi)
+        *proto = COLL_LL128;
+    return true;
+}
+
 /* ---------------- a group on RCCL ---------------- */
 
 /* RCCL's tuning model 5 is for nodes of 8 GPUs each linked to every other
@@ -201,6 +338,9 @@ static void put_rccl_latencies(CollParams *p, const double step[HW_NUM][2][COLL_
     p->ll_intra_factor = p->rccl.ll_intra_factor;
     p->ring_plateau = p->rccl.ring_plateau;
     p->ll128_multinode = p->rccl.ll128;
+    /* NCCL's per-channel LL128 maxima are in tuning.cc's non-HIP branch
+     * only: on AMD LL128 runs at the protocol's share of the bus rate */
+    p->ll128_max_per_ch = INFINITY;
 }
 
 void coll_rccl_free(CollGroup *g)
