@@ -84,8 +84,13 @@ static void test_per_rank(void)
     CU_ASSERT_EQUAL(proto_at(g, COLL_ALLGATHER, 16 * 65536.0 + 16), COLL_LL128);
     CU_ASSERT_EQUAL(proto_at(g, COLL_REDUCESCATTER, 16 * 8388608.0), COLL_LL128);
     CU_ASSERT_EQUAL(proto_at(g, COLL_REDUCESCATTER, 16 * 8388608.0 + 16), COLL_SIMPLE);
-    /* gfx950's all-reduce: LL to 256 KiB, LL128 to 70640910 B */
+    /* gfx950's all-reduce: LL to 256 KiB, LL128 to 70640910 B. An
+     * independent check: RCCL's own two-node MI350X sweep (ROCm/rocm-systems
+     * pull request #9406, its "Before" table) ran LL128 at 32 and 64 MB and
+     * Simple at 128 MB. */
     CU_ASSERT_EQUAL(proto_at(g, COLL_ALLREDUCE, 262144), COLL_LL);
+    CU_ASSERT_EQUAL(proto_at(g, COLL_ALLREDUCE, 262144 + 4), COLL_LL128);
+    CU_ASSERT_EQUAL(proto_at(g, COLL_ALLREDUCE, 32 << 20), COLL_LL128);
     CU_ASSERT_EQUAL(proto_at(g, COLL_ALLREDUCE, 64 << 20), COLL_LL128);
     CU_ASSERT_EQUAL(proto_at(g, COLL_ALLREDUCE, 128 << 20), COLL_SIMPLE);
     /* a protocol asked for is honoured (NCCL_PROTO set: RCCL keeps out) */
