@@ -41,8 +41,6 @@ typedef struct {
     char topos[UNC_MAX_TOPOS][48]; /* the topologies measured */
 } CollUncert;
 
-#define RCCL_CORR 27 /* RCCL's correction factors: 64 B to 4 GiB and up */
-
 #define RCCL_MAX_RANGES 8
 #define RCCL_RANGE_NAMES 4
 /* RCCL's protocol by size across nodes for one GPU architecture from one
@@ -55,6 +53,15 @@ typedef struct {
     bool ll128;
     double ll[COLL_NUM_OPS][2], ll128_range[COLL_NUM_OPS][2], ll128_step[COLL_NUM_OPS];
 } CollRcclRanges;
+
+#define RCCL_MAX_ALT 4
+#define RCCL_CORR 27 /* RCCL's correction factors: 64 B to 4 GiB and up */
+/* A tuning model RCCL assigns an architecture (accelerator name prefixes). */
+typedef struct {
+    char names[RCCL_RANGE_NAMES][16];
+    int nnames, from_version;
+    double step[HW_NUM][2][COLL_NUM_PROTOS], ratio[2][2][COLL_NUM_PROTOS], corr[2][COLL_NUM_PROTOS][RCCL_CORR];
+} CollRcclMesh;
 
 /* RCCL's tuner (coll_rccl.c reads the "rccl" object): the times of its
  * default model, and the tuning model it rates 8-GPU meshes by. */
@@ -72,6 +79,8 @@ typedef struct {
     /* across nodes RCCL sets the protocol by the bytes per rank (coll_rccl.c) */
     int nranges;
     CollRcclRanges ranges[RCCL_MAX_RANGES];
+    int nalt; /* tuning models by architecture, in place of mesh_* */
+    CollRcclMesh alt[RCCL_MAX_ALT];
 } CollRccl;
 
 /* The latency tables the NCCL versions before `before` rate by, as

@@ -94,9 +94,10 @@ static void test_two_nodes(void)
     /* the tuning model rates a ring Simple step across the network at 320 us:
      * RCCL keeps off the ring until the largest sizes */
     CU_ASSERT_TRUE(param("rccl.mesh_tuning.step_latency.net.ring.simple") > 1e-4);
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 16 << 20, &c));
+    CU_ASSERT_EQUAL(c.algo, COLL_TREE);
     CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 128 << 20, &c));
-    CU_ASSERT_EQUAL(c.algo, COLL_TREE); /* past gfx950's LL128 range (70640910 B): Simple */
-    CU_ASSERT_EQUAL(c.proto, COLL_SIMPLE);
+    CU_ASSERT_EQUAL(c.proto, COLL_SIMPLE); /* past gfx950's LL128 range (70640910 B) */
     /* the time of a forced ring is RCCL's default model, not the rating */
     CollCost ring;
     CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, 16 << 20, &ring));

@@ -30,14 +30,19 @@ static CollProto proto_at(const CollGroup *g, CollOp op, double bytes)
     return c.proto;
 }
 
-/* RCCL 2.22 (ROCm 6.4) on MI300X: LL to 1 MiB, LL128 to 9 MiB, then Simple;
- * from 2.26 LL stops at 512 KiB and LL128 at 4.2 MB (4415057 B). */
+/* RCCL 2.22 (ROCm 6.4) and 2.25 on MI300X: LL to 1 MiB, LL128 to 9 MiB,
+ * then Simple; from 2.28 LL stops at 512 KiB and LL128 at 4.2 MB (4415057 B). */
 static void test_mi300x_by_version(void)
 {
     Topo *t = load("mi300x-cluster", 2);
     CU_ASSERT_TRUE_FATAL(t != NULL);
-    CollGroup *old = rccl_group(t, "2.22.3"), *cur = rccl_group(t, NULL);
     double MiB = 1 << 20;
+    CollGroup *old = rccl_group(t, "2.22.3"), *cur = rccl_group(t, NULL), *mid = rccl_group(t, "2.27.7");
+    CU_ASSERT_EQUAL(proto_at(mid, COLL_ALLREDUCE, MiB), COLL_LL);
+    CU_ASSERT_EQUAL(proto_at(mid, COLL_ALLREDUCE, 8 * MiB), COLL_LL128);
+    /* 2.25's table has ranges for all-gather (LL to 96 KiB per rank), 2.22's not */
+    CU_ASSERT_EQUAL(proto_at(mid, COLL_ALLGATHER, 16 * 98304.0 + 16), COLL_LL128);
+    coll_group_free(mid);
     CU_ASSERT_EQUAL(proto_at(old, COLL_ALLREDUCE, 8), COLL_LL);
     CU_ASSERT_EQUAL(proto_at(old, COLL_ALLREDUCE, MiB), COLL_LL);
     CU_ASSERT_EQUAL(proto_at(old, COLL_ALLREDUCE, MiB + 4), COLL_LL128);
@@ -58,7 +63,7 @@ static void test_mi300x_by_version(void)
 }
 
 /* The all-reduce's LL128 range grows by its factor per doubling of nodes
- * beyond two (3145728 B from 2.26): 6 MiB is Simple on 2 nodes, LL128 on 4. */
+ * beyond two (3145728 B in 2.28): 6 MiB is Simple on 2 nodes, LL128 on 4. */
 static void test_node_count(void)
 {
     Topo *t2 = load("mi300x-cluster", 2), *t4 = load("mi300x-cluster", 4);
@@ -162,7 +167,30 @@ static void test_nccl_untouched(void)
     topo_free(t);
 }
 
+/* gfx950 takes its own tuning model (tuning_model_6): at 8 MiB it rates the
+ * tree's LL128 above the ring's, where the MI300X mesh model (5) keeps the
+ * ring; the two-node MI355X run on RCCL 2.27.7 (tests/data) agrees: 110 us,
+ * the tree's rate, not the ring's ~190 us. */
+static void test_arch_model(void)
+{
+    Topo *a = load("mi355x-cluster", 2), *b = load("mi300x-cluster", 2);
+    CU_ASSERT_TRUE_FATAL(a && b);
+    CollGroup *ga = rccl_group(a, "2.27.7"), *gb = rccl_group(b, "2.27.7");
+    CollCost c;
+    CU_ASSERT_TRUE_FATAL(coll_cost(ga, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 8 << 20, &c));
+    CU_ASSERT_EQUAL(c.algo, COLL_TREE);
+    CU_ASSERT_EQUAL(c.proto, COLL_LL128);
+    CU_ASSERT_TRUE_FATAL(coll_cost(gb, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 8 << 20, &c));
+    CU_ASSERT_EQUAL(c.algo, COLL_RING);
+    CU_ASSERT_EQUAL(c.proto, COLL_LL128);
+    coll_group_free(ga);
+    coll_group_free(gb);
+    topo_free(a);
+    topo_free(b);
+}
+
 static const TestCase tests[] = {
+    {"architecture's tuning model", test_arch_model},
     {"MI300X by RCCL version", test_mi300x_by_version},
     {"node count", test_node_count},
     {"bytes per rank", test_per_rank},
