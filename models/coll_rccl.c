@@ -1,7 +1,9 @@
 /* RCCL, AMD's fork of NCCL, as its own library: the "rccl" object of the
  * parameter file (its base and per-step latencies, the corrections it drops),
- * what a group takes from it when the library is rccl, and the tuner twin
- * that rates choices on 8-GPU meshes by RCCL's MI300-class tuning model. */
+ * what a group takes from it when the library is rccl, the tuner twin that
+ * rates choices on 8-GPU meshes by RCCL's MI300-class tuning model (or the
+ * architecture's own, gfx950's), and across nodes the protocol RCCL sets by
+ * the bytes per rank (its LL/LL128 ranges by architecture and version). */
 #include "coll_internal.h"
 
 #include <string.h>
