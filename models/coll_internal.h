@@ -41,7 +41,27 @@ typedef struct {
     char topos[UNC_MAX_TOPOS][48]; /* the topologies measured */
 } CollUncert;
 
+#define RCCL_MAX_RANGES 8
+#define RCCL_RANGE_NAMES 4
+/* RCCL's protocol by size across nodes for one GPU architecture from one
+ * RCCL version on: LL for bytes per rank in (ll[0], ll[1]], LL128 (where
+ * ll128) in (ll128[0], ll128[1] + (log2(nodes) - 1) * ll128_step], else
+ * Simple; an op with ll[1] = ll128[1] = 0 is left to the tuner. */
+typedef struct {
+    char names[RCCL_RANGE_NAMES][16]; /* accelerator name prefixes */
+    int nnames, from_version;
+    bool ll128;
+    double ll[COLL_NUM_OPS][2], ll128_range[COLL_NUM_OPS][2], ll128_step[COLL_NUM_OPS];
+} CollRcclRanges;
+
+#define RCCL_MAX_ALT 4
 #define RCCL_CORR 27 /* RCCL's correction factors: 64 B to 4 GiB and up */
+/* A tuning model RCCL assigns an architecture (accelerator name prefixes). */
+typedef struct {
+    char names[RCCL_RANGE_NAMES][16];
+    int nnames, from_version;
+    double step[HW_NUM][2][COLL_NUM_PROTOS], ratio[2][2][COLL_NUM_PROTOS], corr[2][COLL_NUM_PROTOS][RCCL_CORR];
+} CollRcclMesh;
 
 /* RCCL's tuner (coll_rccl.c reads the "rccl" object): the times of its
  * default model, and the tuning model it rates 8-GPU meshes by. */
@@ -56,6 +76,11 @@ typedef struct {
     /* MSCCL's all-pairs all-reduce on one node of `msccl_ranks` (0: none) */
     int msccl_ranks;
     double msccl_ll_max, msccl_simple_max, msccl_small_max, msccl_small_chunks, msccl_chunks, msccl_elem;
+    /* across nodes RCCL sets the protocol by the bytes per rank (coll_rccl.c) */
+    int nranges;
+    CollRcclRanges ranges[RCCL_MAX_RANGES];
+    int nalt; /* tuning models by architecture, in place of mesh_* */
+    CollRcclMesh alt[RCCL_MAX_ALT];
 } CollRccl;
 
 /* The latency tables the NCCL versions before `before` rate by, as
@@ -208,6 +233,10 @@ double coll_rccl_tuner_correction(const CollGroup *g, CollAlgo a, CollProto p, d
 /* Whether RCCL runs `op` of `bytes` with an MSCCL algorithm rather than its
  * tuner's choice, and with which protocol (the algorithm: direct). */
 bool coll_rccl_msccl(const CollGroup *g, CollOp op, double bytes, CollProto *proto);
+/* The protocol RCCL sets across nodes for `bytes` (false: the tuner's choice). */
+bool coll_rccl_multinode_proto(const CollGroup *g, CollOp op, double bytes, CollProto *proto);
+/* Whether RCCL runs LL128 on this group (its architecture's range table). */
+bool coll_rccl_ll128(const CollGroup *g);
 
 /* ---------------- what the group derived, for every algorithm ---------------- */
 

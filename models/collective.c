@@ -102,10 +102,10 @@ static bool proto_allowed(const CollGroup *g, CollProto p)
      * ll128_multinode), and on Hopper and later from 2.17 through PXN too
      * (tuning.cc: typeInter <= PATH_PXN when minCompCap >= 90), which every
      * Hopper node with GPUDirect RDMA has; never where the NIC hangs off the
-     * host CPU (PATH_PHB: GH200, Slingshot blades). RCCL has it off
-     * (rccl.ll128). */
-    if (g->library == COLL_LIB_RCCL && p == COLL_LL128)
-        return g->p.rccl.ll128;
+     * host CPU (PATH_PHB: GH200, Slingshot blades). RCCL: off (rccl.ll128)
+     * but across nodes where its architecture's table turns it on. */
+    if (g->library == COLL_LIB_RCCL && p == COLL_LL128) /* on one node its tuning rates LL128 as LL */
+        return g->p.rccl.ll128 || (g->nnodes > 1 && coll_rccl_ll128(g));
     bool across = g->p.ll128_multinode ||
                   (g->gpu_gen >= GEN_HOPPER && coll_version_has(g, g->p.ver_ll128_hopper));
     return p != COLL_LL128 || (g->intra_hw == HW_NVLINK && (g->nnodes == 1 || (across && !g->nic_on_host)));
@@ -186,6 +186,8 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
     if (algo == COLL_ALGO_AUTO && coll_rccl_msccl(g, op, bytes, &mp) && (proto == COLL_PROTO_AUTO || proto == mp) &&
         cost_one(g, op, COLL_DIRECT, mp, bytes, out))
         return true; /* RCCL's MSCCL algorithm runs ahead of its tuner */
+    if (proto == COLL_PROTO_AUTO && coll_rccl_multinode_proto(g, op, bytes, &mp) && coll_cost(g, op, algo, mp, bytes, out))
+        return true; /* across nodes RCCL sets the protocol by size (coll_rccl.c) */
     /* auto: NCCL's choices first; an op none of them runs (all-to-all) takes any */
     for (int pass = 0; pass < 2 && !found; pass++)
     for (int a = 0; a < COLL_NUM_ALGOS; a++) {

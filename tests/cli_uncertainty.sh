@@ -17,6 +17,7 @@ cases = [("dgx1-v100", [], "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube
          ("abci-a100", [], "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt"),
          ("mi300x-node", [], "rccl-tests_allreduce_mi300x_8gpu_1node.txt"),
          ("mi355x-cluster", [], "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt"),
+         ("mi355x-cluster", [], "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400_rccl2.27.7_vultr.txt"),
          ("oci-bm-gpu4.8", [], "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_1node8gpu_nccl2.25.1_ocitutorials-ol.txt"),
          ("oci-bm-gpu4.8", [], "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.26.5_ocitutorials-ubuntu.txt"),
          ("oci-bm-gpu4.8", [], "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_oke-rdma-readme.txt"),

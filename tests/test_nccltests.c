@@ -33,6 +33,8 @@ static const Expect EXPECT[] = {
       NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "AMD Instinct MI300X", "2.22.3" },
     { DATA_TRACES, "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt", 0, 31, 8,
       8589934592ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, NULL, "2.26.6" },
+    { DATA_TRACES, "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400_rccl2.27.7_vultr.txt", 0, 31, 16,
+      17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "AMD Radeon Graphics", "2.27.7" },
     /* sendrecv's factor is 1: busbw/algbw cannot tell the ranks */
     { DATA_TRACES, "nccl-tests_sendrecv_a100_8gpu_nvlink.txt", 0, 4, 134217728ull, 1073741824ull,
       NCCLTESTS_SENDRECV, 0, 0, 0, 8, NULL, NULL },

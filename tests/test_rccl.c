@@ -1,5 +1,5 @@
 /* RCCL as its own library (models/coll_rccl.c): the default on AMD
- * topologies, its latencies, MSCCL on one 8-GPU node, no LL128, the tuning
+ * topologies, its latencies, MSCCL on one 8-GPU node, no LL128 on one node, the tuning
  * model's rating, switching back to NCCL, its keys, and validate reading the
  * library from an rccl-tests trace. */
 #include "collective.h"
@@ -59,7 +59,7 @@ static void test_msccl_one_node(void)
     CU_ASSERT_NOT_EQUAL(c.algo, COLL_DIRECT); /* 128 floats: not a whole loop of 256 chunks */
     CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 64.0 * (1 << 20), &c));
     CU_ASSERT_NOT_EQUAL(c.algo, COLL_DIRECT); /* past MSCCL's largest */
-    /* no LL128 on AMD */
+    /* no LL128 on one AMD node */
     CU_ASSERT_FALSE(coll_cost(g, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 4096, &c));
     /* NCCL's constants again, exactly as a fresh group has them */
     CollCost r, n;
@@ -96,6 +96,8 @@ static void test_two_nodes(void)
     CU_ASSERT_TRUE(param("rccl.mesh_tuning.step_latency.net.ring.simple") > 1e-4);
     CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 16 << 20, &c));
     CU_ASSERT_EQUAL(c.algo, COLL_TREE);
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 128 << 20, &c));
+    CU_ASSERT_EQUAL(c.proto, COLL_SIMPLE); /* past gfx950's LL128 range (70640910 B) */
     /* the time of a forced ring is RCCL's default model, not the rating */
     CollCost ring;
     CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, 16 << 20, &ring));
