@@ -214,7 +214,11 @@ double coll_tree_rated_net_bw_two_nodes(const CollGroup *g)
     int k = coll_ring_channels(g);
     double inter = g->inter_bw / k, intra = g->ppn > 1 ? g->intra_bw / k : INFINITY;
     double raised = fmax(inter, fmin(2 * inter, intra));
-    return k * fmin(raised, cap / g->p.proto_bw[KIND_TREE][COLL_SIMPLE]);
+    /* NCCL's bandwidths are the NICs' nominal rates, inter_bw what they
+     * carry: the cap in the same terms */
+    const CollTransport *tr = &g->p.transport[g->transport];
+    double eff = tr->given ? tr->fraction : g->p.link_eff[TOPO_LINK_NET];
+    return k * fmin(raised, cap * eff / g->p.proto_bw[KIND_TREE][COLL_SIMPLE]);
 }
 
 /* ---------------- the LL ceilings ---------------- */

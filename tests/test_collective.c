@@ -112,7 +112,7 @@ static void test_tree_across_nodes(void)
          * NCCL rates it by the per-channel cap instead (8 channels x 23.6 GB/s
          * on Ampere, under 0.92 x the raised bwIntra), algbw = bus / 2 */
         double net = 2 * bytes / coll_group_inter_bw(g) / 0.92, xfer = tree.time_s - tree.latency_s;
-        double rated = nodes[i] == 2 ? bytes / (0.5 * 8 * 23.6e9) : net;
+        double rated = nodes[i] == 2 ? bytes / (0.5 * 8 * 23.6e9 * 0.96) : net; /* cap in the NICs' carried terms */
         CU_ASSERT_DOUBLE_EQUAL(bytes / tree.tuner_algbw_Bps, rated, 1e-9 * rated);
         if (nodes[i] > 2) {
             CU_ASSERT_DOUBLE_EQUAL(xfer, net, 1e-9 * net);
@@ -297,9 +297,14 @@ static void test_validation_bounds(void)
          100},
         /* not yet at the 8% target: CXI's large-message cost on this run (see README) */
         {"gh200-slingshot", DATA "nccl-tests_allreduce_gh200_2node2gpu_slingshot_cscs-alps.txt", NULL, 16, 20},
-        /* the same Slingshot with 4 GPUs a node (CSCS's NCCL page): the tuner's ring where NCCL ran
-         * its tree from 64 MiB, and 20-60% fast from 4 KiB to 1 MiB; what is achieved today */
-        {"gh200-slingshot", DATA "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-alps-ce.txt", NULL, 17, 29},
+        /* the same Slingshot with 4 GPUs a node (CSCS's NCCL page): the 2-node tree as NCCL rates it
+         * (per-channel cap, CXI's latency unseen) meets the large target; 20-60% fast from 4 KiB
+         * to 1 MiB (the LL paths over CXI); what is achieved today */
+        {"gh200-slingshot", DATA "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-alps-ce.txt", NULL, 8, 29},
+        /* never seen: 2 x 4 GH200 of Santis in CSCS's CXI container (cray-network-stack); its tree
+         * runs at the NICs' rate from 64 MiB, where the model keeps NCCL's medium-size correction */
+        {"gh200-slingshot", DATA "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-santis-cxi-container.txt", NULL,
+         12, 24},
         /* MI300X over 8 x 400G ConnectX-7 RoCE (AAC10): RCCL's 220 us floor on this machine (40 us on
          * AAC14's MI355X) reaches 64 MiB; what is achieved today */
         {"mi300x-cluster", DATA "rccl-tests_allreduce_mi300x_2node-16gpu_roce.txt", NULL, 24, 80},
