@@ -28,6 +28,7 @@ typedef struct {
     double latency;  /* s, added to every network step */
     double overhead; /* s, posting one message (per network step) */
     double fraction; /* achievable fraction of the NIC's line rate */
+    bool rated;      /* NCCL's tuner sees the latency and overhead (its net plugin reports them) */
 } CollTransport;
 
 /* What the measurements behind the parameters covered, and how far off the
@@ -117,6 +118,9 @@ struct CollParams {
      * node by GPU generation, across nodes by host CPU [other | AMD] and
      * [2 nodes | more] */
     double ll_max_one[GEN_NUM], ll_max_multi[2][2];
+    /* NCCL's per-channel ceiling of a tree's bus bandwidth at 2 nodes by GPU
+     * generation (tuning.cc perChMaxTreeBws, N2 column), B/s */
+    double tree_max_ch_two[GEN_NUM];
     int ver_ll_max_blackwell; /* first version with Blackwell's own row */
     int ver_collnet_simple_only; /* from it CollNet runs Simple only */
     int ver_ring_ll_rating;      /* from it the tuner rates LL rings at ring_ll_rating */
@@ -211,6 +215,8 @@ static inline bool coll_nvls_capable(const CollGroup *g) { return topo_has_nvlin
  * bwRatio instead), TPUs (no NCCL), one node of GPUs the tuner does not
  * know (coll_group.c). */
 double coll_ll_max_bus_bw(const CollGroup *g);
+/* The bus bandwidth NCCL's tuner rates a 2-node tree's network part at (coll_nccl.c). */
+double coll_tree_rated_net_bw_two_nodes(const CollGroup *g);
 /* The network post overhead of one ring step on the group's hosts. */
 static inline double coll_net_overhead(const CollGroup *g)
 {

@@ -115,9 +115,30 @@ static bool get_eras(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError 
     return true;
 }
 
+/* "tree_max_bus_bandwidth_per_channel_two_nodes" (optional: without it the
+ * tuner rates 2-node trees by the NICs alone, as before). */
+static bool get_tree_max(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError **err)
+{
+    static const char *gens[GEN_NUM] = {"volta", "ampere", "hopper", "blackwell"};
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "tree_max_bus_bandwidth_per_channel_two_nodes");
+    for (int k = 0; k < GEN_NUM; k++)
+        p->tree_max_ch_two[k] = INFINITY;
+    if (!m)
+        return true;
+    if (!cJSON_IsObject(m)) {
+        sim_json_error(d, m, err, "\"nccl.tree_max_bus_bandwidth_per_channel_two_nodes\" must be an object with "
+                                  "volta, ampere, hopper, blackwell");
+        return false;
+    }
+    for (int k = 0; k < GEN_NUM; k++)
+        if (!sim_json_get_number(d, m, gens[k], true, 1e6, 1e15, &p->tree_max_ch_two[k], err))
+            return false;
+    return true;
+}
+
 bool coll_nccl_read(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError **err)
 {
-    return get_ll_max(d, o, p, err) && get_eras(d, o, p, err);
+    return get_ll_max(d, o, p, err) && get_tree_max(d, o, p, err) && get_eras(d, o, p, err);
 }
 
 /* The era a version code falls in, or NULL: the newest tables (code 0, the
@@ -150,15 +171,54 @@ static void apply_era(CollParams *p, const CollEra *e)
                 p->step[h][k][q] = fmax(0, p->step[h][k][q] + e->step[h][k][q]);
 }
 
+/* A NIC transport whose latency NCCL's tuner does not see: its net plugin
+ * reports none (aws-ofi-nccl off AWS: nccl_ofi_param.h NET_LATENCY, 0
+ * unless the platform sets one), so the tuner rates by its tables alone. */
+static bool transport_unseen(const CollGroup *g)
+{
+    const CollTransport *tr = &g->p0.transport[g->transport];
+    return g->nnodes > 1 && tr->given && !tr->rated && (tr->latency > 0 || tr->overhead > 0);
+}
+
 void coll_nccl_make_tuner(CollGroup *g)
 {
-    const CollEra *e = g->library == COLL_LIB_NCCL ? era_of(&g->p, g->nccl_version) : NULL;
-    if (!e)
+    if (g->library != COLL_LIB_NCCL)
+        return;
+    const CollEra *e = era_of(&g->p, g->nccl_version);
+    bool unseen = transport_unseen(g);
+    if (!e && !unseen)
         return;
     CollGroup *t = g_memdup2(g, sizeof *g);
     t->tuner = NULL;
-    apply_era(&t->p, e);
+    if (unseen)
+        t->p = g->p0; /* g->p is p0 with the transport's latency (coll_rccl_apply) */
+    if (e)
+        apply_era(&t->p, e);
     g->tuner = t;
+}
+
+/* ---------------- the 2-node tree's rating ---------------- */
+
+/* NCCL rates a tree at 2 nodes by its graph's intra-node bandwidth (tuning.cc:
+ * bw = bwIntra when nNodes <= 2), which its search raised from the channels'
+ * NIC share up to twice that where the node's links carry it on every channel
+ * (search.cc, pass 2: "increase bwIntra for trees"), and caps the tree's bus
+ * bandwidth per channel (perChMaxTreeBws): busBw = min(0.92 x nChannels x
+ * bwIntra, nChannels x cap).  What the network part of the rating divides by,
+ * in the NICs' terms (inter_bw when no ceiling is given or RCCL rates it). */
+double coll_tree_rated_net_bw_two_nodes(const CollGroup *g)
+{
+    double cap = g->gpu_gen >= 0 && g->gpu_gen < GEN_NUM ? g->p.tree_max_ch_two[g->gpu_gen] : INFINITY;
+    if (g->library != COLL_LIB_NCCL || g->nnodes != 2 || !isfinite(cap))
+        return g->inter_bw;
+    int k = coll_ring_channels(g);
+    double inter = g->inter_bw / k, intra = g->ppn > 1 ? g->intra_bw / k : INFINITY;
+    double raised = fmax(inter, fmin(2 * inter, intra));
+    /* NCCL's bandwidths are the NICs' nominal rates, inter_bw what they
+     * carry: the cap in the same terms */
+    const CollTransport *tr = &g->p.transport[g->transport];
+    double eff = tr->given ? tr->fraction : g->p.link_eff[TOPO_LINK_NET];
+    return k * fmin(raised, cap * eff / g->p.proto_bw[KIND_TREE][COLL_SIMPLE]);
 }
 
 /* ---------------- the LL ceilings ---------------- */

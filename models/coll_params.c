@@ -56,6 +56,10 @@ static bool get_transports(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
             !sim_json_get_number(d, c, "message_overhead_s", true, 0, 1e-2, &t->overhead, err) ||
             !sim_json_get_number(d, c, "bandwidth_fraction", true, 0.01, 1, &t->fraction, err))
             return false;
+        t->rated = true; /* unless the plugin reports less than the transport adds */
+        const cJSON *seen = cJSON_GetObjectItemCaseSensitive(c, "tuner_sees_latency");
+        if (seen && !sim_json_get_bool(d, c, "tuner_sees_latency", &t->rated, err))
+            return false;
         t->given = true;
     }
     return true;

@@ -105,7 +105,7 @@ static double tree_spb(const CollGroup *g, bool rated)
     double spb = g->ppn > 1 ? g->tree_intra / g->intra_bw : 0;
     if (g->nnodes > 1) {
         int deg = rated && g->tree_deg < 4 ? 4 : g->tree_deg;
-        spb = fmax(spb, 0.5 * deg / g->inter_bw);
+        spb = fmax(spb, 0.5 * deg / (rated ? coll_tree_rated_net_bw_two_nodes(g) : g->inter_bw));
     }
     return spb;
 }
@@ -128,9 +128,12 @@ static double tree_ll_cap(const CollGroup *g, CollProto p)
  * ring's network bytes: the time counts that.
  * NCCL's tuner does not: it rates trees at 2 nodes by the channels' bus
  * bandwidth, as from 3 nodes on (tuning.cc: bw = bwIntra when nNodes <= 2,
- * capped per channel by perChMaxTreeBws), so it keeps the ring for large
- * all-reduces there (measured 2-node A100 runs run at the ring's rate: the
- * OCI A100 and ABCI traces); tuner_algbw_Bps carries that rating (4 halves). */
+ * capped per channel by perChMaxTreeBws), its search having raised bwIntra
+ * up to twice the NIC share (coll_tree_rated_net_bw_two_nodes): where a
+ * channel's NIC share is near the cap it keeps the ring for large
+ * all-reduces (measured 2-node A100 runs run at the ring's rate: the OCI
+ * A100 and ABCI traces), where it is far under it (GH200's 200 Gb/s NICs)
+ * it takes the tree; tuner_algbw_Bps carries that rating (4 halves). */
 static bool cost_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
 {
     if (op != COLL_ALLREDUCE)

@@ -89,8 +89,9 @@ static void test_closed_form_matches_flows(void)
  * nodes when both trees of a pair used different NICs and the pipeline
  * filled by whole segments); the network carries 2x the message per node
  * from 3 nodes on, as a ring's 2(n-1)/n, and once at 2 nodes (one edge per
- * tree), where NCCL's tuner still rates it at 2x and so keeps the ring for
- * large messages. */
+ * tree), where NCCL's tuner rates it by its per-channel cap (Ampere's 23.6
+ * GB/s, under a channel's 200 Gb/s NIC share) and so keeps the ring for large
+ * messages. */
 static void test_tree_across_nodes(void)
 {
     int nodes[] = {2, 8, 64};
@@ -107,9 +108,12 @@ static void test_tree_across_nodes(void)
         double f = coll_simulate(g, COLL_ALLREDUCE, COLL_TREE, COLL_SIMPLE, bytes);
         fprintf(stderr, "tree x%d 1 GiB: closed %.3f ms, flows %.3f ms\n", nodes[i], tree.time_s * 1e3, f * 1e3);
         CU_ASSERT_TRUE(rel(f, tree.time_s) < (nodes[i] > 2 ? 0.02 : 0.05));
-        /* 2 x bytes over the NICs, Simple tree efficiency 0.92 */
+        /* 2 x bytes over the NICs, Simple tree efficiency 0.92; at 2 nodes
+         * NCCL rates it by the per-channel cap instead (8 channels x 23.6 GB/s
+         * on Ampere, under 0.92 x the raised bwIntra), algbw = bus / 2 */
         double net = 2 * bytes / coll_group_inter_bw(g) / 0.92, xfer = tree.time_s - tree.latency_s;
-        CU_ASSERT_DOUBLE_EQUAL(bytes / tree.tuner_algbw_Bps, net, 1e-9 * net);
+        double rated = nodes[i] == 2 ? bytes / (0.5 * 8 * 23.6e9 * 0.96) : net; /* cap in the NICs' carried terms */
+        CU_ASSERT_DOUBLE_EQUAL(bytes / tree.tuner_algbw_Bps, rated, 1e-9 * rated);
         if (nodes[i] > 2) {
             CU_ASSERT_DOUBLE_EQUAL(xfer, net, 1e-9 * net);
         } else { /* half the network bytes: the NVLink chains bind, not the NICs */
@@ -303,9 +307,14 @@ static void test_validation_bounds(void)
          19, 37},
         /* not yet at the 8% target: CXI's large-message cost on this run (see README) */
         {"gh200-slingshot", DATA "nccl-tests_allreduce_gh200_2node2gpu_slingshot_cscs-alps.txt", NULL, 16, 20},
-        /* the same Slingshot with 4 GPUs a node (CSCS's NCCL page): the tuner's ring where NCCL ran
-         * its tree from 64 MiB, and 20-60% fast from 4 KiB to 1 MiB; what is achieved today */
-        {"gh200-slingshot", DATA "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-alps-ce.txt", NULL, 17, 29},
+        /* the same Slingshot with 4 GPUs a node (CSCS's NCCL page): the 2-node tree as NCCL rates it
+         * (per-channel cap, CXI's latency unseen) meets the large target; 20-60% fast from 4 KiB
+         * to 1 MiB (the LL paths over CXI); what is achieved today */
+        {"gh200-slingshot", DATA "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-alps-ce.txt", NULL, 8, 29},
+        /* never seen: 2 x 4 GH200 of Santis in CSCS's CXI container (cray-network-stack); its tree
+         * runs at the NICs' rate from 64 MiB, where the model keeps NCCL's medium-size correction */
+        {"gh200-slingshot", DATA "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-santis-cxi-container.txt", NULL,
+         12, 24},
         /* MI300X over 8 x 400G ConnectX-7 RoCE (AAC10): RCCL's 220 us floor on this machine (40 us on
          * AAC14's MI355X) reaches 64 MiB; what is achieved today */
         {"mi300x-cluster", DATA "rccl-tests_allreduce_mi300x_2node-16gpu_roce.txt", NULL, 24, 80},

@@ -50,6 +50,9 @@ static const Expect EXPECT[] = {
     /* the same machine's 2 x 4 GPUs from CSCS's NCCL page; nccl-tests 2.17.1 prints no version */
     { DATA_TRACES, "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-alps-ce.txt", 0, 25, 8ull,
       134217728ull, NCCLTESTS_ALLREDUCE, 8, 2, 4, 8, "NVIDIA GH200 120GB", NULL },
+    /* 2 x 4 GH200 of CSCS's Santis in the CXI container (cray-network-stack README); nccl-tests 2.16.4 */
+    { DATA_TRACES, "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-santis-cxi-container.txt", 0, 25, 8ull,
+      134217728ull, NCCLTESTS_ALLREDUCE, 8, 2, 4, 8, "NVIDIA GH200 120GB", NULL },
     { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.26.5_ocitutorials-ubuntu.txt", 0,
       1, 10737418240ull, 10737418240ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", NULL },
     /* oracle-quickstart/oci-hpc-oke README: 8 B to 8 GiB, no version printed */
