@@ -58,6 +58,17 @@ static const Expect EXPECT[] = {
     /* oracle-quickstart/oci-hpc-oke README: 8 B to 8 GiB, no version printed */
     { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_oke-rdma-readme.txt", 0, 31, 8ull,
       8589934592ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.14.3_oci-hpc-oke.txt", 0, 2,
+      1073741824ull, 10737418240ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", "2.14.3" },
+    /* mpirun --tag-output "[1,0]<stdout>:" prefixes; nccl-tests of 2021 without "Group" */
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.8.3_aws-efa-eks.txt", 0, 28, 8ull,
+      1073741824ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "A100-SXM4-40GB", "2.8.3" },
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.23.4_aws-dlami-guide.txt", 0, 28, 8ull,
+      1073741824ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", "2.23.4" },
+    { DATA_TRACES, "nccl-tests_allreduce_h100-sxm-dell-xe9680_2node16gpu_8x400g-ib_nccl2.26.2_nccl-tests-issue309.txt", 0,
+      32, 8ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H100 80GB HBM3", "2.26.2" },
+    { DATA_TRACES, "nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt", 0, 31, 8ull,
+      8589934592ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H100 80GB HBM3", NULL },
     /* four runs under "====== N-node ======" lines, no Rank lines: the nodes
      * from the separators, 8 ranks a node from busbw/algbw */
     { DATA_TRACES, MI325X, 1, 3, 4294967296ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 8, 1, 0, 8, NULL, NULL },
