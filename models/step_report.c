@@ -365,6 +365,7 @@ static void add_config(cJSON *out, const Build *b)
     StepAttention att = step_scenario_attention(sc);
     cJSON_AddStringToObject(cfg, "attention", att == STEP_ATTN_FUSED      ? "fused"
                                               : att == STEP_ATTN_FUSED_V1 ? "fused-v1"
+                                              : att == STEP_ATTN_FUSED_V2 ? "fused-v2"
                                                                           : "unfused");
     cJSON_AddStringToObject(cfg, "schedule", p->gpipe ? "gpipe" : "1f1b");
     cJSON_AddStringToObject(cfg, "recompute",

@@ -100,16 +100,17 @@ static inline void set_key(cJSON *root, const char *key, const char *value)
 }
 
 /* Runs every row of the table (on the accelerator ACCEL instead of the
- * rows' own, where given), prints it, checks its parameter count. */
-static inline Summary run_table_on(const char *file, const char *accel)
+ * rows' own, and with "attention" ATTENTION, where given), prints it,
+ * checks its parameter count. */
+static inline Summary run_table_with(const char *file, const char *accel, const char *attention)
 {
     Summary s = {0};
     gchar *text = NULL;
     CU_ASSERT_FATAL(g_file_get_contents(file, &text, NULL, NULL));
     gchar **lines = g_strsplit(text, "\n", -1), **head = NULL;
     double errs[128], *logr = s.logr;
-    printf("\n%s%s%s\n%-10s %6s %5s %4s %3s %5s %9s %11s %11s %7s %7s %s\n", file, accel ? " on " : "",
-           accel ? accel : "", "model", "seq", "GPUs", "prec", "mb",
+    printf("\n%s%s%s%s%s\n%-10s %6s %5s %4s %3s %5s %9s %11s %11s %7s %7s %s\n", file, accel ? " on " : "",
+           accel ? accel : "", attention ? ", attention " : "", attention ? attention : "", "model", "seq", "GPUs", "prec", "mb",
            "batch", "recompute", "tokens/s", "model", "error", "GiB", "fits");
     for (gchar **l = lines; *l && s.n < 128; l++) {
         if (!**l || **l == '#')
@@ -131,6 +132,8 @@ static inline Summary run_table_on(const char *file, const char *accel)
                 set_key(root, head[i], f[i]);
         if (accel)
             set_key(root, "accelerator", accel);
+        if (attention)
+            set_key(root, "attention", attention);
         char *scen = cJSON_Print(root);
         GError *err = NULL;
         cJSON *res = step_run_text(file, scen, &err);
@@ -175,6 +178,7 @@ static inline Summary run_table_on(const char *file, const char *accel)
     return s;
 }
 
+static inline Summary run_table_on(const char *file, const char *accel) { return run_table_with(file, accel, NULL); }
 static inline Summary run_table(const char *file) { return run_table_on(file, NULL); }
 
 /* The p10/p90 of the log residuals of several tables' rows together. */
