@@ -22,6 +22,7 @@ struct Accel {
     /* the FlashAttention-1 generation's plateaus where measured on this chip
      * (0: not given, the caller's generic ratio) */
     double attn_v1_fwd, attn_v1_bwd;
+    double attn_v2_fwd, attn_v2_bwd; /* FlashAttention-2 where "fused" is newer (Hopper: FA3) */
     double sm_count; /* streaming multiprocessors / compute units; 0: no tile model */
     /* p10, p90 of log(predicted / measured) step time on the measurements the
      * preset was checked on ("uncertainty"); UNCALIBRATED_BAND otherwise */
@@ -116,10 +117,12 @@ static bool only_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const
  * inside "efficiency"; absent: the chip has no fused attention kernel.
  * Optional "v1_fwd", "v1_bwd": the FlashAttention-1 generation's plateaus
  * on this chip, where they are not the generic fraction of the preset's
- * (Hopper: FA1/FA2 use no wgmma/TMA, FA3 does). */
+ * (Hopper: FA1/FA2 use no wgmma/TMA, FA3 does); "v2_fwd", "v2_bwd":
+ * FlashAttention-2's, where the preset's fused kernel is a later one
+ * (Hopper: FA3 / cuDNN). */
 static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel *a, GError **err)
 {
-    static const char *const keys[] = {"fwd", "bwd", "half_seq", "v1_fwd", "v1_bwd", "source", NULL};
+    static const char *const keys[] = {"fwd", "bwd", "half_seq", "v1_fwd", "v1_bwd", "v2_fwd", "v2_bwd", "source", NULL};
     const cJSON *fa = cJSON_GetObjectItemCaseSensitive(eff, "fused_attention");
     if (!fa)
         return true;
@@ -132,7 +135,9 @@ static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel
            sim_json_get_number(doc, fa, "bwd", true, 0.01, 1, &a->attn_bwd, err) &&
            sim_json_get_number(doc, fa, "half_seq", true, 0, 1e7, &a->attn_half_seq, err) &&
            sim_json_get_number(doc, fa, "v1_fwd", false, 0.01, 1, &a->attn_v1_fwd, err) &&
-           sim_json_get_number(doc, fa, "v1_bwd", false, 0.01, 1, &a->attn_v1_bwd, err);
+           sim_json_get_number(doc, fa, "v1_bwd", false, 0.01, 1, &a->attn_v1_bwd, err) &&
+           sim_json_get_number(doc, fa, "v2_fwd", false, 0.01, 1, &a->attn_v2_fwd, err) &&
+           sim_json_get_number(doc, fa, "v2_bwd", false, 0.01, 1, &a->attn_v2_bwd, err);
 }
 
 /* {"log_residual": [P10, P90], "source"} (a preset's "uncertainty", an
@@ -416,6 +421,12 @@ double accel_attention_v1_slowdown(const Accel *a, bool backward)
 {
     double v1 = backward ? a->attn_v1_bwd : a->attn_v1_fwd;
     return v1 > 0 ? (backward ? a->attn_bwd : a->attn_fwd) / v1 : 0;
+}
+
+double accel_attention_v2_slowdown(const Accel *a, bool backward)
+{
+    double v2 = backward ? a->attn_v2_bwd : a->attn_v2_fwd;
+    return v2 > 0 ? (backward ? a->attn_bwd : a->attn_fwd) / v2 : 1;
 }
 
 /* ---------------- parameters by name, overlays ---------------- */

@@ -91,6 +91,12 @@ double accel_attention_time(const Accel *a, AccelDtype dt, double batch_heads, d
  * Triton port) runs than accel_attention_time's kernel, where the preset
  * measured it ("v1_fwd", "v1_bwd"); 0: not given. */
 double accel_attention_v1_slowdown(const Accel *a, bool backward);
+/* How much slower FlashAttention-2 (flash-attn 2.x, PyTorch SDPA's flash
+ * backend) runs than accel_attention_time's kernel: from the preset's
+ * "v2_fwd", "v2_bwd" where its fused kernel is a later generation (Hopper:
+ * FA3 / cuDNN); 1 where it states none (its fused kernel is FA2's class:
+ * Ampere, MI300X). */
+double accel_attention_v2_slowdown(const Accel *a, bool backward);
 
 /* The efficiency parameters by dotted key ("efficiency.gemm_eff_max.bf16",
  * "efficiency.mem_eff", ...), for calibration; a file may also be an

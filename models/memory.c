@@ -13,7 +13,8 @@ MemoryConfig memory_config_default(void)
                           .precision = MEMORY_MIXED_BF16,
                           .optimizer = MEMORY_OPT_ADAM,
                           .inflight_microbatches = 1,
-                          .reserve_bytes = MEMORY_DEFAULT_RESERVE_BYTES};
+                          .reserve_bytes = MEMORY_DEFAULT_RESERVE_BYTES,
+                          .fragmentation = MEMORY_DEFAULT_FRAGMENTATION};
 }
 
 /* fp8: the bf16 weight; TE's FP8 copies are fp8_weight_params' */
@@ -61,8 +62,10 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
         !(c->reserve_bytes >= 0) || !(c->working_set_bytes >= 0) || !isfinite(c->working_set_bytes) ||
         !isfinite(c->bucket_bytes) || !isfinite(c->zero3_gathered_params) ||
         !isfinite(c->activation_bytes) || !isfinite(c->reserve_bytes) || !(c->fp8_weight_params >= 0) ||
-        !isfinite(c->fp8_weight_params))
+        !isfinite(c->fp8_weight_params) || !(c->stream_pool_bytes >= 0) || !isfinite(c->stream_pool_bytes))
         return bad(err, "byte counts must be finite and >= 0");
+    if (!(c->fragmentation >= 0 && c->fragmentation <= 0.9))
+        return bad(err, "fragmentation must be in [0, 0.9]");
 
     double psi = c->params, n = c->dp;
     double P = memory_param_bytes(c->precision);
@@ -72,15 +75,30 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
     b.params = P * psi / (c->zero_stage >= 3 ? n : 1) + (c->precision == MEMORY_MIXED_FP8 ? 2 * c->fp8_weight_params : 0);
     b.grads = G * psi / (c->zero_stage >= 2 ? n : 1);
     b.optimizer = K * psi / (c->zero_stage >= 1 ? n : 1);
-    b.buffers = c->bucket_bytes + (c->zero_stage >= 3 ? P * c->zero3_gathered_params : 0);
+    b.buffers = c->bucket_bytes + (c->zero_stage >= 3 ? P * c->zero3_gathered_params : 0) + c->stream_pool_bytes;
     b.activations = c->activation_bytes * c->inflight_microbatches;
     b.reserve = c->reserve_bytes;
     b.working_set = c->working_set_bytes;
     b.model_states = b.params + b.grads + b.optimizer;
     b.total = b.model_states + b.buffers + b.activations + b.working_set + b.reserve;
+    memory_apply_fragmentation(&b, c->fragmentation);
     *out = b;
     return true;
 }
+
+void memory_apply_fragmentation(MemoryBreakdown *b, double f)
+{
+    double dynamic = b->buffers + b->activations + b->working_set;
+    /* whole 2 MiB: the caching allocator rounds large segments up to it
+     * (kRoundLarge in PyTorch's CUDACachingAllocator.cpp) */
+    const double round = 2.0 * 1024 * 1024;
+    double holes = f > 0 && f < 1 && dynamic > 0 ? ceil(dynamic * f / (1 - f) / round) * round : 0;
+    b->reserve += holes - b->fragmentation;
+    b->total += holes - b->fragmentation;
+    b->fragmentation = holes;
+}
+
+double memory_allocator_reserved(const MemoryBreakdown *b) { return b->total - (b->reserve - b->fragmentation); }
 
 bool memory_fits(const MemoryBreakdown *b, double hbm_bytes) { return b->total <= hbm_bytes; }
 

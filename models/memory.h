@@ -46,10 +46,28 @@ typedef enum {
     MEMORY_OPT_LAMB,         /* same state as Adam */
 } MemoryOptimizer;
 
-/* A framework/CUDA-context reserve: CUDA context and kernels (several hundred
- * MiB), cuBLAS/cuDNN workspaces and allocator fragmentation.  1.5 GiB is an
- * assumption in the 1-2 GiB range commonly budgeted, not a measurement. */
+/* The reserve outside the framework's caching allocator: the CUDA context
+ * and its loaded kernels (several hundred MiB) and NCCL's own buffers
+ * (cudaMalloc'd by NCCL, not PyTorch: NCCL_BUFFSIZE 4 MiB for Simple, about
+ * 4.7 MiB LL128 and 0.5 MiB LL per channel and peer, per communicator).  1.5
+ * GiB is an assumption in the 1-2 GiB range commonly budgeted, not a
+ * measurement.  It is not in torch.cuda.memory_stats()'s reserved bytes. */
 #define MEMORY_DEFAULT_RESERVE_BYTES (1.5 * 1024 * 1024 * 1024)
+
+/* The caching allocator's fragmentation: the share of its reservation that
+ * no live tensor occupies at the peak, 1 - peak allocated / peak reserved.
+ * It comes from the memory whose tensors come and go (buffers, activations,
+ * the working set), not from the model states allocated once.  0.10 is
+ * GMLake's measured level for a virtual-memory allocator that stitches free
+ * blocks (Guo et al., ASPLOS 2024, "GMLake: Efficient and Transparent GPU
+ * Memory Defragmentation for Large-scale DNN Training with Virtual Memory
+ * Stitching": utilization about 90% on 1-16 A100s with DeepSpeed ZeRO-3,
+ * FSDP and Colossal-AI, recomputation and LoRA; PyTorch's caching allocator
+ * was 5-29 points worse there).  PyTorch's expandable_segments maps pages
+ * on demand but does not stitch, so 0.10 is a lower bound for it and for
+ * the classic allocator: the model does not call a run out of memory on
+ * fragmentation it cannot see. */
+#define MEMORY_DEFAULT_FRAGMENTATION 0.10
 
 typedef struct {
     double params;        /* parameters held by this device's model-parallel shard (after TP/PP), Psi */
@@ -65,7 +83,13 @@ typedef struct {
     double zero3_gathered_params; /* parameters all-gathered at a time under stage 3 */
     double activation_bytes;      /* one micro-batch's activations for this device's layers */
     int inflight_microbatches;    /* activations kept at once (>= 1); see memory_1f1b_inflight */
-    double reserve_bytes;         /* framework/context reserve; e.g. MEMORY_DEFAULT_RESERVE_BYTES */
+    double reserve_bytes;         /* outside the allocator; e.g. MEMORY_DEFAULT_RESERVE_BYTES */
+    double fragmentation;         /* in [0, 0.9]; e.g. MEMORY_DEFAULT_FRAGMENTATION */
+    /* Blocks cached by communication streams: PyTorch's caching allocator
+     * keeps a freed block for the stream that allocated it and lends it to
+     * no other, so what FSDP's reduce-scatter stream once held stays
+     * reserved while the compute stream peaks (counted in buffers) */
+    double stream_pool_bytes;
     /* The peak's transient working set on top of the steady state: the
      * logits and the loss (fp32) of the last stage, the activations of the
      * layer being recomputed, ZeRO-3's unsharded gradient of the layer being
@@ -84,14 +108,15 @@ typedef struct {
     double optimizer;   /* optimizer state incl. fp32 master weights */
     double buffers;     /* buckets + stage-3 gathered parameters */
     double activations;
-    double reserve;
+    double reserve;      /* reserve_bytes + fragmentation */
+    double fragmentation; /* the allocator's holes: dynamic x f / (1 - f) */
     double working_set;  /* transient peak working set (working_set_bytes) */
     double model_states; /* params + grads + optimizer */
     double total;
 } MemoryBreakdown;
 
 /* MemoryConfig with dp 1, stage 0, mixed bf16, Adam, 1 micro-batch in flight,
- * no buffers, no activations and the default reserve. */
+ * no buffers, no activations, the default reserve and fragmentation. */
 MemoryConfig memory_config_default(void);
 
 /* Bytes per parameter for weights, gradients and optimizer state (P, G, K). */
@@ -101,6 +126,13 @@ double memory_optimizer_bytes(MemoryOptimizer o, MemoryPrecision p);
 
 /* Fills `out`; false with SIM_ERROR_INPUT (naming the field) on a bad config. */
 bool memory_estimate(const MemoryConfig *cfg, MemoryBreakdown *out, GError **err);
+/* (Re)computes b's fragmentation from its buffers, activations and working
+ * set (after a caller changed them), keeping reserve and total consistent:
+ * dynamic x f / (1 - f), up to whole 2 MiB. */
+void memory_apply_fragmentation(MemoryBreakdown *b, double fragmentation);
+/* The caching allocator's peak reservation, as torch.cuda.memory_stats()
+ * "reserved_bytes.all.peak" reports it: total less the reserve outside it. */
+double memory_allocator_reserved(const MemoryBreakdown *b);
 /* total <= hbm_bytes (the reserve is already in total). */
 bool memory_fits(const MemoryBreakdown *b, double hbm_bytes);
 

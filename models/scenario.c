@@ -134,8 +134,10 @@ static const cJSON *key_or(const cJSON *obj, const char *key, const cJSON *fallb
 /* "attention": "fused" (FlashAttention-2/3, cuDNN fused attention) is the
  * default where the accelerator's preset has a fused kernel; "fused-v1" is
  * the FlashAttention-1 generation (flash-attn 1.x and its Triton port, what
- * 2023 trainings ran); "unfused" materialises the s x s scores (Megatron-LM
- * before FlashAttention). */
+ * 2023 trainings ran); "fused-v2" is FlashAttention-2 (flash-attn 2.x and
+ * PyTorch SDPA's flash backend: what torchtitan runs on Hopper, where
+ * "fused" is FA3 / cuDNN; the same as "fused" on Ampere); "unfused"
+ * materialises the s x s scores (Megatron-LM before FlashAttention). */
 static bool parse_attention(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
 {
     const char *att = NULL;
@@ -149,10 +151,13 @@ static bool parse_attention(StepScenario *sc, const SimJsonDoc *d, const cJSON *
         sc->attention = STEP_ATTN_FUSED;
     else if (!strcmp(att, "fused-v1"))
         sc->attention = STEP_ATTN_FUSED_V1;
+    else if (!strcmp(att, "fused-v2"))
+        sc->attention = STEP_ATTN_FUSED_V2;
     else if (!strcmp(att, "unfused"))
         sc->attention = STEP_ATTN_UNFUSED;
     else {
-        sim_json_error(d, it, err, "\"attention\" = \"%s\" is not one of \"fused\", \"fused-v1\", \"unfused\"",
+        sim_json_error(d, it, err,
+                       "\"attention\" = \"%s\" is not one of \"fused\", \"fused-v1\", \"fused-v2\", \"unfused\"",
                        SIM_ECHO(att));
         return false;
     }

@@ -85,7 +85,7 @@ int step_scenario_nccl_version(const StepScenario *sc);
  * CollLibrary); -1: the topology's default (coll_library_default). */
 int step_scenario_nccl_library(const StepScenario *sc);
 /* How attention runs: fused kernels keep no s x s scores in HBM. */
-typedef enum { STEP_ATTN_UNFUSED, STEP_ATTN_FUSED, STEP_ATTN_FUSED_V1 } StepAttention;
+typedef enum { STEP_ATTN_UNFUSED, STEP_ATTN_FUSED, STEP_ATTN_FUSED_V1, STEP_ATTN_FUSED_V2 } StepAttention;
 StepAttention step_scenario_attention(const StepScenario *sc);
 /* How the loss runs over the logits ("cross_entropy"), which sets the last
  * stage's working set per logit: "unfused" (default: PyTorch's

@@ -8,7 +8,7 @@
  *     "model": "gpt3-175b" | { ...transformer hyper-parameters... },
  *     "global_batch": 1536, "micro_batch": 1,
  *     "precision": "bf16"|"fp16"|"fp32"|"tf32"|"fp8", "optimizer": "sgd"|"sgd_momentum"|"adam"|"adamw"|"lamb",
- *     "attention": "fused"|"fused-v1"|"unfused",  (default: fused where the
+ *     "attention": "fused"|"fused-v1"|"fused-v2"|"unfused",  (default: fused where the
  *                                        accelerator's preset has a fused kernel)
  *     "cross_entropy": "unfused"|"fp32"|"fused",  (the loss's memory; default
  *                                        unfused, PyTorch's; fp32: Megatron's)

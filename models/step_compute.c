@@ -27,6 +27,8 @@ static double fused_attention_time(const Ctx *c, int mb, bool backward)
     double heads = (double)mb * tr->heads / c->p.tp;
     double t = accel_attention_time(c->acc, step_attention_dtype(c), heads, tr->seq_len,
                                     (double)tr->hidden / tr->heads, tr->causal, backward);
+    if (step_scenario_attention(c->sc) == STEP_ATTN_FUSED_V2)
+        return t * accel_attention_v2_slowdown(c->acc, backward);
     if (step_scenario_attention(c->sc) != STEP_ATTN_FUSED_V1)
         return t;
     double s = accel_attention_v1_slowdown(c->acc, backward);

@@ -6,6 +6,7 @@
  * the `shardsim run --json` format. */
 #include "step_build.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,7 +155,20 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     mc.fp32_grad_accum = c->fp32_grads;
     mc.optimizer = step_scenario_optimizer(c->sc);
     mc.bucket_bytes = p->dp > 1 ? p->bucket_bytes : 0;
-    mc.zero3_gathered_params = p->zero_stage == 3 ? 2 * c->layer_params : 0;
+    /* ZeRO-3 (FSDP): two layers gathered (the current one and the
+     * prefetched next) and the root unit, the parameters outside the layers
+     * (embeddings, final norm, output layer), which FSDP1 and FSDP2 do not
+     * reshard after the forward (the backward needs them at once): gathered
+     * from the forward's start to the backward's end.  Their reduce-scatter
+     * stream's pool keeps the largest gradient it reduced in the reduce
+     * dtype: the root unit's or two layers' (FSDP2 holds one reduce-scatter
+     * input until the next is issued). */
+    if (p->zero_stage == 3) {
+        double root = mc.params - step_stage_layers(c, s) * c->layer_params;
+        mc.zero3_gathered_params = 2 * c->layer_params + (c->zero_ranks > 1 ? root : 0);
+        if (c->zero_ranks > 1)
+            mc.stream_pool_bytes = fmax(root, 2 * c->layer_params) * c->grad_bytes_per_param;
+    }
     /* FP8: TE's cached weight copies; under ZeRO-3 (FSDP, no caching) each
      * layer's gathered weight is cast per pass and its FP8 copy (1 B per
      * parameter) saved for the backward, like an activation */
@@ -172,6 +186,7 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     offload_memory(c, mbk, host);
     zeropp_memory(c, s, mbk);
     pact_memory(c, s, mbk);
+    memory_apply_fragmentation(mbk, mc.fragmentation);
     return true;
 }
 
@@ -257,6 +272,8 @@ static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int
     cJSON_AddNumberToObject(mj, "buffers", mem->buffers);
     cJSON_AddNumberToObject(mj, "working_set", mem->working_set);
     cJSON_AddNumberToObject(mj, "reserve", mem->reserve);
+    cJSON_AddNumberToObject(mj, "fragmentation", mem->fragmentation);
+    cJSON_AddNumberToObject(mj, "allocator_reserved", memory_allocator_reserved(mem));
     cJSON_AddNumberToObject(mj, "total", mem->total);
     cJSON_AddNumberToObject(mj, "stage", mem_stage);
     cJSON_AddNumberToObject(mj, "hbm", accel_hbm_bytes(c->acc));
@@ -348,6 +365,7 @@ static void add_config(cJSON *out, const Build *b)
     StepAttention att = step_scenario_attention(sc);
     cJSON_AddStringToObject(cfg, "attention", att == STEP_ATTN_FUSED      ? "fused"
                                               : att == STEP_ATTN_FUSED_V1 ? "fused-v1"
+                                              : att == STEP_ATTN_FUSED_V2 ? "fused-v2"
                                                                           : "unfused");
     cJSON_AddStringToObject(cfg, "schedule", p->gpipe ? "gpipe" : "1f1b");
     cJSON_AddStringToObject(cfg, "recompute",

@@ -118,6 +118,7 @@ static void test_optimizers_and_precision(void)
     f.params = 1e9;
     f.precision = MEMORY_MIXED_FP8;
     f.reserve_bytes = 0;
+    f.fragmentation = 0;
     f.working_set_bytes = 3e8;
     f.fp8_weight_params = 1e9;
     MemoryBreakdown fb;
@@ -218,6 +219,59 @@ static void test_bad_config(void)
     c.inflight_microbatches = 0;
     CU_ASSERT_FALSE(memory_estimate(&c, &b, &err));
     g_clear_error(&err);
+    double bad_f[] = {-0.1, 0.95, NAN};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad_f); i++) {
+        c = memory_config_default();
+        c.fragmentation = bad_f[i];
+        CU_ASSERT_FALSE(memory_estimate(&c, &b, &err));
+        CU_ASSERT_PTR_NOT_NULL(err);
+        g_clear_error(&err);
+    }
+    c = memory_config_default();
+    c.stream_pool_bytes = INFINITY;
+    CU_ASSERT_FALSE(memory_estimate(&c, &b, &err));
+    g_clear_error(&err);
+}
+
+/* The allocator's view: fragmentation f is the share of the allocator's
+ * reservation no tensor holds, taken on what comes and goes (buffers,
+ * stream pools, activations, working set), not on the model states; the
+ * reserve outside the allocator is not in its reservation. */
+static void test_fragmentation(void)
+{
+    CU_ASSERT_DOUBLE_EQUAL(memory_config_default().fragmentation, MEMORY_DEFAULT_FRAGMENTATION, 0);
+    MemoryConfig c = memory_config_default();
+    c.params = 1e9; /* 16 GB of model states */
+    c.reserve_bytes = 1e9;
+    c.activation_bytes = 6e9;
+    c.working_set_bytes = 2e9;
+    c.stream_pool_bytes = 1e9;
+    c.fragmentation = 0.1;
+    MemoryBreakdown b;
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(b.buffers, 1e9, 1);
+    const double MIB2 = 2.0 * 1024 * 1024; /* the allocator's rounding */
+    CU_ASSERT_DOUBLE_EQUAL(b.fragmentation, ceil(1e9 / MIB2) * MIB2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(b.reserve, 1e9 + b.fragmentation, 1);
+    CU_ASSERT_DOUBLE_EQUAL(b.total, 16e9 + 9e9 + 1e9 + b.fragmentation, 1);
+    /* the allocator's peak: f of it is holes, as the definition says */
+    double alloc = memory_allocator_reserved(&b);
+    CU_ASSERT_DOUBLE_EQUAL(alloc, b.total - 1e9, 1);
+    CU_ASSERT_DOUBLE_EQUAL((alloc - 16e9 - 9e9) / (alloc - 16e9), 0.1, MIB2 / 9e9);
+    /* applying it again changes nothing; after a caller moves memory it follows */
+    MemoryBreakdown again = b;
+    memory_apply_fragmentation(&again, 0.1);
+    CU_ASSERT_DOUBLE_EQUAL(again.total, b.total, 1e-3);
+    again.activations -= 3e9;
+    again.total -= 3e9;
+    memory_apply_fragmentation(&again, 0.1);
+    CU_ASSERT_DOUBLE_EQUAL(again.fragmentation, ceil(6e9 / 9 / MIB2) * MIB2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(again.total, 16e9 + 6e9 + 1e9 + again.fragmentation, 1);
+    /* model states alone fragment nothing */
+    c.activation_bytes = c.working_set_bytes = c.stream_pool_bytes = 0;
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, NULL));
+    CU_ASSERT_EQUAL(b.fragmentation, 0);
+    CU_ASSERT_DOUBLE_EQUAL(b.total, 17e9, 1);
 }
 
 int main(void)
@@ -230,6 +284,7 @@ int main(void)
     CU_add_test(s, "optimizers and precision", test_optimizers_and_precision);
     CU_add_test(s, "buffers, activations, fit", test_buffers_activations_fit);
     CU_add_test(s, "bad config", test_bad_config);
+    CU_add_test(s, "fragmentation and the allocator's reservation", test_fragmentation);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();

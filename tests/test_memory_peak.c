@@ -12,8 +12,9 @@
  *
  * 2. Published measured peaks: tests/data/memory/ (a CSV per source, provenance in each
  * .source): torchtitan's Llama 3.1 8B/70B/405B benchmarks, 1D-4D parallel on
- * 8-512 H100, the caching allocator's peak reservation per GPU.  Every row
- * printed, predicted vs published, with the bounds of test_published. */
+ * 8-512 H100, the caching allocator's peak reservation per GPU, against
+ * the model's "allocator_reserved".  Every row printed, predicted vs
+ * published, with the bounds of test_published. */
 #include "calibrate.h"
 #include "step.h"
 #include "test_main.h"
@@ -49,7 +50,7 @@ static double term(const cJSON *m, const char *k) { return cJSON_GetObjectItem(m
 
 /* One row's prediction and, where the table has it, the published peak. */
 typedef struct {
-    double total_gib, published_gib; /* NAN without */
+    double total_gib, allocator_gib, published_gib; /* NAN without */
     bool fits, modelled;
 } Row;
 
@@ -92,6 +93,7 @@ static int run_table(const char *file, Row *rows)
         Row *r = &rows[n++];
         r->fits = cJSON_IsTrue(cJSON_GetObjectItem(res, "fits"));
         r->total_gib = term(m, "total");
+        r->allocator_gib = term(m, "allocator_reserved");
         int pi = col(head, "ref.memory_gib"), mi = col(head, "ref.modelled");
         r->published_gib = pi >= 0 ? atof(f[pi]) : NAN;
         r->modelled = mi < 0 || !strcmp(f[mi], "yes");
@@ -100,13 +102,15 @@ static int run_table(const char *file, Row *rows)
             snprintf(what, sizeof what, "T%s %s%s", f[col(head, "ref.table")], f[col(head, "ref.technique")],
                      r->modelled ? "" : "*");
         if (pi >= 0)
-            snprintf(err_s, sizeof err_s, "%+6.1f%%", 100 * (r->total_gib / r->published_gib - 1));
-        printf("%-10s %-20s %6s %4s %4s %3s %4s %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %7.2f %6.2f %4s %9s %7s\n",
+            snprintf(err_s, sizeof err_s, "%+6.1f%%", 100 * (r->allocator_gib / r->published_gib - 1));
+        printf("%-10s %-20s %6s %4s %4s %3s %4s %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %7.2f %7.2f %6.2f %4s %9s "
+               "%7s\n",
                cell(head, f, "ref.mpt", "ref.model"), what, cell(head, f, "model.seq_len", "ref.seq_len"),
                cell(head, f, "ref.gpus", "parallelism.dp"), cell(head, f, "precision", NULL),
                f[col(head, "micro_batch")], cell(head, f, "parallelism.recompute", NULL), term(m, "weights"),
                term(m, "gradients"), term(m, "optimizer_state"), term(m, "activations"), term(m, "buffers"),
-               term(m, "working_set"), term(m, "reserve"), r->total_gib, term(m, "hbm"), r->fits ? "yes" : "NO",
+               term(m, "working_set"), term(m, "fragmentation"), term(m, "reserve"), r->total_gib, r->allocator_gib,
+               term(m, "hbm"), r->fits ? "yes" : "NO",
                pi >= 0 ? f[pi] : "-", err_s);
         free(scen);
         cJSON_Delete(root);
@@ -141,18 +145,23 @@ static void test_nemo_b200(void)
 }
 
 /* Published measured peaks: every row printed, predicted vs published.
+ * The tables publish the caching allocator's peak reservation
+ * (torch.cuda.memory_stats()["reserved_bytes.all.peak"]), so the
+ * prediction compared is the model's allocator view, "allocator_reserved":
+ * the total less the reserve outside the allocator (CUDA context, NCCL's
+ * buffers), with the allocator's fragmentation (GMLake's measured 10%, a
+ * lower bound, memory.h) and the blocks FSDP's communication streams keep
+ * (the root unit gathered, the reduce-scatter pool; step_report.c).  None
+ * of these constants comes from these tables: an independent check.
  * Asserted on the rows the model runs as they ran: no prediction above the
- * published peak by more than OVER (these runs fitted: a model far above
- * them would call them out of memory); none below it by more than UNDER,
- * and the median |error| at most MEDIAN.  The model predicts the allocated
- * peak plus a fixed reserve; the tables publish the caching allocator's
- * peak reservation, which also holds the blocks that freed multi-GB
- * transients leave behind, so "below" is expected: the bounds are the
- * stated tolerance, not a fit (they were set after the first run, to the
- * residuals printed in the report: medians 12%, worst 30%). */
+ * published peak by more than OVER (these runs fitted), none below it by
+ * more than UNDER, and the median |error| at most MEDIAN.  The bounds are
+ * the stated tolerance, set after the run to the residuals printed in the
+ * report (-23.5% .. +1.7%, median 10.3%; with a fixed 1.5 GiB reserve and
+ * no fragmentation or stream pools it was -30.4% .. -10.2%, median 12.3%). */
 #define OVER 0.10
-#define UNDER 0.35
-#define MEDIAN 0.15
+#define UNDER 0.25
+#define MEDIAN 0.12
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -168,7 +177,7 @@ static void test_published(const char *file)
     for (int i = 0; i < n; i++) {
         if (!rows[i].modelled)
             continue;
-        double e = rows[i].total_gib / rows[i].published_gib - 1;
+        double e = rows[i].allocator_gib / rows[i].published_gib - 1;
         errs[checked++] = fabs(e);
         lo = fmin(lo, e);
         hi = fmax(hi, e);
@@ -192,7 +201,7 @@ static const TestCase tests[] = {
     {"llm-foundry MPT H100-80GB (held-out half): every row that ran fits", test_h100_heldout},
     {"NeMo 24.07 DGX-H100 FP8: every row that ran fits", test_nemo},
     {"NeMo 25.02 DGX-B200 FP8: every row that ran fits", test_nemo_b200},
-    {"torchtitan Llama 3.1 8B-405B, 1D-4D on H100: published peaks -35%..+10%, median 15%", test_torchtitan},
+    {"torchtitan Llama 3.1 8B-405B, 1D-4D on H100: allocator peaks -25%..+10%, median 12%", test_torchtitan},
 };
 
 TEST_MAIN("memory_peak", tests)

@@ -147,7 +147,12 @@ static void test_zero3_memory(void)
     mc.precision = MEMORY_MIXED_BF16;
     mc.optimizer = MEMORY_OPT_ADAM;
     mc.bucket_bytes = 50.0 * 1024 * 1024;
-    mc.zero3_gathered_params = 2 * workload_params_layer(w, 0);
+    /* two layers and FSDP's root unit (embeddings, final norm) gathered;
+     * the reduce-scatter stream's pool keeps the larger of the root's and
+     * two layers' bf16 gradients */
+    double root = workload_params_head(w), layer = workload_params_layer(w, 0);
+    mc.zero3_gathered_params = 2 * layer + root;
+    mc.stream_pool_bytes = fmax(root, 2 * layer) * 2;
     for (int l = 0; l < workload_num_layers(w); l++)
         mc.activation_bytes += workload_layer_activation_bytes(w, l, 2, &wp);
     mc.inflight_microbatches = 1;
@@ -158,7 +163,11 @@ static void test_zero3_memory(void)
     CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "optimizer_state"), mb.optimizer, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "activations"), mb.activations, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "working_set"), mb.working_set, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "buffers"), mb.buffers, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "fragmentation"), mb.fragmentation, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "total"), mb.total, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(get(r, "memory_per_device_bytes", "allocator_reserved"),
+                           mb.total - MEMORY_DEFAULT_RESERVE_BYTES, 1e-3);
     /* ZeRO-3 shards everything: the optimizer state is 1/8 of stage 0's */
     CU_ASSERT_DOUBLE_EQUAL(mb.optimizer, 12 * mc.params / 8, 1);
     workload_free(w);

@@ -105,9 +105,44 @@ static void test_no_fused_on_v100(void)
     g_free(t);
     t = scen("a100-80gb", "dgx-a100", 1024, 1024, "bf16", "flash", NULL);
     CU_ASSERT_PTR_NULL(run_text(t, &err));
-    CU_ASSERT_TRUE(err && strstr(err->message, "\"attention\""));
+    CU_ASSERT_TRUE(err && strstr(err->message, "\"attention\"") && strstr(err->message, "\"fused-v2\""));
     g_clear_error(&err);
     g_free(t);
+    t = scen("v100-sxm2-32gb", "dgx1-v100", 1024, 1024, "fp16", "fused-v2", NULL);
+    CU_ASSERT_PTR_NULL(run_text(t, &err));
+    CU_ASSERT_TRUE(err && strstr(err->message, "fused attention"));
+    g_clear_error(&err);
+    g_free(t);
+}
+
+/* "fused-v2", FlashAttention-2 (PyTorch SDPA's flash backend): on Hopper,
+ * where "fused" is FlashAttention-3 / cuDNN, slower than it and faster than
+ * the FA1 generation, with the same memory; on Ampere, whose "fused" is
+ * FA2, the same step as "fused". */
+static void test_fused_v2(void)
+{
+    const char *kinds[] = {"fused", "fused-v2", "fused-v1"};
+    double t[3], m[3];
+    for (int i = 0; i < 3; i++) {
+        cJSON *r = run_ok(scen("h100-sxm", "dgx-h100", 8192, 2048, "bf16", kinds[i], NULL));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "attention")->valuestring,
+                               kinds[i]);
+        t[i] = num(r, "step_time_s", NULL);
+        m[i] = num(r, "memory_per_device_bytes", "total");
+        cJSON_Delete(r);
+    }
+    printf("\n  h100 seq 8k: fused %.4f s, fused-v2 %.4f s, fused-v1 %.4f s", t[0], t[1], t[2]);
+    CU_ASSERT_TRUE(t[0] < t[1] && t[1] < t[2]);
+    CU_ASSERT_DOUBLE_EQUAL(m[0], m[1], 1);
+    CU_ASSERT_DOUBLE_EQUAL(m[1], m[2], 1);
+    cJSON *a = run_ok(scen("a100-80gb", "dgx-a100", 8192, 2048, "bf16", "fused", NULL));
+    cJSON *b = run_ok(scen("a100-80gb", "dgx-a100", 8192, 2048, "bf16", "fused-v2", NULL));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_EQUAL(num(a, "step_time_s", NULL), num(b, "step_time_s", NULL));
+    cJSON_Delete(a);
+    cJSON_Delete(b);
 }
 
 /* FP8 (Transformer Engine): faster than bf16 but below 2x (attention, the
@@ -365,6 +400,7 @@ static const TestCase tests[] = {
     {"workload: fused attention's activations and traffic", test_workload_fused},
     {"fused attention: default on A100/H100, faster, no s^2 memory", test_fused_attention},
     {"V100: unfused by default, fused refused", test_no_fused_on_v100},
+    {"fused-v2: FlashAttention-2, between FA3 and FA1 on H100, fused's own on A100", test_fused_v2},
     {"FP8: faster than bf16, FP8 weights, 1-byte gathers, refused on A100", test_fp8},
     {"every FP8 scenario runs", test_fp8_everywhere},
     {"every accelerator preset loads", test_presets},

@@ -100,18 +100,18 @@ static inline void set_key(cJSON *root, const char *key, const char *value)
     }
 }
 
-/* Runs every row of the table (on the accelerator ACCEL and the fabric
- * TOPOLOGY instead of the rows' own, where given), prints it, checks its
- * parameter count. */
-static inline Summary run_table_over(const char *file, const char *accel, const char *topology)
+/* Runs every row of the table (on the accelerator ACCEL, the fabric TOPOLOGY
+ * and with "attention" ATTENTION instead of the rows' own, where given),
+ * prints it, checks its parameter count. */
+static inline Summary run_table_as(const char *file, const char *accel, const char *topology, const char *attention)
 {
     Summary s = {0};
     gchar *text = NULL;
     CU_ASSERT_FATAL(g_file_get_contents(file, &text, NULL, NULL));
     gchar **lines = g_strsplit(text, "\n", -1), **head = NULL;
     double errs[128], *logr = s.logr;
-    printf("\n%s%s%s\n%-10s %6s %5s %4s %3s %5s %9s %11s %11s %7s %7s %s\n", file, accel ? " on " : "",
-           accel ? accel : "", "model", "seq", "GPUs", "prec", "mb",
+    printf("\n%s%s%s%s%s\n%-10s %6s %5s %4s %3s %5s %9s %11s %11s %7s %7s %s\n", file, accel ? " on " : "",
+           accel ? accel : "", attention ? ", attention " : "", attention ? attention : "", "model", "seq", "GPUs", "prec", "mb",
            "batch", "recompute", "tokens/s", "model", "error", "GiB", "fits");
     for (gchar **l = lines; *l && s.n < 128; l++) {
         if (!**l || **l == '#')
@@ -135,6 +135,8 @@ static inline Summary run_table_over(const char *file, const char *accel, const 
             set_key(root, "accelerator", accel);
         if (topology)
             set_key(root, "topology", topology);
+        if (attention)
+            set_key(root, "attention", attention);
         char *scen = cJSON_Print(root);
         GError *err = NULL;
         cJSON *res = step_run_text(file, scen, &err);
@@ -179,7 +181,15 @@ static inline Summary run_table_over(const char *file, const char *accel, const 
     return s;
 }
 
-static inline Summary run_table_on(const char *file, const char *accel) { return run_table_over(file, accel, NULL); }
+static inline Summary run_table_over(const char *file, const char *accel, const char *topology)
+{
+    return run_table_as(file, accel, topology, NULL);
+}
+static inline Summary run_table_with(const char *file, const char *accel, const char *attention)
+{
+    return run_table_as(file, accel, NULL, attention);
+}
+static inline Summary run_table_on(const char *file, const char *accel) { return run_table_as(file, accel, NULL, NULL); }
 
 static inline Summary run_table(const char *file) { return run_table_on(file, NULL); }
 

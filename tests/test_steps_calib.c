@@ -95,8 +95,28 @@ static void test_v1_slowdown(void)
     accel_free(a);
 }
 
+/* fused-v2 on Hopper: FlashAttention-2's plateaus, FA3 being 1.5-2.0x
+ * faster (Shah et al. 2024, abstract), and FA1's slower still; chips whose
+ * fused kernel is FA2's class (A100) run it unchanged (1). */
+static void test_v2_slowdown(void)
+{
+    GError *err = NULL;
+    Accel *h = accel_load("h100-sxm", &err), *a = accel_load("a100-40gb", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    for (int bwd = 0; bwd < 2; bwd++) {
+        double v2 = accel_attention_v2_slowdown(h, bwd);
+        CU_ASSERT_TRUE(v2 >= 1.5 && v2 <= 2.0);
+        CU_ASSERT_TRUE(accel_attention_v1_slowdown(h, bwd) > v2);
+        CU_ASSERT_DOUBLE_EQUAL(accel_attention_v2_slowdown(a, bwd), 1, 0);
+    }
+    accel_free(h);
+    accel_free(a);
+}
+
 static const TestCase tests[] = {
     {"fused-v1's slowdown: the preset's where given, none otherwise", test_v1_slowdown},
+    {"fused-v2's slowdown: FA3 over FA2 on Hopper, 1 on Ampere", test_v2_slowdown},
     {"llm-foundry MPT H100 FSDP, calibration half: median <= 5%", test_calibration_half},
     {"llm-foundry MPT H100 FSDP, held-out half: median <= 10%, max <= 25%", test_held_out_half},
     {"NeMo 24.07 H100 FP8 3-D parallel, held out by source: median <= 10%, max <= 25%", test_nemo},
