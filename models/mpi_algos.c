@@ -176,9 +176,8 @@ double mpi_all_pairs(const MpiModel *m, MpiComm c, double bytes, int window)
     double lat = inter > 0 ? mpi_net_latency(m, bytes) : p->lat_shm;
     long rounds = window > 0 ? (n - 2) / window + 1 : 1;
     double wire = bytes / p->bw_net, soft = mpi_net_exchange(m, bytes) - wire;
-    double core = intra * (p->overhead + mpi_shm_copy(m, bytes)) + inter * soft;
-    double net = inter > 0 ? (core + wire > inter * wire + soft ? core + wire : inter * wire + soft) : core;
-    double rank = rounds * lat + net;
+    double own = rounds * lat + intra * p->overhead + intra * mpi_shm_copy(m, bytes) + inter * soft; /* the core's */
+    double rank = inter > 0 ? fmax(own + wire, rounds * lat + inter * wire + soft) : own;
     double nic = pn * inter * bytes / p->bw_nic;
     double mem = (pn * intra * bytes * p->copy_traffic + 2.0 * pn * inter * bytes) / p->bw_mem;
     double t = rank > nic ? rank : nic;
