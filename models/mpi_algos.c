@@ -45,7 +45,7 @@ typedef struct {
 } StepAcc;
 
 static void acc_message(const MpiModel *m, MpiComm c, StepAcc *a, int i, int j, double bytes, double *t, double *lat,
-                        bool reduce)
+                        bool reduce, bool exchange)
 {
     const MpiPlatform *p = &m->p;
     int ni = i / c.per_node, nj = j / c.per_node;
@@ -53,7 +53,7 @@ static void acc_message(const MpiModel *m, MpiComm c, StepAcc *a, int i, int j, 
     double l = net ? mpi_net_latency(m, bytes) : p->lat_shm;
     if (l > *lat)
         *lat = l;
-    *t += net ? mpi_net_send(m, bytes) : p->overhead + mpi_shm_copy(m, bytes);
+    *t += !net ? p->overhead + mpi_shm_copy(m, bytes) : exchange ? mpi_net_exchange(m, bytes) : mpi_net_send(m, bytes);
     if (net) {
         a->out[ni] += bytes;
         a->in[nj] += bytes;
@@ -120,7 +120,7 @@ static double shift_step(const MpiModel *m, MpiComm c, int d, double bytes, bool
     if (intra > 0)
         t = p->lat_shm + p->overhead + mpi_shm_copy(m, bytes) + red;
     if (inter > 0) {
-        double tn = mpi_net_latency(m, bytes) + p->overhead + p->net_overhead + bytes / p->bw_net + red;
+        double tn = mpi_net_latency(m, bytes) + mpi_net_exchange(m, bytes) + red; /* each rank also receives */
         t = tn > t ? tn : t;
         double nic = inter * bytes / p->bw_nic;
         t = nic > t ? nic : t;
@@ -137,14 +137,14 @@ double mpi_step(const MpiModel *m, MpiComm c, MpiPattern pat, int d, int k, int 
     if (pat == MPI_PAT_SHIFT && c.n % c.per_node == 0)
         return shift_step(m, c, d, bytes, reduce);
     int cap = pat == MPI_PAT_TREE ? (k > 1 ? k - 1 : 1) : 1;
-    bool pull = pat == MPI_PAT_TREE && !reduce;
+    bool pull = pat == MPI_PAT_TREE && !reduce, exchange = pat == MPI_PAT_XOR || pat == MPI_PAT_SHIFT;
     int *dst = g_new(int, cap);
     StepAcc a = acc_new(c);
     for (int i = 0; i < c.n; i++) {
         int nd = pattern_dsts(c, pat, d, k, rem, i, dst, cap);
         double t = 0, lat = 0;
         for (int j = 0; j < nd; j++)
-            acc_message(m, c, &a, i, dst[j], bytes, &t, &lat, reduce);
+            acc_message(m, c, &a, i, dst[j], bytes, &t, &lat, reduce, exchange);
         /* a tree's children pull the same buffer at once (single-copy
          * rendezvous: CMA, RDMA read): the parent pays each message's
          * overhead, the bytes once; eager, it copies into every child's
@@ -160,15 +160,24 @@ double mpi_step(const MpiModel *m, MpiComm c, MpiPattern pat, int d, int k, int 
     return acc_finish(m, &a);
 }
 
+/* Every rank sends each other rank a message and receives one from it, as
+ * osu_bibw's ranks do (mpi_p2p_bidir_time): each message costs the rank's
+ * core the library's and the transport's software at both ends; across the
+ * network the NIC's DMA of one message overlaps the core's work on the
+ * next (the window's pipeline), in shared memory the core copies, so that
+ * adds. The latency is the point-to-point message's (the transport's
+ * eager or rendezvous, the receiver's completion), once per window. */
 double mpi_all_pairs(const MpiModel *m, MpiComm c, double bytes, int window)
 {
     const MpiPlatform *p = &m->p;
     if (c.n < 2)
         return 0;
     long pn = c.per_node, n = c.n, inter = n - pn, intra = pn - 1;
-    double lat = inter > 0 ? p->lat_net : p->lat_shm;
+    double lat = inter > 0 ? mpi_net_latency(m, bytes) : p->lat_shm;
     long rounds = window > 0 ? (n - 2) / window + 1 : 1;
-    double rank = rounds * lat + (n - 1) * p->overhead + intra * mpi_shm_copy(m, bytes) + inter * bytes / p->bw_net;
+    double wire = bytes / p->bw_net, soft = mpi_net_exchange(m, bytes) - wire;
+    double own = rounds * lat + intra * p->overhead + intra * mpi_shm_copy(m, bytes) + inter * soft; /* the core's */
+    double rank = inter > 0 ? fmax(own + wire, rounds * lat + inter * wire + soft) : own;
     double nic = pn * inter * bytes / p->bw_nic;
     double mem = (pn * intra * bytes * p->copy_traffic + 2.0 * pn * inter * bytes) / p->bw_mem;
     double t = rank > nic ? rank : nic;

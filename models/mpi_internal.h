@@ -48,6 +48,17 @@ static inline double mpi_net_send(const MpiModel *m, double bytes)
     return m->p.overhead + m->p.net_overhead + bytes / m->p.bw_net;
 }
 
+/* The same message when the sender also receives one in the same step (an
+ * exchange: osu_bibw, a shift, recursive doubling; mpi_p2p_bidir_time): its
+ * core also runs the library's and the transport's software of the
+ * message it receives (its own send's completion event and the incoming
+ * one come back together, where a one-way message's sender handles its
+ * completion during the flight). */
+static inline double mpi_net_exchange(const MpiModel *m, double bytes)
+{
+    return mpi_net_send(m, bytes) + m->p.overhead + m->p.net_overhead;
+}
+
 /* A network message's latency: the path's, the receiver's transport
  * software (its completion event), the NIC's read of the host when the
  * payload does not travel with the command and, past the transport's eager

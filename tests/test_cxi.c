@@ -186,6 +186,46 @@ static void test_calibrated_overhead(void)
     topo_free(t);
 }
 
+/* All-to-all messages cost what the same messages cost point to point:
+ * between two nodes of one rank each, MPICH's scattered all-to-all is one
+ * exchange, osu_bibw's window of one, at every transport step (the command
+ * payload, the host read, the rendezvous), and so is its pairwise exchange
+ * besides the copy of its own block; on 8 ranks over 2 nodes Open MPI's
+ * linear all-to-all pays CXI's software at both ends of each of a rank's
+ * 4 messages off the node, and one receive in the latency. */
+static void test_alltoall_transport(void)
+{
+    Topo *t = topo("gh200-slingshot", 2);
+    GError *err = NULL;
+    MpiModel *m = mpi_model_new(t, 2, 1, MPI_LIB_MPICH, NULL, &err);
+    CU_ASSERT_PTR_NULL(err);
+    g_clear_error(&err);
+    const MpiPlatform *p = mpi_model_platform(m);
+    MpiCost c = {0};
+    for (double pp = 8; pp <= 32768; pp *= 4) {
+        CU_ASSERT_TRUE(mpi_cost(m, COLL_ALLTOALL, 2 * pp, &c));
+        CU_ASSERT_STRING_EQUAL(c.algo, "mpir:scattered");
+        CU_ASSERT_DOUBLE_EQUAL(c.time_s, mpi_p2p_bidir_time(m, pp, 1), 1e-15);
+    }
+    CU_ASSERT_TRUE(mpi_cost(m, COLL_ALLTOALL, 2 * 65536.0, &c));
+    CU_ASSERT_STRING_EQUAL(c.algo, "mpir:pairwise");
+    CU_ASSERT_DOUBLE_EQUAL(c.time_s, mpi_p2p_bidir_time(m, 65536, 1) + 65536 / p->bw_core, 1e-12);
+    mpi_model_free(m);
+    MpiModel *o = mpi_model_new(t, 2, 4, MPI_LIB_OPENMPI, NULL, &err);
+    CU_ASSERT_PTR_NULL(err);
+    g_clear_error(&err);
+    int k = MPI_NUM_PARAMS - 1;
+    double d = mpi_model_param(o, k);
+    CU_ASSERT_TRUE(mpi_cost(o, COLL_ALLTOALL, 8 * 8.0, &c));
+    CU_ASSERT_STRING_EQUAL(c.algo, "tuned:linear_sync");
+    double before = c.time_s;
+    CU_ASSERT_TRUE(mpi_model_set_param(o, k, 2 * d));
+    CU_ASSERT_TRUE(mpi_cost(o, COLL_ALLTOALL, 8 * 8.0, &c));
+    CU_ASSERT_DOUBLE_EQUAL(c.time_s - before, (2 * 4 + 1) * d, 1e-12);
+    mpi_model_free(o);
+    topo_free(t);
+}
+
 static const TestCase tests[] = {
     {"transport", test_transport},
     {"latency_steps", test_latency_steps},
@@ -194,6 +234,7 @@ static const TestCase tests[] = {
     {"independent_runs", test_independent_runs},
     {"x86_runs", test_x86_runs},
     {"calibrated_overhead", test_calibrated_overhead},
+    {"alltoall_transport", test_alltoall_transport},
 };
 
 TEST_MAIN("cxi", tests)
