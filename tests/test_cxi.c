@@ -9,10 +9,10 @@
 #include "mpi_model.h"
 #include "validate.h"
 #include "test_main.h"
+#include "test_validated.h"
 
 #include <math.h>
 
-#define DATA SHARDSIM_SOURCE_DIR "/tests/data/traces/"
 
 static Topo *topo(const char *name, int nodes)
 {
@@ -106,26 +106,7 @@ static void test_windows(void)
     topo_free(t);
 }
 
-static ValidateErrors validated(const char *preset, int ranks, int nodes, const char *file)
-{
-    ValidateOptions o = {.topology = preset, .op = -1, .algo = COLL_ALGO_AUTO, .proto = COLL_PROTO_AUTO,
-                         .ranks = ranks, .nodes = nodes};
-    Validation *v = validate_new(&o);
-    GError *err = NULL;
-    char *path = g_strconcat(DATA, file, NULL);
-    bool ok = validate_trace(v, path, &err);
-    if (!ok)
-        fprintf(stderr, "unexpected: %s\n", err->message);
-    CU_ASSERT_TRUE(ok);
-    g_clear_error(&err);
-    ValidateErrors e = validate_errors(v);
-    printf("\n  %s: median %.1f%% (>= 1 MiB %.1f%%, below %.1f%%)", file, e.median, e.median_large, e.median_small);
-    validate_free(v);
-    g_free(path);
-    return e;
-}
-
-#define ALPS(f) validated("gh200-slingshot", 0, 2, f)
+#define ALPS(f) validated_on("gh200-slingshot", 0, 2, f)
 
 /* The fit: Santis' Open MPI 5.0.8 osu_bw and osu_bibw gave the per-message
  * cost (0.497 and 0.505 us at 1 byte); both whole curves follow it. */
@@ -155,7 +136,7 @@ static void test_independent_runs(void)
     CU_ASSERT_TRUE(rc1.median_large <= 10 && rc1.median_small <= 40);
 }
 
-#define OLIVIA(f) validated("olivia-cpu", 0, 2, f)
+#define OLIVIA(f) validated_on("olivia-cpu", 0, 2, f)
 
 /* x86: Olivia's osu_bibw gave the per-message cost on Zen 5c (0.184 us);
  * its osu_latency is independent: 1.65 us where the model gives 2.12 (the

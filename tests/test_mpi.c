@@ -7,6 +7,7 @@
 #include "osu.h"
 #include "validate.h"
 #include "test_main.h"
+#include "test_validated.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
@@ -431,25 +432,6 @@ static void test_osu_layout(void)
 }
 
 /* ---------------- the real runs ---------------- */
-
-static ValidateErrors validated_on(const char *topo, int ranks, int nodes, const char *file)
-{
-    ValidateOptions o = {.topology = topo, .op = -1, .algo = COLL_ALGO_AUTO, .proto = COLL_PROTO_AUTO,
-                         .ranks = ranks, .nodes = nodes};
-    Validation *v = validate_new(&o);
-    GError *err = NULL;
-    char *path = g_strconcat(DATA, file, NULL);
-    bool ok = validate_trace(v, path, &err);
-    if (!ok)
-        fprintf(stderr, "unexpected: %s\n", err->message);
-    CU_ASSERT_TRUE(ok);
-    g_clear_error(&err);
-    ValidateErrors e = validate_errors(v);
-    printf("\n  %s: median %.1f%% (>= 1 MiB %.1f%%, below %.1f%%)", file, e.median, e.median_large, e.median_small);
-    validate_free(v);
-    g_free(path);
-    return e;
-}
 
 static ValidateErrors validated(const char *file) { return validated_on(OCI, 0, 0, file); }
 

@@ -29,6 +29,26 @@ static inline Accel *steps_accel(const char *name)
     return a;
 }
 
+/* Asserts that CHIP's step band is BASE's widened by W on each side; CHIP's
+ * band into *lo, *hi where given. */
+static inline void steps_band_widened(const char *chip, const char *base, double w, double *lo, double *hi)
+{
+    Accel *a = steps_accel(chip), *h = steps_accel(base);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    double r10, r90, h10, h90;
+    CU_ASSERT_TRUE(accel_band(a, &r10, &r90));
+    CU_ASSERT_TRUE(accel_band(h, &h10, &h90));
+    CU_ASSERT_DOUBLE_EQUAL(r10, h10 - w, 0.003);
+    CU_ASSERT_DOUBLE_EQUAL(r90, h90 + w, 0.003);
+    if (lo)
+        *lo = r10;
+    if (hi)
+        *hi = r90;
+    accel_free(a);
+    accel_free(h);
+}
+
 static inline int col(gchar **head, const char *name)
 {
     for (int i = 0; head[i]; i++)
