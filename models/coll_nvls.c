@@ -29,6 +29,28 @@ static bool cost_nvls(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     return true;
 }
 
+/* NVLSTree's pipeline fill.  Its kernel moves a message in rounds of one
+ * chunk per channel and head (enqueue.cc, NVLS_TREE: nvlsChunkSize 128 KiB,
+ * at most 64 KiB from 4 nodes, 64 KiB below 4 rounds' worth, 32 KiB below
+ * one; 16 NVLS channels on Hopper, 32 from compute capability 10, nvls.cc;
+ * a head per NIC), each chunk through NVLS into the heads, the tree across
+ * the network and NVLS out again: the last of those three stages starts two
+ * rounds after the first.  The stage count is a modelling assumption, checked
+ * on the two 2-node H100 runs in tests/data/traces (both about 180 us over the
+ * bandwidth-and-latency time at 256 MiB-2 GiB; four stages, one per warp
+ * group of the kernel, overshoots below 64 MiB). */
+static double nvls_tree_fill_s(const CollGroup *g, double bytes, double algbw)
+{
+    double heads = g->nics > 0 ? fmin(g->nics, g->ppn) : g->ppn;
+    double ops = (g->gpu_gen >= GEN_BLACKWELL ? 32 : 16) * heads;
+    double chunk = g->nnodes >= 4 ? 65536 : 131072;
+    if (bytes < 4 * ops * chunk && chunk > 65536)
+        chunk = 65536;
+    if (bytes < ops * chunk && chunk > 32768)
+        chunk = 32768;
+    return 2 * fmin(bytes, ops * chunk) / algbw;
+}
+
 /* NVLSTree: NVLS reduces inside each node, the node's reduced data goes up
  * and down the double binary tree between nodes over all its NICs, and NVLS
  * multicasts the result.  The two stages are pipelined in one kernel, so the
@@ -43,6 +65,8 @@ static bool cost_nvls_tree(const CollGroup *g, CollOp op, CollProto p, double by
         return false;
     c->latency_s = g->p.nvls_latency + 2 * coll_ilog2_ceil(g->nnodes) * g->p.nvls_tree_net_lat;
     c->algbw_Bps = g->p.proto_bw[KIND_TREE][COLL_SIMPLE] * fmin(nvls_rate(g), 1 / tree_net_spb(g));
+    c->tuner_latency_s = c->latency_s; /* NCCL's tuner does not see the fill */
+    c->latency_s += nvls_tree_fill_s(g, bytes, c->algbw_Bps);
     return true;
 }
 

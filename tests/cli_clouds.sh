@@ -29,11 +29,11 @@ def run(*args):
 # trace, preset (and its options), bound on the median |error| from 1 MiB, bound below 1 MiB (None: no rows)
 cases = [
     ("nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.14.3_oci-hpc-oke.txt", "oci-bm-gpu4.8", 10, None),
-    ("nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt", "gcp-a3mega", 62, 70),
+    ("nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt", "gcp-a3mega", 48, 70),
     ("nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.8.3_aws-efa-eks.txt", "aws-p4d", 53, 75),
     ("nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.23.4_aws-dlami-guide.txt", "aws-p4d", 8, 78),
     ("nccl-tests_allreduce_h100-sxm-dell-xe9680_2node16gpu_8x400g-ib_nccl2.26.2_nccl-tests-issue309.txt",
-     "dgx-h100-cluster --nodes 2", 25, 18),
+     "dgx-h100-cluster --nodes 2", 5, 18),
     ("nccl-tests_allreduce_h100-pcie-nvlinkbridge_2gpu_nccl-issue1161_PARTIAL.txt", "h100-pcie-nvlink", 46, None),
 ]
 for f, topo, large, small in cases:

@@ -289,6 +289,26 @@ static void test_ll128_across_nodes_on_hopper(void)
     topo_free(a);
 }
 
+/* NVLSTree's pipeline fill is in the time, not in NCCL's rating: on 2 DGX
+ * H100 nodes (8 NICs, 16 NVLS channels) two rounds of 16 MiB (128 KiB chunks)
+ * from 64 MiB, of 8 MiB (64 KiB) below, of the whole message below 8 MiB. */
+static void test_nvls_tree_fill(void)
+{
+    Topo *t = load("dgx-h100-cluster", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    const double MiB = 1048576, sizes[] = {2 * MiB, 16 * MiB, 256 * MiB}, round[] = {2 * MiB, 8 * MiB, 16 * MiB};
+    for (int i = 0; i < 3; i++) {
+        CollCost c = cost(g, COLL_NVLS_TREE, COLL_SIMPLE, sizes[i]);
+        CU_ASSERT_DOUBLE_EQUAL(c.latency_s - c.tuner_latency_s, 2 * round[i] / c.algbw_Bps, 1e-12);
+    }
+    CollCost pick;
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 256 * MiB, &pick));
+    CU_ASSERT_EQUAL(pick.algo, COLL_NVLS_TREE);
+    coll_group_free(g);
+    topo_free(t);
+}
+
 static const TestCase tests[] = {
     {"LL128 across nodes on Hopper", test_ll128_across_nodes_on_hopper},
     {"a version rates by its tables, times by the newest", test_version_tables_rate},
@@ -296,6 +316,7 @@ static const TestCase tests[] = {
     {"the LL ring's rating from NCCL 2.21", test_ring_ll_rating},
     {"CollNet LL before NCCL 2.9", test_collnet_ll_before_2_9},
     {"SHARP queues CollNet's channels in the time, not the rating", test_sharp_queue},
+    {"NVLSTree's pipeline fill in the time, not the rating", test_nvls_tree_fill},
     {"LL ceiling across nodes by host CPU", test_ll_ceiling_across_nodes},
     {"no LL ceiling on RCCL", test_no_ll_ceiling_on_rccl},
     {"LL ceiling on one node by GPU generation", test_ll_ceiling_one_node},
