@@ -64,12 +64,7 @@ static bool predict(void *u, const double *values, double *pred, GError **err)
         c->work[i] = values[i] == c->prior[i] ? NAN : values[i];
     if (!validate_repredict_mpi(c->v, c->work, err))
         return false;
-    int k = 0;
-    for (size_t i = 0; i < validate_n_runs(c->v); i++) {
-        const ValidateRun *r = validate_run(c->v, i);
-        for (size_t j = 0; j < r->n_rows && k < c->nrows; j++)
-            pred[k++] = r->rows[j].predicted_s;
-    }
+    validate_predictions(c->v, pred, (size_t)c->nrows);
     return true;
 }
 

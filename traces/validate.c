@@ -404,6 +404,17 @@ const ValidateRun *validate_run(const Validation *v, size_t i)
     return i < v->runs->len ? &((const Measured *)v->runs->pdata[i])->pub : NULL;
 }
 
+size_t validate_predictions(const Validation *v, double *out, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < validate_n_runs(v); i++) {
+        const ValidateRun *r = validate_run(v, i);
+        for (size_t j = 0; j < r->n_rows && k < max; j++)
+            out[k++] = r->rows[j].predicted_s;
+    }
+    return k;
+}
+
 ValidateErrors validate_errors(const Validation *v)
 {
     GArray *all = g_array_new(FALSE, FALSE, sizeof(ValidateRow));

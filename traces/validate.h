@@ -99,6 +99,8 @@ bool validate_repredict_mpi(Validation *v, const double *values, GError **err);
 size_t validate_n_runs(const Validation *v);
 const ValidateRun *validate_run(const Validation *v, size_t i);
 /* Over the rows of every run. */
+/* Every run's rows' predicted times, in order, into OUT (at most MAX); the count. */
+size_t validate_predictions(const Validation *v, double *out, size_t max);
 ValidateErrors validate_errors(const Validation *v);
 
 /* {"topology", errors..., "rows": [every row], "traces": [{"trace", ["run"],
