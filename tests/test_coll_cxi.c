@@ -9,13 +9,6 @@
 
 #include <math.h>
 
-static CollCost cost(CollGroup *g, CollAlgo a, CollProto p, double bytes)
-{
-    CollCost c = {0};
-    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, a, p, bytes, &c));
-    return c;
-}
-
 /* A ring across 2 GH200 nodes crosses the network 4 times in an all-reduce:
  * each crossing's time carries CXI's 1 us latency, and a Simple one its 10 us
  * per message (collectives.json transports.cxi); the rating carries neither. */
@@ -25,7 +18,7 @@ static void test_cxi_latency_unseen_by_tuner(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CollGroup *g = group(t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    CollCost ll = cost(g, COLL_RING, COLL_LL, 8), simple = cost(g, COLL_RING, COLL_SIMPLE, 8);
+    CollCost ll = allreduce_cost(g, COLL_RING, COLL_LL, 8), simple = allreduce_cost(g, COLL_RING, COLL_SIMPLE, 8);
     CU_ASSERT_TRUE(ll.tuner_latency_s > 0 && simple.tuner_latency_s > 0);
     CU_ASSERT_DOUBLE_EQUAL(ll.latency_s - ll.tuner_latency_s, 4 * 1e-6, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(simple.latency_s - simple.tuner_latency_s, 4 * (1e-6 + 10e-6), 1e-12);
@@ -34,7 +27,7 @@ static void test_cxi_latency_unseen_by_tuner(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(one);
     CollGroup *g1 = group(one);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
-    CU_ASSERT_EQUAL(cost(g1, COLL_RING, COLL_SIMPLE, 8).tuner_latency_s, 0);
+    CU_ASSERT_EQUAL(allreduce_cost(g1, COLL_RING, COLL_SIMPLE, 8).tuner_latency_s, 0);
     coll_group_free(g1);
     topo_free(one);
     coll_group_free(g);
@@ -49,7 +42,7 @@ static void test_ib_rated_as_timed(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CollGroup *g = group(t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    CU_ASSERT_EQUAL(cost(g, COLL_RING, COLL_SIMPLE, 8).tuner_latency_s, 0);
+    CU_ASSERT_EQUAL(allreduce_cost(g, COLL_RING, COLL_SIMPLE, 8).tuner_latency_s, 0);
     coll_group_free(g);
     topo_free(t);
 }
@@ -68,13 +61,13 @@ static void test_two_node_tree_rating(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CollGroup *g = group(t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    CollCost tree = cost(g, COLL_TREE, COLL_SIMPLE, bytes), ring = cost(g, COLL_RING, COLL_SIMPLE, bytes);
+    CollCost tree = allreduce_cost(g, COLL_TREE, COLL_SIMPLE, bytes), ring = allreduce_cost(g, COLL_RING, COLL_SIMPLE, bytes);
     double corr = 0.9; /* NCCL's tree correction at 128 MiB (log2(bytes / 64) = 21) */
     /* NCCL's cap is on the NICs' nominal rate; the model's rates are what CXI
      * carries of it (bandwidth_fraction 0.96) */
     CU_ASSERT_DOUBLE_EQUAL(tree.tuner_algbw_Bps, 0.5 * 4 * 41.4e9 * 0.96 * corr, 1e3);
     CU_ASSERT_DOUBLE_EQUAL(ring.tuner_algbw_Bps, coll_group_inter_bw(g) * 8 / 14, 1e3);
-    CollCost best = cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes);
+    CollCost best = allreduce_cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes);
     CU_ASSERT_EQUAL(best.algo, COLL_TREE);
     CU_ASSERT_EQUAL(best.proto, COLL_SIMPLE);
     coll_group_free(g);
@@ -84,7 +77,7 @@ static void test_two_node_tree_rating(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CollGroup *ga = group(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ga);
-    CU_ASSERT_EQUAL(cost(ga, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes).algo, COLL_RING);
+    CU_ASSERT_EQUAL(allreduce_cost(ga, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes).algo, COLL_RING);
     coll_group_free(ga);
     topo_free(a);
 
@@ -92,7 +85,7 @@ static void test_two_node_tree_rating(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t3);
     CollGroup *g3 = group(t3);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g3);
-    CollCost tree3 = cost(g3, COLL_TREE, COLL_SIMPLE, bytes);
+    CollCost tree3 = allreduce_cost(g3, COLL_TREE, COLL_SIMPLE, bytes);
     CU_ASSERT_DOUBLE_EQUAL(tree3.tuner_algbw_Bps, 0.92 * coll_group_inter_bw(g3) / 2 * corr, 1e3);
     coll_group_free(g3);
     topo_free(t3);

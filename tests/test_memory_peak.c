@@ -15,34 +15,10 @@
  * 8-512 H100, the caching allocator's peak reservation per GPU, against
  * the model's "allocator_reserved".  Every row printed, predicted vs
  * published, with the bounds of test_published. */
-#include "calibrate.h"
-#include "step.h"
-#include "test_main.h"
+#include "test_steps.h"
 
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define STEPS SHARDSIM_SOURCE_DIR "/tests/data/steps/"
 #define DATA SHARDSIM_SOURCE_DIR "/tests/data/memory/"
 #define GIB (1024.0 * 1024 * 1024)
-
-static int col(gchar **head, const char *name)
-{
-    for (int i = 0; head[i]; i++)
-        if (!strcmp(head[i], name))
-            return i;
-    return -1;
-}
-
-static const char *cell(gchar **head, gchar **f, const char *a, const char *b)
-{
-    int i = col(head, a);
-    if (i < 0 && b)
-        i = col(head, b);
-    return i >= 0 ? f[i] : "-";
-}
 
 static double term(const cJSON *m, const char *k) { return cJSON_GetObjectItem(m, k)->valuedouble / GIB; }
 
@@ -56,7 +32,7 @@ typedef struct {
 
 /* Runs every row of `file`, prints its breakdown (and the published peak
  * beside it where the table has one); returns the rows. */
-static int run_table(const char *file, Row *rows)
+static int peak_table(const char *file, Row *rows)
 {
     gchar *text = NULL;
     CU_ASSERT_FATAL(g_file_get_contents(file, &text, NULL, NULL));
@@ -73,22 +49,8 @@ static int run_table(const char *file, Row *rows)
             head = f;
             continue;
         }
-        gchar *dir = g_path_get_dirname(file), *base = NULL, *path = g_build_filename(dir, f[col(head, "scenario")], NULL);
-        g_free(dir);
-        CU_ASSERT_FATAL(g_file_get_contents(path, &base, NULL, NULL));
-        g_free(path);
-        cJSON *root = cJSON_Parse(base);
-        g_free(base);
-        for (int i = 0; head[i]; i++)
-            if (strcmp(head[i], "scenario") && strcmp(head[i], "tokens_per_s") && !g_str_has_prefix(head[i], "ref."))
-                calib_accel_set_key(root, head[i], f[i]);
-        char *scen = cJSON_Print(root);
-        GError *err = NULL;
-        cJSON *res = step_run_text(file, scen, &err);
-        if (!res)
-            printf("%s: %s\n", *l, err->message);
-        g_clear_error(&err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+        cJSON *root = steps_row_scenario(file, head, f);
+        cJSON *res = steps_run_scenario(file, root, *l);
         const cJSON *m = cJSON_GetObjectItem(res, "memory_per_device_bytes");
         Row *r = &rows[n++];
         r->fits = cJSON_IsTrue(cJSON_GetObjectItem(res, "fits"));
@@ -112,7 +74,6 @@ static int run_table(const char *file, Row *rows)
                term(m, "working_set"), term(m, "fragmentation"), term(m, "reserve"), r->total_gib, r->allocator_gib,
                term(m, "hbm"), r->fits ? "yes" : "NO",
                pi >= 0 ? f[pi] : "-", err_s);
-        free(scen);
         cJSON_Delete(root);
         cJSON_Delete(res);
         g_strfreev(f);
@@ -126,7 +87,7 @@ static int run_table(const char *file, Row *rows)
 static void all_fit(const char *file)
 {
     Row rows[MAX_ROWS];
-    int n = run_table(file, rows), fits = 0;
+    int n = peak_table(file, rows), fits = 0;
     for (int i = 0; i < n; i++)
         fits += rows[i].fits;
     printf("%d of %d rows that ran predicted to fit\n", fits, n);
@@ -162,17 +123,11 @@ static void test_nemo_b200(void)
 #define OVER 0.10
 #define UNDER 0.25
 #define MEDIAN 0.12
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void test_published(const char *file)
 {
     Row rows[MAX_ROWS];
     double errs[MAX_ROWS];
-    int n = run_table(file, rows), checked = 0;
+    int n = peak_table(file, rows), checked = 0;
     double lo = INFINITY, hi = -INFINITY;
     for (int i = 0; i < n; i++) {
         if (!rows[i].modelled)

@@ -7,9 +7,9 @@
 #include "osu.h"
 #include "validate.h"
 #include "test_main.h"
+#include "test_tmpfile.h"
 #include "test_validated.h"
 
-#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -188,13 +188,12 @@ static void test_cache_residency(void)
     const MpiPlatform *p = mpi_model_platform(m);
     double per_peer = 16384, dram = 36.0 * 35 * per_peer * p->copy_traffic / p->bw_mem;
     CU_ASSERT_TRUE(cost(m, COLL_ALLTOALL, 36 * per_peer).time_s < 0.8 * dram);
-    char *dir = g_dir_make_tmp("shardsim-mpi-XXXXXX", NULL), *path = g_build_filename(dir, "p.json", NULL);
     char *def = g_build_filename(SHARDSIM_SOURCE_DIR, "models", "presets", "mpi.json", NULL), *text = NULL;
     CU_ASSERT_TRUE_FATAL(g_file_get_contents(def, &text, NULL, NULL));
     char *cut = strstr(text, "\"llc_bytes\"");
     CU_ASSERT_PTR_NOT_NULL_FATAL(cut);
     memcpy(cut, "\"llc_off__\"", 11); /* an unknown key: the caches not described */
-    CU_ASSERT_TRUE(g_file_set_contents(path, text, -1, NULL));
+    char *path = tmpfile_with("p.json", text);
     GError *err = NULL;
     MpiModel *nc = mpi_model_new(t, 1, 36, MPI_LIB_OPENMPI, path, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(nc);
@@ -202,10 +201,7 @@ static void test_cache_residency(void)
     mpi_model_free(nc);
     mpi_model_free(m);
     topo_free(t);
-    g_unlink(path);
-    g_rmdir(dir);
-    g_free(path);
-    g_free(dir);
+    tmpfile_remove(path);
     g_free(def);
     g_free(text);
 }
@@ -268,12 +264,11 @@ static void test_contention(void)
  * NCCL model refuses, and 512 such nodes. */
 static void test_many_ranks_per_node(void)
 {
-    char *dir = g_dir_make_tmp("shardsim-mpi-XXXXXX", NULL), *path = g_build_filename(dir, "cpu288.json", NULL);
     const char *json = "{\"family\": \"fat_tree\", \"nodes\": 512, \"ranks_per_node\": 288, \"nics_per_node\": 1,"
                        " \"nvlink\": {\"bandwidth\": \"10GB/s\", \"latency\": \"200ns\", \"kind\": \"shm\"},"
                        " \"pcie\": {\"bandwidth\": \"31.5GB/s\", \"latency\": \"250ns\"},"
                        " \"nic\": {\"bandwidth\": \"200Gbps\", \"latency\": \"500ns\"}, \"uplink\": {\"latency\": \"500ns\"}}";
-    CU_ASSERT_TRUE(g_file_set_contents(path, json, -1, NULL));
+    char *path = tmpfile_with("cpu288.json", json);
     GError *err = NULL;
     Topo *t = topo_load(path, &(TopoOptions){0}, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
@@ -293,10 +288,7 @@ static void test_many_ranks_per_node(void)
     mpi_model_free(m);
     mpi_model_free(small);
     topo_free(t);
-    g_unlink(path);
-    g_rmdir(dir);
-    g_free(path);
-    g_free(dir);
+    tmpfile_remove(path);
 }
 
 /* The parameters calibrate fits: read back as set; a node's NICs follow
@@ -321,9 +313,8 @@ static void test_fitted_params(void)
         CU_ASSERT_DOUBLE_EQUAL(mpi_model_param(m, i), 2 * v, 1e-9 * v);
     }
     CU_ASSERT_EQUAL(mpi_model_param(m, MPI_NUM_PARAMS - 1), 0);
-    char *dir = g_dir_make_tmp("shardsim-mpi-XXXXXX", NULL), *path = g_build_filename(dir, "o.json", NULL);
-    CU_ASSERT_TRUE(g_file_set_contents(
-        path, "{\"overlay\": \"t\", \"parameters\": {\"mpi.overhead\": {\"value\": 1e-6}, \"links.x\": 3}}", -1, NULL));
+    char *path = tmpfile_with(
+        "o.json", "{\"overlay\": \"t\", \"parameters\": {\"mpi.overhead\": {\"value\": 1e-6}, \"links.x\": 3}}");
     CU_ASSERT_TRUE(mpi_params_is_overlay(path));
     GError *err = NULL;
     MpiModel *o = mpi_model_new(t, 2, 36, MPI_LIB_OPENMPI, path, &err);
@@ -333,26 +324,19 @@ static void test_fitted_params(void)
     mpi_model_free(o);
     mpi_model_free(m);
     topo_free(t);
-    g_unlink(path);
-    g_rmdir(dir);
-    g_free(path);
-    g_free(dir);
+    tmpfile_remove(path);
 }
 
 static void test_bad_params(void)
 {
-    char *dir = g_dir_make_tmp("shardsim-mpi-XXXXXX", NULL), *path = g_build_filename(dir, "p.json", NULL);
-    CU_ASSERT_TRUE(g_file_set_contents(path, "{\"libraries\": {\"openmpi\": {\"overhead\": -1}}}", -1, NULL));
+    char *path = tmpfile_with("p.json", "{\"libraries\": {\"openmpi\": {\"overhead\": -1}}}");
     Topo *t = oci(2);
     GError *err = NULL;
     CU_ASSERT_PTR_NULL(mpi_model_new(t, 2, 1, MPI_LIB_OPENMPI, path, &err));
     CU_ASSERT_TRUE(err && strstr(err->message, "p.json:1:") && strstr(err->message, "overhead"));
     g_clear_error(&err);
     topo_free(t);
-    g_unlink(path);
-    g_rmdir(dir);
-    g_free(path);
-    g_free(dir);
+    tmpfile_remove(path);
 }
 
 /* ---------------- OSU headers ---------------- */

@@ -120,6 +120,38 @@ static inline void set_key(cJSON *root, const char *key, const char *value)
     }
 }
 
+/* A table row's scenario: the file the row names, beside the table, with
+ * every other column but tokens_per_s and ref.* set on it (the caller's). */
+static inline cJSON *steps_row_scenario(const char *file, gchar **head, gchar **f)
+{
+    gchar *dir = g_path_get_dirname(file), *base = NULL, *path = g_build_filename(dir, f[col(head, "scenario")], NULL);
+    bool read = g_file_get_contents(path, &base, NULL, NULL);
+    g_free(dir);
+    g_free(path);
+    CU_ASSERT_FATAL(read);
+    cJSON *root = cJSON_Parse(base);
+    g_free(base);
+    for (int i = 0; head[i]; i++)
+        if (strcmp(head[i], "scenario") && strcmp(head[i], "tokens_per_s") && !g_str_has_prefix(head[i], "ref."))
+            set_key(root, head[i], f[i]);
+    return root;
+}
+
+/* The step's result for the scenario ROOT of the row LINE of FILE (the
+ * caller's); the reason printed and a fatal failure where it does not run. */
+static inline cJSON *steps_run_scenario(const char *file, const cJSON *root, const char *line)
+{
+    char *scen = cJSON_Print(root);
+    GError *err = NULL;
+    cJSON *res = step_run_text(file, scen, &err);
+    if (!res)
+        printf("%s: %s\n", line, err->message);
+    g_clear_error(&err);
+    free(scen);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+    return res;
+}
+
 /* Runs every row of the table (on the accelerator ACCEL, the fabric TOPOLOGY
  * and with "attention" ATTENTION instead of the rows' own, where given),
  * prints it, checks its parameter count. */
@@ -142,28 +174,14 @@ static inline Summary run_table_as(const char *file, const char *accel, const ch
             continue;
         }
         CU_ASSERT_EQUAL_FATAL(g_strv_length(f), g_strv_length(head));
-        gchar *base = NULL, *path = g_build_filename(STEPS, f[col(head, "scenario")], NULL);
-        bool read = g_file_get_contents(path, &base, NULL, NULL);
-        g_free(path);
-        CU_ASSERT_FATAL(read);
-        cJSON *root = cJSON_Parse(base);
-        g_free(base);
-        for (int i = 0; head[i]; i++)
-            if (strcmp(head[i], "scenario") && strcmp(head[i], "tokens_per_s") && !g_str_has_prefix(head[i], "ref."))
-                set_key(root, head[i], f[i]);
+        cJSON *root = steps_row_scenario(file, head, f);
         if (accel)
             set_key(root, "accelerator", accel);
         if (topology)
             set_key(root, "topology", topology);
         if (attention)
             set_key(root, "attention", attention);
-        char *scen = cJSON_Print(root);
-        GError *err = NULL;
-        cJSON *res = step_run_text(file, scen, &err);
-        if (!res)
-            printf("%s: %s\n", *l, err->message);
-        g_clear_error(&err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+        cJSON *res = steps_run_scenario(file, root, *l);
         int seq = atoi(cell(head, f, "model.seq_len", "ref.seq_len")), gb = atoi(f[col(head, "global_batch")]);
         double meas = atof(f[col(head, "tokens_per_s")]);
         double tok = gb * (double)seq / cJSON_GetObjectItem(res, "step_time_s")->valuedouble, e = tok / meas - 1;
@@ -181,7 +199,6 @@ static inline Summary run_table_as(const char *file, const char *accel, const ch
         errs[s.n++] = fabs(e);
         s.worst = fmax(s.worst, fabs(e));
         check_params(head, f, seq);
-        free(scen);
         cJSON_Delete(root);
         cJSON_Delete(res);
         g_strfreev(f);

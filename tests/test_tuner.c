@@ -4,10 +4,10 @@
  * hosts, and what each NCCL version rates by. */
 #include "collective.h"
 #include "sim_data.h"
+#include "test_tmpfile.h"
 #include "test_load.h"
 #include "test_main.h"
 
-#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -22,14 +22,10 @@ static Topo *with_host_cpu(const char *preset, const char *cpu, int nodes, GErro
     char *brace = strchr(text, '{');
     CU_ASSERT_PTR_NOT_NULL_FATAL(brace);
     char *edited = g_strdup_printf("{\"host_cpu\": \"%s\",%s", cpu, brace + 1);
-    char *dir = g_dir_make_tmp("tuner-XXXXXX", NULL), *file = g_build_filename(dir, "t.json", NULL);
-    CU_ASSERT_TRUE(g_file_set_contents(file, edited, -1, NULL));
+    char *file = tmpfile_with("t.json", edited);
     TopoOptions o = {.nodes = nodes};
     Topo *t = topo_load(file, &o, err);
-    g_unlink(file);
-    g_rmdir(dir);
-    g_free(file);
-    g_free(dir);
+    tmpfile_remove(file);
     g_free(edited);
     g_free(text);
     return t;
@@ -129,13 +125,6 @@ static void test_bad_host_cpu(void)
     g_clear_error(&err);
 }
 
-static CollCost cost(CollGroup *g, CollAlgo a, CollProto p, double bytes)
-{
-    CollCost c;
-    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, a, p, bytes, &c));
-    return c;
-}
-
 /* A version rates by its own tables, and times by the newest: on 2 DGX A100
  * nodes NCCL 2.14 rates an LL tree at 4.4 + 2 (7 x 0.52 x 1.8 + 5) us
  * (tuning.cc then), the time is 6.8 + 2 (7 x 0.6 x 1.8 + 5) us. */
@@ -144,9 +133,9 @@ static void test_version_tables_rate(void)
     Topo *t = load("dgx-a100-cluster", 2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CollGroup *g = group(t);
-    CollCost now = cost(g, COLL_TREE, COLL_LL, 8);
+    CollCost now = allreduce_cost(g, COLL_TREE, COLL_LL, 8);
     coll_group_set_nccl_version(g, coll_nccl_version_parse("2.14.3"));
-    CollCost old = cost(g, COLL_TREE, COLL_LL, 8);
+    CollCost old = allreduce_cost(g, COLL_TREE, COLL_LL, 8);
     double host = coll_group_host_time(g);
     CU_ASSERT_DOUBLE_EQUAL(old.tuner_latency_s, 4.4e-6 + 2 * (7 * 0.52e-6 * 1.8 + 5e-6), 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(old.latency_s, 6.8e-6 + 2 * (7 * 0.6e-6 * 1.8 + 5e-6), 1e-9);
@@ -154,7 +143,7 @@ static void test_version_tables_rate(void)
     /* from 2.18 the x1.8 LL factor is gone and the rating is the time */
     CU_ASSERT_DOUBLE_EQUAL(now.latency_s, 6.8e-6 + 2 * (7 * 0.6e-6 + 5e-6), 1e-9);
     coll_group_set_nccl_version(g, 0);
-    CU_ASSERT_DOUBLE_EQUAL(cost(g, COLL_TREE, COLL_LL, 8).latency_s, now.latency_s, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(allreduce_cost(g, COLL_TREE, COLL_LL, 8).latency_s, now.latency_s, 1e-15);
     coll_group_free(g);
     topo_free(t);
 }
@@ -170,9 +159,9 @@ static void test_tree_simple_from_2_23(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CollGroup *g = group(t);
     coll_group_set_nccl_version(g, coll_nccl_version_parse("2.22.3"));
-    CollCost a22 = cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 4 << 20), t22 = cost(g, COLL_TREE, COLL_SIMPLE, 4 << 20);
+    CollCost a22 = allreduce_cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 4 << 20), t22 = allreduce_cost(g, COLL_TREE, COLL_SIMPLE, 4 << 20);
     coll_group_set_nccl_version(g, coll_nccl_version_parse("2.23.4"));
-    CollCost a23 = cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 4 << 20), t23 = cost(g, COLL_TREE, COLL_SIMPLE, 4 << 20);
+    CollCost a23 = allreduce_cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 4 << 20), t23 = allreduce_cost(g, COLL_TREE, COLL_SIMPLE, 4 << 20);
     CU_ASSERT_EQUAL(a22.algo, a23.algo);
     CU_ASSERT_EQUAL(a22.proto, a23.proto);
     CU_ASSERT_EQUAL(a23.algo, COLL_RING);
@@ -191,9 +180,9 @@ static void test_ring_ll_rating(void)
     Topo *t = load("abci-a100", 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CollGroup *g = group(t);
-    CollCost now = cost(g, COLL_RING, COLL_LL, 1 << 20);
+    CollCost now = allreduce_cost(g, COLL_RING, COLL_LL, 1 << 20);
     coll_group_set_nccl_version(g, coll_nccl_version_parse("2.20.5"));
-    CollCost old = cost(g, COLL_RING, COLL_LL, 1 << 20);
+    CollCost old = allreduce_cost(g, COLL_RING, COLL_LL, 1 << 20);
     CU_ASSERT_DOUBLE_EQUAL(now.algbw_Bps, old.algbw_Bps, 1e-3);
     double f = coll_busbw_factor(COLL_ALLREDUCE, 16);
     CU_ASSERT_DOUBLE_EQUAL(now.algbw_Bps * f, 0.25 * 4 * 25e9 * 0.96, 1e3);
@@ -233,8 +222,8 @@ static void test_sharp_queue(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CollGroup *g = group(t);
     coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8"));
-    CollCost a = cost(g, COLL_COLLNET, COLL_LL, 512), b = cost(g, COLL_COLLNET, COLL_LL, 1024);
-    CollCost d = cost(g, COLL_COLLNET, COLL_LL, 4096), big = cost(g, COLL_COLLNET, COLL_LL, 1 << 18);
+    CollCost a = allreduce_cost(g, COLL_COLLNET, COLL_LL, 512), b = allreduce_cost(g, COLL_COLLNET, COLL_LL, 1024);
+    CollCost d = allreduce_cost(g, COLL_COLLNET, COLL_LL, 4096), big = allreduce_cost(g, COLL_COLLNET, COLL_LL, 1 << 18);
     CU_ASSERT_DOUBLE_EQUAL(b.latency_s - a.latency_s, 5e-6, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(d.latency_s, b.latency_s, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(big.latency_s, b.latency_s, 1e-12);
@@ -252,18 +241,14 @@ static void test_sharp_queue(void)
     char *at = strstr(text, "\"collnet_sharp_group_channels\": 1");
     CU_ASSERT_PTR_NOT_NULL_FATAL(at);
     at[strlen("\"collnet_sharp_group_channels\": ")] = '0';
-    char *dir = g_dir_make_tmp("sharp-XXXXXX", NULL), *file = g_build_filename(dir, "p.json", NULL);
-    CU_ASSERT_TRUE_FATAL(g_file_set_contents(file, text, -1, NULL));
+    char *file = tmpfile_with("p.json", text);
     GError *err = NULL;
     g = coll_group_new(t, NULL, 0, file, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8"));
-    CU_ASSERT_DOUBLE_EQUAL(cost(g, COLL_COLLNET, COLL_LL, 1024).latency_s, a.latency_s, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(allreduce_cost(g, COLL_COLLNET, COLL_LL, 1024).latency_s, a.latency_s, 1e-12);
     coll_group_free(g);
-    g_unlink(file);
-    g_rmdir(dir);
-    g_free(file);
-    g_free(dir);
+    tmpfile_remove(file);
     g_free(text);
     g_free(path);
     topo_free(t);
@@ -299,7 +284,7 @@ static void test_nvls_tree_fill(void)
     CollGroup *g = group(t);
     const double MiB = 1048576, sizes[] = {2 * MiB, 16 * MiB, 256 * MiB}, round[] = {2 * MiB, 8 * MiB, 16 * MiB};
     for (int i = 0; i < 3; i++) {
-        CollCost c = cost(g, COLL_NVLS_TREE, COLL_SIMPLE, sizes[i]);
+        CollCost c = allreduce_cost(g, COLL_NVLS_TREE, COLL_SIMPLE, sizes[i]);
         CU_ASSERT_DOUBLE_EQUAL(c.latency_s - c.tuner_latency_s, 2 * round[i] / c.algbw_Bps, 1e-12);
     }
     CollCost pick;
