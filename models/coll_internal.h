@@ -21,6 +21,17 @@ enum { KIND_RING, KIND_TREE, KIND_COLLNET, KIND_NUM }; /* parameter families */
 /* NVIDIA GPU generations, as NCCL's tuner tells them apart (compCapIndex) */
 enum { GEN_NOT_NCCL = -2, GEN_VOLTA = 0, GEN_AMPERE, GEN_HOPPER, GEN_BLACKWELL, GEN_NUM };
 
+/* An NCCL environment that a transport's software stack ships and enforces
+ * for the NCCL versions before `before` (0: and every later one): what
+ * NCCL_ALGO, NCCL_PROTO and NCCL_NVLS_ENABLE leave the tuner to choose among
+ * (bit masks by CollAlgo and CollProto; 0: no limit).  GPUDirect-TCPXO's
+ * nccl-env-profile.sh, held by its guest config checker, is one. */
+#define COLL_MAX_PROFILES 4
+typedef struct {
+    int before;
+    unsigned algos, protos;
+} CollNcclProfile;
+
 /* A NIC transport's costs beyond what the tuner's network latencies hold
  * (coll_params.c: "transports"). */
 typedef struct {
@@ -29,6 +40,8 @@ typedef struct {
     double overhead; /* s, posting one message (per network step) */
     double fraction; /* achievable fraction of the NIC's line rate */
     bool rated;      /* NCCL's tuner sees the latency and overhead (its net plugin reports them) */
+    int nprofiles;   /* "nccl_profiles", in increasing order of `before` */
+    CollNcclProfile profile[COLL_MAX_PROFILES];
 } CollTransport;
 
 /* What the measurements behind the parameters covered, and how far off the

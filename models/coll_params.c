@@ -29,6 +29,69 @@ static const cJSON *get_object(const SimJsonDoc *d, const cJSON *obj, const char
     return cJSON_IsObject(o) ? o : NULL;
 }
 
+/* A list of names ("algorithms" or "protocols") as a bit mask by what
+ * `parse` returns; absent: 0 (no limit). */
+static bool get_name_mask(const SimJsonDoc *d, const cJSON *o, const char *key, int (*parse)(const char *), int n,
+                          unsigned *mask, GError **err)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    *mask = 0;
+    if (!a)
+        return true;
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) == 0) {
+        sim_json_error(d, a, err, "\"%s\" must be a non-empty array of names", key);
+        return false;
+    }
+    for (const cJSON *c = a->child; c; c = c->next) {
+        int k = cJSON_IsString(c) ? parse(c->valuestring) : -2;
+        if (k < 0 || k >= n) {
+            sim_json_error(d, c, err, "\"%s\": unknown name %s%s%s", key, cJSON_IsString(c) ? "\"" : "",
+                           cJSON_IsString(c) ? c->valuestring : "(not a string)", cJSON_IsString(c) ? "\"" : "");
+            return false;
+        }
+        *mask |= 1u << k;
+    }
+    return true;
+}
+
+/* "nccl_profiles": optional; the NCCL environments the transport's stack
+ * sets, by NCCL version (CollNcclProfile), in increasing order of
+ * "before", only the last without one. */
+static bool get_profiles(const SimJsonDoc *d, const cJSON *c, CollTransport *t, GError **err)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, "nccl_profiles");
+    t->nprofiles = 0;
+    if (!a)
+        return true;
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 || cJSON_GetArraySize(a) > COLL_MAX_PROFILES) {
+        sim_json_error(d, a, err, "\"nccl_profiles\" must be an array of 1 to %d objects", COLL_MAX_PROFILES);
+        return false;
+    }
+    for (const cJSON *e = a->child; e; e = e->next) {
+        CollNcclProfile *f = &t->profile[t->nprofiles];
+        const char *v = NULL;
+        if (!cJSON_IsObject(e) || !sim_json_get_string(d, e, "before", false, &v, err)) {
+            if (!cJSON_IsObject(e))
+                sim_json_error(d, e, err, "each of \"nccl_profiles\" must be an object");
+            return false;
+        }
+        f->before = v ? coll_nccl_version_parse(v) : 0;
+        bool last = !e->next;
+        if ((v && f->before <= 0) || (!v && !last) ||
+            (t->nprofiles > 0 && f->before && f->before <= t->profile[t->nprofiles - 1].before)) {
+            sim_json_error(d, e, err,
+                           "\"nccl_profiles\": \"before\" must be an NCCL version such as \"2.23\", increasing, "
+                           "and given on every profile but the last");
+            return false;
+        }
+        if (!get_name_mask(d, e, "algorithms", coll_algo_parse, COLL_NUM_ALGOS, &f->algos, err) ||
+            !get_name_mask(d, e, "protocols", coll_proto_parse, COLL_NUM_PROTOS, &f->protos, err))
+            return false;
+        t->nprofiles++;
+    }
+    return true;
+}
+
 /* "transports": optional; each one named has all three numbers. */
 static bool get_transports(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err)
 {
@@ -59,6 +122,8 @@ static bool get_transports(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
         t->rated = true; /* unless the plugin reports less than the transport adds */
         const cJSON *seen = cJSON_GetObjectItemCaseSensitive(c, "tuner_sees_latency");
         if (seen && !sim_json_get_bool(d, c, "tuner_sees_latency", &t->rated, err))
+            return false;
+        if (!get_profiles(d, c, t, err))
             return false;
         t->given = true;
     }

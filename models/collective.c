@@ -124,6 +124,28 @@ static bool tuner_skips(const CollGroup *g, CollAlgo a, CollProto p)
            (a == COLL_TREE && p == COLL_SIMPLE && g->tuner && g->nnodes == 1);
 }
 
+/* The NCCL environment the NICs' transport stack sets for the group's NCCL
+ * version (the newest where none is given), NULL if none: on one node the
+ * transport carries nothing, and RCCL's stacks ship none here. */
+static const CollNcclProfile *env_profile(const CollGroup *g)
+{
+    const CollTransport *tr = &g->p0.transport[g->transport];
+    if (g->nnodes <= 1 || !tr->given || g->library != COLL_LIB_NCCL)
+        return NULL;
+    for (int i = 0; i < tr->nprofiles; i++)
+        if (tr->profile[i].before == 0 || (g->nccl_version > 0 && g->nccl_version < tr->profile[i].before))
+            return &tr->profile[i];
+    return NULL;
+}
+
+/* What that environment keeps from the tuner (an algorithm or protocol
+ * asked for by name is run as asked, as NCCL_ALGO / NCCL_PROTO would be). */
+static bool env_excludes(const CollNcclProfile *f, CollAlgo algo, CollProto proto, int a, int p)
+{
+    return f && ((algo == COLL_ALGO_AUTO && f->algos && !(f->algos & (1u << a))) ||
+                 (proto == COLL_PROTO_AUTO && f->protos && !(f->protos & (1u << p))));
+}
+
 static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, double bytes, CollCost *c)
 {
     if (!proto_allowed(g, p))
@@ -188,7 +210,9 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
         return true; /* RCCL's MSCCL algorithm runs ahead of its tuner */
     if (proto == COLL_PROTO_AUTO && coll_rccl_multinode_proto(g, op, bytes, &mp) && coll_cost(g, op, algo, mp, bytes, out))
         return true; /* across nodes RCCL sets the protocol by size (coll_rccl.c) */
-    /* auto: NCCL's choices first; an op none of them runs (all-to-all) takes any */
+    /* auto: NCCL's choices first, within what the transport's environment
+     * leaves it; an op none of them runs (all-to-all) takes any */
+    const CollNcclProfile *env = env_profile(g);
     for (int pass = 0; pass < 2 && !found; pass++)
     for (int a = 0; a < COLL_NUM_ALGOS; a++) {
         if (algo != COLL_ALGO_AUTO ? a != (int)algo : pass == 0 && !coll_algo_desc(a)->tuner)
@@ -197,6 +221,8 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
             if (proto != COLL_PROTO_AUTO && p != (int)proto)
                 continue;
             if (algo == COLL_ALGO_AUTO && tuner_skips(g, a, p))
+                continue;
+            if (pass == 0 && env_excludes(env, algo, proto, a, p))
                 continue;
             CollCost c = {0};
             if (cost_one(g, op, a, p, bytes, &c) && (!found || tuner_time(&c, bytes) < tuner_time(&best, bytes))) {
