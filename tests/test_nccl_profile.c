@@ -1,7 +1,8 @@
 /* A NIC transport's shipped NCCL environment (collectives.json
  * transports.*.nccl_profiles): GPUDirect-TCPXO's nccl-env-profile.sh leaves
  * NCCL 2.21 Ring and Tree with Simple and no NVLS, 2.23 LL128 as well, and
- * from 2.26 every algorithm with Simple and LL128.  The tuner chooses within
+ * from 2.26 every algorithm with Simple and LL128; GPUDirect-TCPX's recipes
+ * Ring and Simple.  The tuner chooses within
  * that; an algorithm or protocol asked for by name still runs; one node
  * (no transport) keeps NCCL's defaults; bad profiles are refused. */
 #include "collective.h"
@@ -62,6 +63,37 @@ static void test_tcpxo_profiles_by_version(void)
     CU_ASSERT_TRUE(a & BIT(COLL_NVLS_TREE));
     coll_group_free(g);
     topo_free(t);
+}
+
+/* GPUDirect-TCPX's recipes run NCCL_ALGO=Ring, NCCL_PROTO=Simple: the A3
+ * Mega node over TCPX NICs takes nothing else, at any version. */
+static void test_tcpx_ring_simple(void)
+{
+    char *path = sim_data_dir("topologies/presets/gcp-a3mega.json"), *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    char *at = strstr(text, "\"transport\": \"tcpxo\"");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    memmove(at + strlen("\"transport\": \"tcpx"), at + strlen("\"transport\": \"tcpxo"),
+            strlen(at + strlen("\"transport\": \"tcpxo")) + 1);
+    char *file = tmpfile_with("t.json", text);
+    GError *err = NULL;
+    TopoOptions o = {.nodes = 2};
+    Topo *t = topo_load(file, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const char *versions[] = {"2.21.5", NULL};
+    for (size_t i = 0; i < G_N_ELEMENTS(versions); i++) {
+        CollGroup *g = group(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        if (versions[i])
+            coll_group_set_nccl_version(g, coll_nccl_version_parse(versions[i]));
+        unsigned a, p;
+        CU_ASSERT_TRUE(choices_within(g, BIT(COLL_RING), BIT(COLL_SIMPLE), &a, &p));
+        coll_group_free(g);
+    }
+    topo_free(t);
+    tmpfile_remove(file);
+    g_free(text);
+    g_free(path);
 }
 
 /* Named choices run as asked (NCCL_ALGO / NCCL_PROTO set by hand), and the
@@ -157,6 +189,7 @@ static void test_profile_errors(void)
 
 static const TestCase tests[] = {
     {"TCPXO's NCCL profile by version", test_tcpxo_profiles_by_version},
+    {"TCPX: Ring and Simple only", test_tcpx_ring_simple},
     {"named choices, one node and all-to-all", test_tcpxo_profile_limits},
     {"bad profiles are refused at their line", test_profile_errors},
 };
