@@ -2,7 +2,7 @@
  * transports.*.nccl_profiles): GPUDirect-TCPXO's nccl-env-profile.sh leaves
  * NCCL 2.21 Ring and Tree with Simple and no NVLS, 2.23 LL128 as well, and
  * from 2.26 every algorithm with Simple and LL128; GPUDirect-TCPX's recipes
- * Ring and Simple.  The tuner chooses within
+ * Ring and Simple.  FasTrak reports no latency to the tuner.  The tuner chooses within
  * that; an algorithm or protocol asked for by name still runs; one node
  * (no transport) keeps NCCL's defaults; bad profiles are refused. */
 #include "collective.h"
@@ -187,7 +187,22 @@ static void test_profile_errors(void)
     g_free(msg);
 }
 
+/* The FasTrak plugin reports no latency to NCCL (props.latency = 0): a
+ * 2-node ring's 4 network crossings pay TCPXO's 10 us each, and a Simple
+ * one its 2 us per message, in the time and not in the rating. */
+static void test_tcpxo_latency_unseen_by_tuner(void)
+{
+    Topo *t;
+    CollGroup *g = a3mega(&t, 2, "2.21.5");
+    CollCost c = allreduce_cost(g, COLL_RING, COLL_SIMPLE, 8);
+    CU_ASSERT_TRUE(c.tuner_latency_s > 0);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency_s - c.tuner_latency_s, 4 * (10e-6 + 2e-6), 1e-12);
+    coll_group_free(g);
+    topo_free(t);
+}
+
 static const TestCase tests[] = {
+    {"TCPXO's latency is timed, not rated", test_tcpxo_latency_unseen_by_tuner},
     {"TCPXO's NCCL profile by version", test_tcpxo_profiles_by_version},
     {"TCPX: Ring and Simple only", test_tcpx_ring_simple},
     {"named choices, one node and all-to-all", test_tcpxo_profile_limits},
