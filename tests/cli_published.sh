@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Independent checks on published runs the model was never fitted on, found
+# after it was built (issue 11): nccl-tests issue #309's 4-node H100 run (HGX
+# hosts in VMware VMs, 8x 400G InfiniBand, NCCL 2.26.2) and one 8-node H100
+# cluster's 8-, 2- and 4-node runs from the same thread (400G InfiniBand), each
+# on dgx-h100-cluster; CoreWeave's 72-GPU GB200 NVL72 rack (PR #43) on
+# gb200-nvl72.  Every row's error is printed.  The bounds are today's errors
+# plus a margin: a regression guard, not a goal (issue 11's targets are 8%
+# from 1 MiB and 20% below); the misses and their causes are in the comments.
+# No constant of the model was chosen with any of these runs in view.
+# Usage: bash cli_published.sh SHARDSIM_BINARY SOURCE_DIR
+set -u
+exec python3 - "$1" "$2" <<'PY'
+import json, subprocess, sys
+bin, src = sys.argv[1], sys.argv[2]
+d = src + "/tests/data/traces/"
+fail = 0
+def bad(msg):
+    global fail
+    print("FAIL:", msg)
+    fail = 1
+def run(*args):
+    out = subprocess.run([bin] + list(args), capture_output=True, text=True)
+    if out.returncode:
+        bad("shardsim %s: %s" % (" ".join(args), out.stderr.strip()))
+        return None
+    return json.loads(out.stdout)
+H100_4 = "nccl-tests_allreduce_h100-sxm_4node32gpu_8x400g-ib_vmware-vm_nccl2.26.2_nccl-tests-issue309.txt"
+H100_GJ = "nccl-tests_allreduce_h100-sxm_2-4-8node_400g-ib_nccl-tests-issue309-gj-aion.txt"
+GB200 = "nccl-tests_allreduce_gb200-nvl72_1rack72gpu_mnnvl_coreweave-pr43.txt"
+# trace, preset (and options), run index in the file, nodes, bound on the
+# median |error| from 1 MiB, bound below 1 MiB (None: no rows below)
+cases = [
+    # 4.2% / 10.5% today; misses 2-8 MiB (the LL128 tree, 36-55% fast)
+    (H100_4, "dgx-h100-cluster --nodes 4", 0, 4, 7, 14),
+    # 18.0%: this cluster tops out at 320 GB/s bus bandwidth from 8 nodes
+    # (NVIDIA in the thread: "possible, depending on your network", adaptive
+    # routing; the author's NCCL_MIN_CTAS=24 run reaches 391), the model's
+    # ring 377; 1-16 MiB 20-89% fast (one 8 MiB row at 1272 us)
+    (H100_GJ, "dgx-h100-cluster", 0, 8, 21, None),
+    # 4.3%: NVLSTree, as the Dell and multinode-guide 2-node runs
+    (H100_GJ, "dgx-h100-cluster", 1, 2, 7, None),
+    # 13.2%: 325 GB/s from 1 GiB against the model's 383 (the 4-node run
+    # above reaches 366 on its fabric); 1-8 MiB 49-76% fast
+    (H100_GJ, "dgx-h100-cluster", 2, 4, 16, None),
+    # 29.6%: 835 GB/s bus bandwidth at 4-8 GiB (algorithm bandwidth 423 GB/s,
+    # 0.47 of a GPU's 900 GB/s NVLink) where the model's NVLS takes H100's
+    # 0.61 of the link (NVIDIA's 8x H100 figure); 512 MiB-2 GiB slower still
+    (GB200, "gb200-nvl72", 0, 1, 33, None),
+]
+for f, topo, k, nodes, large, small in cases:
+    v = run("validate", "--json", "-t", *topo.split(), d + f)
+    if not v:
+        continue
+    t = v["traces"][k]
+    print("%s run %d on %s: %d ranks on %d nodes, median |error| from 1 MiB %.1f%%, below %s" % (
+        f, k + 1, topo, t["ranks"], t["nodes"], t["median_abs_pct_error_large"],
+        "-" if t["median_abs_pct_error_small"] is None else "%.1f%%" % t["median_abs_pct_error_small"]))
+    for r in t["rows"]:
+        print("  %12d B  measured %10.1f us  predicted %10.1f us  %5.1f%%  %s %s" % (
+            r["size_bytes"], r["measured_s"] * 1e6, r["predicted_s"] * 1e6, r["abs_pct_error"], r["algo"], r["proto"]))
+    if t["nodes"] != nodes:
+        bad("%s run %d: %d nodes read, the run had %d" % (f, k + 1, t["nodes"], nodes))
+    if t["median_abs_pct_error_large"] > large:
+        bad("%s run %d: %.1f%% from 1 MiB, bound %d%%" % (f, k + 1, t["median_abs_pct_error_large"], large))
+    if small is None:
+        if t["median_abs_pct_error_small"] is not None:
+            bad("%s run %d: rows below 1 MiB, none expected" % (f, k + 1))
+    elif t["median_abs_pct_error_small"] > small:
+        bad("%s run %d: %.1f%% below 1 MiB, bound %d%%" % (f, k + 1, t["median_abs_pct_error_small"], small))
+# The same cluster beats the NICs' line rate at 2 nodes and not from 4
+# (NVLSTree, then the ring): the model's choice follows it.
+v = run("validate", "--json", "-t", "dgx-h100-cluster", d + H100_GJ)
+if v:
+    for k, algo in ((1, "nvlstree"), (2, "ring"), (0, "ring")):
+        big = [r for r in v["traces"][k]["rows"] if r["size_bytes"] >= 4 << 30]
+        if not big or any(r["algo"] != algo for r in big):
+            bad("%s run %d: from 4 GiB the model should choose %s" % (H100_GJ, k + 1, algo))
+print("published: %s" % ("FAIL" if fail else "ok"))
+sys.exit(fail)
+PY
