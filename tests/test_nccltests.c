@@ -71,6 +71,9 @@ static const Expect EXPECT[] = {
       32, 8ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H100 80GB HBM3", "2.26.2" },
     { DATA_TRACES, "nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt", 0, 31, 8ull,
       8589934592ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H100 80GB HBM3", NULL },
+    /* nccl-tests issue #290: one process driving 8 H100s (-g 8), the op from a '# op:' header */
+    { DATA_TRACES, "nccl-tests_allreduce_h100-sxm_1node8gpu_g8-one-process_nccl-tests-issue290.txt", 0, 6,
+      134217728ull, 4294967296ull, NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "NVIDIA H100 80GB HBM3", NULL },
     /* nccl-tests issue #309's 4-node run (VMware VMs on HGX H100 hosts) */
     { DATA_TRACES, H100_4NODE, 0, 32, 8ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 32, 4, 8, 32,
       "NVIDIA H100 80GB HBM3", "2.26.2" },
