@@ -74,6 +74,9 @@ static const Expect EXPECT[] = {
     /* nccl-tests issue #290: one process driving 8 H100s (-g 8), the op from a '# op:' header */
     { DATA_TRACES, "nccl-tests_allreduce_h100-sxm_1node8gpu_g8-one-process_nccl-tests-issue290.txt", 0, 6,
       134217728ull, 4294967296ull, NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "NVIDIA H100 80GB HBM3", NULL },
+    /* 2 x 8 H200 over Spectrum-X RoCE, one process per node driving its 8 GPUs */
+    { DATA_TRACES, "nccl-tests_allreduce_h200-dell-xe9680_2node16gpu_8x400g-roce-spectrumx_nccl2.30.4_openshift-guide.txt",
+      0, 25, 1024ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
     /* nccl-tests issue #309's 4-node run (VMware VMs on HGX H100 hosts) */
     { DATA_TRACES, H100_4NODE, 0, 32, 8ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 32, 4, 8, 32,
       "NVIDIA H100 80GB HBM3", "2.26.2" },
