@@ -124,6 +124,7 @@ struct CollParams {
     double ring_plateau_volta;              /* the same on Volta GPUs (compute capability 7) */
     double tree_correction[COLL_NUM_PROTOS][TREE_CORR]; /* tree bandwidth factor by log2(bytes/64) */
     double nvls_latency, nvls_fraction; /* NVLS: latency, algorithm bandwidth / GPU link rate */
+    double nvls_blackwell;              /* NVLS rate on Blackwell relative to Hopper's */
     int sharp_group_channels; /* SHARP operations a job runs at once (0: any number) */
     double net_overhead; /* floor of a multi-node ring's intra-node step */
     double net_overhead_amd; /* the same on AMD hosts */

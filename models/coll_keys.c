@@ -67,6 +67,7 @@ static void build(void)
     add("net_overhead_s", OFF(net_overhead), 0, 1, LAT_SD, true);
     add("nvls.latency_s", OFF(nvls_latency), 0, 1, LAT_SD, true);
     add("nvls.bandwidth_fraction", OFF(nvls_fraction), 0.01, 2, EFF_SD, true);
+    add("nvls.blackwell_factor", OFF(nvls_blackwell), 0.1, 2, EFF_SD, false);
     add("nccl.nvls_net_step_latency_s", OFF(nvls_net_lat), 0, 1, LAT_SD, true);
     add("nccl.nvlstree_net_step_latency_s", OFF(nvls_tree_net_lat), 0, 1, LAT_SD, true);
     add("nccl.pat_base_latency_s", OFF(pat_base), 0, 1, LAT_SD, true);

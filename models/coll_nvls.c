@@ -5,8 +5,14 @@
 #include "coll_internal.h"
 
 /* The rate NVLink SHARP sustains on one GPU's links: NVIDIA quotes it as a
- * bus bandwidth, which the data file turns into a fraction of the link rate. */
-static double nvls_rate(const CollGroup *g) { return g->gpu_link * g->p.nvls_fraction; }
+ * bus bandwidth on Hopper, which the data file turns into a fraction of the
+ * link rate; Blackwell's switches reduce a smaller share of their faster
+ * links (NCCL's own NVLS efficiency per generation, the data file's factor). */
+static double nvls_rate(const CollGroup *g)
+{
+    double f = g->p.nvls_fraction * (g->gpu_gen >= GEN_BLACKWELL ? g->p.nvls_blackwell : 1);
+    return g->gpu_link * f;
+}
 
 /* Seconds per byte of the message on a node's NICs, per direction, for the
  * tree between nodes: each tree edge carries its tree's half each way, and a

@@ -224,6 +224,9 @@ static bool params_read(const char *path, CollParams *p, GError **err)
     if (!nv || !sim_json_get_number(d, nv, "latency_s", true, 0, 1, &p->nvls_latency, err) ||
         !sim_json_get_number(d, nv, "bandwidth_fraction", true, 0.01, 2, &p->nvls_fraction, err))
         goto out;
+    p->nvls_blackwell = 1;
+    if (!sim_json_get_number(d, nv, "blackwell_factor", false, 0.1, 2, &p->nvls_blackwell, err))
+        goto out;
     p->ring_plateau = 1;
     p->ring_plateau_volta = 1;
     if (!sim_json_get_number(d, r, "ring_plateau_factor", false, 1, 10, &p->ring_plateau, err) ||

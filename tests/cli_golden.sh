@@ -28,6 +28,11 @@ validate_preset() {
     *a100-40gb-oci*2node*) echo oci-bm-gpu4.8 ;;
     *h100-sxm_2node*) echo "dgx-h100-cluster --nodes 2" ;;
     *h100-sxm-dell-xe9680_2node*) echo "dgx-h100-cluster --nodes 2" ;;
+    *h100-sxm_4node*) echo "dgx-h100-cluster --nodes 4" ;;
+    *h100-sxm_1node8gpu*) echo dgx-h100 ;;
+    *h200-dell-xe9680_2node*) echo "dgx-h200-cluster --nodes 2" ;;
+    *h100-sxm_2-4-8node*) echo dgx-h100-cluster ;; # runs of 8, 2 and 4 nodes: the preset grows
+    *gb200-nvl72*) echo gb200-nvl72 ;;
     *h100-pcie*) echo h100-pcie-nvlink ;;
     osu_*gh200-alps*2node8proc*) echo "gh200-slingshot --ranks 8 --nodes 2" ;; # 4 ranks on each node
     *aws-p4d*) echo aws-p4d ;;

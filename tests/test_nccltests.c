@@ -22,6 +22,8 @@ typedef struct {
 } Expect;
 
 #define MI325X "rccl-tests_allreduce_mi325x_1-2-4-8node_hisohara-aac11.txt"
+#define H100_4NODE "nccl-tests_allreduce_h100-sxm_4node32gpu_8x400g-ib_vmware-vm_nccl2.26.2_nccl-tests-issue309.txt"
+#define H100_GJ "nccl-tests_allreduce_h100-sxm_2-4-8node_400g-ib_nccl-tests-issue309-gj-aion.txt"
 static const Expect EXPECT[] = {
     { DATA_TRACES, "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", 0, 29, 8,
       2147483648ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", NULL },
@@ -69,6 +71,26 @@ static const Expect EXPECT[] = {
       32, 8ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H100 80GB HBM3", "2.26.2" },
     { DATA_TRACES, "nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt", 0, 31, 8ull,
       8589934592ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H100 80GB HBM3", NULL },
+    /* nccl-tests issue #290: one process driving 8 H100s (-g 8), the op from a '# op:' header */
+    { DATA_TRACES, "nccl-tests_allreduce_h100-sxm_1node8gpu_g8-one-process_nccl-tests-issue290.txt", 0, 6,
+      134217728ull, 4294967296ull, NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "NVIDIA H100 80GB HBM3", NULL },
+    /* 2 x 8 H200 over Spectrum-X RoCE, one process per node driving its 8 GPUs */
+    { DATA_TRACES, "nccl-tests_allreduce_h200-dell-xe9680_2node16gpu_8x400g-roce-spectrumx_nccl2.30.4_openshift-guide.txt",
+      0, 25, 1024ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    /* nccl-tests issue #309's 4-node run (VMware VMs on HGX H100 hosts) */
+    { DATA_TRACES, H100_4NODE, 0, 32, 8ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 32, 4, 8, 32,
+      "NVIDIA H100 80GB HBM3", "2.26.2" },
+    /* the same thread's 8-, 2- and 4-node runs of one cluster, each under its own nThread line */
+    { DATA_TRACES, H100_GJ, 1, 14, 1048576ull, 8589934592ull, NCCLTESTS_ALLREDUCE, 64, 8, 8, 64,
+      "NVIDIA H100 80GB HBM3", NULL },
+    { DATA_TRACES, H100_GJ, 2, 14, 1048576ull, 8589934592ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16,
+      "NVIDIA H100 80GB HBM3", NULL },
+    { DATA_TRACES, H100_GJ, 3, 14, 1048576ull, 8589934592ull, NCCLTESTS_ALLREDUCE, 32, 4, 8, 32,
+      "NVIDIA H100 80GB HBM3", NULL },
+    /* a PR's tail of a 72-GPU NVL72 run: its one Rank line (rank 71) comes before any run
+     * opens and is not read; 72 ranks from busbw/algbw, hosts unknown */
+    { DATA_TRACES, "nccl-tests_allreduce_gb200-nvl72_1rack72gpu_mnnvl_coreweave-pr43.txt", 0, 5, 536870912ull,
+      8589934592ull, NCCLTESTS_ALLREDUCE, 72, 0, 0, 72, NULL, NULL },
     /* four runs under "====== N-node ======" lines, no Rank lines: the nodes
      * from the separators, 8 ranks a node from busbw/algbw */
     { DATA_TRACES, MI325X, 1, 3, 4294967296ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 8, 1, 0, 8, NULL, NULL },

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Independent checks on published runs the model was never fitted on, found
+# after it was built (issue 11): nccl-tests issue #290's single H100 node (one
+# process, -g 8) on dgx-h100; two Dell XE9680 H200 nodes over 8x 400G
+# Spectrum-X RoCE (an OpenShift guide, NCCL 2.30.4) on dgx-h200-cluster;
+# nccl-tests issue #309's 4-node H100 run (HGX
+# hosts in VMware VMs, 8x 400G InfiniBand, NCCL 2.26.2) and one 8-node H100
+# cluster's 8-, 2- and 4-node runs from the same thread (400G InfiniBand), each
+# on dgx-h100-cluster; CoreWeave's 72-GPU GB200 NVL72 rack (PR #43) on
+# gb200-nvl72.  Every row's error is printed.  The bounds are today's errors
+# plus a margin: a regression guard, not a goal (issue 11's targets are 8%
+# from 1 MiB and 20% below); the misses and their causes are in the comments.
+# No constant of the model was chosen with any of these runs in view.
+# Usage: bash cli_published.sh SHARDSIM_BINARY SOURCE_DIR
+set -u
+exec python3 - "$1" "$2" <<'PY'
+import json, subprocess, sys
+bin, src = sys.argv[1], sys.argv[2]
+d = src + "/tests/data/traces/"
+fail = 0
+def bad(msg):
+    global fail
+    print("FAIL:", msg)
+    fail = 1
+def run(*args):
+    out = subprocess.run([bin] + list(args), capture_output=True, text=True)
+    if out.returncode:
+        bad("shardsim %s: %s" % (" ".join(args), out.stderr.strip()))
+        return None
+    return json.loads(out.stdout)
+H100_1 = "nccl-tests_allreduce_h100-sxm_1node8gpu_g8-one-process_nccl-tests-issue290.txt"
+H200_SPX = "nccl-tests_allreduce_h200-dell-xe9680_2node16gpu_8x400g-roce-spectrumx_nccl2.30.4_openshift-guide.txt"
+H100_4 = "nccl-tests_allreduce_h100-sxm_4node32gpu_8x400g-ib_vmware-vm_nccl2.26.2_nccl-tests-issue309.txt"
+H100_GJ = "nccl-tests_allreduce_h100-sxm_2-4-8node_400g-ib_nccl-tests-issue309-gj-aion.txt"
+GB200 = "nccl-tests_allreduce_gb200-nvl72_1rack72gpu_mnnvl_coreweave-pr43.txt"
+# trace, preset (and options), run index in the file, nodes, bound on the
+# median |error| from 1 MiB, bound below 1 MiB (None: no rows below)
+cases = [
+    # 5.8%: NVLS, one process driving the 8 GPUs; 128-512 MiB 9-17% fast
+    # (the run ramps to its 474 GB/s plateau more slowly; iters 2)
+    (H100_1, "dgx-h100", 0, 1, 9, None),
+    # 2.8% / 29.3%: NVLSTree from 512 KiB as on the H100 2-node runs (the
+    # preset's InfiniBand stands for Spectrum-X RoCE: the same verbs figures,
+    # collectives.json transports.roce); below 1 MiB the run floors at 43-45 us
+    # where the model gives 33.6 us, its bound for one thread launching 8
+    # GPUs, and from 16 KiB it grows as if the launches added to the tree's
+    # own time rather than hid it (one process drives each node's 8 GPUs)
+    (H200_SPX, "dgx-h200-cluster --nodes 2", 0, 2, 6, 33),
+    # 4.2% / 10.5% today; misses 2-8 MiB (the LL128 tree, 36-55% fast)
+    (H100_4, "dgx-h100-cluster --nodes 4", 0, 4, 7, 14),
+    # 18.0%: this cluster tops out at 320 GB/s bus bandwidth from 8 nodes
+    # (NVIDIA in the thread: "possible, depending on your network", adaptive
+    # routing; the author's NCCL_MIN_CTAS=24 run reaches 391), the model's
+    # ring 377; 1-16 MiB 20-89% fast (one 8 MiB row at 1272 us)
+    (H100_GJ, "dgx-h100-cluster", 0, 8, 21, None),
+    # 4.3%: NVLSTree, as the Dell and multinode-guide 2-node runs
+    (H100_GJ, "dgx-h100-cluster", 1, 2, 7, None),
+    # 13.2%: 325 GB/s from 1 GiB against the model's 383 (the 4-node run
+    # above reaches 366 on its fabric); 1-8 MiB 49-76% fast
+    (H100_GJ, "dgx-h100-cluster", 2, 4, 16, None),
+    # 19.2% (29.6% with Hopper's NVLS rate): 835 GB/s bus bandwidth at 4-8 GiB
+    # (algorithm bandwidth 423 GB/s, 0.47 of a GPU's 900 GB/s NVLink), the
+    # model 11% fast there with NCCL's Blackwell NVLS efficiency (0.61 x
+    # 0.74/0.85 = 0.53 of the link); 512 MiB-2 GiB 19-37% fast: about 600 us
+    # more per call than its 4-8 GiB slope, not explained by public sources
+    (GB200, "gb200-nvl72", 0, 1, 22, None),
+]
+for f, topo, k, nodes, large, small in cases:
+    v = run("validate", "--json", "-t", *topo.split(), d + f)
+    if not v:
+        continue
+    t = v["traces"][k]
+    print("%s run %d on %s: %d ranks on %d nodes, median |error| from 1 MiB %.1f%%, below %s" % (
+        f, k + 1, topo, t["ranks"], t["nodes"], t["median_abs_pct_error_large"],
+        "-" if t["median_abs_pct_error_small"] is None else "%.1f%%" % t["median_abs_pct_error_small"]))
+    for r in t["rows"]:
+        print("  %12d B  measured %10.1f us  predicted %10.1f us  %5.1f%%  %s %s" % (
+            r["size_bytes"], r["measured_s"] * 1e6, r["predicted_s"] * 1e6, r["abs_pct_error"], r["algo"], r["proto"]))
+    if t["nodes"] != nodes:
+        bad("%s run %d: %d nodes read, the run had %d" % (f, k + 1, t["nodes"], nodes))
+    if t["median_abs_pct_error_large"] > large:
+        bad("%s run %d: %.1f%% from 1 MiB, bound %d%%" % (f, k + 1, t["median_abs_pct_error_large"], large))
+    if small is None:
+        if t["median_abs_pct_error_small"] is not None:
+            bad("%s run %d: rows below 1 MiB, none expected" % (f, k + 1))
+    elif t["median_abs_pct_error_small"] > small:
+        bad("%s run %d: %.1f%% below 1 MiB, bound %d%%" % (f, k + 1, t["median_abs_pct_error_small"], small))
+# The same cluster beats the NICs' line rate at 2 nodes and not from 4
+# (NVLSTree, then the ring): the model's choice follows it.
+v = run("validate", "--json", "-t", "dgx-h100-cluster", d + H100_GJ)
+if v:
+    for k, algo in ((1, "nvlstree"), (2, "ring"), (0, "ring")):
+        big = [r for r in v["traces"][k]["rows"] if r["size_bytes"] >= 4 << 30]
+        if not big or any(r["algo"] != algo for r in big):
+            bad("%s run %d: from 4 GiB the model should choose %s" % (H100_GJ, k + 1, algo))
+# NVLS on Blackwell: NCCL's efficiency ratio (collectives.json
+# nvls.blackwell_factor, from NCCL's source, not from a run) gives 8x B200 at
+# 8 GiB what a user reports for that node, "830+" GB/s bus bandwidth
+# (NVIDIA/nccl issue #1807, NCCL 2.27.1); Hopper's 0.61 alone would give 959.
+c = run("collective", "--json", "-t", "dgx-b200", "--op", "allreduce", "--sizes", "8GiB")
+if c:
+    bus = c["rows"][0]["busbw_Bps"] / 1e9
+    print("8x B200 all-reduce at 8 GiB: %.0f GB/s bus bandwidth (%s; a user's figure 830+)" % (bus, c["rows"][0]["algo"]))
+    if not (830 <= bus <= 880) or c["rows"][0]["algo"] != "nvls":
+        bad("8x B200 NVLS at 8 GiB: %.0f GB/s, not 830-880 GB/s" % bus)
+print("published: %s" % ("FAIL" if fail else "ok"))
+sys.exit(fail)
+PY
