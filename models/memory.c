@@ -72,7 +72,9 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
     double G = memory_grad_bytes(c->precision, c->fp32_grad_accum);
     double K = memory_optimizer_bytes(c->optimizer, c->precision);
     MemoryBreakdown b = {0};
-    b.params = P * psi / (c->zero_stage >= 3 ? n : 1) + (c->precision == MEMORY_MIXED_FP8 ? 2 * c->fp8_weight_params : 0);
+    bool no_shard = c->fsdp_fp32_shards && c->zero_stage >= 3 && c->precision != MEMORY_FP32;
+    b.params = (no_shard ? 0 : P * psi / (c->zero_stage >= 3 ? n : 1)) +
+               (c->precision == MEMORY_MIXED_FP8 ? 2 * c->fp8_weight_params : 0);
     b.grads = G * psi / (c->zero_stage >= 2 ? n : 1);
     b.optimizer = K * psi / (c->zero_stage >= 1 ? n : 1);
     b.buffers = c->bucket_bytes + (c->zero_stage >= 3 ? P * c->zero3_gathered_params : 0) + c->stream_pool_bytes;

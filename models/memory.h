@@ -23,7 +23,9 @@
  * (the weight and its transpose, 1 B each, cached across micro-batches when
  * the framework passes is_first_microbatch, as Megatron-Core does): 2 B per
  * fp8_weight_params, not sharded by ZeRO (TE casts the device's full
- * weights).  Embeddings, the output layer and norms have none.
+ * weights).  Embeddings, the output layer and norms have none.  FSDP's
+ * stage 3 in mixed precision has no 16-bit shard (fsdp_fp32_shards):
+ * (G + K) Psi / N_d.
  *
  * All functions are pure. */
 #ifndef MEMORY_H
@@ -100,6 +102,13 @@ typedef struct {
      * device's linear-layer weights; 0 where TE casts them per pass, as
      * under ZeRO-3 / FSDP, whose saved transposes are activations) */
     double fp8_weight_params;
+    /* FSDP (FSDP1's flat parameter, FSDP2's DTensor shards) in mixed
+     * precision: the sharded parameter is the fp32 one the optimizer
+     * updates (the master in K), cast to the 16-bit type per unit when it is
+     * all-gathered (FSDP2's MixedPrecisionPolicy; FSDP1 frees its
+     * low-precision shard after each gather), so stage 3 keeps no 16-bit
+     * shard: P Psi / N_d is not counted.  DeepSpeed's ZeRO-3 keeps it. */
+    bool fsdp_fp32_shards;
 } MemoryConfig;
 
 typedef struct {

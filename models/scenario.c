@@ -173,20 +173,21 @@ static bool parse_attention(StepScenario *sc, const SimJsonDoc *d, const cJSON *
 
 static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
 {
-    static const char *const names[] = {"unfused", "fp32", "fused"};
+    static const char *const names[] = {"unfused", "fp32", "fused", "loss_parallel"};
     const char *ce = NULL;
     if (!sim_json_get_string(d, root, "cross_entropy", false, &ce, err))
         return false;
     sc->cross_entropy = STEP_CE_UNFUSED;
     if (!ce)
         return true;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < (int)G_N_ELEMENTS(names); i++)
         if (!strcmp(ce, names[i])) {
             sc->cross_entropy = (StepCrossEntropy)i;
             return true;
         }
     sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "cross_entropy"), err,
-                   "\"cross_entropy\" = \"%s\" is not one of \"unfused\", \"fp32\", \"fused\"", SIM_ECHO(ce));
+                   "\"cross_entropy\" = \"%s\" is not one of \"unfused\", \"fp32\", \"fused\", \"loss_parallel\"",
+                   SIM_ECHO(ce));
     return false;
 }
 

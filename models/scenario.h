@@ -54,6 +54,14 @@ typedef struct {
      * tp), cpu_checkpointing (and kept in host memory); Lynx's recompute
      * overlapped with communication */
     bool partition_activations, cpu_checkpointing, recompute_overlap;
+    /* How the framework implements tensor and sharded data parallelism, for
+     * memory: "tp_impl" "dtensor" (PyTorch DTensor's ColwiseParallel under
+     * sequence parallelism saves its all-gathered input; Megatron, the
+     * default, saves the shard and gathers it again in the backward);
+     * "zero_impl" "fsdp" (FSDP1/FSDP2 mixed precision: the sharded parameter
+     * is the fp32 master, cast per unit at its all-gather: no persistent
+     * 16-bit shard under stage 3; DeepSpeed, the default, keeps one) */
+    bool tp_dtensor, zero_fsdp;
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */
@@ -92,8 +100,10 @@ StepAttention step_scenario_attention(const StepScenario *sc);
  * cross_entropy on fp32 logits), "fp32" (Megatron's
  * vocab-parallel cross entropy: an fp32 copy, softmax and gradient in
  * place), "fused" (a fused kernel on the 16-bit logits: flash-attn's /
- * apex's xentropy, llm-foundry's default). */
-typedef enum { STEP_CE_UNFUSED, STEP_CE_FP32, STEP_CE_FUSED } StepCrossEntropy;
+ * apex's xentropy, llm-foundry's default), "loss_parallel" (PyTorch
+ * DTensor's loss_parallel() on vocab-sharded logits, torchtitan's; with tp
+ * 1 it is PyTorch's cross_entropy, "unfused"). */
+typedef enum { STEP_CE_UNFUSED, STEP_CE_FP32, STEP_CE_FUSED, STEP_CE_LOSS_PARALLEL } StepCrossEntropy;
 StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc);
 /* GPUs one process drives, launching on them one after another
  * ("gpus_per_process", default 1: a process per GPU). */

@@ -136,7 +136,7 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
     static const char *const keys[] = {"dp", "tp", "pp", "weight_update", "zero_stage", "recompute", "schedule",
                                        "sequence_parallel", "bucket_bytes", "overlap", "gradient_compression",
                                        "allgather_overlap", "grad_reduce_dtype", "comm_interference",
-                                       "tp_comm_overlap", NULL};
+                                       "tp_comm_overlap", "tp_impl", "zero_impl", NULL};
     if (!par) {
         *p = plan_default();
         *nvariants = 1;
@@ -188,6 +188,12 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
         return false;
     if (grd >= 0)
         p->grad_reduce_dtype = grd == 0 ? ACCEL_BF16 : grd == 1 ? ACCEL_FP16 : ACCEL_FP32;
+    static const char *const tpi_names[] = {"megatron", "dtensor", NULL}, *const zi_names[] = {"deepspeed", "fsdp", NULL};
+    int tpi = 0, zi = 0;
+    if (!get_choice(d, par, "tp_impl", tpi_names, &tpi, err) || !get_choice(d, par, "zero_impl", zi_names, &zi, err))
+        return false;
+    p->tp_dtensor = tpi == 1;
+    p->zero_fsdp = zi == 1;
     if (!sim_json_get_bool(d, par, "sequence_parallel", &p->sequence_parallel, err) ||
         !sim_json_get_bool(d, par, "overlap", &p->overlap, err) ||
         !sim_json_get_bool(d, par, "comm_interference", &p->comm_interference, err) ||

@@ -109,6 +109,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp = workload_parallel_default();
     c->wp.tp = p->tp;
     c->wp.sequence_parallel = p->sequence_parallel;
+    c->wp.sp_gathered_inputs = p->sequence_parallel && p->tp_dtensor;
     c->wp.recompute = p->recompute;
     c->wp.act_bytes = accel_dtype_bytes(step_activation_dtype(c));
     c->wp.fused_attention = step_scenario_attention(sc) != STEP_ATTN_UNFUSED;

@@ -10,8 +10,9 @@
  *     "precision": "bf16"|"fp16"|"fp32"|"tf32"|"fp8", "optimizer": "sgd"|"sgd_momentum"|"adam"|"adamw"|"lamb",
  *     "attention": "fused"|"fused-v1"|"fused-v2"|"unfused",  (default: fused where the
  *                                        accelerator's preset has a fused kernel)
- *     "cross_entropy": "unfused"|"fp32"|"fused",  (the loss's memory; default
- *                                        unfused, PyTorch's; fp32: Megatron's)
+ *     "cross_entropy": "unfused"|"fp32"|"fused"|"loss_parallel",  (the loss's memory;
+ *                                        default unfused, PyTorch's; fp32: Megatron's;
+ *                                        loss_parallel: PyTorch DTensor's on vocab-sharded logits)
  *     "parallelism": { "dp": 8, "tp": 8, "pp": 1,   (dp not given: ranks / (tp x pp))
  *        "weight_update": "replicated"|"sharded" (or a list of both: compares),
  *        "zero_stage": 0..3, "recompute": "none"|"selective"|"full",
@@ -20,7 +21,10 @@
  *        "gradient_compression": 1.0,
  *        "allgather_overlap": true,        (ZeRO-1/2: gather the updated weights
  *                                           behind the next forward; false: at the end)
- *        "grad_reduce_dtype": "bf16"|"fp16"|"fp32" } }   (default: the gradients' type)
+ *        "grad_reduce_dtype": "bf16"|"fp16"|"fp32",   (default: the gradients' type)
+ *        "tp_impl": "megatron"|"dtensor",  (memory: dtensor saves the column-parallel
+ *                                           linears' all-gathered inputs under sp)
+ *        "zero_impl": "deepspeed"|"fsdp" } }  (memory: fsdp keeps no 16-bit shard under stage 3)
  *
  * One rule for dp, for run and sweep alike: "dp" as given, else the replicas
  * fill the machine: dp = ranks of the topology (nodes x ranks per node) /

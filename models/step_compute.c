@@ -176,7 +176,14 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
  *    log-sum-exp per token): the 16-bit logits and, without
  *    inplace_backward (its default), their 16-bit gradient; the logits are
  *    kept to the end of the step, as the model's output that the loop
- *    holds (Composer's state.outputs). */
+ *    holds (Composer's state.outputs);
+ *  - loss_parallel (PyTorch's torch.distributed.tensor.parallel.loss, on
+ *    logits sharded over the vocabulary, as torchtitan runs it with tp):
+ *    its log-softmax builds the shifted fp32 copy and its exp beside the
+ *    fp32 logits (with the 16-bit ones, 2 + 3 x 4), and its fused
+ *    nll/log-softmax backward holds the saved fp32 log-softmax, a zeros_like
+ *    gradient, exp of the log-softmax and their sum: 4 x 4 bytes.  With tp
+ *    1 there is no DTensor and the loss is PyTorch's own (unfused). */
 static double loss_bytes_per_logit(const Ctx *c, double *kept)
 {
     double e = c->wp.act_bytes;
@@ -184,6 +191,10 @@ static double loss_bytes_per_logit(const Ctx *c, double *kept)
     switch (step_scenario_cross_entropy(c->sc)) {
     case STEP_CE_FP32: return 4 + e;
     case STEP_CE_FUSED: *kept = e; return 2 * e;
+    case STEP_CE_LOSS_PARALLEL:
+        if (c->p.tp > 1)
+            return 4 * 4;
+        break;
     case STEP_CE_UNFUSED: break;
     }
     return 3 * 4;
@@ -193,7 +204,10 @@ static double loss_bytes_per_logit(const Ctx *c, double *kept)
  * larger of
  *  - the last stage's loss at its peak (loss_bytes_per_logit) for the
  *    device's tokens of one micro-batch (seq_len / cp of each sequence)
- *    and its 1 / tp of the vocabulary, at the end of the forward, and
+ *    and its 1 / tp of the vocabulary, at the end of the forward, with the
+ *    output layer's saved input (the final norm's output: 1 / tp of the
+ *    tokens under Megatron's sequence parallelism, all of them where the
+ *    linear keeps its gathered input or without sequence parallelism), and
  *  - in the backward, what the loss keeps, plus with recomputation the
  *    activations of the layer being recomputed (one micro-batch, as if it
  *    were not recomputed) less what is kept, plus under ZeRO-3 the
@@ -208,6 +222,8 @@ double compute_working_set(const Ctx *c, int s)
         double logits = (double)mb * tr->seq_len / c->p.cp * tr->vocab / c->p.tp, per_kept;
         loss = logits * loss_bytes_per_logit(c, &per_kept);
         kept = logits * per_kept;
+        bool sharded = c->wp.sequence_parallel && !c->wp.sp_gathered_inputs;
+        loss += (double)mb * tr->seq_len / c->p.cp * tr->hidden * c->wp.act_bytes / (sharded ? c->p.tp : 1);
     }
     if (c->p.recompute != WORKLOAD_RECOMPUTE_NONE && step_stage_layers(c, s) > 0) {
         WorkloadParallel all = c->wp;

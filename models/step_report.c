@@ -153,6 +153,7 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     mc.zero_stage = p->zero_stage;
     mc.precision = step_scenario_precision(c->sc);
     mc.fp32_grad_accum = c->fp32_grads;
+    mc.fsdp_fp32_shards = p->zero_fsdp;
     mc.optimizer = step_scenario_optimizer(c->sc);
     mc.bucket_bytes = p->dp > 1 ? p->bucket_bytes : 0;
     /* ZeRO-3 (FSDP): two layers gathered (the current one and the

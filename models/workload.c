@@ -612,7 +612,8 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     double core = scores * e + (t->dropout ? scores * (1 + e) : 0);
     if (fused)
         core = 4.0 * b * t->heads * t->seq_len; /* fp32 log-sum-exp per query row */
-    double bytes = rows / sp + split / tp;
+    double gathered = par && par->sp_gathered_inputs ? 2 * T * h * li : 0; /* QKV and MLP inputs whole */
+    double bytes = (rows - gathered) / sp + gathered + split / tp;
     if (rc != WORKLOAD_RECOMPUTE_SELECTIVE)
         bytes += core / tp;
     return bytes / cp_of(par); /* every term counts the device's tokens (scores: its queries) */

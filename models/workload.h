@@ -84,6 +84,12 @@ typedef struct {
      * while the bf16 input is dropped unless another op keeps it (the
      * attention output O, which a fused attention kernel saves). */
     double linear_input_bytes;
+    /* Under sequence parallelism, the QKV and MLP-up linears keep their
+     * all-gathered input (T x hidden, not / tp): PyTorch DTensor's
+     * ColwiseParallel behind PrepareModuleInput(Shard(1) -> Replicate())
+     * gathers before F.linear, and autograd saves what F.linear got.
+     * Megatron-LM saves the shard and gathers it again in the backward. */
+    bool sp_gathered_inputs;
 } WorkloadParallel;
 
 /* tp 1, no sequence parallelism, no recomputation, 16-bit activations. */

@@ -274,6 +274,34 @@ static void test_fragmentation(void)
     CU_ASSERT_DOUBLE_EQUAL(b.total, 17e9, 1);
 }
 
+/* FSDP's mixed precision keeps no 16-bit shard under stage 3: (G + K) Psi
+ * / N_d; stages 0-2, fp32 and DeepSpeed's ZeRO-3 as before. */
+static void test_fsdp_shards(void)
+{
+    MemoryConfig c = memory_config_default();
+    c.params = 8e9;
+    c.dp = 8;
+    c.zero_stage = 3;
+    c.reserve_bytes = 0;
+    c.fragmentation = 0;
+    MemoryBreakdown ds, fsdp;
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &ds, NULL));
+    c.fsdp_fp32_shards = true;
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &fsdp, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(ds.model_states, 16 * 8e9 / 8, 1);
+    CU_ASSERT_DOUBLE_EQUAL(fsdp.params, 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(fsdp.model_states, 14 * 8e9 / 8, 1);
+    CU_ASSERT_DOUBLE_EQUAL(fsdp.grads, ds.grads, 0);
+    CU_ASSERT_DOUBLE_EQUAL(fsdp.optimizer, ds.optimizer, 0);
+    c.zero_stage = 2; /* the unsharded 16-bit weights are kept */
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &fsdp, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(fsdp.params, 2 * 8e9, 1);
+    c.zero_stage = 3;
+    c.precision = MEMORY_FP32; /* the fp32 shard is the weight: no master to drop */
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &fsdp, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(fsdp.params, 4 * 8e9 / 8, 1);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -285,6 +313,7 @@ int main(void)
     CU_add_test(s, "buffers, activations, fit", test_buffers_activations_fit);
     CU_add_test(s, "bad config", test_bad_config);
     CU_add_test(s, "fragmentation and the allocator's reservation", test_fragmentation);
+    CU_add_test(s, "FSDP: no 16-bit shard under stage 3", test_fsdp_shards);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();

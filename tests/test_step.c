@@ -123,7 +123,8 @@ static void test_deterministic(void)
 
 /* run's memory for ZeRO-3 is memory_estimate's for the same configuration:
  * fused attention (A100's default), and the peak's working set: the larger
- * of the loss's (three fp32 vocab x tokens buffers) and, in the backward,
+ * of the loss's (three fp32 vocab x tokens buffers, with the output layer's
+ * saved bf16 input, tokens x hidden) and, in the backward,
  * the unsharded gradient of one layer being reduce-scattered. */
 static void test_zero3_memory(void)
 {
@@ -143,7 +144,7 @@ static void test_zero3_memory(void)
     mc.zero_stage = 3;
     const WorkloadTransformer *tr = workload_transformer(w);
     mc.working_set_bytes =
-        fmax(2.0 * tr->seq_len * tr->vocab * 12, 2 * workload_params_layer(w, 0));
+        fmax(2.0 * tr->seq_len * (tr->vocab * 12 + tr->hidden * 2), 2 * workload_params_layer(w, 0));
     mc.precision = MEMORY_MIXED_BF16;
     mc.optimizer = MEMORY_OPT_ADAM;
     mc.bucket_bytes = 50.0 * 1024 * 1024;
@@ -426,6 +427,15 @@ static void test_errors(void)
     expect_error("{\"topology\": \"dgx-a100-cluster\", \"model\": \"gpt3-1.3b\", \"global_batch\": 8,\n"
                  " \"parallelism\": {\"dp\": 8,\n \"grad_reduce_dtype\": \"int8\"}}",
                  "bad.json:3: \"grad_reduce_dtype\" = \"int8\" is not one of");
+    expect_error("{\"topology\": \"dgx-a100-cluster\", \"model\": \"gpt3-1.3b\", \"global_batch\": 8,\n"
+                 " \"parallelism\": {\"dp\": 8,\n \"tp_impl\": \"jax\"}}",
+                 "bad.json:3: \"tp_impl\" = \"jax\" is not one of \"megatron\", \"dtensor\"");
+    expect_error("{\"topology\": \"dgx-a100-cluster\", \"model\": \"gpt3-1.3b\", \"global_batch\": 8,\n"
+                 " \"parallelism\": {\"dp\": 8, \"zero_stage\": 3,\n \"zero_impl\": 3}}",
+                 "bad.json:3:");
+    expect_error("{\"topology\": \"dgx-a100-cluster\", \"model\": \"gpt3-1.3b\", \"global_batch\": 8,\n"
+                 " \"cross_entropy\": \"parallel\"}",
+                 "bad.json:2: \"cross_entropy\" = \"parallel\" is not one of");
     expect_error("{\"topology\": \"dgx-a100-cluster\", \"model\": \"gpt3-1.3b\", \"global_batch\": 8,\n"
                  " \"parallelism\": {\"dp\": 8, \"weight_update\": \"sharded\",\n \"allgather_overlap\": 1}}",
                  "bad.json:3: \"allgather_overlap\" must be true or false");

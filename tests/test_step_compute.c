@@ -296,12 +296,14 @@ static void test_wave_quantisation(void)
  * larger of that and one layer's activations (nothing of the loss is left
  * in the layers' backward).  "cross_entropy": "fp32" (Megatron's) holds
  * 4 + 2 bytes per logit, "fused" 2 + 2 (and keeps the 2-byte logits through
- * the backward); context parallelism divides the tokens. */
+ * the backward); context parallelism divides the tokens.  The loss's peak
+ * also holds the output layer's saved bf16 input, tokens x hidden x 2;
+ * "loss_parallel" (DTensor's, with tp > 1) 16 bytes per logit. */
 static void test_working_set(void)
 {
     cJSON *r = run_ok(scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, "{\"dp\": 8, \"recompute\": \"none\"}"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    double logits = 2048.0 * 50304 * 12;
+    double logits = 2048.0 * 50304 * 12 + 2048.0 * 2048 * 2;
     CU_ASSERT_DOUBLE_EQUAL(num(r, "memory_per_device_bytes", "working_set"), logits, 1);
     cJSON_Delete(r);
     r = run_ok(scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, "{\"dp\": 8, \"recompute\": \"full\"}"));
@@ -320,15 +322,17 @@ static void test_working_set(void)
         double per_logit, tokens;
     } rows[] = {{"fp32", "{\"dp\": 8}", 6, 2048},
                 {"fused", "{\"dp\": 8}", 4, 2048},
-                {"unfused", "{\"dp\": 4, \"cp\": 2}", 12, 1024}};
+                {"unfused", "{\"dp\": 4, \"cp\": 2}", 12, 1024},
+                {"loss_parallel", "{\"dp\": 8}", 12, 2048},              /* tp 1: PyTorch's own */
+                {"loss_parallel", "{\"dp\": 4, \"tp\": 2}", 16 / 2.0, 2048}}; /* 16 B on V / 2 */
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
         char *t = scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, rows[i].par);
         char *ce = g_strdup_printf("{\"cross_entropy\": \"%s\",%s", rows[i].ce, t + 1);
         g_free(t);
         r = run_ok(ce);
         CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-        CU_ASSERT_DOUBLE_EQUAL(num(r, "memory_per_device_bytes", "working_set"), rows[i].tokens * 50304 * rows[i].per_logit,
-                               1);
+        CU_ASSERT_DOUBLE_EQUAL(num(r, "memory_per_device_bytes", "working_set"),
+                               rows[i].tokens * (50304 * rows[i].per_logit + 2048 * 2), 1);
         cJSON_Delete(r);
     }
     GError *err = NULL;

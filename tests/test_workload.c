@@ -214,6 +214,14 @@ static void test_activation_memory(void)
     CU_ASSERT_TRUE(within(workload_layer_activation_bytes(w, 0, 1, &p), 2 * sbh / t, 1e-12));
     /* linear in the micro-batch */
     CU_ASSERT_TRUE(within(workload_layer_activation_bytes(w, 0, 4, &p), 4 * 2 * sbh / t, 1e-12));
+    /* DTensor's gathered linear inputs: the checkpoint is still the shard;
+     * without recomputation the QKV and MLP inputs (2 sbh each) are whole */
+    p.sp_gathered_inputs = true;
+    CU_ASSERT_TRUE(within(workload_layer_activation_bytes(w, 0, 1, &p), 2 * sbh / t, 1e-12));
+    p.recompute = WORKLOAD_RECOMPUTE_NONE;
+    CU_ASSERT_TRUE(within(workload_layer_activation_bytes(w, 0, 1, &p),
+                          sbh / t * (34 + 5 * a * s / h) + 4 * sbh * (1 - 1 / t), 1e-12));
+    p.sp_gathered_inputs = false;
     workload_free(w);
 
     /* Llama: no dropout masks, GQA shrinks K and V. */
