@@ -29,6 +29,8 @@ typedef struct {
     double overhead; /* s, posting one message (per network step) */
     double fraction; /* achievable fraction of the NIC's line rate */
     bool rated;      /* NCCL's tuner sees the latency and overhead (its net plugin reports them) */
+    unsigned protos; /* protocols its net plugin leaves NCCL across nodes (bit per CollProto; 0: all) */
+    int protos_since; /* from this NCCL version (0: every version) */
 } CollTransport;
 
 /* What the measurements behind the parameters covered, and how far off the

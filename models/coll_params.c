@@ -29,6 +29,38 @@ static const cJSON *get_object(const SimJsonDoc *d, const cJSON *obj, const char
     return cJSON_IsObject(o) ? o : NULL;
 }
 
+/* "protocols" (optional): the NCCL protocols the transport's net plugin
+ * leaves across nodes, from NCCL "protocols_since" (optional) on. */
+static bool get_protocols(const SimJsonDoc *d, const cJSON *c, CollTransport *t, GError **err)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, "protocols");
+    t->protos = 0;
+    t->protos_since = 0;
+    if (!a)
+        return true;
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1) {
+        sim_json_error(d, a, err, "transports.%s.protocols must be a non-empty array of ll, ll128, simple", c->string);
+        return false;
+    }
+    for (const cJSON *e = a->child; e; e = e->next) {
+        int q = cJSON_IsString(e) ? coll_proto_parse(e->valuestring) : -2;
+        if (q < 0) {
+            sim_json_error(d, e, err, "transports.%s.protocols: each must be ll, ll128 or simple", c->string);
+            return false;
+        }
+        t->protos |= 1u << q;
+    }
+    const char *since = NULL;
+    if (!sim_json_get_string(d, c, "protocols_since", false, &since, err))
+        return false;
+    if (since && (t->protos_since = coll_nccl_version_parse(since)) <= 0) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(c, "protocols_since"), err,
+                       "transports.%s.protocols_since must be an NCCL version such as \"2.17\"", c->string);
+        return false;
+    }
+    return true;
+}
+
 /* "transports": optional; each one named has all three numbers. */
 static bool get_transports(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err)
 {
@@ -55,6 +87,8 @@ static bool get_transports(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
         if (!sim_json_get_number(d, c, "latency_s", true, 0, 1e-2, &t->latency, err) ||
             !sim_json_get_number(d, c, "message_overhead_s", true, 0, 1e-2, &t->overhead, err) ||
             !sim_json_get_number(d, c, "bandwidth_fraction", true, 0.01, 1, &t->fraction, err))
+            return false;
+        if (!get_protocols(d, c, t, err))
             return false;
         t->rated = true; /* unless the plugin reports less than the transport adds */
         const cJSON *seen = cJSON_GetObjectItemCaseSensitive(c, "tuner_sees_latency");

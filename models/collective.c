@@ -124,6 +124,17 @@ static bool tuner_skips(const CollGroup *g, CollAlgo a, CollProto p)
            (a == COLL_TREE && p == COLL_SIMPLE && g->tuner && g->nnodes == 1);
 }
 
+/* Whether the NICs' net plugin leaves NCCL protocol p (it sets NCCL_PROTO
+ * where its transport cannot deliver LL/LL128's flagged lines intact:
+ * aws-ofi-nccl on EFA); a protocol given explicitly overrides it, as a
+ * user's NCCL_PROTO does. */
+static bool transport_leaves(const CollGroup *g, CollProto p)
+{
+    const CollTransport *tr = &g->p.transport[g->transport];
+    return g->nnodes <= 1 || !tr->given || !tr->protos || !coll_version_has(g, tr->protos_since) ||
+           (tr->protos >> p & 1u);
+}
+
 static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, double bytes, CollCost *c)
 {
     if (!proto_allowed(g, p))
@@ -197,6 +208,8 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
             if (proto != COLL_PROTO_AUTO && p != (int)proto)
                 continue;
             if (algo == COLL_ALGO_AUTO && tuner_skips(g, a, p))
+                continue;
+            if (proto == COLL_PROTO_AUTO && !transport_leaves(g, (CollProto)p))
                 continue;
             CollCost c = {0};
             if (cost_one(g, op, a, p, bytes, &c) && (!found || tuner_time(&c, bytes) < tuner_time(&best, bytes))) {

@@ -1,0 +1,126 @@
+/* NCCL over the aws-ofi-nccl net plugin on EFA (AWS p4d): the plugin leaves
+ * NCCL the Simple protocol only (it sets NCCL_PROTO=simple where EFA cannot
+ * deliver 128-byte stores in order, from its 1.6.0 release, NCCL 2.17's),
+ * and each network step costs what AWS's own tuner model says of EFA
+ * (collectives.json transports.efa); the "protocols" keys are checked. */
+#include "collective.h"
+#include "sim_data.h"
+#include "test_load.h"
+#include "test_main.h"
+#include "test_tmpfile.h"
+
+#include <string.h>
+
+static CollCost best(const CollGroup *g, double bytes) { return allreduce_cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes); }
+
+/* From NCCL 2.17 on every size across p4d nodes runs Simple; LL still costs
+ * when asked for (a user's NCCL_PROTO overrides the plugin's); at 2.8 (the
+ * plugin set no protocol then) and on one node (no network) LL is chosen
+ * for 8 bytes. */
+static void test_efa_simple_only(void)
+{
+    Topo *t = load("aws-p4d", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.23.4"));
+    const double sizes[] = {8, 65536, 1 << 20, 1 << 30};
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++)
+        CU_ASSERT_EQUAL(best(g, sizes[i]).proto, COLL_SIMPLE);
+    CollCost ll = allreduce_cost(g, COLL_RING, COLL_LL, 8);
+    CU_ASSERT_TRUE(ll.time_s > 0 && ll.time_s < best(g, 8).time_s);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.16.5"));
+    CU_ASSERT_NOT_EQUAL(best(g, 8).proto, COLL_SIMPLE);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8.3"));
+    CU_ASSERT_EQUAL(best(g, 8).proto, COLL_LL);
+    coll_group_free(g);
+    topo_free(t);
+
+    Topo *one = load("aws-p4d", 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+    CollGroup *g1 = group(one);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
+    CU_ASSERT_EQUAL(best(g1, 8).proto, COLL_LL);
+    coll_group_free(g1);
+    topo_free(one);
+}
+
+/* A Simple ring across 2 nodes of 8 crosses the network 4 times in an
+ * all-reduce: each crossing is AWS's 20 us EFA step (NCCL's 14 us Simple
+ * network step plus the transport's 6 us) and 3 us of completion, the other
+ * 26 steps NVLink's 3.4 us, plus NCCL's 8.4 us base: 188.8 us. */
+static void test_efa_step_cost(void)
+{
+    Topo *t = load("aws-p4d", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CollCost c = allreduce_cost(g, COLL_RING, COLL_SIMPLE, 8);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency_s, 8.4e-6 + 26 * 3.4e-6 + 4 * (14e-6 + 6e-6 + 3e-6), 1e-9);
+    coll_group_free(g);
+    topo_free(t);
+}
+
+/* The default parameter file with `from` (which must be in it) replaced by
+ * `to`; NULL and the reason where the file is refused. */
+static CollGroup *edited_group(const Topo *t, const char *from, const char *to, char **why)
+{
+    char *path = sim_data_dir("models/presets/collectives.json"), *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    char *at = strstr(text, from);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    GString *s = g_string_new_len(text, at - text);
+    g_string_append(s, to);
+    g_string_append(s, at + strlen(from));
+    char *file = tmpfile_with("p.json", s->str);
+    GError *err = NULL;
+    CollGroup *g = coll_group_new(t, NULL, 0, file, &err);
+    *why = err ? g_strdup(err->message) : NULL;
+    g_clear_error(&err);
+    tmpfile_remove(file);
+    g_string_free(s, TRUE);
+    g_free(text);
+    g_free(path);
+    return g;
+}
+
+/* A transport's "protocols" must name NCCL protocols, at least one, and
+ * "protocols_since" a version; without "protocols_since" the restriction
+ * holds at every version. */
+static void test_protocols_keys(void)
+{
+    Topo *t = load("aws-p4d", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const char *from = "\"protocols\": [\"simple\"], \"protocols_since\": \"2.17\"";
+    const char *bad[] = {"\"protocols\": []", "\"protocols\": [\"ll256\"]", "\"protocols\": \"simple\"",
+                         "\"protocols\": [\"simple\"], \"protocols_since\": \"two\""};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *why = NULL;
+        CollGroup *g = edited_group(t, from, bad[i], &why);
+        CU_ASSERT_PTR_NULL(g);
+        CU_ASSERT_TRUE(why && strstr(why, "protocols"));
+        coll_group_free(g);
+        g_free(why);
+    }
+    char *why = NULL;
+    CollGroup *g = edited_group(t, from, "\"protocols\": [\"ll\", \"simple\"]", &why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8.3"));
+    CU_ASSERT_NOT_EQUAL(best(g, 8).proto, COLL_LL128);
+    CU_ASSERT_EQUAL(best(g, 8).proto, COLL_LL);
+    CU_ASSERT_EQUAL(best(g, 1 << 30).proto, COLL_SIMPLE);
+    coll_group_free(g);
+    g = edited_group(t, from, "\"protocols\": [\"simple\"]", &why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8.3"));
+    CU_ASSERT_EQUAL(best(g, 8).proto, COLL_SIMPLE);
+    coll_group_free(g);
+    topo_free(t);
+}
+
+static const TestCase tests[] = {
+    {"EFA leaves NCCL Simple only from 2.17", test_efa_simple_only},
+    {"an EFA network step costs AWS's model's", test_efa_step_cost},
+    {"a transport's protocols keys are checked", test_protocols_keys},
+};
+TEST_MAIN("coll_ofi", tests)
