@@ -217,6 +217,7 @@ static void find_nics(CollGroup *g)
 void coll_group_add_transport_latency(CollGroup *g)
 {
     const CollTransport *tr = &g->p.transport[g->transport];
+    g->eager_paid = g->nnodes > 1 && tr->given;
     if (g->nnodes <= 1 || !tr->given)
         return;
     /* LL and LL128 write small flagged lines straight into the peer's buffer

@@ -88,7 +88,9 @@ static bool get_transports(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
             !sim_json_get_number(d, c, "message_overhead_s", true, 0, 1e-2, &t->overhead, err) ||
             !sim_json_get_number(d, c, "bandwidth_fraction", true, 0.01, 1, &t->fraction, err))
             return false;
-        if (!get_protocols(d, c, t, err))
+        if (!get_protocols(d, c, t, err) ||
+            !sim_json_get_number(d, c, "eager_max_bytes", false, 0, 1e9, &t->eager_max, err) ||
+            !sim_json_get_number(d, c, "rendezvous_s", false, 0, 1e-2, &t->rendezvous, err))
             return false;
         t->rated = true; /* unless the plugin reports less than the transport adds */
         const cJSON *seen = cJSON_GetObjectItemCaseSensitive(c, "tuner_sees_latency");

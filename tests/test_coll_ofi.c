@@ -1,8 +1,10 @@
-/* NCCL over the aws-ofi-nccl net plugin on EFA (AWS p4d): the plugin leaves
+/* NCCL over the aws-ofi-nccl net plugin.  On EFA (AWS p4d) the plugin leaves
  * NCCL the Simple protocol only (it sets NCCL_PROTO=simple where EFA cannot
  * deliver 128-byte stores in order, from its 1.6.0 release, NCCL 2.17's),
  * and each network step costs what AWS's own tuner model says of EFA
- * (collectives.json transports.efa); the "protocols" keys are checked. */
+ * (collectives.json transports.efa).  On Slingshot (CXI) LL messages past
+ * the provider's eager limit take its rendezvous as Simple's do.  The
+ * transports' new keys are checked. */
 #include "collective.h"
 #include "sim_data.h"
 #include "test_load.h"
@@ -61,6 +63,39 @@ static void test_efa_step_cost(void)
     topo_free(t);
 }
 
+/* GH200 over CXI: a tree LL all-reduce of 2 KiB sends one channel's 4 KiB of
+ * LL lines per network hop, under the 4097-byte eager limit; of 4 KiB, 8 KiB,
+ * past it: each of the tree's 2 network hops pays the 5 us rendezvous (in
+ * the time; NCCL's tuner, which sees no CXI cost, rates both alike).  From
+ * 16 KiB NCCL spreads the tree over the 4 channels, each message still past
+ * the limit.  8 bytes stay eager; Simple keeps its per-message overhead. */
+static void test_cxi_ll_rendezvous(void)
+{
+    Topo *t = load("gh200-slingshot", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CollCost a = allreduce_cost(g, COLL_TREE, COLL_LL, 2048), b = allreduce_cost(g, COLL_TREE, COLL_LL, 4096);
+    CollCost c = allreduce_cost(g, COLL_TREE, COLL_LL, 16384), e = allreduce_cost(g, COLL_TREE, COLL_LL, 8);
+    CU_ASSERT_DOUBLE_EQUAL(b.latency_s - a.latency_s, 2 * 5e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency_s, b.latency_s, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(e.latency_s, a.latency_s, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(b.tuner_latency_s, a.tuner_latency_s, 1e-12);
+    CollCost s1 = allreduce_cost(g, COLL_RING, COLL_SIMPLE, 8), s2 = allreduce_cost(g, COLL_RING, COLL_SIMPLE, 1024);
+    CU_ASSERT_DOUBLE_EQUAL(s1.latency_s, s2.latency_s, 1e-12);
+    coll_group_free(g);
+    topo_free(t);
+    /* p4d's EFA sets no eager limit: LL's time does not step */
+    Topo *p = load("aws-p4d", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CollGroup *gp = group(p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gp);
+    CU_ASSERT_DOUBLE_EQUAL(allreduce_cost(gp, COLL_TREE, COLL_LL, 2048).latency_s,
+                           allreduce_cost(gp, COLL_TREE, COLL_LL, 65536).latency_s, 1e-12);
+    coll_group_free(gp);
+    topo_free(p);
+}
+
 /* The default parameter file with `from` (which must be in it) replaced by
  * `to`; NULL and the reason where the file is refused. */
 static CollGroup *edited_group(const Topo *t, const char *from, const char *to, char **why)
@@ -102,6 +137,17 @@ static void test_protocols_keys(void)
         coll_group_free(g);
         g_free(why);
     }
+    const char *cxi = "\"eager_max_bytes\": 4097, \"rendezvous_s\": 5.0e-06";
+    const char *bad_cxi[] = {"\"eager_max_bytes\": -1, \"rendezvous_s\": 5.0e-06",
+                             "\"eager_max_bytes\": 4097, \"rendezvous_s\": \"5 us\""};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad_cxi); i++) {
+        char *why = NULL;
+        CollGroup *g = edited_group(t, cxi, bad_cxi[i], &why);
+        CU_ASSERT_PTR_NULL(g);
+        CU_ASSERT_TRUE(why && (strstr(why, "eager_max_bytes") || strstr(why, "rendezvous_s")));
+        coll_group_free(g);
+        g_free(why);
+    }
     char *why = NULL;
     CollGroup *g = edited_group(t, from, "\"protocols\": [\"ll\", \"simple\"]", &why);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
@@ -121,6 +167,7 @@ static void test_protocols_keys(void)
 static const TestCase tests[] = {
     {"EFA leaves NCCL Simple only from 2.17", test_efa_simple_only},
     {"an EFA network step costs AWS's model's", test_efa_step_cost},
-    {"a transport's protocols keys are checked", test_protocols_keys},
+    {"LL past CXI's eager limit takes its rendezvous", test_cxi_ll_rendezvous},
+    {"a transport's protocols and eager keys are checked", test_protocols_keys},
 };
 TEST_MAIN("coll_ofi", tests)
