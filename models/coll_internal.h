@@ -33,6 +33,7 @@ typedef struct {
     double rendezvous; /* s, what an LL or LL128 message past eager_max adds (Simple's overhead holds it) */
     unsigned protos; /* protocols its net plugin leaves NCCL across nodes (bit per CollProto; 0: all) */
     int protos_since; /* from this NCCL version (0: every version) */
+    int protos_gen_below; /* on GPU generations before this GEN_* only (GEN_NUM: all) */
 } CollTransport;
 
 /* What the measurements behind the parameters covered, and how far off the

@@ -36,6 +36,7 @@ static bool get_protocols(const SimJsonDoc *d, const cJSON *c, CollTransport *t,
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, "protocols");
     t->protos = 0;
     t->protos_since = 0;
+    t->protos_gen_below = GEN_NUM;
     if (!a)
         return true;
     if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1) {
@@ -50,9 +51,19 @@ static bool get_protocols(const SimJsonDoc *d, const cJSON *c, CollTransport *t,
         }
         t->protos |= 1u << q;
     }
-    const char *since = NULL;
-    if (!sim_json_get_string(d, c, "protocols_since", false, &since, err))
+    static const char *gens[GEN_NUM] = {"volta", "ampere", "hopper", "blackwell"};
+    const char *since = NULL, *below = NULL;
+    if (!sim_json_get_string(d, c, "protocols_since", false, &since, err) ||
+        !sim_json_get_string(d, c, "protocols_gpu_before", false, &below, err))
         return false;
+    for (int k = 0; below && k < GEN_NUM && t->protos_gen_below == GEN_NUM; k++)
+        if (strcmp(below, gens[k]) == 0)
+            t->protos_gen_below = k;
+    if (below && t->protos_gen_below == GEN_NUM) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(c, "protocols_gpu_before"), err,
+                       "transports.%s.protocols_gpu_before must be volta, ampere, hopper or blackwell", c->string);
+        return false;
+    }
     if (since && (t->protos_since = coll_nccl_version_parse(since)) <= 0) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(c, "protocols_since"), err,
                        "transports.%s.protocols_since must be an NCCL version such as \"2.17\"", c->string);

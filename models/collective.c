@@ -126,13 +126,14 @@ static bool tuner_skips(const CollGroup *g, CollAlgo a, CollProto p)
 
 /* Whether the NICs' net plugin leaves NCCL protocol p (it sets NCCL_PROTO
  * where its transport cannot deliver LL/LL128's flagged lines intact:
- * aws-ofi-nccl on EFA); a protocol given explicitly overrides it, as a
- * user's NCCL_PROTO does. */
+ * aws-ofi-nccl on EFA, on the instances of GPUs before the generation
+ * given); a protocol given explicitly overrides it, as a user's NCCL_PROTO
+ * does.  A GPU the tuner does not know counts as older. */
 static bool transport_leaves(const CollGroup *g, CollProto p)
 {
     const CollTransport *tr = &g->p.transport[g->transport];
     return g->nnodes <= 1 || !tr->given || !tr->protos || !coll_version_has(g, tr->protos_since) ||
-           (tr->protos >> p & 1u);
+           g->gpu_gen >= tr->protos_gen_below || (tr->protos >> p & 1u);
 }
 
 static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, double bytes, CollCost *c)

@@ -1,7 +1,9 @@
 /* NCCL over the aws-ofi-nccl net plugin.  On EFA (AWS p4d) the plugin leaves
  * NCCL the Simple protocol only (it sets NCCL_PROTO=simple where EFA cannot
  * deliver 128-byte stores in order, from its 1.6.0 release, NCCL 2.17's),
- * and each network step costs what AWS's own tuner model says of EFA
+ * on the instances of GPUs before Hopper (AWS's Hopper and Blackwell ones
+ * run its RDMA protocol, which keeps LL), and each network step costs what
+ * AWS's own tuner model says of EFA
  * (collectives.json transports.efa).  On Slingshot (CXI) LL messages past
  * the provider's eager limit take its rendezvous as Simple's do.  The
  * transports' new keys are checked. */
@@ -45,6 +47,33 @@ static void test_efa_simple_only(void)
     CU_ASSERT_EQUAL(best(g1, 8).proto, COLL_LL);
     coll_group_free(g1);
     topo_free(one);
+}
+
+/* The p4d preset with H100s in place of its A100s: AWS's Hopper instances
+ * (p5, p5e, p5en) run the plugin's RDMA protocol, whose in-order writes
+ * keep LL and LL128, so NCCL chooses LL for 8 bytes again. */
+static void test_efa_hopper_keeps_ll(void)
+{
+    char *path = sim_data_dir("topologies/presets/aws-p4d.json"), *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    char *at = strstr(text, "\"a100-40gb\"");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    char *edited = g_strdup_printf("%.*s\"h100-sxm\"%s", (int)(at - text), text, at + strlen("\"a100-40gb\""));
+    char *file = tmpfile_with("t.json", edited);
+    GError *err = NULL;
+    TopoOptions o = {.nodes = 2};
+    Topo *t = topo_load(file, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.23.4"));
+    CU_ASSERT_NOT_EQUAL(best(g, 8).proto, COLL_SIMPLE);
+    coll_group_free(g);
+    topo_free(t);
+    tmpfile_remove(file);
+    g_free(edited);
+    g_free(text);
+    g_free(path);
 }
 
 /* A Simple ring across 2 nodes of 8 crosses the network 4 times in an
@@ -126,9 +155,10 @@ static void test_protocols_keys(void)
 {
     Topo *t = load("aws-p4d", 2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    const char *from = "\"protocols\": [\"simple\"], \"protocols_since\": \"2.17\"";
+    const char *from = "\"protocols\": [\"simple\"], \"protocols_since\": \"2.17\", \"protocols_gpu_before\": \"hopper\"";
     const char *bad[] = {"\"protocols\": []", "\"protocols\": [\"ll256\"]", "\"protocols\": \"simple\"",
-                         "\"protocols\": [\"simple\"], \"protocols_since\": \"two\""};
+                         "\"protocols\": [\"simple\"], \"protocols_since\": \"two\"",
+                         "\"protocols\": [\"simple\"], \"protocols_gpu_before\": \"kepler\""};
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         char *why = NULL;
         CollGroup *g = edited_group(t, from, bad[i], &why);
@@ -166,6 +196,7 @@ static void test_protocols_keys(void)
 
 static const TestCase tests[] = {
     {"EFA leaves NCCL Simple only from 2.17", test_efa_simple_only},
+    {"EFA on Hopper instances keeps LL", test_efa_hopper_keeps_ll},
     {"an EFA network step costs AWS's model's", test_efa_step_cost},
     {"LL past CXI's eager limit takes its rendezvous", test_cxi_ll_rendezvous},
     {"a transport's protocols and eager keys are checked", test_protocols_keys},
