@@ -26,6 +26,7 @@ enum { GEN_NOT_NCCL = -2, GEN_VOLTA = 0, GEN_AMPERE, GEN_HOPPER, GEN_BLACKWELL, 
 typedef struct {
     bool given;
     double latency;  /* s, added to every network step */
+    double step;     /* s, its own network step in place of NCCL's tables' (0: theirs) */
     double overhead; /* s, posting one message (per network step) */
     double fraction; /* achievable fraction of the NIC's line rate */
     bool rated;      /* NCCL's tuner sees the latency and overhead (its net plugin reports them) */

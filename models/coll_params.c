@@ -101,7 +101,8 @@ static bool get_transports(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
             return false;
         if (!get_protocols(d, c, t, err) ||
             !sim_json_get_number(d, c, "eager_max_bytes", false, 0, 1e9, &t->eager_max, err) ||
-            !sim_json_get_number(d, c, "rendezvous_s", false, 0, 1e-2, &t->rendezvous, err))
+            !sim_json_get_number(d, c, "rendezvous_s", false, 0, 1e-2, &t->rendezvous, err) ||
+            !sim_json_get_number(d, c, "step_latency_s", false, 0, 1e-2, &t->step, err))
             return false;
         t->rated = true; /* unless the plugin reports less than the transport adds */
         const cJSON *seen = cJSON_GetObjectItemCaseSensitive(c, "tuner_sees_latency");

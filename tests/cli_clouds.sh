@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Independent checks: published nccl-tests all-reduce runs the model was not
 # fitted on, each on a preset written from public hardware facts (AWS p4d
-# over EFA at NCCL 2.8.3 and 2.23.4, Google Cloud A3 Mega over
+# over EFA at NCCL 2.8.3 and 2.23.4, AWS's own p4de and p5 runs, Google Cloud A3 Mega over
 # GPUDirect-TCPXO, OCI BM.GPU4.8 at NCCL 2.14.3, two Dell XE9680 H100 nodes
 # over 8x 400G InfiniBand, an H100 PCIe pair over NVLink bridges).  Every row's error is
 # printed; the bounds are today's errors with a margin, so a change that makes
@@ -32,11 +32,14 @@ def run(*args):
 cases = [
     ("nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.14.3_oci-hpc-oke.txt", "oci-bm-gpu4.8", 10, None),
     ("nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt", "gcp-a3mega", 48, 70),
-    ("nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.8.3_aws-efa-eks.txt", "aws-p4d", 53, 78),
+    ("nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.8.3_aws-efa-eks.txt", "aws-p4d", 53, 70),
     ("nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.23.4_aws-dlami-guide.txt", "aws-p4d", 8, 10),
     ("nccl-tests_allreduce_h100-sxm-dell-xe9680_2node16gpu_8x400g-ib_nccl2.26.2_nccl-tests-issue309.txt",
      "dgx-h100-cluster --nodes 2", 5, 18),
     ("nccl-tests_allreduce_h100-pcie-nvlinkbridge_2gpu_nccl-issue1161_PARTIAL.txt", "h100-pcie-nvlink", 46, None),
+    # AWS's own published 2-node runs (awsome-distributed-training README), no Rank lines: nodes given
+    ("nccl-tests_allreduce_a100-80gb-aws-p4de_2node16gpu_efa_awsome-distributed-training.txt", "aws-p4d --nodes 2", 8, 20),
+    ("nccl-tests_allreduce_h100-aws-p5_2node16gpu_efa_awsome-distributed-training.txt", "aws-p5 --nodes 2", 18, 30),
 ]
 for f, topo, large, small in cases:
     v = run("validate", "--json", "-t", *topo.split(), d + f)

@@ -77,9 +77,10 @@ static void test_efa_hopper_keeps_ll(void)
 }
 
 /* A Simple ring across 2 nodes of 8 crosses the network 4 times in an
- * all-reduce: each crossing is AWS's 20 us EFA step (NCCL's 14 us Simple
- * network step plus the transport's 6 us) and 3 us of completion, the other
- * 26 steps NVLink's 3.4 us, plus NCCL's 8.4 us base: 188.8 us. */
+ * all-reduce: each crossing is AWS's 20 us EFA step (in place of NCCL's
+ * 14 us) and 3 us of completion, the other 26 steps NVLink's 3.4 us, plus
+ * NCCL's 8.4 us base: 188.8 us.  An LL tree's two network hops take the same
+ * 20 us (NCCL's table: 5 us), without the completion. */
 static void test_efa_step_cost(void)
 {
     Topo *t = load("aws-p4d", 2);
@@ -87,7 +88,9 @@ static void test_efa_step_cost(void)
     CollGroup *g = group(t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     CollCost c = allreduce_cost(g, COLL_RING, COLL_SIMPLE, 8);
-    CU_ASSERT_DOUBLE_EQUAL(c.latency_s, 8.4e-6 + 26 * 3.4e-6 + 4 * (14e-6 + 6e-6 + 3e-6), 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency_s, 8.4e-6 + 26 * 3.4e-6 + 4 * (20e-6 + 3e-6), 1e-9);
+    CollCost tl = allreduce_cost(g, COLL_TREE, COLL_LL, 8);
+    CU_ASSERT_DOUBLE_EQUAL(tl.latency_s, 6.8e-6 + 2 * (7 * 0.6e-6 + 20e-6), 1e-9);
     coll_group_free(g);
     topo_free(t);
 }
