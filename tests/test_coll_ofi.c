@@ -128,6 +128,25 @@ static void test_cxi_ll_rendezvous(void)
     topo_free(p);
 }
 
+/* NVLSTree's two network steps at 2 nodes are its tree's, Simple's: on EFA
+ * AWS's 20 us and 3 us of completion each in place of NCCL's 14 us, beside
+ * the NVLS step's 23 us; InfiniBand (no transport costs) keeps NCCL's. */
+static void test_nvlstree_pays_transport(void)
+{
+    const char *names[] = {"aws-p5", "dgx-h100-cluster"};
+    const double want[] = {23e-6 + 2 * (20e-6 + 3e-6), 23e-6 + 2 * 14e-6};
+    for (int i = 0; i < 2; i++) {
+        Topo *t = load(names[i], 2);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CollGroup *g = group(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        CollCost c = allreduce_cost(g, COLL_NVLS_TREE, COLL_SIMPLE, 8);
+        CU_ASSERT_DOUBLE_EQUAL(c.tuner_latency_s, want[i], 1e-9);
+        coll_group_free(g);
+        topo_free(t);
+    }
+}
+
 /* The default parameter file with `from` (which must be in it) replaced by
  * `to`; NULL and the reason where the file is refused. */
 static CollGroup *edited_group(const Topo *t, const char *from, const char *to, char **why)
@@ -201,6 +220,7 @@ static const TestCase tests[] = {
     {"EFA leaves NCCL Simple only from 2.17", test_efa_simple_only},
     {"EFA on Hopper instances keeps LL", test_efa_hopper_keeps_ll},
     {"an EFA network step costs AWS's model's", test_efa_step_cost},
+    {"NVLSTree's network steps pay the transport", test_nvlstree_pays_transport},
     {"LL past CXI's eager limit takes its rendezvous", test_cxi_ll_rendezvous},
     {"a transport's protocols and eager keys are checked", test_protocols_keys},
 };
