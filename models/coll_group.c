@@ -217,14 +217,22 @@ static void find_nics(CollGroup *g)
 void coll_group_add_transport_latency(CollGroup *g)
 {
     const CollTransport *tr = &g->p.transport[g->transport];
+    g->eager_paid = g->nnodes > 1 && tr->given;
     if (g->nnodes <= 1 || !tr->given)
         return;
     /* LL and LL128 write small flagged lines straight into the peer's buffer
      * (eager); a Simple step is one large message, the transport's
-     * rendezvous: only it pays the per-message overhead */
+     * rendezvous: only it pays the per-message overhead.  A transport with
+     * its own network step (measured on it, not on InfiniBand as NCCL's
+     * tables are) takes it in place of the tables' */
     for (int k = 0; k < 2; k++)
-        for (int q = 0; q < COLL_NUM_PROTOS; q++)
-            g->p.step[HW_NET][k][q] += tr->latency + (q == COLL_SIMPLE ? tr->overhead : 0);
+        for (int q = 0; q < COLL_NUM_PROTOS; q++) {
+            double *s = &g->p.step[HW_NET][k][q];
+            *s = (tr->step > 0 ? tr->step : *s) + tr->latency + (q == COLL_SIMPLE ? tr->overhead : 0);
+        }
+    /* NVLSTree's network steps are its tree's, Simple's */
+    double *nt = &g->p.nvls_tree_net_lat;
+    *nt = (tr->step > 0 ? tr->step : *nt) + tr->latency + tr->overhead;
 }
 
 CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const char *params_path, GError **err)

@@ -37,11 +37,17 @@ typedef struct {
 typedef struct {
     bool given;
     double latency;  /* s, added to every network step */
+    double step;     /* s, its own network step in place of NCCL's tables' (0: theirs) */
     double overhead; /* s, posting one message (per network step) */
     double fraction; /* achievable fraction of the NIC's line rate */
     bool rated;      /* NCCL's tuner sees the latency and overhead (its net plugin reports them) */
     int nprofiles;   /* "nccl_profiles", in increasing order of `before` */
     CollNcclProfile profile[COLL_MAX_PROFILES];
+    double eager_max;  /* bytes a message carries eagerly (0: no limit) */
+    double rendezvous; /* s, what an LL or LL128 message past eager_max adds (Simple's overhead holds it) */
+    unsigned protos; /* protocols its net plugin leaves NCCL across nodes (bit per CollProto; 0: all) */
+    int protos_since; /* from this NCCL version (0: every version) */
+    int protos_gen_below; /* on GPU generations before this GEN_* only (GEN_NUM: all) */
 } CollTransport;
 
 /* What the measurements behind the parameters covered, and how far off the
@@ -179,6 +185,7 @@ struct CollGroup {
     int nccl_version; /* NCCL version code; 0: the newest the model knows */
     bool launch_waits;       /* a launch waits for the GPUs' prior work: host and GPU time add */
     TopoTransport transport; /* of the NICs (NONE: the network defaults) */
+    bool eager_paid;         /* LL/LL128 messages past the transport's eager limit pay its overhead (not in a twin that does not see it) */
     int gpu_gen;             /* GEN_*, -1: a GPU the tuner does not know */
     TopoHostCpu host_cpu;
     bool nic_on_host;        /* NIC reached through the host CPU (NCCL: PHB) */
@@ -302,6 +309,14 @@ static inline double coll_intra_step_lat(const CollGroup *g, int kind, CollProto
         l *= g->p.ll_intra_factor;
     return l;
 }
+
+/* What the NICs' transport adds to each network step of an LL or LL128
+ * message of `msg` payload bytes (per channel and step) past its eager limit:
+ * its rendezvous (coll_nccl.c); Simple pays its overhead in every step. */
+double coll_transport_eager_overhead(const CollGroup *g, CollProto p, double msg);
+/* The channels NCCL runs `bytes` on with algorithm family `kind` (0 ring,
+ * 1 tree): fewer than the group's for small messages (coll_nccl.c). */
+int coll_channels_used(const CollGroup *g, int kind, CollProto p, double bytes);
 
 static inline int coll_ilog2_ceil(int n)
 {

@@ -190,8 +190,10 @@ void coll_nccl_make_tuner(CollGroup *g)
         return;
     CollGroup *t = g_memdup2(g, sizeof *g);
     t->tuner = NULL;
-    if (unseen)
+    if (unseen) {
         t->p = g->p0; /* g->p is p0 with the transport's latency (coll_rccl_apply) */
+        t->eager_paid = false;
+    }
     if (e)
         apply_era(&t->p, e);
     g->tuner = t;
@@ -256,4 +258,31 @@ double coll_ll_max_bus_bw(const CollGroup *g)
     if (gen == GEN_BLACKWELL && !coll_version_has(g, g->p.ver_ll_max_blackwell))
         gen = GEN_HOPPER; /* before it NCCL rated compute capability 10 as 9 */
     return gen >= 0 ? g->p.ll_max_one[gen] : INFINITY;
+}
+
+/* ---------------- messages on the network ---------------- */
+
+/* NCCL's channel count for a size (enqueue.cc, as at v2.18-v2.30: while
+ * bytes < nc x nThreads x threadThreshold, drop a channel): threads per
+ * channel 512 for LL and Simple, 640 for LL128; thresholds 8, 8 and 64 bytes
+ * per thread (NCCL_LL/LL128/SIMPLE_THREAD_THRESHOLD), a ring's LL one times
+ * the ranks (init.cc).  The threads' halving below one channel does not move
+ * the message. */
+int coll_channels_used(const CollGroup *g, int kind, CollProto p, double bytes)
+{
+    static const double threads[COLL_NUM_PROTOS] = {512, 640, 512}, per[COLL_NUM_PROTOS] = {8, 8, 64};
+    double want = threads[p] * per[p] * (kind == 0 && p == COLL_LL ? g->n : 1);
+    int k = coll_ring_channels(g), nc = (int)fmin(k, floor(bytes / want));
+    return nc > 1 ? nc : 1;
+}
+
+/* LL sends 8 bytes of flag with every 8 of data (16-byte lines), LL128 8 in
+ * every 128: the bytes a network message carries. */
+double coll_transport_eager_overhead(const CollGroup *g, CollProto p, double msg)
+{
+    const CollTransport *tr = &g->p.transport[g->transport];
+    if (!g->eager_paid || !(tr->eager_max > 0) || p == COLL_SIMPLE)
+        return 0;
+    double wire = msg * (p == COLL_LL ? 2.0 : 128.0 / 120.0);
+    return wire > tr->eager_max ? tr->rendezvous : 0;
 }

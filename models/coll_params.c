@@ -92,6 +92,49 @@ static bool get_profiles(const SimJsonDoc *d, const cJSON *c, CollTransport *t, 
     return true;
 }
 
+/* "protocols" (optional): the NCCL protocols the transport's net plugin
+ * leaves across nodes, from NCCL "protocols_since" (optional) on. */
+static bool get_protocols(const SimJsonDoc *d, const cJSON *c, CollTransport *t, GError **err)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, "protocols");
+    t->protos = 0;
+    t->protos_since = 0;
+    t->protos_gen_below = GEN_NUM;
+    if (!a)
+        return true;
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1) {
+        sim_json_error(d, a, err, "transports.%s.protocols must be a non-empty array of ll, ll128, simple", c->string);
+        return false;
+    }
+    for (const cJSON *e = a->child; e; e = e->next) {
+        int q = cJSON_IsString(e) ? coll_proto_parse(e->valuestring) : -2;
+        if (q < 0) {
+            sim_json_error(d, e, err, "transports.%s.protocols: each must be ll, ll128 or simple", c->string);
+            return false;
+        }
+        t->protos |= 1u << q;
+    }
+    static const char *gens[GEN_NUM] = {"volta", "ampere", "hopper", "blackwell"};
+    const char *since = NULL, *below = NULL;
+    if (!sim_json_get_string(d, c, "protocols_since", false, &since, err) ||
+        !sim_json_get_string(d, c, "protocols_gpu_before", false, &below, err))
+        return false;
+    for (int k = 0; below && k < GEN_NUM && t->protos_gen_below == GEN_NUM; k++)
+        if (strcmp(below, gens[k]) == 0)
+            t->protos_gen_below = k;
+    if (below && t->protos_gen_below == GEN_NUM) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(c, "protocols_gpu_before"), err,
+                       "transports.%s.protocols_gpu_before must be volta, ampere, hopper or blackwell", c->string);
+        return false;
+    }
+    if (since && (t->protos_since = coll_nccl_version_parse(since)) <= 0) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(c, "protocols_since"), err,
+                       "transports.%s.protocols_since must be an NCCL version such as \"2.17\"", c->string);
+        return false;
+    }
+    return true;
+}
+
 /* "transports": optional; each one named has all three numbers. */
 static bool get_transports(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err)
 {
@@ -118,6 +161,11 @@ static bool get_transports(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
         if (!sim_json_get_number(d, c, "latency_s", true, 0, 1e-2, &t->latency, err) ||
             !sim_json_get_number(d, c, "message_overhead_s", true, 0, 1e-2, &t->overhead, err) ||
             !sim_json_get_number(d, c, "bandwidth_fraction", true, 0.01, 1, &t->fraction, err))
+            return false;
+        if (!get_protocols(d, c, t, err) ||
+            !sim_json_get_number(d, c, "eager_max_bytes", false, 0, 1e9, &t->eager_max, err) ||
+            !sim_json_get_number(d, c, "rendezvous_s", false, 0, 1e-2, &t->rendezvous, err) ||
+            !sim_json_get_number(d, c, "step_latency_s", false, 0, 1e-2, &t->step, err))
             return false;
         t->rated = true; /* unless the plugin reports less than the transport adds */
         const cJSON *seen = cJSON_GetObjectItemCaseSensitive(c, "tuner_sees_latency");

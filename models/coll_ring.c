@@ -24,8 +24,10 @@ static double ring_bus_bw(const CollGroup *g)
     return bw;
 }
 
-/* Alpha: a step latency per hop, the network's on the hops between nodes. */
-static double ring_lat(const CollGroup *g, CollOp op, CollProto p)
+/* Alpha: a step latency per hop, the network's on the hops between nodes
+ * (with the transport's rendezvous where a step's message is past its eager
+ * limit: bytes over the ranks and the channels NCCL uses). */
+static double ring_lat(const CollGroup *g, CollOp op, CollProto p, double bytes)
 {
     int n = g->n, nn = g->nnodes;
     int steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
@@ -35,7 +37,9 @@ static double ring_lat(const CollGroup *g, CollOp op, CollProto p)
     double intra = coll_intra_step_lat(g, 0, p);
     if (nn > 1 && coll_version_has(g, g->p.ver_net_overhead)) /* every step of a ring across nodes also posts to the network */
         intra = fmax(intra, coll_net_overhead(g) * (p == COLL_SIMPLE ? 3 : 1));
-    return g->p.base[COLL_RING][p] + (steps - inter) * intra + inter * g->p.step[HW_NET][0][p];
+    double msg = bytes / ((double)g->n * coll_channels_used(g, 0, p, bytes));
+    double net = g->p.step[HW_NET][0][p] + coll_transport_eager_overhead(g, p, msg);
+    return g->p.base[COLL_RING][p] + (steps - inter) * intra + inter * net;
 }
 
 /* NCCL's "plateau effect": multi-node Simple ring all-reduce pays more per step. */
@@ -70,7 +74,7 @@ static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     if (op == COLL_ALLTOALL)
         return false;
     double bw = ring_bus_bw(g) * ring_eff(g, p);
-    c->latency_s = ring_lat(g, op, p);
+    c->latency_s = ring_lat(g, op, p, bytes);
     c->algbw_Bps = bw / coll_busbw_factor(op, g->n);
     if (p == COLL_LL && g->library == COLL_LIB_NCCL && coll_version_has(g, g->p.ver_ring_ll_rating))
         c->tuner_algbw_Bps = min_bw(ring_bus_bw(g) * g->p.ring_ll_rating, coll_ll_max_bus_bw(g)) /
@@ -107,7 +111,7 @@ static void build_ring(CollBuilder *b, CollOp op, CollProto p, double bytes)
     int steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
     bool cyclic = op != COLL_BROADCAST && op != COLL_REDUCE;
     double hop_total = bytes * (cyclic ? coll_busbw_factor(op, n) : 1.0);
-    double lat = ring_lat(g, op, p) * ring_plateau(g, op, p, bytes) - g->p.base[COLL_RING][p];
+    double lat = ring_lat(g, op, p, bytes) * ring_plateau(g, op, p, bytes) - g->p.base[COLL_RING][p];
     double eff = ring_eff(g, p);
     int nseg = steps < 8 ? steps : 8;
     if (!cyclic) {

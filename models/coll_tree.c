@@ -117,6 +117,14 @@ static double tree_ll_cap(const CollGroup *g, CollProto p)
     return p == COLL_LL ? 0.5 * coll_ll_max_bus_bw(g) : INFINITY;
 }
 
+/* A network hop's step latency: the transport's rendezvous too where the
+ * channel's message (its share of the bytes) is past the eager limit. */
+static double tree_net_step(const CollGroup *g, CollProto p, double bytes)
+{
+    double msg = bytes / coll_channels_used(g, 1, p, bytes);
+    return g->p.step[HW_NET][1][p] + coll_transport_eager_overhead(g, p, msg);
+}
+
 /* Double binary tree: reduce up and broadcast down, pipelined, so the time is
  * the busiest link's bytes over its bandwidth plus a step latency per level
  * up and down (NCCL's tuner: algorithm bandwidth = tree bus bandwidth x 0.5).
@@ -139,7 +147,7 @@ static bool cost_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     if (op != COLL_ALLREDUCE)
         return false;
     c->latency_s = g->p.base[COLL_TREE][p] +
-                   2 * ((g->ppn - 1) * coll_intra_step_lat(g, 1, p) + g->tree_depth * g->p.step[HW_NET][1][p]);
+                   2 * ((g->ppn - 1) * coll_intra_step_lat(g, 1, p) + g->tree_depth * tree_net_step(g, p, bytes));
     double spb = tree_spb(g, false), rated = tree_spb(g, true);
     double corr = tree_correction(g, p, bytes); /* NCCL's: trees fall short at medium sizes */
     double cap = tree_ll_cap(g, p);
@@ -203,7 +211,7 @@ static void build_tree(CollBuilder *b, CollOp op, CollProto p, double bytes)
     if (spb > 0 && g->p.proto_bw[KIND_TREE][p] / spb > tree_ll_cap(g, p)) /* LL at NCCL's ceiling */
         eff *= tree_ll_cap(g, p) * spb / g->p.proto_bw[KIND_TREE][p];
     sim_time_t lat_intra = sim_time_from_s(coll_intra_step_lat(g, 1, p));
-    sim_time_t lat_net = sim_time_from_s(g->p.step[HW_NET][1][p]);
+    sim_time_t lat_net = sim_time_from_s(tree_net_step(g, p, bytes));
     int *parent = g_new(int, n), *kids = g_new(int, 3 * (size_t)n), *nkids = g_new(int, n);
     int *head_up = g_new(int, n), *head_down = g_new(int, n), *tail_up = g_new(int, n), *tail_down = g_new(int, n);
     int *up = g_new(int, (size_t)n * nseg), *down = g_new(int, (size_t)n * nseg);

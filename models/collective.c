@@ -146,6 +146,18 @@ static bool env_excludes(const CollNcclProfile *f, CollAlgo algo, CollProto prot
                  (proto == COLL_PROTO_AUTO && f->protos && !(f->protos & (1u << p))));
 }
 
+/* Whether the NICs' net plugin leaves NCCL protocol p (it sets NCCL_PROTO
+ * where its transport cannot deliver LL/LL128's flagged lines intact:
+ * aws-ofi-nccl on EFA, on the instances of GPUs before the generation
+ * given); a protocol given explicitly overrides it, as a user's NCCL_PROTO
+ * does.  A GPU the tuner does not know counts as older. */
+static bool transport_leaves(const CollGroup *g, CollProto p)
+{
+    const CollTransport *tr = &g->p.transport[g->transport];
+    return g->nnodes <= 1 || !tr->given || !tr->protos || !coll_version_has(g, tr->protos_since) ||
+           g->gpu_gen >= tr->protos_gen_below || (tr->protos >> p & 1u);
+}
+
 static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, double bytes, CollCost *c)
 {
     if (!proto_allowed(g, p))
@@ -222,7 +234,8 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
                 continue;
             if (algo == COLL_ALGO_AUTO && tuner_skips(g, a, p))
                 continue;
-            if (pass == 0 && env_excludes(env, algo, proto, a, p))
+            if ((pass == 0 && env_excludes(env, algo, proto, a, p)) ||
+                (proto == COLL_PROTO_AUTO && !transport_leaves(g, (CollProto)p)))
                 continue;
             CollCost c = {0};
             if (cost_one(g, op, a, p, bytes, &c) && (!found || tuner_time(&c, bytes) < tuner_time(&best, bytes))) {

@@ -35,7 +35,9 @@ validate_preset() {
     *gb200-nvl72*) echo gb200-nvl72 ;;
     *h100-pcie*) echo h100-pcie-nvlink ;;
     osu_*gh200-alps*2node8proc*) echo "gh200-slingshot --ranks 8 --nodes 2" ;; # 4 ranks on each node
+    *aws-p4de_2node*) echo "aws-p4d --nodes 2" ;; # no Rank lines: the nodes given
     *aws-p4d*) echo aws-p4d ;;
+    *aws-p5_2node*) echo "aws-p5 --nodes 2" ;;
     *gcp-a3mega*) echo gcp-a3mega ;;
     osu_*gh200-alps*) echo "gh200-slingshot --nodes 2" ;; # host-buffer MPI between two nodes
     *gh200*) echo gh200-slingshot ;;

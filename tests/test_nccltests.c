@@ -67,6 +67,11 @@ static const Expect EXPECT[] = {
       1073741824ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "A100-SXM4-40GB", "2.8.3" },
     { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.23.4_aws-dlami-guide.txt", 0, 28, 8ull,
       1073741824ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", "2.23.4" },
+    /* awsome-distributed-training README: srun "0: " labels, no Rank lines, no version */
+    { DATA_TRACES, "nccl-tests_allreduce_a100-80gb-aws-p4de_2node16gpu_efa_awsome-distributed-training.txt", 0, 29, 8ull,
+      2147483648ull, NCCLTESTS_ALLREDUCE, 16, 0, 0, 16, NULL, NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_h100-aws-p5_2node16gpu_efa_awsome-distributed-training.txt", 0, 32, 8ull,
+      17179869184ull, NCCLTESTS_ALLREDUCE, 16, 0, 0, 16, NULL, NULL },
     { DATA_TRACES, "nccl-tests_allreduce_h100-sxm-dell-xe9680_2node16gpu_8x400g-ib_nccl2.26.2_nccl-tests-issue309.txt", 0,
       32, 8ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H100 80GB HBM3", "2.26.2" },
     { DATA_TRACES, "nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt", 0, 31, 8ull,

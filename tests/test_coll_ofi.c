@@ -1,0 +1,227 @@
+/* NCCL over the aws-ofi-nccl net plugin.  On EFA (AWS p4d) the plugin leaves
+ * NCCL the Simple protocol only (it sets NCCL_PROTO=simple where EFA cannot
+ * deliver 128-byte stores in order, from its 1.6.0 release, NCCL 2.17's),
+ * on the instances of GPUs before Hopper (AWS's Hopper and Blackwell ones
+ * run its RDMA protocol, which keeps LL), and each network step costs what
+ * AWS's own tuner model says of EFA
+ * (collectives.json transports.efa).  On Slingshot (CXI) LL messages past
+ * the provider's eager limit take its rendezvous as Simple's do.  The
+ * transports' new keys are checked. */
+#include "collective.h"
+#include "sim_data.h"
+#include "test_load.h"
+#include "test_main.h"
+#include "test_tmpfile.h"
+
+#include <string.h>
+
+static CollCost best(const CollGroup *g, double bytes) { return allreduce_cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes); }
+
+/* From NCCL 2.17 on every size across p4d nodes runs Simple; LL still costs
+ * when asked for (a user's NCCL_PROTO overrides the plugin's); at 2.8 (the
+ * plugin set no protocol then) and on one node (no network) LL is chosen
+ * for 8 bytes. */
+static void test_efa_simple_only(void)
+{
+    Topo *t = load("aws-p4d", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.23.4"));
+    const double sizes[] = {8, 65536, 1 << 20, 1 << 30};
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++)
+        CU_ASSERT_EQUAL(best(g, sizes[i]).proto, COLL_SIMPLE);
+    CollCost ll = allreduce_cost(g, COLL_RING, COLL_LL, 8);
+    CU_ASSERT_TRUE(ll.time_s > 0 && ll.time_s < best(g, 8).time_s);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.16.5"));
+    CU_ASSERT_NOT_EQUAL(best(g, 8).proto, COLL_SIMPLE);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8.3"));
+    CU_ASSERT_EQUAL(best(g, 8).proto, COLL_LL);
+    coll_group_free(g);
+    topo_free(t);
+
+    Topo *one = load("aws-p4d", 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+    CollGroup *g1 = group(one);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
+    CU_ASSERT_EQUAL(best(g1, 8).proto, COLL_LL);
+    coll_group_free(g1);
+    topo_free(one);
+}
+
+/* The p4d preset with H100s in place of its A100s: AWS's Hopper instances
+ * (p5, p5e, p5en) run the plugin's RDMA protocol, whose in-order writes
+ * keep LL and LL128, so NCCL chooses LL for 8 bytes again. */
+static void test_efa_hopper_keeps_ll(void)
+{
+    char *path = sim_data_dir("topologies/presets/aws-p4d.json"), *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    char *at = strstr(text, "\"a100-40gb\"");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    char *edited = g_strdup_printf("%.*s\"h100-sxm\"%s", (int)(at - text), text, at + strlen("\"a100-40gb\""));
+    char *file = tmpfile_with("t.json", edited);
+    GError *err = NULL;
+    TopoOptions o = {.nodes = 2};
+    Topo *t = topo_load(file, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.23.4"));
+    CU_ASSERT_NOT_EQUAL(best(g, 8).proto, COLL_SIMPLE);
+    coll_group_free(g);
+    topo_free(t);
+    tmpfile_remove(file);
+    g_free(edited);
+    g_free(text);
+    g_free(path);
+}
+
+/* A Simple ring across 2 nodes of 8 crosses the network 4 times in an
+ * all-reduce: each crossing is AWS's 20 us EFA step (in place of NCCL's
+ * 14 us) and 3 us of completion, the other 26 steps NVLink's 3.4 us, plus
+ * NCCL's 8.4 us base: 188.8 us.  An LL tree's two network hops take the same
+ * 20 us (NCCL's table: 5 us), without the completion. */
+static void test_efa_step_cost(void)
+{
+    Topo *t = load("aws-p4d", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CollCost c = allreduce_cost(g, COLL_RING, COLL_SIMPLE, 8);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency_s, 8.4e-6 + 26 * 3.4e-6 + 4 * (20e-6 + 3e-6), 1e-9);
+    CollCost tl = allreduce_cost(g, COLL_TREE, COLL_LL, 8);
+    CU_ASSERT_DOUBLE_EQUAL(tl.latency_s, 6.8e-6 + 2 * (7 * 0.6e-6 + 20e-6), 1e-9);
+    coll_group_free(g);
+    topo_free(t);
+}
+
+/* GH200 over CXI: a tree LL all-reduce of 2 KiB sends one channel's 4 KiB of
+ * LL lines per network hop, under the 4097-byte eager limit; of 4 KiB, 8 KiB,
+ * past it: each of the tree's 2 network hops pays the 5 us rendezvous (in
+ * the time; NCCL's tuner, which sees no CXI cost, rates both alike).  From
+ * 16 KiB NCCL spreads the tree over the 4 channels, each message still past
+ * the limit.  8 bytes stay eager; Simple keeps its per-message overhead. */
+static void test_cxi_ll_rendezvous(void)
+{
+    Topo *t = load("gh200-slingshot", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CollCost a = allreduce_cost(g, COLL_TREE, COLL_LL, 2048), b = allreduce_cost(g, COLL_TREE, COLL_LL, 4096);
+    CollCost c = allreduce_cost(g, COLL_TREE, COLL_LL, 16384), e = allreduce_cost(g, COLL_TREE, COLL_LL, 8);
+    CU_ASSERT_DOUBLE_EQUAL(b.latency_s - a.latency_s, 2 * 5e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency_s, b.latency_s, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(e.latency_s, a.latency_s, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(b.tuner_latency_s, a.tuner_latency_s, 1e-12);
+    CollCost s1 = allreduce_cost(g, COLL_RING, COLL_SIMPLE, 8), s2 = allreduce_cost(g, COLL_RING, COLL_SIMPLE, 1024);
+    CU_ASSERT_DOUBLE_EQUAL(s1.latency_s, s2.latency_s, 1e-12);
+    coll_group_free(g);
+    topo_free(t);
+    /* p4d's EFA sets no eager limit: LL's time does not step */
+    Topo *p = load("aws-p4d", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CollGroup *gp = group(p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gp);
+    CU_ASSERT_DOUBLE_EQUAL(allreduce_cost(gp, COLL_TREE, COLL_LL, 2048).latency_s,
+                           allreduce_cost(gp, COLL_TREE, COLL_LL, 65536).latency_s, 1e-12);
+    coll_group_free(gp);
+    topo_free(p);
+}
+
+/* NVLSTree's two network steps at 2 nodes are its tree's, Simple's: on EFA
+ * AWS's 20 us and 3 us of completion each in place of NCCL's 14 us, beside
+ * the NVLS step's 23 us; InfiniBand (no transport costs) keeps NCCL's. */
+static void test_nvlstree_pays_transport(void)
+{
+    const char *names[] = {"aws-p5", "dgx-h100-cluster"};
+    const double want[] = {23e-6 + 2 * (20e-6 + 3e-6), 23e-6 + 2 * 14e-6};
+    for (int i = 0; i < 2; i++) {
+        Topo *t = load(names[i], 2);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CollGroup *g = group(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        CollCost c = allreduce_cost(g, COLL_NVLS_TREE, COLL_SIMPLE, 8);
+        CU_ASSERT_DOUBLE_EQUAL(c.tuner_latency_s, want[i], 1e-9);
+        coll_group_free(g);
+        topo_free(t);
+    }
+}
+
+/* The default parameter file with `from` (which must be in it) replaced by
+ * `to`; NULL and the reason where the file is refused. */
+static CollGroup *edited_group(const Topo *t, const char *from, const char *to, char **why)
+{
+    char *path = sim_data_dir("models/presets/collectives.json"), *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    char *at = strstr(text, from);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    GString *s = g_string_new_len(text, at - text);
+    g_string_append(s, to);
+    g_string_append(s, at + strlen(from));
+    char *file = tmpfile_with("p.json", s->str);
+    GError *err = NULL;
+    CollGroup *g = coll_group_new(t, NULL, 0, file, &err);
+    *why = err ? g_strdup(err->message) : NULL;
+    g_clear_error(&err);
+    tmpfile_remove(file);
+    g_string_free(s, TRUE);
+    g_free(text);
+    g_free(path);
+    return g;
+}
+
+/* A transport's "protocols" must name NCCL protocols, at least one, and
+ * "protocols_since" a version; without "protocols_since" the restriction
+ * holds at every version. */
+static void test_protocols_keys(void)
+{
+    Topo *t = load("aws-p4d", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const char *from = "\"protocols\": [\"simple\"], \"protocols_since\": \"2.17\", \"protocols_gpu_before\": \"hopper\"";
+    const char *bad[] = {"\"protocols\": []", "\"protocols\": [\"ll256\"]", "\"protocols\": \"simple\"",
+                         "\"protocols\": [\"simple\"], \"protocols_since\": \"two\"",
+                         "\"protocols\": [\"simple\"], \"protocols_gpu_before\": \"kepler\""};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *why = NULL;
+        CollGroup *g = edited_group(t, from, bad[i], &why);
+        CU_ASSERT_PTR_NULL(g);
+        CU_ASSERT_TRUE(why && strstr(why, "protocols"));
+        coll_group_free(g);
+        g_free(why);
+    }
+    const char *cxi = "\"eager_max_bytes\": 4097, \"rendezvous_s\": 5.0e-06";
+    const char *bad_cxi[] = {"\"eager_max_bytes\": -1, \"rendezvous_s\": 5.0e-06",
+                             "\"eager_max_bytes\": 4097, \"rendezvous_s\": \"5 us\""};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad_cxi); i++) {
+        char *why = NULL;
+        CollGroup *g = edited_group(t, cxi, bad_cxi[i], &why);
+        CU_ASSERT_PTR_NULL(g);
+        CU_ASSERT_TRUE(why && (strstr(why, "eager_max_bytes") || strstr(why, "rendezvous_s")));
+        coll_group_free(g);
+        g_free(why);
+    }
+    char *why = NULL;
+    CollGroup *g = edited_group(t, from, "\"protocols\": [\"ll\", \"simple\"]", &why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8.3"));
+    CU_ASSERT_NOT_EQUAL(best(g, 8).proto, COLL_LL128);
+    CU_ASSERT_EQUAL(best(g, 8).proto, COLL_LL);
+    CU_ASSERT_EQUAL(best(g, 1 << 30).proto, COLL_SIMPLE);
+    coll_group_free(g);
+    g = edited_group(t, from, "\"protocols\": [\"simple\"]", &why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8.3"));
+    CU_ASSERT_EQUAL(best(g, 8).proto, COLL_SIMPLE);
+    coll_group_free(g);
+    topo_free(t);
+}
+
+static const TestCase tests[] = {
+    {"EFA leaves NCCL Simple only from 2.17", test_efa_simple_only},
+    {"EFA on Hopper instances keeps LL", test_efa_hopper_keeps_ll},
+    {"an EFA network step costs AWS's model's", test_efa_step_cost},
+    {"NVLSTree's network steps pay the transport", test_nvlstree_pays_transport},
+    {"LL past CXI's eager limit takes its rendezvous", test_cxi_ll_rendezvous},
+    {"a transport's protocols and eager keys are checked", test_protocols_keys},
+};
+TEST_MAIN("coll_ofi", tests)
