@@ -389,8 +389,7 @@ static double window_time(const MpiModel *m, double bytes, int window, int ops)
         double send = ops * p->overhead + mpi_shm_copy(m, bytes);
         return p->lat_shm + w * send;
     }
-    double soft = ops * (p->overhead + p->net_overhead), wire = bytes / p->bw_net;
-    return mpi_net_latency(m, bytes) + soft + wire + (w - 1) * (soft > wire ? soft : wire);
+    return mpi_net_train(m, bytes, w, ops, 0, mpi_net_latency(m, bytes));
 }
 
 double mpi_p2p_time(const MpiModel *m, double bytes, int window) { return window_time(m, bytes, window, 1); }

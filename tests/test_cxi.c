@@ -207,6 +207,54 @@ static void test_alltoall_transport(void)
     topo_free(t);
 }
 
+static MpiModel *model(const Topo *t, int nodes, int ppn, MpiLib lib)
+{
+    GError *err = NULL;
+    MpiModel *m = mpi_model_new(t, nodes, ppn, lib, NULL, &err);
+    CU_ASSERT_PTR_NULL(err);
+    g_clear_error(&err);
+    return m;
+}
+
+/* The time `op` of `bytes` gains when the transport's per-message cost
+ * grows by `d`, in units of d. */
+static double soft_share(MpiModel *m, CollOp op, double bytes, double d)
+{
+    int k = MPI_NUM_PARAMS - 1;
+    double o = mpi_model_param(m, k);
+    MpiCost a = {0}, b = {0};
+    CU_ASSERT_TRUE(mpi_cost(m, op, bytes, &a));
+    CU_ASSERT_TRUE(mpi_model_set_param(m, k, o + d));
+    CU_ASSERT_TRUE(mpi_cost(m, op, bytes, &b));
+    CU_ASSERT_TRUE(mpi_model_set_param(m, k, o));
+    return (b.time_s - a.time_s) / d;
+}
+
+/* The roots of han's pipelined trees and the linear scatter pay the
+ * transport's software per network message as point-to-point does: on 2
+ * nodes of 1 rank a second 64 KiB segment of han's reduce or bcast costs
+ * the leader's root one receive (or send) more, CXI's software included;
+ * Open MPI's reduce_scatter of 4 bytes on 2 x 2 ranks (a linear reduce,
+ * then a linear scatter) pays it 3 times in the reduce and 3 times in the
+ * scatter (2 sends under the window's pipeline, 1 receive's event in its
+ * latency). */
+static void test_roots_transport(void)
+{
+    Topo *t = topo("gh200-slingshot", 2);
+    MpiModel *m = model(t, 2, 1, MPI_LIB_OPENMPI);
+    double d = 1e-7, seg = 65536;
+    CU_ASSERT_DOUBLE_EQUAL(soft_share(m, COLL_REDUCE, 2 * seg, d) - soft_share(m, COLL_REDUCE, seg, d), 1, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(soft_share(m, COLL_BROADCAST, 2 * seg, d) - soft_share(m, COLL_BROADCAST, seg, d), 1, 1e-6);
+    mpi_model_free(m);
+    MpiModel *q = model(t, 2, 2, MPI_LIB_OPENMPI);
+    MpiCost c = {0};
+    CU_ASSERT_TRUE(mpi_cost(q, COLL_REDUCESCATTER, 4, &c));
+    CU_ASSERT_STRING_EQUAL(c.algo, "tuned:non-overlapping");
+    CU_ASSERT_DOUBLE_EQUAL(soft_share(q, COLL_REDUCESCATTER, 4, d), 6, 1e-6);
+    mpi_model_free(q);
+    topo_free(t);
+}
+
 static const TestCase tests[] = {
     {"transport", test_transport},
     {"latency_steps", test_latency_steps},
@@ -216,6 +264,7 @@ static const TestCase tests[] = {
     {"x86_runs", test_x86_runs},
     {"calibrated_overhead", test_calibrated_overhead},
     {"alltoall_transport", test_alltoall_transport},
+    {"roots_transport", test_roots_transport},
 };
 
 TEST_MAIN("cxi", tests)
