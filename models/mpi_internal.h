@@ -28,6 +28,10 @@ struct MpiModel {
     double reduce_streams; /* bytes a core streams per byte it reduces */
     double llc;            /* a node's last-level caches, bytes (0: not described: always DRAM) */
     double bw_dram;        /* p.bw_mem before the cache residency of one collective's buffers */
+    /* the transport's rendezvous threshold by libfabric version: `rndv_thr`
+     * before the first `thr_from`, then each from its version on */
+    double rndv_thr, rndv_get_min, thr_val[4];
+    int thr_from[4], n_thr;
 };
 
 /* One rank's cost of moving `bytes` to a rank on its node, beyond the path

@@ -55,8 +55,15 @@ typedef struct {
     double net_rndv_events;  /* and the completion events its receiver handles beyond an eager one's */
     double net_ll_payload;   /* largest payload the core writes to the NIC with the command, bytes */
     double net_host_read;    /* what a larger one adds: the NIC reads the host over PCIe, s */
+    int libfabric_version;   /* version code whose defaults net_eager follows (0: not stated, the oldest's) */
 } MpiPlatform;
 const MpiPlatform *mpi_model_platform(const MpiModel *m);
+
+/* The libfabric the MPI runs on ("2.2", "1.22.0"), over the topology's
+ * "libfabric_version": the transport's eager limit follows that version's
+ * default (models/presets/mpi.json).  False (m untouched) when `version`
+ * is not a version. */
+bool mpi_model_set_libfabric_version(MpiModel *m, const char *version);
 
 typedef struct {
     double time_s;

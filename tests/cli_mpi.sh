@@ -168,5 +168,24 @@ assert p[128] - p[64] > 0.5e-6 and p[8192] - p[4096] > 3e-6 and p[4096] - p[2048
 assert d["median_abs_pct_error_large"] <= 20 and d["median_abs_pct_error_small"] <= 30, d
 PY
 
+# The libfabric version: a trace's '# libfabric:' header over the topology's
+# "libfabric_version" (CXI's eager limit 4097 B up to 2.1, 18433 B from 2.2)
+printf '# libfabric: 2.2.0\n# OSU MPI Latency Test v7.5\n# Size       Avg Latency(us)\n4096 3.0\n8192 3.5\n32768 6.0\n' >"$tmp/lf22.txt"
+sed 1d "$tmp/lf22.txt" >"$tmp/lfnone.txt"
+"$bin" validate --json -t gh200-slingshot --nodes 2 "$tmp/lf22.txt" >"$tmp/lf22.json" 2>/dev/null
+"$bin" validate --json -t gh200-slingshot --nodes 2 "$tmp/lfnone.txt" >"$tmp/lfnone.json" 2>/dev/null
+check "'# libfabric: 2.2.0' moves the rendezvous past 16 KiB" python3 - "$tmp/lf22.json" "$tmp/lfnone.json" <<'PY'
+import json, sys
+new, old = ({r["size_bytes"]: r["predicted_s"] for r in json.load(open(f))["rows"]} for f in sys.argv[1:3])
+assert new[8192] - new[4096] < 0.5e-6 < 3e-6 < old[8192] - old[4096], (new, old)
+assert new[32768] - new[8192] > 3e-6 and abs(new[32768] - old[32768]) < 1e-12, (new, old)
+PY
+printf '# libfabric: soon\n# OSU MPI Latency Test v7.5\n# Size       Avg Latency(us)\n4096 3.0\n' >"$tmp/lfbad.txt"
+expect_exit 2 "'# libfabric: soon' is not a version" validate -t gh200-slingshot --nodes 2 "$tmp/lfbad.txt"
+check "a '# libfabric:' header that is no version is bad input" [ $? -eq 0 ]
+sed 's/"libfabric_version": "2.2"/"libfabric_version": "two"/' "$src/topologies/presets/olivia-cpu.json" >"$tmp/olivia-bad.json"
+expect_exit 2 '"libfabric_version" must be a version' validate -t "$tmp/olivia-bad.json" --nodes 2 "$tmp/lfnone.txt"
+check "a topology's libfabric_version that is no version is bad input" [ $? -eq 0 ]
+
 echo "cli_mpi: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
