@@ -150,6 +150,22 @@ static bool read_transport(const SimJsonDoc *d, const cJSON *trs, TopoTransport 
         !read_thresholds(d, o, m, err))
         return false;
     apply_libfabric(m, 0);
+    const char *pml = NULL;
+    if (!sim_json_get_string(d, o, "openmpi_pml", false, &pml, err))
+        return false;
+    if (pml && !mpi_model_set_pml(m, pml)) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(o, "openmpi_pml"), err,
+                       "\"openmpi_pml\" must be cm, ob1 or ucx");
+        return false;
+    }
+    return true;
+}
+
+bool mpi_model_set_pml(MpiModel *m, const char *pml)
+{
+    if (!pml || (strcmp(pml, "cm") != 0 && strcmp(pml, "ob1") != 0 && strcmp(pml, "ucx") != 0))
+        return false;
+    m->p.pml_cm = m->lib == MPI_LIB_OPENMPI && strcmp(pml, "cm") == 0;
     return true;
 }
 
@@ -426,6 +442,15 @@ bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
      * holds misses on every line, so then everything streams from DRAM */
     if (m->llc > 0 && ws <= m->llc)
         c.p.bw_mem = INFINITY;
+    /* under pml cm a message between two ranks of a node leaves one's NIC
+     * and enters the other's, as one between nodes does: each rank is an
+     * endpoint of its own, with its share of the node's NICs and memory */
+    if (m->p.pml_cm && m->p.nodes > 1 && m->p.ppn > 1) {
+        c.p.nodes = m->p.nodes * m->p.ppn;
+        c.p.bw_nic /= m->p.ppn;
+        c.p.bw_mem /= m->p.ppn;
+        c.p.ppn = 1;
+    }
     return m->lib == MPI_LIB_MPICH ? mpi_select_mpich(&c, op, bytes, out) : mpi_select_openmpi(&c, op, bytes, out);
 }
 

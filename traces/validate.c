@@ -226,6 +226,10 @@ static MpiModel *mpi_for(const ValidateOptions *o, Measured *m, Topo **topo, GEr
                     m->libfabric);
         g_clear_pointer(&mm, mpi_model_free);
     }
+    if (mm && m->pml && !mpi_model_set_pml(mm, m->pml)) { /* over the transport's */
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: '# pml: %s' is not cm, ob1 or ucx", m->name, m->pml);
+        g_clear_pointer(&mm, mpi_model_free);
+    }
     for (int i = 0; mm && o->mpi_values && i < MPI_NUM_PARAMS; i++)
         mpi_model_set_param(mm, i, o->mpi_values[i]);
     return mm;
