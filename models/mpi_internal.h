@@ -28,6 +28,7 @@ struct MpiModel {
     double reduce_streams; /* bytes a core streams per byte it reduces */
     double llc;            /* a node's last-level caches, bytes (0: not described: always DRAM) */
     double bw_dram;        /* p.bw_mem before the cache residency of one collective's buffers */
+    double core_copy;      /* a core's copy rate between processes where the file gives one, B/s (0: the path's) */
     /* the transport's rendezvous threshold by libfabric version: `rndv_thr`
      * before the first `thr_from`, then each from its version on */
     double rndv_thr, rndv_get_min, thr_val[4];

@@ -61,8 +61,9 @@ static bool read_node(const SimJsonDoc *d, const cJSON *nodes, const char *topo,
     const cJSON *o = cJSON_IsObject(nodes) ? cJSON_GetObjectItemCaseSensitive(nodes, topo) : NULL;
     if (!o)
         return true; /* memory not described: only the links bound a step */
-    double bw = 0, eff = 1;
-    if (!sim_json_get_number(d, o, "memory_bandwidth", true, 1e6, 1e15, &bw, err) ||
+    double bw = INFINITY, eff = 1;
+    if (!sim_json_get_number(d, o, "memory_bandwidth", false, 1e6, 1e15, &bw, err) ||
+        !sim_json_get_number(d, o, "core_copy_bandwidth", false, 1e6, 1e15, &m->core_copy, err) ||
         !sim_json_get_number(d, o, "memory_efficiency", false, 0.01, 1, &eff, err) ||
         !sim_json_get_number(d, o, "copy_traffic", false, 1, 10, &m->p.copy_traffic, err) ||
         !sim_json_get_number(d, o, "reduce_streams", false, 1, 10, &m->reduce_streams, err) ||
@@ -393,7 +394,7 @@ MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const cha
     m->p.bw_core = INFINITY;
     m->p.bw_nic = INFINITY;
     if (tppn > 1 && path_of(t, 0, 1, &m->p.lat_shm, &bw))
-        m->p.bw_core = bw;
+        m->p.bw_core = m->core_copy > 0 ? m->core_copy : bw; /* a core copies, whatever links its nodes' GPUs have */
     if (tn > 1 && path_of(t, 0, tppn, &m->p.lat_net, &bw)) {
         m->p.bw_net = bw * nic_eff;
         m->p.bw_nic = node_nic_bandwidth(t, bw, ppn) * nic_eff;

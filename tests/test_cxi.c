@@ -141,8 +141,9 @@ static void test_independent_runs(void)
  * own): issue 11's 30% below 1 MiB met (35.6% and 35.4% while node-local
  * messages went through shared memory); from 1 MiB still about 1.5x
  * faster than measured (about 14 GB/s per rank's NIC against osu_bw's 24).
- * MPICH's use shared memory inside a node: held where they stand (the
- * node's core copy rate between Grace modules is not described). */
+ * MPICH's use shared memory inside a node, at a Grace core's copy rate
+ * (13.1 GB/s, fitted on CSCS's intra-node osu_bw, not on these runs: from
+ * 1 MiB 76.5% -> 66.6%); below 1 MiB held where they stand. */
 static void test_alltoall_runs(void)
 {
     const char *ompi[] = {
@@ -154,7 +155,7 @@ static void test_alltoall_runs(void)
     }
     ValidateErrors mpich =
         validated_on("gh200-slingshot", 8, 2, "osu_alltoall_gh200-alps-clariden_2node8proc_slingshot11-cxi_mpich-4.2.1_cscs-cray-network-stack.txt");
-    CU_ASSERT_TRUE(mpich.median_small <= 40 && mpich.median_large <= 80);
+    CU_ASSERT_TRUE(mpich.median_small <= 40 && mpich.median_large <= 70);
 }
 
 #define OLIVIA(f) validated_on("olivia-cpu", 0, 2, f)
