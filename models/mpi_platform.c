@@ -1,7 +1,8 @@
 /* The MPI model's object: the library names, models/presets/mpi.json (the
- * libraries' constants, the CPU nodes' memory systems), the platform read off
- * the topology's shared-memory and network paths, and the dispatch to the
- * library's selection (mpi_select.c). */
+ * libraries' constants, the CPU nodes' memory systems and copy rates, the
+ * NICs' transport by libfabric version and the Open MPI pml it implies),
+ * the platform read off the topology's shared-memory and network paths,
+ * and the dispatch to the library's selection (mpi_select.c). */
 #include "mpi_internal.h"
 #include "sim_data.h"
 
