@@ -175,9 +175,7 @@ double mpi_all_pairs(const MpiModel *m, MpiComm c, double bytes, int window)
     long pn = c.per_node, n = c.n, inter = n - pn, intra = pn - 1;
     double lat = inter > 0 ? mpi_net_latency(m, bytes) : p->lat_shm;
     long rounds = window > 0 ? (n - 2) / window + 1 : 1;
-    double wire = bytes / p->bw_net, soft = mpi_net_exchange(m, bytes) - wire;
-    double own = rounds * lat + intra * p->overhead + intra * mpi_shm_copy(m, bytes) + inter * soft; /* the core's */
-    double rank = inter > 0 ? fmax(own + wire, rounds * lat + inter * wire + soft) : own;
+    double rank = mpi_net_train(m, bytes, inter, 2, intra * (p->overhead + mpi_shm_copy(m, bytes)), rounds * lat);
     double nic = pn * inter * bytes / p->bw_nic;
     double mem = (pn * intra * bytes * p->copy_traffic + 2.0 * pn * inter * bytes) / p->bw_mem;
     double t = rank > nic ? rank : nic;
@@ -219,29 +217,35 @@ double mpi_reduce_tree(const MpiModel *m, MpiComm c, double bytes, int radix)
     return t;
 }
 
-/* What the root of a k-nomial reduce does itself: receive and reduce each
- * child's buffer, the latencies aside (in a pipeline of segments they
- * overlap the other ranks' work; the root's own work is the throughput). */
-double mpi_reduce_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix)
+static int tree_children(MpiComm c, int radix)
 {
     int children = 0;
     for (long d = 1; d < c.n; d *= radix)
         for (int j = 1; j < radix && (long)j * d < c.n; j++)
             children++;
-    bool net = c.per_node < c.n;
-    double move = net ? bytes / m->p.bw_net : mpi_shm_copy(m, bytes);
-    return children * (m->p.overhead + move + bytes * m->reduce_streams / m->p.bw_core);
+    return children;
 }
 
-/* The root of a k-nomial bcast: one overhead per child (they pull). */
+/* What the root of a k-nomial reduce does itself: receive and reduce each
+ * child's buffer, the latencies aside (in a pipeline of segments they
+ * overlap the other ranks' work; the root's own work is the throughput).
+ * Across nodes each receive costs the software of a network message
+ * (mpi_net_soft: the transport's completion event too); the rendezvous'
+ * round trip is latency, which the NICs overlap as in osu_bw's window. */
+double mpi_reduce_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix)
+{
+    bool net = c.per_node < c.n;
+    double move = net ? mpi_net_soft(m, 1) + bytes / m->p.bw_net : m->p.overhead + mpi_shm_copy(m, bytes);
+    return tree_children(c, radix) * (move + bytes * m->reduce_streams / m->p.bw_core);
+}
+
+/* The root of a k-nomial bcast: each child's message costs it the
+ * software of a send (they pull the bytes, once). */
 double mpi_bcast_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix)
 {
-    int children = 0;
-    for (long d = 1; d < c.n; d *= radix)
-        for (int j = 1; j < radix && (long)j * d < c.n; j++)
-            children++;
     bool net = c.per_node < c.n;
-    return children * m->p.overhead + (net ? bytes / m->p.bw_net : 0);
+    int children = tree_children(c, radix);
+    return net ? children * mpi_net_soft(m, 1) + bytes / m->p.bw_net : children * m->p.overhead;
 }
 
 /* ---------------- all-reduce ---------------- */
@@ -353,14 +357,23 @@ double mpi_scatter_binomial(const MpiModel *m, MpiComm c, double total)
     return t;
 }
 
-/* The root sends each other rank its block, one message after another. */
+/* The root sends each other rank its block, one blocking send after
+ * another (coll_base_scatter.c, basic_linear): its shared-memory copies on
+ * its core; its network sends as a window's (mpi_net_train), the last
+ * one's latency paid, while they go eagerly; past the transport's eager
+ * limit each send returns only once its target has pulled the block, so
+ * each pays its whole latency. */
 double mpi_scatter_linear(const MpiModel *m, MpiComm c, double total)
 {
     const MpiPlatform *p = &m->p;
     double blk = total / c.n;
     long intra = c.per_node - 1, inter = c.n - c.per_node;
-    return (inter > 0 ? p->lat_net : p->lat_shm) + (c.n - 1) * p->overhead + intra * mpi_shm_copy(m, blk) +
-           inter * blk / p->bw_net;
+    double core = intra * (p->overhead + mpi_shm_copy(m, blk));
+    if (inter <= 0)
+        return p->lat_shm + core;
+    if (blk > p->net_eager)
+        return core + inter * (mpi_net_latency(m, blk) + mpi_net_send(m, blk));
+    return mpi_net_train(m, blk, inter, 1, core, mpi_net_latency(m, blk));
 }
 
 double mpi_reducescatter_rh(const MpiModel *m, MpiComm c, double total)

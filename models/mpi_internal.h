@@ -28,6 +28,11 @@ struct MpiModel {
     double reduce_streams; /* bytes a core streams per byte it reduces */
     double llc;            /* a node's last-level caches, bytes (0: not described: always DRAM) */
     double bw_dram;        /* p.bw_mem before the cache residency of one collective's buffers */
+    double core_copy;      /* a core's copy rate between processes where the file gives one, B/s (0: the path's) */
+    /* the transport's rendezvous threshold by libfabric version: `rndv_thr`
+     * before the first `thr_from`, then each from its version on */
+    double rndv_thr, rndv_get_min, thr_val[4];
+    int thr_from[4], n_thr;
 };
 
 /* One rank's cost of moving `bytes` to a rank on its node, beyond the path
@@ -41,11 +46,21 @@ static inline double mpi_shm_copy(const MpiModel *m, double bytes)
     return m->p.lat_shm + m->l.rndv_cost_shm + bytes / m->p.bw_core;
 }
 
+/* The software one network message costs a core at `ends` of its ends on
+ * that core (1: it sends or receives it; 2: it sends one and receives one):
+ * the library's and the transport's per message.  The one place for it:
+ * point-to-point, exchanges, all-to-all, the linear scatter and the roots'
+ * work in pipelined trees all pay this. */
+static inline double mpi_net_soft(const MpiModel *m, int ends)
+{
+    return ends * (m->p.overhead + m->p.net_overhead);
+}
+
 /* One network message's cost to its sender beyond its latency: the
- * library's and the transport's per-message software and the bytes. */
+ * software and the bytes. */
 static inline double mpi_net_send(const MpiModel *m, double bytes)
 {
-    return m->p.overhead + m->p.net_overhead + bytes / m->p.bw_net;
+    return mpi_net_soft(m, 1) + bytes / m->p.bw_net;
 }
 
 /* The same message when the sender also receives one in the same step (an
@@ -56,7 +71,7 @@ static inline double mpi_net_send(const MpiModel *m, double bytes)
  * completion during the flight). */
 static inline double mpi_net_exchange(const MpiModel *m, double bytes)
 {
-    return mpi_net_send(m, bytes) + m->p.overhead + m->p.net_overhead;
+    return mpi_net_send(m, bytes) + mpi_net_soft(m, 1);
 }
 
 /* A network message's latency: the path's, the receiver's transport
@@ -70,6 +85,20 @@ static inline double mpi_net_latency(const MpiModel *m, double bytes)
     const MpiPlatform *p = &m->p;
     double l = p->lat_net + p->net_overhead + (bytes > p->net_ll_payload ? p->net_host_read : 0);
     return bytes > p->net_eager ? l + p->net_rndv_trips * 2 * p->lat_net + p->net_rndv_events * p->net_overhead : l;
+}
+
+/* One rank's `k` network messages of `bytes` posted back to back (osu_bw's
+ * window, a linear all-to-all's or scatter's sends), beside `core` seconds
+ * of its core's other work in the same step (its shared-memory copies):
+ * the core's software of each message (at `ends` ends) runs under the
+ * NIC's DMA of the previous one, a two-stage pipeline, after `lat`, the
+ * latency paid. */
+static inline double mpi_net_train(const MpiModel *m, double bytes, long k, int ends, double core, double lat)
+{
+    if (k <= 0)
+        return lat + core;
+    double soft = mpi_net_soft(m, ends), wire = bytes / m->p.bw_net;
+    return lat + fmax(core + k * soft + wire, soft + k * wire);
 }
 
 /* A communicator: n ranks, `per_node` consecutive ranks on each node. */

@@ -55,8 +55,25 @@ typedef struct {
     double net_rndv_events;  /* and the completion events its receiver handles beyond an eager one's */
     double net_ll_payload;   /* largest payload the core writes to the NIC with the command, bytes */
     double net_host_read;    /* what a larger one adds: the NIC reads the host over PCIe, s */
+    int libfabric_version;   /* version code whose defaults net_eager follows (0: not stated, the oldest's) */
+    bool pml_cm;             /* Open MPI's pml cm (mtl ofi): on several nodes every message goes through the NICs */
 } MpiPlatform;
 const MpiPlatform *mpi_model_platform(const MpiModel *m);
+
+/* The libfabric the MPI runs on ("2.2", "1.22.0"), over the topology's
+ * "libfabric_version": the transport's eager limit follows that version's
+ * default (models/presets/mpi.json).  False (m untouched) when `version`
+ * is not a version. */
+bool mpi_model_set_libfabric_version(MpiModel *m, const char *version);
+
+/* Open MPI's point-to-point layer ("cm", "ob1", "ucx"), over the one the
+ * NICs' transport implies (models/presets/mpi.json "openmpi_pml"): under
+ * cm the ofi MTL sends every message through one libfabric provider, so
+ * on several nodes the node-local ones go through the NICs too; ob1 and
+ * ucx use shared memory inside a node.  No effect on MPICH, whose ch4
+ * always uses its shared-memory module between local ranks.  False (m
+ * untouched) for another name. */
+bool mpi_model_set_pml(MpiModel *m, const char *pml);
 
 typedef struct {
     double time_s;

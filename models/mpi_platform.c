@@ -1,7 +1,8 @@
 /* The MPI model's object: the library names, models/presets/mpi.json (the
- * libraries' constants, the CPU nodes' memory systems), the platform read off
- * the topology's shared-memory and network paths, and the dispatch to the
- * library's selection (mpi_select.c). */
+ * libraries' constants, the CPU nodes' memory systems and copy rates, the
+ * NICs' transport by libfabric version and the Open MPI pml it implies),
+ * the platform read off the topology's shared-memory and network paths,
+ * and the dispatch to the library's selection (mpi_select.c). */
 #include "mpi_internal.h"
 #include "sim_data.h"
 
@@ -61,8 +62,9 @@ static bool read_node(const SimJsonDoc *d, const cJSON *nodes, const char *topo,
     const cJSON *o = cJSON_IsObject(nodes) ? cJSON_GetObjectItemCaseSensitive(nodes, topo) : NULL;
     if (!o)
         return true; /* memory not described: only the links bound a step */
-    double bw = 0, eff = 1;
-    if (!sim_json_get_number(d, o, "memory_bandwidth", true, 1e6, 1e15, &bw, err) ||
+    double bw = INFINITY, eff = 1;
+    if (!sim_json_get_number(d, o, "memory_bandwidth", false, 1e6, 1e15, &bw, err) ||
+        !sim_json_get_number(d, o, "core_copy_bandwidth", false, 1e6, 1e15, &m->core_copy, err) ||
         !sim_json_get_number(d, o, "memory_efficiency", false, 0.01, 1, &eff, err) ||
         !sim_json_get_number(d, o, "copy_traffic", false, 1, 10, &m->p.copy_traffic, err) ||
         !sim_json_get_number(d, o, "reduce_streams", false, 1, 10, &m->reduce_streams, err) ||
@@ -74,14 +76,60 @@ static bool read_node(const SimJsonDoc *d, const cJSON *nodes, const char *topo,
     return true;
 }
 
+/* The rendezvous threshold's later defaults: {"VERSION": bytes, ...}, each
+ * from that libfabric version on, in rising order. */
+static bool read_thresholds(const SimJsonDoc *d, const cJSON *o, MpiModel *m, GError **err)
+{
+    const cJSON *by = cJSON_GetObjectItemCaseSensitive(o, "rendezvous_threshold_from_libfabric");
+    if (!by)
+        return true;
+    if (!cJSON_IsObject(by)) {
+        sim_json_error(d, by, err, "\"rendezvous_threshold_from_libfabric\" must be an object {VERSION: bytes}");
+        return false;
+    }
+    for (const cJSON *e = by->child; e; e = e->next) {
+        int v = coll_nccl_version_parse(e->string);
+        if (v <= 0 || m->n_thr == (int)G_N_ELEMENTS(m->thr_from) || (m->n_thr && v <= m->thr_from[m->n_thr - 1])) {
+            sim_json_error(d, e, err, "\"%s\": at most %d libfabric versions, rising", e->string,
+                           (int)G_N_ELEMENTS(m->thr_from));
+            return false;
+        }
+        if (!sim_json_get_number(d, by, e->string, true, 0, 1e12, &m->thr_val[m->n_thr], err))
+            return false;
+        m->thr_from[m->n_thr++] = v;
+    }
+    return true;
+}
+
+/* The eager limit under libfabric version `code` (0: not stated). */
+static void apply_libfabric(MpiModel *m, int code)
+{
+    double thr = m->rndv_thr;
+    for (int i = 0; i < m->n_thr && code >= m->thr_from[i]; i++)
+        thr = m->thr_val[i];
+    m->p.net_eager = thr + m->rndv_get_min;
+    m->p.libfabric_version = code;
+}
+
+bool mpi_model_set_libfabric_version(MpiModel *m, const char *version)
+{
+    int code = coll_nccl_version_parse(version);
+    if (code <= 0)
+        return false;
+    apply_libfabric(m, code);
+    return true;
+}
+
 /* The NICs' transport, when the file describes it: its per-message software
  * cost, its eager limit (rendezvous threshold + the smallest Get, as
- * libfabric's CXI provider splits them) and the largest payload the core
- * hands the NIC whole (beyond it the NIC reads the host). */
-static bool read_transport(const SimJsonDoc *d, const cJSON *trs, TopoTransport tr, TopoHostCpu cpu, MpiPlatform *p,
+ * libfabric's CXI provider splits them, by libfabric version) and the
+ * largest payload the core hands the NIC whole (beyond it the NIC reads
+ * the host). */
+static bool read_transport(const SimJsonDoc *d, const cJSON *trs, TopoTransport tr, TopoHostCpu cpu, MpiModel *m,
                            GError **err)
 {
     static const char *const cpus[] = {"", "intel", "amd", "arm", "power"};
+    MpiPlatform *p = &m->p;
     const cJSON *o = cJSON_IsObject(trs) && tr != TOPO_TRANSPORT_NONE
                          ? cJSON_GetObjectItemCaseSensitive(trs, topo_transport_name(tr)) : NULL;
     if (!o)
@@ -95,15 +143,31 @@ static bool read_transport(const SimJsonDoc *d, const cJSON *trs, TopoTransport 
     }
     const char *cn = (unsigned)cpu < G_N_ELEMENTS(cpus) ? cpus[cpu] : "";
     bool own = by && *cn && cJSON_GetObjectItemCaseSensitive(by, cn);
-    double thr = INFINITY, get_min = 0;
     if (!sim_json_get_number(d, own ? by : o, own ? cn : "message_overhead", true, 0, 1e-3, &p->net_overhead, err) ||
-        !sim_json_get_number(d, o, "rendezvous_threshold", false, 0, 1e12, &thr, err) ||
-        !sim_json_get_number(d, o, "rendezvous_get_min", false, 0, 1e12, &get_min, err) ||
+        !sim_json_get_number(d, o, "rendezvous_threshold", false, 0, 1e12, &m->rndv_thr, err) ||
+        !sim_json_get_number(d, o, "rendezvous_get_min", false, 0, 1e12, &m->rndv_get_min, err) ||
         !sim_json_get_number(d, o, "rendezvous_round_trips", false, 0, 10, &p->net_rndv_trips, err) ||
         !sim_json_get_number(d, o, "rendezvous_events", false, 0, 10, &p->net_rndv_events, err) ||
-        !sim_json_get_number(d, o, "low_latency_payload", false, 0, 1e9, &p->net_ll_payload, err))
+        !sim_json_get_number(d, o, "low_latency_payload", false, 0, 1e9, &p->net_ll_payload, err) ||
+        !read_thresholds(d, o, m, err))
         return false;
-    p->net_eager = thr + get_min;
+    apply_libfabric(m, 0);
+    const char *pml = NULL;
+    if (!sim_json_get_string(d, o, "openmpi_pml", false, &pml, err))
+        return false;
+    if (pml && !mpi_model_set_pml(m, pml)) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(o, "openmpi_pml"), err,
+                       "\"openmpi_pml\" must be cm, ob1 or ucx");
+        return false;
+    }
+    return true;
+}
+
+bool mpi_model_set_pml(MpiModel *m, const char *pml)
+{
+    if (!pml || (strcmp(pml, "cm") != 0 && strcmp(pml, "ob1") != 0 && strcmp(pml, "ucx") != 0))
+        return false;
+    m->p.pml_cm = m->lib == MPI_LIB_OPENMPI && strcmp(pml, "cm") == 0;
     return true;
 }
 
@@ -125,7 +189,7 @@ static bool load_params(const char *path, const char *topo, TopoTransport tr, To
         sim_json_error(d, libs ? libs : r, err, "\"libraries\" must be an object");
     ok = ok && read_lib(d, libs, m->lib, &m->l, err) &&
          read_node(d, cJSON_GetObjectItemCaseSensitive(r, "nodes"), topo, m, nic_eff, err) &&
-         read_transport(d, cJSON_GetObjectItemCaseSensitive(r, "transports"), tr, cpu, &m->p, err);
+         read_transport(d, cJSON_GetObjectItemCaseSensitive(r, "transports"), tr, cpu, m, err);
     sim_json_free(d);
     return ok;
 }
@@ -311,7 +375,7 @@ MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const cha
     m->p.bw_mem = m->bw_dram = INFINITY;
     m->p.copy_traffic = 1;
     m->reduce_streams = 2;
-    m->p.net_eager = m->p.net_ll_payload = INFINITY;
+    m->p.net_eager = m->p.net_ll_payload = m->rndv_thr = INFINITY;
     double nic_eff = 1, pcie = 0;
     TopoTransport tr = tn > 1 && nodes > 1 ? route_transport(t, 0, tppn, &pcie) : TOPO_TRANSPORT_NONE;
     m->p.net_host_read = 2 * pcie;
@@ -320,11 +384,18 @@ MpiModel *mpi_model_new(const Topo *t, int nodes, int ppn, MpiLib lib, const cha
         return NULL;
     }
     m->p.overhead = m->l.overhead;
+    const char *lf = topo_libfabric_version(t);
+    if (lf && !mpi_model_set_libfabric_version(m, lf)) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "topology %s: libfabric_version \"%s\" is out of range (numbers "
+                    "up to 99)", topo_name(t), lf);
+        g_free(m);
+        return NULL;
+    }
     double bw = INFINITY;
     m->p.bw_core = INFINITY;
     m->p.bw_nic = INFINITY;
     if (tppn > 1 && path_of(t, 0, 1, &m->p.lat_shm, &bw))
-        m->p.bw_core = bw;
+        m->p.bw_core = m->core_copy > 0 ? m->core_copy : bw; /* a core copies, whatever links its nodes' GPUs have */
     if (tn > 1 && path_of(t, 0, tppn, &m->p.lat_net, &bw)) {
         m->p.bw_net = bw * nic_eff;
         m->p.bw_nic = node_nic_bandwidth(t, bw, ppn) * nic_eff;
@@ -373,6 +444,15 @@ bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
      * holds misses on every line, so then everything streams from DRAM */
     if (m->llc > 0 && ws <= m->llc)
         c.p.bw_mem = INFINITY;
+    /* under pml cm a message between two ranks of a node leaves one's NIC
+     * and enters the other's, as one between nodes does: each rank is an
+     * endpoint of its own, with its share of the node's NICs and memory */
+    if (m->p.pml_cm && m->p.nodes > 1 && m->p.ppn > 1) {
+        c.p.nodes = m->p.nodes * m->p.ppn;
+        c.p.bw_nic /= m->p.ppn;
+        c.p.bw_mem /= m->p.ppn;
+        c.p.ppn = 1;
+    }
     return m->lib == MPI_LIB_MPICH ? mpi_select_mpich(&c, op, bytes, out) : mpi_select_openmpi(&c, op, bytes, out);
 }
 
@@ -389,8 +469,7 @@ static double window_time(const MpiModel *m, double bytes, int window, int ops)
         double send = ops * p->overhead + mpi_shm_copy(m, bytes);
         return p->lat_shm + w * send;
     }
-    double soft = ops * (p->overhead + p->net_overhead), wire = bytes / p->bw_net;
-    return mpi_net_latency(m, bytes) + soft + wire + (w - 1) * (soft > wire ? soft : wire);
+    return mpi_net_train(m, bytes, w, ops, 0, mpi_net_latency(m, bytes));
 }
 
 double mpi_p2p_time(const MpiModel *m, double bytes, int window) { return window_time(m, bytes, window, 1); }

@@ -136,19 +136,41 @@ static void test_independent_runs(void)
     CU_ASSERT_TRUE(rc1.median_large <= 10 && rc1.median_small <= 40);
 }
 
+/* Independent: the Alps 8-rank all-to-all runs on the default transport.
+ * Open MPI's run pml cm (every message through the NICs, each rank its
+ * own): issue 11's 30% below 1 MiB met (35.6% and 35.4% while node-local
+ * messages went through shared memory); from 1 MiB still about 1.5x
+ * faster than measured (about 14 GB/s per rank's NIC against osu_bw's 24).
+ * MPICH's use shared memory inside a node, at a Grace core's copy rate
+ * (13.1 GB/s, fitted on CSCS's intra-node osu_bw, not on these runs: from
+ * 1 MiB 76.5% -> 66.6%); below 1 MiB held where they stand. */
+static void test_alltoall_runs(void)
+{
+    const char *ompi[] = {
+        "osu_alltoall_gh200-alps-clariden_2node8proc_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt",
+        "osu_alltoall_gh200-alps-clariden_2node8proc_host_slingshot11-cxi-hook_openmpi-5.0.8_cscs-docs.txt"};
+    for (size_t i = 0; i < G_N_ELEMENTS(ompi); i++) {
+        ValidateErrors e = validated_on("gh200-slingshot", 8, 2, ompi[i]);
+        CU_ASSERT_TRUE(e.median_small <= 15 && e.median_large <= 40);
+    }
+    ValidateErrors mpich =
+        validated_on("gh200-slingshot", 8, 2, "osu_alltoall_gh200-alps-clariden_2node8proc_slingshot11-cxi_mpich-4.2.1_cscs-cray-network-stack.txt");
+    CU_ASSERT_TRUE(mpich.median_small <= 40 && mpich.median_large <= 70);
+}
+
 #define OLIVIA(f) validated_on("olivia-cpu", 0, 2, f)
 
 /* x86: Olivia's osu_bibw gave the per-message cost on Zen 5c (0.184 us);
- * its osu_latency is independent: 1.65 us where the model gives 2.12 (the
- * presets' link latencies are assumed, not measured), and its libfabric
- * 2.x starts the rendezvous at 16 KiB + 2049, not 4097, so 8-16 KiB miss
- * by the round trip. */
+ * its osu_latency: 1.65 us where the model gives 2.11 (the presets' link
+ * latencies are assumed, not measured); its libfabric 2.x (the topology's
+ * "libfabric_version" 2.2, an assumption that run agrees with) starts the
+ * rendezvous at 16 KiB + 2049: below 1 MiB 27.7% with 4097 B, 25.5%. */
 static void test_x86_runs(void)
 {
     ValidateErrors bibw = OLIVIA("osu_bibw_olivia-cpu-epyc9745_2node_host_slingshot11-cxi_openmpi-5_eessi-blog.txt");
     CU_ASSERT_TRUE(bibw.median_large <= 10 && bibw.median_small <= 5);
     ValidateErrors lat = OLIVIA("osu_latency_olivia-cpu-epyc9745_2node_host_slingshot11-cxi_openmpi-5_eessi-blog.txt");
-    CU_ASSERT_TRUE(lat.median_large <= 10 && lat.median_small <= 30);
+    CU_ASSERT_TRUE(lat.median_large <= 10 && lat.median_small <= 26);
 }
 
 /* calibrate can fit the transport's per-message cost: the last MPI
@@ -167,13 +189,37 @@ static void test_calibrated_overhead(void)
     topo_free(t);
 }
 
+static MpiModel *model(const Topo *t, int nodes, int ppn, MpiLib lib)
+{
+    GError *err = NULL;
+    MpiModel *m = mpi_model_new(t, nodes, ppn, lib, NULL, &err);
+    CU_ASSERT_PTR_NULL(err);
+    g_clear_error(&err);
+    return m;
+}
+
+/* The time `op` of `bytes` gains when the transport's per-message cost
+ * grows by `d`, in units of d. */
+static double soft_share(MpiModel *m, CollOp op, double bytes, double d)
+{
+    int k = MPI_NUM_PARAMS - 1;
+    double o = mpi_model_param(m, k);
+    MpiCost a = {0}, b = {0};
+    CU_ASSERT_TRUE(mpi_cost(m, op, bytes, &a));
+    CU_ASSERT_TRUE(mpi_model_set_param(m, k, o + d));
+    CU_ASSERT_TRUE(mpi_cost(m, op, bytes, &b));
+    CU_ASSERT_TRUE(mpi_model_set_param(m, k, o));
+    return (b.time_s - a.time_s) / d;
+}
+
 /* All-to-all messages cost what the same messages cost point to point:
  * between two nodes of one rank each, MPICH's scattered all-to-all is one
  * exchange, osu_bibw's window of one, at every transport step (the command
  * payload, the host read, the rendezvous), and so is its pairwise exchange
  * besides the copy of its own block; on 8 ranks over 2 nodes Open MPI's
- * linear all-to-all pays CXI's software at both ends of each of a rank's
- * 4 messages off the node, and one receive in the latency. */
+ * linear all-to-all (pml cm, the ofi MTL: every message through the NICs)
+ * pays CXI's software at both ends of each of a rank's 7 messages, and
+ * one receive in the latency; under ob1 only the 4 off the node do. */
 static void test_alltoall_transport(void)
 {
     Topo *t = topo("gh200-slingshot", 2);
@@ -192,18 +238,78 @@ static void test_alltoall_transport(void)
     CU_ASSERT_STRING_EQUAL(c.algo, "mpir:pairwise");
     CU_ASSERT_DOUBLE_EQUAL(c.time_s, mpi_p2p_bidir_time(m, 65536, 1) + 65536 / p->bw_core, 1e-12);
     mpi_model_free(m);
-    MpiModel *o = mpi_model_new(t, 2, 4, MPI_LIB_OPENMPI, NULL, &err);
-    CU_ASSERT_PTR_NULL(err);
-    g_clear_error(&err);
-    int k = MPI_NUM_PARAMS - 1;
-    double d = mpi_model_param(o, k);
+    MpiModel *o = model(t, 2, 4, MPI_LIB_OPENMPI);
+    CU_ASSERT_TRUE(mpi_model_platform(o)->pml_cm);
     CU_ASSERT_TRUE(mpi_cost(o, COLL_ALLTOALL, 8 * 8.0, &c));
     CU_ASSERT_STRING_EQUAL(c.algo, "tuned:linear_sync");
-    double before = c.time_s;
-    CU_ASSERT_TRUE(mpi_model_set_param(o, k, 2 * d));
-    CU_ASSERT_TRUE(mpi_cost(o, COLL_ALLTOALL, 8 * 8.0, &c));
-    CU_ASSERT_DOUBLE_EQUAL(c.time_s - before, (2 * 4 + 1) * d, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(soft_share(o, COLL_ALLTOALL, 64, 1e-7), 2 * 7 + 1, 1e-6);
+    CU_ASSERT_TRUE(mpi_model_set_pml(o, "ob1"));
+    CU_ASSERT_FALSE(mpi_model_platform(o)->pml_cm);
+    CU_ASSERT_DOUBLE_EQUAL(soft_share(o, COLL_ALLTOALL, 64, 1e-7), 2 * 4 + 1, 1e-6);
     mpi_model_free(o);
+    topo_free(t);
+}
+
+/* The eager limit by libfabric version: CXI's rendezvous threshold is
+ * 2048 up to libfabric 2.1 and 16384 from 2.2 (+ the 2049-byte smallest
+ * Get); Olivia's topology says 2.2, so its osu_latency steps past 18433
+ * bytes, not 4097; a version given later wins; a bad one is refused and
+ * changes nothing; without a transport there is no limit to move. */
+static void test_libfabric_versions(void)
+{
+    Topo *t = topo("olivia-cpu", 2), *g = topo("gh200-slingshot", 2), *r = topo("oci-bm-optimized3.36", 2);
+    MpiModel *m = pair(t), *a = pair(g), *o = pair(r);
+    const MpiPlatform *p = mpi_model_platform(m);
+    CU_ASSERT_STRING_EQUAL(topo_libfabric_version(t), "2.2");
+    CU_ASSERT_PTR_NULL(topo_libfabric_version(g));
+    CU_ASSERT_EQUAL(p->libfabric_version, 20200);
+    CU_ASSERT_DOUBLE_EQUAL(p->net_eager, 16384 + 2049, 0);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(a)->net_eager, 2048 + 2049, 0);
+    double byte = 1 / p->bw_net, rndv = 2 * p->lat_net + 2 * p->net_overhead;
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 8192, 1) - mpi_p2p_time(m, 8191, 1), byte, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_p2p_time(m, 18434, 1) - mpi_p2p_time(m, 18433, 1), rndv + byte, 1e-15);
+    CU_ASSERT_TRUE(mpi_model_set_libfabric_version(m, "2.1.0"));
+    CU_ASSERT_DOUBLE_EQUAL(p->net_eager, 4097, 0);
+    CU_ASSERT_TRUE(mpi_model_set_libfabric_version(m, "1.22.0"));
+    CU_ASSERT_DOUBLE_EQUAL(p->net_eager, 4097, 0);
+    CU_ASSERT_TRUE(mpi_model_set_libfabric_version(a, "v2.4.0"));
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(a)->net_eager, 18433, 0);
+    CU_ASSERT_FALSE(mpi_model_set_libfabric_version(a, "two"));
+    CU_ASSERT_FALSE(mpi_model_set_libfabric_version(a, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(a)->net_eager, 18433, 0);
+    CU_ASSERT_TRUE(mpi_model_set_libfabric_version(o, "2.2"));
+    CU_ASSERT_TRUE(isinf(mpi_model_platform(o)->net_eager));
+    mpi_model_free(m);
+    mpi_model_free(a);
+    mpi_model_free(o);
+    topo_free(t);
+    topo_free(g);
+    topo_free(r);
+}
+
+/* The roots of han's pipelined trees and the linear scatter pay the
+ * transport's software per network message as point-to-point does: on 2
+ * nodes of 1 rank a second 64 KiB segment of han's reduce or bcast costs
+ * the leader's root one receive (or send) more, CXI's software included;
+ * Open MPI's reduce_scatter of 4 bytes on 2 x 2 ranks under ob1 (a
+ * linear reduce, then a linear scatter) pays it 3 times in the reduce and
+ * 3 times in the scatter (2 sends under the window's pipeline, 1
+ * receive's event in its latency). */
+static void test_roots_transport(void)
+{
+    Topo *t = topo("gh200-slingshot", 2);
+    MpiModel *m = model(t, 2, 1, MPI_LIB_OPENMPI);
+    double d = 1e-7, seg = 65536;
+    CU_ASSERT_DOUBLE_EQUAL(soft_share(m, COLL_REDUCE, 2 * seg, d) - soft_share(m, COLL_REDUCE, seg, d), 1, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(soft_share(m, COLL_BROADCAST, 2 * seg, d) - soft_share(m, COLL_BROADCAST, seg, d), 1, 1e-6);
+    mpi_model_free(m);
+    MpiModel *q = model(t, 2, 2, MPI_LIB_OPENMPI);
+    CU_ASSERT_TRUE(mpi_model_set_pml(q, "ob1"));
+    MpiCost c = {0};
+    CU_ASSERT_TRUE(mpi_cost(q, COLL_REDUCESCATTER, 4, &c));
+    CU_ASSERT_STRING_EQUAL(c.algo, "tuned:non-overlapping");
+    CU_ASSERT_DOUBLE_EQUAL(soft_share(q, COLL_REDUCESCATTER, 4, d), 6, 1e-6);
+    mpi_model_free(q);
     topo_free(t);
 }
 
@@ -214,8 +320,11 @@ static const TestCase tests[] = {
     {"fitted_runs", test_fitted_runs},
     {"independent_runs", test_independent_runs},
     {"x86_runs", test_x86_runs},
+    {"alltoall_runs", test_alltoall_runs},
     {"calibrated_overhead", test_calibrated_overhead},
     {"alltoall_transport", test_alltoall_transport},
+    {"roots_transport", test_roots_transport},
+    {"libfabric_versions", test_libfabric_versions},
 };
 
 TEST_MAIN("cxi", tests)

@@ -68,6 +68,7 @@ void topo_free(Topo *t)
     g_free(t->name);
     g_free(t->accel);
     g_free(t->family_name);
+    g_free(t->libfabric);
     g_free(t->vname);
     g_string_chunk_free(t->names);
     g_free(t->lsrc);
@@ -155,6 +156,35 @@ static bool get_nic_path(const SimJsonDoc *doc, const cJSON *root, bool *phb, GE
     return true;
 }
 
+/* "libfabric_version": the libfabric the hosts' MPI runs on ("2.2",
+ * "1.22.0"), whose CXI provider's defaults the MPI model follows; kept as
+ * written, checked to be a version. */
+static bool get_libfabric(const SimJsonDoc *doc, const cJSON *root, char **out, GError **err)
+{
+    const char *s = NULL;
+    if (!sim_json_get_string(doc, root, "libfabric_version", false, &s, err))
+        return false;
+    int parts = 0; /* 2 or 3 numbers between dots; 0 for anything else */
+    for (const char *q = s; q && *q; q++) {
+        size_t digits = strspn(q, "0123456789");
+        q += digits;
+        if (!digits || (*q && *q != '.') || (*q == '.' && !q[1])) {
+            parts = 0;
+            break;
+        }
+        parts++;
+        if (!*q)
+            break;
+    }
+    if (s && (parts < 2 || parts > 3)) {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "libfabric_version"), err,
+                       "\"libfabric_version\" must be a version such as \"2.2\" or \"1.22.0\"");
+        return false;
+    }
+    *out = g_strdup(s);
+    return true;
+}
+
 static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOptions *opt, GError **err)
 {
     const cJSON *root = sim_json_root(doc);
@@ -171,7 +201,8 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
               sim_json_get_bool(doc, root, "nvlink_sharp", &t->nvls, err) &&
               sim_json_get_string(doc, root, "family", false, &fam, err) &&
               sim_json_get_number(doc, root, "host_launch_s", false, 0, 1e-3, &t->host_launch, err) &&
-              get_host_cpu(doc, root, &t->host_cpu, err) && get_nic_path(doc, root, &t->nic_phb, err);
+              get_host_cpu(doc, root, &t->host_cpu, err) && get_nic_path(doc, root, &t->nic_phb, err) &&
+              get_libfabric(doc, root, &t->libfabric, err);
     if (ok) {
         t->name = g_strdup(name);
         t->accel = g_strdup(accel);
@@ -253,6 +284,7 @@ TopoTransport topo_link_transport(const Topo *t, int l) { return (TopoTransport)
 double topo_host_launch(const Topo *t) { return t->host_launch; }
 TopoHostCpu topo_host_cpu(const Topo *t) { return t->host_cpu; }
 bool topo_nic_on_host(const Topo *t) { return t->nic_phb; }
+const char *topo_libfabric_version(const Topo *t) { return t->libfabric; }
 const char *topo_link_src_name(const Topo *t, int l) { return t->vname[t->lsrc[l]]; }
 const char *topo_link_dst_name(const Topo *t, int l) { return t->vname[t->ldst[l]]; }
 bool topo_has_in_network_reduction(const Topo *t) { return t->inr; }

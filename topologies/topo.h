@@ -91,6 +91,9 @@ TopoHostCpu topo_host_cpu(const Topo *t);
 /* Whether the NICs hang off the host CPU (NCCL's path PHB: "nic_path": "phb")
  * rather than a PCIe switch shared with their GPU (PXB, the default). */
 bool topo_nic_on_host(const Topo *t);
+/* The libfabric the hosts' MPI runs on ("libfabric_version", e.g. "2.2"),
+ * NULL where not given. */
+const char *topo_libfabric_version(const Topo *t);
 /* Names of the link's two ends, for reports ("gpu3", "leaf0"). */
 const char *topo_link_src_name(const Topo *t, int link);
 const char *topo_link_dst_name(const Topo *t, int link);

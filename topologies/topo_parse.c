@@ -285,7 +285,7 @@ bool topo_get_nodes_rpn(const TopoCtx *c, long def_rpn, long *nodes, long *rpn, 
 }
 
 static const char *const common_keys[] = {"name", "accelerator", "in_network_reduction", "nvlink_sharp", "family",
-                                          "host_launch_s", "host_cpu", "nic_path",
+                                          "host_launch_s", "host_cpu", "nic_path", "libfabric_version",
                                           NULL};
 
 bool topo_check_family_keys(const TopoCtx *c, const char *const *extra, GError **err)
@@ -385,7 +385,7 @@ bool topo_build_explicit(Topo *t, const TopoCtx *c, GError **err)
 {
     static const char *const keys[] = {"name",      "accelerator", "in_network_reduction", "nvlink_sharp",
                                        "ranks_per_node", "endpoints", "switches", "links", "endpoints_forward",
-                                       "host_launch_s", "host_cpu", "nic_path", NULL};
+                                       "host_launch_s", "host_cpu", "nic_path", "libfabric_version", NULL};
     const SimJsonDoc *doc = c->doc;
     if (!topo_check_keys(doc, c->root, keys, err))
         return false;

@@ -221,6 +221,15 @@ static MpiModel *mpi_for(const ValidateOptions *o, Measured *m, Topo **topo, GEr
     int ppn = m->sendrecv_pair ? (m->hosts > 1 ? 1 : 2) : m->ranks_per_host;
     MpiModel *mm = mpi_model_new(*topo, nodes, ppn, (MpiLib)lib,
                                  o->params && mpi_params_is_overlay(o->params) ? o->params : NULL, err);
+    if (mm && m->libfabric && !mpi_model_set_libfabric_version(mm, m->libfabric)) { /* over the topology's */
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: '# libfabric: %s' is not a version (e.g. 2.2.0)", m->name,
+                    m->libfabric);
+        g_clear_pointer(&mm, mpi_model_free);
+    }
+    if (mm && m->pml && !mpi_model_set_pml(mm, m->pml)) { /* over the transport's */
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: '# pml: %s' is not cm, ob1 or ucx", m->name, m->pml);
+        g_clear_pointer(&mm, mpi_model_free);
+    }
     for (int i = 0; mm && o->mpi_values && i < MPI_NUM_PARAMS; i++)
         mpi_model_set_param(mm, i, o->mpi_values[i]);
     return mm;

@@ -19,6 +19,8 @@ void validate_measured_free(gpointer p)
     coll_group_free(m->grp);
     topo_free(m->topo);
     g_free(m->mpi_version);
+    g_free(m->libfabric);
+    g_free(m->pml);
     g_free(m->library);
     if (m->out)
         g_array_free(m->out, TRUE);
@@ -99,6 +101,8 @@ static bool from_osu(const OsuTrace *tr, int op_override, int ranks, int nodes, 
     m->osu = true;
     m->mpi_lib = osu_mpi_library(tr, &m->mpi_version);
     m->mpi_lib_from = "the trace";
+    m->libfabric = g_strdup(osu_header(tr, "libfabric"));
+    m->pml = g_strdup(osu_header(tr, "pml"));
     if (m->mpi_lib < 0 && (m->mpi_lib = osu_mpi_library_in_name(m->name)) >= 0)
         m->mpi_lib_from = "the file name";
     /* the layout from the headers only (a file name is no statement) */

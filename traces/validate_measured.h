@@ -33,6 +33,8 @@ typedef struct {
     bool osu;               /* an OSU trace: MPI unless told otherwise */
     int mpi_lib;            /* MpiLib the trace's headers name, -1 if none */
     char *mpi_version;      /* its version, or NULL */
+    char *libfabric;        /* the libfabric version its '# libfabric:' header states, or NULL */
+    char *pml;              /* Open MPI's pml its '# pml:' header states (cm, ob1, ucx), or NULL */
     const char *mpi_lib_from; /* "the trace" (a header), "the file name" */
     char *library;          /* what predicted, for the report (validate.c) */
     bool sendrecv_pair;     /* predicted as one pair of ranks */
