@@ -11,18 +11,23 @@
  * or optimizer state.  These are held-out checks of a workload the chips
  * were not calibrated on.
  *
+ * Each row's recipe switches come from the run's own printed config (or its
+ * config_*.sh): the layout, tp_comm_overlap (ub_tp_comm_overlap),
+ * activation_func_fp8_input_store and fp8_dot_product_attention (the latter
+ * two change the saved activations only).
+ *
  * Asserted (the issue's held-out goal is 10-15 %): H200 and MI355X, every
- * row within 15 % and the median within 10 %; B200 every row within 20 %
- * and the median within 15 %: its rows ran FP8 attention
- * (fp8_dot_product_attention 1) that the model runs in BF16, on a preset
- * whose efficiencies two pre-training rows fitted weakly (+-34 %), and the
- * single-node rows come out 13-16 % slow.  The model's FLOPs per sample
- * within 10 % of the recipe's own MODEL_TFLOP_PER_SAMPLE 2598 (an
+ * row within 10 %; B200 every row within 20 % and the median within 15 %:
+ * its rows ran FP8 attention (fp8_dot_product_attention 1) that the model
+ * runs at the 16-bit kernel's rate (no public FP8 training-attention rate
+ * on Blackwell; the attention is ~21 % of the single-node step there), on a
+ * preset whose efficiencies two pre-training rows fitted weakly (+-34 %),
+ * and the 1-2-node rows come out 8-16 % slow.  Every row, all of which ran,
+ * predicted to fit (B200 tp 1: 175 of 180 GiB).  The model's FLOPs per
+ * sample within 10 % of the recipe's own MODEL_TFLOP_PER_SAMPLE 2598 (an
  * independent count: config_common.sh of every NVIDIA-derived
  * implementation; the model counts the attention core as dense s x s
- * products, the recipe its own way).  Whether a row is predicted to fit is
- * printed, not asserted (see the report of the memory model's misses in the
- * .source file's neighbour, tests/test_lora.c's header). */
+ * products, the recipe its own way). */
 #include "test_steps.h"
 
 #define H200 STEPS "mlperf-5.1-h200-llama2-70b-lora.csv"
@@ -33,8 +38,8 @@ static void test_h200(void)
 {
     Summary s = run_table(H200);
     CU_ASSERT_TRUE(s.n == 8);
-    CU_ASSERT_TRUE(s.worst <= 0.15);
-    CU_ASSERT_TRUE(s.median <= 0.10);
+    CU_ASSERT_TRUE(s.worst <= 0.10);
+    CU_ASSERT_TRUE(s.fits == s.n);
 }
 
 static void test_b200(void)
@@ -43,14 +48,15 @@ static void test_b200(void)
     CU_ASSERT_TRUE(s.n == 17);
     CU_ASSERT_TRUE(s.worst <= 0.20);
     CU_ASSERT_TRUE(s.median <= 0.15);
+    CU_ASSERT_TRUE(s.fits == s.n);
 }
 
 static void test_mi355x(void)
 {
     Summary s = run_table(MI355X);
     CU_ASSERT_TRUE(s.n == 4);
-    CU_ASSERT_TRUE(s.worst <= 0.15);
-    CU_ASSERT_TRUE(s.median <= 0.10);
+    CU_ASSERT_TRUE(s.worst <= 0.10);
+    CU_ASSERT_TRUE(s.fits == s.n);
 }
 
 /* The recipe's configs state MODEL_TFLOP_PER_SAMPLE=2598 (the MFU figure
@@ -74,9 +80,9 @@ static void test_flops_per_sample(void)
 }
 
 static const TestCase tests[] = {
-    {"MLPerf v5.1 Llama 2 70B LoRA on H200 (1-8 nodes), held out: every row within 15%, median 10%", test_h200},
-    {"the same on B200 (1-16 nodes), held out: every row within 20%, median 15% (FP8 attention not modelled)", test_b200},
-    {"the same on MI355X (AMD, Dell, GigaComputing, Supermicro), held out: every row within 15%, median 10%", test_mi355x},
+    {"MLPerf v5.1 Llama 2 70B LoRA on H200 (1-8 nodes), held out: every row within 10%, all fit", test_h200},
+    {"the same on B200 (1-16 nodes), held out: every row within 20%, median 15% (FP8 attention's rate not modelled), all fit", test_b200},
+    {"the same on MI355X (AMD, Dell, GigaComputing, Supermicro), held out: every row within 10%, all fit", test_mi355x},
     {"the model's FLOPs per sample against the recipe's own count", test_flops_per_sample},
 };
 
