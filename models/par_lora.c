@@ -54,3 +54,23 @@ void lora_memory(const Ctx *c, int s, MemoryBreakdown *mem)
     mem->model_states += bytes;
     mem->total += bytes;
 }
+
+void lora_report(const Ctx *c, cJSON *cfg)
+{
+    const Finetune *f = step_scenario_finetune(c->sc);
+    if (f->method != FINETUNE_LORA)
+        return;
+    static const char *const names[] = {"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"};
+    WorkloadParallel one = c->wp;
+    one.tp = 1;
+    cJSON *o = cJSON_AddObjectToObject(cfg, "finetune");
+    cJSON_AddStringToObject(o, "method", "lora");
+    cJSON_AddNumberToObject(o, "rank", f->rank);
+    cJSON *t = cJSON_AddArrayToObject(o, "targets");
+    for (int i = 0; i < 4; i++)
+        if (f->targets & (1u << i))
+            cJSON_AddItemToArray(t, cJSON_CreateString(names[i]));
+    cJSON_AddNumberToObject(o, "dropout", f->dropout);
+    cJSON_AddStringToObject(o, "base_dtype", f->fp8_base ? "fp8" : "bf16");
+    cJSON_AddNumberToObject(o, "trainable_params", workload_num_layers(c->w) * workload_lora_params_layer(c->w, &one));
+}

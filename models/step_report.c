@@ -373,6 +373,7 @@ static void add_config(cJSON *out, const Build *b)
                             p->recompute == WORKLOAD_RECOMPUTE_FULL        ? "full"
                             : p->recompute == WORKLOAD_RECOMPUTE_SELECTIVE ? "selective"
                                                                            : "none");
+    lora_report(c, cfg);
     cJSON_AddNumberToObject(cfg, "graph_tasks", (double)sim_graph_num_tasks(b->g));
 }
 
