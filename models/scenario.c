@@ -45,6 +45,9 @@ struct StepScenario {
     CollParams *coll_params; /* "collective_params" (a calibrated overlay), else the default */
     int *rank_map; /* job rank -> topology rank ("placement"); NULL: contiguous, the identity */
     char *placement; /* its name (and seed) for reports */
+    Finetune finetune; /* "finetune" (finetune.h): FINETUNE_NONE for training from scratch */
+    bool act_func_fp8; /* "activation_func_fp8_input_store" (fp8 only) */
+    bool fp8_dpa;      /* "fp8_dot_product_attention" (fp8, fused attention only) */
 };
 
 struct StepCache {
@@ -520,7 +523,9 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
     static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
                                        "precision", "optimizer", "parallelism", "name", "description", "source",
                                        "flow_contention", "collective_params", "placement", "placement_seed",
-                                       "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process", NULL};
+                                       "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process",
+                                       "finetune", "activation_func_fp8_input_store",
+                                       "fp8_dot_product_attention", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -573,8 +578,18 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
     sc->nodes = (int)nodes;
     sc->global_batch = (int)gb;
     sc->micro_batch = (int)mb;
-    if (!parse_training(sc, d, root, prec, opt, err) || !parse_model(sc, d, root, err))
+    if (!parse_training(sc, d, root, prec, opt, err) || !parse_model(sc, d, root, err) ||
+        !finetune_parse(d, root, &sc->finetune, err) ||
+        !finetune_check(d, root, &sc->finetune, sc->w, sc->precision == MEMORY_MIXED_FP8, err) ||
+        !sim_json_get_bool(d, root, "activation_func_fp8_input_store", &sc->act_func_fp8, err) ||
+        !sim_json_get_bool(d, root, "fp8_dot_product_attention", &sc->fp8_dpa, err))
         goto fail;
+    const char *fp8_key = sc->act_func_fp8 ? "activation_func_fp8_input_store" : sc->fp8_dpa ? "fp8_dot_product_attention" : NULL;
+    if (fp8_key && sc->precision != MEMORY_MIXED_FP8) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, fp8_key), err, "\"%s\" needs \"precision\": \"fp8\"",
+                       fp8_key);
+        goto fail;
+    }
     const cJSON *par = cJSON_GetObjectItemCaseSensitive(root, "parallelism");
     if (!scenario_plan_parse(d, par, &sc->plan, &sc->nvariants, sc->variant_stage, err))
         goto fail;
@@ -585,6 +600,14 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                                             : g_strdup_printf("sharded (ZeRO-%d)", stage);
     }
     const cJSON *where = par ? par : root;
+    /* LoRA under ZeRO-3 / FSDP: DeepSpeed and PyTorch FSDP shard the frozen
+     * base too (gathered per layer); the model holds it whole (par_lora.c) */
+    if (sc->finetune.method != FINETUNE_NONE && MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]) == 3) {
+        sim_json_error(d, key_or(where, "zero_stage", where), err,
+                       "\"finetune\" with ZeRO-3 / FSDP is not modelled (they shard the frozen base as well): use "
+                       "\"zero_stage\" 0-2 (\"weight_update\": \"replicated\" or \"sharded\")");
+        goto fail;
+    }
     if (!check_plan_model(sc, d, where, err) || !load_machine(sc, d, root, err) ||
         !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err) ||
         !scenario_par_check(d, where, &sc->plan, MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),
@@ -597,6 +620,11 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "gpus_per_process"), err,
                        "\"gpus_per_process\" %d: a node of %s has %d GPUs", sc->gpus_per_process,
                        topo_name(sc->topo), topo_ranks_per_node(sc->topo));
+        goto fail;
+    }
+    if (sc->fp8_dpa && sc->attention == STEP_ATTN_UNFUSED) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "fp8_dot_product_attention"), err,
+                       "\"fp8_dot_product_attention\" is a fused attention kernel's: not with \"attention\": \"unfused\"");
         goto fail;
     }
     sc->cache = NULL;
@@ -694,3 +722,6 @@ int step_scenario_gpus_per_process(const StepScenario *sc) { return sc->gpus_per
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }
 const int *step_scenario_rank_map(const StepScenario *sc) { return sc->rank_map; }
 const char *step_scenario_placement(const StepScenario *sc) { return sc->placement ? sc->placement : "contiguous"; }
+const Finetune *step_scenario_finetune(const StepScenario *sc) { return &sc->finetune; }
+bool step_scenario_act_func_fp8(const StepScenario *sc) { return sc->act_func_fp8; }
+bool step_scenario_fp8_dpa(const StepScenario *sc) { return sc->fp8_dpa; }

@@ -174,7 +174,7 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
      * layer's gathered weight is cast per pass and its FP8 copy (1 B per
      * parameter) saved for the backward, like an activation */
     bool fp8 = mc.precision == MEMORY_MIXED_FP8, fp8_saved = fp8 && p->zero_stage == 3;
-    mc.fp8_weight_params = fp8 && !fp8_saved ? step_stage_layers(c, s) * c->layer_params : 0;
+    mc.fp8_weight_params = fp8 && !fp8_saved && !c->wp.frozen_linears ? step_stage_layers(c, s) * c->layer_params : 0;
     mc.activation_bytes = 0;
     for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
         mc.activation_bytes += workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc), &c->wp) +
@@ -184,6 +184,7 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     mc.working_set_bytes = compute_working_set(c, s);
     if (!memory_estimate(&mc, mbk, err) || !moe_memory(c, s, &mc, mbk, err))
         return false;
+    lora_memory(c, s, mbk); /* LoRA's frozen base */
     offload_memory(c, mbk, host);
     zeropp_memory(c, s, mbk);
     pact_memory(c, s, mbk);
@@ -373,6 +374,7 @@ static void add_config(cJSON *out, const Build *b)
                             p->recompute == WORKLOAD_RECOMPUTE_FULL        ? "full"
                             : p->recompute == WORKLOAD_RECOMPUTE_SELECTIVE ? "selective"
                                                                            : "none");
+    lora_report(c, cfg);
     cJSON_AddNumberToObject(cfg, "graph_tasks", (double)sim_graph_num_tasks(b->g));
 }
 
