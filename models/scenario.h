@@ -54,6 +54,10 @@ typedef struct {
      * tp), cpu_checkpointing (and kept in host memory); Lynx's recompute
      * overlapped with communication */
     bool partition_activations, cpu_checkpointing, recompute_overlap;
+    /* "recompute_layers": with full recomputation, only the first N layers
+     * of each model chunk recompute (Megatron's recompute_method "block",
+     * NeMo's activations_checkpoint_num_layers); 0: every layer */
+    int recompute_layers;
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */
