@@ -18,6 +18,7 @@ void pipeline_partition(Ctx *c)
     /* a mixture of experts' routed experts are apart (par_moe.c) */
     c->layer_params = (workload_params_layer(c->w, 0) - workload_params_layer_experts(c->w, 0)) / c->p.tp;
     c->head_params = workload_params_head(c->w) / c->p.tp;
+    lora_partition(c);
 }
 
 /* Parameters held by stage s's device: its layers, the embeddings on the
@@ -29,7 +30,7 @@ double pipeline_stage_params(const Ctx *c, int s)
     double p = step_stage_layers(c, s) * c->layer_params;
     if (s == 0)
         p += c->head_params;
-    if (s == c->p.pp - 1 && c->p.pp > 1 && tr->tied_embeddings)
+    if (s == c->p.pp - 1 && c->p.pp > 1 && tr->tied_embeddings && !c->wp.frozen_linears) /* LoRA: frozen */
         p += (double)tr->vocab * tr->hidden / c->p.tp;
     return p;
 }

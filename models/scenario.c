@@ -45,6 +45,7 @@ struct StepScenario {
     CollParams *coll_params; /* "collective_params" (a calibrated overlay), else the default */
     int *rank_map; /* job rank -> topology rank ("placement"); NULL: contiguous, the identity */
     char *placement; /* its name (and seed) for reports */
+    Finetune finetune; /* "finetune" (finetune.h): FINETUNE_NONE for training from scratch */
 };
 
 struct StepCache {
@@ -519,7 +520,8 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
     static const char *const keys[] = {"accelerator", "topology", "nodes", "model", "global_batch", "micro_batch",
                                        "precision", "optimizer", "parallelism", "name", "description", "source",
                                        "flow_contention", "collective_params", "placement", "placement_seed",
-                                       "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process", NULL};
+                                       "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process",
+                                       "finetune", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -572,7 +574,9 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
     sc->nodes = (int)nodes;
     sc->global_batch = (int)gb;
     sc->micro_batch = (int)mb;
-    if (!parse_training(sc, d, root, prec, opt, err) || !parse_model(sc, d, root, err))
+    if (!parse_training(sc, d, root, prec, opt, err) || !parse_model(sc, d, root, err) ||
+        !finetune_parse(d, root, &sc->finetune, err) ||
+        !finetune_check(d, root, &sc->finetune, sc->w, sc->precision == MEMORY_MIXED_FP8, err))
         goto fail;
     const cJSON *par = cJSON_GetObjectItemCaseSensitive(root, "parallelism");
     if (!scenario_plan_parse(d, par, &sc->plan, &sc->nvariants, sc->variant_stage, err))
@@ -693,3 +697,4 @@ int step_scenario_gpus_per_process(const StepScenario *sc) { return sc->gpus_per
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }
 const int *step_scenario_rank_map(const StepScenario *sc) { return sc->rank_map; }
 const char *step_scenario_placement(const StepScenario *sc) { return sc->placement ? sc->placement : "contiguous"; }
+const Finetune *step_scenario_finetune(const StepScenario *sc) { return &sc->finetune; }

@@ -7,6 +7,7 @@
 
 #include "accel.h"
 #include "collective.h"
+#include "finetune.h"
 #include "memory.h"
 #include "step.h"
 #include "topo.h"
@@ -108,5 +109,7 @@ bool step_scenario_dp_given(const StepScenario *sc);
 const int *step_scenario_rank_map(const StepScenario *sc);
 /* The placement's name and seed, "scattered, seed 1"; "contiguous" without a map. */
 const char *step_scenario_placement(const StepScenario *sc);
+/* "finetune" (finetune.h); method FINETUNE_NONE when absent. */
+const Finetune *step_scenario_finetune(const StepScenario *sc);
 
 #endif

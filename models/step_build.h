@@ -97,6 +97,9 @@ typedef struct {
     CollGroup *node_group, *xnode_group;
     /* par_pact.c: one layer's checkpoint (its input) per device, bytes */
     double ckpt_bytes;
+    /* par_lora.c: LoRA (wp.frozen_linears).  layer_params and head_params
+     * above are then the trainable adapters'; the frozen base's are here */
+    double frozen_layer_params, frozen_head_params;
 } Ctx;
 
 typedef struct {
@@ -310,6 +313,14 @@ bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown 
  * compute (its exposed part; `tp_name` says which pass). */
 bool cp_init(Ctx *c, GError **err);
 int cp_after(Build *b, int s, const char *tp_name, int after);
+
+/* par_lora.c: LoRA.  After the partition, the trainable parameters become
+ * the adapters' and the base's move to frozen_*; stage s's frozen
+ * parameters; their weights added to stage s's memory (params and
+ * model_states; the caller reapplies fragmentation). */
+void lora_partition(Ctx *c);
+double lora_stage_frozen_params(const Ctx *c, int s);
+void lora_memory(const Ctx *c, int s, MemoryBreakdown *mem);
 
 /* step_cnn.c: a CNN's per-layer compute costs and its FLOPs. */
 void cnn_costs(Ctx *c);

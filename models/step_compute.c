@@ -52,8 +52,12 @@ static double fp8_cast_time(const Ctx *c, const WorkloadGemm *g, bool backward)
 {
     if (step_scenario_dtype(c->sc) != ACCEL_FP8 || gemm_dtype(c, g) != ACCEL_FP8)
         return 0;
-    double per = g->batch * 4;
-    double bytes = backward ? per * g->m * g->n : per * (g->m * g->k + g->k * g->n / (c->m > 0 ? c->m : 1));
+    /* LoRA's frozen layer: no weight gradient, so no FP8 transpose of its
+     * input or output gradient (2 + 1 B); an FP8 base's weight is not cast */
+    bool frozen = c->wp.frozen_linears;
+    double per = g->batch * (frozen ? 3 : 4);
+    double w = frozen && step_scenario_finetune(c->sc)->fp8_base ? 0 : g->k * g->n / (c->m > 0 ? c->m : 1);
+    double bytes = backward ? per * g->m * g->n : per * (g->m * g->k + w);
     return accel_mem_time(c->acc, bytes);
 }
 
@@ -68,7 +72,9 @@ static double gemms_time(const Ctx *c, const WorkloadGemm *g, int n, bool backwa
         if (backward) {
             WorkloadGemm b[2];
             workload_gemm_backward(&g[i], b);
-            for (int k = 0; k < 2; k++)
+            /* LoRA: a frozen layer (not the attention core) has no wgrad */
+            int nb = c->wp.frozen_linears && !is_attention_core(&g[i]) ? 1 : 2;
+            for (int k = 0; k < nb; k++)
                 t += accel_bgemm_time(c->acc, dt, b[k].batch, b[k].m, b[k].n, b[k].k);
         } else {
             t += accel_bgemm_time(c->acc, dt, g[i].batch, g[i].m, g[i].n, g[i].k);
@@ -98,6 +104,33 @@ static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb
     return t;
 }
 
+/* LoRA's adapters of one layer, forward (*fwd) and backward (*bwd): their
+ * GEMMs in the activations' type (NeMo's adapters are not FP8 layers), all
+ * three passes (they are trained); the dropout on each adapter's input
+ * (read, write and a 1-byte mask, each way) and the add of B's scaled
+ * output to the base layer's (two reads and a write). */
+static void lora_time(const Ctx *c, int mb, double *fwd, double *bwd)
+{
+    WorkloadGemm g[8];
+    int n = workload_lora_gemms(c->w, mb, &c->wp, g);
+    AccelDtype dt = step_activation_dtype(c);
+    double e = c->wp.act_bytes, ew = 0;
+    *fwd = *bwd = 0;
+    for (int i = 0; i < n; i++) {
+        WorkloadGemm b[2];
+        workload_gemm_backward(&g[i], b);
+        *fwd += accel_bgemm_time(c->acc, dt, g[i].batch, g[i].m, g[i].n, g[i].k);
+        for (int k = 0; k < 2; k++)
+            *bwd += accel_bgemm_time(c->acc, dt, b[k].batch, b[k].m, b[k].n, b[k].k);
+        if (!strcmp(g[i].name, "lora_a") && c->wp.lora_dropout > 0)
+            ew += g[i].m * g[i].k * (2 * e + 1);
+        if (!strcmp(g[i].name, "lora_b"))
+            *fwd += accel_mem_time(c->acc, 3 * g[i].m * g[i].n * e);
+    }
+    *fwd += accel_mem_time(c->acc, ew);
+    *bwd += accel_mem_time(c->acc, ew);
+}
+
 void compute_costs(Ctx *c)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
@@ -116,6 +149,11 @@ void compute_costs(Ctx *c)
         c->t_bwd += fused_attention_time(c, mb, true);
     }
     c->t_recompute = recompute_time(c, g, ng, mb);
+    double lf, lb;
+    lora_time(c, mb, &lf, &lb);
+    c->t_fwd += lf;
+    c->t_bwd += lb;
+    c->t_recompute += c->p.recompute == WORKLOAD_RECOMPUTE_FULL ? lf : 0;
     int nh = workload_head_gemms(c->w, mb, &c->wp, g);
     double logits = (double)mb * tr->seq_len / c->p.cp * tr->vocab / c->p.tp;
     /* cross-entropy: softmax over fp32 logits, read/write a few times */
@@ -146,6 +184,17 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
         layer_f += workload_layer_forward_flops(c->w, l, 1, &one);
     double head_f = workload_head_forward_flops(c->w, 1, &one);
     *model_flops = 3 * B * (layer_f + head_f);
+    if (c->wp.frozen_linears) { /* LoRA: the frozen GEMMs' wgrad is not run; the adapters' passes are */
+        WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
+        int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);
+        double frozen = head_f, lora = 0;
+        for (int i = 0; i < ng; i++)
+            frozen += is_attention_core(&gg[i]) ? 0 : tr->layers * workload_gemm_flops(&gg[i]);
+        ng = workload_lora_gemms(c->w, 1, &one, gg);
+        for (int i = 0; i < ng; i++)
+            lora += tr->layers * workload_gemm_flops(&gg[i]);
+        *model_flops += B * (3 * lora - frozen);
+    }
     *hw_flops = *model_flops;
     for (int l = 0; l < tr->layers && padded.capacity_factor != 1; l++)
         *hw_flops += 3 * B * (workload_layer_forward_flops(c->w, l, 1, &padded) - workload_layer_forward_flops(c->w, l, 1, &one));

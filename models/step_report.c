@@ -173,7 +173,7 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
      * layer's gathered weight is cast per pass and its FP8 copy (1 B per
      * parameter) saved for the backward, like an activation */
     bool fp8 = mc.precision == MEMORY_MIXED_FP8, fp8_saved = fp8 && p->zero_stage == 3;
-    mc.fp8_weight_params = fp8 && !fp8_saved ? step_stage_layers(c, s) * c->layer_params : 0;
+    mc.fp8_weight_params = fp8 && !fp8_saved && !c->wp.frozen_linears ? step_stage_layers(c, s) * c->layer_params : 0;
     mc.activation_bytes = 0;
     WorkloadParallel kept = c->wp; /* a layer "recompute_layers" leaves out keeps everything */
     kept.recompute = WORKLOAD_RECOMPUTE_NONE;
@@ -187,6 +187,7 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     mc.working_set_bytes = compute_working_set(c, s);
     if (!memory_estimate(&mc, mbk, err) || !moe_memory(c, s, &mc, mbk, err))
         return false;
+    lora_memory(c, s, mbk); /* LoRA's frozen base */
     offload_memory(c, mbk, host);
     zeropp_memory(c, s, mbk);
     pact_memory(c, s, mbk);

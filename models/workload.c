@@ -486,6 +486,66 @@ int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const Wo
     return n;
 }
 
+unsigned workload_gemm_linear(const WorkloadGemm *g)
+{
+    static const struct { const char *name; unsigned bit; } t[] = {
+        {"qkv", WORKLOAD_LINEAR_QKV}, {"attn_out", WORKLOAD_LINEAR_PROJ},
+        {"mlp_up", WORKLOAD_LINEAR_FC1}, {"mlp_down", WORKLOAD_LINEAR_FC2}};
+    for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
+        if (!strcmp(g->name, t[i].name))
+            return t[i].bit;
+    return 0;
+}
+
+/* LoRA: a target's base layer's full input and output widths, and whether
+ * it is row-parallel (its input split over tp). */
+static void lora_target_dims(const WorkloadTransformer *t, unsigned bit, double *in, double *out, bool *row)
+{
+    double h = t->hidden, f = t->ffn, up = t->gated_mlp ? 2 : 1;
+    *row = bit == WORKLOAD_LINEAR_PROJ || bit == WORKLOAD_LINEAR_FC2;
+    *in = bit == WORKLOAD_LINEAR_FC2 ? f : h;
+    *out = bit == WORKLOAD_LINEAR_QKV ? h + 2 * kv_dim(t) : bit == WORKLOAD_LINEAR_FC1 ? up * f : h;
+}
+
+static bool lora_on(const Workload *w, const WorkloadParallel *par)
+{
+    return w->kind == WORKLOAD_TRANSFORMER && w->t.experts == 0 && par && par->frozen_linears &&
+           par->lora_targets && par->lora_rank > 0;
+}
+
+int workload_lora_gemms(const Workload *w, int micro_batch, const WorkloadParallel *par, WorkloadGemm *out)
+{
+    if (!lora_on(w, par) || micro_batch < 1)
+        return 0;
+    double tp = tp_of(par), T = (double)micro_batch * w->t.seq_len / cp_of(par), r = par->lora_rank;
+    int n = 0;
+    for (unsigned bit = 1; bit <= WORKLOAD_LINEAR_FC2; bit <<= 1) {
+        if (!(par->lora_targets & bit))
+            continue;
+        double in, o;
+        bool row;
+        lora_target_dims(&w->t, bit, &in, &o, &row);
+        out[n++] = (WorkloadGemm){"lora_a", 1, T, row ? r : r / tp, row ? in / tp : in};
+        out[n++] = (WorkloadGemm){"lora_b", 1, T, o / tp, r};
+    }
+    return n;
+}
+
+double workload_lora_params_layer(const Workload *w, const WorkloadParallel *par)
+{
+    if (!lora_on(w, par))
+        return 0;
+    double p = 0;
+    for (unsigned bit = 1; bit <= WORKLOAD_LINEAR_FC2; bit <<= 1) {
+        double in, o;
+        bool row;
+        lora_target_dims(&w->t, bit, &in, &o, &row);
+        if (par->lora_targets & bit)
+            p += (in + o) * par->lora_rank / tp_of(par);
+    }
+    return p;
+}
+
 int workload_head_gemms(const Workload *w, int micro_batch, const WorkloadParallel *par, WorkloadGemm *out)
 {
     if (w->kind == WORKLOAD_CNN || micro_batch < 1)
@@ -574,6 +634,36 @@ double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_
     return (rows / sp + split / tp) / cp_of(par); /* every term counts the device's tokens */
 }
 
+/* LoRA's saved tensors, for a layer whose linear layers are frozen: rows
+ * loses the QKV and MLP inputs kept for their weight gradients; each
+ * adapter keeps its input (T x in: without dropout the base layer's input
+ * itself, which the fused attention kernel already keeps for linear_proj;
+ * with dropout the dropped-out copy and its 1-byte mask) and A's output
+ * (T x r), in rows where whole on the device and in split where split
+ * over tp. */
+static void lora_saved(const WorkloadTransformer *t, const WorkloadParallel *par, double T, double e, double *rows,
+                       double *lora_rows, double *lora_split)
+{
+    double li = par->linear_input_bytes > 0 ? par->linear_input_bytes : e, r = par->lora_rank;
+    double drop = par->lora_dropout > 0 ? 1 : 0; /* the mask, beside the copy */
+    *rows -= 2 * T * t->hidden * li;
+    for (unsigned bit = 1; bit <= WORKLOAD_LINEAR_FC2; bit <<= 1) {
+        if (!(par->lora_targets & bit))
+            continue;
+        double in, o;
+        bool row;
+        lora_target_dims(t, bit, &in, &o, &row);
+        double keep = bit == WORKLOAD_LINEAR_PROJ && par->fused_attention && !drop ? 0 : T * in * (e + drop);
+        if (row) {
+            *lora_split += keep;
+            *lora_rows += T * r * e;
+        } else {
+            *lora_rows += keep;
+            *lora_split += T * r * e;
+        }
+    }
+}
+
 double workload_layer_activation_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par)
 {
     if (!valid_layer(w, layer) || micro_batch < 1)
@@ -599,12 +689,20 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
      * sequence parallelism: two norm inputs, QKV input, MLP input, and the two
      * 1-byte dropout masks. */
     double rows = 2 * T * h * e + T * h * li + T * h * li + (t->dropout ? 2 * T * h : 0);
+    double lora_rows = 0, lora_split = 0;
+    bool frozen = lora_on(w, par);
+    if (frozen) /* frozen linear layers keep no input for a weight gradient; adapters keep theirs */
+        lora_saved(t, par, T, e, &rows, &lora_rows, &lora_split);
     /* The "24 sbh" split by tp: Q, K, V, attention-output projection input
      * (the fused kernel's O, plus the projection's own FP8 copy), activation-
      * function input(s) and output (the down projection's input). */
     double tf = t->experts ? mlp_token_width(t, par, T) : T * f;
     double oproj = fused ? T * h * e + (li != e ? T * h * li : 0) : T * h * li;
-    double split = T * h * e + 2 * T * kv * e + oproj + (t->gated_mlp ? 2 : 1) * tf * e + tf * li;
+    if (frozen) /* the fused kernel's O stays (attention's backward); no input copy for a wgrad */
+        oproj = fused ? T * h * e : 0;
+    double split = T * h * e + 2 * T * kv * e + oproj + (t->gated_mlp ? 2 : 1) * tf * e + (frozen ? 0 : tf * li);
+    rows += lora_rows;
+    split += lora_split;
     if (t->experts > 0) /* the dispatched tokens (expert_up's input) and the fp32 router probabilities */
         rows += routed_tokens(t, par, T) * h * li + T * t->experts * 4;
     /* The "5 as^2 b" attention core: softmax output, dropout mask and output. */

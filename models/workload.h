@@ -84,16 +84,34 @@ typedef struct {
      * while the bf16 input is dropped unless another op keeps it (the
      * attention output O, which a fused attention kernel saves). */
     double linear_input_bytes;
+    /* LoRA (models/finetune.h): the linear layers' weights are frozen (no
+     * weight gradient, so no linear input is kept for one), and the linear
+     * layers in lora_targets (WORKLOAD_LINEAR_* bits) carry rank lora_rank
+     * adapters, whose inputs are kept (with lora_dropout > 0 the dropped-out
+     * copy and its 1-byte mask: NeMo's dropout_position "pre") */
+    bool frozen_linears;
+    unsigned lora_targets;
+    int lora_rank;
+    double lora_dropout;
 } WorkloadParallel;
 
-/* tp 1, no sequence parallelism, no recomputation, 16-bit activations. */
-WorkloadParallel workload_parallel_default(void);
+/* The linear layers of a transformer block by Megatron-Core's (and NeMo's
+ * PEFT target_modules') names: linear_qkv, linear_proj (attention output),
+ * linear_fc1 (gate and up when gated), linear_fc2 (down). */
+enum { WORKLOAD_LINEAR_QKV = 1, WORKLOAD_LINEAR_PROJ = 2, WORKLOAD_LINEAR_FC1 = 4, WORKLOAD_LINEAR_FC2 = 8 };
 
 /* One GEMM: `batch` independent products (m x k) * (k x n). */
 typedef struct {
     const char *name; /* static string: "qkv", "attn_score", ..., "conv" */
     double batch, m, n, k;
 } WorkloadGemm;
+
+/* tp 1, no sequence parallelism, no recomputation, 16-bit activations. */
+WorkloadParallel workload_parallel_default(void);
+
+/* The WORKLOAD_LINEAR_* bit of a forward GEMM of workload_layer_gemms (0:
+ * not one of the four: the attention core, a MoE's GEMMs). */
+unsigned workload_gemm_linear(const WorkloadGemm *g);
 
 #define WORKLOAD_MAX_GEMMS 12
 
@@ -135,6 +153,15 @@ double workload_params_active(const Workload *w);
  * or its fully connected layer. */
 int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
                          WorkloadGemm *out);
+/* LoRA: the adapters' forward GEMMs of one layer on one device (par's
+ * lora_targets, rank lora_rank; none without), at most 2 per target: A
+ * ("lora_a": tokens x in x r) and B ("lora_b": tokens x r x out), split as
+ * their base layer is (column-parallel qkv and fc1: r and out over tp;
+ * row-parallel proj and fc2: in over tp, and B's out as its column-parallel
+ * linear_out), and the adapters' trainable parameters per layer and device:
+ * (in + out) x r / tp per target. */
+int workload_lora_gemms(const Workload *w, int micro_batch, const WorkloadParallel *par, WorkloadGemm *out);
+double workload_lora_params_layer(const Workload *w, const WorkloadParallel *par);
 /* The head's forward GEMMs (the logits projection); none for a CNN. */
 int workload_head_gemms(const Workload *w, int micro_batch, const WorkloadParallel *par, WorkloadGemm *out);
 /* The two backward GEMMs of a forward GEMM (see above). */
