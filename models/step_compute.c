@@ -20,13 +20,16 @@ static bool is_attention_core(const WorkloadGemm *g)
  * unless the preset measured FA1 on its chip (Hopper: against FA3, more). */
 #define STEP_FA1_SLOWDOWN 2.0
 
-/* The fused attention kernel of one layer (both core products at once). */
+/* The fused attention kernel of one layer (both core products at once).
+ * Context parallelism: the device's s / cp queries against all s keys (the
+ * causal work balanced over the cp ranks, as Megatron's chunking does), 1 /
+ * cp of the sequence's attention. */
 static double fused_attention_time(const Ctx *c, int mb, bool backward)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double heads = (double)mb * tr->heads / c->p.tp;
     double t = accel_attention_time(c->acc, step_attention_dtype(c), heads, tr->seq_len,
-                                    (double)tr->hidden / tr->heads, tr->causal, backward);
+                                    (double)tr->hidden / tr->heads, tr->causal, backward) / c->p.cp;
     if (step_scenario_attention(c->sc) == STEP_ATTN_FUSED_V2)
         return t * accel_attention_v2_slowdown(c->acc, backward);
     if (step_scenario_attention(c->sc) != STEP_ATTN_FUSED_V1)
