@@ -45,16 +45,15 @@ static const Chip chips[] = {
 };
 
 /* Held-out rows.  One node: the calibrated recipe on another system (host,
- * cooling, software image), each within 5 % (the nine are +4.0 % .. -1.5 %:
+ * cooling, software image), each within 5 % (the nine are -1.5 % .. +4.0 %:
  * the spread between systems, as MI355X's three at +3.3..+5.5 %).  Two
- * nodes (MangoBoost, cp 2): each within 12 %.  Both are about 10 % slow in
- * the model because it charges every cp rank the fused attention of the
- * whole sequence, not of its 1 / cp share; charged its share instead they
- * would be 4-5 % fast, and NeMo 24.07's and 25.02's CP rows on the
- * calibrated H100 and B200 15 % fast: real ring attention costs more than its
- * share, by an amount neither side pins down.  Left as it is (issue 12). */
+ * nodes (MangoBoost, cp 2, 16 GPUs): each within 10 %, the issue's goal on
+ * unseen runs; both are about 6 % fast, as expected if ring attention costs
+ * more than its 1 / cp share of the fused kernel (its per-step kernels on
+ * s / cp blocks, the partial outputs' rescaling), which the model does not
+ * charge. */
 #define HELDOUT_BOUND 0.05
-#define TWO_NODE_BOUND 0.12
+#define TWO_NODE_BOUND 0.10
 
 static void test_calibration(void)
 {
@@ -189,7 +188,7 @@ static void test_recompute_layers(void)
 static const TestCase tests[] = {
     {"MLPerf v5.1 Llama 2 70B LoRA on AMD's 8 x MI300X and 8 x MI325X, the calibration rows: within 1%",
      test_calibration},
-    {"the same recipe on the other MI300X / MI325X submissions, held out: each within 5%, two nodes (cp 2) 12%",
+    {"the same recipe on the other MI300X / MI325X submissions, held out: each within 5%, two nodes (cp 2) 10%",
      test_held_out},
     {"the fitted FP8 GEMM ceilings lie below AMD's measured Max-Achievable FLOPs", test_fit_is_physical},
     {"mi300x's and mi325x's bands: h100-sxm's held-out band widened by the GEMM/attention split's spread", test_band},
