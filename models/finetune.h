@@ -10,8 +10,9 @@
  * Llama 2 70B LoRA recipe adapts linear_qkv and linear_proj), dropout on the
  * adapter's input (NeMo's dropout_position "pre"; default 0), base_dtype the
  * frozen weights' storage: "bf16" (the working weights' 2 bytes; default) or
- * "fp8" (FP8 parameters, Transformer Engine's fp8_model_init: 1 byte and its
- * transpose, no 16-bit copy; only with "precision": "fp8").
+ * "fp8" (FP8 parameters, Transformer Engine's fp8_model_init: 1 byte, no
+ * 16-bit copy and no kept transpose, par_lora.c; only with "precision":
+ * "fp8").
  *
  * What it changes (par_lora.c, step_compute.c, workload.c): the base's
  * linear layers and logits run forward and data-gradient GEMMs only (no

@@ -46,6 +46,8 @@ struct StepScenario {
     int *rank_map; /* job rank -> topology rank ("placement"); NULL: contiguous, the identity */
     char *placement; /* its name (and seed) for reports */
     Finetune finetune; /* "finetune" (finetune.h): FINETUNE_NONE for training from scratch */
+    bool act_func_fp8; /* "activation_func_fp8_input_store" (fp8 only) */
+    bool fp8_dpa;      /* "fp8_dot_product_attention" (fp8, fused attention only) */
 };
 
 struct StepCache {
@@ -521,7 +523,8 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                                        "precision", "optimizer", "parallelism", "name", "description", "source",
                                        "flow_contention", "collective_params", "placement", "placement_seed",
                                        "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process",
-                                       "finetune", NULL};
+                                       "finetune", "activation_func_fp8_input_store",
+                                       "fp8_dot_product_attention", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -576,8 +579,16 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
     sc->micro_batch = (int)mb;
     if (!parse_training(sc, d, root, prec, opt, err) || !parse_model(sc, d, root, err) ||
         !finetune_parse(d, root, &sc->finetune, err) ||
-        !finetune_check(d, root, &sc->finetune, sc->w, sc->precision == MEMORY_MIXED_FP8, err))
+        !finetune_check(d, root, &sc->finetune, sc->w, sc->precision == MEMORY_MIXED_FP8, err) ||
+        !sim_json_get_bool(d, root, "activation_func_fp8_input_store", &sc->act_func_fp8, err) ||
+        !sim_json_get_bool(d, root, "fp8_dot_product_attention", &sc->fp8_dpa, err))
         goto fail;
+    const char *fp8_key = sc->act_func_fp8 ? "activation_func_fp8_input_store" : sc->fp8_dpa ? "fp8_dot_product_attention" : NULL;
+    if (fp8_key && sc->precision != MEMORY_MIXED_FP8) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, fp8_key), err, "\"%s\" needs \"precision\": \"fp8\"",
+                       fp8_key);
+        goto fail;
+    }
     const cJSON *par = cJSON_GetObjectItemCaseSensitive(root, "parallelism");
     if (!scenario_plan_parse(d, par, &sc->plan, &sc->nvariants, sc->variant_stage, err))
         goto fail;
@@ -600,6 +611,11 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "gpus_per_process"), err,
                        "\"gpus_per_process\" %d: a node of %s has %d GPUs", sc->gpus_per_process,
                        topo_name(sc->topo), topo_ranks_per_node(sc->topo));
+        goto fail;
+    }
+    if (sc->fp8_dpa && sc->attention == STEP_ATTN_UNFUSED) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "fp8_dot_product_attention"), err,
+                       "\"fp8_dot_product_attention\" is a fused attention kernel's: not with \"attention\": \"unfused\"");
         goto fail;
     }
     sc->cache = NULL;
@@ -698,3 +714,5 @@ bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }
 const int *step_scenario_rank_map(const StepScenario *sc) { return sc->rank_map; }
 const char *step_scenario_placement(const StepScenario *sc) { return sc->placement ? sc->placement : "contiguous"; }
 const Finetune *step_scenario_finetune(const StepScenario *sc) { return &sc->finetune; }
+bool step_scenario_act_func_fp8(const StepScenario *sc) { return sc->act_func_fp8; }
+bool step_scenario_fp8_dpa(const StepScenario *sc) { return sc->fp8_dpa; }

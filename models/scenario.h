@@ -111,5 +111,13 @@ const int *step_scenario_rank_map(const StepScenario *sc);
 const char *step_scenario_placement(const StepScenario *sc);
 /* "finetune" (finetune.h); method FINETUNE_NONE when absent. */
 const Finetune *step_scenario_finetune(const StepScenario *sc);
+/* "activation_func_fp8_input_store" (Megatron-Core's TransformerConfig
+ * option of that name, FP8 only): the MLP activation's input saved in FP8. */
+bool step_scenario_act_func_fp8(const StepScenario *sc);
+/* "fp8_dot_product_attention" (Transformer Engine's option of that name,
+ * FP8 only): the fused attention keeps Q, K, V and O in FP8 for its
+ * backward.  Memory only: the attention runs at the preset's (16-bit)
+ * kernel rates, the model having no measured FP8 attention rate. */
+bool step_scenario_fp8_dpa(const StepScenario *sc);
 
 #endif

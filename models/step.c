@@ -117,6 +117,8 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp.ep = p->ep;
     c->wp.capacity_factor = p->capacity_factor;
     c->wp.cp = p->cp;
+    c->wp.act_func_input_bytes = step_scenario_act_func_fp8(sc) ? 1 : 0;
+    c->wp.attn_io_bytes = step_scenario_fp8_dpa(sc) ? 1 : 0;
     finetune_apply(step_scenario_finetune(sc), &c->wp);
     pipeline_partition(c);
     if (!tp_init(c, err) || !cp_init(c, err) || !moe_init(c, err) || !dp_init(c, err) || !zero_init(c, err) ||

@@ -321,6 +321,9 @@ int cp_after(Build *b, int s, const char *tp_name, int after);
 void lora_partition(Ctx *c);
 double lora_stage_frozen_params(const Ctx *c, int s);
 void lora_memory(const Ctx *c, int s, MemoryBreakdown *mem);
+/* Adds "finetune" (method, rank, targets, dropout, base_dtype and the
+ * model's trainable parameters) to a report's config; nothing without. */
+void lora_report(const Ctx *c, cJSON *cfg);
 
 /* step_cnn.c: a CNN's per-layer compute costs and its FLOPs. */
 void cnn_costs(Ctx *c);

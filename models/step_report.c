@@ -379,6 +379,7 @@ static void add_config(cJSON *out, const Build *b)
                                                                            : "none");
     if (p->recompute_layers)
         cJSON_AddNumberToObject(cfg, "recompute_layers", p->recompute_layers);
+    lora_report(c, cfg);
     cJSON_AddNumberToObject(cfg, "graph_tasks", (double)sim_graph_num_tasks(b->g));
 }
 

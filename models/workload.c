@@ -697,10 +697,12 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
      * (the fused kernel's O, plus the projection's own FP8 copy), activation-
      * function input(s) and output (the down projection's input). */
     double tf = t->experts ? mlp_token_width(t, par, T) : T * f;
-    double oproj = fused ? T * h * e + (li != e ? T * h * li : 0) : T * h * li;
+    double ab = fused && par->attn_io_bytes > 0 ? par->attn_io_bytes : e; /* Q, K, V, O as the kernel keeps them */
+    double oproj = fused ? T * h * ab + (li != e ? T * h * li : 0) : T * h * li;
     if (frozen) /* the fused kernel's O stays (attention's backward); no input copy for a wgrad */
-        oproj = fused ? T * h * e : 0;
-    double split = T * h * e + 2 * T * kv * e + oproj + (t->gated_mlp ? 2 : 1) * tf * e + (frozen ? 0 : tf * li);
+        oproj = fused ? T * h * ab : 0;
+    double af = par && par->act_func_input_bytes > 0 ? par->act_func_input_bytes : e; /* the activation's input */
+    double split = T * h * ab + 2 * T * kv * ab + oproj + (t->gated_mlp ? 2 : 1) * tf * af + (frozen ? 0 : tf * li);
     rows += lora_rows;
     split += lora_split;
     if (t->experts > 0) /* the dispatched tokens (expert_up's input) and the fp32 router probabilities */

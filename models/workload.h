@@ -90,6 +90,13 @@ typedef struct {
      * adapters, whose inputs are kept (with lora_dropout > 0 the dropped-out
      * copy and its 1-byte mask: NeMo's dropout_position "pre") */
     bool frozen_linears;
+    /* Megatron's activation_func_fp8_input_store (FP8 training): the MLP
+     * activation function's input kept in 1 byte for its backward, cast
+     * back there; 0: act_bytes */
+    double act_func_input_bytes;
+    /* Transformer Engine's fp8_dot_product_attention: the fused attention's
+     * saved Q, K, V and O in 1 byte; 0: act_bytes */
+    double attn_io_bytes;
     unsigned lora_targets;
     int lora_rank;
     double lora_dropout;

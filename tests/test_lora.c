@@ -159,8 +159,8 @@ static void test_dp_traffic(void)
     }
 }
 
-/* An FP8 base (fp8_model_init): 1-byte weights and their transposes for the
- * layers, no 16-bit copy; embeddings and output layer 16-bit. */
+/* An FP8 base (fp8_model_init): 1-byte layer weights, no 16-bit copy and no
+ * kept transpose; embeddings and output layer 16-bit. */
 static void test_fp8_base(void)
 {
     cJSON *bf = run("{\"method\": \"lora\", \"rank\": 16, \"targets\": [\"linear_qkv\", \"linear_proj\"]}", "fp8", NULL);
@@ -174,10 +174,41 @@ static void test_fp8_base(void)
     double wb = num(bf, "memory_per_device_bytes", "weights"), w8 = num(f8, "memory_per_device_bytes", "weights");
     printf("\nfp8 training, frozen bf16 base %.0f B (+ TE's FP8 copies), FP8 base %.0f B\n", wb, w8);
     CU_ASSERT_DOUBLE_EQUAL(wb, 4 * layers + 2 * head + 2 * adapters, 1);
-    CU_ASSERT_DOUBLE_EQUAL(w8, 2 * layers + 2 * head + 2 * adapters, 1);
+    CU_ASSERT_DOUBLE_EQUAL(w8, 1 * layers + 2 * head + 2 * adapters, 1);
     CU_ASSERT_TRUE(num(f8, "step_time_s", NULL) <= num(bf, "step_time_s", NULL)); /* no weight casts */
     cJSON_Delete(bf);
     cJSON_Delete(f8);
+}
+
+/* The activations of the LoRA scenario in fp8 with `extra` keys added. */
+static double activations_with(const char *extra)
+{
+    char *text = scenario(QKV_PROJ, "fp8", NULL);
+    char *t2 = g_strdup_printf("%.*s%s}", (int)strlen(text) - 1, text, extra);
+    GError *err = NULL;
+    cJSON *r = step_run_text("lora.json", t2, &err);
+    g_clear_error(&err);
+    g_free(text);
+    g_free(t2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    double a = num(r, "memory_per_device_bytes", "activations");
+    cJSON_Delete(r);
+    return a;
+}
+
+/* activation_func_fp8_input_store: the SwiGLU inputs (gate and up, 2 x ffn
+ * per token) kept in FP8 instead of bf16, 2 x ffn bytes less per token and
+ * layer; fp8_dot_product_attention: Q, K, V and O in FP8, h + 2 kv + h
+ * bytes less (one micro-batch in flight). */
+static void test_act_fp8(void)
+{
+    double a = activations_with(""), b = activations_with(", \"activation_func_fp8_input_store\": true"),
+           c = activations_with(", \"fp8_dot_product_attention\": true");
+    printf("\nactivations: %.0f B less with the FP8 activation input (closed form %.0f), %.0f B less with FP8 attention "
+           "(closed form %.0f)\n",
+           a - b, L * S * 2 * F, a - c, L * S * (2 * H + 2 * KV));
+    CU_ASSERT_DOUBLE_EQUAL(a - b, L * S * 2 * F, 1);
+    CU_ASSERT_DOUBLE_EQUAL(a - c, L * S * (2 * H + 2 * KV), 1);
 }
 
 static void expect_error(const char *finetune, const char *precision, const char *model, const char *what)
@@ -217,13 +248,33 @@ static void test_errors(void)
     expect_error("{\"method\": \"lora\", \"rank\": 8, \"dropout\": 1.5}", "bf16", NULL, "dropout");
     expect_error("\"lora\"", "bf16", NULL, "must be an object");
     expect_error("{\"method\": \"lora\", \"rank\": 8}", "bf16", "\"mixtral-8x7b\"", "dense transformers");
+    expect_error("{\"method\": \"lora\", \"rank\": 8}, \"activation_func_fp8_input_store\": true", "bf16", NULL,
+                 "needs \"precision\": \"fp8\"");
+    expect_error("{\"method\": \"lora\", \"rank\": 8}, \"fp8_dot_product_attention\": true", "bf16", NULL,
+                 "needs \"precision\": \"fp8\"");
+    /* the template's attention is fused: the same with unfused */
+    char *text = scenario(QKV_PROJ ", \"fp8_dot_product_attention\": true", "fp8", NULL);
+    gchar **parts = g_strsplit(text, "\"attention\": \"fused\"", 2);
+    char *unfused = g_strjoinv("\"attention\": \"unfused\"", parts);
+    GError *err = NULL;
+    cJSON *r = step_run_text("lora.json", unfused, &err);
+    CU_ASSERT_PTR_NULL(r);
+    CU_ASSERT_TRUE(err && strstr(err->message, "not with \"attention\": \"unfused\""));
+    if (err)
+        printf("  %s\n", err->message);
+    g_clear_error(&err);
+    cJSON_Delete(r);
+    g_strfreev(parts);
+    g_free(unfused);
+    g_free(text);
 }
 
 static const TestCase tests[] = {
     {"LoRA's model FLOPs: the base's matmuls 2/3 of full training's, closed form", test_flops},
     {"LoRA's memory: no base gradients or optimizer state, adapters' only", test_memory},
     {"LoRA's data-parallel traffic: the adapters' gradients only", test_dp_traffic},
-    {"LoRA on an FP8 base: 2 bytes per frozen layer weight", test_fp8_base},
+    {"LoRA on an FP8 base: 1 byte per frozen layer weight", test_fp8_base},
+    {"activation_func_fp8_input_store, fp8_dot_product_attention: their saved tensors in 1 byte", test_act_fp8},
     {"finetune errors name the key and the line", test_errors},
 };
 

@@ -191,9 +191,10 @@ static inline Summary run_table_as(const char *file, const char *accel, const ch
         const cJSON *par = cJSON_GetObjectItem(root, "parallelism");
         const char *prec = cJSON_GetStringValue(cJSON_GetObjectItem(root, "precision")),
                    *rc = cJSON_GetStringValue(cJSON_GetObjectItem(par, "recompute"));
-        printf("%-10s %6d %5s %4s %3s %5d %9s %11.0f %11.0f %+6.1f%% %7.2f %s\n", cell(head, f, "ref.mpt", "ref.model"),
+        printf("%-10s %6d %5s %4s %3s %5d %9s %11.0f %11.0f %+6.1f%% %7.2f %s%s%s\n", cell(head, f, "ref.mpt", "ref.model"),
                seq, cell(head, f, "ref.gpus", "parallelism.dp"), prec ? prec : "-", f[col(head, "micro_batch")], gb,
-               rc ? rc : "-", meas, tok, 100 * e, gib, fit ? "yes" : "NO");
+               rc ? rc : "-", meas, tok, 100 * e, gib, fit ? "yes" : "NO", col(head, "ref.system") >= 0 ? "  " : "",
+               col(head, "ref.system") >= 0 ? f[col(head, "ref.system")] : "");
         s.fits += fit;
         logr[s.n] = s.row_logr[s.n] = -log1p(e); /* step time: predicted / measured */
         errs[s.n++] = fabs(e);

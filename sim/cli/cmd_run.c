@@ -46,6 +46,15 @@ static void print_result(const cJSON *r)
            num(cfg, "tp"), num(cfg, "pp"), num(cfg, "micro_batches"), num(cfg, "micro_batch"));
     if (cJSON_GetObjectItem(cfg, "cp"))
         printf("  context parallel: cp %g (ring attention; gradients reduced over dp x cp)\n", num(cfg, "cp"));
+    const cJSON *ft = cJSON_GetObjectItem(cfg, "finetune");
+    if (ft) {
+        printf("  LoRA: rank %g on", num(ft, "rank"));
+        const cJSON *targets = cJSON_GetObjectItem(ft, "targets"), *t;
+        cJSON_ArrayForEach(t, targets)
+            printf("%s%s", t == targets->child ? " " : ", ", t->valuestring);
+        printf("; %.1f M trainable parameters, the base frozen (%s weights)\n", num(ft, "trainable_params") / 1e6,
+               str(ft, "base_dtype"));
+    }
     if (cJSON_GetObjectItem(cfg, "virtual_stages"))
         printf("  interleaved 1F1B: %g model chunks per pipeline stage\n", num(cfg, "virtual_stages"));
     if (cJSON_GetObjectItem(cfg, "shard_group"))

@@ -1,0 +1,89 @@
+/* LoRA fine-tuning against MLPerf Training v5.1's Llama 2 70B LoRA runs
+ * (tests/data/steps/mlperf-5.1-{h200,b200,mi355x}-llama2-70b-lora.csv;
+ * provenance, mapping and the per-run medians in their headers and in
+ * mlperf-5.1-llama2-70b-lora.source), every row printed.
+ *
+ * Nothing here is fitted: each chip's efficiencies were calibrated on
+ * pre-training (h200: h100-sxm's llm-foundry fit; b200: NeMo 25.02's two
+ * rows; mi355x: AMD's Llama 3.1 8B row), and the LoRA step is the model's
+ * physics (models/finetune.h): the frozen base's GEMMs forward and data
+ * gradient only, the adapters' small GEMMs and dropout, no base gradients
+ * or optimizer state.  These are held-out checks of a workload the chips
+ * were not calibrated on.
+ *
+ * Each row's recipe switches come from the run's own printed config (or its
+ * config_*.sh): the layout, tp_comm_overlap (ub_tp_comm_overlap),
+ * activation_func_fp8_input_store and fp8_dot_product_attention (the latter
+ * two change the saved activations only).
+ *
+ * Asserted (the issue's held-out goal is 10-15 %): H200 and MI355X, every
+ * row within 10 %; B200 every row within 20 % and the median within 15 %:
+ * its rows ran FP8 attention (fp8_dot_product_attention 1) that the model
+ * runs at the 16-bit kernel's rate (no public FP8 training-attention rate
+ * on Blackwell; the attention is ~21 % of the single-node step there), on a
+ * preset whose efficiencies two pre-training rows fitted weakly (+-34 %),
+ * and the 1-2-node rows come out 8-16 % slow.  Every row, all of which ran,
+ * predicted to fit (B200 tp 1: 175 of 180 GiB).  The model's FLOPs per
+ * sample within 10 % of the recipe's own MODEL_TFLOP_PER_SAMPLE 2598 (an
+ * independent count: config_common.sh of every NVIDIA-derived
+ * implementation; the model counts the attention core as dense s x s
+ * products, the recipe its own way). */
+#include "test_steps.h"
+
+#define H200 STEPS "mlperf-5.1-h200-llama2-70b-lora.csv"
+#define B200 STEPS "mlperf-5.1-b200-llama2-70b-lora.csv"
+#define MI355X STEPS "mlperf-5.1-mi355x-llama2-70b-lora.csv"
+
+static void test_h200(void)
+{
+    Summary s = run_table(H200);
+    CU_ASSERT_TRUE(s.n == 8);
+    CU_ASSERT_TRUE(s.worst <= 0.10);
+    CU_ASSERT_TRUE(s.fits == s.n);
+}
+
+static void test_b200(void)
+{
+    Summary s = run_table(B200);
+    CU_ASSERT_TRUE(s.n == 17);
+    CU_ASSERT_TRUE(s.worst <= 0.20);
+    CU_ASSERT_TRUE(s.median <= 0.15);
+    CU_ASSERT_TRUE(s.fits == s.n);
+}
+
+static void test_mi355x(void)
+{
+    Summary s = run_table(MI355X);
+    CU_ASSERT_TRUE(s.n == 4);
+    CU_ASSERT_TRUE(s.worst <= 0.10);
+    CU_ASSERT_TRUE(s.fits == s.n);
+}
+
+/* The recipe's configs state MODEL_TFLOP_PER_SAMPLE=2598 (the MFU figure
+ * NVIDIA's callbacks log): the model's count for one 8192-token sample. */
+static void test_flops_per_sample(void)
+{
+    gchar *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(STEPS "mlperf-5.1-llama2-70b-lora.json", &text, NULL, NULL));
+    GError *err = NULL;
+    cJSON *r = step_run_text("mlperf-5.1-llama2-70b-lora.json", text, &err);
+    g_free(text);
+    if (!r)
+        printf("%s\n", err->message);
+    g_clear_error(&err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    double per = cJSON_GetObjectItem(r, "model_flops_per_step")->valuedouble / 8 / 1e12;
+    printf("\nmodel FLOPs per sample %.0f TFLOP, the recipe's MODEL_TFLOP_PER_SAMPLE 2598 (%+.1f%%)\n", per,
+           100 * (per / 2598 - 1));
+    CU_ASSERT_TRUE(fabs(per / 2598 - 1) <= 0.10);
+    cJSON_Delete(r);
+}
+
+static const TestCase tests[] = {
+    {"MLPerf v5.1 Llama 2 70B LoRA on H200 (1-8 nodes), held out: every row within 10%, all fit", test_h200},
+    {"the same on B200 (1-16 nodes), held out: every row within 20%, median 15% (FP8 attention's rate not modelled), all fit", test_b200},
+    {"the same on MI355X (AMD, Dell, GigaComputing, Supermicro), held out: every row within 10%, all fit", test_mi355x},
+    {"the model's FLOPs per sample against the recipe's own count", test_flops_per_sample},
+};
+
+TEST_MAIN("steps_lora", tests)
