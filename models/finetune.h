@@ -19,9 +19,11 @@
  * weight gradient: ~2/3 of full training's matmul FLOPs; the attention core
  * keeps its whole backward), the adapters' small GEMMs run all three; the
  * base keeps no input for a weight gradient; gradients, optimizer state,
- * the data-parallel gradient reduction and ZeRO/FSDP sharding concern the
- * adapters only; the base's weights are held whole by every data-parallel
- * rank (after tp and pp). */
+ * the data-parallel gradient reduction and the sharded update (ZeRO-1/2,
+ * Megatron's distributed optimizer) concern the adapters only; the base's
+ * weights are held whole by every data-parallel rank (after tp and pp).
+ * ZeRO-3 / FSDP, which shard and gather the frozen base as well, are
+ * refused. */
 #ifndef FINETUNE_H
 #define FINETUNE_H
 

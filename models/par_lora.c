@@ -4,7 +4,9 @@
  * shard whole, as Megatron-Core's distributed optimizer and DDP do for
  * parameters that do not require a gradient); the adapters are what
  * layer_params and head_params count from here on, so the gradient
- * buckets, the reduction, ZeRO-1/2/3 and the update concern them alone. */
+ * buckets, the reduction, ZeRO-1/2 and the update concern them alone
+ * (ZeRO-3 / FSDP, which shard the frozen base too, are refused by the
+ * scenario). */
 #include "step_build.h"
 
 void lora_partition(Ctx *c)

@@ -599,6 +599,14 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                                             : g_strdup_printf("sharded (ZeRO-%d)", stage);
     }
     const cJSON *where = par ? par : root;
+    /* LoRA under ZeRO-3 / FSDP: DeepSpeed and PyTorch FSDP shard the frozen
+     * base too (gathered per layer); the model holds it whole (par_lora.c) */
+    if (sc->finetune.method != FINETUNE_NONE && MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]) == 3) {
+        sim_json_error(d, key_or(where, "zero_stage", where), err,
+                       "\"finetune\" with ZeRO-3 / FSDP is not modelled (they shard the frozen base as well): use "
+                       "\"zero_stage\" 0-2 (\"weight_update\": \"replicated\" or \"sharded\")");
+        goto fail;
+    }
     if (!check_plan_model(sc, d, where, err) || !load_machine(sc, d, root, err) ||
         !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err) ||
         !scenario_par_check(d, where, &sc->plan, MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),

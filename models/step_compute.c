@@ -21,15 +21,17 @@ static bool is_attention_core(const WorkloadGemm *g)
 #define STEP_FA1_SLOWDOWN 2.0
 
 /* The fused attention kernel of one layer (both core products at once).
- * Context parallelism: the device's s / cp queries against all s keys (the
- * causal work balanced over the cp ranks, as Megatron's chunking does), 1 /
- * cp of the sequence's attention. */
+ * Context parallelism (ring attention): the device's s / cp queries meet
+ * the s / cp keys of each of the cp blocks in turn, one kernel per block,
+ * the causal work balanced over the ranks as Megatron's chunking does: cp
+ * kernels of an s / cp block (causal: its half), 1 / cp of the sequence's
+ * FLOPs at the efficiency of the shorter key loop. */
 static double fused_attention_time(const Ctx *c, int mb, bool backward)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    double heads = (double)mb * tr->heads / c->p.tp;
-    double t = accel_attention_time(c->acc, step_attention_dtype(c), heads, tr->seq_len,
-                                    (double)tr->hidden / tr->heads, tr->causal, backward) / c->p.cp;
+    double heads = (double)mb * tr->heads / c->p.tp, cp = c->p.cp;
+    double t = cp * accel_attention_time(c->acc, step_attention_dtype(c), heads, tr->seq_len / cp,
+                                         (double)tr->hidden / tr->heads, tr->causal, backward);
     if (step_scenario_attention(c->sc) == STEP_ATTN_FUSED_V2)
         return t * accel_attention_v2_slowdown(c->acc, backward);
     if (step_scenario_attention(c->sc) != STEP_ATTN_FUSED_V1)
