@@ -63,6 +63,10 @@ typedef struct {
      * is the fp32 master, cast per unit at its all-gather: no persistent
      * 16-bit shard under stage 3; DeepSpeed, the default, keeps one) */
     bool tp_dtensor, zero_fsdp;
+    /* "recompute_layers": with full recomputation, only the first N layers
+     * of each model chunk recompute (Megatron's recompute_method "block",
+     * NeMo's activations_checkpoint_num_layers); 0: every layer */
+    int recompute_layers;
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

@@ -1,7 +1,8 @@
 /* A scenario's keys for the seed techniques of issue 12: ZeRO++ ("zeropp":
  * qwZ, hpZ, qgZ), SDP4Bit ("sdp4bit": weights, gradients), DeepSpeed's
  * "partition_activations" and "cpu_checkpointing", and Lynx's
- * "recompute_overlap".  Parsed with the rest of "parallelism"
+ * "recompute_overlap", and "recompute_layers" (full recomputation of the
+ * first N layers of each model chunk only, Megatron's "block" method).  Parsed with the rest of "parallelism"
  * (scenario_plan.c) and checked against the variants' ZeRO stages, the
  * model and the machine once dp is known (scenario.c): each error at the
  * key's line.  The techniques are modelled in par_zeropp.c and par_pact.c. */
@@ -10,7 +11,7 @@
 #include <string.h>
 
 const char *const scenario_seed_keys[] = {"zeropp", "sdp4bit", "partition_activations", "cpu_checkpointing",
-                                          "recompute_overlap", NULL};
+                                          "recompute_overlap", "recompute_layers", NULL};
 
 /* `key`: true (every part), false, or an object of the parts' booleans. */
 static bool get_parts(const SimJsonDoc *d, const cJSON *par, const char *key, const char *const *parts, bool **out,
@@ -36,6 +37,15 @@ static bool get_parts(const SimJsonDoc *d, const cJSON *par, const char *key, co
     return ok;
 }
 
+static bool get_recompute_layers(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
+{
+    long n = 0;
+    if (!sim_json_get_int(d, par, "recompute_layers", false, 1, 1 << 16, &n, err))
+        return false;
+    p->recompute_layers = (int)n;
+    return true;
+}
+
 bool scenario_seed_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
 {
     static const char *const zpp[] = {"qwz", "hpz", "qgz", NULL};
@@ -44,7 +54,7 @@ bool scenario_seed_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GEr
     return get_parts(d, par, "zeropp", zpp, zo, err) && get_parts(d, par, "sdp4bit", sdp, so, err) &&
            sim_json_get_bool(d, par, "partition_activations", &p->partition_activations, err) &&
            sim_json_get_bool(d, par, "cpu_checkpointing", &p->cpu_checkpointing, err) &&
-           sim_json_get_bool(d, par, "recompute_overlap", &p->recompute_overlap, err);
+           sim_json_get_bool(d, par, "recompute_overlap", &p->recompute_overlap, err) && get_recompute_layers(d, par, p, err);
 }
 
 static const cJSON *item(const cJSON *where, const char *key)
@@ -92,6 +102,29 @@ static bool check_quant(const SimJsonDoc *d, const cJSON *where, const StepPlan 
     return true;
 }
 
+/* Block recomputation: full, on at most the layers of one model chunk, and
+ * not with the techniques that assume every layer is checkpointed. */
+static bool check_recompute_layers(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, const Workload *w,
+                                   GError **err)
+{
+    if (!p->recompute_layers)
+        return true;
+    const WorkloadTransformer *tr = workload_transformer(w);
+    if (!tr || p->recompute != WORKLOAD_RECOMPUTE_FULL)
+        return fail(d, where, "recompute_layers", err, "needs a transformer and \"recompute\": \"full\"");
+    if (p->partition_activations || p->recompute_overlap)
+        return fail(d, where, "recompute_layers", err,
+                    "with \"partition_activations\" or \"recompute_overlap\" is not modelled");
+    int chunk = tr->layers / (p->pp * p->vpp);
+    if (p->recompute_layers > chunk) {
+        sim_json_error(d, item(where, "recompute_layers"), err,
+                       "\"recompute_layers\" = %d: a model chunk has %d layers (%d over pp %d x virtual_stages %d)",
+                       p->recompute_layers, chunk, tr->layers, p->pp, p->vpp);
+        return false;
+    }
+    return true;
+}
+
 bool scenario_seed_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int min_stage, int max_stage,
                          const Workload *w, const Topo *topo, GError **err)
 {
@@ -111,5 +144,5 @@ bool scenario_seed_check(const SimJsonDoc *d, const cJSON *where, const StepPlan
         return fail(d, where, "cpu_checkpointing", err, "needs \"partition_activations\": true");
     if (p->recompute_overlap && (!tr || p->recompute == WORKLOAD_RECOMPUTE_NONE))
         return fail(d, where, "recompute_overlap", err, "(Lynx) needs a transformer and \"recompute\"");
-    return true;
+    return check_recompute_layers(d, where, p, w, err);
 }

@@ -275,7 +275,7 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
     for (int l = (j + 1) * nc - 1; l >= j * nc; l--) {
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
         int ag = zero_layer_gather(&z, b, s), wait = ag;
-        if (c->t_recompute > 0) {
+        if (c->t_recompute > 0 && step_layer_recomputed(c, s, l)) {
             Span rsp = {-1, -1};
             /* Lynx fetches the checkpoint during the layer above's
              * recomputation, ahead of that layer's backward all-reduces */
@@ -429,7 +429,7 @@ static double compute_lower_bound(const Ctx *c)
     for (int s = 0; s < c->p.pp; s++) {
         double t = 0;
         for (int l = 0; l < step_stage_layers(c, s); l++)
-            t += step_layer_fwd(c, s, l) + fwd + rec + step_layer_bwd(c, s, l) + bwd;
+            t += step_layer_fwd(c, s, l) + fwd + (step_layer_recomputed(c, s, l) ? rec : 0) + step_layer_bwd(c, s, l) + bwd;
         if (s == c->p.pp - 1)
             t += c->t_head_fwd + c->t_head_bwd;
         best = MAX(best, before + t * c->m);

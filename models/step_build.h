@@ -136,6 +136,14 @@ static inline int step_rank_of(const Ctx *c, int stage, int d, int t)
 
 static inline int step_stage_layers(const Ctx *c, int s) { return c->stage_l0[s + 1] - c->stage_l0[s]; }
 
+/* Whether local layer l of stage s recomputes its forward in the backward:
+ * every layer, or with "recompute_layers" the first N of each model chunk. */
+static inline bool step_layer_recomputed(const Ctx *c, int s, int l)
+{
+    int nc = step_stage_layers(c, s) / c->p.vpp;
+    return c->p.recompute != WORKLOAD_RECOMPUTE_NONE && (!c->p.recompute_layers || nc <= 0 || l % nc < c->p.recompute_layers);
+}
+
 /* Local layer l of stage s: its parameters, forward and backward times. */
 static inline double step_layer_params(const Ctx *c, int s, int l)
 {

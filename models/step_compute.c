@@ -204,7 +204,11 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     for (int l = 0; l < tr->layers && padded.capacity_factor != 1; l++)
         *hw_flops += 3 * B * (workload_layer_forward_flops(c->w, l, 1, &padded) - workload_layer_forward_flops(c->w, l, 1, &one));
     if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL) {
-        *hw_flops += B * layer_f;
+        int rec = 0; /* the layers that recompute ("recompute_layers") */
+        for (int s = 0; s < c->p.pp; s++)
+            for (int l = 0; l < step_stage_layers(c, s); l++)
+                rec += step_layer_recomputed(c, s, l);
+        *hw_flops += B * layer_f * rec / tr->layers;
     } else if (c->p.recompute == WORKLOAD_RECOMPUTE_SELECTIVE) {
         WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
         int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);

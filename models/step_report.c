@@ -176,9 +176,13 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     bool fp8 = mc.precision == MEMORY_MIXED_FP8, fp8_saved = fp8 && p->zero_stage == 3;
     mc.fp8_weight_params = fp8 && !fp8_saved && !c->wp.frozen_linears ? step_stage_layers(c, s) * c->layer_params : 0;
     mc.activation_bytes = 0;
+    WorkloadParallel kept = c->wp; /* a layer "recompute_layers" leaves out keeps everything */
+    kept.recompute = WORKLOAD_RECOMPUTE_NONE;
     for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
-        mc.activation_bytes += workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc), &c->wp) +
-                               (fp8_saved ? c->layer_params : 0);
+        mc.activation_bytes +=
+            workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc),
+                                            step_layer_recomputed(c, s, l - c->stage_l0[s]) ? &c->wp : &kept) +
+            (fp8_saved ? c->layer_params : 0);
     mc.activation_bytes /= c->p.vpp; /* interleaved: in flight by model chunks */
     mc.inflight_microbatches = pipeline_inflight(c, s);
     mc.working_set_bytes = compute_working_set(c, s);
@@ -374,6 +378,8 @@ static void add_config(cJSON *out, const Build *b)
                             p->recompute == WORKLOAD_RECOMPUTE_FULL        ? "full"
                             : p->recompute == WORKLOAD_RECOMPUTE_SELECTIVE ? "selective"
                                                                            : "none");
+    if (p->recompute_layers)
+        cJSON_AddNumberToObject(cfg, "recompute_layers", p->recompute_layers);
     lora_report(c, cfg);
     cJSON_AddNumberToObject(cfg, "graph_tasks", (double)sim_graph_num_tasks(b->g));
 }
