@@ -125,6 +125,9 @@ bad "\-\-tokens" plan "$TMP/q.json" --tokens -5
 bad "\-\-tokens" plan "$TMP/q.json" --tokens 3X
 bad "\-\-top" plan "$TMP/q.json" --top 0
 bad "\-\-max-nodes" plan "$TMP/q.json" --max-nodes 0
+bad "\-\-jobs" plan "$TMP/q.json" --jobs 0
+locs=(); for i in $(seq 17); do locs+=(--locate tp=1); done
+bad "at most 16 \-\-locate" plan "$TMP/q.json" "${locs[@]}"
 bad "\-\-global-batch" plan "$TMP/q.json" --global-batch sometimes
 bad "\-\-allow" plan "$TMP/q.json" --allow magic
 bad "\-\-deny magic: the features are: offload, selective-recompute" plan "$TMP/q.json" --deny magic
