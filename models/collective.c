@@ -143,10 +143,6 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
         return false;
     if (!(c->tuner_algbw_Bps > 0))
         c->tuner_algbw_Bps = c->algbw_Bps;
-    /* the tuner rates the GPUs' time, not the host's launch floor below
-     * (as a tuner twin's rating, which never sees it) */
-    if (!(c->tuner_latency_s > 0))
-        c->tuner_latency_s = c->latency_s;
     if (g->tuner) { /* RCCL's tuning model rates it (coll_rccl.c) */
         CollCost r = {0};
         if (!d->cost(g->tuner, op, p, bytes, &r) || !(r.algbw_Bps > 0))
@@ -168,6 +164,10 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
         c->tuner_latency_s += c->tuner_latency_s > 0 ? host : 0;
         c->time_s += host;
     } else if (host > c->time_s) {
+        /* the tuner rates the GPUs' time, not this floor (as a tuner
+         * twin's rating, which never sees it) */
+        if (!(c->tuner_latency_s > 0))
+            c->tuner_latency_s = c->latency_s;
         c->latency_s += host - c->time_s;
         c->time_s = host;
     }
