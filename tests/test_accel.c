@@ -153,7 +153,7 @@ static void test_bad_input(void)
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": 1e14},\n " HBM ",\n " EFF "}",
                  "x.json:2: missing required field \"source\"");
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf61\": 1e14, \"source\": \"s\"},\n " HBM ",\n " EFF "}",
-                 "x.json:2: unknown field \"bf61\"");
+                 "x.json:2: unknown field \"bf61\" (known here: fp32, tf32, fp16, bf16, fp8, source)");
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": -1, \"source\": \"s\"},\n " HBM ",\n " EFF "}",
                  "x.json:2: \"bf16\" must be between 1 GFLOP/s and 1 EFLOP/s, not -1 FLOP/s");
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": 1e14, \"source\": \"s\"},\n"
