@@ -6,13 +6,7 @@ set -u
 bin=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-check() { # NAME COMMAND...
-  local name=$1
-  shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # check, expect_exit
 bad() { # PATTERN ARGS...: exit 2, the pattern on stderr, nothing on stdout
   local pattern=$1
   shift
