@@ -125,6 +125,13 @@ SimJsonDoc *sim_json_parse(const char *name, const char *text, size_t len, GErro
                     line_at(text, (size_t)(bad - text)));
         return NULL;
     }
+    size_t lead = 0; /* an empty file says so, not "invalid JSON near column 1" */
+    while (lead < len && g_ascii_isspace(text[lead]))
+        lead++;
+    if (lead == len) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:1: the file is empty: no JSON in it", name);
+        return NULL;
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {
