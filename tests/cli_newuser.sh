@@ -81,6 +81,16 @@ check "a progression too long" expect_exit 2 "^shardsim: --vary nodes: the progr
 check "an end off the progression" expect_exit 2 "not a member of the progression" \
   sweep "$src/examples/sweep-gpt3-1.3b-a100.json" --vary nodes=1,3,...,64
 
+# the answer to "replicated or sharded?" says when the faster one's rival cannot run
+"$bin" run "$base" >"$tmp/run.txt" 2>&1
+check "the comparison says replicated does not fit" \
+  grep -q "^sharded (ZeRO-1) vs replicated: .*; replicated does not fit in memory$" "$tmp/run.txt"
+"$bin" run "$base" --json >"$tmp/run.json"
+check "and the JSON agrees" python3 -c "
+import json, sys
+v = {x['variant']: x['fits'] for x in json.load(open(sys.argv[1]))['variants']}
+assert v == {'replicated': False, 'sharded (ZeRO-1)': True}, v" "$tmp/run.json"
+
 # --help names the whole command
 for c in run plan sweep collective validate calibrate; do
   "$bin" $c --help >"$tmp/help" 2>&1
