@@ -42,6 +42,10 @@ edited weight-update-twice "t = t.replace('\"sharded\"]', '\"replicated\"]')" '"
 edited trailing-comma "t = t.replace('\"allgather_overlap\": true', '\"allgather_overlap\": true,')" 'invalid JSON'
 edited duplicate-key "t = t.replace('\"nodes\": 8', '\"nodes\": 8, \"nodes\": 4')" '"nodes" is given twice'
 edited yes-for-true "t = t.replace('\"overlap\": true', '\"overlap\": \"yes\"')" '"overlap" must be true or false'
+edited model-file-missing "t = t.replace('\"gpt3-13b\"', '\"$tmp/nosuch-model.json\"')" \
+  "$tmp/nosuch-model.json: No such file"
+edited topology-file-missing "t = t.replace('\"dgx-a100-cluster\"', '\"$tmp/nosuch-topo.json\"')" \
+  "$tmp/nosuch-topo.json: No such file"
 edited empty "t = ''" 'the file is empty'
 edited blank "t = '  \\n\\n '" 'the file is empty'
 edited not-an-object "t = '[]'" 'a scenario must be a JSON object'
