@@ -4,9 +4,7 @@
 # Usage: bash cli_collective.sh SHARDSIM_BINARY SOURCE_DIR
 set -u
 bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # check, expect_exit
+. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # $tmp, check, expect_exit
 bad() { # PATTERN ARGS...: exit 2, the pattern on stderr, nothing on stdout
   local pattern=$1
   shift

@@ -8,9 +8,7 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # check, expect_exit
+. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # $tmp, check, expect_exit
 
 # --- presets: PRESET, per-GPU NVLink (or Infinity Fabric) rate per direction,
 # per-node NIC rate (0: one node), both raw line rates from the presets' sources

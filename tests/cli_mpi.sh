@@ -7,9 +7,7 @@ set -u
 bin=$1
 src=$2
 traces=$src/tests/data/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # check, expect_exit
+. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # $tmp, check, expect_exit
 ar=$traces/osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt
 a2a=$traces/osu_alltoall_oci-bm-optimized3.36_1node36proc_ocitutorials.txt
 

@@ -9,9 +9,7 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # check, expect_exit
+. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # $tmp, check, expect_exit
 base=$src/examples/default.json
 
 # One edit of the default scenario: exit 2, "shardsim: FILE:LINE: PATTERN".

@@ -5,9 +5,7 @@ set -u
 bin=$1
 src=$2
 traces=$src/tests/data/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # check, expect_exit
+. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # $tmp, check, expect_exit
 
 v100=$traces/nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt
 [ -f "$v100" ] || { echo "missing $v100 (tests/data/traces)"; exit 1; }

@@ -1,10 +1,12 @@
 # Sourced by the cli_*.sh scripts that count their checks (after they set
-# $bin, the shardsim binary, and $tmp, a scratch folder):
+# $bin, the shardsim binary); it makes $tmp, a scratch folder removed on exit.
 #   check NAME COMMAND...            runs COMMAND: a pass, or a failure named NAME
 #   expect_exit CODE PATTERN ARGS... runs $bin ARGS: true when it exits CODE with
 #                                    PATTERN on stderr and nothing on stdout (else
 #                                    says what it got)
 # A script ends with: echo "NAME: $pass passed, $fail failed"; [ "$fail" -eq 0 ]
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 pass=0
 fail=0
 check() {
