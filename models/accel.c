@@ -70,19 +70,6 @@ char *accel_preset_dir(void)
     return sim_data_dir(ACCEL_PRESETS);
 }
 
-/* A "source" string must accompany every group of numbers. */
-static bool need_source(const SimJsonDoc *doc, const cJSON *obj, GError **err)
-{
-    const char *src = NULL;
-    if (!sim_json_get_string(doc, obj, "source", true, &src, err))
-        return false;
-    if (!*src) {
-        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(obj, "source"), err, "\"source\" must not be empty");
-        return false;
-    }
-    return true;
-}
-
 static const cJSON *need_object(const SimJsonDoc *doc, const cJSON *obj, const char *key, GError **err)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -95,22 +82,6 @@ static const cJSON *need_object(const SimJsonDoc *doc, const cJSON *obj, const c
         return NULL;
     }
     return it;
-}
-
-/* Rejects keys outside `allowed` (NULL-terminated): a typo must not silently
- * leave a default in place. */
-static bool only_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const *allowed, GError **err)
-{
-    for (const cJSON *c = obj->child; c; c = c->next) {
-        bool ok = false;
-        for (const char *const *k = allowed; *k && !ok; k++)
-            ok = strcmp(c->string, *k) == 0;
-        if (!ok) {
-            sim_json_error(doc, c, err, "unknown field \"%s\"", SIM_ECHO(c->string));
-            return false;
-        }
-    }
-    return true;
 }
 
 /* "fused_attention": {"fwd": 0.7, "bwd": 0.6, "half_seq": 512, "source": ...}
@@ -130,7 +101,7 @@ static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel
         sim_json_error(doc, fa, err, "\"fused_attention\" must be an object");
         return false;
     }
-    return only_keys(doc, fa, keys, err) && need_source(doc, fa, err) &&
+    return sim_json_only_keys(doc, fa, keys, NULL, err) && sim_json_need_source(doc, fa, err) &&
            sim_json_get_number(doc, fa, "fwd", true, 0.01, 1, &a->attn_fwd, err) &&
            sim_json_get_number(doc, fa, "bwd", true, 0.01, 1, &a->attn_bwd, err) &&
            sim_json_get_number(doc, fa, "half_seq", true, 0, 1e7, &a->attn_half_seq, err) &&
@@ -178,7 +149,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
     static const char *const hbm_keys[] = {"bytes", "bandwidth", "source", NULL};
     static const char *const eff_keys[] = {"gemm_eff_max", "gemm_eff_max_by_dtype", "gemm_half_flops", "mem_eff",
                                            "fused_attention", "sm_count", "source", NULL};
-    if (!only_keys(doc, root, top_keys, err))
+    if (!sim_json_only_keys(doc, root, top_keys, NULL, err))
         return NULL;
 
     Accel a = {0};
@@ -187,7 +158,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
         return NULL;
 
     const cJSON *peak = need_object(doc, root, "peak_flops", err);
-    if (!peak || !only_keys(doc, peak, peak_keys, err) || !need_source(doc, peak, err))
+    if (!peak || !sim_json_only_keys(doc, peak, peak_keys, NULL, err) || !sim_json_need_source(doc, peak, err))
         return NULL;
     bool any = false;
     for (int i = 0; i < ACCEL_NUM_DTYPES; i++) {
@@ -201,7 +172,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
     }
 
     const cJSON *hbm = need_object(doc, root, "hbm", err);
-    if (!hbm || !only_keys(doc, hbm, hbm_keys, err) || !need_source(doc, hbm, err))
+    if (!hbm || !sim_json_only_keys(doc, hbm, hbm_keys, NULL, err) || !sim_json_need_source(doc, hbm, err))
         return NULL;
     /* "80GiB" reads better than 85899345920; today's largest is 288 GB */
     if (!sim_json_get_size(doc, hbm, "bytes", true, 1024.0 * 1024, 16.0 * 1024 * 1024 * 1024 * 1024, &a.hbm_bytes,
@@ -211,7 +182,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
         return NULL;
 
     const cJSON *eff = need_object(doc, root, "efficiency", err);
-    if (!eff || !only_keys(doc, eff, eff_keys, err) || !need_source(doc, eff, err))
+    if (!eff || !sim_json_only_keys(doc, eff, eff_keys, NULL, err) || !sim_json_need_source(doc, eff, err))
         return NULL;
     double eff_max = 0;
     if (!sim_json_get_number(doc, eff, "gemm_eff_max", true, 0.01, 1, &eff_max, err) ||

@@ -229,6 +229,11 @@ static bool params_read(const char *path, CollParams *p, GError **err)
     bool ok = false;
     const cJSON *base, *step, *pbw, *eff;
     memset(p, 0, sizeof *p);
+    if (!cJSON_GetObjectItemCaseSensitive(r, "base_latency")) { /* a scenario or a topology given by mistake */
+        sim_json_error(d, r, err, "not collective-model parameters: neither an overlay (\"overlay\", as calibrate "
+                                  "writes) nor a full file (\"base_latency\", ..., as models/presets/collectives.json)");
+        goto out;
+    }
     if (!(base = get_object(d, r, "base_latency", err)) || !(step = get_object(d, r, "step_latency", err)) ||
         !(pbw = get_object(d, r, "protocol_bandwidth", err)) || !(eff = get_object(d, r, "link_efficiency", err)))
         goto out;

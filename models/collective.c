@@ -9,16 +9,25 @@
 
 
 static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall"};
-static const char *op_alt[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"};
 static const char *proto_names[] = {"ll", "ll128", "simple"};
 
 const char *coll_op_name(CollOp op) { return op >= 0 && op < COLL_NUM_OPS ? op_names[op] : "?"; }
 const char *coll_proto_name(CollProto p) { return p == COLL_PROTO_AUTO ? "auto" : p >= 0 && p < COLL_NUM_PROTOS ? proto_names[p] : "?"; }
 
+/* allreduce, all_reduce, all-reduce, AllReduce: the spellings of NCCL,
+ * nccl-tests and MPI all name it. */
 int coll_op_parse(const char *s)
 {
+    char key[32];
+    size_t n = 0;
+    for (; s && *s && n + 1 < sizeof key; s++)
+        if (*s != '_' && *s != '-')
+            key[n++] = *s;
+    if (!s || *s)
+        return -2;
+    key[n] = 0;
     for (int i = 0; i < COLL_NUM_OPS; i++)
-        if (!g_ascii_strcasecmp(s, op_names[i]) || !g_ascii_strcasecmp(s, op_alt[i]))
+        if (!g_ascii_strcasecmp(key, op_names[i]))
             return i;
     return -2;
 }
@@ -198,6 +207,10 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
         c->tuner_latency_s += c->tuner_latency_s > 0 ? host : 0;
         c->time_s += host;
     } else if (host > c->time_s) {
+        /* the tuner rates the GPUs' time, not this floor (as a tuner
+         * twin's rating, which never sees it) */
+        if (!(c->tuner_latency_s > 0))
+            c->tuner_latency_s = c->latency_s;
         c->latency_s += host - c->time_s;
         c->time_s = host;
     }

@@ -349,8 +349,8 @@ void plan_print_table(const Plan *p, FILE *f)
     for (int l = 0; l < p->o.nlocate; l++)
         print_located(p, l, f);
     const cJSON *par = cJSON_GetObjectItem(j, "pareto");
-    fprintf(f, "# Pareto front, GPUs against days: %d configurations; cost against days: %d\n",
-            cJSON_GetArraySize(cJSON_GetObjectItem(par, "gpus_days")),
+    int ng = cJSON_GetArraySize(cJSON_GetObjectItem(par, "gpus_days"));
+    fprintf(f, "# Pareto front, GPUs against days: %d configuration%s; cost against days: %d\n", ng, ng == 1 ? "" : "s",
             cJSON_GetArraySize(cJSON_GetObjectItem(par, "cost_days")));
     cJSON_Delete(j);
 }

@@ -41,7 +41,7 @@ bool plan_parse_gpus(const char *text, int *lo, int *hi, GError **err)
     }
     if (end == text || *end || a < 1 || b < a || b > (1L << 20) || !g_ascii_isdigit(text[0])) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                    "--gpus %s: give a GPU count (512) or a range LO-HI (256-1024), 1 to %d, LO <= HI", SIM_ECHO(text),
+                    "plan: --gpus %s: give a GPU count (512) or a range LO-HI (256-1024), 1 to %d, LO <= HI", SIM_ECHO(text),
                     1 << 20);
         return false;
     }
@@ -54,11 +54,11 @@ bool plan_parse_objective(const char *text, PlanObjective *o, GError **err)
 {
     static const char *const names[] = {"time", "cost", "throughput"};
     for (int i = 0; i < 3; i++)
-        if (!strcmp(text, names[i])) {
+        if (!g_ascii_strcasecmp(text, names[i])) {
             *o = (PlanObjective)i;
             return true;
         }
-    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "--objective %s is not one of time, cost, throughput", SIM_ECHO(text));
+    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: --objective %s is not one of time, cost, throughput", SIM_ECHO(text));
     return false;
 }
 

@@ -385,12 +385,12 @@ static bool parse_model(StepScenario *sc, const SimJsonDoc *d, const cJSON *root
         GError *e = NULL;
         sc->w = workload_load(m->valuestring, &e);
         if (!sc->w) {
+            /* a file's error after the line of "model", as a topology's or an accelerator's */
             if (strchr(m->valuestring, '/') || g_str_has_suffix(m->valuestring, ".json"))
-                g_propagate_error(err, e);
-            else {
+                sim_json_error(d, m, err, "%s", e->message);
+            else
                 sim_json_error(d, m, err, "model \"%s\": %s", SIM_ECHO(m->valuestring), e->message);
-                g_error_free(e);
-            }
+            g_error_free(e);
             return false;
         }
     } else if (cJSON_IsObject(m)) {

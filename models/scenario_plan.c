@@ -88,8 +88,14 @@ static bool parse_variants(const SimJsonDoc *d, const cJSON *par, long zs, StepP
         }
         for (const cJSON *c = wu->child; c; c = c->next) {
             int v = cJSON_IsString(c) ? pick(c->valuestring, wu_names) : -1;
-            if (v < 0 || (nwu == 1 && wus[0] == v)) {
-                sim_json_error(d, c, err, "\"weight_update\" entries must be distinct \"replicated\" or \"sharded\"");
+            if (v < 0) {
+                sim_json_error(d, c, err, "\"weight_update\" entry %s%s%s is not \"replicated\" or \"sharded\"",
+                               cJSON_IsString(c) ? "\"" : "", cJSON_IsString(c) ? SIM_ECHO(c->valuestring) : "(not a string)",
+                               cJSON_IsString(c) ? "\"" : "");
+                return false;
+            }
+            if (nwu == 1 && wus[0] == v) {
+                sim_json_error(d, c, err, "\"weight_update\" lists \"%s\" twice: give distinct entries", wu_names[v]);
                 return false;
             }
             wus[nwu++] = v;

@@ -95,7 +95,8 @@ static bool expand_range(const double *lit, int nlit, double end, cJSON *arr, GE
         return false;
     }
     bool exact = sweep_is_int(last) && sweep_is_int(end) && (geometric ? sweep_is_int(r) : sweep_is_int(d));
-    for (int k = 1; k <= SWEEP_MAX_POINTS; k++) {
+    int k;
+    for (k = 1; k <= SWEEP_MAX_POINTS; k++) {
         double v = geometric ? last * pow(r, k) : last + k * d;
         if (exact) {
             v = round(v);
@@ -112,7 +113,10 @@ static bool expand_range(const double *lit, int nlit, double end, cJSON *arr, GE
         cJSON_AddItemToArray(arr, cJSON_CreateNumber(v));
     }
     char *e = g_strdup_printf("%.15g", end);
-    sweep_input_error(err, "the end value %s after \"...\" is not a member of the progression", e);
+    if (k > SWEEP_MAX_POINTS) /* still short of the end: too long, not off it */
+        sweep_input_error(err, "the progression up to %s after \"...\" has more than %d values", e, SWEEP_MAX_POINTS);
+    else
+        sweep_input_error(err, "the end value %s after \"...\" is not a member of the progression", e);
     g_free(e);
     return false;
 }

@@ -99,32 +99,6 @@ static bool get_int(const SimJsonDoc *doc, const cJSON *obj, const char *key, bo
     return true;
 }
 
-static bool only_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const *allowed, GError **err)
-{
-    for (const cJSON *c = obj->child; c; c = c->next) {
-        bool ok = false;
-        for (const char *const *k = allowed; *k && !ok; k++)
-            ok = strcmp(c->string, *k) == 0;
-        if (!ok) {
-            sim_json_error(doc, c, err, "unknown field \"%s\"", SIM_ECHO(c->string));
-            return false;
-        }
-    }
-    return true;
-}
-
-static bool need_source(const SimJsonDoc *doc, const cJSON *obj, GError **err)
-{
-    const char *src = NULL;
-    if (!sim_json_get_string(doc, obj, "source", true, &src, err))
-        return false;
-    if (!*src) {
-        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(obj, "source"), err, "\"source\" must not be empty");
-        return false;
-    }
-    return true;
-}
-
 static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, const char *name, GError **err)
 {
     static const char *const keys[] = {"name", "type", "description", "source", "layers", "hidden", "heads",
@@ -132,7 +106,7 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
                                        "tied_embeddings", "bias", "dropout", "embedding_norm", "final_norm",
                                        "norm", "position", "causal", "experts", "top_k", "expert_ffn",
                                        "shared_experts", NULL};
-    if (!only_keys(doc, root, keys, err))
+    if (!sim_json_only_keys(doc, root, keys, NULL, err))
         return NULL;
     WorkloadTransformer c = {.tied_embeddings = true, .bias = true, .dropout = true, .causal = true};
     bool final_norm = true;
@@ -197,7 +171,7 @@ static Workload *cnn_from_doc(const SimJsonDoc *doc, const cJSON *root, const ch
     static const char *const keys[] = {"name", "type", "description", "source", "input_hw", "layers", NULL};
     static const char *const lkeys[] = {"name", "type", "in", "out", "kernel", "stride", "out_hw", "groups",
                                         "bn", "bias", "residual", NULL};
-    if (!only_keys(doc, root, keys, err))
+    if (!sim_json_only_keys(doc, root, keys, NULL, err))
         return NULL;
     int input_hw = 0;
     if (!get_int(doc, root, "input_hw", true, 1, 1 << 20, &input_hw, err))
@@ -219,7 +193,7 @@ static Workload *cnn_from_doc(const SimJsonDoc *doc, const cJSON *root, const ch
             sim_json_error(doc, l, err, "each layer must be an object");
             break;
         }
-        ok = only_keys(doc, l, lkeys, err) && sim_json_get_string(doc, l, "name", true, &lname, err) &&
+        ok = sim_json_only_keys(doc, l, lkeys, NULL, err) && sim_json_get_string(doc, l, "name", true, &lname, err) &&
              sim_json_get_string(doc, l, "type", true, &type, err);
         if (!ok)
             break;
@@ -276,7 +250,7 @@ static Workload *from_doc(const SimJsonDoc *doc, GError **err)
     }
     const char *name = NULL, *type = NULL;
     if (!sim_json_get_string(doc, root, "name", true, &name, err) ||
-        !sim_json_get_string(doc, root, "type", true, &type, err) || !need_source(doc, root, err))
+        !sim_json_get_string(doc, root, "type", true, &type, err) || !sim_json_need_source(doc, root, err))
         return NULL;
     if (strcmp(type, "transformer") == 0)
         return transformer_from_doc(doc, root, name, err);

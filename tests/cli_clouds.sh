@@ -14,20 +14,12 @@
 # Usage: bash cli_clouds.sh SHARDSIM_BINARY SOURCE_DIR
 set -u
 exec python3 - "$1" "$2" <<'EOF'
-import json, subprocess, sys
+import json, sys
 bin, src = sys.argv[1], sys.argv[2]
 d = src + "/tests/data/traces/"
-fail = 0
-def bad(msg):
-    global fail
-    print("FAIL:", msg)
-    fail = 1
-def run(*args):
-    out = subprocess.run([bin] + list(args), capture_output=True, text=True)
-    if out.returncode:
-        bad("shardsim %s: %s" % (" ".join(args), out.stderr.strip()))
-        return None
-    return json.loads(out.stdout)
+sys.path.insert(0, src + "/tests")
+from shardsim_json import bad, runner, exit_status
+run = runner(bin)
 # trace, preset (and its options), bound on the median |error| from 1 MiB, bound below 1 MiB (None: no rows)
 cases = [
     ("nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.14.3_oci-hpc-oke.txt", "oci-bm-gpu4.8", 10, None),
@@ -102,6 +94,6 @@ v = run("validate", "--json", "-t", "aws-p4d", d + cases[3][0])
 for r in (v or {}).get("rows", []):
     if r["proto"] != "simple":
         bad("p4d 2.23.4 %d B: protocol %s, the plugin leaves Simple only" % (r["size_bytes"], r["proto"]))
-print("clouds: %s" % ("FAIL" if fail else "ok"))
-sys.exit(fail)
+print("clouds: %s" % ("FAIL" if exit_status() else "ok"))
+sys.exit(exit_status())
 EOF

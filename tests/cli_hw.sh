@@ -8,23 +8,7 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-check() { # NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
-}
-expect_exit() { # CODE PATTERN ARGS...: that exit, PATTERN on stderr, nothing on stdout
-  local code=$1 pattern=$2
-  shift 2
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  [ "$rc" -eq "$code" ] && grep -q -- "$pattern" "$tmp/err" && [ ! -s "$tmp/out" ] ||
-    { echo "  exit $rc, stderr: $(head -c 300 "$tmp/err")"; false; }
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # $tmp, check, expect_exit
 
 # --- presets: PRESET, per-GPU NVLink (or Infinity Fabric) rate per direction,
 # per-node NIC rate (0: one node), both raw line rates from the presets' sources

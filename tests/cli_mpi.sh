@@ -7,22 +7,7 @@ set -u
 bin=$1
 src=$2
 traces=$src/tests/data/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-check() { # NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
-}
-expect_exit() { # CODE PATTERN ARGS...
-  local code=$1 pattern=$2
-  shift 2
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  [ "$rc" -eq "$code" ] && grep -q -- "$pattern" "$tmp/err" && [ ! -s "$tmp/out" ]
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # $tmp, check, expect_exit
 ar=$traces/osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt
 a2a=$traces/osu_alltoall_oci-bm-optimized3.36_1node36proc_ocitutorials.txt
 

@@ -62,6 +62,13 @@ assert all(float(r["step_lower_bound_s"]) <= float(r["step_time_s"]) for r in ro
 PY
 "$BIN" "${Q[@]}" -j 1 > "$TMP/table1" 2>/dev/null
 cmp -s "$TMP/table" "$TMP/table1" || { echo "FAIL: output depends on the threads"; diff "$TMP/table" "$TMP/table1" | head; fail=1; }
+grep -q "^# Pareto front, GPUs against days: [0-9]* configuration" "$TMP/table" || { echo "FAIL: no Pareto line"; fail=1; }
+if grep -q "^# Pareto front, GPUs against days: 1 configurations" "$TMP/table"; then echo "FAIL: 1 configurations"; fail=1; fi
+# an objective in capitals is the objective
+"$BIN" "${Q[@]}" --objective Cost --json > "$TMP/cost1.json" 2>/dev/null
+"$BIN" "${Q[@]}" --objective cost --json > "$TMP/cost2.json" 2>/dev/null
+cmp -s "$TMP/cost1.json" "$TMP/cost2.json" && grep -q '"objective":[[:space:]]*"cost"' "$TMP/cost1.json" \
+    || { echo "FAIL: --objective Cost"; fail=1; }
 
 # limits: --max-nodes 1 drops 16 GPUs, --days 1e-9 drops everything (exit 2)
 "$BIN" "${Q[@]}" --max-nodes 1 --json > "$TMP/mn.json" 2>/dev/null
@@ -120,11 +127,15 @@ bad "expected one SCENARIO" plan
 bad "no-such.json" plan "$TMP/no-such.json"
 bad "\-\-gpus" plan "$TMP/q.json" --gpus 16-8
 bad "\-\-gpus" plan "$TMP/q.json" --gpus abc
-bad "\-\-objective" plan "$TMP/q.json" --objective fastest
+bad "plan: \-\-objective fastest is not one of" plan "$TMP/q.json" --objective fastest
+bad "plan: \-\-gpus 0: give a GPU count" plan "$TMP/q.json" --gpus 0
 bad "\-\-tokens" plan "$TMP/q.json" --tokens -5
 bad "\-\-tokens" plan "$TMP/q.json" --tokens 3X
 bad "\-\-top" plan "$TMP/q.json" --top 0
 bad "\-\-max-nodes" plan "$TMP/q.json" --max-nodes 0
+bad "\-\-jobs" plan "$TMP/q.json" --jobs 0
+locs=(); for i in $(seq 17); do locs+=(--locate tp=1); done
+bad "at most 16 \-\-locate" plan "$TMP/q.json" "${locs[@]}"
 bad "\-\-global-batch" plan "$TMP/q.json" --global-batch sometimes
 bad "\-\-allow" plan "$TMP/q.json" --allow magic
 bad "\-\-deny magic: the features are: offload, selective-recompute" plan "$TMP/q.json" --deny magic

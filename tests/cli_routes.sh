@@ -7,15 +7,7 @@
 # Usage: bash cli_routes.sh SHARDSIM_BINARY SOURCE_DIR
 set -u
 bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-check() { # NAME COMMAND...
-  local name=$1
-  shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # $tmp, check, expect_exit
 # FILE MIN MAX: every row's flow time is finite and within [MIN, MAX] seconds
 flow_time_in() {
   python3 - "$@" <<'PY'

@@ -13,15 +13,7 @@ if [ ! -x "$bench" ]; then
   exit 77
 fi
 command -v python3 >/dev/null || { echo "python3 missing: skipped"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-check() { # NAME COMMAND...
-  local name=$1
-  shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # $tmp, check, expect_exit
 
 # Rows: pattern platform ranks flow_bytes shardsim_s simgrid_s rel ss_wall sg_wall ratio sg_load
 agree() { # FILE PATTERN TOLERANCE MIN_ROWS: every row of PATTERN has |shardsim - simgrid| / simgrid <= TOLERANCE

@@ -9,7 +9,7 @@ set -u
 bin=$1
 src=$2
 exec python3 - "$bin" "$src" "${3:-}" <<'EOF'
-import json, math, re, subprocess, sys
+import json, math, re, sys
 bin, src, update = sys.argv[1], sys.argv[2], sys.argv[3] == "--update"
 d = src + "/tests/data/traces/"
 # Every published GPU collective trace on the preset the README's validation table names.
@@ -25,17 +25,9 @@ cases = [("dgx1-v100", [], "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube
          ("mi325x-cluster", [], "rccl-tests_allreduce_mi325x_1-2-4-8node_hisohara-aac11.txt"),
          ("gh200-slingshot", [], "nccl-tests_allreduce_gh200_2node2gpu_slingshot_cscs-alps.txt"),
          ("h100-pcie-nvlink", [], "nccl-tests_allreduce_h100-pcie-nvlinkbridge_2gpu_nccl-issue1161_PARTIAL.txt")]
-fail = 0
-def bad(msg):
-    global fail
-    print("FAIL:", msg)
-    fail = 1
-def run(*args):
-    out = subprocess.run([bin] + list(args), capture_output=True, text=True)
-    if out.returncode:
-        bad("shardsim %s: %s" % (" ".join(args), out.stderr.strip()))
-        return None
-    return json.loads(out.stdout)
+sys.path.insert(0, src + "/tests")
+from shardsim_json import bad, runner, exit_status
+run = runner(bin)
 def q(v, p):
     v = sorted(v); pos = p * (len(v) - 1); lo = int(pos); hi = min(lo + 1, len(v) - 1)
     return v[lo] + (v[hi] - v[lo]) * (pos - lo)
@@ -78,5 +70,5 @@ if f2 != 1: bad("a measured setting is widened (%g)" % f2)
 if not w64 > w2 * 1.5: bad("64 nodes (8 measured) not wider")
 if not wbig > w2 * 1.2: bad("256 GiB (16 GiB measured) not wider")
 if not wtorus > w2 * 1.3: bad("an unmeasured topology not wider")
-sys.exit(fail)
+sys.exit(exit_status())
 EOF

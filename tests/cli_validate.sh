@@ -5,22 +5,7 @@ set -u
 bin=$1
 src=$2
 traces=$src/tests/data/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-check() { # NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
-}
-expect_exit() { # CODE PATTERN ARGS...
-  local code=$1 pattern=$2
-  shift 2
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  [ "$rc" -eq "$code" ] && grep -q -- "$pattern" "$tmp/err" && [ ! -s "$tmp/out" ]
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # $tmp, check, expect_exit
 
 v100=$traces/nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt
 [ -f "$v100" ] || { echo "missing $v100 (tests/data/traces)"; exit 1; }

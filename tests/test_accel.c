@@ -1,4 +1,5 @@
 #include "accel.h"
+#include "test_main.h"
 
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -153,7 +154,7 @@ static void test_bad_input(void)
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": 1e14},\n " HBM ",\n " EFF "}",
                  "x.json:2: missing required field \"source\"");
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf61\": 1e14, \"source\": \"s\"},\n " HBM ",\n " EFF "}",
-                 "x.json:2: unknown field \"bf61\"");
+                 "x.json:2: unknown field \"bf61\" (known here: fp32, tf32, fp16, bf16, fp8, source)");
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": -1, \"source\": \"s\"},\n " HBM ",\n " EFF "}",
                  "x.json:2: \"bf16\" must be between 1 GFLOP/s and 1 EFLOP/s, not -1 FLOP/s");
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": 1e14, \"source\": \"s\"},\n"
@@ -205,20 +206,12 @@ static void test_env_override_and_path(void)
     accel_free(a);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("accel", NULL, NULL);
-    CU_add_test(s, "all presets load", test_all_presets_load);
-    CU_add_test(s, "datasheet numbers", test_datasheet_numbers);
-    CU_add_test(s, "gemm efficiency curve", test_gemm_efficiency_curve);
-    CU_add_test(s, "dtype names", test_dtype_names);
-    CU_add_test(s, "bad input", test_bad_input);
-    CU_add_test(s, "env override and path", test_env_override_and_path);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
-}
+static const TestCase tests[] = {
+    {"all presets load", test_all_presets_load},
+    {"datasheet numbers", test_datasheet_numbers},
+    {"gemm efficiency curve", test_gemm_efficiency_curve},
+    {"dtype names", test_dtype_names},
+    {"bad input", test_bad_input},
+    {"env override and path", test_env_override_and_path},
+};
+TEST_MAIN("accel", tests)

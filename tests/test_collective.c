@@ -718,7 +718,10 @@ static void test_names(void)
 {
     CU_ASSERT_EQUAL(coll_op_parse("all_reduce"), COLL_ALLREDUCE);
     CU_ASSERT_EQUAL(coll_op_parse("reducescatter"), COLL_REDUCESCATTER);
+    CU_ASSERT_EQUAL(coll_op_parse("all-gather"), COLL_ALLGATHER);
+    CU_ASSERT_EQUAL(coll_op_parse("AllToAll"), COLL_ALLTOALL);
     CU_ASSERT_EQUAL(coll_op_parse("nope"), -2);
+    CU_ASSERT_EQUAL(coll_op_parse("allreduce-allreduce-allreduce-allreduce"), -2);
     CU_ASSERT_EQUAL(coll_algo_parse("auto"), COLL_ALGO_AUTO);
     CU_ASSERT_EQUAL(coll_algo_parse("sharp"), COLL_COLLNET);
     CU_ASSERT_EQUAL(coll_algo_parse("hierarchical"), COLL_HIER);

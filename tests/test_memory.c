@@ -1,6 +1,7 @@
 #include "accel.h"
 #include "memory.h"
 #include "workload.h"
+#include "test_main.h"
 
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -302,21 +303,13 @@ static void test_fsdp_shards(void)
     CU_ASSERT_DOUBLE_EQUAL(fsdp.params, 4 * 8e9 / 8, 1);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("memory", NULL, NULL);
-    CU_add_test(s, "zero figure 1", test_zero_figure1);
-    CU_add_test(s, "zero table 1", test_zero_table1);
-    CU_add_test(s, "optimizers and precision", test_optimizers_and_precision);
-    CU_add_test(s, "buffers, activations, fit", test_buffers_activations_fit);
-    CU_add_test(s, "bad config", test_bad_config);
-    CU_add_test(s, "fragmentation and the allocator's reservation", test_fragmentation);
-    CU_add_test(s, "FSDP: no 16-bit shard under stage 3", test_fsdp_shards);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
-}
+static const TestCase tests[] = {
+    {"zero figure 1", test_zero_figure1},
+    {"zero table 1", test_zero_table1},
+    {"optimizers and precision", test_optimizers_and_precision},
+    {"buffers, activations, fit", test_buffers_activations_fit},
+    {"bad config", test_bad_config},
+    {"fragmentation and the allocator's reservation", test_fragmentation},
+    {"FSDP: no 16-bit shard under stage 3", test_fsdp_shards},
+};
+TEST_MAIN("memory", tests)

@@ -1,4 +1,5 @@
 #include "nccltests.h"
+#include "test_main.h"
 
 #include <CUnit/Basic.h>
 #include <glib/gstdio.h>
@@ -570,26 +571,18 @@ static void test_repeated_version(void)
     nccltests_free(t);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("nccltests", NULL, NULL);
-    CU_add_test(s, "real traces", test_real_traces);
-    CU_add_test(s, "all trace files listed", test_all_files_listed);
-    CU_add_test(s, "provenance headers", test_provenance);
-    CU_add_test(s, "busbw factor", test_busbw_factor);
-    CU_add_test(s, "op names", test_op_names);
-    CU_add_test(s, "new format", test_new_format);
-    CU_add_test(s, "old format and noise", test_old_format_and_noise);
-    CU_add_test(s, "malformed input", test_malformed);
-    CU_add_test(s, "repeated version", test_repeated_version);
-    CU_add_test(s, "contradictions", test_contradictions);
-    CU_add_test(s, "runs and ranks", test_runs_and_ranks);
-    CU_add_test(s, "process layout", test_process_layout);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
-}
+static const TestCase tests[] = {
+    {"real traces", test_real_traces},
+    {"all trace files listed", test_all_files_listed},
+    {"provenance headers", test_provenance},
+    {"busbw factor", test_busbw_factor},
+    {"op names", test_op_names},
+    {"new format", test_new_format},
+    {"old format and noise", test_old_format_and_noise},
+    {"malformed input", test_malformed},
+    {"repeated version", test_repeated_version},
+    {"contradictions", test_contradictions},
+    {"runs and ranks", test_runs_and_ranks},
+    {"process layout", test_process_layout},
+};
+TEST_MAIN("nccltests", tests)

@@ -2,6 +2,7 @@
  * 2 nodes, collectives with known timestamps and Score-P's byte counts), reads
  * them back and checks every row against values worked out by hand. */
 #include "otf2trace.h"
+#include "test_main.h"
 #include <cjson/cJSON.h>
 
 #include <CUnit/Basic.h>
@@ -427,21 +428,13 @@ static void test_bad_input(void)
 
 static void test_available(void) { CU_ASSERT_TRUE(otf2trace_available()); }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("otf2", NULL, NULL);
-    CU_add_test(s, "available", test_available);
-    CU_add_test(s, "collectives", test_collectives);
-    CU_add_test(s, "regions fallback", test_regions_fallback);
-    CU_add_test(s, "bad input", test_bad_input);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
-}
+static const TestCase tests[] = {
+    {"available", test_available},
+    {"collectives", test_collectives},
+    {"regions fallback", test_regions_fallback},
+    {"bad input", test_bad_input},
+};
+TEST_MAIN("otf2", tests)
 
 #else /* built without OTF2 */
 
@@ -456,19 +449,15 @@ static void test_unavailable(void)
     g_error_free(err);
 }
 
+static const TestCase tests[] = {
+    {"unavailable", test_unavailable},
+};
+
 int main(void)
 {
     printf("test_otf2: built without OTF2 support (libotf2 not found): the OTF2 reader "
            "tests are skipped; only the error is checked\n");
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("otf2_absent", NULL, NULL);
-    CU_add_test(s, "unavailable", test_unavailable);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    return run_tests("otf2_absent", tests, G_N_ELEMENTS(tests));
 }
 
 #endif

@@ -1,6 +1,7 @@
 #include "sim_json.h"
 #include "sim_time.h"
 #include "sim_units.h"
+#include "test_main.h"
 
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -105,19 +106,11 @@ static void test_json_duplicates_and_utf8(void)
     g_clear_error(&err);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("time_and_input", NULL, NULL);
-    CU_add_test(s, "time roundtrip", test_time_roundtrip);
-    CU_add_test(s, "parse size", test_parse_size);
-    CU_add_test(s, "json error lines", test_json_error_lines);
-    CU_add_test(s, "json control bytes", test_json_control_bytes);
-    CU_add_test(s, "json duplicate keys and UTF-8", test_json_duplicates_and_utf8);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
-}
+static const TestCase tests[] = {
+    {"time roundtrip", test_time_roundtrip},
+    {"parse size", test_parse_size},
+    {"json error lines", test_json_error_lines},
+    {"json control bytes", test_json_control_bytes},
+    {"json duplicate keys and UTF-8", test_json_duplicates_and_utf8},
+};
+TEST_MAIN("time_and_input", tests)

@@ -3,6 +3,7 @@
 #include "sim_error.h"
 #include "sim_net.h"
 #include "topo.h"
+#include "test_main.h"
 
 #include <CUnit/Basic.h>
 #include <glib/gstdio.h>
@@ -569,27 +570,26 @@ static void test_route_speed(void)
     topo_free(t);
 }
 
+static const TestCase tests[] = {
+    {"every preset", test_every_preset},
+    {"route lengths", test_route_lengths},
+    {"fat tree and ECMP", test_fat_tree},
+    {"fat tree variants", test_fat_tree_variants},
+    {"torus dimension order", test_torus},
+    {"bad input", test_bad_input},
+    {"explicit graphs and units", test_explicit_and_units},
+    {"long routes", test_long_routes},
+    {"SHARDSIM_DATA_DIR", test_data_dir_env},
+    {"add to net", test_add_to_net},
+    {"route speed", test_route_speed},
+};
+
 int main(void)
 {
     tmpdir = g_dir_make_tmp("test_topo_XXXXXX", NULL);
-    if (!tmpdir || CU_initialize_registry() != CUE_SUCCESS)
+    if (!tmpdir)
         return 1;
-    CU_pSuite s = CU_add_suite("topologies", NULL, NULL);
-    CU_add_test(s, "every preset", test_every_preset);
-    CU_add_test(s, "route lengths", test_route_lengths);
-    CU_add_test(s, "fat tree and ECMP", test_fat_tree);
-    CU_add_test(s, "fat tree variants", test_fat_tree_variants);
-    CU_add_test(s, "torus dimension order", test_torus);
-    CU_add_test(s, "bad input", test_bad_input);
-    CU_add_test(s, "explicit graphs and units", test_explicit_and_units);
-    CU_add_test(s, "long routes", test_long_routes);
-    CU_add_test(s, "SHARDSIM_DATA_DIR", test_data_dir_env);
-    CU_add_test(s, "add to net", test_add_to_net);
-    CU_add_test(s, "route speed", test_route_speed);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    int failed = run_tests("topologies", tests, G_N_ELEMENTS(tests));
     static const char *const left[] = {"bad.json", "ft.json", "square.json", "chain.json", "longchain.json", "topologies/presets", "topologies"};
     for (size_t i = 0; i < G_N_ELEMENTS(left); i++) {
         char *p = g_build_filename(tmpdir, left[i], NULL);

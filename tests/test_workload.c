@@ -1,4 +1,5 @@
 #include "workload.h"
+#include "test_main.h"
 
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -283,7 +284,9 @@ static void test_bad_input(void)
                  "w.json:3: \"gated_mlp\" must be true or false");
     expect_error("{\"name\": \"x\", \"type\": \"transformer\", \"source\": \"s\",\n \"layers\": 2, \"hidden\": 64,"
                  " \"heads\": 4,\n \"seq_len\": 8, \"vocab\": 10, \"hiden\": 3}",
-                 "w.json:3: unknown field \"hiden\"");
+                 "w.json:3: unknown field \"hiden\" (known here: name, type, description, source, layers, hidden, "
+                 "heads, kv_heads, ffn, seq_len, vocab, type_vocab, gated_mlp, tied_embeddings, bias, dropout, "
+                 "embedding_norm, final_norm, norm, position, causal, experts, top_k, expert_ffn, shared_experts)");
     expect_error("{\"name\": \"x\", \"type\": \"transformer\", \"source\": \"s\",\n \"layers\": 2, \"hidden\": 64,"
                  " \"heads\": 4,\n \"seq_len\": 8, \"vocab\": 10, \"norm\": \"batchnorm\"}",
                  "w.json:3: \"norm\" must be \"layernorm\" or \"rmsnorm\", not \"batchnorm\"");
@@ -318,23 +321,15 @@ static void test_bad_input(void)
     workload_free(w);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("workload", NULL, NULL);
-    CU_add_test(s, "all presets load", test_all_presets_load);
-    CU_add_test(s, "parameter counts", test_param_counts);
-    CU_add_test(s, "megatron table 1 parameters", test_megatron_table1_params);
-    CU_add_test(s, "flops formula agreement", test_flops_formula_agreement);
-    CU_add_test(s, "gemm shapes", test_gemm_shapes);
-    CU_add_test(s, "resnet50", test_resnet50);
-    CU_add_test(s, "activation memory", test_activation_memory);
-    CU_add_test(s, "elementwise bytes", test_elementwise_bytes);
-    CU_add_test(s, "bad input", test_bad_input);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
-}
+static const TestCase tests[] = {
+    {"all presets load", test_all_presets_load},
+    {"parameter counts", test_param_counts},
+    {"megatron table 1 parameters", test_megatron_table1_params},
+    {"flops formula agreement", test_flops_formula_agreement},
+    {"gemm shapes", test_gemm_shapes},
+    {"resnet50", test_resnet50},
+    {"activation memory", test_activation_memory},
+    {"elementwise bytes", test_elementwise_bytes},
+    {"bad input", test_bad_input},
+};
+TEST_MAIN("workload", tests)

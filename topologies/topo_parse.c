@@ -104,22 +104,7 @@ static bool is_annotation(const char *k)
 /* A misspelt key would silently fall back to a default: reject it. */
 bool topo_check_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const *allowed, GError **err)
 {
-    for (const cJSON *c = obj->child; c; c = c->next) {
-        if (is_annotation(c->string))
-            continue;
-        bool ok = false;
-        for (const char *const *a = allowed; *a && !ok; a++)
-            ok = strcmp(*a, c->string) == 0;
-        if (!ok) {
-            GString *s = g_string_new(NULL);
-            for (const char *const *a = allowed; *a; a++)
-                g_string_append_printf(s, "%s%s", a == allowed ? "" : ", ", *a);
-            sim_json_error(doc, c, err, "unknown field \"%s\" (known here: %s)", c->string, s->str);
-            g_string_free(s, TRUE);
-            return false;
-        }
-    }
-    return true;
+    return sim_json_only_keys(doc, obj, allowed, is_annotation, err);
 }
 
 static const char *const kind_names[] = {"nvlink", "pcie", "net", "ici", "shm", "nvlink_bridge"};

@@ -32,9 +32,10 @@ bool cli_parse_options(GOptionContext *ctx, int *argc, char ***argv);
  * given"): 0 when it lies in [lo, hi], else prints "CMD: OPT must be ..." and
  * returns 2. */
 int cli_parse_count(const char *cmd, const char *opt, const char *text, int lo, int hi, int *out);
-/* Refuses (prints, returns 2) an output that names an input or another
- * output, compared by identity (device and inode, else the resolved path);
- * NULL entries are skipped.  0 when all are distinct. */
+/* Refuses an output that cannot be written, a folder or in a folder that is
+ * not there (prints, returns 1), and one that names an input or another
+ * output, compared by identity (device and inode, else the resolved path;
+ * prints, returns 2).  NULL entries are skipped.  0 when all are fine. */
 int cli_check_outputs(const char *cmd, const char *const *inputs, int nin, const char *const *outs,
                       const char *const *out_opts, int nout);
 /* Prints `obj` as one JSON document on stdout and deletes it. */

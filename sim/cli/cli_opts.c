@@ -1,6 +1,6 @@
 /* Option checks shared by the sub-commands: whole-number options that must be
  * given as positive numbers (0 is never a silent "default"), and output files
- * that must not overwrite an input or each other. */
+ * that must be writable and must not overwrite an input or each other. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "cli.h"
 
@@ -26,7 +26,7 @@ int cli_parse_count(const char *cmd, const char *opt, const char *text, int lo, 
 /* What a path names: the file itself when it exists (so that links and
  * "./x" match), else its resolved folder and name. */
 typedef struct {
-    bool exists, regular;
+    bool exists, regular, dir;
     dev_t dev;
     ino_t ino;
     char *canon;
@@ -39,6 +39,7 @@ static FileId file_id(const char *path)
     if (stat(path, &st) == 0) {
         id.exists = true;
         id.regular = S_ISREG(st.st_mode);
+        id.dir = S_ISDIR(st.st_mode);
         id.dev = st.st_dev;
         id.ino = st.st_ino;
     }
@@ -55,6 +56,29 @@ static FileId file_id(const char *path)
     g_free(dir);
     g_free(base);
     return id;
+}
+
+/* An output that cannot be written at all (a folder, or in a folder that is
+ * not there): refused before any work, not after a long search, with the
+ * status of an output that cannot be written (1). */
+static int check_writable(const char *cmd, const char *opt, const char *path, const FileId *id)
+{
+    if (id->dir) {
+        fprintf(stderr, "shardsim: %s: %s %s is a folder, not a file\n", cmd, opt, SIM_ECHO(path));
+        return 1;
+    }
+    if (id->exists)
+        return 0;
+    char *dir = g_path_get_dirname(path);
+    struct stat st;
+    int rc = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "shardsim: %s: %s %s: there is no folder %s to write it in\n", cmd, opt, SIM_ECHO(path),
+                SIM_ECHO(dir));
+        rc = 1;
+    }
+    g_free(dir);
+    return rc;
 }
 
 static bool same_file(const FileId *a, const FileId *b)
@@ -77,7 +101,8 @@ int cli_check_outputs(const char *cmd, const char *const *inputs, int nin, const
     int rc = 0;
     for (int o = 0; o < nout && !rc; o++) {
         /* a device (/dev/null) may take any number of outputs */
-        if (!outs[o] || (out[o].exists && !out[o].regular))
+        if (!outs[o] || (rc = check_writable(cmd, out_opts[o], outs[o], &out[o])) != 0 ||
+            (out[o].exists && !out[o].regular))
             continue;
         for (int i = 0; i < nin && !rc; i++)
             if (inputs[i] && same_file(&out[o], &in[i]))

@@ -177,7 +177,8 @@ int cmd_collective(int argc, char **argv)
     int algo = algo_s ? coll_algo_parse(algo_s) : COLL_ALGO_AUTO;
     int proto = proto_s ? coll_proto_parse(proto_s) : COLL_PROTO_AUTO;
     if (op < 0) {
-        rc = cli_usage_error("collective: unknown --op '%s'", SIM_ECHO(op_s));
+        rc = cli_usage_error("collective: unknown --op '%s' (allreduce, reducescatter, allgather, broadcast, reduce, "
+                             "alltoall)", SIM_ECHO(op_s));
         goto out;
     }
     if (algo == -2 || proto == -2) {

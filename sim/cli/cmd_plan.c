@@ -87,6 +87,34 @@ static void args_free(Args *a)
     g_strfreev(a->cmdline);
 }
 
+/* One value of a repeatable option (--allow, --deny, --fix, --locate) into o. */
+typedef bool (*ListParser)(const char *opt, const char *text, PlanOptions *o, GError **err);
+
+static bool parse_allow(const char *opt, const char *text, PlanOptions *o, GError **err)
+{
+    return plan_parse_features(opt, text, false, &o->deny, err);
+}
+
+static bool parse_deny(const char *opt, const char *text, PlanOptions *o, GError **err)
+{
+    return plan_parse_features(opt, text, true, &o->deny, err);
+}
+
+static bool parse_fix(const char *opt, const char *text, PlanOptions *o, GError **err)
+{
+    return plan_parse_match(opt, text, &o->fix, err);
+}
+
+static bool parse_locate(const char *opt, const char *text, PlanOptions *o, GError **err)
+{
+    if (o->nlocate == PLAN_MAX_LOCATE) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: at most %d --locate", PLAN_MAX_LOCATE);
+        return false;
+    }
+    plan_match_any(&o->locate[o->nlocate]);
+    return plan_parse_match(opt, text, &o->locate[o->nlocate++], err);
+}
+
 /* The options into PlanOptions; 0 or the exit status of a bad one. */
 static int read_options(const Args *a, PlanOptions *o)
 {
@@ -100,26 +128,29 @@ static int read_options(const Args *a, PlanOptions *o)
         return cli_usage_error("plan: --global-batch %s is not fixed or free", SIM_ECHO(a->batch));
     o->free_batch = a->batch && !strcmp(a->batch, "free");
     o->exhaustive = a->exhaustive;
-    for (char **v = a->allow; v && *v; v++)
-        if (!plan_parse_features("--allow", *v, false, &o->deny, &err))
-            return cli_fail(err);
-    for (char **v = a->deny; v && *v; v++)
-        if (!plan_parse_features("--deny", *v, true, &o->deny, &err))
-            return cli_fail(err);
-    for (char **v = a->fix; v && *v; v++)
-        if (!plan_parse_match("--fix", *v, &o->fix, &err))
-            return cli_fail(err);
-    for (char **v = a->locate; v && *v; v++) {
-        if (o->nlocate == PLAN_MAX_LOCATE)
-            return cli_usage_error("plan: at most %d --locate", PLAN_MAX_LOCATE);
-        plan_match_any(&o->locate[o->nlocate]);
-        if (!plan_parse_match("--locate", *v, &o->locate[o->nlocate++], &err))
-            return cli_fail(err);
-    }
-    if ((a->max_nodes && (rc = cli_parse_count("plan", "--max-nodes", a->max_nodes, 1, 1 << 20, &o->max_nodes))) ||
-        (a->top && (rc = cli_parse_count("plan", "--top", a->top, 1, 100000, &o->top))) ||
-        (a->jobs && (rc = cli_parse_count("plan", "--jobs", a->jobs, 1, 4096, &o->jobs))))
-        return rc;
+    /* --allow before --deny: a feature both allowed and denied stays denied */
+    const struct {
+        const char *opt;
+        char **values;
+        ListParser parse;
+    } lists[] = {{"--allow", a->allow, parse_allow},
+                 {"--deny", a->deny, parse_deny},
+                 {"--fix", a->fix, parse_fix},
+                 {"--locate", a->locate, parse_locate}};
+    for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
+        for (char **v = lists[i].values; v && *v; v++)
+            if (!lists[i].parse(lists[i].opt, *v, o, &err))
+                return cli_fail(err);
+    const struct {
+        const char *opt, *text;
+        int lo, hi, *out;
+    } counts[] = {{"--max-nodes", a->max_nodes, 1, 1 << 20, &o->max_nodes},
+                  {"--top", a->top, 1, 100000, &o->top},
+                  {"--jobs", a->jobs, 1, 4096, &o->jobs}};
+    for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
+        if (counts[i].text &&
+            (rc = cli_parse_count("plan", counts[i].opt, counts[i].text, counts[i].lo, counts[i].hi, counts[i].out)))
+            return rc;
     struct {
         const char *opt, *text;
         double lo, *out;

@@ -280,9 +280,16 @@ int cmd_run(int argc, char **argv)
                 printf("\n");
             }
             const cJSON *cmp = cJSON_GetObjectItem(res, "comparison");
-            printf("%s vs %s: %s is faster, speedup %.3fx (%.4f s per step); memory saved %.2f GiB per device\n",
+            printf("%s vs %s: %s is faster, speedup %.3fx (%.4f s per step); memory saved %.2f GiB per device",
                    str(cmp, "other"), str(cmp, "baseline"), str(cmp, "faster"), num(cmp, "speedup"),
                    num(cmp, "step_time_saved_s"), num(cmp, "memory_saved_bytes") / (1024.0 * 1024 * 1024));
+            /* the answer to "which wins" must not hide that one cannot run */
+            cJSON_ArrayForEach(v, vars)
+            {
+                if (cJSON_IsFalse(cJSON_GetObjectItem(v, "fits")))
+                    printf("; %s does not fit in memory", str(v, "variant"));
+            }
+            printf("\n");
         } else {
             print_result(res);
         }

@@ -223,7 +223,8 @@ int cmd_validate(int argc, char **argv)
         if (c < 0 && nccltests_op_from_name(op_s) == NCCLTESTS_SENDRECV) {
             op = NCCLTESTS_SENDRECV;
         } else if (c < 0) {
-            rc = cli_usage_error("validate: unknown --op '%s'", op_s);
+            rc = cli_usage_error("validate: unknown --op '%s' (allreduce, reducescatter, allgather, broadcast, reduce, "
+                                 "alltoall, sendrecv)", SIM_ECHO(op_s));
             goto out;
         } else {
             op = back[c];

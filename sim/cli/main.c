@@ -42,8 +42,13 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "--version"))
         return cmd_version(1, argv);
     for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
-        if (!strcmp(argv[1], commands[i].name))
+        if (!strcmp(argv[1], commands[i].name)) {
+            /* --help's usage line names the whole command ("shardsim run"), not "run" */
+            char *prg = g_strdup_printf("shardsim %s", commands[i].name);
+            g_set_prgname(prg);
+            g_free(prg);
             return commands[i].fn(argc - 1, argv + 1);
+        }
     return cli_usage_error("unknown command '%s' (see 'shardsim --help')", argv[1]);
 }
 

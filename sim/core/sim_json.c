@@ -125,6 +125,13 @@ SimJsonDoc *sim_json_parse(const char *name, const char *text, size_t len, GErro
                     line_at(text, (size_t)(bad - text)));
         return NULL;
     }
+    size_t lead = 0; /* an empty file says so, not "invalid JSON near column 1" */
+    while (lead < len && g_ascii_isspace(text[lead]))
+        lead++;
+    if (lead == len) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:1: the file is empty: no JSON in it", name);
+        return NULL;
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {
@@ -326,5 +333,38 @@ bool sim_json_get_string(const SimJsonDoc *doc, const cJSON *obj, const char *ke
         return false;
     }
     *out = it->valuestring;
+    return true;
+}
+
+bool sim_json_only_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const *allowed,
+                        bool (*skip)(const char *key), GError **err)
+{
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        if (skip && skip(c->string))
+            continue;
+        bool ok = false;
+        for (const char *const *a = allowed; *a && !ok; a++)
+            ok = strcmp(*a, c->string) == 0;
+        if (!ok) {
+            GString *s = g_string_new(NULL);
+            for (const char *const *a = allowed; *a; a++)
+                g_string_append_printf(s, "%s%s", a == allowed ? "" : ", ", *a);
+            sim_json_error(doc, c, err, "unknown field \"%s\" (known here: %s)", SIM_ECHO(c->string), s->str);
+            g_string_free(s, TRUE);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool sim_json_need_source(const SimJsonDoc *doc, const cJSON *obj, GError **err)
+{
+    const char *src = NULL;
+    if (!sim_json_get_string(doc, obj, "source", true, &src, err))
+        return false;
+    if (!*src) {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(obj, "source"), err, "\"source\" must not be empty");
+        return false;
+    }
     return true;
 }

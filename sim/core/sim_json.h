@@ -45,4 +45,13 @@ bool sim_json_get_bool(const SimJsonDoc *doc, const cJSON *obj, const char *key,
 bool sim_json_get_string(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required,
                          const char **out, GError **err);
 
+/* Rejects a key of `obj` outside `allowed` (NULL-terminated) at its line,
+ * naming the keys known there: a misspelt key must not silently leave a
+ * default in place.  Keys for which `skip` (when given) is true pass. */
+bool sim_json_only_keys(const SimJsonDoc *doc, const cJSON *obj, const char *const *allowed,
+                        bool (*skip)(const char *key), GError **err);
+/* A required, non-empty "source" string: every number in a data file names
+ * where it comes from. */
+bool sim_json_need_source(const SimJsonDoc *doc, const cJSON *obj, GError **err);
+
 #endif
