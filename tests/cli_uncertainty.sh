@@ -25,6 +25,23 @@ cases = [("dgx1-v100", [], "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube
          ("mi325x-cluster", [], "rccl-tests_allreduce_mi325x_1-2-4-8node_hisohara-aac11.txt"),
          ("gh200-slingshot", [], "nccl-tests_allreduce_gh200_2node2gpu_slingshot_cscs-alps.txt"),
          ("h100-pcie-nvlink", [], "nccl-tests_allreduce_h100-pcie-nvlinkbridge_2gpu_nccl-issue1161_PARTIAL.txt")]
+# Published runs added after the band was derived: held out, they check it rather than set it
+# (each on the preset and options of the README's validation table).
+heldout = [("oci-bm-gpu4.8", [], "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_nccl2.14.3_oci-hpc-oke.txt"),
+           ("aws-p4d", [], "nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.23.4_aws-dlami-guide.txt"),
+           ("aws-p4d", ["--nodes", "2"], "nccl-tests_allreduce_a100-80gb-aws-p4de_2node16gpu_efa_awsome-distributed-training.txt"),
+           ("aws-p5", ["--nodes", "2"], "nccl-tests_allreduce_h100-aws-p5_2node16gpu_efa_awsome-distributed-training.txt"),
+           ("aws-p4d", [], "nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.8.3_aws-efa-eks.txt"),
+           ("dgx-h100-cluster", ["--nodes", "2"], "nccl-tests_allreduce_h100-sxm-dell-xe9680_2node16gpu_8x400g-ib_nccl2.26.2_nccl-tests-issue309.txt"),
+           ("dgx-h100", [], "nccl-tests_allreduce_h100-sxm_1node8gpu_g8-one-process_nccl-tests-issue290.txt"),
+           ("dgx-h100-cluster", ["--nodes", "4"], "nccl-tests_allreduce_h100-sxm_4node32gpu_8x400g-ib_vmware-vm_nccl2.26.2_nccl-tests-issue309.txt"),
+           ("dgx-h100-cluster", [], "nccl-tests_allreduce_h100-sxm_2-4-8node_400g-ib_nccl-tests-issue309-gj-aion.txt"),
+           ("dgx-h200-cluster", ["--nodes", "2"], "nccl-tests_allreduce_h200-dell-xe9680_2node16gpu_8x400g-roce-spectrumx_nccl2.30.4_openshift-guide.txt"),
+           ("gb200-nvl72", [], "nccl-tests_allreduce_gb200-nvl72_1rack72gpu_mnnvl_coreweave-pr43.txt"),
+           ("gcp-a3mega", ["--nccl-version", "2.21.5"], "nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt"),
+           ("gh200-slingshot", [], "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-alps-ce.txt"),
+           ("gh200-slingshot", [], "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-santis-cxi-container.txt"),
+           ("mi300x-cluster", [], "rccl-tests_allreduce_mi300x_2node-16gpu_roce.txt")]
 sys.path.insert(0, src + "/tests")
 from shardsim_json import bad, runner, exit_status
 run = runner(bin)
@@ -57,6 +74,20 @@ for topo, extra, f in cases:
 print("measurements inside their predicted p10-p90 band: %d of %d" % (inside, total))
 if not (total > 100 and 0.7 <= inside / total <= 0.9):
     bad("coverage %d/%d is not about 80%%" % (inside, total))
+# The held-out runs: how many of their measurements the band holds (printed; a regression guard,
+# not a goal: the clouds' floors and the anomalous stacks of the README's "Not yet" fall outside).
+for name, sel in (("all", lambda t: True), ("InfiniBand/RoCE/NVLink", lambda t: t not in ("aws-p4d", "aws-p5", "gcp-a3mega", "gh200-slingshot", "mi300x-cluster"))):
+    inside = total = 0
+    for topo, extra, f in heldout:
+        if not sel(topo):
+            continue
+        out = run("validate", "--json", "-t", topo, *extra, d + f)
+        for r in (out or {}).get("rows", []):
+            total += 1
+            inside += r["predicted_p10_s"] <= r["measured_s"] <= r["predicted_p90_s"]
+    print("held-out runs (%s): %d of %d measurements inside their p10-p90 band (%.0f%%)" % (name, inside, total, 100.0 * inside / max(total, 1)))
+    if name == "all" and not (total > 100 and inside / total >= 0.3):
+        bad("held-out coverage %d/%d below 30%%" % (inside, total))
 # Wider outside what was measured: more nodes, larger sizes, a topology never measured.
 def width(*args):
     r = run("collective", "--json", *args)["rows"][0]

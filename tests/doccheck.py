@@ -20,7 +20,7 @@ quote, `>= F x` at least 1/F of it (speed figures, measured on another build
 and load): `<!-- check "0.2 s" <= 20 x bench_collective :: ring -->` runs a
 bench program and reads the wall time (or M events/s) on its first line that
 holds KEY, or on one of the two lines below it.  `<!-- check "+7.6%" in
-tests/test_megatron -->` says that a figure a CUnit test computes is in what
+tests/test_megatron -->` (or `in tests/cli_X.sh`, run with the binary and the source folder) says that a figure a test computes is in what
 that test program prints.
 
 Usage: doccheck.py SHARDSIM_BINARY SOURCE_DIR"""
@@ -169,7 +169,8 @@ def check_printed(where, quote, prog, above):
         fail(where, f'"{quote}" is not in the 25 lines above the check')
         return
     if prog not in printed:
-        r = subprocess.run([os.path.join(BUILD, prog)], capture_output=True, text=True, timeout=600)
+        argv = ["bash", os.path.join(SRC, prog), BIN, SRC] if prog.endswith(".sh") else [os.path.join(BUILD, prog)]
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=600)
         printed[prog] = r.stdout if r.returncode == 0 else None
     if printed[prog] is None:
         fail(where, f"{prog} failed")
