@@ -54,15 +54,7 @@ static void test_efa_simple_only(void)
  * keep LL and LL128, so NCCL chooses LL for 8 bytes again. */
 static void test_efa_hopper_keeps_ll(void)
 {
-    char *path = sim_data_dir("topologies/presets/aws-p4d.json"), *text = NULL;
-    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
-    char *at = strstr(text, "\"a100-40gb\"");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-    char *edited = g_strdup_printf("%.*s\"h100-sxm\"%s", (int)(at - text), text, at + strlen("\"a100-40gb\""));
-    char *file = tmpfile_with("t.json", edited);
-    GError *err = NULL;
-    TopoOptions o = {.nodes = 2};
-    Topo *t = topo_load(file, &o, &err);
+    Topo *t = load_edited("aws-p4d", "\"a100-40gb\"", "\"h100-sxm\"", 2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CollGroup *g = group(t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
@@ -70,10 +62,6 @@ static void test_efa_hopper_keeps_ll(void)
     CU_ASSERT_NOT_EQUAL(best(g, 8).proto, COLL_SIMPLE);
     coll_group_free(g);
     topo_free(t);
-    tmpfile_remove(file);
-    g_free(edited);
-    g_free(text);
-    g_free(path);
 }
 
 /* A Simple ring across 2 nodes of 8 crosses the network 4 times in an

@@ -5,9 +5,12 @@
 #define TEST_LOAD_H
 
 #include "collective.h"
+#include "sim_data.h"
+#include "test_tmpfile.h"
 
 #include <CUnit/Basic.h>
 #include <stdio.h>
+#include <string.h>
 
 static inline Topo *load(const char *name, int nodes)
 {
@@ -17,6 +20,27 @@ static inline Topo *load(const char *name, int nodes)
     if (!t)
         fprintf(stderr, "\n%s: %s\n", name, err ? err->message : "?");
     g_clear_error(&err);
+    return t;
+}
+
+/* Preset NAME with its first FROM replaced by TO, loaded at NODES nodes from
+ * a temporary copy (a variant of a published machine: another GPU, another
+ * NIC transport); NULL where FROM is absent or the edit does not load. */
+static inline Topo *load_edited(const char *name, const char *from, const char *to, int nodes)
+{
+    char *rel = g_strdup_printf("topologies/presets/%s.json", name);
+    char *path = sim_data_dir(rel), *text = NULL, *at = NULL;
+    Topo *t = NULL;
+    if (g_file_get_contents(path, &text, NULL, NULL) && (at = strstr(text, from))) {
+        char *edited = g_strdup_printf("%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+        char *file = tmpfile_with("t.json", edited);
+        t = load(file, nodes);
+        tmpfile_remove(file);
+        g_free(edited);
+    }
+    g_free(text);
+    g_free(path);
+    g_free(rel);
     return t;
 }
 

@@ -69,16 +69,7 @@ static void test_tcpxo_profiles_by_version(void)
  * Mega node over TCPX NICs takes nothing else, at any version. */
 static void test_tcpx_ring_simple(void)
 {
-    char *path = sim_data_dir("topologies/presets/gcp-a3mega.json"), *text = NULL;
-    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
-    char *at = strstr(text, "\"transport\": \"tcpxo\"");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-    memmove(at + strlen("\"transport\": \"tcpx"), at + strlen("\"transport\": \"tcpxo"),
-            strlen(at + strlen("\"transport\": \"tcpxo")) + 1);
-    char *file = tmpfile_with("t.json", text);
-    GError *err = NULL;
-    TopoOptions o = {.nodes = 2};
-    Topo *t = topo_load(file, &o, &err);
+    Topo *t = load_edited("gcp-a3mega", "\"transport\": \"tcpxo\"", "\"transport\": \"tcpx\"", 2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     const char *versions[] = {"2.21.5", NULL};
     for (size_t i = 0; i < G_N_ELEMENTS(versions); i++) {
@@ -91,9 +82,6 @@ static void test_tcpx_ring_simple(void)
         coll_group_free(g);
     }
     topo_free(t);
-    tmpfile_remove(file);
-    g_free(text);
-    g_free(path);
 }
 
 /* Named choices run as asked (NCCL_ALGO / NCCL_PROTO set by hand), and the
