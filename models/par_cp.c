@@ -1,17 +1,26 @@
 /* Context parallelism for long sequences (ring attention; Liu et al. 2023,
- * Megatron-LM's context_parallel_size): each sequence is split over cp
- * devices (ranks tp-cp-dp-pp), every device computing its s / cp queries
- * against all s keys (the workload's WorkloadParallel.cp).  In the forward
- * the key/value blocks travel around the cp ring, cp - 1 steps, each send
- * overlapped with the attention of the block already there; the backward
- * passes the KV blocks again and their gradients (dKV) back, cp - 1 steps
- * of each.  Per step the exposed time is what the send takes beyond the
- * block's attention (the attention core over cp blocks, twice that in the
- * backward): (cp - 1) max(0, t_send - t_core / cp).  That exposed part is
- * a task after the layer's compute on the tp stream; the task stands for
- * the cp - 1 sends (and receives), tagged for the listing.  Full
- * recomputation repeats the forward's.  The weights are the same on the
- * cp ranks of a sequence: gradients are reduced and ZeRO shards over
+ * Megatron-LM's context_parallel_size, Transformer Engine's "p2p"
+ * cp_comm_type): each sequence is split over cp devices (ranks
+ * tp-cp-dp-pp), every device computing its s / cp queries against all s
+ * keys (the workload's WorkloadParallel.cp), one attention kernel per ring
+ * step (step_compute.c prices the kernels).  The structure follows TE's
+ * AttnFuncWithCPAndKVP2P (transformer_engine/pytorch/attention/
+ * dot_product_attention/context_parallel.py):
+ *  - forward: the KV block is packed into the send buffer (torch.cat, one
+ *    read and write), cp - 1 sends, step i's launched before step i's
+ *    kernel, so each costs max(0, t_send - t_step) beyond the kernel; after
+ *    the loop the partial outputs are merged one step after another
+ *    (out * exp(lse_i - lse), added into out: read out_i, read and write
+ *    out; the first step a read and a write), for the slowest rank all
+ *    full-length (the causal chunking halves the later ones on low ranks);
+ *  - backward: step 0 sends KV, steps 1..cp-2 KV and the dKV summed so far,
+ *    the last dKV only, each against that step's backward kernel; dQ and
+ *    dKV are summed step by step (a copy, then read + read + write).
+ * These merges and copies are memory-bound passes on the compute stream;
+ * with the exposed sends they make a task after the layer's compute on the
+ * tp stream, tagged with the cp - 1 sends (and receives) for the listing.
+ * Full recomputation repeats the forward's.  The weights are the same on
+ * the cp ranks of a sequence: gradients are reduced and ZeRO shards over
  * dp x cp (step.c folds cp into the data-parallel ranks). */
 #include "step_build.h"
 
@@ -63,10 +72,22 @@ bool cp_init(Ctx *c, GError **err)
         if (c->cp_use[k] >= 0)
             g_array_index(c->colls, CollUse, c->cp_use[k]).op_name = k % 2 ? "recv" : "send";
     }
-    double send = step_coll_time(c, c->cp_use[0]), blk = attention_core_time(c) / cp;
-    c->t_cp[0] = (cp - 1) * fmax(0, send - blk);
-    /* backward: KV and dKV on the ring at once against twice the compute */
-    c->t_cp[2] = (cp - 1) * fmax(0, 2 * send - 2 * blk);
+    /* one ring step's kernel, forward and backward */
+    double send = step_coll_time(c, c->cp_use[0]), f, b;
+    int mb = step_scenario_micro_batch(c->sc);
+    if (c->wp.fused_attention) {
+        f = step_fused_attention_time(c, mb, false) / cp;
+        b = step_fused_attention_time(c, mb, true) / cp;
+    } else {
+        f = attention_core_time(c) / cp;
+        b = 2 * f; /* the core's backward: two GEMMs per product */
+    }
+    /* the device's queries' output (and dQ), and its KV block, in bytes */
+    double out = (double)mb * tr->seq_len / cp * tr->hidden / c->p.tp * c->wp.act_bytes;
+    double merges = 2 + 3 * (cp - 1.0); /* first step: copy; later ones: read, read, write */
+    c->t_cp[0] = (cp - 1) * fmax(0, send - f) + accel_mem_time(c->acc, 2 * bytes + merges * out);
+    c->t_cp[2] = 2 * fmax(0, send - b) + (cp - 2) * fmax(0, 2 * send - b) +
+                 accel_mem_time(c->acc, 2 * bytes + merges * (out + bytes));
     if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL)
         c->t_cp[1] = c->t_cp[0];
     return true;

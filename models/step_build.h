@@ -201,6 +201,9 @@ static inline AccelDtype step_activation_dtype(const Ctx *c)
  * step's FLOPs. */
 void compute_costs(Ctx *c);
 void compute_flops(const Ctx *c, double *model_flops, double *hw_flops);
+/* One layer's fused attention kernels on a micro-batch of `mb` (under cp:
+ * the cp ring steps' kernels together). */
+double step_fused_attention_time(const Ctx *c, int mb, bool backward);
 /* Bytes of stage s's transient peak working set (logits and loss, the layer
  * being recomputed, ZeRO-3's unsharded layer gradient). */
 double compute_working_set(const Ctx *c, int s);

@@ -26,7 +26,7 @@ static bool is_attention_core(const WorkloadGemm *g)
  * the causal work balanced over the ranks as Megatron's chunking does: cp
  * kernels of an s / cp block (causal: its half), 1 / cp of the sequence's
  * FLOPs at the efficiency of the shorter key loop. */
-static double fused_attention_time(const Ctx *c, int mb, bool backward)
+double step_fused_attention_time(const Ctx *c, int mb, bool backward)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double heads = (double)mb * tr->heads / c->p.tp, cp = c->p.cp;
@@ -71,7 +71,7 @@ static double gemms_time(const Ctx *c, const WorkloadGemm *g, int n, bool backwa
     double t = 0;
     for (int i = 0; i < n; i++) {
         if (c->wp.fused_attention && is_attention_core(&g[i]))
-            continue; /* one fused kernel: fused_attention_time */
+            continue; /* one fused kernel: step_fused_attention_time */
         AccelDtype dt = gemm_dtype(c, &g[i]);
         t += fp8_cast_time(c, &g[i], backward);
         if (backward) {
@@ -97,7 +97,7 @@ static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb
     if (p->recompute != WORKLOAD_RECOMPUTE_SELECTIVE)
         return 0;
     if (c->wp.fused_attention)
-        return fused_attention_time(c, mb, false);
+        return step_fused_attention_time(c, mb, false);
     /* the attention core: Q K^T, softmax + dropout, P V */
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double t = 0;
@@ -150,8 +150,8 @@ void compute_costs(Ctx *c)
     c->t_fwd = gemms_time(c, g, ng, false) + accel_mem_time(c->acc, ew);
     c->t_bwd = gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * ew);
     if (c->wp.fused_attention) {
-        c->t_fwd += fused_attention_time(c, mb, false);
-        c->t_bwd += fused_attention_time(c, mb, true);
+        c->t_fwd += step_fused_attention_time(c, mb, false);
+        c->t_bwd += step_fused_attention_time(c, mb, true);
     }
     c->t_recompute = recompute_time(c, g, ng, mb);
     double lf, lb;
