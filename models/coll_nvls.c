@@ -20,6 +20,29 @@ static double nvls_rate(const CollGroup *g)
  * up to 4 from three on: twice, NCCL's bwInter / 2). */
 static double tree_net_spb(const CollGroup *g) { return 0.5 * g->tree_deg / g->inter_bw; }
 
+/* NVLS's pipeline fill inside one NVLink domain.  Its kernel moves a message
+ * in rounds of one chunk per channel and head (enqueue.cc calcCollChunking,
+ * NVLS, v2.23-v2.28: nvlsChunkSize 128 KiB, 64 KiB below 64 rounds' worth,
+ * 32 KiB below 8, 16 KiB below 2); heads: every GPU of the domain, at most
+ * NCCL_MAX_NVLS_ARITY 32 (search.cc, device.h); channels 16 on Hopper, 24 on
+ * Blackwell within one NVLink domain, a node or an MNNVL rack (nvls.cc
+ * NVLS_NCHANNELS_SM100_NVL).  Each chunk goes through the kernel's three warp
+ * roles (scatter into the switch, reduce and multicast, gather out), so as
+ * for NVLSTree the last starts two rounds after the first: a modelling
+ * assumption, the same stage count as nvls_tree_fill_s, not fitted. */
+static double nvls_fill_s(const CollGroup *g, double bytes, double algbw)
+{
+    double ops = (g->gpu_gen >= GEN_BLACKWELL ? 24 : 16) * fmin(g->ppn, 32);
+    double chunk = 131072;
+    if (bytes < 64 * ops * chunk)
+        chunk = 65536;
+    if (bytes < 8 * ops * chunk)
+        chunk = 32768;
+    if (bytes < 2 * ops * chunk)
+        chunk = 16384;
+    return 2 * fmin(bytes, ops * chunk) / algbw;
+}
+
 /* Every GPU sends its data into the switch once and gets the reduced result
  * back once; across nodes (in-network reduction) every node sends its reduced
  * data to the network once and gets the result once, over its NICs. */
@@ -32,6 +55,10 @@ static bool cost_nvls(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     c->algbw_Bps = nvls_rate(g);
     if (g->nnodes > 1)
         c->algbw_Bps = fmin(c->algbw_Bps, g->inter_bw);
+    else {
+        c->tuner_latency_s = c->latency_s; /* NCCL's tuner does not see the fill */
+        c->latency_s += nvls_fill_s(g, bytes, c->algbw_Bps);
+    }
     return true;
 }
 

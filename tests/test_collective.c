@@ -343,11 +343,18 @@ static void test_nvls(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CollGroup *gh = group(h), *ga = group(a);
     CollCost c;
-    CU_ASSERT_TRUE(coll_cost(gh, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 1 << 30, &c));
+    CU_ASSERT_TRUE(coll_cost(gh, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 16.0 * (1 << 30), &c));
     CU_ASSERT_EQUAL(c.algo, COLL_NVLS);
-    /* bus bandwidth = 0.61 x 450 GB/s x 2(n-1)/n, less the 23 us latency */
-    double busbw = (1 << 30) / c.time_s * coll_busbw_factor(COLL_ALLREDUCE, 8);
+    /* bus bandwidth = 0.61 x 450 GB/s x 2(n-1)/n, less the 23 us latency and
+     * the pipeline fill (0.2% at 16 GiB) */
+    double busbw = 16.0 * (1 << 30) / c.time_s * coll_busbw_factor(COLL_ALLREDUCE, 8);
     CU_ASSERT_TRUE(busbw > 470e9 && busbw < 481e9);
+    /* at 1 GiB the fill is two rounds of 16 channels x 8 heads x 128 KiB
+     * chunks at the NVLS rate, which the tuner does not see */
+    CU_ASSERT_TRUE(coll_cost(gh, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 1 << 30, &c));
+    double rate = 0.61 * 450e9, fill = 2 * 16 * 8 * 131072 / rate;
+    CU_ASSERT_TRUE(rel(c.latency_s, 23e-6 + fill) < 0.02);
+    CU_ASSERT_TRUE(rel(c.tuner_latency_s, 23e-6) < 0.02);
     CU_ASSERT_TRUE(rel(coll_simulate(gh, COLL_ALLREDUCE, COLL_NVLS, COLL_SIMPLE, 1 << 30), c.time_s) < 0.02);
     CU_ASSERT_TRUE(coll_cost(gh, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 1024, &c));
     CU_ASSERT_NOT_EQUAL(c.algo, COLL_NVLS); /* its 23 us latency loses on small messages */
