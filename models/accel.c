@@ -23,6 +23,10 @@ struct Accel {
      * (0: not given, the caller's generic ratio) */
     double attn_v1_fwd, attn_v1_bwd;
     double attn_v2_fwd, attn_v2_bwd; /* FlashAttention-2 where "fused" is newer (Hopper: FA3) */
+    /* the fused kernel with FP8 Q, K, V (Transformer Engine's
+     * fp8_dot_product_attention): fraction of the FP8 peak, where measured
+     * (0: not given, the 16-bit kernel's rate) */
+    double attn_fp8_fwd, attn_fp8_bwd;
     double sm_count; /* streaming multiprocessors / compute units; 0: no tile model */
     /* p10, p90 of log(predicted / measured) step time on the measurements the
      * preset was checked on ("uncertainty"); UNCALIBRATED_BAND otherwise */
@@ -90,10 +94,12 @@ static const cJSON *need_object(const SimJsonDoc *doc, const cJSON *obj, const c
  * on this chip, where they are not the generic fraction of the preset's
  * (Hopper: FA1/FA2 use no wgmma/TMA, FA3 does); "v2_fwd", "v2_bwd":
  * FlashAttention-2's, where the preset's fused kernel is a later one
- * (Hopper: FA3 / cuDNN). */
+ * (Hopper: FA3 / cuDNN); "fp8_fwd", "fp8_bwd": the kernel with FP8 inputs,
+ * as fractions of the FP8 peak, where a measured figure exists. */
 static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel *a, GError **err)
 {
-    static const char *const keys[] = {"fwd", "bwd", "half_seq", "v1_fwd", "v1_bwd", "v2_fwd", "v2_bwd", "source", NULL};
+    static const char *const keys[] = {"fwd", "bwd", "half_seq", "v1_fwd", "v1_bwd", "v2_fwd", "v2_bwd",
+                                         "fp8_fwd", "fp8_bwd", "source", NULL};
     const cJSON *fa = cJSON_GetObjectItemCaseSensitive(eff, "fused_attention");
     if (!fa)
         return true;
@@ -108,7 +114,9 @@ static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel
            sim_json_get_number(doc, fa, "v1_fwd", false, 0.01, 1, &a->attn_v1_fwd, err) &&
            sim_json_get_number(doc, fa, "v1_bwd", false, 0.01, 1, &a->attn_v1_bwd, err) &&
            sim_json_get_number(doc, fa, "v2_fwd", false, 0.01, 1, &a->attn_v2_fwd, err) &&
-           sim_json_get_number(doc, fa, "v2_bwd", false, 0.01, 1, &a->attn_v2_bwd, err);
+           sim_json_get_number(doc, fa, "v2_bwd", false, 0.01, 1, &a->attn_v2_bwd, err) &&
+           sim_json_get_number(doc, fa, "fp8_fwd", false, 0.01, 1, &a->attn_fp8_fwd, err) &&
+           sim_json_get_number(doc, fa, "fp8_bwd", false, 0.01, 1, &a->attn_fp8_bwd, err);
 }
 
 /* {"log_residual": [P10, P90], "source"} (a preset's "uncertainty", an
@@ -363,6 +371,11 @@ double accel_mem_time(const Accel *a, double bytes)
 
 bool accel_has_fused_attention(const Accel *a) { return a->attn_fwd > 0; }
 
+bool accel_has_fp8_attention(const Accel *a, bool backward)
+{
+    return accel_has_fused_attention(a) && (backward ? a->attn_fp8_bwd : a->attn_fp8_fwd) > 0;
+}
+
 /* FlashAttention-style kernel: Q K^T, softmax and P V in one pass over
  * tiles held on chip.  Its FLOPs are the two products' (causal: half of
  * them, the masked tiles are skipped); backward recomputes S and runs five
@@ -370,17 +383,21 @@ bool accel_has_fused_attention(const Accel *a) { return a->attn_fwd > 0; }
  * grows with the keys each query sees (the tile loop is longer) and with the
  * head dimension (FA2/FA3 figures: head dim 64 runs at ~85 % of head dim
  * 128's rate), and the kernel cannot beat streaming Q, K, V, O (and dO, dQ,
- * dK, dV backward) through HBM once. */
+ * dK, dV backward) through HBM once.  In FP8 the kernel runs at the
+ * preset's measured FP8 fraction of the FP8 peak (none: no FP8 kernel). */
 double accel_attention_time(const Accel *a, AccelDtype dt, double batch_heads, double seq, double head_dim,
                             bool causal, bool backward)
 {
-    if (!accel_has_dtype(a, dt) || !accel_has_fused_attention(a))
+    if (!accel_has_dtype(a, dt) || !accel_has_fused_attention(a) ||
+        (dt == ACCEL_FP8 && !accel_has_fp8_attention(a, backward)))
         return INFINITY;
     if (!(batch_heads > 0 && seq > 0 && head_dim > 0))
         return 0;
     double keys = causal ? seq / 2 : seq;
     double flops = 4 * batch_heads * seq * keys * head_dim * (backward ? 2.5 : 1);
-    double eff = (backward ? a->attn_bwd : a->attn_fwd) * keys / (keys + a->attn_half_seq);
+    double plateau = dt == ACCEL_FP8 ? (backward ? a->attn_fp8_bwd : a->attn_fp8_fwd)
+                                     : (backward ? a->attn_bwd : a->attn_fwd);
+    double eff = plateau * keys / (keys + a->attn_half_seq);
     eff *= pow(fmin(head_dim, 128) / 128, 0.25);
     double t = flops / (a->peak[dt] * eff);
     double e = accel_dtype_bytes(dt);

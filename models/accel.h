@@ -81,10 +81,15 @@ double accel_mem_time(const Accel *a, double bytes);
 /* The chip runs fused attention (FlashAttention-2/3, cuDNN): its preset has
  * "efficiency": {"fused_attention": {...}}. */
 bool accel_has_fused_attention(const Accel *a);
+/* The preset measured its fused kernel with FP8 inputs (Transformer
+ * Engine's fp8_dot_product_attention), forward or backward:
+ * "fused_attention": {"fp8_fwd", "fp8_bwd"}, fractions of the FP8 peak. */
+bool accel_has_fp8_attention(const Accel *a, bool backward);
 /* Seconds for fused attention over `batch_heads` heads of `seq` queries and
  * keys (self-attention) of `head_dim`: the forward, or its backward (which
  * recomputes the scores); causal skips the masked half.  INFINITY where the
- * chip has no fused kernel or lacks the dtype.  Formula in accel.c. */
+ * chip has no fused kernel or lacks the dtype (FP8: no measured FP8 kernel,
+ * accel_has_fp8_attention).  Formula in accel.c. */
 double accel_attention_time(const Accel *a, AccelDtype dt, double batch_heads, double seq, double head_dim,
                             bool causal, bool backward);
 /* How much slower the FlashAttention-1 generation (flash-attn 1.x, its

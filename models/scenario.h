@@ -126,8 +126,9 @@ const Finetune *step_scenario_finetune(const StepScenario *sc);
 bool step_scenario_act_func_fp8(const StepScenario *sc);
 /* "fp8_dot_product_attention" (Transformer Engine's option of that name,
  * FP8 only): the fused attention keeps Q, K, V and O in FP8 for its
- * backward.  Memory only: the attention runs at the preset's (16-bit)
- * kernel rates, the model having no measured FP8 attention rate. */
+ * backward, and the kernel runs at the preset's measured FP8 rate where it
+ * has one ("fused_attention": "fp8_fwd" / "fp8_bwd"), else at its 16-bit
+ * rate (step_compute.c). */
 bool step_scenario_fp8_dpa(const StepScenario *sc);
 
 #endif

@@ -20,6 +20,19 @@ static bool is_attention_core(const WorkloadGemm *g)
  * unless the preset measured FA1 on its chip (Hopper: against FA3, more). */
 #define STEP_FA1_SLOWDOWN 2.0
 
+/* Transformer Engine's fp8_dot_product_attention runs cuDNN's fused kernel
+ * with FP8 Q, K, V (and dO backward): at the preset's measured FP8 rate
+ * where it has one for that direction, else at the 16-bit kernel's (no
+ * measured figure, no guess).  Only the "fused" (cuDNN / FA3) generation:
+ * TE's FP8 attention is cuDNN's. */
+static AccelDtype fused_attention_dtype(const Ctx *c, bool backward)
+{
+    if (step_scenario_fp8_dpa(c->sc) && step_scenario_attention(c->sc) == STEP_ATTN_FUSED &&
+        accel_has_fp8_attention(c->acc, backward))
+        return ACCEL_FP8;
+    return step_attention_dtype(c);
+}
+
 /* The fused attention kernel of one layer (both core products at once).
  * Context parallelism (ring attention): the device's s / cp queries meet
  * the s / cp keys of each of the cp blocks in turn, one kernel per block,
@@ -30,7 +43,7 @@ double step_fused_attention_time(const Ctx *c, int mb, bool backward)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double heads = (double)mb * tr->heads / c->p.tp, cp = c->p.cp;
-    double t = cp * accel_attention_time(c->acc, step_attention_dtype(c), heads, tr->seq_len / cp,
+    double t = cp * accel_attention_time(c->acc, fused_attention_dtype(c, backward), heads, tr->seq_len / cp,
                                          (double)tr->hidden / tr->heads, tr->causal, backward);
     if (step_scenario_attention(c->sc) == STEP_ATTN_FUSED_V2)
         return t * accel_attention_v2_slowdown(c->acc, backward);
