@@ -96,24 +96,12 @@ static bool get_profiles(const SimJsonDoc *d, const cJSON *c, CollTransport *t, 
  * leaves across nodes, from NCCL "protocols_since" (optional) on. */
 static bool get_protocols(const SimJsonDoc *d, const cJSON *c, CollTransport *t, GError **err)
 {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, "protocols");
-    t->protos = 0;
     t->protos_since = 0;
     t->protos_gen_below = GEN_NUM;
-    if (!a)
-        return true;
-    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1) {
-        sim_json_error(d, a, err, "transports.%s.protocols must be a non-empty array of ll, ll128, simple", c->string);
+    if (!get_name_mask(d, c, "protocols", coll_proto_parse, COLL_NUM_PROTOS, &t->protos, err))
         return false;
-    }
-    for (const cJSON *e = a->child; e; e = e->next) {
-        int q = cJSON_IsString(e) ? coll_proto_parse(e->valuestring) : -2;
-        if (q < 0) {
-            sim_json_error(d, e, err, "transports.%s.protocols: each must be ll, ll128 or simple", c->string);
-            return false;
-        }
-        t->protos |= 1u << q;
-    }
+    if (!t->protos)
+        return true;
     static const char *gens[GEN_NUM] = {"volta", "ampere", "hopper", "blackwell"};
     const char *since = NULL, *below = NULL;
     if (!sim_json_get_string(d, c, "protocols_since", false, &since, err) ||
