@@ -102,6 +102,14 @@ int coll_nccl_version_parse(const char *s)
     return (int)(major * 10000 + minor * 100 + patch);
 }
 
+int coll_newest_version(int lib)
+{
+    /* collectives.json "source": NVIDIA/nccl src/graph/tuning.cc read at every
+     * tag to v2.30.3-1; RCCL's tables from ROCm/rocm-systems 03a89144, taken as
+     * RCCL 2.28 ("rccl_from": "2.28", the newest there) */
+    return lib == COLL_LIB_RCCL ? 22800 : 23000;
+}
+
 /* ---------------- closed form ---------------- */
 
 static bool proto_allowed(const CollGroup *g, CollProto p)

@@ -112,6 +112,10 @@ int coll_group_nccl_version(const CollGroup *g);
  * ("21803", "2803" as NCCL before 2.9 wrote 2.8.3) into a version code; -1 if
  * it is none. */
 int coll_nccl_version_parse(const char *s);
+/* The newest version code of `lib` whose tuner the model follows (a version
+ * past it is modelled as it): NCCL 2.30 (tuning.cc read to v2.30.3-1),
+ * RCCL 2.28 (rocm-systems 03a89144); see models/presets/collectives.json. */
+int coll_newest_version(int lib);
 /* The collective library whose tuner and constants the model follows:
  * NCCL's (the default), or RCCL's, AMD's fork (its own base and per-step
  * latencies, no LL128, and on 8-GPU meshes its MI300-class tuning model

@@ -325,6 +325,12 @@ void plan_print_table(const Plan *p, FILE *f)
                 r->t.days, 100 * r->t.goodput, r->t.gpu_hours, r->t.cost, r->t.energy_j / 3.6e9);
         g_free(label);
     }
+    if (p->nfull > 0) /* what the configuration's words mean (text only: --json has them as keys) */
+        fputs("# configuration: tpN tensor, ppN pipeline, vN virtual stages, cpN context, dpN data, epN expert "
+              "parallel; mbN micro-batch; zN ZeRO stage (z0: replicated weight update); recomputation none, sel "
+              "(selective) or full; sp sequence parallelism; tpov TP communication overlapped (Megatron-Core "
+              "tp_comm_overlap); offload optimizer state in host memory (offload_optimizer)\n",
+              f);
     if (p->ref_index >= 0) {
         int rk = rank_of(p, p->ref_index);
         const PlanResult *r = &p->res[p->ref_index];

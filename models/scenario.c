@@ -441,18 +441,19 @@ static bool check_plan_model(const StepScenario *sc, const SimJsonDoc *d, const 
     return true;
 }
 
-/* The global batch against dp (resolved) and the micro-batch. */
-static bool check_batch(const StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+/* The global batch against dp and the micro-batch (dp_given: as the
+ * scenario gave it, not filled). */
+static bool check_batch_dp(const StepScenario *sc, const SimJsonDoc *d, const cJSON *root, int dp, bool dp_given,
+                           GError **err)
 {
-    const StepPlan *p = &sc->plan;
     const cJSON *gb_it = cJSON_GetObjectItemCaseSensitive(root, "global_batch");
-    if (sc->global_batch % ((long)p->dp * sc->micro_batch)) {
+    if (sc->global_batch % ((long)dp * sc->micro_batch)) {
         sim_json_error(d, gb_it, err, "\"global_batch\" %d is not a multiple of dp x micro_batch = %d x %d%s",
-                       sc->global_batch, p->dp, sc->micro_batch,
-                       sc->dp_given ? "" : " (dp fills the machine: ranks / (tp x pp))");
+                       sc->global_batch, dp, sc->micro_batch,
+                       dp_given ? "" : " (dp fills the machine: ranks / (tp x pp))");
         return false;
     }
-    long micro_batches = sc->global_batch / ((long)p->dp * sc->micro_batch);
+    long micro_batches = sc->global_batch / ((long)dp * sc->micro_batch);
     if (micro_batches > STEP_MAX_MICRO_BATCHES) {
         sim_json_error(d, gb_it, err,
                        "%ld micro-batches per step (global_batch / (dp x micro_batch)); at most %d can be simulated: "
@@ -461,6 +462,28 @@ static bool check_batch(const StepScenario *sc, const SimJsonDoc *d, const cJSON
         return false;
     }
     return true;
+}
+
+static bool check_batch(const StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    return check_batch_dp(sc, d, root, sc->plan.dp, sc->dp_given, err);
+}
+
+/* The batch checked before the topology is built, where dp is known without
+ * it (given, or the ranks read from the topology file): a job that cannot run
+ * fails at once, not after building a large machine.  Where it cannot tell,
+ * check_batch does after the build. */
+static bool precheck_batch(const StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    const StepPlan *p = &sc->plan;
+    if (p->dp > 0)
+        return check_batch_dp(sc, d, root, p->dp, true, err);
+    TopoOptions to = {.nodes = sc->nodes};
+    long per_replica = (long)p->tp * p->cp * p->pp;
+    int ranks = topo_peek_ranks(sc->topology, &to);
+    if (ranks <= 0 || ranks % per_replica)
+        return true; /* resolve_dp says what is wrong */
+    return check_batch_dp(sc, d, root, (int)(ranks / per_replica), false, err);
 }
 
 /* "collective_params": the collective model's parameters or an overlay
@@ -608,7 +631,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                        "\"zero_stage\" 0-2 (\"weight_update\": \"replicated\" or \"sharded\")");
         goto fail;
     }
-    if (!check_plan_model(sc, d, where, err) || !load_machine(sc, d, root, err) ||
+    if (!check_plan_model(sc, d, where, err) || !precheck_batch(sc, d, root, err) || !load_machine(sc, d, root, err) ||
         !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err) ||
         !scenario_par_check(d, where, &sc->plan, MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),
                             sc->w, sc->global_batch / (sc->plan.dp * sc->micro_batch), err) ||

@@ -434,7 +434,7 @@ static void test_errors(void)
                  " \"parallelism\": {\"dp\": 8, \"zero_stage\": 3,\n \"zero_impl\": 3}}",
                  "bad.json:3:");
     expect_error("{\"topology\": \"dgx-a100-cluster\", \"model\": \"gpt3-1.3b\", \"global_batch\": 8,\n"
-                 " \"cross_entropy\": \"parallel\"}",
+                 " \"parallelism\": {\"dp\": 8}, \"cross_entropy\": \"parallel\"}",
                  "bad.json:2: \"cross_entropy\" = \"parallel\" is not one of");
     expect_error("{\"topology\": \"dgx-a100-cluster\", \"model\": \"gpt3-1.3b\", \"global_batch\": 8,\n"
                  " \"parallelism\": {\"dp\": 8, \"weight_update\": \"sharded\",\n \"allgather_overlap\": 1}}",

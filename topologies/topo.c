@@ -185,6 +185,21 @@ static bool get_libfabric(const SimJsonDoc *doc, const cJSON *root, char **out, 
     return true;
 }
 
+/* An "accelerator" that names a preset must name one there is: said at its
+ * line here, not where a scenario or a command first loads it (a file path is
+ * read, and reported, by whoever loads it). */
+static bool known_accelerator(const SimJsonDoc *doc, const cJSON *root, const char *accel, GError **err)
+{
+    GError *e = NULL;
+    char *path = sim_data_resolve("models/presets/accelerators", "accelerator", accel, &e);
+    g_free(path);
+    if (!e)
+        return true;
+    sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "accelerator"), err, "%s", e->message);
+    g_error_free(e);
+    return false;
+}
+
 static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOptions *opt, GError **err)
 {
     const cJSON *root = sim_json_root(doc);
@@ -203,6 +218,8 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
               sim_json_get_number(doc, root, "host_launch_s", false, 0, 1e-3, &t->host_launch, err) &&
               get_host_cpu(doc, root, &t->host_cpu, err) && get_nic_path(doc, root, &t->nic_phb, err) &&
               get_libfabric(doc, root, &t->libfabric, err);
+    if (ok && accel && !known_accelerator(doc, root, accel, err))
+        ok = false;
     if (ok) {
         t->name = g_strdup(name);
         t->accel = g_strdup(accel);
@@ -251,6 +268,45 @@ Topo *topo_load(const char *name_or_path, const TopoOptions *opt, GError **err)
     g_free(path);
     g_free(base);
     return t;
+}
+
+int topo_peek_ranks(const char *name_or_path, const TopoOptions *opt)
+{
+    /* the families whose builders take ranks = nodes x ranks_per_node
+     * (topo_get_nodes_rpn), and their default ranks_per_node (0: none) */
+    static const struct {
+        const char *name;
+        long rpn;
+    } fams[] = {{"fat_tree", 0}, {"dragonfly", 0}, {"nvswitch_node", 8}, {"single_switch", 0}, {"ring", 0}};
+    char *path = sim_data_resolve(TOPO_PRESETS, "topology preset", name_or_path, NULL);
+    SimJsonDoc *doc = path ? sim_json_load_file(path, NULL) : NULL;
+    g_free(path);
+    if (!doc)
+        return 0;
+    const cJSON *root = sim_json_root(doc);
+    const char *fam = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "family"));
+    const cJSON *rpn_it = cJSON_GetObjectItemCaseSensitive(root, "ranks_per_node");
+    const cJSON *nodes_it = cJSON_GetObjectItemCaseSensitive(root, "nodes");
+    long rpn = 0, nodes = opt && opt->nodes > 0 ? opt->nodes : 1;
+    for (size_t i = 0; fam && i < G_N_ELEMENTS(fams); i++)
+        if (strcmp(fam, fams[i].name) == 0)
+            rpn = fams[i].rpn;
+    if (!fam || (rpn == 0 && !rpn_it))
+        rpn = -1; /* not a family of that form */
+    if (rpn >= 0 && rpn_it)
+        rpn = cJSON_IsNumber(rpn_it) && rpn_it->valuedouble >= 1 && rpn_it->valuedouble <= TOPO_MAX_RANKS &&
+                      rpn_it->valuedouble == (long)rpn_it->valuedouble
+                  ? (long)rpn_it->valuedouble
+                  : -1;
+    if (rpn >= 0 && !(opt && opt->nodes > 0) && nodes_it)
+        nodes = cJSON_IsNumber(nodes_it) && nodes_it->valuedouble >= 1 && nodes_it->valuedouble <= TOPO_MAX_NODES &&
+                        nodes_it->valuedouble == (long)nodes_it->valuedouble
+                    ? (long)nodes_it->valuedouble
+                    : -1;
+    sim_json_free(doc);
+    if (rpn <= 0 || nodes <= 0 || (int64_t)nodes * rpn > TOPO_MAX_RANKS)
+        return 0;
+    return (int)(nodes * rpn);
 }
 
 /* ------------------------------------------------------------------ */

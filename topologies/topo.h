@@ -57,6 +57,10 @@ typedef struct {
  * to a JSON file.  Errors are SIM_ERROR_INPUT with FILE:LINE. */
 Topo *topo_load(const char *name_or_path, const TopoOptions *opt, GError **err);
 void topo_free(Topo *t);
+/* The rank count topo_load would build, read from the file alone (no graph)
+ * for the families of nodes x ranks_per_node; 0 where it cannot tell (other
+ * families, a bad file: topo_load says what is wrong). */
+int topo_peek_ranks(const char *name_or_path, const TopoOptions *opt);
 
 const char *topo_name(const Topo *t);
 /* The accelerator preset the topology was described with ("a100-80gb"), or NULL. */

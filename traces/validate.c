@@ -170,6 +170,53 @@ static const char *sendrecv_definition(const Measured *m)
            "when there are several nodes)";
 }
 
+/* The model number in `s` (upper case, in `out`), or false: a word (between
+ * spaces, '-', '_', '/', '.') of 1-3 letters, 3 digits, at most 2 letters. */
+static bool chip_model(const char *s, char out[16])
+{
+    const char *base = strrchr(s, '/'); /* a file's name, not its folders */
+    s = base ? base + 1 : s;
+    while (*s) {
+        size_t n = strcspn(s, " -_/.");
+        size_t a = 0, d = 0, b = 0;
+        while (a < n && g_ascii_isalpha(s[a]))
+            a++;
+        while (a + d < n && g_ascii_isdigit(s[a + d]))
+            d++;
+        while (a + d + b < n && g_ascii_isalpha(s[a + d + b]))
+            b++;
+        if (a >= 1 && a <= 3 && d == 3 && b <= 2 && a + d + b == n) {
+            for (size_t i = 0; i < n; i++)
+                out[i] = g_ascii_toupper(s[i]);
+            out[n] = 0;
+            return true;
+        }
+        s += n;
+        s += *s != 0;
+    }
+    return false;
+}
+
+/* GH200 and GB200 are a Grace CPU with a Hopper or Blackwell GPU (NVIDIA's
+ * GH200 and GB200 datasheets): their generation letter, else 0. */
+static char superchip_gen(const char *m)
+{
+    return m[0] == 'G' && (m[1] == 'H' || m[1] == 'B') && g_ascii_isdigit(m[2]) ? m[1] : 0;
+}
+
+bool validate_device_differs(const char *device, const char *accelerator)
+{
+    char d[16], a[16];
+    if (!device || !accelerator || !chip_model(device, d) || !chip_model(accelerator, a))
+        return false;
+    if (strcmp(d, a) == 0)
+        return false;
+    char gd = superchip_gen(d), ga = superchip_gen(a);
+    if (gd || ga)
+        return (gd ? gd : d[0]) != (ga ? ga : a[0]);
+    return true;
+}
+
 /* The public view of `m`, as far as its prediction got. */
 static void publish(Measured *m)
 {
@@ -182,6 +229,8 @@ static void publish(Measured *m)
     p->ranks_from = m->ranks_from;
     p->topology = m->topology;
     p->library = m->library;
+    p->device = m->device;
+    p->accelerator = m->accelerator;
     p->rows = m->out ? (const ValidateRow *)(void *)m->out->data : NULL;
     p->n_rows = m->out ? m->out->len : 0;
 }
@@ -314,8 +363,11 @@ static bool predict_run(const ValidateOptions *o, Measured *m, GError **err)
     CollGroup *grp = m->grp;
     Topo *topo = m->topo;
     bool ok = grp != NULL;
-    if (ok)
+    if (ok) {
         m->topology = g_strdup(topo_name(topo));
+        g_free(m->accelerator);
+        m->accelerator = g_strdup(topo_accelerator(topo));
+    }
     m->out = g_array_new(FALSE, FALSE, sizeof(ValidateRow));
     double window = sendrecv && m->metric != OSU_LATENCY ? OSU_WINDOW : 1;
     int skipped = 0;

@@ -57,6 +57,15 @@ typedef struct {
 ValidateErrors validate_errors_of(const ValidateRow *rows, size_t n);
 void validate_errors_json(const ValidateErrors *e, cJSON *o);
 
+/* Whether a trace's device name ("NVIDIA A100-SXM4-40GB", "AMD Instinct
+ * MI300X") and an accelerator preset or file ("v100-sxm2-16gb") name different
+ * chips: their model numbers (a word of 1-3 letters, 3 digits and at most 2
+ * letters: A100, MI300X, GH200) differ.  Memory sizes and form factors are not
+ * compared (collectives do not depend on them); a superchip (GH200, GB200)
+ * matches its GPU's generation (H100/H200, B200).  False where either has no
+ * model number ("AMD Radeon Graphics", "tpu-v3"). */
+bool validate_device_differs(const char *device, const char *accelerator);
+
 /* One run of a trace, as far as it got. */
 typedef struct {
     const char *trace;    /* FILE, or FILE#runK for run K of several */
@@ -71,6 +80,8 @@ typedef struct {
     int nccl_version;       /* NCCL version code modelled (the trace's or --nccl-version); 0: the newest */
     const char *library;    /* "openmpi 5.0.8 (the trace)" when the MPI model predicted; NULL for NCCL's */
     const char *nccl_library; /* "nccl" or "rccl" when the NCCL model predicted (whose tuner); NULL otherwise */
+    const char *device;      /* the device the trace ran on ("Tesla V100-SXM2-16GB"), NULL if it says none */
+    const char *accelerator; /* the topology's accelerator preset ("a100-80gb"), NULL if it names none */
     const ValidateRow *rows; /* predicted so far, in trace order */
     size_t n_rows;
     int skipped;   /* once every row is predicted: rows with a zero size or time */

@@ -22,6 +22,8 @@ void validate_measured_free(gpointer p)
     g_free(m->libfabric);
     g_free(m->pml);
     g_free(m->library);
+    g_free(m->device);
+    g_free(m->accelerator);
     if (m->out)
         g_array_free(m->out, TRUE);
     if (m->rows)
@@ -79,6 +81,8 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
     m->hosts = nccltests_n_hosts(tr);
     m->ranks_per_host = nccltests_max_ranks_per_host(tr);
     m->gpus_per_thread = nccltests_gpus_per_thread(tr);
+    if (nccltests_n_devices(tr) > 0)
+        m->device = g_strdup(nccltests_device(tr, 0));
     /* the version the library printed, else the '# nccl: 2.8 ...' provenance header */
     int v = coll_nccl_version_parse(nccltests_nccl_version(tr));
     m->nccl_version = v > 0 ? v : coll_nccl_version_parse(nccltests_header(tr, "nccl"));

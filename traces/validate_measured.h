@@ -37,6 +37,8 @@ typedef struct {
     char *pml;              /* Open MPI's pml its '# pml:' header states (cm, ob1, ucx), or NULL */
     const char *mpi_lib_from; /* "the trace" (a header), "the file name" */
     char *library;          /* what predicted, for the report (validate.c) */
+    char *device;           /* the first device name the trace prints ("NVIDIA A100-SXM4-40GB"), or NULL */
+    char *accelerator;      /* the topology's accelerator, once predicted (NULL: it names none) */
     bool sendrecv_pair;     /* predicted as one pair of ranks */
     /* the prediction, as far as it got */
     char *topology;

@@ -26,6 +26,11 @@ int cli_fail(GError *err);
 SimDist *cli_dist_start(gboolean use_mpi, GError **err);
 /* Same for a message made here ("shardsim: FMT"), always bad input (2). */
 int cli_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* "shardsim: warning: FMT" on stderr: the run goes on (stdout untouched). */
+void cli_warn(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* Warns when `code` (an NCCL/RCCL version code) is past the newest version of
+ * `lib` (CollLibrary) the model follows, which it is then modelled as. */
+void cli_warn_version(const char *cmd, int lib, int code);
 /* Parses options; on error prints it with the usage hint and returns false. */
 bool cli_parse_options(GOptionContext *ctx, int *argc, char ***argv);
 /* A whole-number option given as text (so that 0 is never mistaken for "not

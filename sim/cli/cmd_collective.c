@@ -260,6 +260,7 @@ int cmd_collective(int argc, char **argv)
     }
     coll_group_set_library(grp, nlib_s ? (CollLibrary)coll_library_parse(nlib_s) : coll_library_default(topo));
     coll_group_set_nccl_version(grp, version);
+    cli_warn_version("collective", coll_group_library(grp), version);
     if (gpp > topo_ranks_per_node(topo)) {
         rc = cli_usage_error("collective: --gpus-per-process %d: a node of %s has %d GPUs", gpp, topo_name(topo),
                              topo_ranks_per_node(topo));

@@ -29,6 +29,10 @@ static void print_run(const ValidateRun *r, bool human)
         fprintf(stderr, "shardsim: %s: %s\n", r->trace, r->note);
     if (!r->topology)
         return;
+    if (validate_device_differs(r->device, r->accelerator))
+        cli_warn("%s: the trace ran on %s, topology %s models %s", r->trace, r->device, r->topology, r->accelerator);
+    if (r->nccl_library)
+        cli_warn_version(r->trace, coll_library_parse(r->nccl_library), r->nccl_version);
     if (human) {
         char ver[48] = "";
         bool rccl = r->nccl_library && strcmp(r->nccl_library, "rccl") == 0;

@@ -1,6 +1,7 @@
 /* The shardsim command: dispatch to a sub-command, and the way every command
  * ends (errors on stderr with exit 2 or 1, one JSON document on stdout). */
 #include "cli.h"
+#include "collective.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,6 +71,26 @@ int cli_usage_error(const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
     return 2;
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("shardsim: warning: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void cli_warn_version(const char *cmd, int lib, int code)
+{
+    int newest = coll_newest_version(lib);
+    if (code > 0 && code / 100 > newest / 100)
+        cli_warn("%s: %s %d.%d is newer than the newest the model follows, %s %d.%d: modelled as %d.%d", cmd,
+                 lib == COLL_LIB_RCCL ? "RCCL" : "NCCL", code / 10000, code / 100 % 100,
+                 lib == COLL_LIB_RCCL ? "RCCL" : "NCCL", newest / 10000, newest / 100 % 100, newest / 10000,
+                 newest / 100 % 100);
 }
 
 bool cli_parse_options(GOptionContext *ctx, int *argc, char ***argv)
