@@ -94,7 +94,7 @@ typedef struct {
     double mesh_ratio[2][2][COLL_NUM_PROTOS];     /* [2 nodes | more][ring|tree][proto] bus bandwidth ratios */
     double mesh_corr[2][COLL_NUM_PROTOS][RCCL_CORR]; /* [ring|tree]: the tuner's bandwidth by log2(bytes/64) */
     /* MSCCL's all-pairs all-reduce on one node of `msccl_ranks` (0: none) */
-    int msccl_ranks;
+    int msccl_ranks, msccl_before; /* msccl_before: the RCCL version that removed it (0: none) */
     double msccl_ll_max, msccl_simple_max, msccl_small_max, msccl_small_chunks, msccl_chunks, msccl_elem;
     /* across nodes RCCL sets the protocol by the bytes per rank (coll_rccl.c) */
     int nranges;

@@ -269,6 +269,7 @@ bool coll_params_read_rccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
     if (!get_multinode(d, o, c, err))
         return false;
     const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, "msccl");
+    c->msccl_before = 0;
     if (!ms)
         return true;
     long ranks = 0;
@@ -285,6 +286,14 @@ bool coll_params_read_rccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
         !sim_json_get_number(d, ms, "element_bytes", true, 1, 64, &c->msccl_elem, err))
         return false;
     c->msccl_ranks = (int)ranks;
+    const char *before = NULL;
+    if (!sim_json_get_string(d, ms, "rccl_before", false, &before, err))
+        return false;
+    if (before && (c->msccl_before = coll_nccl_version_parse(before)) <= 0) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(ms, "rccl_before"), err,
+                       "\"rccl_before\" must be a version X.Y");
+        return false;
+    }
     return true;
 }
 
@@ -332,6 +341,10 @@ bool coll_rccl_msccl(const CollGroup *g, CollOp op, double bytes, CollProto *pro
     const CollRccl *c = &g->p.rccl;
     if (g->library != COLL_LIB_RCCL || !g->tuner || op != COLL_ALLREDUCE || g->nnodes != 1 || c->msccl_ranks == 0 ||
         g->n != c->msccl_ranks || !(bytes > 0) || bytes > c->msccl_simple_max)
+        return false;
+    /* gone from the version that removed it; a run that names no version
+     * keeps it (the measured single-node stacks predate the removal) */
+    if (c->msccl_before > 0 && g->nccl_version > 0 && g->nccl_version >= c->msccl_before)
         return false;
     /* an algorithm runs whole loops of its chunks: the element count must divide */
     double chunks = bytes <= c->msccl_small_max ? c->msccl_small_chunks : c->msccl_chunks;

@@ -39,7 +39,8 @@ static void test_default_library(void)
 }
 
 /* One MI300X node: MSCCL's all-pairs from 1 KiB (256 floats) to 16 MiB,
- * the tuner's ring LL below; a direct all-reduce is two steps. */
+ * the tuner's ring LL below; a direct all-reduce is two steps; none from
+ * RCCL 2.28, which removed MSCCL. */
 static void test_msccl_one_node(void)
 {
     Topo *t = load("mi300x-node", 0);
@@ -59,6 +60,14 @@ static void test_msccl_one_node(void)
     CU_ASSERT_NOT_EQUAL(c.algo, COLL_DIRECT); /* 128 floats: not a whole loop of 256 chunks */
     CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 64.0 * (1 << 20), &c));
     CU_ASSERT_NOT_EQUAL(c.algo, COLL_DIRECT); /* past MSCCL's largest */
+    /* RCCL 2.28 removed MSCCL: the tuner's choice again; 2.27 still had it */
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.28"));
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 4096, &c));
+    CU_ASSERT_NOT_EQUAL(c.algo, COLL_DIRECT);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.27.7"));
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 4096, &c));
+    CU_ASSERT_EQUAL(c.algo, COLL_DIRECT);
+    coll_group_set_nccl_version(g, 0);
     /* no LL128 on one AMD node */
     CU_ASSERT_FALSE(coll_cost(g, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 4096, &c));
     /* NCCL's constants again, exactly as a fresh group has them */
