@@ -14,25 +14,25 @@
  * Each row's recipe switches come from the run's own printed config (or its
  * config_*.sh): the layout, tp_comm_overlap (ub_tp_comm_overlap),
  * activation_func_fp8_input_store (saved activations only) and
- * fp8_dot_product_attention (saved activations, and on H200 the forward
- * kernel at the preset's FP8 fraction, fused_attention.fp8_fwd, from public
- * H100/H200 kernel figures; the backward at the 16-bit rate, no public FP8
- * backward figure).
+ * fp8_dot_product_attention (saved activations, and the kernel at the
+ * preset's FP8 fractions where public: H200 the forward only,
+ * fused_attention.fp8_fwd from H100/H200 kernel figures, the backward at the
+ * 16-bit rate; B200 forward and backward, fp8_fwd / fp8_bwd from cuDNN
+ * 9.13.1's published B200 SDPA benchmark, the cuDNN these runs installed
+ * with NVTE_FP8_DPA_BWD 1).
  *
- * Asserted (the issue's held-out goal is 10-15 %): H200 and MI355X, every
- * row within 10 %; B200 every row within 20 % and the median within 15 %:
- * its rows ran FP8 attention (fp8_dot_product_attention 1) that the model
- * runs at the 16-bit kernel's rate (no public FP8 training-attention rate
- * on Blackwell; the attention is ~21 % of the single-node step there;
- * NVIDIA measured this very workload on an 8-GPU H200 node 1.15x / 1.11x =
- * 1.036x faster with cuDNN's FP8 attention than with its BF16 one
- * ("Accelerating Transformers with NVIDIA cuDNN 9", NVIDIA technical blog,
+ * Asserted (the issue's held-out goal is 10-15 %): H200, B200 and MI355X,
+ * every row within 10 %; B200's median within 8 % (6.4 %: the 1-node rows
+ * 5.5-9.3 % slow, 13-16 % at the 16-bit attention rate; the attention is
+ * ~21 % of the single-node step there), on a preset whose GEMM efficiencies
+ * two pre-training rows fitted weakly (+-34 %).  NVIDIA measured this very
+ * workload on an 8-GPU H200 node 1.15x / 1.11x = 1.036x faster with cuDNN's
+ * FP8 attention than with its BF16 one ("Accelerating Transformers with
+ * NVIDIA cuDNN 9", NVIDIA technical blog,
  * developer.nvidia.com/blog/accelerating-transformers-with-nvidia-cudnn-9,
  * Table 1), where the model's FP8 forward alone gives 1.016x on the H200
  * row that ran it, Dell XE9680L: -4.5 % (-6.0 % at the 16-bit rate)
- * against +1.5..+3.2 % for the 8-GPU rows without), on a
- * preset whose efficiencies two pre-training rows fitted weakly (+-34 %),
- * and the 1-2-node rows come out 8-16 % slow.  Every row, all of which ran,
+ * against +1.5..+3.2 % for the 8-GPU rows without.  Every row, all of which ran,
  * predicted to fit (B200 tp 1: 175 of 180 GiB).  The model's FLOPs per
  * sample within 10 % of the recipe's own MODEL_TFLOP_PER_SAMPLE 2598 (an
  * independent count: config_common.sh of every NVIDIA-derived
@@ -56,8 +56,8 @@ static void test_b200(void)
 {
     Summary s = run_table(B200);
     CU_ASSERT_TRUE(s.n == 17);
-    CU_ASSERT_TRUE(s.worst <= 0.20);
-    CU_ASSERT_TRUE(s.median <= 0.15);
+    CU_ASSERT_TRUE(s.worst <= 0.10);
+    CU_ASSERT_TRUE(s.median <= 0.08);
     CU_ASSERT_TRUE(s.fits == s.n);
 }
 
@@ -91,7 +91,7 @@ static void test_flops_per_sample(void)
 
 static const TestCase tests[] = {
     {"MLPerf v5.1 Llama 2 70B LoRA on H200 (1-8 nodes), held out: every row within 10%, all fit", test_h200},
-    {"the same on B200 (1-16 nodes), held out: every row within 20%, median 15% (FP8 attention's rate not modelled on Blackwell), all fit", test_b200},
+    {"the same on B200 (1-16 nodes), held out: every row within 10%, median 8% (FP8 attention at cuDNN 9.13.1's B200 rates), all fit", test_b200},
     {"the same on MI355X (AMD, Dell, GigaComputing, Supermicro), held out: every row within 10%, all fit", test_mi355x},
     {"the model's FLOPs per sample against the recipe's own count", test_flops_per_sample},
 };
