@@ -151,6 +151,7 @@ struct CollParams {
     CollUncert unc;
     /* what came with NCCL versions (coll_algos.c reads the "nccl" object) */
     int ver_nvls, ver_nvls_tree, ver_pat; /* first version code with each */
+    int ver_nvls_ch_sm100, ver_nvls_ch_sm100_nvl; /* Blackwell's 32 NVLS channels; 24 inside one NVLink domain */
     int ver_net_overhead; /* from it the ring's network post overhead replaces the x1.8 LL factor */
     double nvls_net_lat, nvls_tree_net_lat; /* per network step, NVLS(+CollNet) and NVLSTree */
     double pat_base, pat_per_rank, pat_log_div, pat_bw; /* PAT: 8 us + log2(nodes) x net / 3.5 + 2.8 us x ranks; x0.75 */

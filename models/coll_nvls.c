@@ -20,19 +20,28 @@ static double nvls_rate(const CollGroup *g)
  * up to 4 from three on: twice, NCCL's bwInter / 2). */
 static double tree_net_spb(const CollGroup *g) { return 0.5 * g->tree_deg / g->inter_bw; }
 
+/* NCCL's NVLS channels (nvls.cc): 16 on every GPU to 2.24; from 2.25 32 from
+ * compute capability 10 (Hopper 16); from 2.27 24 on Blackwell inside one
+ * NVLink domain (a node or an MNNVL rack), 32 across nodes. */
+static double nvls_channels(const CollGroup *g)
+{
+    if (g->gpu_gen < GEN_BLACKWELL || !coll_version_has(g, g->p.ver_nvls_ch_sm100))
+        return 16;
+    return g->nnodes <= 1 && coll_version_has(g, g->p.ver_nvls_ch_sm100_nvl) ? 24 : 32;
+}
+
 /* NVLS's pipeline fill inside one NVLink domain.  Its kernel moves a message
  * in rounds of one chunk per channel and head (enqueue.cc calcCollChunking,
  * NVLS, v2.23-v2.28: nvlsChunkSize 128 KiB, 64 KiB below 64 rounds' worth,
  * 32 KiB below 8, 16 KiB below 2); heads: every GPU of the domain, at most
- * NCCL_MAX_NVLS_ARITY 32 (search.cc, device.h); channels 16 on Hopper, 24 on
- * Blackwell within one NVLink domain, a node or an MNNVL rack (nvls.cc
- * NVLS_NCHANNELS_SM100_NVL).  Each chunk goes through the kernel's three warp
+ * NCCL_MAX_NVLS_ARITY 32 (search.cc, device.h); channels as nvls_channels.
+ * Each chunk goes through the kernel's three warp
  * roles (scatter into the switch, reduce and multicast, gather out), so as
  * for NVLSTree the last starts two rounds after the first: a modelling
  * assumption, the same stage count as nvls_tree_fill_s, not fitted. */
 static double nvls_fill_s(const CollGroup *g, double bytes, double algbw)
 {
-    double ops = (g->gpu_gen >= GEN_BLACKWELL ? 24 : 16) * fmin(g->ppn, 32);
+    double ops = nvls_channels(g) * fmin(g->ppn, 32);
     double chunk = 131072;
     if (bytes < 64 * ops * chunk)
         chunk = 65536;
@@ -65,7 +74,7 @@ static bool cost_nvls(const CollGroup *g, CollOp op, CollProto p, double bytes, 
 /* NVLSTree's pipeline fill.  Its kernel moves a message in rounds of one
  * chunk per channel and head (enqueue.cc, NVLS_TREE: nvlsChunkSize 128 KiB,
  * at most 64 KiB from 4 nodes, 64 KiB below 4 rounds' worth, 32 KiB below
- * one; 16 NVLS channels on Hopper, 32 from compute capability 10, nvls.cc;
+ * one; NVLS channels as nvls_channels (32 on Blackwell across nodes from 2.25);
  * a head per NIC), each chunk through NVLS into the heads, the tree across
  * the network and NVLS out again: the last of those three stages starts two
  * rounds after the first.  The stage count is a modelling assumption, checked
@@ -75,7 +84,7 @@ static bool cost_nvls(const CollGroup *g, CollOp op, CollProto p, double bytes, 
 static double nvls_tree_fill_s(const CollGroup *g, double bytes, double algbw)
 {
     double heads = g->nics > 0 ? fmin(g->nics, g->ppn) : g->ppn;
-    double ops = (g->gpu_gen >= GEN_BLACKWELL ? 32 : 16) * heads;
+    double ops = nvls_channels(g) * heads;
     double chunk = g->nnodes >= 4 ? 65536 : 131072;
     if (bytes < 4 * ops * chunk && chunk > 65536)
         chunk = 65536;
