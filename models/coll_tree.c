@@ -117,6 +117,21 @@ static double tree_ll_cap(const CollGroup *g, CollProto p)
     return p == COLL_LL ? 0.5 * coll_ll_max_bus_bw(g) : INFINITY;
 }
 
+/* The LL ceiling a size really runs at.  Across nodes NCCL's ceiling is the
+ * comm's, over all its channels: LL's network buffers sit in host memory,
+ * and each channel's lines cross PCIe and its proxy's flag scan on their
+ * own (net.cc: LL buffers never GDR; sendProxyProgress checks every line's
+ * flags), so a size on fewer channels (coll_channels_used) gets that share
+ * of it.  The tuner rates by the comm's full ceiling (tuning.cc). */
+static double tree_ll_cap_at(const CollGroup *g, CollProto p, double bytes)
+{
+    double cap = tree_ll_cap(g, p);
+    if (p != COLL_LL || g->nnodes < 2 || !isfinite(cap))
+        return cap;
+    int k = coll_ring_channels(g), nc = coll_channels_used(g, 1, p, bytes);
+    return k > 0 && nc < k ? cap * nc / k : cap;
+}
+
 /* A network hop's step latency: the transport's rendezvous too where the
  * channel's message (its share of the bytes) is past the eager limit. */
 static double tree_net_step(const CollGroup *g, CollProto p, double bytes)
@@ -151,7 +166,7 @@ static bool cost_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     double spb = tree_spb(g, false), rated = tree_spb(g, true);
     double corr = tree_correction(g, p, bytes); /* NCCL's: trees fall short at medium sizes */
     double cap = tree_ll_cap(g, p);
-    c->algbw_Bps = fmin(spb > 0 ? g->p.proto_bw[KIND_TREE][p] / spb : INFINITY, cap) * corr;
+    c->algbw_Bps = fmin(spb > 0 ? g->p.proto_bw[KIND_TREE][p] / spb : INFINITY, tree_ll_cap_at(g, p, bytes)) * corr;
     c->tuner_algbw_Bps = fmin(rated > 0 ? g->p.proto_bw[KIND_TREE][p] / rated : INFINITY, cap) * corr;
     return true;
 }
@@ -208,8 +223,9 @@ static void build_tree(CollBuilder *b, CollOp op, CollProto p, double bytes)
     int n = g->n, k = tree_pairs(g), nt = g->nnodes > 1 ? 2 : 1;
     int nseg = tree_segments(g, k * nt, bytes / (k * nt));
     double eff = g->p.proto_bw[KIND_TREE][p] * tree_correction(g, p, bytes), spb = tree_spb(g, false);
-    if (spb > 0 && g->p.proto_bw[KIND_TREE][p] / spb > tree_ll_cap(g, p)) /* LL at NCCL's ceiling */
-        eff *= tree_ll_cap(g, p) * spb / g->p.proto_bw[KIND_TREE][p];
+    double cap = tree_ll_cap_at(g, p, bytes);
+    if (spb > 0 && g->p.proto_bw[KIND_TREE][p] / spb > cap) /* LL at NCCL's ceiling */
+        eff *= cap * spb / g->p.proto_bw[KIND_TREE][p];
     sim_time_t lat_intra = sim_time_from_s(coll_intra_step_lat(g, 1, p));
     sim_time_t lat_net = sim_time_from_s(tree_net_step(g, p, bytes));
     int *parent = g_new(int, n), *kids = g_new(int, 3 * (size_t)n), *nkids = g_new(int, n);
