@@ -17,26 +17,6 @@
 
 static CollCost best(const CollGroup *g, double bytes) { return allreduce_cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes); }
 
-/* Preset NAME at NODES nodes, its first FROM replaced by TO where FROM is
- * given (another GPU), and a group of all its ranks at NCCL `version`
- * (NULL: the newest); free both with group_done. */
-static CollGroup *group_at(Topo **t, const char *name, const char *from, const char *to, int nodes, const char *version)
-{
-    *t = from ? load_edited(name, from, to, nodes) : load(name, nodes);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(*t);
-    CollGroup *g = group(*t);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    if (version)
-        coll_group_set_nccl_version(g, coll_nccl_version_parse(version));
-    return g;
-}
-
-static void group_done(CollGroup *g, Topo *t)
-{
-    coll_group_free(g);
-    topo_free(t);
-}
-
 /* From NCCL 2.17 on every size across p4d nodes runs Simple; LL still costs
  * when asked for (a user's NCCL_PROTO overrides the plugin's); at 2.8 (the
  * plugin set no protocol then) and on one node (no network) LL is chosen
