@@ -357,6 +357,17 @@ typedef struct {
 int coll_add_flow(CollBuilder *b, int src, int dst, double bytes, sim_time_t delay, uint32_t salt);
 /* A zero-time task, to join on. */
 int coll_barrier(CollBuilder *b);
+/* Rounds in which every rank sends once, each send after what the ranks
+ * did the round before: last[i] what rank i did last (b->start at first),
+ * next[i] its send this round; coll_rounds_next moves on a round,
+ * coll_rounds_end makes the collective's end wait for the last round. */
+typedef struct {
+    int *last, *next;
+    int n;
+} CollRounds;
+void coll_rounds_init(CollRounds *r, const CollBuilder *b, int n);
+void coll_rounds_next(CollRounds *r);
+void coll_rounds_end(CollRounds *r, CollBuilder *b);
 /* A pipelined ring (cyclic) or chain over `order`; returns a barrier task. */
 int coll_append_ring(CollBuilder *b, const int *order, int len, bool cyclic, double hop_bytes, double lat_total,
                      int nseg, int dep, uint32_t salt);
