@@ -65,7 +65,8 @@ static inline CollCost allreduce_cost(const CollGroup *g, CollAlgo a, CollProto 
 /* Preset NAME at NODES nodes, its first FROM replaced by TO where FROM is
  * given (another GPU), and a group of all its ranks at NCCL `version`
  * (NULL: the newest); free both with group_done. */
-static inline CollGroup *group_at(Topo **t, const char *name, const char *from, const char *to, int nodes, const char *version)
+static inline CollGroup *group_at(Topo **t, const char *name, const char *from, const char *to, int nodes,
+                                  const char *version)
 {
     *t = from ? load_edited(name, from, to, nodes) : load(name, nodes);
     CU_ASSERT_PTR_NOT_NULL_FATAL(*t);
