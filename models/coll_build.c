@@ -38,6 +38,29 @@ int coll_barrier(CollBuilder *b)
     return sim_graph_task(b->graph, b->label, SIM_NO_RESOURCE, 0);
 }
 
+void coll_rounds_init(CollRounds *r, const CollBuilder *b, int n)
+{
+    r->n = n;
+    r->last = g_new(int, n);
+    r->next = g_new(int, n);
+    for (int i = 0; i < n; i++)
+        r->last[i] = b->start;
+}
+
+void coll_rounds_next(CollRounds *r)
+{
+    int *t = r->last;
+    r->last = r->next;
+    r->next = t;
+}
+
+void coll_rounds_end(CollRounds *r, CollBuilder *b)
+{
+    g_array_append_vals(b->ends, r->last, (guint)r->n);
+    g_free(r->last);
+    g_free(r->next);
+}
+
 /* A ring (cyclic) or chain over `order` (group indices): each hop carries
  * `hop_bytes` in `nseg` pipelined segments.  Segment s of hop i waits for
  * segment s-1 of the same hop (the sender is busy) and for the data from the

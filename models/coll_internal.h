@@ -21,14 +21,20 @@ enum { KIND_RING, KIND_TREE, KIND_COLLNET, KIND_NUM }; /* parameter families */
 /* NVIDIA GPU generations, as NCCL's tuner tells them apart (compCapIndex) */
 enum { GEN_NOT_NCCL = -2, GEN_VOLTA = 0, GEN_AMPERE, GEN_HOPPER, GEN_BLACKWELL, GEN_NUM };
 
-/* An NCCL environment that a transport's software stack ships and enforces
- * for the NCCL versions before `before` (0: and every later one): what
- * NCCL_ALGO, NCCL_PROTO and NCCL_NVLS_ENABLE leave the tuner to choose among
- * (bit masks by CollAlgo and CollProto; 0: no limit).  GPUDirect-TCPXO's
- * nccl-env-profile.sh, held by its guest config checker, is one. */
+/* What a transport's software stack leaves NCCL's tuner ("nccl_profiles"),
+ * for NCCL versions from `since` (0: every earlier one) and before `before`
+ * (0: every later one), on GPU generations before `gen_below` (GEN_NUM: all;
+ * a GPU the tuner does not know counts as older): the algorithms and
+ * protocols it may choose among (bit masks by CollAlgo and CollProto; 0: no
+ * limit; NVLS off clears NVLS and NVLSTree).  A shipped environment
+ * (GPUDirect-TCPXO's nccl-env-profile.sh, held by its guest config checker)
+ * binds NCCL's tuner; one its net plugin sets (`plugin`: aws-ofi-nccl's
+ * NCCL_PROTO on EFA, what the transport can carry) binds every library that
+ * loads the plugin and every operation. */
 #define COLL_MAX_PROFILES 4
 typedef struct {
-    int before;
+    int since, before, gen_below;
+    bool plugin;
     unsigned algos, protos;
 } CollNcclProfile;
 
@@ -41,13 +47,10 @@ typedef struct {
     double overhead; /* s, posting one message (per network step) */
     double fraction; /* achievable fraction of the NIC's line rate */
     bool rated;      /* NCCL's tuner sees the latency and overhead (its net plugin reports them) */
-    int nprofiles;   /* "nccl_profiles", in increasing order of `before` */
+    int nprofiles;   /* "nccl_profiles": the first that holds applies */
     CollNcclProfile profile[COLL_MAX_PROFILES];
     double eager_max;  /* bytes a message carries eagerly (0: no limit) */
     double rendezvous; /* s, what an LL or LL128 message past eager_max adds (Simple's overhead holds it) */
-    unsigned protos; /* protocols its net plugin leaves NCCL across nodes (bit per CollProto; 0: all) */
-    int protos_since; /* from this NCCL version (0: every version) */
-    int protos_gen_below; /* on GPU generations before this GEN_* only (GEN_NUM: all) */
 } CollTransport;
 
 /* What the measurements behind the parameters covered, and how far off the
@@ -355,6 +358,17 @@ typedef struct {
 int coll_add_flow(CollBuilder *b, int src, int dst, double bytes, sim_time_t delay, uint32_t salt);
 /* A zero-time task, to join on. */
 int coll_barrier(CollBuilder *b);
+/* Rounds in which every rank sends once, each send after what the ranks
+ * did the round before: last[i] what rank i did last (b->start at first),
+ * next[i] its send this round; coll_rounds_next moves on a round,
+ * coll_rounds_end makes the collective's end wait for the last round. */
+typedef struct {
+    int *last, *next;
+    int n;
+} CollRounds;
+void coll_rounds_init(CollRounds *r, const CollBuilder *b, int n);
+void coll_rounds_next(CollRounds *r);
+void coll_rounds_end(CollRounds *r, CollBuilder *b);
 /* A pipelined ring (cyclic) or chain over `order`; returns a barrier task. */
 int coll_append_ring(CollBuilder *b, const int *order, int len, bool cyclic, double hop_bytes, double lat_total,
                      int nseg, int dep, uint32_t salt);

@@ -54,9 +54,76 @@ static bool get_name_mask(const SimJsonDoc *d, const cJSON *o, const char *key, 
     return true;
 }
 
-/* "nccl_profiles": optional; the NCCL environments the transport's stack
- * sets, by NCCL version (CollNcclProfile), in increasing order of
- * "before", only the last without one. */
+/* An optional NCCL version key of profile `e` ("since", "before"): its
+ * code, 0 where absent, -1 (an error set) where it is no version. */
+static int get_profile_version(const SimJsonDoc *d, const cJSON *e, const char *key, GError **err)
+{
+    const char *v = NULL;
+    if (!sim_json_get_string(d, e, key, false, &v, err))
+        return -1;
+    int code = v ? coll_nccl_version_parse(v) : 0;
+    if (code < 0)
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(e, key), err,
+                       "\"nccl_profiles\": \"%s\" must be an NCCL version such as \"2.23\"", key);
+    return code;
+}
+
+/* An optional boolean of profile `e`, `dflt` where absent. */
+static bool get_profile_flag(const SimJsonDoc *d, const cJSON *e, const char *key, bool dflt, bool *out, GError **err)
+{
+    *out = dflt;
+    return !cJSON_GetObjectItemCaseSensitive(e, key) || sim_json_get_bool(d, e, key, out, err);
+}
+
+/* "gpu_before" of profile `e`: the GEN_* it names, GEN_NUM where absent, -1
+ * (an error set) where it names none. */
+static int get_profile_gen(const SimJsonDoc *d, const cJSON *e, GError **err)
+{
+    static const char *gens[GEN_NUM] = {"volta", "ampere", "hopper", "blackwell"};
+    const char *v = NULL;
+    if (!sim_json_get_string(d, e, "gpu_before", false, &v, err))
+        return -1;
+    for (int k = 0; v && k < GEN_NUM; k++)
+        if (strcmp(v, gens[k]) == 0)
+            return k;
+    if (v)
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(e, "gpu_before"), err,
+                       "\"nccl_profiles\": \"gpu_before\" must be volta, ampere, hopper or blackwell");
+    return v ? -1 : GEN_NUM;
+}
+
+/* One of "nccl_profiles" (CollNcclProfile); `prev` the one before it (NULL:
+ * the first), `last` whether it ends the list. */
+static bool get_profile(const SimJsonDoc *d, const cJSON *e, const CollNcclProfile *prev, bool last,
+                        CollNcclProfile *f, GError **err)
+{
+    if (!cJSON_IsObject(e)) {
+        sim_json_error(d, e, err, "each of \"nccl_profiles\" must be an object");
+        return false;
+    }
+    bool nvls;
+    if ((f->since = get_profile_version(d, e, "since", err)) < 0 ||
+        (f->before = get_profile_version(d, e, "before", err)) < 0 || (f->gen_below = get_profile_gen(d, e, err)) < 0 ||
+        !get_profile_flag(d, e, "plugin", false, &f->plugin, err) || !get_profile_flag(d, e, "nvls", true, &nvls, err))
+        return false;
+    if ((!f->before && !last) || (prev && f->before && f->before <= prev->before) ||
+        (f->since && f->before && f->since >= f->before)) {
+        sim_json_error(d, e, err,
+                       "\"nccl_profiles\": \"before\" must be an NCCL version such as \"2.23\", increasing, "
+                       "after \"since\", and given on every profile but the last");
+        return false;
+    }
+    if (!get_name_mask(d, e, "algorithms", coll_algo_parse, COLL_NUM_ALGOS, &f->algos, err) ||
+        !get_name_mask(d, e, "protocols", coll_proto_parse, COLL_NUM_PROTOS, &f->protos, err))
+        return false;
+    if (!nvls) /* NCCL_NVLS_ENABLE=0 */
+        f->algos = (f->algos ? f->algos : (1u << COLL_NUM_ALGOS) - 1) & ~(1u << COLL_NVLS | 1u << COLL_NVLS_TREE);
+    return true;
+}
+
+/* "nccl_profiles": optional; what the transport's stack leaves NCCL's
+ * tuner, by NCCL version and GPU generation (CollNcclProfile), in
+ * increasing order of "before", only the last without one. */
 static bool get_profiles(const SimJsonDoc *d, const cJSON *c, CollTransport *t, GError **err)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, "nccl_profiles");
@@ -67,59 +134,10 @@ static bool get_profiles(const SimJsonDoc *d, const cJSON *c, CollTransport *t, 
         sim_json_error(d, a, err, "\"nccl_profiles\" must be an array of 1 to %d objects", COLL_MAX_PROFILES);
         return false;
     }
-    for (const cJSON *e = a->child; e; e = e->next) {
-        CollNcclProfile *f = &t->profile[t->nprofiles];
-        const char *v = NULL;
-        if (!cJSON_IsObject(e) || !sim_json_get_string(d, e, "before", false, &v, err)) {
-            if (!cJSON_IsObject(e))
-                sim_json_error(d, e, err, "each of \"nccl_profiles\" must be an object");
+    for (const cJSON *e = a->child; e; e = e->next, t->nprofiles++)
+        if (!get_profile(d, e, t->nprofiles ? &t->profile[t->nprofiles - 1] : NULL, !e->next,
+                         &t->profile[t->nprofiles], err))
             return false;
-        }
-        f->before = v ? coll_nccl_version_parse(v) : 0;
-        bool last = !e->next;
-        if ((v && f->before <= 0) || (!v && !last) ||
-            (t->nprofiles > 0 && f->before && f->before <= t->profile[t->nprofiles - 1].before)) {
-            sim_json_error(d, e, err,
-                           "\"nccl_profiles\": \"before\" must be an NCCL version such as \"2.23\", increasing, "
-                           "and given on every profile but the last");
-            return false;
-        }
-        if (!get_name_mask(d, e, "algorithms", coll_algo_parse, COLL_NUM_ALGOS, &f->algos, err) ||
-            !get_name_mask(d, e, "protocols", coll_proto_parse, COLL_NUM_PROTOS, &f->protos, err))
-            return false;
-        t->nprofiles++;
-    }
-    return true;
-}
-
-/* "protocols" (optional): the NCCL protocols the transport's net plugin
- * leaves across nodes, from NCCL "protocols_since" (optional) on. */
-static bool get_protocols(const SimJsonDoc *d, const cJSON *c, CollTransport *t, GError **err)
-{
-    t->protos_since = 0;
-    t->protos_gen_below = GEN_NUM;
-    if (!get_name_mask(d, c, "protocols", coll_proto_parse, COLL_NUM_PROTOS, &t->protos, err))
-        return false;
-    if (!t->protos)
-        return true;
-    static const char *gens[GEN_NUM] = {"volta", "ampere", "hopper", "blackwell"};
-    const char *since = NULL, *below = NULL;
-    if (!sim_json_get_string(d, c, "protocols_since", false, &since, err) ||
-        !sim_json_get_string(d, c, "protocols_gpu_before", false, &below, err))
-        return false;
-    for (int k = 0; below && k < GEN_NUM && t->protos_gen_below == GEN_NUM; k++)
-        if (strcmp(below, gens[k]) == 0)
-            t->protos_gen_below = k;
-    if (below && t->protos_gen_below == GEN_NUM) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(c, "protocols_gpu_before"), err,
-                       "transports.%s.protocols_gpu_before must be volta, ampere, hopper or blackwell", c->string);
-        return false;
-    }
-    if (since && (t->protos_since = coll_nccl_version_parse(since)) <= 0) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(c, "protocols_since"), err,
-                       "transports.%s.protocols_since must be an NCCL version such as \"2.17\"", c->string);
-        return false;
-    }
     return true;
 }
 
@@ -150,8 +168,7 @@ static bool get_transports(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
             !sim_json_get_number(d, c, "message_overhead_s", true, 0, 1e-2, &t->overhead, err) ||
             !sim_json_get_number(d, c, "bandwidth_fraction", true, 0.01, 1, &t->fraction, err))
             return false;
-        if (!get_protocols(d, c, t, err) ||
-            !sim_json_get_number(d, c, "eager_max_bytes", false, 0, 1e9, &t->eager_max, err) ||
+        if (!sim_json_get_number(d, c, "eager_max_bytes", false, 0, 1e9, &t->eager_max, err) ||
             !sim_json_get_number(d, c, "rendezvous_s", false, 0, 1e-2, &t->rendezvous, err) ||
             !sim_json_get_number(d, c, "step_latency_s", false, 0, 1e-2, &t->step, err))
             return false;

@@ -51,29 +51,23 @@ static void build_pat(CollBuilder *b, CollOp op, CollProto p, double bytes)
     if (!cost_pat(g, op, p, bytes, &c))
         c = (CollCost){.latency_s = g->p.pat_base};
     sim_time_t lat = sim_time_from_s(c.latency_s / (rounds > 0 ? rounds : 1));
-    int *last = g_new(int, n), *next = g_new(int, n);
-    for (int i = 0; i < n; i++)
-        last[i] = b->start;
+    CollRounds rd;
+    coll_rounds_init(&rd, b, n);
     int prev_d = 0;
     for (int k = 0; k < rounds; k++) {
         int r = op == COLL_REDUCESCATTER ? rounds - 1 - k : k, d = 1 << r;
         double share = (d < n - d ? d : n - d) * bytes / n / g->p.pat_bw;
         for (int i = 0; i < n; i++) {
             int to = ((i - d) % n + n) % n;
-            next[i] = coll_add_flow(b, i, to, share, lat, (uint32_t)k);
-            sim_graph_depend(b->graph, last[i], next[i]);
+            rd.next[i] = coll_add_flow(b, i, to, share, lat, (uint32_t)k);
+            sim_graph_depend(b->graph, rd.last[i], rd.next[i]);
             if (prev_d) /* what i received last round came from i + prev_d */
-                sim_graph_depend(b->graph, last[(i + prev_d) % n], next[i]);
+                sim_graph_depend(b->graph, rd.last[(i + prev_d) % n], rd.next[i]);
         }
         prev_d = d;
-        int *t = last;
-        last = next;
-        next = t;
+        coll_rounds_next(&rd);
     }
-    for (int i = 0; i < n; i++)
-        g_array_append_val(b->ends, last[i]);
-    g_free(last);
-    g_free(next);
+    coll_rounds_end(&rd, b);
 }
 
 static int64_t count_pat(const CollGroup *g, CollOp op, CollProto p, double bytes)

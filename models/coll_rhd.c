@@ -43,9 +43,8 @@ static void build_rhd(CollBuilder *b, CollOp op, CollProto p, double bytes)
     const CollGroup *g = b->g;
     int n = g->n, rounds = coll_ilog2_ceil(n);
     double eff = g->p.proto_bw[KIND_RING][p];
-    int *last = g_new(int, n), *next = g_new(int, n);
-    for (int i = 0; i < n; i++)
-        last[i] = b->start;
+    CollRounds rd;
+    coll_rounds_init(&rd, b, n);
     /* rounds by index r: partner at distance n/2^(r+1), a 1/2^(r+1) share;
      * the reduce-scatter runs r = 0, 1, ..., the all-gather back down */
     int order[128], nd = 0;
@@ -62,18 +61,13 @@ static void build_rhd(CollBuilder *b, CollOp op, CollProto p, double bytes)
             int j = i ^ dist;
             bool net = topo_node_of(g->t, g->ranks[i]) != topo_node_of(g->t, g->ranks[j]);
             double lat = net ? g->p.step[HW_NET][0][p] : coll_intra_step_lat(g, 0, p);
-            next[i] = coll_add_flow(b, i, j, chunk, sim_time_from_s(lat), (uint32_t)k);
-            sim_graph_depend(b->graph, last[i], next[i]);
-            sim_graph_depend(b->graph, last[j], next[i]);
+            rd.next[i] = coll_add_flow(b, i, j, chunk, sim_time_from_s(lat), (uint32_t)k);
+            sim_graph_depend(b->graph, rd.last[i], rd.next[i]);
+            sim_graph_depend(b->graph, rd.last[j], rd.next[i]);
         }
-        int *t = last;
-        last = next;
-        next = t;
+        coll_rounds_next(&rd);
     }
-    for (int i = 0; i < n; i++)
-        g_array_append_val(b->ends, last[i]);
-    g_free(last);
-    g_free(next);
+    coll_rounds_end(&rd, b);
 }
 
 /* As build_rhd: every rank once per round, the rounds twice for all-reduce. */

@@ -141,38 +141,37 @@ static bool tuner_skips(const CollGroup *g, CollAlgo a, CollProto p)
            (a == COLL_TREE && p == COLL_SIMPLE && g->tuner && g->nnodes == 1);
 }
 
-/* The NCCL environment the NICs' transport stack sets for the group's NCCL
- * version (the newest where none is given), NULL if none: on one node the
- * transport carries nothing, and RCCL's stacks ship none here. */
-static const CollNcclProfile *env_profile(const CollGroup *g)
+/* Whether profile f holds for the group's NCCL version (the newest where
+ * none is given) and GPUs. */
+static bool profile_holds(const CollGroup *g, const CollNcclProfile *f)
+{
+    return (f->since == 0 || coll_version_has(g, f->since)) &&
+           (f->before == 0 || (g->nccl_version > 0 && g->nccl_version < f->before)) && g->gpu_gen < f->gen_below;
+}
+
+/* What the NICs' transport stack leaves the tuner: its first profile that
+ * holds, NULL if none: on one node the transport carries nothing, and
+ * RCCL's stacks ship no environment here (a net plugin's holds for it). */
+static const CollNcclProfile *transport_profile(const CollGroup *g)
 {
     const CollTransport *tr = &g->p0.transport[g->transport];
-    if (g->nnodes <= 1 || !tr->given || g->library != COLL_LIB_NCCL)
+    if (g->nnodes <= 1 || !tr->given)
         return NULL;
     for (int i = 0; i < tr->nprofiles; i++)
-        if (tr->profile[i].before == 0 || (g->nccl_version > 0 && g->nccl_version < tr->profile[i].before))
-            return &tr->profile[i];
+        if (profile_holds(g, &tr->profile[i]))
+            return tr->profile[i].plugin || g->library == COLL_LIB_NCCL ? &tr->profile[i] : NULL;
     return NULL;
 }
 
-/* What that environment keeps from the tuner (an algorithm or protocol
- * asked for by name is run as asked, as NCCL_ALGO / NCCL_PROTO would be). */
-static bool env_excludes(const CollNcclProfile *f, CollAlgo algo, CollProto proto, int a, int p)
+/* What that profile keeps from the tuner in `pass` (0: NCCL's algorithms;
+ * 1: any, where none of them runs the op, which only a plugin's profile
+ * binds).  An algorithm or protocol asked for by name is run as asked, as
+ * NCCL_ALGO / NCCL_PROTO set by hand would be. */
+static bool profile_excludes(const CollNcclProfile *f, int pass, CollAlgo algo, CollProto proto, int a, int p)
 {
-    return f && ((algo == COLL_ALGO_AUTO && f->algos && !(f->algos & (1u << a))) ||
-                 (proto == COLL_PROTO_AUTO && f->protos && !(f->protos & (1u << p))));
-}
-
-/* Whether the NICs' net plugin leaves NCCL protocol p (it sets NCCL_PROTO
- * where its transport cannot deliver LL/LL128's flagged lines intact:
- * aws-ofi-nccl on EFA, on the instances of GPUs before the generation
- * given); a protocol given explicitly overrides it, as a user's NCCL_PROTO
- * does.  A GPU the tuner does not know counts as older. */
-static bool transport_leaves(const CollGroup *g, CollProto p)
-{
-    const CollTransport *tr = &g->p.transport[g->transport];
-    return g->nnodes <= 1 || !tr->given || !tr->protos || !coll_version_has(g, tr->protos_since) ||
-           g->gpu_gen >= tr->protos_gen_below || (tr->protos >> p & 1u);
+    return f && (pass == 0 || f->plugin) &&
+           ((algo == COLL_ALGO_AUTO && f->algos && !(f->algos & (1u << a))) ||
+            (proto == COLL_PROTO_AUTO && f->protos && !(f->protos & (1u << p))));
 }
 
 static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, double bytes, CollCost *c)
@@ -245,7 +244,7 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
         return true; /* across nodes RCCL sets the protocol by size (coll_rccl.c) */
     /* auto: NCCL's choices first, within what the transport's environment
      * leaves it; an op none of them runs (all-to-all) takes any */
-    const CollNcclProfile *env = env_profile(g);
+    const CollNcclProfile *env = transport_profile(g);
     for (int pass = 0; pass < 2 && !found; pass++)
     for (int a = 0; a < COLL_NUM_ALGOS; a++) {
         if (algo != COLL_ALGO_AUTO ? a != (int)algo : pass == 0 && !coll_algo_desc(a)->tuner)
@@ -255,8 +254,7 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
                 continue;
             if (algo == COLL_ALGO_AUTO && tuner_skips(g, a, p))
                 continue;
-            if ((pass == 0 && env_excludes(env, algo, proto, a, p)) ||
-                (proto == COLL_PROTO_AUTO && !transport_leaves(g, (CollProto)p)))
+            if (profile_excludes(env, pass, algo, proto, a, p))
                 continue;
             CollCost c = {0};
             if (cost_one(g, op, a, p, bytes, &c) && (!found || tuner_time(&c, bytes) < tuner_time(&best, bytes))) {

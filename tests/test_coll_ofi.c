@@ -5,8 +5,8 @@
  * run its RDMA protocol, which keeps LL), and each network step costs what
  * AWS's own tuner model says of EFA
  * (collectives.json transports.efa).  On Slingshot (CXI) LL messages past
- * the provider's eager limit take its rendezvous as Simple's do.  The
- * transports' new keys are checked. */
+ * the provider's eager limit take its rendezvous as Simple's do.  A
+ * transport's "nccl_profiles" keys are checked. */
 #include "collective.h"
 #include "sim_data.h"
 #include "test_load.h"
@@ -20,48 +20,38 @@ static CollCost best(const CollGroup *g, double bytes) { return allreduce_cost(g
 /* From NCCL 2.17 on every size across p4d nodes runs Simple; LL still costs
  * when asked for (a user's NCCL_PROTO overrides the plugin's); at 2.8 (the
  * plugin set no protocol then) and on one node (no network) LL is chosen
- * for 8 bytes. */
+ * for 8 bytes.  The p4d preset with H100s in place of its A100s: AWS's
+ * Hopper instances (p5, p5e, p5en) run the plugin's RDMA protocol, whose
+ * in-order writes keep LL and LL128, so NCCL chooses LL for 8 bytes again. */
 static void test_efa_simple_only(void)
 {
-    Topo *t = load("aws-p4d", 2);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CollGroup *g = group(t);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.23.4"));
+    Topo *t;
+    CollGroup *g = group_at(&t, "aws-p4d", NULL, NULL, 2, "2.23.4");
     const double sizes[] = {8, 65536, 1 << 20, 1 << 30};
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++)
         CU_ASSERT_EQUAL(best(g, sizes[i]).proto, COLL_SIMPLE);
     CollCost ll = allreduce_cost(g, COLL_RING, COLL_LL, 8);
     CU_ASSERT_TRUE(ll.time_s > 0 && ll.time_s < best(g, 8).time_s);
-    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.16.5"));
-    CU_ASSERT_NOT_EQUAL(best(g, 8).proto, COLL_SIMPLE);
-    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8.3"));
-    CU_ASSERT_EQUAL(best(g, 8).proto, COLL_LL);
-    coll_group_free(g);
-    topo_free(t);
-
-    Topo *one = load("aws-p4d", 1);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
-    CollGroup *g1 = group(one);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
-    CU_ASSERT_EQUAL(best(g1, 8).proto, COLL_LL);
-    coll_group_free(g1);
-    topo_free(one);
-}
-
-/* The p4d preset with H100s in place of its A100s: AWS's Hopper instances
- * (p5, p5e, p5en) run the plugin's RDMA protocol, whose in-order writes
- * keep LL and LL128, so NCCL chooses LL for 8 bytes again. */
-static void test_efa_hopper_keeps_ll(void)
-{
-    Topo *t = load_edited("aws-p4d", "\"a100-40gb\"", "\"h100-sxm\"", 2);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CollGroup *g = group(t);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.23.4"));
-    CU_ASSERT_NOT_EQUAL(best(g, 8).proto, COLL_SIMPLE);
-    coll_group_free(g);
-    topo_free(t);
+    group_done(g, t);
+    static const struct {
+        const char *from, *to;
+        int nodes;
+        const char *version;
+        bool simple; /* whether 8 bytes run Simple */
+    } cases[] = {
+        {NULL, NULL, 2, "2.16.5", false},
+        {NULL, NULL, 2, "2.8.3", false},
+        {NULL, NULL, 1, NULL, false},
+        {"\"a100-40gb\"", "\"h100-sxm\"", 2, "2.23.4", false},
+        {"\"a100-40gb\"", "\"a100-80gb\"", 2, "2.23.4", true},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g = group_at(&t, "aws-p4d", cases[i].from, cases[i].to, cases[i].nodes, cases[i].version);
+        CollProto p = best(g, 8).proto;
+        CU_ASSERT_EQUAL(p == COLL_SIMPLE, cases[i].simple);
+        CU_ASSERT_TRUE(cases[i].simple || p == COLL_LL || cases[i].from);
+        group_done(g, t);
+    }
 }
 
 /* A Simple ring across 2 nodes of 8 crosses the network 4 times in an
@@ -71,16 +61,13 @@ static void test_efa_hopper_keeps_ll(void)
  * 20 us (NCCL's table: 5 us), without the completion. */
 static void test_efa_step_cost(void)
 {
-    Topo *t = load("aws-p4d", 2);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CollGroup *g = group(t);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    Topo *t;
+    CollGroup *g = group_at(&t, "aws-p4d", NULL, NULL, 2, NULL);
     CollCost c = allreduce_cost(g, COLL_RING, COLL_SIMPLE, 8);
     CU_ASSERT_DOUBLE_EQUAL(c.latency_s, 8.4e-6 + 26 * 3.4e-6 + 4 * (20e-6 + 3e-6), 1e-9);
     CollCost tl = allreduce_cost(g, COLL_TREE, COLL_LL, 8);
     CU_ASSERT_DOUBLE_EQUAL(tl.latency_s, 6.8e-6 + 2 * (7 * 0.6e-6 + 20e-6), 1e-9);
-    coll_group_free(g);
-    topo_free(t);
+    group_done(g, t);
 }
 
 /* GH200 over CXI: a tree LL all-reduce of 2 KiB sends one channel's 4 KiB of
@@ -91,10 +78,8 @@ static void test_efa_step_cost(void)
  * the limit.  8 bytes stay eager; Simple keeps its per-message overhead. */
 static void test_cxi_ll_rendezvous(void)
 {
-    Topo *t = load("gh200-slingshot", 2);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CollGroup *g = group(t);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    Topo *t;
+    CollGroup *g = group_at(&t, "gh200-slingshot", NULL, NULL, 2, NULL);
     CollCost a = allreduce_cost(g, COLL_TREE, COLL_LL, 2048), b = allreduce_cost(g, COLL_TREE, COLL_LL, 4096);
     CollCost c = allreduce_cost(g, COLL_TREE, COLL_LL, 16384), e = allreduce_cost(g, COLL_TREE, COLL_LL, 8);
     CU_ASSERT_DOUBLE_EQUAL(b.latency_s - a.latency_s, 2 * 5e-6, 1e-12);
@@ -103,17 +88,12 @@ static void test_cxi_ll_rendezvous(void)
     CU_ASSERT_DOUBLE_EQUAL(b.tuner_latency_s, a.tuner_latency_s, 1e-12);
     CollCost s1 = allreduce_cost(g, COLL_RING, COLL_SIMPLE, 8), s2 = allreduce_cost(g, COLL_RING, COLL_SIMPLE, 1024);
     CU_ASSERT_DOUBLE_EQUAL(s1.latency_s, s2.latency_s, 1e-12);
-    coll_group_free(g);
-    topo_free(t);
+    group_done(g, t);
     /* p4d's EFA sets no eager limit: LL's time does not step */
-    Topo *p = load("aws-p4d", 2);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    CollGroup *gp = group(p);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(gp);
-    CU_ASSERT_DOUBLE_EQUAL(allreduce_cost(gp, COLL_TREE, COLL_LL, 2048).latency_s,
-                           allreduce_cost(gp, COLL_TREE, COLL_LL, 65536).latency_s, 1e-12);
-    coll_group_free(gp);
-    topo_free(p);
+    g = group_at(&t, "aws-p4d", NULL, NULL, 2, NULL);
+    CU_ASSERT_DOUBLE_EQUAL(allreduce_cost(g, COLL_TREE, COLL_LL, 2048).latency_s,
+                           allreduce_cost(g, COLL_TREE, COLL_LL, 65536).latency_s, 1e-12);
+    group_done(g, t);
 }
 
 /* NVLSTree's two network steps at 2 nodes are its tree's, Simple's: on EFA
@@ -124,14 +104,11 @@ static void test_nvlstree_pays_transport(void)
     const char *names[] = {"aws-p5", "dgx-h100-cluster"};
     const double want[] = {23e-6 + 2 * (20e-6 + 3e-6), 23e-6 + 2 * 14e-6};
     for (int i = 0; i < 2; i++) {
-        Topo *t = load(names[i], 2);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-        CollGroup *g = group(t);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        Topo *t;
+        CollGroup *g = group_at(&t, names[i], NULL, NULL, 2, NULL);
         CollCost c = allreduce_cost(g, COLL_NVLS_TREE, COLL_SIMPLE, 8);
         CU_ASSERT_DOUBLE_EQUAL(c.tuner_latency_s, want[i], 1e-9);
-        coll_group_free(g);
-        topo_free(t);
+        group_done(g, t);
     }
 }
 
@@ -158,58 +135,99 @@ static CollGroup *edited_group(const Topo *t, const char *from, const char *to, 
     return g;
 }
 
-/* A transport's "protocols" must name NCCL protocols, at least one, and
- * "protocols_since" a version; without "protocols_since" the restriction
- * holds at every version. */
-static void test_protocols_keys(void)
+#define EFA_PROFILE "{\"since\": \"2.17\", \"gpu_before\": \"hopper\", \"plugin\": true, \"protocols\": [\"simple\"]}"
+
+/* A bad EFA profile or eager key is refused at its line of the file (exit
+ * 2: input), saying which key. */
+static void test_transport_keys(void)
 {
     Topo *t = load("aws-p4d", 2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    const char *from = "\"protocols\": [\"simple\"], \"protocols_since\": \"2.17\", \"protocols_gpu_before\": \"hopper\"";
-    const char *bad[] = {"\"protocols\": []", "\"protocols\": [\"ll256\"]", "\"protocols\": \"simple\"",
-                         "\"protocols\": [\"simple\"], \"protocols_since\": \"two\"",
-                         "\"protocols\": [\"simple\"], \"protocols_gpu_before\": \"kepler\""};
+    static const struct {
+        const char *from, *to, *says;
+    } bad[] = {
+        {EFA_PROFILE, "{\"protocols\": []}", "non-empty array"},
+        {EFA_PROFILE, "{\"protocols\": [\"ll256\"]}", "unknown name \"ll256\""},
+        {EFA_PROFILE, "{\"protocols\": \"simple\"}", "\"protocols\""},
+        {EFA_PROFILE, "{\"since\": \"two\", \"protocols\": [\"simple\"]}", "\"since\" must be an NCCL version"},
+        {EFA_PROFILE, "{\"gpu_before\": \"kepler\", \"protocols\": [\"simple\"]}", "\"gpu_before\" must be volta"},
+        {EFA_PROFILE, "{\"since\": \"2.23\", \"before\": \"2.17\"}", "after \"since\""},
+        {EFA_PROFILE, "{\"plugin\": 1}", "plugin"},
+        {EFA_PROFILE, "{\"nvls\": \"off\"}", "nvls"},
+        {"\"eager_max_bytes\": 4097", "\"eager_max_bytes\": -1", "eager_max_bytes"},
+        {"\"rendezvous_s\": 5.0e-06", "\"rendezvous_s\": \"5 us\"", "rendezvous_s"},
+    };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         char *why = NULL;
-        CollGroup *g = edited_group(t, from, bad[i], &why);
+        CollGroup *g = edited_group(t, bad[i].from, bad[i].to, &why);
         CU_ASSERT_PTR_NULL(g);
-        CU_ASSERT_TRUE(why && strstr(why, "protocols"));
+        if (!why || !strstr(why, bad[i].says))
+            fprintf(stderr, "\n%s: %s\n", bad[i].to, why ? why : "(loaded)");
+        CU_ASSERT_TRUE(why && strstr(why, bad[i].says) && strstr(why, "p.json:"));
         coll_group_free(g);
         g_free(why);
     }
-    const char *cxi = "\"eager_max_bytes\": 4097, \"rendezvous_s\": 5.0e-06";
-    const char *bad_cxi[] = {"\"eager_max_bytes\": -1, \"rendezvous_s\": 5.0e-06",
-                             "\"eager_max_bytes\": 4097, \"rendezvous_s\": \"5 us\""};
-    for (size_t i = 0; i < G_N_ELEMENTS(bad_cxi); i++) {
-        char *why = NULL;
-        CollGroup *g = edited_group(t, cxi, bad_cxi[i], &why);
-        CU_ASSERT_PTR_NULL(g);
-        CU_ASSERT_TRUE(why && (strstr(why, "eager_max_bytes") || strstr(why, "rendezvous_s")));
-        coll_group_free(g);
-        g_free(why);
-    }
-    char *why = NULL;
-    CollGroup *g = edited_group(t, from, "\"protocols\": [\"ll\", \"simple\"]", &why);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8.3"));
-    CU_ASSERT_NOT_EQUAL(best(g, 8).proto, COLL_LL128);
-    CU_ASSERT_EQUAL(best(g, 8).proto, COLL_LL);
-    CU_ASSERT_EQUAL(best(g, 1 << 30).proto, COLL_SIMPLE);
-    coll_group_free(g);
-    g = edited_group(t, from, "\"protocols\": [\"simple\"]", &why);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8.3"));
-    CU_ASSERT_EQUAL(best(g, 8).proto, COLL_SIMPLE);
-    coll_group_free(g);
     topo_free(t);
 }
 
+/* What a profile leaves: at 2.8.3, before the plugin's "since", a profile
+ * without one still holds (LL and Simple, not LL128); a profile that is not
+ * the plugin's binds the tuner as well; NVLS off keeps NVLS and NVLSTree from
+ * TCPXO's newest profile. */
+static void test_profile_leaves(void)
+{
+    Topo *t = load("aws-p4d", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    static const struct {
+        const char *to;
+        CollProto small, large; /* 8 B and 1 GiB */
+    } cases[] = {
+        {"{\"plugin\": true, \"protocols\": [\"ll\", \"simple\"]}", COLL_LL, COLL_SIMPLE},
+        {"{\"plugin\": true, \"protocols\": [\"simple\"]}", COLL_SIMPLE, COLL_SIMPLE},
+        {"{\"protocols\": [\"simple\"]}", COLL_SIMPLE, COLL_SIMPLE},
+        {"{\"gpu_before\": \"volta\", \"protocols\": [\"simple\"]}", COLL_LL, COLL_SIMPLE},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *why = NULL;
+        CollGroup *g = edited_group(t, EFA_PROFILE, cases[i].to, &why);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        coll_group_set_nccl_version(g, coll_nccl_version_parse("2.8.3"));
+        CU_ASSERT_EQUAL(best(g, 8).proto, cases[i].small);
+        CU_ASSERT_EQUAL(best(g, 1 << 30).proto, cases[i].large);
+        coll_group_free(g);
+        g_free(why);
+    }
+    topo_free(t);
+
+    Topo *m = load("gcp-a3mega", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    const char *last = "{\"protocols\": [\"simple\", \"ll128\"]}";
+    char *why = NULL;
+    CollGroup *on = group(m);
+    CollGroup *off = edited_group(m, last, "{\"protocols\": [\"simple\", \"ll128\"], \"nvls\": false}", &why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(on);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(off);
+    unsigned seen_on = 0, seen_off = 0;
+    for (double b = 8; b <= 8.0 * (1u << 30); b *= 4) {
+        seen_on |= 1u << best(on, b).algo;
+        seen_off |= 1u << best(off, b).algo;
+    }
+    CU_ASSERT_TRUE(seen_on & (1u << COLL_NVLS_TREE));
+    CU_ASSERT_FALSE(seen_off & (1u << COLL_NVLS_TREE | 1u << COLL_NVLS));
+    /* asked for by name, it runs */
+    CU_ASSERT_EQUAL(allreduce_cost(off, COLL_NVLS_TREE, COLL_SIMPLE, 1 << 30).algo, COLL_NVLS_TREE);
+    coll_group_free(on);
+    coll_group_free(off);
+    g_free(why);
+    topo_free(m);
+}
+
 static const TestCase tests[] = {
-    {"EFA leaves NCCL Simple only from 2.17", test_efa_simple_only},
-    {"EFA on Hopper instances keeps LL", test_efa_hopper_keeps_ll},
+    {"EFA leaves NCCL Simple only from 2.17, before Hopper", test_efa_simple_only},
     {"an EFA network step costs AWS's model's", test_efa_step_cost},
     {"NVLSTree's network steps pay the transport", test_nvlstree_pays_transport},
     {"LL past CXI's eager limit takes its rendezvous", test_cxi_ll_rendezvous},
-    {"a transport's protocols and eager keys are checked", test_protocols_keys},
+    {"a transport's profile and eager keys are checked", test_transport_keys},
+    {"what a transport's profile leaves the tuner", test_profile_leaves},
 };
 TEST_MAIN("coll_ofi", tests)

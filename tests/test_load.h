@@ -62,4 +62,25 @@ static inline CollCost allreduce_cost(const CollGroup *g, CollAlgo a, CollProto 
     return c;
 }
 
+/* Preset NAME at NODES nodes, its first FROM replaced by TO where FROM is
+ * given (another GPU), and a group of all its ranks at NCCL `version`
+ * (NULL: the newest); free both with group_done. */
+static inline CollGroup *group_at(Topo **t, const char *name, const char *from, const char *to, int nodes,
+                                  const char *version)
+{
+    *t = from ? load_edited(name, from, to, nodes) : load(name, nodes);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*t);
+    CollGroup *g = group(*t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    if (version)
+        coll_group_set_nccl_version(g, coll_nccl_version_parse(version));
+    return g;
+}
+
+static inline void group_done(CollGroup *g, Topo *t)
+{
+    coll_group_free(g);
+    topo_free(t);
+}
+
 #endif

@@ -15,13 +15,7 @@
 
 static CollGroup *a3mega(Topo **t, int nodes, const char *version)
 {
-    *t = load("gcp-a3mega", nodes);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(*t);
-    CollGroup *g = group(*t);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    if (version)
-        coll_group_set_nccl_version(g, coll_nccl_version_parse(version));
-    return g;
+    return group_at(t, "gcp-a3mega", NULL, NULL, nodes, version);
 }
 
 /* Whether every auto choice from 8 B to 8 GiB is among ALGOS and PROTOS
