@@ -62,13 +62,19 @@ int cli_fail(GError *err)
     return code;
 }
 
+/* One stderr line: the prefix, then the formatted message. */
+static void cli_vline(const char *prefix, const char *fmt, va_list ap)
+{
+    fputs(prefix, stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("shardsim: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    cli_vline("shardsim: ", fmt, ap);
     va_end(ap);
     return 2;
 }
@@ -77,9 +83,7 @@ void cli_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("shardsim: warning: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    cli_vline("shardsim: warning: ", fmt, ap);
     va_end(ap);
 }
 
