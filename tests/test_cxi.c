@@ -121,8 +121,9 @@ static void test_fitted_runs(void)
 
 /* Independent: the two osu_latency runs (MPICH 4.2.1; Open MPI 5.0.7) meet
  * issue 11's targets; the May 2025 osu_bw (Open MPI 5.0.8rc1) paid 1.07 us
- * per message where the GA build on the same nodes pays 0.68, so its small
- * windows stay ~36% above the model: held where it stands. */
+ * per message against the 0.65 fitted on Santis' libfabric 2.1 image, as
+ * every Clariden window run does, GA builds and MPICH alike (below), so
+ * its small windows stay ~36% above the model: held where it stands. */
 static void test_independent_runs(void)
 {
     ValidateErrors mpich =
@@ -134,6 +135,32 @@ static void test_independent_runs(void)
     ValidateErrors rc1 =
         ALPS("osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt");
     CU_ASSERT_TRUE(rc1.median_large <= 10 && rc1.median_small <= 40);
+}
+
+/* Held out (cscs-docs' container pages): the Clariden osu_bibw runs of the
+ * GA builds, Open MPI 5.0.8 and MPICH 4.3.1 on the host's CXI stack with
+ * libfabric 1.22, within 10% from 1 MiB; below it both pay about 1.05 us
+ * per message and end (1 byte: 0.93 and 1.03 MB/s, Santis' libfabric 2.1
+ * image 1.49), as the Clariden osu_bw runs do, against the 0.65 fitted on
+ * Santis: 31-35% there, held where they stand.  One node, two ranks: MPICH's
+ * osu_bw is the run the core copy rate was read off (a fit, within 5% from
+ * 1 MiB); Open MPI's ran at the NIC's rate (pml cm on one node: this
+ * cluster gives single-node jobs Slingshot), which the model, taking
+ * shared memory there, misses by 84%: a regression guard, not a goal. */
+static void test_clariden_docs_runs(void)
+{
+    const char *bibw[] = {"osu_bibw_gh200-alps-clariden_2node_host_slingshot11-cxi-hook_openmpi-5.0.8_cscs-docs.txt",
+                          "osu_bibw_gh200-alps-clariden_2node_host_slingshot11-cxi-hook_mpich-4.3.1_cscs-docs.txt"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bibw); i++) {
+        ValidateErrors e = ALPS(bibw[i]);
+        CU_ASSERT_TRUE(e.median_large <= 10 && e.median_small <= 40);
+    }
+    ValidateErrors shm =
+        validated_on("gh200-slingshot", 2, 1, "osu_bw_gh200-alps-clariden_1node2proc_host_shm_mpich-4.3.1_cscs-docs.txt");
+    CU_ASSERT_TRUE(shm.median_large <= 5);
+    ValidateErrors cm = validated_on("gh200-slingshot", 2, 1,
+                                     "osu_bw_gh200-alps-clariden_1node2proc_host_slingshot11-cxi-hook_openmpi-5.0.8_cscs-docs.txt");
+    CU_ASSERT_TRUE(cm.median_large <= 90);
 }
 
 /* Independent: the Alps 8-rank all-to-all runs on the default transport.
@@ -320,6 +347,7 @@ static const TestCase tests[] = {
     {"fitted_runs", test_fitted_runs},
     {"independent_runs", test_independent_runs},
     {"x86_runs", test_x86_runs},
+    {"clariden_docs_runs", test_clariden_docs_runs},
     {"alltoall_runs", test_alltoall_runs},
     {"calibrated_overhead", test_calibrated_overhead},
     {"alltoall_transport", test_alltoall_transport},
