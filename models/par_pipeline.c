@@ -7,14 +7,19 @@
  * parameters, and its micro-batches in flight for the memory estimate. */
 #include "step_build.h"
 
-/* The first L % pp stages take one layer more; parameters per device are
- * after the tensor-parallel split. */
+/* The first L % pp stages take one layer more; with the embedding (loss)
+ * counted as a layer (Megatron's account_for_*_in_pipeline_split), every
+ * chunk has (L + 1 (+ 1)) / (pp x vpp) and the first (last) one layer less.
+ * Parameters per device are after the tensor-parallel split. */
 void pipeline_partition(Ctx *c)
 {
     int pp = c->p.pp, L = workload_num_layers(c->w);
     c->stage_l0 = g_new(int, pp + 1);
+    bool split = c->p.split_embedding || c->p.split_loss;
+    int u = split ? (L + c->p.split_embedding + c->p.split_loss) / pp : 0; /* per stage, counted */
     for (int s = 0; s <= pp; s++)
-        c->stage_l0[s] = s * (L / pp) + (s < L % pp ? s : L % pp);
+        c->stage_l0[s] = split ? (s == pp ? L : s * u - (s > 0 && c->p.split_embedding))
+                               : s * (L / pp) + (s < L % pp ? s : L % pp);
     /* a mixture of experts' routed experts are apart (par_moe.c) */
     c->layer_params = (workload_params_layer(c->w, 0) - workload_params_layer_experts(c->w, 0)) / c->p.tp;
     c->head_params = workload_params_head(c->w) / c->p.tp;

@@ -96,9 +96,8 @@ void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, 
         z->u_rs = step_coll(c, "zero3_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
                             c->layer_params * c->grad_bytes_per_param * c->p.compression);
     z->gather = dir == 0 && c->ag_overlap && mbi == 0;
-    int nc = step_stage_layers(c, s) / c->p.vpp;
-    z->layer = z->bucket_end = chunk * nc;
-    z->chunk_end = (chunk + 1) * nc;
+    z->layer = z->bucket_end = step_chunk_l0(c, s, chunk);
+    z->chunk_end = step_chunk_l0(c, s, chunk + 1);
     z->bucket_ag = -1;
     if (z->gather && s == 0 && chunk == 0)
         z->ag_prev = param_gather(b, s, c->head_params, -1);

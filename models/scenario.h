@@ -67,6 +67,11 @@ typedef struct {
      * of each model chunk recompute (Megatron's recompute_method "block",
      * NeMo's activations_checkpoint_num_layers); 0: every layer */
     int recompute_layers;
+    /* Megatron's account_for_embedding_in_pipeline_split /
+     * account_for_loss_in_pipeline_split: the embedding (loss) counts as a
+     * layer of the first (last) model chunk, which holds one transformer
+     * layer less; pp x virtual_stages then divides layers + 1 (+ 2) */
+    bool split_embedding, split_loss;
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

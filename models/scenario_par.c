@@ -10,7 +10,9 @@
 #include <string.h>
 
 const char *const scenario_par_keys[] = {"ep", "capacity_factor", "virtual_stages", "cp", "shard_group",
-                                         "offload_optimizer", "pcie_bandwidth", "host_memory_bandwidth", NULL};
+                                         "offload_optimizer", "pcie_bandwidth", "host_memory_bandwidth",
+                                         "account_for_embedding_in_pipeline_split",
+                                         "account_for_loss_in_pipeline_split", NULL};
 
 bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
 {
@@ -23,6 +25,8 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
         !sim_json_get_quantity(d, par, "host_memory_bandwidth", false, 1e6, 1e14, SIM_UNIT_BYTES_PER_S,
                                &p->host_mem_bps, err) ||
         !sim_json_get_int(d, par, "virtual_stages", false, 1, 1 << 16, &vpp, err) ||
+        !sim_json_get_bool(d, par, "account_for_embedding_in_pipeline_split", &p->split_embedding, err) ||
+        !sim_json_get_bool(d, par, "account_for_loss_in_pipeline_split", &p->split_loss, err) ||
         !sim_json_get_number(d, par, "capacity_factor", false, 0.01, 64, &p->capacity_factor, err))
         return false;
     p->ep = (int)ep;
@@ -38,18 +42,42 @@ static const cJSON *item(const cJSON *where, const char *key)
     return it ? it : where;
 }
 
+/* Megatron's embedding/loss accounting in the pipeline split: a pipeline,
+ * and pp x virtual_stages chunks of layers + 1 (+ 2) with at least one
+ * transformer layer each (Megatron-Core's get_num_layers_to_build). */
+static bool check_split(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, const WorkloadTransformer *tr,
+                        GError **err)
+{
+    if (!p->split_embedding && !p->split_loss)
+        return true;
+    const char *key = p->split_embedding ? "account_for_embedding_in_pipeline_split" : "account_for_loss_in_pipeline_split";
+    int n = tr->layers + p->split_embedding + p->split_loss, chunks = p->pp * p->vpp;
+    if (p->pp == 1)
+        sim_json_error(d, item(where, key), err, "\"%s\" needs a pipeline (\"pp\" > 1)", key);
+    else if (n % chunks || n / chunks < 2)
+        sim_json_error(d, item(where, key), err,
+                       "\"%s\": pp x virtual_stages = %d must divide the %d layers and the %d counted with them, "
+                       "at least 2 per model chunk",
+                       key, chunks, tr->layers, n - tr->layers);
+    else
+        return true;
+    return false;
+}
+
 /* Interleaved 1F1B as Megatron-LM runs it: a pipeline, 1F1B, every stage
- * the same number of chunks of equal layers, whole rounds of pp
- * micro-batches. */
+ * the same number of chunks of equal layers (but the embedding's and the
+ * loss's, check_split), whole rounds of pp micro-batches. */
 static bool check_interleaving(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int max_zero_stage,
                                const WorkloadTransformer *tr, int micro_batches, GError **err)
 {
+    if (!check_split(d, where, p, tr, err))
+        return false;
     if (p->vpp == 1)
         return true;
     const cJSON *at = item(where, "virtual_stages");
     if (p->pp == 1 || p->gpipe)
         sim_json_error(d, at, err, "\"virtual_stages\" needs a 1F1B pipeline (\"pp\" > 1, \"schedule\": \"1f1b\")");
-    else if (tr->layers % (p->pp * p->vpp))
+    else if (!p->split_embedding && !p->split_loss && tr->layers % (p->pp * p->vpp))
         sim_json_error(d, at, err, "\"virtual_stages\": pp x virtual_stages = %d must divide the %d layers",
                        p->pp * p->vpp, tr->layers);
     else if (micro_batches % p->pp)

@@ -221,12 +221,12 @@ static int layer_tasks(Build *b, int s, const char *name, double t_comp, const c
 static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
 {
     Ctx *c = b->c;
-    int nl = step_stage_layers(c, s), nc = nl / c->p.vpp;
+    int nl = step_stage_layers(c, s);
     Span sp = {-1, -1};
     ZeroPass z;
     zero_pass_begin(&z, b, s, j, mbi, 0, prev);
     int cur = prev;
-    for (int l = j * nc; l < (j + 1) * nc; l++) {
+    for (int l = step_chunk_l0(c, s, j); l < step_chunk_l0(c, s, j + 1); l++) {
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
         int ag = zero_layer_gather(&z, b, s);
         cur = layer_tasks(b, s, "forward", step_layer_fwd(c, s, l), "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", c->t_ep);
@@ -253,7 +253,6 @@ static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
 static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_mb)
 {
     Ctx *c = b->c;
-    int nc = step_stage_layers(c, s) / c->p.vpp;
     bool note = last_mb || c->p.zero_stage == 2;
     Span sp = {-1, -1};
     ZeroPass z;
@@ -272,7 +271,7 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
      * communication; the span starts with the backward proper */
     bool lynx = c->p.recompute_overlap;
     int rc_after = prev, rc_prev = -1;
-    for (int l = (j + 1) * nc - 1; l >= j * nc; l--) {
+    for (int l = step_chunk_l0(c, s, j + 1) - 1; l >= step_chunk_l0(c, s, j); l--) {
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
         int ag = zero_layer_gather(&z, b, s), wait = ag;
         if (c->t_recompute > 0 && step_layer_recomputed(c, s, l)) {

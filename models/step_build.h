@@ -136,12 +136,32 @@ static inline int step_rank_of(const Ctx *c, int stage, int d, int t)
 
 static inline int step_stage_layers(const Ctx *c, int s) { return c->stage_l0[s + 1] - c->stage_l0[s]; }
 
+/* Stage s's first local layer of model chunk j (0..vpp): equal chunks, but
+ * the first (last) chunk of the pipeline one short where the embedding
+ * (loss) counts as a layer (pipeline_partition). */
+static inline int step_chunk_l0(const Ctx *c, int s, int j)
+{
+    int v = c->p.vpp, nl = step_stage_layers(c, s);
+    if (j >= v)
+        return nl;
+    if (!c->p.split_embedding && !c->p.split_loss)
+        return j * (nl / v);
+    int u = (nl + (s == 0 && c->p.split_embedding) + (s == c->p.pp - 1 && c->p.split_loss)) / v;
+    return j * u - (s == 0 && j > 0 && c->p.split_embedding);
+}
+
 /* Whether local layer l of stage s recomputes its forward in the backward:
  * every layer, or with "recompute_layers" the first N of each model chunk. */
 static inline bool step_layer_recomputed(const Ctx *c, int s, int l)
 {
-    int nc = step_stage_layers(c, s) / c->p.vpp;
-    return c->p.recompute != WORKLOAD_RECOMPUTE_NONE && (!c->p.recompute_layers || nc <= 0 || l % nc < c->p.recompute_layers);
+    if (c->p.recompute == WORKLOAD_RECOMPUTE_NONE)
+        return false;
+    if (!c->p.recompute_layers)
+        return true;
+    int j = 0;
+    while (j + 1 < c->p.vpp && step_chunk_l0(c, s, j + 1) <= l)
+        j++;
+    return l - step_chunk_l0(c, s, j) < c->p.recompute_layers;
 }
 
 /* Local layer l of stage s: its parameters, forward and backward times. */
