@@ -158,9 +158,19 @@ static void test_clariden_docs_runs(void)
     ValidateErrors shm =
         validated_on("gh200-slingshot", 2, 1, "osu_bw_gh200-alps-clariden_1node2proc_host_shm_mpich-4.3.1_cscs-docs.txt");
     CU_ASSERT_TRUE(shm.median_large <= 5);
+    /* Open MPI's pml cm on one node: the pair through the NICs, as on two
+     * nodes (83.9% from 1 MiB while the model took shared memory). Guards,
+     * not fits: today's figures plus a small margin. The Santis run is
+     * held out (s24); below 1 MiB both pay more per message than the
+     * two-node Santis fit (1.05 and 1.14 us against 0.65). */
     ValidateErrors cm = validated_on("gh200-slingshot", 2, 1,
                                      "osu_bw_gh200-alps-clariden_1node2proc_host_slingshot11-cxi-hook_openmpi-5.0.8_cscs-docs.txt");
-    CU_ASSERT_TRUE(cm.median_large <= 90);
+    ValidateErrors santis = validated_on(
+        "gh200-slingshot", 2, 1, "osu_bw_gh200-alps-santis_1node2proc_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt");
+    printf("\n  one node, pml cm: Clariden %.1f%% / %.1f%%, Santis (held out) %.1f%% / %.1f%% (from 1 MiB / below)",
+           cm.median_large, cm.median_small, santis.median_large, santis.median_small);
+    CU_ASSERT_TRUE(cm.median_large <= 5 && cm.median_small <= 36);
+    CU_ASSERT_TRUE(santis.median_large <= 5 && santis.median_small <= 42);
 }
 
 /* Independent: the Alps 8-rank all-to-all runs on the default transport.

@@ -345,6 +345,8 @@ static void test_osu_real_traces(void)
           23, 1, 4194304, 3.34, 182.39, NCCLTESTS_SENDRECV, OSU_LATENCY, "MPI_CHAR", true, NULL },
         { "osu_latency_gh200-alps-clariden_2node_host_slingshot11-cxi_openmpi-5.0.7_cscs-cray-network-stack.txt", 23, 1,
           4194304, 3.34, 183.66, NCCLTESTS_SENDRECV, OSU_LATENCY, "MPI_CHAR", true, NULL },
+        { "osu_bw_gh200-alps-santis_1node2proc_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt", 23, 1,
+          4194304, 0.88, 24007.35, NCCLTESTS_SENDRECV, OSU_BANDWIDTH, "MPI_CHAR", true, NULL },
         { "osu_bw_gh200-alps-santis_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt", 23, 1,
           4194304, 1.47, 24005.74, NCCLTESTS_SENDRECV, OSU_BANDWIDTH, "MPI_CHAR", true, NULL },
         { "osu_bibw_gh200-alps-santis_2node_host_slingshot11-cxi_openmpi-5.0.8_cscs-cray-network-stack.txt", 23, 1,

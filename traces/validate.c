@@ -235,6 +235,39 @@ static void publish(Measured *m)
     p->n_rows = m->out ? m->out->len : 0;
 }
 
+/* Two ranks of one node under Open MPI's pml cm: the ofi MTL sends every
+ * message through its one provider, which is the NICs' (cm's priority 25
+ * over ob1's 20 wherever the MTL opens; CSCS's Alps images also exclude the
+ * shared-memory btl, OMPI_MCA_btl="^tcp,ofi,vader,openib" in
+ * eth-cscs/cray-network-stack's omb-ompi-cxi.toml), each rank on the NIC
+ * nearest to it: the pair costs what two ranks on two nodes cost. The pml
+ * is the one the two-node model of the same topology runs (its NICs'
+ * transport, or the trace's '# pml:'); on ob1 or ucx `mm` stays. */
+static MpiModel *cm_pair_on_one_node(const ValidateOptions *o, const Measured *m, MpiModel *mm, Topo **topo)
+{
+    TopoOptions topt = {.nodes = 2};
+    GError *e = NULL;
+    Topo *t2 = topo_load(o->topology, &topt, &e);
+    MpiModel *m2 = t2 && topo_num_nodes(t2) >= 2
+                       ? mpi_model_new(t2, 2, 1, MPI_LIB_OPENMPI,
+                                       o->params && mpi_params_is_overlay(o->params) ? o->params : NULL, &e)
+                       : NULL;
+    bool ok = m2 && (!m->libfabric || mpi_model_set_libfabric_version(m2, m->libfabric)) &&
+              (!m->pml || mpi_model_set_pml(m2, m->pml));
+    g_clear_error(&e); /* a topology that cannot take two nodes: shared memory, as before */
+    if (!ok || !mpi_model_platform(m2)->pml_cm) {
+        if (m2)
+            mpi_model_free(m2);
+        if (t2)
+            topo_free(t2);
+        return mm;
+    }
+    mpi_model_free(mm);
+    topo_free(*topo);
+    *topo = t2;
+    return m2;
+}
+
 /* The MPI model for the run: the library from --mpi-library, else the
  * trace's header, else Open MPI (said in the report). */
 static MpiModel *mpi_for(const ValidateOptions *o, Measured *m, Topo **topo, GError **err)
@@ -279,6 +312,8 @@ static MpiModel *mpi_for(const ValidateOptions *o, Measured *m, Topo **topo, GEr
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: '# pml: %s' is not cm, ob1 or ucx", m->name, m->pml);
         g_clear_pointer(&mm, mpi_model_free);
     }
+    if (mm && m->sendrecv_pair && nodes == 1 && lib == MPI_LIB_OPENMPI)
+        mm = cm_pair_on_one_node(o, m, mm, topo);
     for (int i = 0; mm && o->mpi_values && i < MPI_NUM_PARAMS; i++)
         mpi_model_set_param(mm, i, o->mpi_values[i]);
     return mm;
