@@ -64,6 +64,7 @@ static bool check_transformer(const WorkloadTransformer *c, GError **err)
         bad = "grouped-query attention needs hidden divisible by heads (or a head_dim)";
     else if (c->sliding_window < 0 || c->full_attention_every < 0) bad = "sliding_window and full_attention_every must be >= 0";
     else if (c->full_attention_every && !c->sliding_window) bad = "full_attention_every needs a sliding_window";
+    else if (c->sliding_window && !c->causal) bad = "sliding_window is a causal (decoder) window: it needs causal attention";
     else if (c->ffn < 1) bad = "ffn must be >= 1";
     else if (c->seq_len < 1) bad = "seq_len must be >= 1";
     else if (c->vocab < 1) bad = "vocab must be >= 1";

@@ -160,6 +160,8 @@ static void test_bad_input(void)
     expect_error(", \"head_dim\": 64, \"sliding_window\": 0", "w.json:1: \"sliding_window\" must be between 1 and 16777216, not 0");
     expect_error(", \"head_dim\": 64, \"full_attention_every\": 2", "w.json:1: full_attention_every needs a sliding_window");
     expect_error(", \"head_dim\": 64, \"qk_norm\": 1", "w.json:1: \"qk_norm\" must be true or false");
+    expect_error(", \"head_dim\": 64, \"sliding_window\": 128, \"causal\": false",
+                 "w.json:1: sliding_window is a causal (decoder) window: it needs causal attention");
     Workload *w = parse(", \"head_dim\": 80");
     CU_ASSERT_PTR_NOT_NULL(w); /* 16 x 80 = 1280 wide on hidden 1024 */
     workload_free(w);
