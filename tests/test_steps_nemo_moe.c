@@ -51,7 +51,40 @@ static void test_cross_node_alltoall(void)
     CU_ASSERT_DOUBLE_EQUAL(predicted, measured, 0.1 * measured);
 }
 
+/* The 8192-token row's scenario carries the gpt-oss-120b preset inline (a
+ * preset's seq_len cannot be overridden by a table column): the same model
+ * but for seq_len. */
+static void test_inline_preset(void)
+{
+    char *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(STEPS "nemo-gpt-oss-120b-8k.json", &text, NULL, NULL));
+    cJSON *root = cJSON_Parse(text), *m = cJSON_GetObjectItem(root, "model");
+    g_free(text);
+    cJSON_AddStringToObject(m, "type", "transformer");
+    char *mt = cJSON_Print(m);
+    GError *err = NULL;
+    Workload *in = workload_parse("inline", mt, strlen(mt), &err), *pre = workload_load("gpt-oss-120b", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pre);
+    const WorkloadTransformer *a = workload_transformer(in), *b = workload_transformer(pre);
+    CU_ASSERT_EQUAL(a->seq_len, 8192);
+    int fa[] = {a->layers, a->hidden, a->heads, a->kv_heads, a->ffn, a->vocab, a->gated_mlp, a->tied_embeddings, a->bias,
+                a->dropout, a->norm, a->position, a->experts, a->top_k, a->expert_ffn, a->shared_experts, a->head_dim,
+                a->qk_norm, a->sliding_window, a->full_attention_every};
+    int fb[] = {b->layers, b->hidden, b->heads, b->kv_heads, b->ffn, b->vocab, b->gated_mlp, b->tied_embeddings, b->bias,
+                b->dropout, b->norm, b->position, b->experts, b->top_k, b->expert_ffn, b->shared_experts, b->head_dim,
+                b->qk_norm, b->sliding_window, b->full_attention_every};
+    for (size_t i = 0; i < G_N_ELEMENTS(fa); i++)
+        CU_ASSERT_EQUAL(fa[i], fb[i]);
+    CU_ASSERT_EQUAL(workload_params_total(in), workload_params_total(pre));
+    workload_free(in);
+    workload_free(pre);
+    free(mt);
+    cJSON_Delete(root);
+}
+
 static const TestCase tests[] = {
+    {"the 8192-token scenario's inline model is the gpt-oss-120b preset", test_inline_preset},
     {"NeMo 25.09-26.02 Qwen3 / GPT-OSS MoE on H100/B200/GB200, held out: every row with its error", test_table},
     {"EP 64 across 8 B200 nodes: the all-to-all's share of the step", test_cross_node_alltoall},
 };
