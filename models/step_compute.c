@@ -207,6 +207,7 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     one.tp = 1;
     one.sequence_parallel = false;
     one.ep = 1;
+    one.etp = 0;
     one.cp = 1;
     one.capacity_factor = 1; /* model FLOPs count no expert padding; hardware FLOPs do */
     WorkloadParallel padded = one;

@@ -357,6 +357,8 @@ static void add_config(cJSON *out, const Build *b)
     if (workload_transformer(c->w) && workload_transformer(c->w)->experts > 0) {
         cJSON_AddNumberToObject(cfg, "experts", workload_transformer(c->w)->experts);
         cJSON_AddNumberToObject(cfg, "ep", p->ep);
+        if (p->etp > 0)
+            cJSON_AddNumberToObject(cfg, "expert_tp", p->etp);
         cJSON_AddNumberToObject(cfg, "capacity_factor", p->capacity_factor);
         cJSON_AddNumberToObject(cfg, "active_params", workload_params_active(c->w));
     }

@@ -490,10 +490,12 @@ int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const Wo
     }
     /* the device's E / ep experts each take their share of ep devices' tokens */
     double ep = par && par->ep > 1 ? par->ep : 1, fe = t->expert_ffn, up = t->gated_mlp ? 2.0 : 1.0;
-    double local = t->experts / ep, per_expert = routed_tokens(t, par, T) * ep / t->experts;
+    /* expert tensor parallelism: the etp ranks sharing the device's experts bring T / tp tokens each */
+    double etp = par && par->etp > 0 ? par->etp : tp, Tg = T * etp / tp;
+    double local = t->experts / ep, per_expert = routed_tokens(t, par, Tg) * ep / t->experts;
     out[n++] = (WorkloadGemm){"router", 1, T, t->experts, h};
-    out[n++] = (WorkloadGemm){"expert_up", local, per_expert, up * fe / tp, h};
-    out[n++] = (WorkloadGemm){"expert_down", local, per_expert, h, fe / tp};
+    out[n++] = (WorkloadGemm){"expert_up", local, per_expert, up * fe / etp, h};
+    out[n++] = (WorkloadGemm){"expert_down", local, per_expert, h, fe / etp};
     if (t->shared_experts > 0) {
         out[n++] = (WorkloadGemm){"shared_up", 1, T, up * fe * t->shared_experts / tp, h};
         out[n++] = (WorkloadGemm){"shared_down", 1, T, h, fe * t->shared_experts / tp};

@@ -89,6 +89,9 @@ typedef struct {
      * log-sum-exp per query row is kept) */
     bool fused_attention;
     int ep;                 /* expert parallelism: the routed experts split over ep devices (>= 1) */
+    int etp;                /* expert tensor parallelism: each routed expert split over etp of the tp
+                               ranks (0: tp); below tp each tp rank's own T / tp tokens are dispatched
+                               (sequence parallelism) and the experts run over ep x etp of the tp x dp ranks */
     double capacity_factor; /* expert capacity / its balanced share of tokens: padded compute (1: dropless, balanced) */
     int cp;                 /* context parallelism: each device holds seq_len / cp of every sequence's tokens,
                                its queries attending to all seq_len keys (ring attention); >= 1 */

@@ -5,8 +5,9 @@
  * provenance, the mapping, the rows left out, and the diagnosis of the
  * errors in its header), never fitted on.  Every row printed with its error;
  * asserted: a regression guard at today's figures plus a margin (median
- * |tokens/s error| <= 60 %, max <= 250 %: 56.0 % and 241.3 % on 2026-12-04),
- * not a goal and not a fit.  The model is too fast on every row: it has no
+ * |tokens/s error| <= 55 %, max <= 250 %: 51.1 % and 241.3 % on 2026-12-04),
+ * not a goal and not a fit.  The model is too fast on all but the two
+ * Qwen3-235B H100 rows whose EP 32 all-to-all crosses 4 nodes: it has no
  * fixed per-layer cost for a fine-grained MoE layer (Qwen3-30B at micro-batch
  * 1: 2.6-3.4x), and GPT-OSS's per-token layer compute is short by ~1.8x on
  * GB200; the cross-node all-to-all of EP 64 on 8 B200 nodes is right (the
@@ -16,8 +17,8 @@
 static void test_table(void)
 {
     Summary s = run_table(STEPS "nemo-bridge-moe.csv");
-    CU_ASSERT_TRUE(s.n == 20);
-    CU_ASSERT_TRUE(s.median <= 0.60);
+    CU_ASSERT_TRUE(s.n == 24);
+    CU_ASSERT_TRUE(s.median <= 0.55);
     CU_ASSERT_TRUE(s.worst <= 2.50);
 }
 
@@ -83,7 +84,62 @@ static void test_inline_preset(void)
     cJSON_Delete(root);
 }
 
+/* Qwen3-235B on 4 H100 nodes at tp 2 x pp 8 x dp 2, PAR appended. */
+static cJSON *fold_run(const char *par, GError **err)
+{
+    char *text = g_strdup_printf(
+        "{\"name\": \"fold\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", \"nodes\": 4, "
+        "\"model\": \"qwen3-235b-a22b\", \"global_batch\": 64, \"micro_batch\": 1, \"precision\": \"fp8\", "
+        "\"optimizer\": \"adam\", \"parallelism\": {\"dp\": 2, \"tp\": 2, \"pp\": 8, \"sequence_parallel\": true, "
+        "\"account_for_embedding_in_pipeline_split\": true, \"account_for_loss_in_pipeline_split\": true%s}}",
+        par);
+    cJSON *res = step_run_text("fold.json", text, err);
+    g_free(text);
+    return res;
+}
+
+static double step_of(cJSON *res)
+{
+    double t = res ? cJSON_GetObjectItem(res, "step_time_s")->valuedouble : -1;
+    cJSON_Delete(res);
+    return t;
+}
+
+/* Megatron-Core's expert_tensor_parallel_size ("expert_tp"): = tp is the
+ * default to the last bit; 1 folds the experts over tp x dp (ep 4 > dp 2
+ * runs) with the device's expert FLOPs unchanged; what cannot fold is
+ * refused at its key. */
+static void test_expert_tp(void)
+{
+    GError *err = NULL;
+    double plain = step_of(fold_run(", \"ep\": 2", &err)), same = step_of(fold_run(", \"ep\": 2, \"expert_tp\": 2", &err));
+    CU_ASSERT_TRUE(plain > 0);
+    CU_ASSERT_EQUAL(plain, same);
+    CU_ASSERT_TRUE(step_of(fold_run(", \"ep\": 4, \"expert_tp\": 1", &err)) > 0);
+    CU_ASSERT_PTR_NULL(fold_run(", \"ep\": 4", &err)); /* ep over dp only */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "must divide the experts (128) and dp (2)"));
+    g_clear_error(&err);
+    CU_ASSERT_PTR_NULL(fold_run(", \"ep\": 8, \"expert_tp\": 1", &err)); /* 8 does not divide tp x dp = 4 */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "ep x expert_tp (8) tp x dp (4)"));
+    g_clear_error(&err);
+    Workload *w = workload_load("qwen3-235b-a22b", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    WorkloadParallel a = workload_parallel_default(), b;
+    a.tp = 2;
+    a.sequence_parallel = true;
+    a.ep = 2;
+    b = a;
+    b.ep = 4;
+    b.etp = 1;
+    CU_ASSERT_DOUBLE_EQUAL(workload_layer_forward_flops(w, 0, 1, &a), workload_layer_forward_flops(w, 0, 1, &b),
+                           1e-9 * workload_layer_forward_flops(w, 0, 1, &a));
+    workload_free(w);
+}
+
 static const TestCase tests[] = {
+    {"expert_tp: Megatron-Core's MoE parallel folding", test_expert_tp},
     {"the 8192-token scenario's inline model is the gpt-oss-120b preset", test_inline_preset},
     {"NeMo 25.09-26.02 Qwen3 / GPT-OSS MoE on H100/B200/GB200, held out: every row with its error", test_table},
     {"EP 64 across 8 B200 nodes: the all-to-all's share of the step", test_cross_node_alltoall},
