@@ -388,12 +388,17 @@ bool accel_has_fp8_attention(const Accel *a, bool backward)
 double accel_attention_time(const Accel *a, AccelDtype dt, double batch_heads, double seq, double head_dim,
                             bool causal, bool backward)
 {
+    return accel_attention_time_keys(a, dt, batch_heads, seq, causal ? seq / 2 : seq, head_dim, backward);
+}
+
+double accel_attention_time_keys(const Accel *a, AccelDtype dt, double batch_heads, double seq, double keys,
+                                 double head_dim, bool backward)
+{
     if (!accel_has_dtype(a, dt) || !accel_has_fused_attention(a) ||
         (dt == ACCEL_FP8 && !accel_has_fp8_attention(a, backward)))
         return INFINITY;
-    if (!(batch_heads > 0 && seq > 0 && head_dim > 0))
+    if (!(batch_heads > 0 && seq > 0 && head_dim > 0 && keys > 0))
         return 0;
-    double keys = causal ? seq / 2 : seq;
     double flops = 4 * batch_heads * seq * keys * head_dim * (backward ? 2.5 : 1);
     double plateau = dt == ACCEL_FP8 ? (backward ? a->attn_fp8_bwd : a->attn_fp8_fwd)
                                      : (backward ? a->attn_bwd : a->attn_fwd);

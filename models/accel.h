@@ -92,6 +92,11 @@ bool accel_has_fp8_attention(const Accel *a, bool backward);
  * accel_has_fp8_attention).  Formula in accel.c. */
 double accel_attention_time(const Accel *a, AccelDtype dt, double batch_heads, double seq, double head_dim,
                             bool causal, bool backward);
+/* The same kernel with `keys` the mean number of keys a query meets (causal:
+ * seq / 2; a causal sliding window w: w - w^2 / (2 seq)): FLOPs and the
+ * key loop's efficiency follow it, the HBM floor does not. */
+double accel_attention_time_keys(const Accel *a, AccelDtype dt, double batch_heads, double seq, double keys,
+                                 double head_dim, bool backward);
 /* How much slower the FlashAttention-1 generation (flash-attn 1.x, its
  * Triton port) runs than accel_attention_time's kernel, where the preset
  * measured it ("v1_fwd", "v1_bwd"); 0: not given. */

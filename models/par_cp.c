@@ -64,7 +64,7 @@ bool cp_init(Ctx *c, GError **err)
         return false;
     const WorkloadTransformer *tr = workload_transformer(c->w);
     /* a block: the device's s / cp tokens' keys and values, its tp share of the heads */
-    double kv = (double)tr->hidden * tr->kv_heads / tr->heads;
+    double kv = workload_kv_dim(tr);
     double bytes = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / cp * 2 * kv / c->p.tp * c->wp.act_bytes;
     static const char *const names[] = {"cp_send_kv", "cp_recv_kv", "cp_send_dkv", "cp_recv_dkv"};
     for (int k = 0; k < 4; k++) {
@@ -83,7 +83,7 @@ bool cp_init(Ctx *c, GError **err)
         b = 2 * f; /* the core's backward: two GEMMs per product */
     }
     /* the device's queries' output (and dQ), and its KV block, in bytes */
-    double out = (double)mb * tr->seq_len / cp * tr->hidden / c->p.tp * c->wp.act_bytes;
+    double out = (double)mb * tr->seq_len / cp * workload_q_dim(tr) / c->p.tp * c->wp.act_bytes;
     double merges = 2 + 3 * (cp - 1.0); /* first step: copy; later ones: read, read, write */
     c->t_cp[0] = (cp - 1) * fmax(0, send - f) + accel_mem_time(c->acc, 2 * bytes + merges * out);
     c->t_cp[2] = 2 * fmax(0, send - b) + (cp - 2) * fmax(0, 2 * send - b) +

@@ -15,15 +15,22 @@
 
 #include <math.h>
 
+/* n ranks `stride` apart in the tp x dp grid of stage 0 (tp fastest, as
+ * Megatron orders them: expert groups are etp, ep, edp innermost first). */
 static CollGroup *group_of(const Ctx *c, int n, int stride, GError **err)
 {
-    int *ids = g_new(int, n);
+    int *ids = g_new(int, n), tp = c->p.tp;
     for (int i = 0; i < n; i++)
-        ids[i] = step_rank_of(c, 0, i * stride, 0);
+        ids[i] = step_rank_of(c, 0, i * stride / tp, i * stride % tp);
     CollGroup *g = step_group_new(c, ids, n, err);
     g_free(ids);
     return g;
 }
+
+int moe_etp(const Ctx *c) { return c->p.etp > 0 ? c->p.etp : c->p.tp; }
+
+/* The expert-data-parallel ranks: those of tp x dp holding the same experts. */
+int moe_edp(const Ctx *c) { return c->p.tp * c->p.dp / (c->p.ep * moe_etp(c)); }
 
 bool moe_init(Ctx *c, GError **err)
 {
@@ -31,11 +38,11 @@ bool moe_init(Ctx *c, GError **err)
     const WorkloadTransformer *tr = workload_transformer(c->w);
     if (!tr || tr->experts == 0)
         return true;
-    int ep = c->p.ep, edp = c->p.dp / ep;
-    c->expert_params = workload_params_layer_experts(c->w, 0) / ((double)ep * c->p.tp);
-    if (ep > 1 && !(c->ep_group = group_of(c, ep, 1, err)))
+    int ep = c->p.ep, etp = moe_etp(c), edp = moe_edp(c);
+    c->expert_params = workload_params_layer_experts(c->w, 0) / ((double)ep * etp);
+    if (ep > 1 && !(c->ep_group = group_of(c, ep, etp, err)))
         return false;
-    if (edp > 1 && !(c->edp_group = group_of(c, edp, ep, err)))
+    if (edp > 1 && !(c->edp_group = group_of(c, edp, ep * etp, err)))
         return false;
     /* with sequence parallelism each tp rank dispatches its 1/tp of the tokens */
     double T = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / (c->p.sequence_parallel ? c->p.tp : 1);
@@ -93,7 +100,7 @@ void moe_sync_and_update(Build *b, int s)
     if (c->expert_params <= 0)
         return;
     const StepPlan *p = &c->p;
-    int edp = p->dp / p->ep, nl = step_stage_layers(c, s);
+    int edp = moe_edp(c), nl = step_stage_layers(c, s);
     bool sharded = p->zero_stage >= 1 && edp > 1;
     int last_bwd = b->bw[s * c->m + c->m - 1].last;
     double gbytes = c->expert_params * c->grad_bytes_per_param * p->compression;
@@ -114,7 +121,7 @@ bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown 
         return true;
     MemoryConfig e = *dense;
     e.params = step_stage_layers(c, s) * c->expert_params;
-    e.dp = c->p.dp / c->p.ep;
+    e.dp = moe_edp(c);
     e.bucket_bytes = 0;
     e.zero3_gathered_params = 0;
     e.activation_bytes = 0;

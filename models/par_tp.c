@@ -8,6 +8,18 @@
  * The GEMMs' split by tp is the workload module's (WorkloadParallel.tp). */
 #include "step_build.h"
 
+/* The blocks of a layer whose input and output cross the tp group: attention
+ * and the MLP; a mixture of experts folded over tp x dp (expert_tp below tp)
+ * dispatches each rank's own sequence shard to its experts and combines
+ * them back into it, so only attention's pair remains (Megatron-Core's
+ * MoE parallel folding: no tensor-parallel communication inside experts
+ * with expert_tensor_parallel_size 1). */
+static int tp_blocks(const Ctx *c)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    return tr && tr->experts > 0 && moe_etp(c) < c->p.tp ? 1 : 2;
+}
+
 /* The group of stage 0, replica 0 (every tp group looks the same), and the
  * per-layer collective times. */
 bool tp_init(Ctx *c, GError **err)
@@ -30,7 +42,7 @@ bool tp_init(Ctx *c, GError **err)
     } else {
         c->tp_use[0] = step_coll(c, "tp_allreduce", "tp", c->tp_group, COLL_ALLREDUCE, act);
     }
-    c->t_tp_fwd = c->t_tp_bwd = 2 * (step_coll_time(c, c->tp_use[0]) + step_coll_time(c, c->tp_use[1]));
+    c->t_tp_fwd = c->t_tp_bwd = tp_blocks(c) * (step_coll_time(c, c->tp_use[0]) + step_coll_time(c, c->tp_use[1]));
     /* full recomputation repeats the forward's collectives (layer_tasks
      * gives its pass the same tp task) */
     if (p->recompute == WORKLOAD_RECOMPUTE_FULL)
@@ -47,7 +59,7 @@ int tp_after(Build *b, int s, const char *name, double seconds, int after)
     int t = step_task(b->g, name, b->res[s].tp, seconds, "tp");
     step_dep(b->g, after, t);
     for (int k = 0; k < 2; k++)
-        step_coll_tag(b, t, b->c->tp_use[k], 2, s);
+        step_coll_tag(b, t, b->c->tp_use[k], tp_blocks(b->c), s);
     return t;
 }
 

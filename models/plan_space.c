@@ -95,6 +95,7 @@ static bool read_scenario(Plan *p, GError **err)
     }
     p->layers = tr->layers, p->heads = tr->heads, p->kv_heads = tr->kv_heads, p->hidden = tr->hidden;
     p->ffn = tr->ffn, p->seq_len = tr->seq_len, p->experts = tr->experts;
+    p->etp = step_scenario_plan(sc, 0).etp;
     p->rpn = topo_ranks_per_node(step_scenario_topo(sc));
     p->params = workload_params_total(w);
     p->peak_flops = accel_peak_flops(step_scenario_accel(sc), step_scenario_dtype(sc));
@@ -115,6 +116,17 @@ static bool read_scenario(Plan *p, GError **err)
     return true;
 }
 
+/* ep over the experts and the dp ranks, or with the scenario's expert_tp
+ * below the candidate's tp, over tp x dp (scenario_par.c's MoE folding). */
+static bool experts_divide(const Plan *p, const PlanCand *c)
+{
+    if (p->experts % c->ep)
+        return false;
+    if (p->etp > 0 && p->etp < c->tp)
+        return c->tp % p->etp == 0 && ((long)c->tp * c->dp) % ((long)c->ep * p->etp) == 0;
+    return c->dp % c->ep == 0;
+}
+
 PlanReason plan_space_check(const Plan *p, const PlanCand *c)
 {
     if (p->o.max_nodes > 0 && c->nodes > p->o.max_nodes)
@@ -127,7 +139,7 @@ PlanReason plan_space_check(const Plan *p, const PlanCand *c)
         return PLAN_DISCARD_DIVIDE;
     if ((c->sp && (p->seq_len / c->cp) % c->tp) || (c->cp > 1 && p->seq_len % (2 * c->cp)))
         return PLAN_DISCARD_DIVIDE;
-    if (c->ep > 1 && (p->experts % c->ep || c->dp % c->ep))
+    if (c->ep > 1 && !experts_divide(p, c))
         return PLAN_DISCARD_DIVIDE;
     return PLAN_OK;
 }

@@ -34,6 +34,11 @@ typedef struct {
      * experts split over ep consecutive dp ranks) and capacity factor */
     int ep;
     double capacity_factor;
+    /* Megatron-Core's expert_tensor_parallel_size: the routed experts split
+     * over etp of the tp ranks (0: tp, every tp rank holding 1/tp of each
+     * expert); below tp, "MoE parallel folding": the expert-parallel group
+     * runs over the tp x dp ranks (ep x etp of them) */
+    int etp;
     int vpp; /* interleaved 1F1B: model chunks per pipeline stage (1: plain 1F1B) */
     int cp;  /* context parallelism: the sequence split over cp devices (ring attention); ranks tp-cp-dp-pp */
     int shard_group; /* FSDP hybrid sharding: ZeRO-3 inside groups of this many dp ranks (0: all dp) */

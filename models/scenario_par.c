@@ -9,15 +9,16 @@
 
 #include <string.h>
 
-const char *const scenario_par_keys[] = {"ep", "capacity_factor", "virtual_stages", "cp", "shard_group",
+const char *const scenario_par_keys[] = {"ep", "expert_tp", "capacity_factor", "virtual_stages", "cp", "shard_group",
                                          "offload_optimizer", "pcie_bandwidth", "host_memory_bandwidth",
                                          "account_for_embedding_in_pipeline_split",
                                          "account_for_loss_in_pipeline_split", NULL};
 
 bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
 {
-    long ep = 1, vpp = 1, cp = 1, sg = 0;
+    long ep = 1, vpp = 1, cp = 1, sg = 0, etp = 0;
     if (!sim_json_get_int(d, par, "ep", false, 1, 1 << 16, &ep, err) ||
+        !sim_json_get_int(d, par, "expert_tp", false, 1, 1 << 16, &etp, err) ||
         !sim_json_get_int(d, par, "cp", false, 1, 1 << 16, &cp, err) ||
         !sim_json_get_int(d, par, "shard_group", false, 1, 1 << 24, &sg, err) ||
         !sim_json_get_bool(d, par, "offload_optimizer", &p->offload_optimizer, err) ||
@@ -30,6 +31,7 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
         !sim_json_get_number(d, par, "capacity_factor", false, 0.01, 64, &p->capacity_factor, err))
         return false;
     p->ep = (int)ep;
+    p->etp = (int)etp;
     p->vpp = (int)vpp;
     p->cp = (int)cp;
     p->shard_group = (int)sg;
@@ -124,7 +126,7 @@ static bool check_sharding(const SimJsonDoc *d, const cJSON *where, const StepPl
 bool scenario_cnn_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, const Workload *w,
                         GError **err)
 {
-    static const char *const keys[] = {"tp", "pp", "sequence_parallel", "ep", "capacity_factor", "virtual_stages",
+    static const char *const keys[] = {"tp", "pp", "sequence_parallel", "ep", "expert_tp", "capacity_factor", "virtual_stages",
                                        "cp", "shard_group", "recompute", "schedule", NULL};
     for (const char *const *k = keys; *k; k++) {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(where, *k);
@@ -144,6 +146,37 @@ bool scenario_cnn_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
         sim_json_error(d, item(where, "zero_stage"), err,
                        "ZeRO-3 of a CNN is not modelled: use zero_stage 0-2 (\"weight_update\": \"sharded\" is "
                        "Xu et al.'s)");
+        return false;
+    }
+    return true;
+}
+
+/* The experts' split: ep over the experts and, with expert_tp (etp) below
+ * tp, over the tp x dp ranks (Megatron-Core's MoE parallel folding: ep x etp
+ * must divide tp x dp; sequence parallelism, so each tp rank dispatches its
+ * own tokens); etp over each expert's width. */
+static bool check_expert_tp(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, const WorkloadTransformer *tr,
+                            GError **err)
+{
+    int etp = p->etp > 0 ? p->etp : p->tp;
+    if (etp == p->tp && (tr->experts % p->ep || p->dp % p->ep)) {
+        sim_json_error(d, item(where, "ep"), err, "\"ep\" = %d must divide the experts (%d) and dp (%d)", p->ep,
+                       tr->experts, p->dp);
+        return false;
+    }
+    if (p->tp % etp || (etp < p->tp && !p->sequence_parallel)) {
+        sim_json_error(d, item(where, "expert_tp"), err,
+                       "\"expert_tp\" = %d must divide tp (%d), and below it needs sequence parallelism", etp, p->tp);
+        return false;
+    }
+    if (etp < p->tp && (tr->experts % p->ep || ((long)p->tp * p->dp) % ((long)p->ep * etp))) {
+        sim_json_error(d, item(where, "ep"), err, "\"ep\" = %d must divide the experts (%d), and ep x expert_tp (%d) "
+                       "tp x dp (%d)", p->ep, tr->experts, p->ep * etp, p->tp * p->dp);
+        return false;
+    }
+    if (tr->expert_ffn % etp) {
+        sim_json_error(d, item(where, etp == p->tp && p->etp == 0 ? "tp" : "expert_tp"), err,
+                       "\"%s\" = %d must divide expert_ffn (%d)", p->etp ? "expert_tp" : "tp", etp, tr->expert_ffn);
         return false;
     }
     return true;
@@ -174,23 +207,16 @@ bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
         return false;
     }
     bool given_cf = cJSON_GetObjectItemCaseSensitive(where, "capacity_factor") != NULL;
-    if (tr->experts == 0 && (p->ep > 1 || given_cf)) {
-        sim_json_error(d, item(where, p->ep > 1 ? "ep" : "capacity_factor"), err,
-                       "\"%s\" needs a mixture-of-experts model (\"experts\" > 0); %s is dense",
-                       p->ep > 1 ? "ep" : "capacity_factor", SIM_ECHO(workload_name(w)));
+    if (tr->experts == 0 && (p->ep > 1 || given_cf || p->etp)) {
+        const char *k = p->ep > 1 ? "ep" : given_cf ? "capacity_factor" : "expert_tp";
+        sim_json_error(d, item(where, k), err, "\"%s\" needs a mixture-of-experts model (\"experts\" > 0); %s is dense",
+                       k, SIM_ECHO(workload_name(w)));
         return false;
     }
     if (tr->experts == 0)
         return true;
-    if (tr->experts % p->ep || p->dp % p->ep) {
-        sim_json_error(d, item(where, "ep"), err, "\"ep\" = %d must divide the experts (%d) and dp (%d)", p->ep,
-                       tr->experts, p->dp);
+    if (!check_expert_tp(d, where, p, tr, err))
         return false;
-    }
-    if (tr->expert_ffn % p->tp) {
-        sim_json_error(d, item(where, "tp"), err, "\"tp\" = %d must divide expert_ffn (%d)", p->tp, tr->expert_ffn);
-        return false;
-    }
     if (max_zero_stage == 3) {
         sim_json_error(d, item(where, "zero_stage"), err,
                        "ZeRO-3 of a mixture of experts is not modelled: use zero_stage 0-2 (experts are sharded "

@@ -116,6 +116,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     /* Transformer Engine's FP8 linear layers keep their inputs in FP8 */
     c->wp.linear_input_bytes = step_scenario_precision(sc) == MEMORY_MIXED_FP8 ? 1 : 0;
     c->wp.ep = p->ep;
+    c->wp.etp = p->etp;
     c->wp.capacity_factor = p->capacity_factor;
     c->wp.cp = p->cp;
     c->wp.act_func_input_bytes = step_scenario_act_func_fp8(sc) ? 1 : 0;

@@ -327,6 +327,10 @@ void offload_memory(const Ctx *c, MemoryBreakdown *mem, double *host);
  * synchronisation over the expert-data-parallel group and their update,
  * and their memory on stage s (added to `mem`). */
 bool moe_init(Ctx *c, GError **err);
+/* The experts' tensor-parallel degree (expert_tp, or tp) and the ranks of
+ * tp x dp holding the same experts. */
+int moe_etp(const Ctx *c);
+int moe_edp(const Ctx *c);
 void moe_free(Ctx *c);
 int moe_after(Build *b, int s, const char *name, double seconds, int after);
 void moe_sync_and_update(Build *b, int s);

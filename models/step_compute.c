@@ -33,6 +33,18 @@ static AccelDtype fused_attention_dtype(const Ctx *c, bool backward)
     return step_attention_dtype(c);
 }
 
+/* A sliding-window layer's fused kernel: each of the device's s / cp
+ * queries meets on average w - w^2 / (2 s) keys (min(i, w) over positions
+ * i; s / 2 when w >= s), one kernel whatever cp (the window is local: its
+ * keys sit in the device's block or the one before). */
+static double windowed_attention_time(const Ctx *c, double heads, bool backward)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    double s = tr->seq_len, w = fmin(tr->sliding_window, s), keys = w - w * w / (2 * s);
+    return accel_attention_time_keys(c->acc, fused_attention_dtype(c, backward), heads, s / c->p.cp, keys,
+                                     workload_head_dim(tr), backward);
+}
+
 /* The fused attention kernel of one layer (both core products at once).
  * Context parallelism (ring attention): the device's s / cp queries meet
  * the s / cp keys of each of the cp blocks in turn, one kernel per block,
@@ -44,7 +56,10 @@ double step_fused_attention_time(const Ctx *c, int mb, bool backward)
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double heads = (double)mb * tr->heads / c->p.tp, cp = c->p.cp;
     double t = cp * accel_attention_time(c->acc, fused_attention_dtype(c, backward), heads, tr->seq_len / cp,
-                                         (double)tr->hidden / tr->heads, tr->causal, backward);
+                                         workload_head_dim(tr), tr->causal, backward);
+    double share = workload_window_share(tr);
+    if (share > 0)
+        t = (1 - share) * t + share * windowed_attention_time(c, heads, backward);
     if (step_scenario_attention(c->sc) == STEP_ATTN_FUSED_V2)
         return t * accel_attention_v2_slowdown(c->acc, backward);
     if (step_scenario_attention(c->sc) != STEP_ATTN_FUSED_V1)
@@ -192,6 +207,7 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     one.tp = 1;
     one.sequence_parallel = false;
     one.ep = 1;
+    one.etp = 0;
     one.cp = 1;
     one.capacity_factor = 1; /* model FLOPs count no expert padding; hardware FLOPs do */
     WorkloadParallel padded = one;

@@ -303,6 +303,23 @@ static void add_throughput(cJSON *out, const Ctx *c, double step)
     cJSON_AddNumberToObject(out, "samples_per_s_per_device", B / step / c->devices);
 }
 
+/* The attention geometry where it is not the plain hidden-wide one: its
+ * heads x head_dim width, the q/k norms, the sliding window and the share
+ * of the layers it covers (workload.h). */
+static void report_attention(cJSON *cfg, const WorkloadTransformer *t)
+{
+    if (t->head_dim <= 0 && t->sliding_window <= 0)
+        return;
+    cJSON_AddNumberToObject(cfg, "head_dim", workload_head_dim(t));
+    cJSON_AddNumberToObject(cfg, "attention_width", workload_q_dim(t));
+    cJSON_AddBoolToObject(cfg, "qk_norm", t->qk_norm);
+    if (t->sliding_window > 0) {
+        cJSON_AddNumberToObject(cfg, "sliding_window", t->sliding_window);
+        cJSON_AddNumberToObject(cfg, "window_share", workload_window_share(t));
+    }
+}
+
+
 static void add_config(cJSON *out, const Build *b)
 {
     const Ctx *c = b->c;
@@ -335,9 +352,13 @@ static void add_config(cJSON *out, const Build *b)
         cJSON_AddNumberToObject(cfg, "shard_group", p->shard_group);
     if (p->offload_optimizer)
         cJSON_AddBoolToObject(cfg, "offload_optimizer", true);
+    if (workload_transformer(c->w))
+        report_attention(cfg, workload_transformer(c->w));
     if (workload_transformer(c->w) && workload_transformer(c->w)->experts > 0) {
         cJSON_AddNumberToObject(cfg, "experts", workload_transformer(c->w)->experts);
         cJSON_AddNumberToObject(cfg, "ep", p->ep);
+        if (p->etp > 0)
+            cJSON_AddNumberToObject(cfg, "expert_tp", p->etp);
         cJSON_AddNumberToObject(cfg, "capacity_factor", p->capacity_factor);
         cJSON_AddNumberToObject(cfg, "active_params", workload_params_active(c->w));
     }

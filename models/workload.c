@@ -59,7 +59,12 @@ static bool check_transformer(const WorkloadTransformer *c, GError **err)
     else if (c->heads < 1) bad = "heads must be >= 1";
     else if (c->kv_heads < 1 || c->kv_heads > c->heads) bad = "kv_heads must be in [1, heads]";
     else if (c->heads % c->kv_heads) bad = "heads must be a multiple of kv_heads";
-    else if (c->kv_heads != c->heads && c->hidden % c->heads) bad = "grouped-query attention needs hidden divisible by heads";
+    else if (c->head_dim < 0) bad = "head_dim must be >= 1";
+    else if (!c->head_dim && c->kv_heads != c->heads && c->hidden % c->heads)
+        bad = "grouped-query attention needs hidden divisible by heads (or a head_dim)";
+    else if (c->sliding_window < 0 || c->full_attention_every < 0) bad = "sliding_window and full_attention_every must be >= 0";
+    else if (c->full_attention_every && !c->sliding_window) bad = "full_attention_every needs a sliding_window";
+    else if (c->sliding_window && !c->causal) bad = "sliding_window is a causal (decoder) window: it needs causal attention";
     else if (c->ffn < 1) bad = "ffn must be >= 1";
     else if (c->seq_len < 1) bad = "seq_len must be >= 1";
     else if (c->vocab < 1) bad = "vocab must be >= 1";
@@ -99,13 +104,23 @@ static bool get_int(const SimJsonDoc *doc, const cJSON *obj, const char *key, bo
     return true;
 }
 
+/* The attention geometry keys (workload.h): head_dim, qk_norm, the sliding window. */
+static bool attention_from_doc(const SimJsonDoc *doc, const cJSON *root, WorkloadTransformer *c, GError **err)
+{
+    return get_int(doc, root, "head_dim", false, 1, 1 << 16, &c->head_dim, err) &&
+           sim_json_get_bool(doc, root, "qk_norm", &c->qk_norm, err) &&
+           get_int(doc, root, "sliding_window", false, 1, 1 << 24, &c->sliding_window, err) &&
+           get_int(doc, root, "full_attention_every", false, 1, 100000, &c->full_attention_every, err);
+}
+
 static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, const char *name, GError **err)
 {
     static const char *const keys[] = {"name", "type", "description", "source", "layers", "hidden", "heads",
                                        "kv_heads", "ffn", "seq_len", "vocab", "type_vocab", "gated_mlp",
                                        "tied_embeddings", "bias", "dropout", "embedding_norm", "final_norm",
                                        "norm", "position", "causal", "experts", "top_k", "expert_ffn",
-                                       "shared_experts", NULL};
+                                       "shared_experts", "head_dim", "qk_norm", "sliding_window",
+                                       "full_attention_every", NULL};
     if (!sim_json_only_keys(doc, root, keys, NULL, err))
         return NULL;
     WorkloadTransformer c = {.tied_embeddings = true, .bias = true, .dropout = true, .causal = true};
@@ -135,7 +150,8 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
     c.expert_ffn = c.ffn;
     if (!get_int(doc, root, "top_k", false, 0, 1 << 16, &c.top_k, err) ||
         !get_int(doc, root, "expert_ffn", false, 1, 16 * big, &c.expert_ffn, err) ||
-        !get_int(doc, root, "shared_experts", false, 0, 1 << 16, &c.shared_experts, err))
+        !get_int(doc, root, "shared_experts", false, 0, 1 << 16, &c.shared_experts, err) ||
+        !attention_from_doc(doc, root, &c, err))
         return NULL;
     const char *s = NULL;
     if (!sim_json_get_string(doc, root, "norm", false, &s, err))
@@ -294,8 +310,32 @@ int workload_tokens_per_sample(const Workload *w) { return w->kind == WORKLOAD_T
 
 static bool valid_layer(const Workload *w, int layer) { return layer >= 0 && layer < workload_num_layers(w); }
 
-/* Key/value projection width: hidden * kv_heads / heads. */
-static double kv_dim(const WorkloadTransformer *t) { return (double)t->hidden * t->kv_heads / t->heads; }
+/* Without a head_dim the widths are hidden's, computed as they always were
+ * (byte-identical results for the presets that predate head_dim). */
+double workload_head_dim(const WorkloadTransformer *t)
+{
+    return t->head_dim > 0 ? t->head_dim : (double)t->hidden / t->heads;
+}
+double workload_q_dim(const WorkloadTransformer *t)
+{
+    return t->head_dim > 0 ? (double)t->heads * t->head_dim : t->hidden;
+}
+double workload_kv_dim(const WorkloadTransformer *t)
+{
+    return t->head_dim > 0 ? (double)t->kv_heads * t->head_dim : (double)t->hidden * t->kv_heads / t->heads;
+}
+static double kv_dim(const WorkloadTransformer *t) { return workload_kv_dim(t); }
+
+double workload_window_share(const WorkloadTransformer *t)
+{
+    if (t->sliding_window <= 0)
+        return 0;
+    int full = t->full_attention_every > 0 ? t->layers / t->full_attention_every : 0;
+    return (double)(t->layers - full) / t->layers;
+}
+
+/* Qwen3's q and k RMSNorms: head_dim weights each (shared by the heads). */
+static double qk_norm_params(const WorkloadTransformer *t) { return t->qk_norm ? 2 * workload_head_dim(t) : 0; }
 
 static double norm_params(const WorkloadTransformer *t)
 {
@@ -351,14 +391,14 @@ double workload_params_layer(const Workload *w, int layer)
     if (w->kind == WORKLOAD_CNN)
         return cnn_layer_params(&w->cnn[layer]);
     const WorkloadTransformer *t = &w->t;
-    double h = t->hidden, kv = kv_dim(t), f = t->ffn;
-    double attn = h * (h + 2 * kv) + h * h;
+    double h = t->hidden, q = workload_q_dim(t), kv = kv_dim(t), f = t->ffn;
+    double attn = h * (q + 2 * kv) + q * h + qk_norm_params(t);
     double mlp = (t->gated_mlp ? 3 : 2) * h * f;
-    double bias = t->bias ? (h + 2 * kv) + h + (t->gated_mlp ? 2 : 1) * f + h : 0;
+    double bias = t->bias ? (q + 2 * kv) + h + (t->gated_mlp ? 2 : 1) * f + h : 0;
     if (t->experts > 0) { /* the router, shared and routed experts instead of one MLP */
         double one = expert_params(t);
         mlp = h * t->experts + t->shared_experts * one + t->experts * one;
-        bias = t->bias ? (h + 2 * kv) + h : 0;
+        bias = t->bias ? (q + 2 * kv) + h : 0;
     }
     return attn + mlp + bias + 2 * norm_params(t);
 }
@@ -436,12 +476,13 @@ int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const Wo
     }
     const WorkloadTransformer *t = &w->t;
     /* context parallelism: the device's s / cp queries against all s keys */
-    double tp = tp_of(par), s = t->seq_len, h = t->hidden, a = t->heads, d = h / a, sq = s / cp_of(par), T = b * sq;
+    double tp = tp_of(par), s = t->seq_len, h = t->hidden, a = t->heads, d = workload_head_dim(t), sq = s / cp_of(par),
+           T = b * sq, q = workload_q_dim(t);
     int n = 0;
-    out[n++] = (WorkloadGemm){"qkv", 1, T, (h + 2 * kv_dim(t)) / tp, h};
+    out[n++] = (WorkloadGemm){"qkv", 1, T, (q + 2 * kv_dim(t)) / tp, h};
     out[n++] = (WorkloadGemm){"attn_score", b * a / tp, sq, s, d};
     out[n++] = (WorkloadGemm){"attn_value", b * a / tp, sq, d, s};
-    out[n++] = (WorkloadGemm){"attn_out", 1, T, h, h / tp};
+    out[n++] = (WorkloadGemm){"attn_out", 1, T, h, q / tp};
     if (t->experts == 0) {
         out[n++] = (WorkloadGemm){"mlp_up", 1, T, (t->gated_mlp ? 2.0 : 1.0) * t->ffn / tp, h};
         out[n++] = (WorkloadGemm){"mlp_down", 1, T, h, t->ffn / tp};
@@ -449,10 +490,12 @@ int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const Wo
     }
     /* the device's E / ep experts each take their share of ep devices' tokens */
     double ep = par && par->ep > 1 ? par->ep : 1, fe = t->expert_ffn, up = t->gated_mlp ? 2.0 : 1.0;
-    double local = t->experts / ep, per_expert = routed_tokens(t, par, T) * ep / t->experts;
+    /* expert tensor parallelism: the etp ranks sharing the device's experts bring T / tp tokens each */
+    double etp = par && par->etp > 0 ? par->etp : tp, Tg = T * etp / tp;
+    double local = t->experts / ep, per_expert = routed_tokens(t, par, Tg) * ep / t->experts;
     out[n++] = (WorkloadGemm){"router", 1, T, t->experts, h};
-    out[n++] = (WorkloadGemm){"expert_up", local, per_expert, up * fe / tp, h};
-    out[n++] = (WorkloadGemm){"expert_down", local, per_expert, h, fe / tp};
+    out[n++] = (WorkloadGemm){"expert_up", local, per_expert, up * fe / etp, h};
+    out[n++] = (WorkloadGemm){"expert_down", local, per_expert, h, fe / etp};
     if (t->shared_experts > 0) {
         out[n++] = (WorkloadGemm){"shared_up", 1, T, up * fe * t->shared_experts / tp, h};
         out[n++] = (WorkloadGemm){"shared_down", 1, T, h, fe * t->shared_experts / tp};
@@ -477,8 +520,9 @@ static void lora_target_dims(const WorkloadTransformer *t, unsigned bit, double 
 {
     double h = t->hidden, f = t->ffn, up = t->gated_mlp ? 2 : 1;
     *row = bit == WORKLOAD_LINEAR_PROJ || bit == WORKLOAD_LINEAR_FC2;
-    *in = bit == WORKLOAD_LINEAR_FC2 ? f : h;
-    *out = bit == WORKLOAD_LINEAR_QKV ? h + 2 * kv_dim(t) : bit == WORKLOAD_LINEAR_FC1 ? up * f : h;
+    double q = workload_q_dim(t);
+    *in = bit == WORKLOAD_LINEAR_FC2 ? f : bit == WORKLOAD_LINEAR_PROJ ? q : h;
+    *out = bit == WORKLOAD_LINEAR_QKV ? q + 2 * kv_dim(t) : bit == WORKLOAD_LINEAR_FC1 ? up * f : h;
 }
 
 static bool lora_on(const Workload *w, const WorkloadParallel *par)
@@ -605,6 +649,8 @@ double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_
     split += (t->gated_mlp ? 3 : 2) * mlp_token_width(t, par, T) * e; /* GeLU: read, write; SwiGLU: read 2, write 1 */
     if (t->experts > 0) /* tokens permuted before the dispatch and back after the combine: read, write */
         rows += 2 * 2 * routed_tokens(t, par, T) * h * e;
+    if (t->qk_norm) /* q and k normed per head: read, write */
+        split += 2 * T * (workload_q_dim(t) + kv_dim(t)) * e;
     return (rows / sp + split / tp) / cp_of(par); /* every term counts the device's tokens */
 }
 
@@ -652,7 +698,7 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
         return (c->bn ? 2 : 1) * E * e;
     }
     const WorkloadTransformer *t = &w->t;
-    double tp = tp_of(par), T = b * t->seq_len, h = t->hidden, kv = kv_dim(t), f = t->ffn;
+    double tp = tp_of(par), T = b * t->seq_len, h = t->hidden, kv = kv_dim(t), f = t->ffn, q = workload_q_dim(t);
     double sp = par && par->sequence_parallel ? tp : 1;
     if (rc == WORKLOAD_RECOMPUTE_FULL)
         return T * h * e / sp / cp_of(par);
@@ -672,11 +718,13 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
      * function input(s) and output (the down projection's input). */
     double tf = t->experts ? mlp_token_width(t, par, T) : T * f;
     double ab = fused && par->attn_io_bytes > 0 ? par->attn_io_bytes : e; /* Q, K, V, O as the kernel keeps them */
-    double oproj = fused ? T * h * ab + (li != e ? T * h * li : 0) : T * h * li;
+    double oproj = fused ? T * q * ab + (li != e ? T * q * li : 0) : T * q * li;
     if (frozen) /* the fused kernel's O stays (attention's backward); no input copy for a wgrad */
-        oproj = fused ? T * h * ab : 0;
+        oproj = fused ? T * q * ab : 0;
     double af = par && par->act_func_input_bytes > 0 ? par->act_func_input_bytes : e; /* the activation's input */
-    double split = T * h * ab + 2 * T * kv * ab + oproj + (t->gated_mlp ? 2 : 1) * tf * af + (frozen ? 0 : tf * li);
+    double split = T * q * ab + 2 * T * kv * ab + oproj + (t->gated_mlp ? 2 : 1) * tf * af + (frozen ? 0 : tf * li);
+    if (t->qk_norm) /* the q and k norms' inputs, for their backward */
+        split += T * (q + kv) * e;
     rows += lora_rows;
     split += lora_split;
     if (t->experts > 0) /* the dispatched tokens (expert_up's input) and the fp32 router probabilities */

@@ -56,6 +56,20 @@ typedef struct {
      * of them by a router (hidden x experts), plus shared_experts experts
      * every token goes through (DeepSeek). */
     int experts, top_k, expert_ffn, shared_experts;
+    /* Attention geometry (Qwen3, GPT-OSS).  head_dim: each head's width
+     * (0: hidden / heads), so the attention is heads x head_dim wide, which
+     * may differ from hidden (Megatron's kv_channels): QKV projects hidden
+     * to (heads + 2 kv_heads) x head_dim, the output projection heads x
+     * head_dim back to hidden.  qk_norm: an RMSNorm on each head's q and k
+     * (Qwen3; Megatron's qk_layernorm), head_dim weights each.
+     * sliding_window > 0: a causal window, each query attending to at most
+     * that many keys (GPT-OSS: 128), on every layer but each
+     * full_attention_every-th (Megatron's window_attn_skip_freq: layers
+     * N, 2N, ... (1-based) attend to the whole sequence; 0: every layer is
+     * windowed). */
+    int head_dim;
+    bool qk_norm;
+    int sliding_window, full_attention_every;
 } WorkloadTransformer;
 
 typedef enum {
@@ -75,6 +89,9 @@ typedef struct {
      * log-sum-exp per query row is kept) */
     bool fused_attention;
     int ep;                 /* expert parallelism: the routed experts split over ep devices (>= 1) */
+    int etp;                /* expert tensor parallelism: each routed expert split over etp of the tp
+                               ranks (0: tp); below tp each tp rank's own T / tp tokens are dispatched
+                               (sequence parallelism) and the experts run over ep x etp of the tp x dp ranks */
     double capacity_factor; /* expert capacity / its balanced share of tokens: padded compute (1: dropless, balanced) */
     int cp;                 /* context parallelism: each device holds seq_len / cp of every sequence's tokens,
                                its queries attending to all seq_len keys (ring attention); >= 1 */
@@ -139,6 +156,16 @@ const char *workload_name(const Workload *w);
 WorkloadKind workload_kind(const Workload *w);
 /* The hyper-parameters; NULL for a CNN. */
 const WorkloadTransformer *workload_transformer(const Workload *w);
+/* A transformer's attention widths: one head's (head_dim, or hidden /
+ * heads), the queries' (heads x head_dim: hidden by default) and the keys'
+ * (kv_heads x head_dim) = the values'. */
+double workload_head_dim(const WorkloadTransformer *t);
+double workload_q_dim(const WorkloadTransformer *t);
+double workload_kv_dim(const WorkloadTransformer *t);
+/* The share of the layers with a sliding window (0 without one): the
+ * layers are modelled as identical, so a windowed model's attention is
+ * that mix of windowed and full kernels in every layer. */
+double workload_window_share(const WorkloadTransformer *t);
 int workload_num_layers(const Workload *w);
 /* Tokens per sample: seq_len for a transformer, 1 for a CNN. */
 int workload_tokens_per_sample(const Workload *w);

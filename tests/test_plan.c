@@ -199,7 +199,32 @@ static void test_locate(void)
     cJSON_Delete(all);
 }
 
+/* A scenario's "expert_tp" 1 stays on every candidate, so layouts whose ep
+ * exceeds dp (the experts folded over tp x dp) are searched, the
+ * scenario's own among them: ranked, not discarded. */
+static void test_expert_tp(void)
+{
+    const char *sc = "{\"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", \"nodes\": 4,"
+                     " \"model\": \"qwen3-30b-a3b\", \"global_batch\": 64, \"micro_batch\": 1, \"precision\": \"fp8\","
+                     " \"parallelism\": {\"dp\": 8, \"tp\": 2, \"pp\": 2, \"sequence_parallel\": true, \"ep\": 16,"
+                     " \"expert_tp\": 1}}";
+    PlanOptions o;
+    plan_options_default(&o);
+    o.top = 3;
+    o.jobs = 1;
+    GError *err = NULL;
+    CU_ASSERT_FATAL(plan_parse_match("--fix", "tp=2,pp=2,gpus=32,mb=1", &o.fix, &err));
+    cJSON *j = plan_check_json(sc, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    const cJSON *ref = cJSON_GetObjectItem(j, "reference");
+    CU_ASSERT_TRUE(cJSON_IsObject(ref));
+    CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(ref, "discarded"));
+    CU_ASSERT_TRUE(num(ref, "rank") >= 1);
+    cJSON_Delete(j);
+}
+
 static const TestCase tests[] = {
+    {"expert_tp 1: ep beyond dp searched", test_expert_tp},
     {"time to train: failures, checkpoints", test_train_model},
     {"pruned screen = exhaustive, threads", test_pruned_equals_exhaustive},
     {"--fix, --deny: only what they allow is searched", test_constraints},

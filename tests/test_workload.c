@@ -286,7 +286,8 @@ static void test_bad_input(void)
                  " \"heads\": 4,\n \"seq_len\": 8, \"vocab\": 10, \"hiden\": 3}",
                  "w.json:3: unknown field \"hiden\" (known here: name, type, description, source, layers, hidden, "
                  "heads, kv_heads, ffn, seq_len, vocab, type_vocab, gated_mlp, tied_embeddings, bias, dropout, "
-                 "embedding_norm, final_norm, norm, position, causal, experts, top_k, expert_ffn, shared_experts)");
+                 "embedding_norm, final_norm, norm, position, causal, experts, top_k, expert_ffn, shared_experts, head_dim, "
+                 "qk_norm, sliding_window, full_attention_every)");
     expect_error("{\"name\": \"x\", \"type\": \"transformer\", \"source\": \"s\",\n \"layers\": 2, \"hidden\": 64,"
                  " \"heads\": 4,\n \"seq_len\": 8, \"vocab\": 10, \"norm\": \"batchnorm\"}",
                  "w.json:3: \"norm\" must be \"layernorm\" or \"rmsnorm\", not \"batchnorm\"");

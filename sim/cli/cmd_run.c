@@ -62,9 +62,20 @@ static void print_result(const cJSON *r)
     if (cJSON_GetObjectItem(cfg, "offload_optimizer"))
         printf("  optimizer offloaded to the host (ZeRO-Offload): %.2f GiB of state in host memory\n",
                num(mem, "host_optimizer_state") / (1024.0 * 1024 * 1024));
-    if (cJSON_GetObjectItem(cfg, "experts"))
-        printf("  mixture of experts: %g experts over ep %g, capacity factor %g, %.1f B params active per token\n",
-               num(cfg, "experts"), num(cfg, "ep"), num(cfg, "capacity_factor"), num(cfg, "active_params") / 1e9);
+    if (cJSON_GetObjectItem(cfg, "attention_width")) {
+        printf("  attention %g wide (heads x head_dim %g)%s", num(cfg, "attention_width"), num(cfg, "head_dim"),
+               cJSON_IsTrue(cJSON_GetObjectItem(cfg, "qk_norm")) ? ", q/k norms" : "");
+        if (cJSON_GetObjectItem(cfg, "sliding_window"))
+            printf(", a %g-token window on %.0f %% of the layers", num(cfg, "sliding_window"), 100 * num(cfg, "window_share"));
+        printf("\n");
+    }
+    if (cJSON_GetObjectItem(cfg, "experts")) {
+        printf("  mixture of experts: %g experts over ep %g", num(cfg, "experts"), num(cfg, "ep"));
+        if (cJSON_GetObjectItem(cfg, "expert_tp"))
+            printf(" x expert tp %g", num(cfg, "expert_tp"));
+        printf(", capacity factor %g, %.1f B params active per token\n", num(cfg, "capacity_factor"),
+               num(cfg, "active_params") / 1e9);
+    }
     if (num(cfg, "dp") > 1) {
         bool z12 = num(cfg, "zero_stage") == 1 || num(cfg, "zero_stage") == 2;
         printf("  gradients reduced in %s%s\n", str(cfg, "grad_reduce_dtype"),
