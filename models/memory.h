@@ -99,8 +99,9 @@ typedef struct {
      * backward's, whichever is larger: compute_working_set) */
     double working_set_bytes;
     /* MIXED_FP8: parameters whose FP8 weight and transpose are cached (the
-     * device's linear-layer weights; 0 where TE casts them per pass, as
-     * under ZeRO-3 / FSDP, whose saved transposes are activations) */
+     * device's linear-layer weights; 0 under ZeRO-3 / FSDP, which gathers
+     * the parameters in FP8 and frees them after each layer: the weight TE
+     * saves for the backward is the gathered parameter, gathered again) */
     double fp8_weight_params;
     /* FSDP (FSDP1's flat parameter, FSDP2's DTensor shards) in mixed
      * precision: the sharded parameter is the fp32 one the optimizer

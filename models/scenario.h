@@ -67,6 +67,11 @@ typedef struct {
      * of each model chunk recompute (Megatron's recompute_method "block",
      * NeMo's activations_checkpoint_num_layers); 0: every layer */
     int recompute_layers;
+    /* "cpu_offloading_num_layers": Megatron-Core's cpu_offloading (through
+     * Transformer Engine): the first N layers' saved activations go to the
+     * host after their forward and come back before their backward
+     * (par_pact.c); 0: none */
+    int offload_layers;
     /* Megatron's account_for_embedding_in_pipeline_split /
      * account_for_loss_in_pipeline_split: the embedding (loss) counts as a
      * layer of the first (last) model chunk, which holds one transformer
