@@ -140,5 +140,9 @@ bool step_scenario_act_func_fp8(const StepScenario *sc);
  * has one ("fused_attention": "fp8_fwd" / "fp8_bwd"), else at its 16-bit
  * rate (step_compute.c). */
 bool step_scenario_fp8_dpa(const StepScenario *sc);
+/* "fp8_param_gather" (Megatron-Core's option of that name, FP8 only; what
+ * torchao's enable_fsdp_float8_all_gather does under FSDP2): the linear
+ * layers' weights are held and all-gathered in FP8 (memory.h's fp8_params). */
+bool step_scenario_fp8_params(const StepScenario *sc);
 
 #endif

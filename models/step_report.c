@@ -167,20 +167,21 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     if (p->zero_stage == 3) {
         double root = mc.params - step_stage_layers(c, s) * c->layer_params;
         mc.zero3_gathered_params = 2 * c->layer_params + (c->zero_ranks > 1 ? root : 0);
-        /* FP8 gathers FP8 parameters (dp_costs' param_bytes): 1 B each */
-        mc.zero3_gathered_params *= c->param_bytes / memory_param_bytes(mc.precision);
         if (c->zero_ranks > 1)
             mc.stream_pool_bytes = fmax(root, 2 * c->layer_params) * c->grad_bytes_per_param;
     }
-    /* FP8: TE's cached weight copies.  Under ZeRO-3 the parameters are
-     * gathered in FP8 (Megatron-Core's fp8_param_gather, which Megatron-
-     * Bridge's FP8 current-scaling recipes set; torchao's float8 all-gather):
-     * the FP8 weight TE saves for the backward is the gathered parameter
-     * itself, whose storage FSDP frees after the forward and gathers again
-     * for the backward, so no copy is cached and none is kept per layer
-     * (Megatron-Bridge also sets keep_fp8_transpose_cache false under
-     * Megatron-FSDP) */
+    /* FP8: TE's cached weight copies (the FP8 weight, none when the
+     * parameter is FP8, and its transpose).  Under ZeRO-3 nothing is cached:
+     * each layer's gathered weight is cast per pass and its FP8 copy (1 B
+     * per parameter) saved for the backward, like an activation, unless the
+     * parameters are FP8 ("fp8_param_gather"): TE then saves the gathered
+     * parameter itself, whose storage FSDP frees after the forward and
+     * gathers again for the backward (Megatron-Bridge also sets
+     * keep_fp8_transpose_cache false under Megatron-FSDP) */
     bool fp8 = mc.precision == MEMORY_MIXED_FP8;
+    mc.fp8_params = fp8 && step_scenario_fp8_params(c->sc);
+    mc.fp8_copy_bytes = (mc.fp8_params ? 0 : 1) + (accel_fp8_any_layout(c->acc) ? 0 : 1);
+    bool fp8_saved = fp8 && p->zero_stage == 3 && !mc.fp8_params;
     mc.fp8_weight_params = fp8 && p->zero_stage != 3 && !c->wp.frozen_linears ? step_stage_layers(c, s) * c->layer_params : 0;
     mc.activation_bytes = 0;
     WorkloadParallel kept = c->wp; /* a layer "recompute_layers" leaves out keeps everything */
@@ -189,7 +190,8 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
         if (!pact_layer_offloaded(c, s, l - c->stage_l0[s])) /* in host memory at the peak */
             mc.activation_bytes +=
                 workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc),
-                                                step_layer_recomputed(c, s, l - c->stage_l0[s]) ? &c->wp : &kept);
+                                                step_layer_recomputed(c, s, l - c->stage_l0[s]) ? &c->wp : &kept) +
+                (fp8_saved ? c->layer_params : 0);
     mc.activation_bytes /= c->p.vpp; /* interleaved: in flight by model chunks */
     mc.inflight_microbatches = pipeline_inflight(c, s);
     mc.working_set_bytes = compute_working_set(c, s);

@@ -10,14 +10,15 @@
  * the embedding and the loss can count in the pipeline split
  * (nemo-bridge-405b-fp8.csv); every row runs, and the rows the model cannot
  * express (MLA and head_dim MoE) are listed in the table's header, not
- * hidden.  Fit, a guard too (9 of 12 and 5 of 7 predicted to fit): the three
- * GB200 70B FSDP rows at mb 2 offload 40 of 80 layers' activations to the
- * host (the preset's cpu_offloading_num_layers, in the table since
- * 2026-12-04: 437 GiB before, 201 GiB now, 18 GiB of it the model's 10 %
- * fragmentation allowance) and still come out over GB200's 186 GiB, as do the
- * two GB200 405B rows (TP 4 x PP 16 x VP 4, no offloading or recomputation
- * in the preset: 202 GiB, 77 interleaved micro-batch chunks in flight on
- * stage 1). */
+ * hidden.  Fit: the three GB200 70B FSDP rows at mb 2 offload 40 of 80
+ * layers' activations to the host (the preset's cpu_offloading_num_layers,
+ * in the table since 2026-12-04) with FP8 parameters (fp8_param_gather):
+ * 437 GiB before, 200 GiB now, 18 GiB of it the model's 10 % fragmentation
+ * allowance, still over GB200's 186 GiB (a guard: 9 of 12 predicted to
+ * fit); the two GB200 405B rows (TP 4 x PP 16 x VP 4, no offloading or
+ * recomputation in the preset) with FP8 parameters and no FP8 transposes on
+ * Blackwell: 184 GiB (202 GiB before), so every 405B row that ran is
+ * asserted to fit. */
 #include "test_steps.h"
 
 static void test_table(void)
@@ -37,7 +38,7 @@ static void test_405b(void)
 {
     Summary s = run_table(STEPS "nemo-bridge-405b-fp8.csv");
     CU_ASSERT_TRUE(s.n == 7);
-    CU_ASSERT_TRUE(s.fits >= 5);
+    CU_ASSERT_TRUE(s.fits == 7); /* every row that ran is predicted to fit */
     CU_ASSERT_TRUE(s.median <= 0.06);
     CU_ASSERT_TRUE(s.worst <= 0.12);
 }
