@@ -32,6 +32,7 @@ struct Accel {
      * preset was checked on ("uncertainty"); UNCALIBRATED_BAND otherwise */
     double band[2];
     bool band_given;
+    bool fp8_any_layout; /* "fp8_gemm": FP8 GEMMs take any operand layout (no FP8 transpose kept) */
 };
 
 /* A chip no measured step was checked on: judged, not fitted (the presets
@@ -119,6 +120,24 @@ static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel
            sim_json_get_number(doc, fa, "fp8_bwd", false, 0.01, 1, &a->attn_fp8_bwd, err);
 }
 
+/* {"any_layout": BOOL, "source"} (a preset's optional "fp8_gemm"): whether
+ * FP8 GEMMs take any operand layout, not only TN (Transformer Engine's
+ * is_non_tn_fp8_gemm_supported: compute capability 10.x, 13.x and up), so
+ * that TE keeps no FP8 transpose of a weight. */
+static bool read_fp8_gemm(const SimJsonDoc *doc, const cJSON *root, Accel *a, GError **err)
+{
+    static const char *const keys[] = {"any_layout", "source", NULL};
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "fp8_gemm");
+    if (!g)
+        return true;
+    if (!cJSON_IsObject(g)) {
+        sim_json_error(doc, g, err, "\"fp8_gemm\" must be an object");
+        return false;
+    }
+    return sim_json_only_keys(doc, g, keys, NULL, err) && sim_json_need_source(doc, g, err) &&
+           sim_json_get_bool(doc, g, "any_layout", &a->fp8_any_layout, err);
+}
+
 /* {"log_residual": [P10, P90], "source"} (a preset's "uncertainty", an
  * overlay's "calibration"); absent: the uncalibrated band. */
 static bool read_band(const SimJsonDoc *doc, const cJSON *o, Accel *a, GError **err)
@@ -152,7 +171,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
         return NULL;
     }
     static const char *const top_keys[] = {"name", "description", "source", "peak_flops", "hbm", "efficiency",
-                                           "uncertainty", NULL};
+                                           "uncertainty", "fp8_gemm", NULL};
     static const char *const peak_keys[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "source", NULL};
     static const char *const hbm_keys[] = {"bytes", "bandwidth", "source", NULL};
     static const char *const eff_keys[] = {"gemm_eff_max", "gemm_eff_max_by_dtype", "gemm_half_flops", "mem_eff",
@@ -220,7 +239,8 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
         !sim_json_get_number(doc, eff, "sm_count", false, 1, 100000, &a.sm_count, err))
         return NULL;
 
-    if (!read_band(doc, cJSON_GetObjectItemCaseSensitive(root, "uncertainty"), &a, err))
+    if (!read_band(doc, cJSON_GetObjectItemCaseSensitive(root, "uncertainty"), &a, err) ||
+        !read_fp8_gemm(doc, root, &a, err))
         return NULL;
     Accel *out = g_new(Accel, 1);
     *out = a;
@@ -370,6 +390,8 @@ double accel_mem_time(const Accel *a, double bytes)
 }
 
 bool accel_has_fused_attention(const Accel *a) { return a->attn_fwd > 0; }
+
+bool accel_fp8_any_layout(const Accel *a) { return a->fp8_any_layout; }
 
 bool accel_has_fp8_attention(const Accel *a, bool backward)
 {

@@ -85,6 +85,10 @@ bool accel_has_fused_attention(const Accel *a);
  * Engine's fp8_dot_product_attention), forward or backward:
  * "fused_attention": {"fp8_fwd", "fp8_bwd"}, fractions of the FP8 peak. */
 bool accel_has_fp8_attention(const Accel *a, bool backward);
+/* The preset's "fp8_gemm" "any_layout": FP8 GEMMs take any operand layout
+ * (Blackwell data-center parts), so Transformer Engine keeps no FP8
+ * transpose of a weight; false (Hopper, Ada: TN only) where not given. */
+bool accel_fp8_any_layout(const Accel *a);
 /* Seconds for fused attention over `batch_heads` heads of `seq` queries and
  * keys (self-attention) of `head_dim`: the forward, or its backward (which
  * recomputes the scores); causal skips the masked half.  INFINITY where the

@@ -14,6 +14,7 @@ MemoryConfig memory_config_default(void)
                           .optimizer = MEMORY_OPT_ADAM,
                           .inflight_microbatches = 1,
                           .reserve_bytes = MEMORY_DEFAULT_RESERVE_BYTES,
+                          .fp8_copy_bytes = 2,
                           .fragmentation = MEMORY_DEFAULT_FRAGMENTATION};
 }
 
@@ -64,17 +65,20 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
         !isfinite(c->activation_bytes) || !isfinite(c->reserve_bytes) || !(c->fp8_weight_params >= 0) ||
         !isfinite(c->fp8_weight_params) || !(c->stream_pool_bytes >= 0) || !isfinite(c->stream_pool_bytes))
         return bad(err, "byte counts must be finite and >= 0");
+    if (!(c->fp8_copy_bytes >= 0 && c->fp8_copy_bytes <= 2))
+        return bad(err, "fp8_copy_bytes must be in [0, 2]");
     if (!(c->fragmentation >= 0 && c->fragmentation <= 0.9))
         return bad(err, "fragmentation must be in [0, 0.9]");
 
     double psi = c->params, n = c->dp;
-    double P = memory_param_bytes(c->precision);
+    bool fp8 = c->precision == MEMORY_MIXED_FP8;
+    double P = fp8 && c->fp8_params ? 1 : memory_param_bytes(c->precision);
     double G = memory_grad_bytes(c->precision, c->fp32_grad_accum);
     double K = memory_optimizer_bytes(c->optimizer, c->precision);
     MemoryBreakdown b = {0};
     bool no_shard = c->fsdp_fp32_shards && c->zero_stage >= 3 && c->precision != MEMORY_FP32;
     b.params = (no_shard ? 0 : P * psi / (c->zero_stage >= 3 ? n : 1)) +
-               (c->precision == MEMORY_MIXED_FP8 ? 2 * c->fp8_weight_params : 0);
+               (fp8 ? c->fp8_copy_bytes * c->fp8_weight_params : 0);
     b.grads = G * psi / (c->zero_stage >= 2 ? n : 1);
     b.optimizer = K * psi / (c->zero_stage >= 1 ? n : 1);
     b.buffers = c->bucket_bytes + (c->zero_stage >= 3 ? P * c->zero3_gathered_params : 0) + c->stream_pool_bytes;

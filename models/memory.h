@@ -100,8 +100,21 @@ typedef struct {
     double working_set_bytes;
     /* MIXED_FP8: parameters whose FP8 weight and transpose are cached (the
      * device's linear-layer weights; 0 where TE casts them per pass, as
-     * under ZeRO-3 / FSDP, whose saved transposes are activations) */
+     * under ZeRO-3 / FSDP: without fp8_params the FP8 copy each layer saves
+     * for the backward is an activation; with them it is the gathered
+     * parameter, which FSDP frees and gathers again) */
     double fp8_weight_params;
+    /* Bytes per fp8_weight_params cached (in [0, 2]; 2 by default): the FP8
+     * weight (none with fp8_params, where it is the parameter) and its
+     * transpose (none where FP8 GEMMs take any layout) */
+    double fp8_copy_bytes;
+    /* MIXED_FP8 with FP8 parameters (Megatron-Core's fp8_param_gather under
+     * its distributed optimizer or FSDP: Transformer Engine's
+     * fp8_model_init): the working weights are FP8, P = 1 B (the fp32
+     * master in the optimizer), gathered in FP8 under ZeRO-3.  Every
+     * parameter counts at 1 B (embeddings and norms, a small share, stay
+     * 16-bit: a slight underestimate). */
+    bool fp8_params;
     /* FSDP (FSDP1's flat parameter, FSDP2's DTensor shards) in mixed
      * precision: the sharded parameter is the fp32 one the optimizer
      * updates (the master in K), cast to the 16-bit type per unit when it is

@@ -19,7 +19,20 @@
  * layer above has computed its backward, while that layer's tensor-
  * parallel all-reduce and the gathers are in flight, and the first
  * recomputation of a pass fills the wait for the gradient from the next
- * pipeline stage.  The price is one more layer's full activations held. */
+ * pipeline stage.  The price is one more layer's full activations held.
+ *
+ * Activation offloading (Megatron-Core's cpu_offloading with
+ * cpu_offloading_num_layers N, through Transformer Engine's
+ * AsyncDoubleBufferGroupOffloadHandler in cpu_offload.py): each of the
+ * first N layers' saved tensors (those TE marks, which Megatron's fused
+ * SwiGLU marks too: cpu_offload_input) is copied to pinned host memory on
+ * a side stream after the layer's forward, and the forward of the layer
+ * after layer_window_map[i] = (L / N)(i + 1) - 1 (+ the remainder spread
+ * over the first groups) waits for group i's copy; the backward reloads a
+ * layer's activations while the layer above computes its backward.  Those
+ * layers hold no HBM at the peak (the last copy is due before the loss);
+ * the copies cross the host link at "pcie_bandwidth" (the p2p stream, as
+ * ZeRO-Offload's: Megatron-Core refuses a pipeline with it). */
 #include "step_build.h"
 
 void pact_costs(Ctx *c)
@@ -29,11 +42,55 @@ void pact_costs(Ctx *c)
     c->ckpt_bytes = c->p.partition_activations
                         ? workload_layer_activation_bytes(c->w, 0, step_scenario_micro_batch(c->sc), &wp)
                         : 0;
+    c->offload_bytes = c->p.offload_layers ? workload_layer_activation_bytes(c->w, 0, step_scenario_micro_batch(c->sc), &c->wp) : 0;
 }
 
-int pact_forward_end(Build *b, int s, int after)
+bool pact_layer_offloaded(const Ctx *c, int s, int l) { return s == 0 && l < c->p.offload_layers; }
+
+/* TE's layer_window_map: the layer whose forward end waits for group i's copy. */
+static int offload_window(int layers, int groups, int i)
+{
+    int w = layers / groups * (i + 1) - 1, rem = layers % groups;
+    return w + (i < rem ? i + 1 : rem);
+}
+
+/* A zero-length mark on the compute stream after `a` and `t`. */
+static int join(Build *b, int s, int a, int t)
+{
+    int j = step_task(b->g, "offload_wait", b->res[s].compute, 0, "compute");
+    step_dep(b->g, a, j);
+    step_dep(b->g, t, j);
+    return j;
+}
+
+static int offload_forward(Build *b, int s, int l, int after)
 {
     Ctx *c = b->c;
+    int n = c->p.offload_layers;
+    if (pact_layer_offloaded(c, s, l)) {
+        b->offload_d2h[l] = step_task(b->g, "activation_offload", b->res[s].p2p, c->offload_bytes / c->p.pcie_bps, "p2p");
+        step_dep(b->g, after, b->offload_d2h[l]);
+    }
+    for (int i = 0; s == 0 && i < n; i++)
+        if (offload_window(step_stage_layers(c, s), n, i) == l)
+            after = join(b, s, after, b->offload_d2h[i]);
+    return after;
+}
+
+int pact_before_backward(Build *b, int s, int l, int prefetch_from, int after)
+{
+    Ctx *c = b->c;
+    if (!pact_layer_offloaded(c, s, l))
+        return after;
+    int t = step_task(b->g, "activation_reload", b->res[s].p2p, c->offload_bytes / c->p.pcie_bps, "p2p");
+    step_dep(b->g, prefetch_from, t);
+    return join(b, s, after, t);
+}
+
+int pact_forward_end(Build *b, int s, int l, int after)
+{
+    Ctx *c = b->c;
+    after = offload_forward(b, s, l, after);
     if (c->p.cpu_checkpointing) { /* the partition goes down; nothing waits for it */
         int t = step_task(b->g, "checkpoint_offload", b->res[s].p2p, c->ckpt_bytes / c->p.tp / c->p.pcie_bps, "p2p");
         step_dep(b->g, after, t);

@@ -48,6 +48,7 @@ struct StepScenario {
     Finetune finetune; /* "finetune" (finetune.h): FINETUNE_NONE for training from scratch */
     bool act_func_fp8; /* "activation_func_fp8_input_store" (fp8 only) */
     bool fp8_dpa;      /* "fp8_dot_product_attention" (fp8, fused attention only) */
+    bool fp8_params;   /* "fp8_param_gather" (fp8 only) */
 };
 
 struct StepCache {
@@ -548,7 +549,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                                        "flow_contention", "collective_params", "placement", "placement_seed",
                                        "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process",
                                        "finetune", "activation_func_fp8_input_store",
-                                       "fp8_dot_product_attention", NULL};
+                                       "fp8_dot_product_attention", "fp8_param_gather", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -605,9 +606,13 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
         !finetune_parse(d, root, &sc->finetune, err) ||
         !finetune_check(d, root, &sc->finetune, sc->w, sc->precision == MEMORY_MIXED_FP8, err) ||
         !sim_json_get_bool(d, root, "activation_func_fp8_input_store", &sc->act_func_fp8, err) ||
-        !sim_json_get_bool(d, root, "fp8_dot_product_attention", &sc->fp8_dpa, err))
+        !sim_json_get_bool(d, root, "fp8_dot_product_attention", &sc->fp8_dpa, err) ||
+        !sim_json_get_bool(d, root, "fp8_param_gather", &sc->fp8_params, err))
         goto fail;
-    const char *fp8_key = sc->act_func_fp8 ? "activation_func_fp8_input_store" : sc->fp8_dpa ? "fp8_dot_product_attention" : NULL;
+    const char *fp8_key = sc->act_func_fp8 ? "activation_func_fp8_input_store"
+                          : sc->fp8_dpa    ? "fp8_dot_product_attention"
+                          : sc->fp8_params ? "fp8_param_gather"
+                                           : NULL;
     if (fp8_key && sc->precision != MEMORY_MIXED_FP8) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, fp8_key), err, "\"%s\" needs \"precision\": \"fp8\"",
                        fp8_key);
@@ -748,3 +753,4 @@ const char *step_scenario_placement(const StepScenario *sc) { return sc->placeme
 const Finetune *step_scenario_finetune(const StepScenario *sc) { return &sc->finetune; }
 bool step_scenario_act_func_fp8(const StepScenario *sc) { return sc->act_func_fp8; }
 bool step_scenario_fp8_dpa(const StepScenario *sc) { return sc->fp8_dpa; }
+bool step_scenario_fp8_params(const StepScenario *sc) { return sc->fp8_params; }

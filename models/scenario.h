@@ -72,6 +72,11 @@ typedef struct {
      * of each model chunk recompute (Megatron's recompute_method "block",
      * NeMo's activations_checkpoint_num_layers); 0: every layer */
     int recompute_layers;
+    /* "cpu_offloading_num_layers": Megatron-Core's cpu_offloading (through
+     * Transformer Engine): the first N layers' saved activations go to the
+     * host after their forward and come back before their backward
+     * (par_pact.c); 0: none */
+    int offload_layers;
     /* Megatron's account_for_embedding_in_pipeline_split /
      * account_for_loss_in_pipeline_split: the embedding (loss) counts as a
      * layer of the first (last) model chunk, which holds one transformer
@@ -140,5 +145,9 @@ bool step_scenario_act_func_fp8(const StepScenario *sc);
  * has one ("fused_attention": "fp8_fwd" / "fp8_bwd"), else at its 16-bit
  * rate (step_compute.c). */
 bool step_scenario_fp8_dpa(const StepScenario *sc);
+/* "fp8_param_gather" (Megatron-Core's option of that name, FP8 only; what
+ * torchao's enable_fsdp_float8_all_gather does under FSDP2): the linear
+ * layers' weights are held and all-gathered in FP8 (memory.h's fp8_params). */
+bool step_scenario_fp8_params(const StepScenario *sc);
 
 #endif

@@ -115,9 +115,11 @@ static bool check_sharding(const SimJsonDoc *d, const cJSON *where, const StepPl
     }
     static const char *const bw[] = {"pcie_bandwidth", "host_memory_bandwidth"};
     for (int k = 0; k < 2; k++)
-        if (!p->offload_optimizer && !(k == 0 && p->cpu_checkpointing) && cJSON_GetObjectItemCaseSensitive(where, bw[k])) {
+        if (!p->offload_optimizer && !(k == 0 && (p->cpu_checkpointing || p->offload_layers)) &&
+            !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(where, bw[k])) &&
+            cJSON_GetObjectItemCaseSensitive(where, bw[k])) {
             sim_json_error(d, item(where, bw[k]), err, "\"%s\" needs \"offload_optimizer\": true%s", bw[k],
-                           k == 0 ? " (or \"cpu_checkpointing\": true)" : "");
+                           k == 0 ? " (or \"cpu_checkpointing\": true, or \"cpu_offloading_num_layers\")" : "");
             return false;
         }
     return true;

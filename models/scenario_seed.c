@@ -11,7 +11,7 @@
 #include <string.h>
 
 const char *const scenario_seed_keys[] = {"zeropp", "sdp4bit", "partition_activations", "cpu_checkpointing",
-                                          "recompute_overlap", "recompute_layers", NULL};
+                                          "recompute_overlap", "recompute_layers", "cpu_offloading_num_layers", NULL};
 
 /* `key`: true (every part), false, or an object of the parts' booleans. */
 static bool get_parts(const SimJsonDoc *d, const cJSON *par, const char *key, const char *const *parts, bool **out,
@@ -39,10 +39,12 @@ static bool get_parts(const SimJsonDoc *d, const cJSON *par, const char *key, co
 
 static bool get_recompute_layers(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
 {
-    long n = 0;
-    if (!sim_json_get_int(d, par, "recompute_layers", false, 1, 1 << 16, &n, err))
+    long n = 0, off = 0;
+    if (!sim_json_get_int(d, par, "recompute_layers", false, 1, 1 << 16, &n, err) ||
+        !sim_json_get_int(d, par, "cpu_offloading_num_layers", false, 0, 1 << 16, &off, err))
         return false;
     p->recompute_layers = (int)n;
+    p->offload_layers = (int)off;
     return true;
 }
 
@@ -125,6 +127,29 @@ static bool check_recompute_layers(const SimJsonDoc *d, const cJSON *where, cons
     return true;
 }
 
+/* Megatron-Core's activation offloading (TransformerConfig.__post_init__):
+ * fewer layers than the model has, no pipeline, no recomputation. */
+static bool check_offload_layers(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, const Workload *w,
+                                 GError **err)
+{
+    if (!p->offload_layers)
+        return true;
+    const WorkloadTransformer *tr = workload_transformer(w);
+    if (!tr)
+        return fail(d, where, "cpu_offloading_num_layers", err, "is for transformers");
+    if (p->offload_layers >= tr->layers) {
+        sim_json_error(d, item(where, "cpu_offloading_num_layers"), err,
+                       "\"cpu_offloading_num_layers\" = %d must be below the model's %d layers", p->offload_layers,
+                       tr->layers);
+        return false;
+    }
+    if (p->pp > 1)
+        return fail(d, where, "cpu_offloading_num_layers", err, "needs \"pp\": 1 (Megatron-Core offloads without a pipeline)");
+    if (p->recompute != WORKLOAD_RECOMPUTE_NONE || p->partition_activations)
+        return fail(d, where, "cpu_offloading_num_layers", err, "needs \"recompute\": \"none\" (Megatron-Core refuses both)");
+    return true;
+}
+
 bool scenario_seed_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int min_stage, int max_stage,
                          const Workload *w, const Topo *topo, GError **err)
 {
@@ -144,5 +169,5 @@ bool scenario_seed_check(const SimJsonDoc *d, const cJSON *where, const StepPlan
         return fail(d, where, "cpu_checkpointing", err, "needs \"partition_activations\": true");
     if (p->recompute_overlap && (!tr || p->recompute == WORKLOAD_RECOMPUTE_NONE))
         return fail(d, where, "recompute_overlap", err, "(Lynx) needs a transformer and \"recompute\"");
-    return check_recompute_layers(d, where, p, w, err);
+    return check_recompute_layers(d, where, p, w, err) && check_offload_layers(d, where, p, w, err);
 }

@@ -160,6 +160,7 @@ static void build_init(Build *b, Ctx *c)
     b->res = g_new(StageRes, pp);
     b->layer_bwd_end = g_new(int *, pp);
     b->head_bwd_end = g_new(int, pp);
+    b->offload_d2h = g_new(int, c->p.offload_layers + 1);
     b->fw = g_new(Span, (size_t)pp * c->p.vpp * c->m);
     b->bw = g_new(Span, (size_t)pp * c->p.vpp * c->m);
     static const char *const kinds[] = {"compute", "comm", "tp", "p2p"};
@@ -189,6 +190,7 @@ static void build_free(Build *b, bool keep_graph)
         g_free(b->layer_bwd_end[s]);
     g_free(b->layer_bwd_end);
     g_free(b->head_bwd_end);
+    g_free(b->offload_d2h);
     g_free(b->res);
     g_free(b->fw);
     g_free(b->bw);
@@ -231,7 +233,7 @@ static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
         int ag = zero_layer_gather(&z, b, s);
         cur = layer_tasks(b, s, "forward", step_layer_fwd(c, s, l), "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", c->t_ep);
-        cur = pact_forward_end(b, s, cur);
+        cur = pact_forward_end(b, s, l, cur);
     }
     sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, -1);
     if (s == c->p.pp - 1 && j == c->p.vpp - 1) {
@@ -271,10 +273,13 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
      * backward compute (the pass's start for the first), not for its
      * communication; the span starts with the backward proper */
     bool lynx = c->p.recompute_overlap;
-    int rc_after = prev, rc_prev = -1;
+    int rc_after = prev, rc_prev = -1, above = prev;
     for (int l = step_chunk_l0(c, s, j + 1) - 1; l >= step_chunk_l0(c, s, j); l--) {
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
         int ag = zero_layer_gather(&z, b, s), wait = ag;
+        int before = cur; /* the next layer's activations come back from here */
+        cur = pact_before_backward(b, s, l, above, cur);
+        above = before;
         if (c->t_recompute > 0 && step_layer_recomputed(c, s, l)) {
             Span rsp = {-1, -1};
             /* Lynx fetches the checkpoint during the layer above's

@@ -97,6 +97,9 @@ typedef struct {
     CollGroup *node_group, *xnode_group;
     /* par_pact.c: one layer's checkpoint (its input) per device, bytes */
     double ckpt_bytes;
+    /* par_pact.c: one offloaded layer's activations per micro-batch, bytes
+     * ("cpu_offloading_num_layers") */
+    double offload_bytes;
     /* par_lora.c: LoRA (wp.frozen_linears).  layer_params and head_params
      * above are then the trainable adapters'; the frozen base's are here */
     double frozen_layer_params, frozen_head_params;
@@ -120,6 +123,7 @@ typedef struct {
     Span *fw, *bw;       /* [step_span(chunk, stage, micro-batch)] */
     int **layer_bwd_end; /* [stage][local layer]: when that layer's gradients are ready (last micro-batch) */
     int *head_bwd_end;   /* [stage] */
+    int *offload_d2h;    /* [layer]: the current forward's copy of that layer's activations to the host */
     GArray *tags;        /* CollTag: what each communication task runs */
     double interfere_s;  /* compute time added by overlapped communication (step_interfere.c) */
     int interfere_passes; /* runs after the first that settled it (0: none needed) */
@@ -310,9 +314,15 @@ void zeropp_memory(const Ctx *c, int s, MemoryBreakdown *mem);
  * for (fetch and all-gather of the checkpoint after `after`), or -1;
  * the memory they change on stage s. */
 void pact_costs(Ctx *c);
-int pact_forward_end(Build *b, int s, int after);
+int pact_forward_end(Build *b, int s, int l, int after);
 int pact_before_recompute(Build *b, int s, int after);
 void pact_memory(const Ctx *c, int s, MemoryBreakdown *mem);
+/* Activation offloading ("cpu_offloading_num_layers"): whether layer l of
+ * stage s keeps its activations in host memory; before layer l's backward
+ * (after `after`), its activations fetched since `prefetch_from` (the
+ * layer above's backward start): what the backward waits for. */
+bool pact_layer_offloaded(const Ctx *c, int s, int l);
+int pact_before_backward(Build *b, int s, int l, int prefetch_from, int after);
 
 /* par_offload.c: the update of `params` (this device's shard) after `after`,
  * `after2` and the tasks in `more` (or NULL): the optimizer on the device, or under ZeRO-Offload the

@@ -170,19 +170,28 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
         if (c->zero_ranks > 1)
             mc.stream_pool_bytes = fmax(root, 2 * c->layer_params) * c->grad_bytes_per_param;
     }
-    /* FP8: TE's cached weight copies; under ZeRO-3 (FSDP, no caching) each
-     * layer's gathered weight is cast per pass and its FP8 copy (1 B per
-     * parameter) saved for the backward, like an activation */
-    bool fp8 = mc.precision == MEMORY_MIXED_FP8, fp8_saved = fp8 && p->zero_stage == 3;
-    mc.fp8_weight_params = fp8 && !fp8_saved && !c->wp.frozen_linears ? step_stage_layers(c, s) * c->layer_params : 0;
+    /* FP8: TE's cached weight copies (the FP8 weight, none when the
+     * parameter is FP8, and its transpose).  Under ZeRO-3 nothing is cached:
+     * each layer's gathered weight is cast per pass and its FP8 copy (1 B
+     * per parameter) saved for the backward, like an activation, unless the
+     * parameters are FP8 ("fp8_param_gather"): TE then saves the gathered
+     * parameter itself, whose storage FSDP frees after the forward and
+     * gathers again for the backward (Megatron-Bridge also sets
+     * keep_fp8_transpose_cache false under Megatron-FSDP) */
+    bool fp8 = mc.precision == MEMORY_MIXED_FP8;
+    mc.fp8_params = fp8 && step_scenario_fp8_params(c->sc);
+    mc.fp8_copy_bytes = (mc.fp8_params ? 0 : 1) + (accel_fp8_any_layout(c->acc) ? 0 : 1);
+    bool fp8_saved = fp8 && p->zero_stage == 3 && !mc.fp8_params;
+    mc.fp8_weight_params = fp8 && p->zero_stage != 3 && !c->wp.frozen_linears ? step_stage_layers(c, s) * c->layer_params : 0;
     mc.activation_bytes = 0;
     WorkloadParallel kept = c->wp; /* a layer "recompute_layers" leaves out keeps everything */
     kept.recompute = WORKLOAD_RECOMPUTE_NONE;
     for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
-        mc.activation_bytes +=
-            workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc),
-                                            step_layer_recomputed(c, s, l - c->stage_l0[s]) ? &c->wp : &kept) +
-            (fp8_saved ? c->layer_params : 0);
+        if (!pact_layer_offloaded(c, s, l - c->stage_l0[s])) /* in host memory at the peak */
+            mc.activation_bytes +=
+                workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc),
+                                                step_layer_recomputed(c, s, l - c->stage_l0[s]) ? &c->wp : &kept) +
+                (fp8_saved ? c->layer_params : 0);
     mc.activation_bytes /= c->p.vpp; /* interleaved: in flight by model chunks */
     mc.inflight_microbatches = pipeline_inflight(c, s);
     mc.working_set_bytes = compute_working_set(c, s);

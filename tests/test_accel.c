@@ -168,6 +168,12 @@ static void test_bad_input(void)
     expect_error("[1, 2]", "x.json:1: an accelerator description must be a JSON object");
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": 1e14, \"source\": \"s\"},\n " EFF "}",
                  "x.json:1: missing required field \"hbm\"");
+    expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": 1e14, \"source\": \"s\"},\n " HBM ",\n " EFF ",\n"
+                 " \"fp8_gemm\": {\"any_layout\": true}}",
+                 "x.json:5: missing required field \"source\"");
+    expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": 1e14, \"source\": \"s\"},\n " HBM ",\n " EFF ",\n"
+                 " \"fp8_gemm\": {\"any_layout\": 1, \"source\": \"s\"}}",
+                 "x.json:5: \"any_layout\" must be true or false");
 
     GError *err = NULL;
     CU_ASSERT_PTR_NULL(accel_load("no-such-chip", &err));

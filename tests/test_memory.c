@@ -132,6 +132,21 @@ static void test_optimizers_and_precision(void)
     CU_ASSERT_TRUE_FATAL(memory_estimate(&f, &fb, NULL));
     CU_ASSERT_DOUBLE_EQUAL(fb.params, 2e9 / 8 + 1.5e9, 1);
     CU_ASSERT_DOUBLE_EQUAL(fb.total, 16e9 / 8 + 1.5e9 + 3e8, 1);
+    /* FP8 parameters (fp8_param_gather): 1 B each, a transpose cached only
+     * (fp8_copy_bytes 1), none on Blackwell (0); out of [0, 2] refused */
+    f.zero_stage = 1;
+    f.fp8_params = true;
+    f.fp8_copy_bytes = 1;
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&f, &fb, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(fb.params, 1e9 + 0.75e9, 1);
+    f.fp8_copy_bytes = 0;
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&f, &fb, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(fb.params, 1e9, 1);
+    f.fp8_copy_bytes = 3;
+    CU_ASSERT_FALSE(memory_estimate(&f, &fb, NULL));
+    f.fp8_copy_bytes = 2;
+    f.fp8_params = false;
+    f.zero_stage = 3;
     f.fp8_weight_params = NAN;
     CU_ASSERT_FALSE(memory_estimate(&f, &fb, NULL));
     f.fp8_weight_params = 0;

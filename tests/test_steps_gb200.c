@@ -8,9 +8,11 @@
  * efficiency equal to b200's), median |tokens/s error| <= 10 % (the issue's
  * goal on unseen runs), max <= 25 %; both Blackwell presets' step band is the
  * p10/p90 of log(predicted / measured) over the six held-out Blackwell rows
- * (these four and b200's two, nemo-25.02-b200-fp8-heldout.csv).  Whether a
- * row is predicted to fit is printed, not asserted (Llama 3 70B under FSDP
- * comes out over 186 GiB: the memory model's business). */
+ * (these four and b200's two, nemo-25.02-b200-fp8-heldout.csv).  Fit, a
+ * guard (3 of 4 predicted to fit): Llama 3 70B under FSDP at mb 1 without
+ * offloading or recomputation (NeMo's model_configs_gb200.csv) comes out at
+ * 193 GiB with FP8 parameters (269 GiB before 2026-12-04), over GB200's 186
+ * GiB by less than the model's 10 % fragmentation allowance (18 GiB). */
 #include "test_steps.h"
 
 static void test_transfer(void)
@@ -29,6 +31,7 @@ static void test_table(void)
 {
     Summary s = run_table(STEPS "nemo-25.04-gb200-fp8.csv");
     CU_ASSERT_TRUE(s.n == 4);
+    CU_ASSERT_TRUE(s.fits >= 3);
     CU_ASSERT_TRUE(s.median <= 0.10);
     CU_ASSERT_TRUE(s.worst <= 0.25);
 }

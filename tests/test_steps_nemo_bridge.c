@@ -8,17 +8,25 @@
  * |tokens/s error| <= 7 %, max <= 14 %: 4.7 % and 9.3 % on 2026-12-03), not a
  * goal and not a fit; the same for Llama 3.1 405B's 126 layers, now that
  * the embedding and the loss can count in the pipeline split
- * (nemo-bridge-405b-fp8.csv); every row runs (whether it is predicted to fit is
- * printed, not asserted: the three GB200 70B FSDP rows at mb 2 without
- * recomputation come out at 437 GiB, as in test_steps_gb200.c), and the rows the model cannot express
- * (MLA) are listed in the table's header, not hidden; the Qwen3 / GPT-OSS
- * MoE rows are held out in test_steps_nemo_moe.c. */
+ * (nemo-bridge-405b-fp8.csv); every row runs, and the rows the model cannot
+ * express (MLA) are listed in the table's header, not hidden; the Qwen3 /
+ * GPT-OSS MoE rows are held out in test_steps_nemo_moe.c.  Fit: the three
+ * GB200 70B FSDP rows at mb 2 offload 40 of 80
+ * layers' activations to the host (the preset's cpu_offloading_num_layers,
+ * in the table since 2026-12-04) with FP8 parameters (fp8_param_gather):
+ * 437 GiB before, 200 GiB now, 18 GiB of it the model's 10 % fragmentation
+ * allowance, still over GB200's 186 GiB (a guard: 9 of 12 predicted to
+ * fit); the two GB200 405B rows (TP 4 x PP 16 x VP 4, no offloading or
+ * recomputation in the preset) with FP8 parameters and no FP8 transposes on
+ * Blackwell: 184 GiB (202 GiB before), so every 405B row that ran is
+ * asserted to fit. */
 #include "test_steps.h"
 
 static void test_table(void)
 {
     Summary s = run_table(STEPS "nemo-bridge-fp8.csv");
     CU_ASSERT_TRUE(s.n == 12);
+    CU_ASSERT_TRUE(s.fits >= 9);
     CU_ASSERT_TRUE(s.median <= 0.07);
     CU_ASSERT_TRUE(s.worst <= 0.14);
 }
@@ -31,6 +39,7 @@ static void test_405b(void)
 {
     Summary s = run_table(STEPS "nemo-bridge-405b-fp8.csv");
     CU_ASSERT_TRUE(s.n == 7);
+    CU_ASSERT_TRUE(s.fits == 7); /* every row that ran is predicted to fit */
     CU_ASSERT_TRUE(s.median <= 0.06);
     CU_ASSERT_TRUE(s.worst <= 0.12);
 }
@@ -77,7 +86,60 @@ static void test_split(void)
     cJSON_Delete(vp);
 }
 
+/* The same model on dp 8 without a pipeline, PAR appended. */
+static cJSON *offload_run(const char *par, GError **err)
+{
+    char *text = g_strdup_printf(
+        "{\"name\": \"off\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", \"nodes\": 1, "
+        "\"model\": {\"name\": \"m\", \"layers\": 6, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048, "
+        "\"vocab\": 32000, \"source\": \"test\"}, \"global_batch\": 64, \"micro_batch\": 2, \"precision\": \"bf16\", "
+        "\"optimizer\": \"adam\", \"parallelism\": {\"dp\": 8, \"tp\": 1, \"pp\": 1%s}}",
+        par);
+    cJSON *res = step_run_text("off.json", text, err);
+    g_free(text);
+    return res;
+}
+
+static double mem_of(const cJSON *res, const char *key)
+{
+    return cJSON_GetObjectItem(cJSON_GetObjectItem(res, "memory_per_device_bytes"), key)->valuedouble;
+}
+
+static void refused(const char *par, const char *msg)
+{
+    GError *err = NULL;
+    CU_ASSERT_PTR_NULL(offload_run(par, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, msg));
+    g_clear_error(&err);
+}
+
+/* Megatron-Core's cpu_offloading_num_layers: 4 of 6 layers' activations in
+ * host memory (a third kept), hidden behind compute over a fast host link
+ * and exposed over a slow one; what Megatron-Core refuses is refused. */
+static void test_offload(void)
+{
+    GError *err = NULL;
+    cJSON *none = offload_run("", &err), *fast = offload_run(", \"cpu_offloading_num_layers\": 4, \"pcie_bandwidth\": 1e13", &err),
+          *slow = offload_run(", \"cpu_offloading_num_layers\": 4, \"pcie_bandwidth\": 1e8", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(none);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fast);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(slow);
+    CU_ASSERT_DOUBLE_EQUAL(mem_of(fast, "activations"), mem_of(none, "activations") / 3, 1e-9 * mem_of(none, "activations"));
+    double t0 = cJSON_GetObjectItem(none, "step_time_s")->valuedouble;
+    CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(fast, "step_time_s")->valuedouble, t0, 0.01 * t0);
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(slow, "step_time_s")->valuedouble > 1.5 * t0);
+    refused(", \"cpu_offloading_num_layers\": 6", "below the model's 6 layers");
+    refused(", \"cpu_offloading_num_layers\": 2, \"recompute\": \"full\"", "needs \"recompute\": \"none\"");
+    refused(", \"cpu_offloading_num_layers\": -1", "cpu_offloading_num_layers");
+    refused(", \"pcie_bandwidth\": 1e9", "needs \"offload_optimizer\"");
+    cJSON_Delete(none);
+    cJSON_Delete(fast);
+    cJSON_Delete(slow);
+}
+
 static const TestCase tests[] = {
+    {"activation offloading (cpu_offloading_num_layers)", test_offload},
     {"NeMo 25.09-26.02 FP8 on H100/B200/GB200, held out: every row with its error", test_table},
     {"NeMo 25.09-26.02 Llama 3.1 405B (uneven pipeline split), held out", test_405b},
     {"the embedding and loss counted in the pipeline split", test_split},
