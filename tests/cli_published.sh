@@ -46,7 +46,7 @@ cases = [
     # rounds are NCCL's chunk rules and whose stage count is NVLSTree's):
     # NVLS, one process driving the 8 GPUs; 128-512 MiB 6-7% fast
     (H100_1, "dgx-h100", 0, 1, 6, None),
-    # 2.8% / 29.3%: NVLSTree from 512 KiB as on the H100 2-node runs (the
+    # 2.8% / 27.5%: NVLSTree from 512 KiB as on the H100 2-node runs (the
     # preset's InfiniBand stands for Spectrum-X RoCE: the same verbs figures,
     # collectives.json transports.roce); below 1 MiB the run floors at 43-45 us
     # where the model gives 33.6 us, its bound for one thread launching 8
@@ -81,10 +81,12 @@ cases = [
     (CRUSOE, "dgx-a100-cluster --nodes 2", 0, 2, 10, 20),
     # Lambda 1-Click Cluster, 2 x 8 B200, NDR InfiniBand, NCCL 2.26.2:
     # 8.8% / 32.1%; the floor 35.5 us against 25.2 and NVLSTree's 512 KiB-
-    # 4 MiB (a flat 115 us against 60-87)
+    # 4 MiB (a flat 115 us against 80-91; 60-87 before a fill round took
+    # at least the tree's network step)
     (LAMBDA, "dgx-b200-cluster --nodes 2", 0, 2, 11, 36),
-    # Nebius, 2 x 8 H100 VMs, InfiniBand: 4.7% / 18.6%; the floor 29.9 us
-    # against 25.2
+    # Nebius, 2 x 8 H100 VMs, InfiniBand: 4.5% / 18.2% (4.7% / 18.6%
+    # before a fill round took at least the tree's network step); the floor
+    # 29.9 us against 25.2
     (NEBIUS, "dgx-h100-cluster --nodes 2", 0, 2, 7, 22),
     # GCP A4, 2 x 8 B200 over 8 x 400G RoCE (ConnectX-7), 8 MiB-8 GiB: 3.9%
     (GCP_A4, "dgx-b200-cluster --nodes 2", 0, 2, 6, None),
