@@ -80,7 +80,11 @@ static bool cost_nvls(const CollGroup *g, CollOp op, CollProto p, double bytes, 
  * rounds after the first.  The stage count is a modelling assumption, checked
  * on the two 2-node H100 runs in tests/data/traces (both about 180 us over the
  * bandwidth-and-latency time at 256 MiB-2 GiB; four stages, one per warp
- * group of the kernel, overshoots below 64 MiB). */
+ * group of the kernel, overshoots below 64 MiB).  A round is no shorter than
+ * the network step that carries its chunks across (the tree's Simple step,
+ * nccl.nvlstree_net_step_latency_s, or the transport's): below a few MiB the
+ * rounds are latency, not bytes; from 8 MiB at 2 nodes the bytes take
+ * longer, so large sizes keep the fill above. */
 static double nvls_tree_fill_s(const CollGroup *g, double bytes, double algbw)
 {
     double heads = g->nics > 0 ? fmin(g->nics, g->ppn) : g->ppn;
@@ -90,7 +94,8 @@ static double nvls_tree_fill_s(const CollGroup *g, double bytes, double algbw)
         chunk = 65536;
     if (bytes < ops * chunk && chunk > 32768)
         chunk = 32768;
-    return 2 * fmin(bytes, ops * chunk) / algbw;
+    double round = fmin(bytes, ops * chunk) / algbw;
+    return 2 * fmax(round, g->p.nvls_tree_net_lat);
 }
 
 /* NVLSTree: NVLS reduces inside each node, the node's reduced data goes up

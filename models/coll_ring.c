@@ -69,16 +69,31 @@ static double ring_eff(const CollGroup *g, CollProto p)
     return bus > cap ? eff * cap / bus : eff;
 }
 
+/* The LL ceiling a size really runs at across nodes: the channels' share of
+ * NCCL's ceiling, as for the tree (coll_tree.c tree_ll_cap_at: each
+ * channel's lines cross its own proxy), the ring's channel count by size
+ * with its threshold times the ranks (coll_channels_used). */
+static double ring_ll_cap_at(const CollGroup *g, CollProto p, double bytes)
+{
+    double cap = coll_ll_max_bus_bw(g);
+    if (p != COLL_LL || g->nnodes < 2 || !isfinite(cap))
+        return INFINITY;
+    int k = coll_ring_channels(g), nc = coll_channels_used(g, 0, p, bytes);
+    return k > 0 && nc < k ? cap * nc / k : cap;
+}
+
 static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
 {
     if (op == COLL_ALLTOALL)
         return false;
     double bw = ring_bus_bw(g) * ring_eff(g, p);
     c->latency_s = ring_lat(g, op, p, bytes);
-    c->algbw_Bps = bw / coll_busbw_factor(op, g->n);
+    c->algbw_Bps = min_bw(bw, ring_ll_cap_at(g, p, bytes)) / coll_busbw_factor(op, g->n);
     if (p == COLL_LL && g->library == COLL_LIB_NCCL && coll_version_has(g, g->p.ver_ring_ll_rating))
         c->tuner_algbw_Bps = min_bw(ring_bus_bw(g) * g->p.ring_ll_rating, coll_ll_max_bus_bw(g)) /
                              coll_busbw_factor(op, g->n); /* NCCL 2.21 on rates LL rings at twice the rate */
+    else
+        c->tuner_algbw_Bps = bw / coll_busbw_factor(op, g->n); /* the tuner rates the comm's full ceiling */
     c->latency_s *= ring_plateau(g, op, p, bytes);
     return true;
 }

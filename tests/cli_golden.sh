@@ -31,6 +31,9 @@ validate_preset() {
     *h100-sxm_4node*) echo "dgx-h100-cluster --nodes 4" ;;
     *h100-sxm_1node8gpu*) echo dgx-h100 ;;
     *h200-dell-xe9680_2node*) echo "dgx-h200-cluster --nodes 2" ;;
+    *a100-80gb-crusoe_2node*) echo "dgx-a100-cluster --nodes 2" ;; # no Rank lines: the nodes given
+    *h100-nebius_2node*) echo "dgx-h100-cluster --nodes 2" ;;
+    *b200-lambda-1cc_2node*|*b200-gcp-a4_2node*) echo "dgx-b200-cluster --nodes 2" ;;
     *h100-sxm_2-4-8node*) echo dgx-h100-cluster ;; # runs of 8, 2 and 4 nodes: the preset grows
     *gb200-nvl72*) echo gb200-nvl72 ;;
     *h100-pcie*) echo h100-pcie-nvlink ;;

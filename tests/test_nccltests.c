@@ -83,6 +83,16 @@ static const Expect EXPECT[] = {
     /* 2 x 8 H200 over Spectrum-X RoCE, one process per node driving its 8 GPUs */
     { DATA_TRACES, "nccl-tests_allreduce_h200-dell-xe9680_2node16gpu_8x400g-roce-spectrumx_nccl2.30.4_openshift-guide.txt",
       0, 25, 1024ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    /* dstack's cluster pages: result tables without Rank lines (16 ranks from busbw/algbw) */
+    { DATA_TRACES, "nccl-tests_allreduce_a100-80gb-crusoe_2node16gpu_8x200g-ib_dstack-docs.txt", 0, 29, 8ull,
+      2147483648ull, NCCLTESTS_ALLREDUCE, 16, 0, 0, 16, NULL, NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_b200-lambda-1cc_2node16gpu_ndr-ib_nccl2.26.2_dstack-docs.txt", 0, 29, 8ull,
+      2147483648ull, NCCLTESTS_ALLREDUCE, 16, 0, 0, 16, NULL, "2.26.2" },
+    /* the table without nccl-tests' '#' prefixes */
+    { DATA_TRACES, "nccl-tests_allreduce_h100-nebius_2node16gpu_ndr-ib_dstack-docs.txt", 0, 31, 8ull,
+      8589934592ull, NCCLTESTS_ALLREDUCE, 16, 0, 0, 16, NULL, NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_b200-gcp-a4_2node16gpu_8x400g-roce_dstack-docs.txt", 0, 11, 8388608ull,
+      8589934592ull, NCCLTESTS_ALLREDUCE, 16, 0, 0, 16, NULL, NULL },
     /* nccl-tests issue #309's 4-node run (VMware VMs on HGX H100 hosts) */
     { DATA_TRACES, H100_4NODE, 0, 32, 8ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 32, 4, 8, 32,
       "NVIDIA H100 80GB HBM3", "2.26.2" },

@@ -277,17 +277,23 @@ static void test_ll128_across_nodes_on_hopper(void)
 
 /* NVLSTree's pipeline fill is in the time, not in NCCL's rating: on 2 DGX
  * H100 nodes (8 NICs, 16 NVLS channels) two rounds of 16 MiB (128 KiB chunks)
- * from 64 MiB, of 8 MiB (64 KiB) below, of the whole message below 8 MiB. */
+ * from 64 MiB, of 8 MiB (64 KiB) below, of the whole message below 8 MiB;
+ * a round no shorter than the tree's network step (at 2 MiB the step). */
 static void test_nvls_tree_fill(void)
 {
     Topo *t = load("dgx-h100-cluster", 2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CollGroup *g = group(t);
     const double MiB = 1048576, sizes[] = {2 * MiB, 16 * MiB, 256 * MiB}, round[] = {2 * MiB, 8 * MiB, 16 * MiB};
+    /* the tree's network step on InfiniBand: NCCL's 14 us (collectives.json) */
+    const double step = 14e-6;
     for (int i = 0; i < 3; i++) {
         CollCost c = allreduce_cost(g, COLL_NVLS_TREE, COLL_SIMPLE, sizes[i]);
-        CU_ASSERT_DOUBLE_EQUAL(c.latency_s - c.tuner_latency_s, 2 * round[i] / c.algbw_Bps, 1e-12);
+        double r = fmax(round[i] / c.algbw_Bps, step);
+        CU_ASSERT_DOUBLE_EQUAL(c.latency_s - c.tuner_latency_s, 2 * r, 1e-12);
     }
+    CollCost two = allreduce_cost(g, COLL_NVLS_TREE, COLL_SIMPLE, 2 * MiB);
+    CU_ASSERT_DOUBLE_EQUAL(two.latency_s - two.tuner_latency_s, 2 * step, 1e-12); /* the step, not the bytes */
     CollCost pick;
     CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 256 * MiB, &pick));
     CU_ASSERT_EQUAL(pick.algo, COLL_NVLS_TREE);
@@ -295,7 +301,23 @@ static void test_nvls_tree_fill(void)
     topo_free(t);
 }
 
+/* An LL ring across nodes runs at its channels' share of NCCL's LL ceiling,
+ * as the LL tree does (16 ranks: 64 KiB a channel, so 256 KiB on 4 of the
+ * comm's channels); the tuner rates the full ceiling at every size. */
+static void test_ring_ll_channel_share(void)
+{
+    Topo *t = load("dgx-a100-cluster", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CollCost few = allreduce_cost(g, COLL_RING, COLL_LL, 262144), all = allreduce_cost(g, COLL_RING, COLL_LL, 4194304);
+    CU_ASSERT_TRUE(few.algbw_Bps < all.algbw_Bps);
+    CU_ASSERT_DOUBLE_EQUAL(few.tuner_algbw_Bps, all.tuner_algbw_Bps, 1e-3);
+    coll_group_free(g);
+    topo_free(t);
+}
+
 static const TestCase tests[] = {
+    {"the LL ring's channel share across nodes", test_ring_ll_channel_share},
     {"LL128 across nodes on Hopper", test_ll128_across_nodes_on_hopper},
     {"a version rates by its tables, times by the newest", test_version_tables_rate},
     {"tree Simple from NCCL 2.23", test_tree_simple_from_2_23},
