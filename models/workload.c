@@ -1,6 +1,7 @@
 /* Workloads: transformer and CNN presets read and checked, their parameters,
  * per-layer GEMMs, element-wise bytes, activation memory and FLOPs (workload.h). */
 #include "workload.h"
+#include "workload_mla.h"
 #include "sim_data.h"
 
 #include <math.h>
@@ -68,6 +69,7 @@ static bool check_transformer(const WorkloadTransformer *c, GError **err)
     else if (c->experts > 0 && (c->top_k < 1 || c->top_k > c->experts)) bad = "top_k must be in [1, experts]";
     else if (c->experts > 0 && (c->expert_ffn < 1 || c->shared_experts < 0)) bad = "expert_ffn must be >= 1, shared_experts >= 0";
     else if (c->experts == 0 && (c->top_k || c->shared_experts)) bad = "top_k and shared_experts need experts > 0";
+    else bad = workload_mla_check(c);
     if (bad) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s", bad);
         return false;
@@ -105,7 +107,8 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
                                        "kv_heads", "ffn", "seq_len", "vocab", "type_vocab", "gated_mlp",
                                        "tied_embeddings", "bias", "dropout", "embedding_norm", "final_norm",
                                        "norm", "position", "causal", "experts", "top_k", "expert_ffn",
-                                       "shared_experts", NULL};
+                                       "shared_experts", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                       "qk_rope_head_dim", "v_head_dim", "dense_layers", "mtp_layers", NULL};
     if (!sim_json_only_keys(doc, root, keys, NULL, err))
         return NULL;
     WorkloadTransformer c = {.tied_embeddings = true, .bias = true, .dropout = true, .causal = true};
@@ -135,7 +138,14 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
     c.expert_ffn = c.ffn;
     if (!get_int(doc, root, "top_k", false, 0, 1 << 16, &c.top_k, err) ||
         !get_int(doc, root, "expert_ffn", false, 1, 16 * big, &c.expert_ffn, err) ||
-        !get_int(doc, root, "shared_experts", false, 0, 1 << 16, &c.shared_experts, err))
+        !get_int(doc, root, "shared_experts", false, 0, 1 << 16, &c.shared_experts, err) ||
+        !get_int(doc, root, "q_lora_rank", false, 0, big, &c.q_lora_rank, err) ||
+        !get_int(doc, root, "kv_lora_rank", false, 0, big, &c.kv_lora_rank, err) ||
+        !get_int(doc, root, "qk_nope_head_dim", false, 0, 1 << 16, &c.qk_nope_head_dim, err) ||
+        !get_int(doc, root, "qk_rope_head_dim", false, 0, 1 << 16, &c.qk_rope_head_dim, err) ||
+        !get_int(doc, root, "v_head_dim", false, 0, 1 << 16, &c.v_head_dim, err) ||
+        !get_int(doc, root, "dense_layers", false, 0, c.layers, &c.dense_layers, err) ||
+        !get_int(doc, root, "mtp_layers", false, 0, 64, &c.mtp_layers, err))
         return NULL;
     const char *s = NULL;
     if (!sim_json_get_string(doc, root, "norm", false, &s, err))
@@ -292,7 +302,30 @@ const WorkloadTransformer *workload_transformer(const Workload *w)
 int workload_num_layers(const Workload *w) { return w->kind == WORKLOAD_TRANSFORMER ? w->t.layers : w->n_cnn; }
 int workload_tokens_per_sample(const Workload *w) { return w->kind == WORKLOAD_TRANSFORMER ? w->t.seq_len : 1; }
 
-static bool valid_layer(const Workload *w, int layer) { return layer >= 0 && layer < workload_num_layers(w); }
+/* Layer indices past `layers` are the MTP modules' layers (not counted in
+ * workload_num_layers, reachable for their costs). */
+static bool valid_layer(const Workload *w, int layer)
+{
+    int n = workload_num_layers(w) + (w->kind == WORKLOAD_TRANSFORMER ? w->t.mtp_layers : 0);
+    return layer >= 0 && layer < n;
+}
+
+/* A mixture-of-experts layer: past the dense_layers (any layer index from
+ * `layers` on is an MTP module's, a MoE layer too). */
+static bool moe_layer(const WorkloadTransformer *t, int layer) { return t->experts > 0 && layer >= t->dense_layers; }
+
+bool workload_layer_is_moe(const Workload *w, int layer)
+{
+    return w->kind == WORKLOAD_TRANSFORMER && layer >= 0 && moe_layer(&w->t, layer);
+}
+
+double workload_attention_head_dim(const Workload *w)
+{
+    const WorkloadTransformer *t = &w->t;
+    if (workload_mla_on(t))
+        return ((double)t->qk_nope_head_dim + t->qk_rope_head_dim + t->v_head_dim) / 2;
+    return (double)t->hidden / t->heads;
+}
 
 /* Key/value projection width: hidden * kv_heads / heads. */
 static double kv_dim(const WorkloadTransformer *t) { return (double)t->hidden * t->kv_heads / t->heads; }
@@ -314,9 +347,9 @@ static double expert_params(const WorkloadTransformer *t)
 /* Tokens x MLP width that the activation function sees, summed over the
  * MLP's experts: T x ffn for a dense MLP; routed tokens padded to the
  * capacity factor plus the shared experts' for a mixture of experts. */
-static double mlp_token_width(const WorkloadTransformer *t, const WorkloadParallel *par, double T)
+static double mlp_token_width(const WorkloadTransformer *t, bool moe, const WorkloadParallel *par, double T)
 {
-    if (t->experts == 0)
+    if (!moe)
         return T * t->ffn;
     double cf = par && par->capacity_factor > 0 ? par->capacity_factor : 1;
     return (cf * t->top_k + t->shared_experts) * T * t->expert_ffn;
@@ -344,18 +377,24 @@ static double cnn_layer_params(const CnnLayer *c)
     return p;
 }
 
+static double transformer_layer_params(const WorkloadTransformer *t, int layer);
+
 double workload_params_layer(const Workload *w, int layer)
 {
     if (!valid_layer(w, layer))
         return 0;
     if (w->kind == WORKLOAD_CNN)
         return cnn_layer_params(&w->cnn[layer]);
-    const WorkloadTransformer *t = &w->t;
+    return transformer_layer_params(&w->t, layer);
+}
+
+static double transformer_layer_params(const WorkloadTransformer *t, int layer)
+{
     double h = t->hidden, kv = kv_dim(t), f = t->ffn;
-    double attn = h * (h + 2 * kv) + h * h;
+    double attn = workload_mla_on(t) ? workload_mla_params(t) : h * (h + 2 * kv) + h * h;
     double mlp = (t->gated_mlp ? 3 : 2) * h * f;
     double bias = t->bias ? (h + 2 * kv) + h + (t->gated_mlp ? 2 : 1) * f + h : 0;
-    if (t->experts > 0) { /* the router, shared and routed experts instead of one MLP */
+    if (moe_layer(t, layer)) { /* the router, shared and routed experts instead of one MLP */
         double one = expert_params(t);
         mlp = h * t->experts + t->shared_experts * one + t->experts * one;
         bias = t->bias ? (h + 2 * kv) + h : 0;
@@ -365,7 +404,7 @@ double workload_params_layer(const Workload *w, int layer)
 
 double workload_params_layer_experts(const Workload *w, int layer)
 {
-    if (!valid_layer(w, layer) || w->kind != WORKLOAD_TRANSFORMER)
+    if (!valid_layer(w, layer) || w->kind != WORKLOAD_TRANSFORMER || !moe_layer(&w->t, layer))
         return 0;
     return w->t.experts * expert_params(&w->t);
 }
@@ -438,11 +477,15 @@ int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const Wo
     /* context parallelism: the device's s / cp queries against all s keys */
     double tp = tp_of(par), s = t->seq_len, h = t->hidden, a = t->heads, d = h / a, sq = s / cp_of(par), T = b * sq;
     int n = 0;
-    out[n++] = (WorkloadGemm){"qkv", 1, T, (h + 2 * kv_dim(t)) / tp, h};
-    out[n++] = (WorkloadGemm){"attn_score", b * a / tp, sq, s, d};
-    out[n++] = (WorkloadGemm){"attn_value", b * a / tp, sq, d, s};
-    out[n++] = (WorkloadGemm){"attn_out", 1, T, h, h / tp};
-    if (t->experts == 0) {
+    if (workload_mla_on(t)) {
+        n = workload_mla_gemms(t, b, sq, tp, par && par->sequence_parallel, out);
+    } else {
+        out[n++] = (WorkloadGemm){"qkv", 1, T, (h + 2 * kv_dim(t)) / tp, h};
+        out[n++] = (WorkloadGemm){"attn_score", b * a / tp, sq, s, d};
+        out[n++] = (WorkloadGemm){"attn_value", b * a / tp, sq, d, s};
+        out[n++] = (WorkloadGemm){"attn_out", 1, T, h, h / tp};
+    }
+    if (!moe_layer(t, layer)) {
         out[n++] = (WorkloadGemm){"mlp_up", 1, T, (t->gated_mlp ? 2.0 : 1.0) * t->ffn / tp, h};
         out[n++] = (WorkloadGemm){"mlp_down", 1, T, h, t->ffn / tp};
         return n;
@@ -518,6 +561,29 @@ double workload_lora_params_layer(const Workload *w, const WorkloadParallel *par
             p += (in + o) * par->lora_rank / tp_of(par);
     }
     return p;
+}
+
+/* Megatron-Core's MultiTokenPredictionLayer: enorm, hnorm, eh_proj (a
+ * column-parallel 2h -> h linear), a transformer layer, final_layernorm;
+ * the embedding and output layer are the model's. */
+double workload_params_mtp(const Workload *w)
+{
+    if (w->kind != WORKLOAD_TRANSFORMER || w->t.mtp_layers == 0)
+        return 0;
+    const WorkloadTransformer *t = &w->t;
+    double h = t->hidden;
+    return t->mtp_layers * (transformer_layer_params(t, t->layers) + 2 * h * h + 3 * norm_params(t));
+}
+
+int workload_mtp_gemms(const Workload *w, int micro_batch, const WorkloadParallel *par, WorkloadGemm *out)
+{
+    if (w->kind != WORKLOAD_TRANSFORMER || w->t.mtp_layers == 0 || micro_batch < 1)
+        return 0;
+    const WorkloadTransformer *t = &w->t;
+    double T = (double)micro_batch * t->seq_len / cp_of(par), tp = tp_of(par);
+    out[0] = (WorkloadGemm){"mtp_proj", 1, T, t->hidden / tp, 2.0 * t->hidden};
+    out[1] = (WorkloadGemm){"mtp_logits", 1, T, (double)t->vocab / tp, t->hidden};
+    return 2;
 }
 
 int workload_head_gemms(const Workload *w, int micro_batch, const WorkloadParallel *par, WorkloadGemm *out)
@@ -602,9 +668,16 @@ double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_
         if (t->dropout)
             split += (2 * e + 1) * scores;
     }
-    split += (t->gated_mlp ? 3 : 2) * mlp_token_width(t, par, T) * e; /* GeLU: read, write; SwiGLU: read 2, write 1 */
-    if (t->experts > 0) /* tokens permuted before the dispatch and back after the combine: read, write */
+    bool moe = moe_layer(t, layer);
+    split += (t->gated_mlp ? 3 : 2) * mlp_token_width(t, moe, par, T) * e; /* GeLU: read, write; SwiGLU: read 2, write 1 */
+    if (moe) /* tokens permuted before the dispatch and back after the combine: read, write */
         rows += 2 * 2 * routed_tokens(t, par, T) * h * e;
+    if (workload_mla_on(t)) {
+        double mr, ms;
+        workload_mla_elementwise(t, T, e, &mr, &ms);
+        rows += mr;
+        split += ms;
+    }
     return (rows / sp + split / tp) / cp_of(par); /* every term counts the device's tokens */
 }
 
@@ -670,16 +743,23 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     /* The "24 sbh" split by tp: Q, K, V, attention-output projection input
      * (the fused kernel's O, plus the projection's own FP8 copy), activation-
      * function input(s) and output (the down projection's input). */
-    double tf = t->experts ? mlp_token_width(t, par, T) : T * f;
+    bool moe = moe_layer(t, layer);
+    double tf = moe ? mlp_token_width(t, moe, par, T) : T * f;
     double ab = fused && par->attn_io_bytes > 0 ? par->attn_io_bytes : e; /* Q, K, V, O as the kernel keeps them */
     double oproj = fused ? T * h * ab + (li != e ? T * h * li : 0) : T * h * li;
     if (frozen) /* the fused kernel's O stays (attention's backward); no input copy for a wgrad */
         oproj = fused ? T * h * ab : 0;
     double af = par && par->act_func_input_bytes > 0 ? par->act_func_input_bytes : e; /* the activation's input */
     double split = T * h * ab + 2 * T * kv * ab + oproj + (t->gated_mlp ? 2 : 1) * tf * af + (frozen ? 0 : tf * li);
+    if (workload_mla_on(t)) { /* MLA's latents and its Q, K, V, O instead of multi-head attention's */
+        double mr, ms;
+        workload_mla_saved(t, T, e, li, ab, fused, &mr, &ms);
+        split += ms - (T * h * ab + 2 * T * kv * ab + oproj);
+        rows += mr;
+    }
     rows += lora_rows;
     split += lora_split;
-    if (t->experts > 0) /* the dispatched tokens (expert_up's input) and the fp32 router probabilities */
+    if (moe) /* the dispatched tokens (expert_up's input) and the fp32 router probabilities */
         rows += routed_tokens(t, par, T) * h * li + T * t->experts * 4;
     /* The "5 as^2 b" attention core: softmax output, dropout mask and output. */
     double scores = b * t->heads * (double)t->seq_len * t->seq_len;
