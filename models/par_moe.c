@@ -49,6 +49,22 @@ bool moe_init(Ctx *c, GError **err)
     return true;
 }
 
+/* Megatron-Core's overlap_moe_expert_parallel_comm (with
+ * delay_wgrad_compute, under interleaved 1F1B) runs one micro-batch's
+ * forward beside another's backward, layer by layer, each pass's dispatch
+ * and combine under the other's attention and expert compute: the
+ * forward's all-to-alls stay exposed where longer than a layer's backward,
+ * the backward's where longer than its forward.  Warm-up and cool-down,
+ * where no pair runs, are counted as overlapped too. */
+void moe_overlap_costs(Ctx *c)
+{
+    c->t_ep_fwd = c->t_ep_bwd = c->t_ep;
+    if (!c->p.ep_overlap)
+        return;
+    c->t_ep_fwd = c->t_ep > c->t_bwd ? c->t_ep - c->t_bwd : 0;
+    c->t_ep_bwd = c->t_ep > c->t_fwd ? c->t_ep - c->t_fwd : 0;
+}
+
 void moe_free(Ctx *c)
 {
     coll_group_free(c->ep_group);

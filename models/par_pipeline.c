@@ -79,6 +79,8 @@ double pipeline_stage_params(const Ctx *c, int s)
     double p = step_stage_layer_params(c, s);
     if (s == 0)
         p += c->head_params;
+    if (!tr) /* a CNN: no pipeline */
+        return p;
     bool copy = tr->tied_embeddings || tr->mtp_layers > 0;
     if (s == c->p.pp - 1 && c->p.pp > 1 && copy && !c->wp.frozen_linears) /* LoRA: frozen */
         p += (double)tr->vocab * tr->hidden / c->p.tp;

@@ -75,6 +75,10 @@ typedef struct {
     /* Megatron's pipeline_model_parallel_layout ("" for none): which model
      * chunk holds which layers (par_layout.c) */
     char pipeline_layout[256];
+    /* Megatron's overlap_moe_expert_parallel_comm ("moe_a2a_overlap"): a
+     * layer's expert all-to-alls hidden behind another micro-batch's
+     * compute of the opposite direction (par_moe.c) */
+    bool ep_overlap;
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

@@ -13,7 +13,7 @@
 const char *const scenario_par_keys[] = {"ep", "capacity_factor", "virtual_stages", "cp", "shard_group",
                                          "offload_optimizer", "pcie_bandwidth", "host_memory_bandwidth",
                                          "account_for_embedding_in_pipeline_split",
-                                         "account_for_loss_in_pipeline_split", "pipeline_layout", NULL};
+                                         "account_for_loss_in_pipeline_split", "pipeline_layout", "moe_a2a_overlap", NULL};
 
 static const cJSON *item(const cJSON *where, const char *key);
 
@@ -32,7 +32,8 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
         !sim_json_get_bool(d, par, "account_for_embedding_in_pipeline_split", &p->split_embedding, err) ||
         !sim_json_get_bool(d, par, "account_for_loss_in_pipeline_split", &p->split_loss, err) ||
         !sim_json_get_number(d, par, "capacity_factor", false, 0.01, 64, &p->capacity_factor, err) ||
-        !sim_json_get_string(d, par, "pipeline_layout", false, &layout, err))
+        !sim_json_get_string(d, par, "pipeline_layout", false, &layout, err) ||
+        !sim_json_get_bool(d, par, "moe_a2a_overlap", &p->ep_overlap, err))
         return false;
     if (layout && (strlen(layout) < 1 || strlen(layout) >= sizeof p->pipeline_layout)) {
         sim_json_error(d, item(par, "pipeline_layout"), err, "\"pipeline_layout\" must have 1 to %d characters",
@@ -225,6 +226,11 @@ bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
         sim_json_error(d, item(where, p->ep > 1 ? "ep" : "capacity_factor"), err,
                        "\"%s\" needs a mixture-of-experts model (\"experts\" > 0); %s is dense",
                        p->ep > 1 ? "ep" : "capacity_factor", SIM_ECHO(workload_name(w)));
+        return false;
+    }
+    if (p->ep_overlap && (tr->experts == 0 || p->ep == 1)) {
+        sim_json_error(d, item(where, "moe_a2a_overlap"), err,
+                       "\"moe_a2a_overlap\" needs a mixture of experts over \"ep\" > 1");
         return false;
     }
     if (tr->experts == 0)

@@ -129,6 +129,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     compute_costs(c);
     pact_costs(c);
     tp_overlap_costs(c);
+    moe_overlap_costs(c);
     dp_costs(c);
     dp_contention(c);
     return true;
@@ -229,7 +230,7 @@ static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
     for (int l = step_chunk_l0(c, s, j); l < step_chunk_l0(c, s, j + 1); l++) {
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
         int ag = zero_layer_gather(&z, b, s);
-        cur = layer_tasks(b, s, "forward", step_layer_fwd(c, s, l), "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", step_layer_ep(c, s, l, c->t_ep));
+        cur = layer_tasks(b, s, "forward", step_layer_fwd(c, s, l), "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", step_layer_ep(c, s, l, c->t_ep_fwd));
         cur = pact_forward_end(b, s, cur);
     }
     sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, -1);
@@ -290,7 +291,7 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
             } else
                 cur = rc;
         }
-        cur = layer_tasks(b, s, "backward", step_layer_bwd(c, s, l), "tp_backward", c->t_tp_bwd, cur, wait, &sp, z.hist, "ep_backward", step_layer_ep(c, s, l, c->t_ep));
+        cur = layer_tasks(b, s, "backward", step_layer_bwd(c, s, l), "tp_backward", c->t_tp_bwd, cur, wait, &sp, z.hist, "ep_backward", step_layer_ep(c, s, l, c->t_ep_bwd));
         rc_after = z.hist[1]; /* this layer's backward compute */
         int ready = zero_layer_reduce(&z, b, s, cur);
         if (note)
@@ -429,7 +430,7 @@ static double compute_lower_bound(const Ctx *c)
     for (int s = 0; s < c->p.pp; s++) {
         double t = 0;
         for (int l = 0; l < step_stage_layers(c, s); l++)
-            t += step_layer_fwd(c, s, l) + fwd + 2 * step_layer_ep(c, s, l, c->t_ep) +
+            t += step_layer_fwd(c, s, l) + fwd + step_layer_ep(c, s, l, c->t_ep_fwd + c->t_ep_bwd) +
                  (step_layer_recomputed(c, s, l) ? rec + step_layer_ep(c, s, l, c->t_ep_recompute) : 0) +
                  step_layer_bwd(c, s, l) + bwd;
         if (s == c->p.pp - 1)

@@ -76,6 +76,7 @@ typedef struct {
     CollGroup *ep_group, *edp_group; /* expert parallel; expert data parallel (dp / ep) */
     int ep_use[2];                   /* all-to-all dispatch, combine (-1: none) */
     double t_ep, t_ep_recompute;     /* one layer's dispatch + combine */
+    double t_ep_fwd, t_ep_bwd;       /* their exposed part after a forward, a backward (moe_overlap_costs) */
     double expert_params;            /* per device and layer (after ep and tp) */
     /* par_cp.c: context parallelism.  p.dp above is dp x cp (the ranks
      * holding the same weights); dp_data the scenario's dp */
@@ -375,6 +376,10 @@ void offload_memory(const Ctx *c, MemoryBreakdown *mem, double *host);
 bool moe_init(Ctx *c, GError **err);
 void moe_free(Ctx *c);
 int moe_after(Build *b, int s, const char *name, double seconds, int after);
+/* After compute_costs: the all-to-alls' exposed part per pass (all of
+ * them, or under "moe_a2a_overlap" what the other pass's layer compute
+ * does not cover). */
+void moe_overlap_costs(Ctx *c);
 void moe_sync_and_update(Build *b, int s);
 bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown *mem, GError **err);
 
