@@ -57,9 +57,15 @@ bool layout_chunks(const char *layout, int chunks, int layers, int mtp_layers, i
     const char *end = expand(layout, '\0', s, 0);
     bool ok = end && *end == '\0';
     *why = ok ? NULL : "does not parse (E, t, m, L, '|', X*N, (...)*N)";
-    int k = 0, t = 0, m = 0, e = 0, l = 0;
+    int k = 0, t = 0, m = 0, e = 0, l = 0, bars = 0;
     for (int j = 0; j < chunks; j++)
         out[j] = 0;
+    for (size_t i = 0; ok && i < s->len; i++)
+        bars += s->str[i] == '|';
+    if (ok && bars + 1 != chunks) {
+        *why = "must have pp x virtual_stages chunks ('|'-separated)";
+        ok = false;
+    }
     for (size_t i = 0; ok && i <= s->len; i++) {
         char ch = i < s->len ? s->str[i] : '|';
         if (ch == '|') {
@@ -77,9 +83,7 @@ bool layout_chunks(const char *layout, int chunks, int layers, int mtp_layers, i
         m += ch == 'm';
     }
     if (ok && !*why) {
-        if (k != chunks)
-            *why = "must have pp x virtual_stages chunks ('|'-separated)";
-        else if (t != layers)
+        if (t != layers)
             *why = "must place every decoder layer ('t') of the model";
         else if (m != mtp_layers)
             *why = "must place the model's MTP modules ('m'), mtp_layers of them";
