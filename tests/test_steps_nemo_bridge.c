@@ -11,7 +11,7 @@
  * (nemo-bridge-405b-fp8.csv); every row runs (whether it is predicted to fit is
  * printed, not asserted: the three GB200 70B FSDP rows at mb 2 without
  * recomputation come out at 437 GiB, as in test_steps_gb200.c), and the rows the model cannot express
- * (MLA and head_dim MoE) are listed in the table's header, not hidden. */
+ * (head_dim MoE) are listed in the table's header, not hidden; DeepSeek-V3's in their own table. */
 #include "test_steps.h"
 
 /* DeepSeek-V3's guard: today's median |error| 35.6 % and max 70.7 %

@@ -336,6 +336,8 @@ static void test_deepseek_v3(void)
     CU_ASSERT_DOUBLE_EQUAL(workload_params_total(w) / 1e9, 671.0, 0.5);
     CU_ASSERT_DOUBLE_EQUAL(workload_params_active(w) / 1e9, 37.6, 0.1);
     double h = 7168, attn = h * 1536 + 1536 + 1536 * 128 * 192 + h * 576 + 512 + 512 * 128 * 256 + 128 * 128 * h;
+    printf("\n    deepseek-v3: %.1f B parameters, %.1f B active, MLA block %.1f M\n", workload_params_total(w) / 1e9,
+           workload_params_active(w) / 1e9, attn / 1e6);
     CU_ASSERT_DOUBLE_EQUAL(workload_params_layer(w, 0), attn + 3 * h * 18432 + 2 * h, 1);
     CU_ASSERT_EQUAL(workload_params_layer_experts(w, 2), 0);
     CU_ASSERT_DOUBLE_EQUAL(workload_params_layer_experts(w, 3), 256 * 3 * h * 2048, 1);
