@@ -79,6 +79,10 @@ typedef struct {
      * layer's expert all-to-alls hidden behind another micro-batch's
      * compute of the opposite direction (par_moe.c) */
     bool ep_overlap;
+    /* "recompute_modules": ["mla_up_proj"] (Megatron's selective
+     * recomputation of MLA's up projections: Q, K, V not kept, the up
+     * projections and rope run again before the backward) */
+    bool recompute_mla_up;
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

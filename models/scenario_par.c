@@ -13,9 +13,10 @@
 const char *const scenario_par_keys[] = {"ep", "capacity_factor", "virtual_stages", "cp", "shard_group",
                                          "offload_optimizer", "pcie_bandwidth", "host_memory_bandwidth",
                                          "account_for_embedding_in_pipeline_split",
-                                         "account_for_loss_in_pipeline_split", "pipeline_layout", "moe_a2a_overlap", NULL};
+                                         "account_for_loss_in_pipeline_split", "pipeline_layout", "moe_a2a_overlap", "recompute_modules", NULL};
 
 static const cJSON *item(const cJSON *where, const char *key);
+static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err);
 
 bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
 {
@@ -46,6 +47,28 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
     p->vpp = (int)vpp;
     p->cp = (int)cp;
     p->shard_group = (int)sg;
+    return parse_modules(d, par, p, err);
+}
+
+/* "recompute_modules": Megatron-Core's names; only "mla_up_proj" is
+ * modelled ("recompute": "selective" is its "core_attn"). */
+static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(par, "recompute_modules");
+    if (!m)
+        return true;
+    if (!cJSON_IsArray(m)) {
+        sim_json_error(d, m, err, "\"recompute_modules\" must be an array of module names");
+        return false;
+    }
+    for (const cJSON *e = m->child; e; e = e->next) {
+        if (!cJSON_IsString(e) || strcmp(e->valuestring, "mla_up_proj") != 0) {
+            sim_json_error(d, e, err, "\"recompute_modules\": only \"mla_up_proj\" is modelled, not %s",
+                           cJSON_IsString(e) ? SIM_ECHO(e->valuestring) : "a non-string");
+            return false;
+        }
+        p->recompute_mla_up = true;
+    }
     return true;
 }
 
@@ -226,6 +249,11 @@ bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
         sim_json_error(d, item(where, p->ep > 1 ? "ep" : "capacity_factor"), err,
                        "\"%s\" needs a mixture-of-experts model (\"experts\" > 0); %s is dense",
                        p->ep > 1 ? "ep" : "capacity_factor", SIM_ECHO(workload_name(w)));
+        return false;
+    }
+    if (p->recompute_mla_up && (tr->kv_lora_rank == 0 || p->recompute == WORKLOAD_RECOMPUTE_FULL)) {
+        sim_json_error(d, item(where, "recompute_modules"), err,
+                       "\"mla_up_proj\" needs multi-head latent attention (\"kv_lora_rank\") and no full recomputation");
         return false;
     }
     if (p->ep_overlap && (tr->experts == 0 || p->ep == 1)) {

@@ -111,6 +111,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp.sequence_parallel = p->sequence_parallel;
     c->wp.sp_gathered_inputs = p->sequence_parallel && p->tp_dtensor;
     c->wp.recompute = p->recompute;
+    c->wp.recompute_mla_up = p->recompute_mla_up;
     c->wp.act_bytes = accel_dtype_bytes(step_activation_dtype(c));
     c->wp.fused_attention = step_scenario_attention(sc) != STEP_ATTN_UNFUSED;
     /* Transformer Engine's FP8 linear layers keep their inputs in FP8 */

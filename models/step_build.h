@@ -169,6 +169,8 @@ static inline int step_chunk_l0(const Ctx *c, int s, int j)
  * every layer, or with "recompute_layers" the first N of each model chunk. */
 static inline bool step_layer_recomputed(const Ctx *c, int s, int l)
 {
+    if (c->p.recompute_mla_up) /* MLA's up projections, every layer */
+        return true;
     if (c->p.recompute == WORKLOAD_RECOMPUTE_NONE)
         return false;
     if (!c->p.recompute_layers)

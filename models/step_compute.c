@@ -102,8 +102,35 @@ static double gemms_time(const Ctx *c, const WorkloadGemm *g, int n, bool backwa
     return t;
 }
 
+static double recompute_core_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb);
+
+/* Megatron's "mla_up_proj" recomputation: the q and kv up projections'
+ * forward GEMMs and the rope kernels building Q, K, V again. */
+static double mla_up_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
+{
+    if (!c->p.recompute_mla_up)
+        return 0;
+    double t = 0;
+    for (int i = 0; i < ng; i++)
+        if (!strcmp(g[i].name, "q_up") || !strcmp(g[i].name, "kv_up") || !strcmp(g[i].name, "q_proj"))
+            t += gemms_time(c, &g[i], 1, false);
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    double T = (double)mb * tr->seq_len / c->p.cp, a = (double)tr->heads / c->p.tp;
+    double qk = (double)tr->qk_nope_head_dim + tr->qk_rope_head_dim, v = tr->v_head_dim;
+    /* as workload_mla.c's rope kernels: q read and written, kv read, K and V written */
+    double bytes = T * a * (2 * qk + (tr->qk_nope_head_dim + v) + qk + v) * c->wp.act_bytes;
+    return t + accel_mem_time(c->acc, bytes);
+}
+
 /* What recomputing one layer's activations costs before its backward. */
 static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
+{
+    double up = mla_up_time(c, g, ng, mb);
+    return up + recompute_core_time(c, g, ng, mb);
+}
+
+/* Full or selective (attention core) recomputation's cost. */
+static double recompute_core_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
 {
     const StepPlan *p = &c->p;
     if (p->recompute == WORKLOAD_RECOMPUTE_FULL)
@@ -337,9 +364,10 @@ double compute_working_set(const Ctx *c, int s)
         bool sharded = c->wp.sequence_parallel && !c->wp.sp_gathered_inputs;
         loss += (double)mb * tr->seq_len / c->p.cp * tr->hidden * c->wp.act_bytes / (sharded ? c->p.tp : 1);
     }
-    if (c->p.recompute != WORKLOAD_RECOMPUTE_NONE && step_stage_layers(c, s) > 0) {
+    if ((c->p.recompute != WORKLOAD_RECOMPUTE_NONE || c->p.recompute_mla_up) && step_stage_layers(c, s) > 0) {
         WorkloadParallel all = c->wp;
         all.recompute = WORKLOAD_RECOMPUTE_NONE;
+        all.recompute_mla_up = false;
         int l = c->stage_l0[s];
         ws += workload_layer_activation_bytes(c->w, l, mb, &all) - workload_layer_activation_bytes(c->w, l, mb, &c->wp);
     }

@@ -178,6 +178,7 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     mc.activation_bytes = 0;
     WorkloadParallel kept = c->wp; /* a layer "recompute_layers" leaves out keeps everything */
     kept.recompute = WORKLOAD_RECOMPUTE_NONE;
+    kept.recompute_mla_up = false;
     for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
         mc.activation_bytes +=
             workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc),

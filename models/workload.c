@@ -758,7 +758,7 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     double split = T * h * ab + 2 * T * kv * ab + oproj + (t->gated_mlp ? 2 : 1) * tf * af + (frozen ? 0 : tf * li);
     if (workload_mla_on(t)) { /* MLA's latents and its Q, K, V, O instead of multi-head attention's */
         double mr, ms;
-        workload_mla_saved(t, T, e, li, ab, fused, &mr, &ms);
+        workload_mla_saved(t, T, e, li, ab, fused, par && par->recompute_mla_up, &mr, &ms);
         split += ms - (T * h * ab + 2 * T * kv * ab + oproj);
         rows += mr;
     }

@@ -118,6 +118,8 @@ typedef struct {
     unsigned lora_targets;
     int lora_rank;
     double lora_dropout;
+    /* MLA: Megatron's "mla_up_proj" recomputation (Q, K, V not kept) */
+    bool recompute_mla_up;
 } WorkloadParallel;
 
 /* The linear layers of a transformer block by Megatron-Core's (and NeMo's

@@ -24,6 +24,6 @@ void workload_mla_elementwise(const WorkloadTransformer *t, double T, double e, 
 /* Saved for the backward, T tokens: the latents' norm inputs and the up
  * projections' inputs (rows), Q, K, V and O (split). */
 void workload_mla_saved(const WorkloadTransformer *t, double T, double e, double li, double ab, bool fused,
-                        double *rows, double *split);
+                        bool recompute_up, double *rows, double *split);
 
 #endif
