@@ -319,13 +319,6 @@ bool workload_layer_is_moe(const Workload *w, int layer)
     return w->kind == WORKLOAD_TRANSFORMER && layer >= 0 && moe_layer(&w->t, layer);
 }
 
-double workload_attention_head_dim(const Workload *w)
-{
-    const WorkloadTransformer *t = &w->t;
-    if (workload_mla_on(t))
-        return ((double)t->qk_nope_head_dim + t->qk_rope_head_dim + t->v_head_dim) / 2;
-    return (double)t->hidden / t->heads;
-}
 
 /* Key/value projection width: hidden * kv_heads / heads. */
 static double kv_dim(const WorkloadTransformer *t) { return (double)t->hidden * t->kv_heads / t->heads; }
@@ -561,34 +554,6 @@ double workload_lora_params_layer(const Workload *w, const WorkloadParallel *par
             p += (in + o) * par->lora_rank / tp_of(par);
     }
     return p;
-}
-
-double workload_kv_width(const Workload *w)
-{
-    return workload_mla_on(&w->t) ? workload_mla_kv_width(&w->t) : 2 * kv_dim(&w->t);
-}
-
-/* Megatron-Core's MultiTokenPredictionLayer: enorm, hnorm, eh_proj (a
- * column-parallel 2h -> h linear), a transformer layer, final_layernorm;
- * the embedding and output layer are the model's. */
-double workload_params_mtp(const Workload *w)
-{
-    if (w->kind != WORKLOAD_TRANSFORMER || w->t.mtp_layers == 0)
-        return 0;
-    const WorkloadTransformer *t = &w->t;
-    double h = t->hidden;
-    return t->mtp_layers * (transformer_layer_params(t, t->layers) + 2 * h * h + 3 * norm_params(t));
-}
-
-int workload_mtp_gemms(const Workload *w, int micro_batch, const WorkloadParallel *par, WorkloadGemm *out)
-{
-    if (w->kind != WORKLOAD_TRANSFORMER || w->t.mtp_layers == 0 || micro_batch < 1)
-        return 0;
-    const WorkloadTransformer *t = &w->t;
-    double T = (double)micro_batch * t->seq_len / cp_of(par), tp = tp_of(par);
-    out[0] = (WorkloadGemm){"mtp_proj", 1, T, t->hidden / tp, 2.0 * t->hidden};
-    out[1] = (WorkloadGemm){"mtp_logits", 1, T, (double)t->vocab / tp, t->hidden};
-    return 2;
 }
 
 int workload_head_gemms(const Workload *w, int micro_batch, const WorkloadParallel *par, WorkloadGemm *out)

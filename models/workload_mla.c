@@ -8,7 +8,9 @@
  * projections are TELinear "duplicated" (whole on every tp rank, on its
  * 1/tp of the tokens under sequence parallelism), the up projections
  * column-parallel (TELayerNormColumnParallelLinear: the latent norms fused
- * in), linear_proj row-parallel. */
+ * in), linear_proj row-parallel.  Also the workload.h functions of
+ * DeepSeek's other pieces: the attention head dimension the fused kernel is
+ * costed at, the KV width, the multi-token prediction modules. */
 #include "workload_mla.h"
 
 bool workload_mla_on(const WorkloadTransformer *t) { return t->kv_lora_rank > 0; }
@@ -87,4 +89,45 @@ void workload_mla_saved(const WorkloadTransformer *t, double T, double e, double
      * for non-delayed recipes) */
     double o = fused ? T * a * t->v_head_dim * ab : T * a * t->v_head_dim * li;
     *split = (recompute_up ? 0 : T * a * (2 * qk_dim(t) + t->v_head_dim) * ab) + o;
+}
+
+/* ---- the model-level pieces (workload.h) ---- */
+
+double workload_attention_head_dim(const Workload *w)
+{
+    const WorkloadTransformer *t = workload_transformer(w);
+    if (workload_mla_on(t))
+        return (qk_dim(t) + t->v_head_dim) / 2;
+    return (double)t->hidden / t->heads;
+}
+
+double workload_kv_width(const Workload *w)
+{
+    const WorkloadTransformer *t = workload_transformer(w);
+    return workload_mla_on(t) ? workload_mla_kv_width(t) : 2.0 * t->hidden * t->kv_heads / t->heads;
+}
+
+/* Megatron-Core's MultiTokenPredictionLayer: enorm, hnorm, eh_proj (a
+ * column-parallel 2h -> h linear), a transformer layer (index `layers`:
+ * workload.c's MTP layer), final_layernorm; the embedding and output layer
+ * are the model's. */
+double workload_params_mtp(const Workload *w)
+{
+    const WorkloadTransformer *t = workload_transformer(w);
+    if (!t || t->mtp_layers == 0)
+        return 0;
+    double h = t->hidden, norm = t->norm == WORKLOAD_NORM_LAYERNORM ? 2 * h : h;
+    return t->mtp_layers * (workload_params_layer(w, t->layers) + 2 * h * h + 3 * norm);
+}
+
+int workload_mtp_gemms(const Workload *w, int micro_batch, const WorkloadParallel *par, WorkloadGemm *out)
+{
+    const WorkloadTransformer *t = workload_transformer(w);
+    if (!t || t->mtp_layers == 0 || micro_batch < 1)
+        return 0;
+    double tp = par && par->tp > 1 ? par->tp : 1, cp = par && par->cp > 1 ? par->cp : 1;
+    double T = (double)micro_batch * t->seq_len / cp;
+    out[0] = (WorkloadGemm){"mtp_proj", 1, T, t->hidden / tp, 2.0 * t->hidden};
+    out[1] = (WorkloadGemm){"mtp_logits", 1, T, (double)t->vocab / tp, t->hidden};
+    return 2;
 }

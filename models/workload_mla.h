@@ -1,5 +1,7 @@
 /* Private to workload.c: DeepSeek's multi-head latent attention (MLA), the
- * pieces of a layer that replace multi-head attention's (workload_mla.c). */
+ * pieces of a layer that replace multi-head attention's (workload_mla.c,
+ * which also defines workload.h's head-dimension, KV-width and MTP
+ * functions). */
 #ifndef WORKLOAD_MLA_H
 #define WORKLOAD_MLA_H
 
