@@ -284,6 +284,13 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     *hw_flops = *model_flops;
     for (int l = 0; l < tr->layers && padded.capacity_factor != 1; l++)
         *hw_flops += 3 * B * (workload_layer_forward_flops(c->w, l, 1, &padded) - workload_layer_forward_flops(c->w, l, 1, &one));
+    if (c->p.recompute_mla_up) { /* MLA's up projections, every layer */
+        WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
+        int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);
+        for (int i = 0; i < ng; i++)
+            if (!strcmp(gg[i].name, "q_up") || !strcmp(gg[i].name, "kv_up") || !strcmp(gg[i].name, "q_proj"))
+                *hw_flops += B * tr->layers * workload_gemm_flops(&gg[i]);
+    }
     if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL) {
         int rec = 0; /* the layers that recompute ("recompute_layers") */
         for (int s = 0; s < c->p.pp; s++)
