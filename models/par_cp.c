@@ -64,8 +64,8 @@ bool cp_init(Ctx *c, GError **err)
         return false;
     const WorkloadTransformer *tr = workload_transformer(c->w);
     /* a block: the device's s / cp tokens' keys and values, its tp share of the heads */
-    double kv = workload_kv_dim(tr);
-    double bytes = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / cp * 2 * kv / c->p.tp * c->wp.act_bytes;
+    double bytes = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / cp * workload_kv_width(c->w) / c->p.tp *
+                   c->wp.act_bytes;
     static const char *const names[] = {"cp_send_kv", "cp_recv_kv", "cp_send_dkv", "cp_recv_dkv"};
     for (int k = 0; k < 4; k++) {
         c->cp_use[k] = step_coll(c, names[k], "cp", c->cp_group, COLL_BROADCAST, bytes);

@@ -73,8 +73,8 @@ static double grad_item(const Build *b, int s, int k, int *ready)
     if (k == 0) {
         if (s == c->p.pp - 1)
             *ready = b->head_bwd_end[s];
-        if (s == c->p.pp - 1 && c->p.pp > 1 && workload_transformer(c->w)->tied_embeddings)
-            return pipeline_stage_params(c, s) - nl * c->layer_params;
+        if (s == c->p.pp - 1) /* a tied copy of the embeddings, the MTP modules */
+            return pipeline_stage_params(c, s) - step_stage_layer_params(c, s) - (s == 0 ? c->head_params : 0);
         return 0;
     }
     if (k <= nl) {

@@ -39,7 +39,8 @@ bool moe_init(Ctx *c, GError **err)
     if (!tr || tr->experts == 0)
         return true;
     int ep = c->p.ep, etp = moe_etp(c), edp = moe_edp(c);
-    c->expert_params = workload_params_layer_experts(c->w, 0) / ((double)ep * etp);
+    int L = workload_num_layers(c->w); /* a MoE layer (DeepSeek's first are dense) */
+    c->expert_params = workload_params_layer_experts(c->w, L - 1) / ((double)ep * etp);
     if (ep > 1 && !(c->ep_group = group_of(c, ep, etp, err)))
         return false;
     if (edp > 1 && !(c->edp_group = group_of(c, edp, ep * etp, err)))
@@ -53,6 +54,22 @@ bool moe_init(Ctx *c, GError **err)
     if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL)
         c->t_ep_recompute = c->t_ep;
     return true;
+}
+
+/* Megatron-Core's overlap_moe_expert_parallel_comm (with
+ * delay_wgrad_compute, under interleaved 1F1B) runs one micro-batch's
+ * forward beside another's backward, layer by layer, each pass's dispatch
+ * and combine under the other's attention and expert compute: the
+ * forward's all-to-alls stay exposed where longer than a layer's backward,
+ * the backward's where longer than its forward.  Warm-up and cool-down,
+ * where no pair runs, are counted as overlapped too. */
+void moe_overlap_costs(Ctx *c)
+{
+    c->t_ep_fwd = c->t_ep_bwd = c->t_ep;
+    if (!c->p.ep_overlap)
+        return;
+    c->t_ep_fwd = c->t_ep > c->t_bwd ? c->t_ep - c->t_bwd : 0;
+    c->t_ep_bwd = c->t_ep > c->t_fwd ? c->t_ep - c->t_fwd : 0;
 }
 
 void moe_free(Ctx *c)
@@ -104,8 +121,13 @@ void moe_sync_and_update(Build *b, int s)
     bool sharded = p->zero_stage >= 1 && edp > 1;
     int last_bwd = b->bw[s * c->m + c->m - 1].last;
     double gbytes = c->expert_params * c->grad_bytes_per_param * p->compression;
-    for (int l = nl - 1; l >= 0; l--) {
-        int ready = p->overlap && b->layer_bwd_end[s][l] >= 0 ? b->layer_bwd_end[s][l] : last_bwd;
+    /* the MTP modules' experts first, ready with the head's backward */
+    int mtp = s == p->pp - 1 ? workload_transformer(c->w)->mtp_layers : 0;
+    for (int l = nl - 1 + mtp; l >= 0; l--) {
+        if (l < nl && step_layer_dense(c, s, l))
+            continue;
+        int end = l < nl ? b->layer_bwd_end[s][l] : b->head_bwd_end[s];
+        int ready = p->overlap && end >= 0 ? end : last_bwd;
         int synced = edp_pieces(b, s, sharded ? "expert_reducescatter" : "expert_allreduce",
                                 sharded ? COLL_REDUCESCATTER : COLL_ALLREDUCE, gbytes, ready);
         double shard = sharded ? 1.0 / edp : 1;
@@ -120,7 +142,7 @@ bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown 
     if (c->expert_params <= 0)
         return true;
     MemoryConfig e = *dense;
-    e.params = step_stage_layers(c, s) * c->expert_params;
+    e.params = step_stage_moe_layers(c, s) * c->expert_params;
     e.dp = moe_edp(c);
     e.bucket_bytes = 0;
     e.zero3_gathered_params = 0;

@@ -6,15 +6,55 @@
  * and "recv" on the peer's.  Also what a stage holds: its
  * parameters, and its micro-batches in flight for the memory estimate. */
 #include "step_build.h"
+#include "par_layout.h"
 
 /* The first L % pp stages take one layer more; with the embedding (loss)
  * counted as a layer (Megatron's account_for_*_in_pipeline_split), every
  * chunk has (L + 1 (+ 1)) / (pp x vpp) and the first (last) one layer less.
  * Parameters per device are after the tensor-parallel split. */
+/* A pipeline_layout's chunks (checked with the scenario): stage s holds
+ * its chunks' layers, counted from stage 0's. */
+static void layout_partition(Ctx *c)
+{
+    int pp = c->p.pp, chunks = pp * c->p.vpp;
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    const char *why;
+    c->chunk_layers = g_new0(int, chunks);
+    layout_chunks(c->p.pipeline_layout, chunks, tr->layers, tr->mtp_layers, c->chunk_layers, &why);
+    c->stage_l0[0] = 0;
+    for (int s = 0; s < pp; s++) {
+        int n = 0;
+        for (int j = 0; j < c->p.vpp; j++)
+            n += c->chunk_layers[j * pp + s];
+        c->stage_l0[s + 1] = c->stage_l0[s] + n;
+    }
+}
+
+/* DeepSeek's dense_layers: a dense layer's parameters apart (the MoE
+ * layers' are layer_params; the last layer is one). */
+static void dense_partition(Ctx *c)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    c->dense_layers = tr && tr->experts > 0 ? tr->dense_layers : 0;
+    if (!c->dense_layers)
+        return;
+    int L = workload_num_layers(c->w);
+    c->layer_params = (workload_params_layer(c->w, L - 1) - workload_params_layer_experts(c->w, L - 1)) / c->p.tp;
+    c->layer_params_dense = workload_params_layer(c->w, 0) / c->p.tp;
+}
+
 void pipeline_partition(Ctx *c)
 {
     int pp = c->p.pp, L = workload_num_layers(c->w);
     c->stage_l0 = g_new(int, pp + 1);
+    if (c->p.pipeline_layout[0] && workload_transformer(c->w)) {
+        layout_partition(c);
+        c->layer_params = (workload_params_layer(c->w, 0) - workload_params_layer_experts(c->w, 0)) / c->p.tp;
+        c->head_params = workload_params_head(c->w) / c->p.tp;
+        dense_partition(c);
+        lora_partition(c);
+        return;
+    }
     bool split = c->p.split_embedding || c->p.split_loss;
     int u = split ? (L + c->p.split_embedding + c->p.split_loss) / pp : 0; /* per stage, counted */
     for (int s = 0; s <= pp; s++)
@@ -23,20 +63,31 @@ void pipeline_partition(Ctx *c)
     /* a mixture of experts' routed experts are apart (par_moe.c) */
     c->layer_params = (workload_params_layer(c->w, 0) - workload_params_layer_experts(c->w, 0)) / c->p.tp;
     c->head_params = workload_params_head(c->w) / c->p.tp;
+    dense_partition(c);
     lora_partition(c);
 }
 
 /* Parameters held by stage s's device: its layers, the embeddings on the
  * first stage and, with a pipeline and tied embeddings, the copy of the
- * word embeddings the last stage needs for the logits. */
+ * word embeddings the last stage needs for the logits.  The MTP modules
+ * (dense part; their experts are par_moe.c's) sit on the last stage, with
+ * a copy of the word embeddings there too when pp > 1 (Megatron-Core's
+ * GPTModel builds the embedding where the MTP block is). */
 double pipeline_stage_params(const Ctx *c, int s)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    double p = step_stage_layers(c, s) * c->layer_params;
+    double p = step_stage_layer_params(c, s);
     if (s == 0)
         p += c->head_params;
-    if (s == c->p.pp - 1 && c->p.pp > 1 && tr->tied_embeddings && !c->wp.frozen_linears) /* LoRA: frozen */
+    if (!tr) /* a CNN: no pipeline */
+        return p;
+    bool copy = tr->tied_embeddings || tr->mtp_layers > 0;
+    if (s == c->p.pp - 1 && c->p.pp > 1 && copy && !c->wp.frozen_linears) /* LoRA: frozen */
         p += (double)tr->vocab * tr->hidden / c->p.tp;
+    if (s == c->p.pp - 1 && tr->mtp_layers > 0) {
+        int L = workload_num_layers(c->w);
+        p += (workload_params_mtp(c->w) - tr->mtp_layers * workload_params_layer_experts(c->w, L)) / c->p.tp;
+    }
     return p;
 }
 

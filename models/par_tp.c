@@ -88,6 +88,10 @@ void tp_overlap_costs(Ctx *c)
 {
     if (!c->p.tp_comm_overlap || !c->tp_group || c->l_fwd)
         return;
+    if (c->dense_layers) { /* the same collectives behind a dense layer's GEMMs */
+        overlap_pass(c, c->t_tp_fwd, &c->t_fwd_dense);
+        overlap_pass(c, c->t_tp_bwd, &c->t_bwd_dense);
+    }
     c->t_tp_fwd = overlap_pass(c, c->t_tp_fwd, &c->t_fwd);
     c->t_tp_bwd = overlap_pass(c, c->t_tp_bwd, &c->t_bwd);
     c->t_tp_recompute = overlap_pass(c, c->t_tp_recompute, &c->t_recompute);

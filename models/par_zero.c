@@ -161,7 +161,7 @@ void zero3_grad_ends(Build *b, int s, int last_bwd, GArray *ends)
         g_array_append_val(ends, b->layer_bwd_end[s][l]);
     if (s != 0 && s != c->p.pp - 1)
         return;
-    double hp = pipeline_stage_params(c, s) - nl * c->layer_params;
+    double hp = pipeline_stage_params(c, s) - step_stage_layer_params(c, s);
     if (c->p.qgz) {
         int t = hp > 0 ? zeropp_reduce(b, s, hp, last_bwd) : last_bwd;
         g_array_append_val(ends, t);

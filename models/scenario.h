@@ -82,6 +82,17 @@ typedef struct {
      * layer of the first (last) model chunk, which holds one transformer
      * layer less; pp x virtual_stages then divides layers + 1 (+ 2) */
     bool split_embedding, split_loss;
+    /* Megatron's pipeline_model_parallel_layout ("" for none): which model
+     * chunk holds which layers (par_layout.c) */
+    char pipeline_layout[256];
+    /* Megatron's overlap_moe_expert_parallel_comm ("moe_a2a_overlap"): a
+     * layer's expert all-to-alls hidden behind another micro-batch's
+     * compute of the opposite direction (par_moe.c) */
+    bool ep_overlap;
+    /* "recompute_modules": ["mla_up_proj"] (Megatron's selective
+     * recomputation of MLA's up projections: Q, K, V not kept, the up
+     * projections and rope run again before the backward) */
+    bool recompute_mla_up;
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

@@ -6,17 +6,22 @@
  * checked against the model and dp once dp is resolved (scenario.c): each
  * error at the key's line. */
 #include "scenario_plan.h"
+#include "par_layout.h"
 
 #include <string.h>
 
 const char *const scenario_par_keys[] = {"ep", "expert_tp", "capacity_factor", "virtual_stages", "cp", "shard_group",
                                          "offload_optimizer", "pcie_bandwidth", "host_memory_bandwidth",
                                          "account_for_embedding_in_pipeline_split",
-                                         "account_for_loss_in_pipeline_split", NULL};
+                                         "account_for_loss_in_pipeline_split", "pipeline_layout", "moe_a2a_overlap", "recompute_modules", NULL};
+
+static const cJSON *item(const cJSON *where, const char *key);
+static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err);
 
 bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
 {
     long ep = 1, vpp = 1, cp = 1, sg = 0, etp = 0;
+    const char *layout = NULL;
     if (!sim_json_get_int(d, par, "ep", false, 1, 1 << 16, &ep, err) ||
         !sim_json_get_int(d, par, "expert_tp", false, 1, 1 << 16, &etp, err) ||
         !sim_json_get_int(d, par, "cp", false, 1, 1 << 16, &cp, err) ||
@@ -28,13 +33,44 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
         !sim_json_get_int(d, par, "virtual_stages", false, 1, 1 << 16, &vpp, err) ||
         !sim_json_get_bool(d, par, "account_for_embedding_in_pipeline_split", &p->split_embedding, err) ||
         !sim_json_get_bool(d, par, "account_for_loss_in_pipeline_split", &p->split_loss, err) ||
-        !sim_json_get_number(d, par, "capacity_factor", false, 0.01, 64, &p->capacity_factor, err))
+        !sim_json_get_number(d, par, "capacity_factor", false, 0.01, 64, &p->capacity_factor, err) ||
+        !sim_json_get_string(d, par, "pipeline_layout", false, &layout, err) ||
+        !sim_json_get_bool(d, par, "moe_a2a_overlap", &p->ep_overlap, err))
         return false;
+    if (layout && (strlen(layout) < 1 || strlen(layout) >= sizeof p->pipeline_layout)) {
+        sim_json_error(d, item(par, "pipeline_layout"), err, "\"pipeline_layout\" must have 1 to %d characters",
+                       (int)sizeof p->pipeline_layout - 1);
+        return false;
+    }
+    if (layout)
+        g_strlcpy(p->pipeline_layout, layout, sizeof p->pipeline_layout);
     p->ep = (int)ep;
     p->etp = (int)etp;
     p->vpp = (int)vpp;
     p->cp = (int)cp;
     p->shard_group = (int)sg;
+    return parse_modules(d, par, p, err);
+}
+
+/* "recompute_modules": Megatron-Core's names; only "mla_up_proj" is
+ * modelled ("recompute": "selective" is its "core_attn"). */
+static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(par, "recompute_modules");
+    if (!m)
+        return true;
+    if (!cJSON_IsArray(m)) {
+        sim_json_error(d, m, err, "\"recompute_modules\" must be an array of module names");
+        return false;
+    }
+    for (const cJSON *e = m->child; e; e = e->next) {
+        if (!cJSON_IsString(e) || strcmp(e->valuestring, "mla_up_proj") != 0) {
+            sim_json_error(d, e, err, "\"recompute_modules\": only \"mla_up_proj\" is modelled, not %s",
+                           cJSON_IsString(e) ? SIM_ECHO(e->valuestring) : "a non-string");
+            return false;
+        }
+        p->recompute_mla_up = true;
+    }
     return true;
 }
 
@@ -47,9 +83,14 @@ static const cJSON *item(const cJSON *where, const char *key)
 /* Megatron's embedding/loss accounting in the pipeline split: a pipeline,
  * and pp x virtual_stages chunks of layers + 1 (+ 2) with at least one
  * transformer layer each (Megatron-Core's get_num_layers_to_build). */
+static bool check_layout(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, const WorkloadTransformer *tr,
+                         GError **err);
+
 static bool check_split(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, const WorkloadTransformer *tr,
                         GError **err)
 {
+    if (p->pipeline_layout[0])
+        return check_layout(d, where, p, tr, err);
     if (!p->split_embedding && !p->split_loss)
         return true;
     const char *key = p->split_embedding ? "account_for_embedding_in_pipeline_split" : "account_for_loss_in_pipeline_split";
@@ -66,6 +107,36 @@ static bool check_split(const SimJsonDoc *d, const cJSON *where, const StepPlan 
     return false;
 }
 
+/* A pipeline_layout: a pipeline, no account_for_* beside it, a layout
+ * that parses and places the model, at least one layer per stage. */
+static bool check_layout(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, const WorkloadTransformer *tr,
+                         GError **err)
+{
+    const cJSON *at = item(where, "pipeline_layout");
+    int chunks = p->pp * p->vpp, *n = g_new0(int, chunks);
+    const char *why = NULL;
+    bool ok = false;
+    if (p->pp == 1)
+        why = "needs a pipeline (\"pp\" > 1)";
+    else if (p->split_embedding || p->split_loss)
+        why = "replaces account_for_embedding/loss_in_pipeline_split: give one or the other";
+    else if (layout_chunks(p->pipeline_layout, chunks, tr->layers, tr->mtp_layers, n, &why)) {
+        ok = true;
+        for (int s = 0; s < p->pp && ok; s++) {
+            int sum = 0;
+            for (int j = 0; j < p->vpp; j++)
+                sum += n[j * p->pp + s];
+            ok = sum > 0;
+        }
+        why = ok ? NULL : "leaves a pipeline stage without a layer";
+    }
+    g_free(n);
+    if (!ok)
+        sim_json_error(d, at, err, "\"pipeline_layout\" %s (pp %d x virtual_stages %d, %d layers, %d MTP)", why, p->pp,
+                       p->vpp, tr->layers, tr->mtp_layers);
+    return ok;
+}
+
 /* Interleaved 1F1B as Megatron-LM runs it: a pipeline, 1F1B, every stage
  * the same number of chunks of equal layers (but the embedding's and the
  * loss's, check_split), whole rounds of pp micro-batches. */
@@ -79,7 +150,7 @@ static bool check_interleaving(const SimJsonDoc *d, const cJSON *where, const St
     const cJSON *at = item(where, "virtual_stages");
     if (p->pp == 1 || p->gpipe)
         sim_json_error(d, at, err, "\"virtual_stages\" needs a 1F1B pipeline (\"pp\" > 1, \"schedule\": \"1f1b\")");
-    else if (!p->split_embedding && !p->split_loss && tr->layers % (p->pp * p->vpp))
+    else if (!p->split_embedding && !p->split_loss && !p->pipeline_layout[0] && tr->layers % (p->pp * p->vpp))
         sim_json_error(d, at, err, "\"virtual_stages\": pp x virtual_stages = %d must divide the %d layers",
                        p->pp * p->vpp, tr->layers);
     else if (micro_batches % p->pp)
@@ -213,6 +284,16 @@ bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
         const char *k = p->ep > 1 ? "ep" : given_cf ? "capacity_factor" : "expert_tp";
         sim_json_error(d, item(where, k), err, "\"%s\" needs a mixture-of-experts model (\"experts\" > 0); %s is dense",
                        k, SIM_ECHO(workload_name(w)));
+        return false;
+    }
+    if (p->recompute_mla_up && (tr->kv_lora_rank == 0 || p->recompute == WORKLOAD_RECOMPUTE_FULL)) {
+        sim_json_error(d, item(where, "recompute_modules"), err,
+                       "\"mla_up_proj\" needs multi-head latent attention (\"kv_lora_rank\") and no full recomputation");
+        return false;
+    }
+    if (p->ep_overlap && (tr->experts == 0 || p->ep == 1)) {
+        sim_json_error(d, item(where, "moe_a2a_overlap"), err,
+                       "\"moe_a2a_overlap\" needs a mixture of experts over \"ep\" > 1");
         return false;
     }
     if (tr->experts == 0)

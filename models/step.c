@@ -111,6 +111,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp.sequence_parallel = p->sequence_parallel;
     c->wp.sp_gathered_inputs = p->sequence_parallel && p->tp_dtensor;
     c->wp.recompute = p->recompute;
+    c->wp.recompute_mla_up = p->recompute_mla_up;
     c->wp.act_bytes = accel_dtype_bytes(step_activation_dtype(c));
     c->wp.fused_attention = step_scenario_attention(sc) != STEP_ATTN_UNFUSED;
     /* Transformer Engine's FP8 linear layers keep their inputs in FP8 */
@@ -130,6 +131,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     compute_costs(c);
     pact_costs(c);
     tp_overlap_costs(c);
+    moe_overlap_costs(c);
     dp_costs(c);
     dp_contention(c);
     return true;
@@ -145,6 +147,7 @@ static void ctx_free(Ctx *c)
     g_free(c->l_fwd);
     g_free(c->l_bwd);
     g_free(c->l_params);
+    g_free(c->chunk_layers);
     coll_group_free(c->tp_group);
     coll_group_free(c->dp_group);
     g_free(c->dp_warning);
@@ -224,7 +227,6 @@ static int layer_tasks(Build *b, int s, const char *name, double t_comp, const c
 static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
 {
     Ctx *c = b->c;
-    int nl = step_stage_layers(c, s);
     Span sp = {-1, -1};
     ZeroPass z;
     zero_pass_begin(&z, b, s, j, mbi, 0, prev);
@@ -232,7 +234,7 @@ static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
     for (int l = step_chunk_l0(c, s, j); l < step_chunk_l0(c, s, j + 1); l++) {
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
         int ag = zero_layer_gather(&z, b, s);
-        cur = layer_tasks(b, s, "forward", step_layer_fwd(c, s, l), "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", c->t_ep);
+        cur = layer_tasks(b, s, "forward", step_layer_fwd(c, s, l), "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", step_layer_ep(c, s, l, c->t_ep_fwd));
         cur = pact_forward_end(b, s, l, cur);
     }
     sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, -1);
@@ -240,7 +242,7 @@ static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
         int t = step_task(b->g, "head_forward", b->res[s].compute, c->t_head_fwd, "compute");
         step_dep(b->g, cur, t);
         /* the last stage's copy of tied word embeddings (pp > 1) */
-        double extra = pipeline_stage_params(c, s) - nl * c->layer_params - (s == 0 ? c->head_params : 0);
+        double extra = pipeline_stage_params(c, s) - step_stage_layer_params(c, s) - (s == 0 ? c->head_params : 0);
         step_dep(b->g, zero_head_gather(&z, b, s, extra), t);
         if (sp.first < 0)
             sp.first = t;
@@ -287,7 +289,8 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
             int from = lynx ? (rc_prev >= 0 ? rc_prev : rc_after) : cur;
             int ck = pact_before_recompute(b, s, from);
             int rc = layer_tasks(b, s, "recompute", c->t_recompute, "tp_recompute", c->t_tp_recompute,
-                                 ck >= 0 ? ck : from, ag, lynx ? &rsp : &sp, NULL, "ep_recompute", c->t_ep_recompute);
+                                 ck >= 0 ? ck : from, ag, lynx ? &rsp : &sp, NULL, "ep_recompute",
+                                 step_layer_ep(c, s, l, c->t_ep_recompute));
             if (lynx) {
                 step_dep(b->g, rc_after, rsp.first);
                 rc_prev = rsp.first;
@@ -295,7 +298,7 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
             } else
                 cur = rc;
         }
-        cur = layer_tasks(b, s, "backward", step_layer_bwd(c, s, l), "tp_backward", c->t_tp_bwd, cur, wait, &sp, z.hist, "ep_backward", c->t_ep);
+        cur = layer_tasks(b, s, "backward", step_layer_bwd(c, s, l), "tp_backward", c->t_tp_bwd, cur, wait, &sp, z.hist, "ep_backward", step_layer_ep(c, s, l, c->t_ep_bwd));
         rc_after = z.hist[1]; /* this layer's backward compute */
         int ready = zero_layer_reduce(&z, b, s, cur);
         if (note)
@@ -426,15 +429,17 @@ static double compute_lower_bound(const Ctx *c)
     bool cp = c->p.cp > 1;
     /* a layer's chain: compute, then ring attention's exposed part, the
      * tensor-parallel collective, the experts' all-to-alls */
-    double fwd = c->t_tp_fwd + (cp ? c->t_cp[0] : 0) + c->t_ep;
-    double bwd = c->t_tp_bwd + (cp ? c->t_cp[2] : 0) + c->t_ep;
-    double rec = c->t_recompute > 0 ? c->t_recompute + c->t_tp_recompute + c->t_ep_recompute +
+    double fwd = c->t_tp_fwd + (cp ? c->t_cp[0] : 0);
+    double bwd = c->t_tp_bwd + (cp ? c->t_cp[2] : 0);
+    double rec = c->t_recompute > 0 ? c->t_recompute + c->t_tp_recompute +
                                           (cp && c->p.recompute == WORKLOAD_RECOMPUTE_FULL ? c->t_cp[1] : 0)
                                     : 0;
     for (int s = 0; s < c->p.pp; s++) {
         double t = 0;
         for (int l = 0; l < step_stage_layers(c, s); l++)
-            t += step_layer_fwd(c, s, l) + fwd + (step_layer_recomputed(c, s, l) ? rec : 0) + step_layer_bwd(c, s, l) + bwd;
+            t += step_layer_fwd(c, s, l) + fwd + step_layer_ep(c, s, l, c->t_ep_fwd + c->t_ep_bwd) +
+                 (step_layer_recomputed(c, s, l) ? rec + step_layer_ep(c, s, l, c->t_ep_recompute) : 0) +
+                 step_layer_bwd(c, s, l) + bwd;
         if (s == c->p.pp - 1)
             t += c->t_head_fwd + c->t_head_bwd;
         best = MAX(best, before + t * c->m);

@@ -76,6 +76,7 @@ typedef struct {
     CollGroup *ep_group, *edp_group; /* expert parallel; expert data parallel (dp / ep) */
     int ep_use[2];                   /* all-to-all dispatch, combine (-1: none) */
     double t_ep, t_ep_recompute;     /* one layer's dispatch + combine */
+    double t_ep_fwd, t_ep_bwd;       /* their exposed part after a forward, a backward (moe_overlap_costs) */
     double expert_params;            /* per device and layer (after ep and tp) */
     /* par_cp.c: context parallelism.  p.dp above is dp x cp (the ranks
      * holding the same weights); dp_data the scenario's dp */
@@ -95,6 +96,14 @@ typedef struct {
      * ranks with the same place in their node (zero_ranks / node_dp) */
     int node_dp;
     CollGroup *node_group, *xnode_group;
+    /* DeepSeek's first dense_layers layers (a dense MLP in a mixture of
+     * experts): their own times and parameters; t_fwd, t_bwd and
+     * layer_params above are then the MoE layers' (step_compute.c) */
+    int dense_layers;
+    double t_fwd_dense, t_bwd_dense, layer_params_dense;
+    /* pipeline_layout (par_layout.c): layers per model chunk, in the
+     * layout's order (chunk j of stage s at j x pp + s); NULL: the even split */
+    int *chunk_layers;
     /* par_pact.c: one layer's checkpoint (its input) per device, bytes */
     double ckpt_bytes;
     /* par_pact.c: one offloaded layer's activations per micro-batch, bytes
@@ -148,6 +157,12 @@ static inline int step_chunk_l0(const Ctx *c, int s, int j)
     int v = c->p.vpp, nl = step_stage_layers(c, s);
     if (j >= v)
         return nl;
+    if (c->chunk_layers) {
+        int l0 = 0;
+        for (int k = 0; k < j; k++)
+            l0 += c->chunk_layers[k * c->p.pp + s];
+        return l0;
+    }
     if (!c->p.split_embedding && !c->p.split_loss)
         return j * (nl / v);
     int u = (nl + (s == 0 && c->p.split_embedding) + (s == c->p.pp - 1 && c->p.split_loss)) / v;
@@ -158,6 +173,8 @@ static inline int step_chunk_l0(const Ctx *c, int s, int j)
  * every layer, or with "recompute_layers" the first N of each model chunk. */
 static inline bool step_layer_recomputed(const Ctx *c, int s, int l)
 {
+    if (c->p.recompute_mla_up) /* MLA's up projections, every layer */
+        return true;
     if (c->p.recompute == WORKLOAD_RECOMPUTE_NONE)
         return false;
     if (!c->p.recompute_layers)
@@ -168,18 +185,49 @@ static inline bool step_layer_recomputed(const Ctx *c, int s, int l)
     return l - step_chunk_l0(c, s, j) < c->p.recompute_layers;
 }
 
-/* Local layer l of stage s: its parameters, forward and backward times. */
+/* Whether local layer l of stage s is one of the dense_layers. */
+static inline bool step_layer_dense(const Ctx *c, int s, int l) { return c->stage_l0[s] + l < c->dense_layers; }
+
+/* Local layer l of stage s: its parameters, forward and backward times,
+ * and its mixture of experts' all-to-alls (none for a dense layer). */
 static inline double step_layer_params(const Ctx *c, int s, int l)
 {
+    if (step_layer_dense(c, s, l))
+        return c->layer_params_dense;
     return c->l_params ? c->l_params[c->stage_l0[s] + l] : c->layer_params;
 }
 static inline double step_layer_fwd(const Ctx *c, int s, int l)
 {
+    if (step_layer_dense(c, s, l))
+        return c->t_fwd_dense;
     return c->l_fwd ? c->l_fwd[c->stage_l0[s] + l] : c->t_fwd;
 }
 static inline double step_layer_bwd(const Ctx *c, int s, int l)
 {
+    if (step_layer_dense(c, s, l))
+        return c->t_bwd_dense;
     return c->l_bwd ? c->l_bwd[c->stage_l0[s] + l] : c->t_bwd;
+}
+static inline double step_layer_ep(const Ctx *c, int s, int l, double t_ep)
+{
+    return step_layer_dense(c, s, l) ? 0 : t_ep;
+}
+/* The parameters of stage s's layers (per device, dense part). */
+static inline double step_stage_layer_params(const Ctx *c, int s)
+{
+    double p = 0;
+    for (int l = 0; l < step_stage_layers(c, s); l++)
+        p += step_layer_params(c, s, l);
+    return p;
+}
+/* Stage s's mixture-of-experts layers, the MTP modules' on the last stage included. */
+static inline int step_stage_moe_layers(const Ctx *c, int s)
+{
+    int n = 0;
+    for (int l = 0; l < step_stage_layers(c, s); l++)
+        n += !step_layer_dense(c, s, l);
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    return n + (s == c->p.pp - 1 && tr ? tr->mtp_layers : 0);
 }
 
 /* Index of micro-batch i's pass through chunk j of stage s in Build's fw,
@@ -253,6 +301,7 @@ sim_time_t interfere_run(Build *b, sim_time_t span);
 /* par_pipeline.c: layers per stage, the point-to-point groups, the order of
  * each stage's passes (1F1B or GPipe) and the sends between stages. */
 void pipeline_partition(Ctx *c);
+
 bool pipeline_init(Ctx *c, GError **err);
 void pipeline_free(Ctx *c);
 double pipeline_stage_params(const Ctx *c, int s);
@@ -343,6 +392,10 @@ int moe_etp(const Ctx *c);
 int moe_edp(const Ctx *c);
 void moe_free(Ctx *c);
 int moe_after(Build *b, int s, const char *name, double seconds, int after);
+/* After compute_costs: the all-to-alls' exposed part per pass (all of
+ * them, or under "moe_a2a_overlap" what the other pass's layer compute
+ * does not cover). */
+void moe_overlap_costs(Ctx *c);
 void moe_sync_and_update(Build *b, int s);
 bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown *mem, GError **err);
 

@@ -1,7 +1,8 @@
 /* Compute costs of the step: per-layer forward, backward and head times on
  * the accelerator (GEMMs plus memory-bound element-wise passes), the cost
  * of recomputation (full: the forward again; selective: the attention core)
- * and the step's model and hardware FLOPs.  All layers cost the same. */
+ * and the step's model and hardware FLOPs.  All layers cost the same but
+ * DeepSeek's dense_layers, and its MTP modules run with the head. */
 #include "step_build.h"
 
 #include <math.h>
@@ -42,7 +43,7 @@ static double windowed_attention_time(const Ctx *c, double heads, bool backward)
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double s = tr->seq_len, w = fmin(tr->sliding_window, s), keys = w - w * w / (2 * s);
     return accel_attention_time_keys(c->acc, fused_attention_dtype(c, backward), heads, s / c->p.cp, keys,
-                                     workload_head_dim(tr), backward);
+                                     workload_attention_head_dim(c->w), backward);
 }
 
 /* The fused attention kernel of one layer (both core products at once).
@@ -56,7 +57,7 @@ double step_fused_attention_time(const Ctx *c, int mb, bool backward)
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double heads = (double)mb * tr->heads / c->p.tp, cp = c->p.cp;
     double t = cp * accel_attention_time(c->acc, fused_attention_dtype(c, backward), heads, tr->seq_len / cp,
-                                         workload_head_dim(tr), tr->causal, backward);
+                                         workload_attention_head_dim(c->w), tr->causal, backward);
     double share = workload_window_share(tr);
     if (share > 0)
         t = (1 - share) * t + share * windowed_attention_time(c, heads, backward);
@@ -116,8 +117,35 @@ static double gemms_time(const Ctx *c, const WorkloadGemm *g, int n, bool backwa
     return t;
 }
 
+static double recompute_core_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb);
+
+/* Megatron's "mla_up_proj" recomputation: the q and kv up projections'
+ * forward GEMMs and the rope kernels building Q, K, V again. */
+static double mla_up_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
+{
+    if (!c->p.recompute_mla_up)
+        return 0;
+    double t = 0;
+    for (int i = 0; i < ng; i++)
+        if (!strcmp(g[i].name, "q_up") || !strcmp(g[i].name, "kv_up") || !strcmp(g[i].name, "q_proj"))
+            t += gemms_time(c, &g[i], 1, false);
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    double T = (double)mb * tr->seq_len / c->p.cp, a = (double)tr->heads / c->p.tp;
+    double qk = (double)tr->qk_nope_head_dim + tr->qk_rope_head_dim, v = tr->v_head_dim;
+    /* as workload_mla.c's rope kernels: q read and written, kv read, K and V written */
+    double bytes = T * a * (2 * qk + (tr->qk_nope_head_dim + v) + qk + v) * c->wp.act_bytes;
+    return t + accel_mem_time(c->acc, bytes);
+}
+
 /* What recomputing one layer's activations costs before its backward. */
 static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
+{
+    double up = mla_up_time(c, g, ng, mb);
+    return up + recompute_core_time(c, g, ng, mb);
+}
+
+/* Full or selective (attention core) recomputation's cost. */
+static double recompute_core_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
 {
     const StepPlan *p = &c->p;
     if (p->recompute == WORKLOAD_RECOMPUTE_FULL)
@@ -164,6 +192,39 @@ static void lora_time(const Ctx *c, int mb, double *fwd, double *bwd)
     *bwd += accel_mem_time(c->acc, ew);
 }
 
+/* Layer `layer`'s forward and backward compute on a micro-batch of mb. */
+static void layer_time(const Ctx *c, int layer, int mb, double *fwd, double *bwd)
+{
+    WorkloadGemm g[WORKLOAD_MAX_GEMMS];
+    int ng = workload_layer_gemms(c->w, layer, mb, &c->wp, g);
+    double ew = workload_layer_elementwise_bytes(c->w, layer, mb, &c->wp);
+    *fwd = gemms_time(c, g, ng, false) + accel_mem_time(c->acc, ew);
+    *bwd = gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * ew);
+    if (c->wp.fused_attention) {
+        *fwd += step_fused_attention_time(c, mb, false);
+        *bwd += step_fused_attention_time(c, mb, true);
+    }
+}
+
+/* Megatron-Core's multi-token prediction modules after the head, on the
+ * last stage: per module its MoE layer and all-to-alls, the 2h -> h
+ * projection, three norms (read, write), and its own logits and loss. */
+static void mtp_time(const Ctx *c, int mb, double logits, double *fwd, double *bwd)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    *fwd = *bwd = 0;
+    if (tr->mtp_layers == 0)
+        return;
+    WorkloadGemm g[4];
+    int ng = workload_mtp_gemms(c->w, mb, &c->wp, g);
+    double T = (double)mb * tr->seq_len / c->p.cp, norms = 3 * 2 * T * tr->hidden * c->wp.act_bytes;
+    layer_time(c, tr->layers, mb, fwd, bwd);
+    *fwd += c->t_ep + gemms_time(c, g, ng, false) + accel_mem_time(c->acc, norms + logits * 4 * 3);
+    *bwd += c->t_ep + gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * norms + logits * 4 * 2);
+    *fwd *= tr->mtp_layers;
+    *bwd *= tr->mtp_layers;
+}
+
 void compute_costs(Ctx *c)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
@@ -172,15 +233,11 @@ void compute_costs(Ctx *c)
         return;
     }
     WorkloadGemm g[WORKLOAD_MAX_GEMMS];
-    int mb = step_scenario_micro_batch(c->sc);
-    int ng = workload_layer_gemms(c->w, 0, mb, &c->wp, g);
-    double ew = workload_layer_elementwise_bytes(c->w, 0, mb, &c->wp);
-    c->t_fwd = gemms_time(c, g, ng, false) + accel_mem_time(c->acc, ew);
-    c->t_bwd = gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * ew);
-    if (c->wp.fused_attention) {
-        c->t_fwd += step_fused_attention_time(c, mb, false);
-        c->t_bwd += step_fused_attention_time(c, mb, true);
-    }
+    int mb = step_scenario_micro_batch(c->sc), L = tr->layers;
+    int ng = workload_layer_gemms(c->w, L - 1, mb, &c->wp, g); /* a MoE layer where the first are dense */
+    layer_time(c, L - 1, mb, &c->t_fwd, &c->t_bwd);
+    if (c->dense_layers)
+        layer_time(c, 0, mb, &c->t_fwd_dense, &c->t_bwd_dense);
     c->t_recompute = recompute_time(c, g, ng, mb);
     double lf, lb;
     lora_time(c, mb, &lf, &lb);
@@ -192,6 +249,10 @@ void compute_costs(Ctx *c)
     /* cross-entropy: softmax over fp32 logits, read/write a few times */
     c->t_head_fwd = gemms_time(c, g, nh, false) + accel_mem_time(c->acc, logits * 4 * 3);
     c->t_head_bwd = gemms_time(c, g, nh, true) + accel_mem_time(c->acc, logits * 4 * 2);
+    double mf, mbw;
+    mtp_time(c, mb, logits, &mf, &mbw);
+    c->t_head_fwd += mf;
+    c->t_head_bwd += mbw;
 }
 
 /* Model FLOPs: forward and backward (3 x forward) of the global batch, as
@@ -217,6 +278,13 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     for (int l = 0; l < tr->layers; l++)
         layer_f += workload_layer_forward_flops(c->w, l, 1, &one);
     double head_f = workload_head_forward_flops(c->w, 1, &one);
+    if (tr->mtp_layers > 0) { /* the MTP modules: a layer, the projection and logits each */
+        WorkloadGemm mg[4];
+        int nm = workload_mtp_gemms(c->w, 1, &one, mg);
+        for (int i = 0; i < nm; i++)
+            head_f += tr->mtp_layers * workload_gemm_flops(&mg[i]);
+        head_f += tr->mtp_layers * workload_layer_forward_flops(c->w, tr->layers, 1, &one);
+    }
     *model_flops = 3 * B * (layer_f + head_f);
     if (c->wp.frozen_linears) { /* LoRA: the frozen GEMMs' wgrad is not run; the adapters' passes are */
         WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
@@ -232,6 +300,13 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     *hw_flops = *model_flops;
     for (int l = 0; l < tr->layers && padded.capacity_factor != 1; l++)
         *hw_flops += 3 * B * (workload_layer_forward_flops(c->w, l, 1, &padded) - workload_layer_forward_flops(c->w, l, 1, &one));
+    if (c->p.recompute_mla_up) { /* MLA's up projections, every layer */
+        WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
+        int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);
+        for (int i = 0; i < ng; i++)
+            if (!strcmp(gg[i].name, "q_up") || !strcmp(gg[i].name, "kv_up") || !strcmp(gg[i].name, "q_proj"))
+                *hw_flops += B * tr->layers * workload_gemm_flops(&gg[i]);
+    }
     if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL) {
         int rec = 0; /* the layers that recompute ("recompute_layers") */
         for (int s = 0; s < c->p.pp; s++)
@@ -312,9 +387,10 @@ double compute_working_set(const Ctx *c, int s)
         bool sharded = c->wp.sequence_parallel && !c->wp.sp_gathered_inputs;
         loss += (double)mb * tr->seq_len / c->p.cp * tr->hidden * c->wp.act_bytes / (sharded ? c->p.tp : 1);
     }
-    if (c->p.recompute != WORKLOAD_RECOMPUTE_NONE && step_stage_layers(c, s) > 0) {
+    if ((c->p.recompute != WORKLOAD_RECOMPUTE_NONE || c->p.recompute_mla_up) && step_stage_layers(c, s) > 0) {
         WorkloadParallel all = c->wp;
         all.recompute = WORKLOAD_RECOMPUTE_NONE;
+        all.recompute_mla_up = false;
         int l = c->stage_l0[s];
         ws += workload_layer_activation_bytes(c->w, l, mb, &all) - workload_layer_activation_bytes(c->w, l, mb, &c->wp);
     }

@@ -165,7 +165,7 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
      * dtype: the root unit's or two layers' (FSDP2 holds one reduce-scatter
      * input until the next is issued). */
     if (p->zero_stage == 3) {
-        double root = mc.params - step_stage_layers(c, s) * c->layer_params;
+        double root = mc.params - step_stage_layer_params(c, s);
         mc.zero3_gathered_params = 2 * c->layer_params + (c->zero_ranks > 1 ? root : 0);
         if (c->zero_ranks > 1)
             mc.stream_pool_bytes = fmax(root, 2 * c->layer_params) * c->grad_bytes_per_param;
@@ -182,16 +182,22 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     mc.fp8_params = fp8 && step_scenario_fp8_params(c->sc);
     mc.fp8_copy_bytes = (mc.fp8_params ? 0 : 1) + (accel_fp8_any_layout(c->acc) ? 0 : 1);
     bool fp8_saved = fp8 && p->zero_stage == 3 && !mc.fp8_params;
-    mc.fp8_weight_params = fp8 && p->zero_stage != 3 && !c->wp.frozen_linears ? step_stage_layers(c, s) * c->layer_params : 0;
+    mc.fp8_weight_params = fp8 && p->zero_stage != 3 && !c->wp.frozen_linears ? step_stage_layer_params(c, s) : 0;
     mc.activation_bytes = 0;
     WorkloadParallel kept = c->wp; /* a layer "recompute_layers" leaves out keeps everything */
     kept.recompute = WORKLOAD_RECOMPUTE_NONE;
+    kept.recompute_mla_up = false;
     for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
         if (!pact_layer_offloaded(c, s, l - c->stage_l0[s])) /* in host memory at the peak */
             mc.activation_bytes +=
                 workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc),
                                                 step_layer_recomputed(c, s, l - c->stage_l0[s]) ? &c->wp : &kept) +
                 (fp8_saved ? c->layer_params : 0);
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    if (tr && s == c->p.pp - 1) /* the MTP modules' layers, with the head */
+        for (int k = 0; k < tr->mtp_layers; k++)
+            mc.activation_bytes +=
+                workload_layer_activation_bytes(c->w, tr->layers + k, step_scenario_micro_batch(c->sc), &c->wp);
     mc.activation_bytes /= c->p.vpp; /* interleaved: in flight by model chunks */
     mc.inflight_microbatches = pipeline_inflight(c, s);
     mc.working_set_bytes = compute_working_set(c, s);

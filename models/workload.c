@@ -1,6 +1,7 @@
 /* Workloads: transformer and CNN presets read and checked, their parameters,
  * per-layer GEMMs, element-wise bytes, activation memory and FLOPs (workload.h). */
 #include "workload.h"
+#include "workload_mla.h"
 #include "sim_data.h"
 
 #include <math.h>
@@ -73,6 +74,7 @@ static bool check_transformer(const WorkloadTransformer *c, GError **err)
     else if (c->experts > 0 && (c->top_k < 1 || c->top_k > c->experts)) bad = "top_k must be in [1, experts]";
     else if (c->experts > 0 && (c->expert_ffn < 1 || c->shared_experts < 0)) bad = "expert_ffn must be >= 1, shared_experts >= 0";
     else if (c->experts == 0 && (c->top_k || c->shared_experts)) bad = "top_k and shared_experts need experts > 0";
+    else bad = workload_mla_check(c);
     if (bad) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s", bad);
         return false;
@@ -120,7 +122,8 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
                                        "tied_embeddings", "bias", "dropout", "embedding_norm", "final_norm",
                                        "norm", "position", "causal", "experts", "top_k", "expert_ffn",
                                        "shared_experts", "head_dim", "qk_norm", "sliding_window",
-                                       "full_attention_every", NULL};
+                                       "full_attention_every", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                       "qk_rope_head_dim", "v_head_dim", "dense_layers", "mtp_layers", NULL};
     if (!sim_json_only_keys(doc, root, keys, NULL, err))
         return NULL;
     WorkloadTransformer c = {.tied_embeddings = true, .bias = true, .dropout = true, .causal = true};
@@ -151,7 +154,14 @@ static Workload *transformer_from_doc(const SimJsonDoc *doc, const cJSON *root, 
     if (!get_int(doc, root, "top_k", false, 0, 1 << 16, &c.top_k, err) ||
         !get_int(doc, root, "expert_ffn", false, 1, 16 * big, &c.expert_ffn, err) ||
         !get_int(doc, root, "shared_experts", false, 0, 1 << 16, &c.shared_experts, err) ||
-        !attention_from_doc(doc, root, &c, err))
+        !attention_from_doc(doc, root, &c, err) ||
+        !get_int(doc, root, "q_lora_rank", false, 0, big, &c.q_lora_rank, err) ||
+        !get_int(doc, root, "kv_lora_rank", false, 0, big, &c.kv_lora_rank, err) ||
+        !get_int(doc, root, "qk_nope_head_dim", false, 0, 1 << 16, &c.qk_nope_head_dim, err) ||
+        !get_int(doc, root, "qk_rope_head_dim", false, 0, 1 << 16, &c.qk_rope_head_dim, err) ||
+        !get_int(doc, root, "v_head_dim", false, 0, 1 << 16, &c.v_head_dim, err) ||
+        !get_int(doc, root, "dense_layers", false, 0, c.layers, &c.dense_layers, err) ||
+        !get_int(doc, root, "mtp_layers", false, 0, 64, &c.mtp_layers, err))
         return NULL;
     const char *s = NULL;
     if (!sim_json_get_string(doc, root, "norm", false, &s, err))
@@ -308,7 +318,23 @@ const WorkloadTransformer *workload_transformer(const Workload *w)
 int workload_num_layers(const Workload *w) { return w->kind == WORKLOAD_TRANSFORMER ? w->t.layers : w->n_cnn; }
 int workload_tokens_per_sample(const Workload *w) { return w->kind == WORKLOAD_TRANSFORMER ? w->t.seq_len : 1; }
 
-static bool valid_layer(const Workload *w, int layer) { return layer >= 0 && layer < workload_num_layers(w); }
+/* Layer indices past `layers` are the MTP modules' layers (not counted in
+ * workload_num_layers, reachable for their costs). */
+static bool valid_layer(const Workload *w, int layer)
+{
+    int n = workload_num_layers(w) + (w->kind == WORKLOAD_TRANSFORMER ? w->t.mtp_layers : 0);
+    return layer >= 0 && layer < n;
+}
+
+/* A mixture-of-experts layer: past the dense_layers (any layer index from
+ * `layers` on is an MTP module's, a MoE layer too). */
+static bool moe_layer(const WorkloadTransformer *t, int layer) { return t->experts > 0 && layer >= t->dense_layers; }
+
+bool workload_layer_is_moe(const Workload *w, int layer)
+{
+    return w->kind == WORKLOAD_TRANSFORMER && layer >= 0 && moe_layer(&w->t, layer);
+}
+
 
 /* Without a head_dim the widths are hidden's, computed as they always were
  * (byte-identical results for the presets that predate head_dim). */
@@ -354,9 +380,9 @@ static double expert_params(const WorkloadTransformer *t)
 /* Tokens x MLP width that the activation function sees, summed over the
  * MLP's experts: T x ffn for a dense MLP; routed tokens padded to the
  * capacity factor plus the shared experts' for a mixture of experts. */
-static double mlp_token_width(const WorkloadTransformer *t, const WorkloadParallel *par, double T)
+static double mlp_token_width(const WorkloadTransformer *t, bool moe, const WorkloadParallel *par, double T)
 {
-    if (t->experts == 0)
+    if (!moe)
         return T * t->ffn;
     double cf = par && par->capacity_factor > 0 ? par->capacity_factor : 1;
     return (cf * t->top_k + t->shared_experts) * T * t->expert_ffn;
@@ -384,18 +410,24 @@ static double cnn_layer_params(const CnnLayer *c)
     return p;
 }
 
+static double transformer_layer_params(const WorkloadTransformer *t, int layer);
+
 double workload_params_layer(const Workload *w, int layer)
 {
     if (!valid_layer(w, layer))
         return 0;
     if (w->kind == WORKLOAD_CNN)
         return cnn_layer_params(&w->cnn[layer]);
-    const WorkloadTransformer *t = &w->t;
+    return transformer_layer_params(&w->t, layer);
+}
+
+static double transformer_layer_params(const WorkloadTransformer *t, int layer)
+{
     double h = t->hidden, q = workload_q_dim(t), kv = kv_dim(t), f = t->ffn;
-    double attn = h * (q + 2 * kv) + q * h + qk_norm_params(t);
+    double attn = workload_mla_on(t) ? workload_mla_params(t) : h * (q + 2 * kv) + q * h + qk_norm_params(t);
     double mlp = (t->gated_mlp ? 3 : 2) * h * f;
     double bias = t->bias ? (q + 2 * kv) + h + (t->gated_mlp ? 2 : 1) * f + h : 0;
-    if (t->experts > 0) { /* the router, shared and routed experts instead of one MLP */
+    if (moe_layer(t, layer)) { /* the router, shared and routed experts instead of one MLP */
         double one = expert_params(t);
         mlp = h * t->experts + t->shared_experts * one + t->experts * one;
         bias = t->bias ? (q + 2 * kv) + h : 0;
@@ -405,7 +437,7 @@ double workload_params_layer(const Workload *w, int layer)
 
 double workload_params_layer_experts(const Workload *w, int layer)
 {
-    if (!valid_layer(w, layer) || w->kind != WORKLOAD_TRANSFORMER)
+    if (!valid_layer(w, layer) || w->kind != WORKLOAD_TRANSFORMER || !moe_layer(&w->t, layer))
         return 0;
     return w->t.experts * expert_params(&w->t);
 }
@@ -479,11 +511,15 @@ int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const Wo
     double tp = tp_of(par), s = t->seq_len, h = t->hidden, a = t->heads, d = workload_head_dim(t), sq = s / cp_of(par),
            T = b * sq, q = workload_q_dim(t);
     int n = 0;
-    out[n++] = (WorkloadGemm){"qkv", 1, T, (q + 2 * kv_dim(t)) / tp, h};
-    out[n++] = (WorkloadGemm){"attn_score", b * a / tp, sq, s, d};
-    out[n++] = (WorkloadGemm){"attn_value", b * a / tp, sq, d, s};
-    out[n++] = (WorkloadGemm){"attn_out", 1, T, h, q / tp};
-    if (t->experts == 0) {
+    if (workload_mla_on(t)) {
+        n = workload_mla_gemms(t, b, sq, tp, par && par->sequence_parallel, out);
+    } else {
+        out[n++] = (WorkloadGemm){"qkv", 1, T, (q + 2 * kv_dim(t)) / tp, h};
+        out[n++] = (WorkloadGemm){"attn_score", b * a / tp, sq, s, d};
+        out[n++] = (WorkloadGemm){"attn_value", b * a / tp, sq, d, s};
+        out[n++] = (WorkloadGemm){"attn_out", 1, T, h, q / tp};
+    }
+    if (!moe_layer(t, layer)) {
         out[n++] = (WorkloadGemm){"mlp_up", 1, T, (t->gated_mlp ? 2.0 : 1.0) * t->ffn / tp, h};
         out[n++] = (WorkloadGemm){"mlp_down", 1, T, h, t->ffn / tp};
         return n;
@@ -646,11 +682,18 @@ double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_
         if (t->dropout)
             split += (2 * e + 1) * scores;
     }
-    split += (t->gated_mlp ? 3 : 2) * mlp_token_width(t, par, T) * e; /* GeLU: read, write; SwiGLU: read 2, write 1 */
-    if (t->experts > 0) /* tokens permuted before the dispatch and back after the combine: read, write */
+    bool moe = moe_layer(t, layer);
+    split += (t->gated_mlp ? 3 : 2) * mlp_token_width(t, moe, par, T) * e; /* GeLU: read, write; SwiGLU: read 2, write 1 */
+    if (moe) /* tokens permuted before the dispatch and back after the combine: read, write */
         rows += 2 * 2 * routed_tokens(t, par, T) * h * e;
     if (t->qk_norm) /* q and k normed per head: read, write */
         split += 2 * T * (workload_q_dim(t) + kv_dim(t)) * e;
+    if (workload_mla_on(t)) {
+        double mr, ms;
+        workload_mla_elementwise(t, T, e, &mr, &ms);
+        rows += mr;
+        split += ms;
+    }
     return (rows / sp + split / tp) / cp_of(par); /* every term counts the device's tokens */
 }
 
@@ -716,7 +759,8 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     /* The "24 sbh" split by tp: Q, K, V, attention-output projection input
      * (the fused kernel's O, plus the projection's own FP8 copy), activation-
      * function input(s) and output (the down projection's input). */
-    double tf = t->experts ? mlp_token_width(t, par, T) : T * f;
+    bool moe = moe_layer(t, layer);
+    double tf = moe ? mlp_token_width(t, moe, par, T) : T * f;
     double ab = fused && par->attn_io_bytes > 0 ? par->attn_io_bytes : e; /* Q, K, V, O as the kernel keeps them */
     double oproj = fused ? T * q * ab + (li != e ? T * q * li : 0) : T * q * li;
     if (frozen) /* the fused kernel's O stays (attention's backward); no input copy for a wgrad */
@@ -725,9 +769,15 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     double split = T * q * ab + 2 * T * kv * ab + oproj + (t->gated_mlp ? 2 : 1) * tf * af + (frozen ? 0 : tf * li);
     if (t->qk_norm) /* the q and k norms' inputs, for their backward */
         split += T * (q + kv) * e;
+    if (workload_mla_on(t)) { /* MLA's latents and its Q, K, V, O instead of multi-head attention's */
+        double mr, ms;
+        workload_mla_saved(t, T, e, li, ab, fused, par && par->recompute_mla_up, &mr, &ms);
+        split += ms - (T * q * ab + 2 * T * kv * ab + oproj);
+        rows += mr;
+    }
     rows += lora_rows;
     split += lora_split;
-    if (t->experts > 0) /* the dispatched tokens (expert_up's input) and the fp32 router probabilities */
+    if (moe) /* the dispatched tokens (expert_up's input) and the fp32 router probabilities */
         rows += routed_tokens(t, par, T) * h * li + T * t->experts * 4;
     /* The "5 as^2 b" attention core: softmax output, dropout mask and output. */
     double scores = b * t->heads * (double)t->seq_len * t->seq_len;

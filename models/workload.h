@@ -70,6 +70,18 @@ typedef struct {
     int head_dim;
     bool qk_norm;
     int sliding_window, full_attention_every;
+    /* DeepSeek-V2/V3 (workload_mla.c).  Multi-head latent attention when
+     * kv_lora_rank > 0: queries through a q_lora_rank bottleneck (0: one
+     * hidden -> heads x (nope + rope) projection), keys and values through a
+     * kv_lora_rank latent plus one shared rope key; heads of qk_nope_head_dim
+     * + qk_rope_head_dim for Q K^T and v_head_dim for P V.  dense_layers: the
+     * first N layers of a mixture of experts have a dense MLP of width ffn
+     * (first_k_dense_replace).  mtp_layers: multi-token prediction modules
+     * after the last layer (one more MoE layer each, a 2h -> h projection,
+     * three norms and another logits and loss), outside the layer count and
+     * workload_params_total (DeepSeek-V3's card: 671B without them). */
+    int q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+    int dense_layers, mtp_layers;
 } WorkloadTransformer;
 
 typedef enum {
@@ -123,6 +135,8 @@ typedef struct {
     unsigned lora_targets;
     int lora_rank;
     double lora_dropout;
+    /* MLA: Megatron's "mla_up_proj" recomputation (Q, K, V not kept) */
+    bool recompute_mla_up;
 } WorkloadParallel;
 
 /* The linear layers of a transformer block by Megatron-Core's (and NeMo's
@@ -181,6 +195,25 @@ double workload_params_head(const Workload *w); /* total - sum of layers */
 double workload_params_layer_experts(const Workload *w, int layer);
 /* Parameters one token's forward uses (routed experts: top_k of them). */
 double workload_params_active(const Workload *w);
+/* Whether layer `layer` is a mixture of experts (experts > 0 and past the
+ * dense_layers); the MTP modules' layers are. */
+bool workload_layer_is_moe(const Workload *w, int layer);
+/* The head dimension the fused attention kernel costs as: hidden / heads,
+ * or with MLA the mean of the Q K^T and P V head dimensions (192 and 128:
+ * 160), which gives its FLOPs and its Q, K, V, O bytes exactly. */
+double workload_attention_head_dim(const Workload *w);
+
+/* Keys + values per token across the heads: 2 h kv_heads / heads, or
+ * with MLA heads x (qk head dim + v head dim) (what a cp ring passes). */
+double workload_kv_width(const Workload *w);
+
+/* Multi-token prediction (mtp_layers modules, on the last pipeline stage):
+ * the parameters of the modules apart from the embedding and output layer
+ * they share with the model (each: a MoE layer, the 2h -> h projection and
+ * three norms), and the forward GEMMs each adds to its layer's: the
+ * projection "mtp_proj" and its logits "mtp_logits" (as the head's). */
+double workload_params_mtp(const Workload *w);
+int workload_mtp_gemms(const Workload *w, int micro_batch, const WorkloadParallel *par, WorkloadGemm *out);
 
 /* Forward GEMMs of one layer for one micro-batch on one device; writes at most
  * WORKLOAD_MAX_GEMMS to `out` and returns how many.  Transformer: qkv,

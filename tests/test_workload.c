@@ -287,7 +287,8 @@ static void test_bad_input(void)
                  "w.json:3: unknown field \"hiden\" (known here: name, type, description, source, layers, hidden, "
                  "heads, kv_heads, ffn, seq_len, vocab, type_vocab, gated_mlp, tied_embeddings, bias, dropout, "
                  "embedding_norm, final_norm, norm, position, causal, experts, top_k, expert_ffn, shared_experts, head_dim, "
-                 "qk_norm, sliding_window, full_attention_every)");
+                 "qk_norm, sliding_window, full_attention_every, q_lora_rank, kv_lora_rank, qk_nope_head_dim, "
+                 "qk_rope_head_dim, v_head_dim, dense_layers, mtp_layers)");
     expect_error("{\"name\": \"x\", \"type\": \"transformer\", \"source\": \"s\",\n \"layers\": 2, \"hidden\": 64,"
                  " \"heads\": 4,\n \"seq_len\": 8, \"vocab\": 10, \"norm\": \"batchnorm\"}",
                  "w.json:3: \"norm\" must be \"layernorm\" or \"rmsnorm\", not \"batchnorm\"");
@@ -322,8 +323,57 @@ static void test_bad_input(void)
     workload_free(w);
 }
 
+/* DeepSeek-V3 as its card counts it: 671B total, 37B active (37.6B here:
+ * the card rounds down), MLA's attention block about 187M parameters
+ * (down, norms, up, output), the 3 dense layers without experts, the MTP
+ * module apart (a MoE layer, eh_proj 2h x h, three norms); MLA's GEMMs
+ * split as Megatron-Core's MLASelfAttention (down projections whole, up
+ * column-parallel, linear_proj row-parallel); bad MLA keys refused. */
+static void test_deepseek_v3(void)
+{
+    GError *err = NULL;
+    Workload *w = workload_load("deepseek-v3", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT_DOUBLE_EQUAL(workload_params_total(w) / 1e9, 671.0, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(workload_params_active(w) / 1e9, 37.6, 0.1);
+    double h = 7168, attn = h * 1536 + 1536 + 1536 * 128 * 192 + h * 576 + 512 + 512 * 128 * 256 + 128 * 128 * h;
+    printf("\n    deepseek-v3: %.1f B parameters, %.1f B active, MLA block %.1f M\n", workload_params_total(w) / 1e9,
+           workload_params_active(w) / 1e9, attn / 1e6);
+    CU_ASSERT_DOUBLE_EQUAL(workload_params_layer(w, 0), attn + 3 * h * 18432 + 2 * h, 1);
+    CU_ASSERT_EQUAL(workload_params_layer_experts(w, 2), 0);
+    CU_ASSERT_DOUBLE_EQUAL(workload_params_layer_experts(w, 3), 256 * 3 * h * 2048, 1);
+    CU_ASSERT_TRUE(!workload_layer_is_moe(w, 2) && workload_layer_is_moe(w, 3) && workload_layer_is_moe(w, 61));
+    CU_ASSERT_DOUBLE_EQUAL(workload_params_mtp(w), workload_params_layer(w, 60) + 2 * h * h + 3 * h, 1);
+    CU_ASSERT_DOUBLE_EQUAL(workload_attention_head_dim(w), 160, 0);
+    WorkloadParallel par = workload_parallel_default();
+    par.tp = 2;
+    par.sequence_parallel = true;
+    WorkloadGemm g[WORKLOAD_MAX_GEMMS];
+    int n = workload_layer_gemms(w, 0, 1, &par, g);
+    CU_ASSERT_EQUAL(n, 9); /* 7 attention GEMMs, mlp_up, mlp_down */
+    CU_ASSERT_STRING_EQUAL(g[0].name, "q_down");
+    CU_ASSERT_DOUBLE_EQUAL(g[0].m, 4096 / 2, 0); /* duplicated: the rank's tokens under sp */
+    CU_ASSERT_DOUBLE_EQUAL(g[0].n, 1536, 0);
+    CU_ASSERT_DOUBLE_EQUAL(g[1].n, 128 * 192 / 2, 0); /* q_up: column-parallel */
+    CU_ASSERT_DOUBLE_EQUAL(g[4].k, 192, 0);            /* attn_score: nope + rope */
+    CU_ASSERT_DOUBLE_EQUAL(g[5].n, 128, 0);            /* attn_value: v_head_dim */
+    CU_ASSERT_DOUBLE_EQUAL(g[6].k, 128 * 128 / 2, 0);  /* attn_out: row-parallel */
+    CU_ASSERT_EQUAL(workload_layer_gemms(w, 3, 1, &par, g), 12); /* a MoE layer */
+    workload_free(w);
+    expect_error("{\"name\": \"x\", \"type\": \"transformer\", \"source\": \"s\",\n \"layers\": 2, \"hidden\": 64,"
+                 " \"heads\": 4,\n \"seq_len\": 8, \"vocab\": 10, \"q_lora_rank\": 16}",
+                 "w.json:1: q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim need kv_lora_rank > 0 (MLA)");
+    expect_error("{\"name\": \"x\", \"type\": \"transformer\", \"source\": \"s\",\n \"layers\": 2, \"hidden\": 64,"
+                 " \"heads\": 4,\n \"seq_len\": 8, \"vocab\": 10, \"dense_layers\": 1}",
+                 "w.json:1: dense_layers needs experts > 0");
+    expect_error("{\"name\": \"x\", \"type\": \"transformer\", \"source\": \"s\",\n \"layers\": 2, \"hidden\": 64,"
+                 " \"heads\": 4,\n \"seq_len\": 8, \"vocab\": 10, \"dense_layers\": 3}",
+                 "w.json:3: \"dense_layers\" must be between 0 and 2, not 3");
+}
+
 static const TestCase tests[] = {
     {"all presets load", test_all_presets_load},
+    {"deepseek-v3: MLA, dense layers, MTP", test_deepseek_v3},
     {"parameter counts", test_param_counts},
     {"megatron table 1 parameters", test_megatron_table1_params},
     {"flops formula agreement", test_flops_formula_agreement},
