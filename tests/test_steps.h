@@ -137,6 +137,16 @@ static inline cJSON *steps_row_scenario(const char *file, gchar **head, gchar **
     return root;
 }
 
+/* The step's result for the scenario text HEAD PAR TAIL, named NAME in
+ * its errors: a test's fixed scenario with what the case adds. */
+static inline cJSON *steps_run_with(const char *name, const char *head, const char *par, const char *tail, GError **err)
+{
+    char *text = g_strconcat(head, par, tail, NULL);
+    cJSON *res = step_run_text(name, text, err);
+    g_free(text);
+    return res;
+}
+
 /* The step's result for the scenario ROOT of the row LINE of FILE (the
  * caller's); the reason printed and a fatal failure where it does not run. */
 static inline cJSON *steps_run_scenario(const char *file, const cJSON *root, const char *line)

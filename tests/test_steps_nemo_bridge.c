@@ -66,14 +66,12 @@ static void test_deepseek_v3(void)
 /* A DeepSeek-V3 scenario on 16 B200 nodes with PAR as its "parallelism". */
 static cJSON *dsv3_run(const char *par, GError **err)
 {
-    char *text = g_strdup_printf("{\"name\": \"d\", \"accelerator\": \"b200\", \"topology\": \"dgx-b200-cluster\", "
-                                 "\"nodes\": 16, \"model\": \"deepseek-v3\", \"global_batch\": 256, \"micro_batch\": 1, "
-                                 "\"precision\": \"bf16\", \"optimizer\": \"adam\", \"attention\": \"fused\", "
-                                 "\"parallelism\": {%s}}",
-                                 par);
-    cJSON *res = step_run_text("d.json", text, err);
-    g_free(text);
-    return res;
+    return steps_run_with("d.json",
+                          "{\"name\": \"d\", \"accelerator\": \"b200\", \"topology\": \"dgx-b200-cluster\", "
+                          "\"nodes\": 16, \"model\": \"deepseek-v3\", \"global_batch\": 256, \"micro_batch\": 1, "
+                          "\"precision\": \"bf16\", \"optimizer\": \"adam\", \"attention\": \"fused\", "
+                          "\"parallelism\": {",
+                          par, "}}", err);
 }
 
 static void expect_dsv3_error(const char *par, const char *what)
@@ -122,18 +120,18 @@ static void test_layout(void)
                       "no full recomputation");
 }
 
-/* A 6-layer model on dp 4 x pp 2, PAR appended to its parallelism. */
+/* A 6-layer model on one H100 node, its "parallelism" opened with DP_PP
+ * (dp and pp) and PAR appended. */
+#define SMALL_MODEL(dp_pp)                                                                                              \
+    "{\"name\": \"m\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", \"nodes\": 1, "              \
+    "\"model\": {\"name\": \"m\", \"layers\": 6, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048, "                \
+    "\"vocab\": 32000, \"source\": \"test\"}, \"global_batch\": 64, \"micro_batch\": 2, \"precision\": \"bf16\", "   \
+    "\"optimizer\": \"adam\", \"parallelism\": {\"tp\": 1, " dp_pp
+
+/* The 6-layer model on dp 4 x pp 2, PAR appended to its parallelism. */
 static cJSON *split_run(const char *par, GError **err)
 {
-    char *text = g_strdup_printf(
-        "{\"name\": \"split\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", \"nodes\": 1, "
-        "\"model\": {\"name\": \"m\", \"layers\": 6, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048, "
-        "\"vocab\": 32000, \"source\": \"test\"}, \"global_batch\": 64, \"micro_batch\": 2, \"precision\": \"bf16\", "
-        "\"optimizer\": \"adam\", \"parallelism\": {\"dp\": 4, \"tp\": 1, \"pp\": 2%s}}",
-        par);
-    cJSON *res = step_run_text("split.json", text, err);
-    g_free(text);
-    return res;
+    return steps_run_with("split.json", SMALL_MODEL("\"dp\": 4, \"pp\": 2"), par, "}}", err);
 }
 
 /* The embedding and loss counted in the split: 6 + 2 layers on pp 2 is the
@@ -167,15 +165,7 @@ static void test_split(void)
 /* The same model on dp 8 without a pipeline, PAR appended. */
 static cJSON *offload_run(const char *par, GError **err)
 {
-    char *text = g_strdup_printf(
-        "{\"name\": \"off\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", \"nodes\": 1, "
-        "\"model\": {\"name\": \"m\", \"layers\": 6, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048, "
-        "\"vocab\": 32000, \"source\": \"test\"}, \"global_batch\": 64, \"micro_batch\": 2, \"precision\": \"bf16\", "
-        "\"optimizer\": \"adam\", \"parallelism\": {\"dp\": 8, \"tp\": 1, \"pp\": 1%s}}",
-        par);
-    cJSON *res = step_run_text("off.json", text, err);
-    g_free(text);
-    return res;
+    return steps_run_with("off.json", SMALL_MODEL("\"dp\": 8, \"pp\": 1"), par, "}}", err);
 }
 
 static double mem_of(const cJSON *res, const char *key)

@@ -89,15 +89,13 @@ static void test_inline_preset(void)
 /* Qwen3-235B on 4 H100 nodes at tp 2 x pp 8 x dp 2, PAR appended. */
 static cJSON *fold_run(const char *par, GError **err)
 {
-    char *text = g_strdup_printf(
-        "{\"name\": \"fold\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", \"nodes\": 4, "
-        "\"model\": \"qwen3-235b-a22b\", \"global_batch\": 64, \"micro_batch\": 1, \"precision\": \"fp8\", "
-        "\"optimizer\": \"adam\", \"parallelism\": {\"dp\": 2, \"tp\": 2, \"pp\": 8, \"sequence_parallel\": true, "
-        "\"account_for_embedding_in_pipeline_split\": true, \"account_for_loss_in_pipeline_split\": true%s}}",
-        par);
-    cJSON *res = step_run_text("fold.json", text, err);
-    g_free(text);
-    return res;
+    return steps_run_with("fold.json",
+                          "{\"name\": \"fold\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", "
+                          "\"nodes\": 4, \"model\": \"qwen3-235b-a22b\", \"global_batch\": 64, \"micro_batch\": 1, "
+                          "\"precision\": \"fp8\", \"optimizer\": \"adam\", \"parallelism\": {\"dp\": 2, \"tp\": 2, "
+                          "\"pp\": 8, \"sequence_parallel\": true, \"account_for_embedding_in_pipeline_split\": true, "
+                          "\"account_for_loss_in_pipeline_split\": true",
+                          par, "}}", err);
 }
 
 static double step_of(cJSON *res)
