@@ -244,7 +244,7 @@ static bool check_expert_tp(const SimJsonDoc *d, const cJSON *where, const StepP
     }
     if (etp < p->tp && (tr->experts % p->ep || ((long)p->tp * p->dp) % ((long)p->ep * etp))) {
         sim_json_error(d, item(where, "ep"), err, "\"ep\" = %d must divide the experts (%d), and ep x expert_tp (%d) "
-                       "tp x dp (%d)", p->ep, tr->experts, p->ep * etp, p->tp * p->dp);
+                       "must divide tp x dp (%d)", p->ep, tr->experts, p->ep * etp, p->tp * p->dp);
         return false;
     }
     if (tr->expert_ffn % etp) {

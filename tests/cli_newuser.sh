@@ -48,6 +48,18 @@ edited empty "t = ''" 'the file is empty'
 edited blank "t = '  \\n\\n '" 'the file is empty'
 edited not-an-object "t = '[]'" 'a scenario must be a JSON object'
 
+# the MoE and DeepSeek keys' mistakes (s24 attack): the layout parser bounds
+# its repeats, the folded experts' message says what must divide what
+moe=$src/examples/mixtral-8x7b-ep8-h100.json ds=$src/tests/data/steps/nemo-deepseek-v3.json
+base=$moe edited etp-ep-not-dividing "t = t.replace('\"ep\": 8,', '\"ep\": 16, \"expert_tp\": 1,')" \
+  'ep x expert_tp (16) must divide tp x dp (64)'
+base=$ds edited layout-huge-repeat "t = t.replace('Et*4|(t*4|)*14tmL', '(t*99999999|)*99999999')" \
+  '"pipeline_layout" does not parse'
+base=$ds edited layout-unbalanced "t = t.replace('Et*4|(t*4|)*14tmL', 'Et*4|(t*4|*14tmL')" \
+  '"pipeline_layout" does not parse'
+base=$ds edited layout-wrong-chunks "t = t.replace('Et*4|(t*4|)*14tmL', 'Et*4|(t*4|)*14t|mL')" \
+  '"pipeline_layout" must have pp x virtual_stages chunks'
+
 # a file of the wrong kind says what it is not
 check "a scenario as --params" expect_exit 2 "^shardsim: $base:1: not collective-model parameters" \
   collective -t dgx-a100 --params "$base"
