@@ -255,6 +255,22 @@ void compute_costs(Ctx *c)
     c->t_head_bwd += mbw;
 }
 
+/* What the layers' attention core counts beyond a sliding window's keys:
+ * a windowed layer's queries meet min(w, s) keys, not s (without this, a
+ * window far below seq_len took MFU past 100 %). */
+static double window_excess_flops(const Ctx *c, const WorkloadParallel *one)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    double share = workload_window_share(tr), core = 0;
+    if (share <= 0)
+        return 0;
+    WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
+    int ng = workload_layer_gemms(c->w, 0, 1, one, gg);
+    for (int i = 0; i < ng; i++)
+        core += is_attention_core(&gg[i]) ? workload_gemm_flops(&gg[i]) : 0;
+    return share * tr->layers * core * (1 - fmin(tr->sliding_window, tr->seq_len) / tr->seq_len);
+}
+
 /* Model FLOPs: forward and backward (3 x forward) of the global batch, as
  * if on one device (no tp); hardware FLOPs add what recomputation redoes. */
 void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
@@ -277,6 +293,8 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     double layer_f = 0;
     for (int l = 0; l < tr->layers; l++)
         layer_f += workload_layer_forward_flops(c->w, l, 1, &one);
+    double excess = window_excess_flops(c, &one);
+    layer_f -= excess;
     double head_f = workload_head_forward_flops(c->w, 1, &one);
     if (tr->mtp_layers > 0) { /* the MTP modules: a layer, the projection and logits each */
         WorkloadGemm mg[4];
@@ -319,6 +337,7 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
         for (int i = 0; i < ng; i++)
             if (is_attention_core(&gg[i]))
                 *hw_flops += B * tr->layers * workload_gemm_flops(&gg[i]);
+        *hw_flops -= B * excess;
     }
 }
 

@@ -122,7 +122,7 @@ static void test_expert_tp(void)
     g_clear_error(&err);
     CU_ASSERT_PTR_NULL(fold_run(", \"ep\": 8, \"expert_tp\": 1", &err)); /* 8 does not divide tp x dp = 4 */
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "ep x expert_tp (8) tp x dp (4)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "ep x expert_tp (8) must divide tp x dp (4)"));
     g_clear_error(&err);
     Workload *w = workload_load("qwen3-235b-a22b", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(w);
