@@ -69,6 +69,10 @@ static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GE
                            cJSON_IsString(e) ? SIM_ECHO(e->valuestring) : "a non-string");
             return false;
         }
+        if (p->recompute_mla_up) {
+            sim_json_error(d, e, err, "\"recompute_modules\" lists \"mla_up_proj\" twice");
+            return false;
+        }
         p->recompute_mla_up = true;
     }
     return true;

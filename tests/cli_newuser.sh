@@ -53,6 +53,8 @@ edited not-an-object "t = '[]'" 'a scenario must be a JSON object'
 moe=$src/examples/mixtral-8x7b-ep8-h100.json ds=$src/tests/data/steps/nemo-deepseek-v3.json
 base=$moe edited etp-ep-not-dividing "t = t.replace('\"ep\": 8,', '\"ep\": 16, \"expert_tp\": 1,')" \
   'ep x expert_tp (16) must divide tp x dp (64)'
+base=$ds edited modules-twice "t = t.replace('\"mla_up_proj\"', '\"mla_up_proj\", \"mla_up_proj\"')" \
+  '"recompute_modules" lists "mla_up_proj" twice'
 base=$ds edited layout-huge-repeat "t = t.replace('Et*4|(t*4|)*14tmL', '(t*99999999|)*99999999')" \
   '"pipeline_layout" does not parse'
 base=$ds edited layout-unbalanced "t = t.replace('Et*4|(t*4|)*14tmL', 'Et*4|(t*4|*14tmL')" \
