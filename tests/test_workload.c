@@ -1,19 +1,10 @@
 #include "workload.h"
 #include "test_main.h"
+#include "test_workload.h"
 
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <string.h>
-
-static Workload *load(const char *name)
-{
-    GError *err = NULL;
-    Workload *w = workload_load(name, &err);
-    if (!w)
-        fprintf(stderr, "%s: %s\n", name, err->message);
-    g_clear_error(&err);
-    return w;
-}
 
 static bool within(double got, double want, double rel)
 {

@@ -4,20 +4,11 @@
  * published parameter counts; bad values refused. */
 #include "accel.h"
 #include "test_main.h"
+#include "test_workload.h"
 #include "workload.h"
 
 #include <math.h>
 #include <string.h>
-
-static Workload *load(const char *name)
-{
-    GError *err = NULL;
-    Workload *w = workload_load(name, &err);
-    if (!w)
-        fprintf(stderr, "%s: %s\n", name, err->message);
-    g_clear_error(&err);
-    return w;
-}
 
 static Workload *parse(const char *extra)
 {
