@@ -292,11 +292,20 @@ double accel_gemm_eff_max(const Accel *a, AccelDtype dt) { return valid_dt(dt) ?
 double accel_gemm_half_flops(const Accel *a) { return a->half_flops; }
 double accel_mem_eff(const Accel *a) { return a->mem_eff; }
 
-static double eff_of_flops(const Accel *a, AccelDtype dt, double flops)
+/* The fixed cost of one GEMM kernel, in seconds: launch, prologue, the
+ * pipeline's fill and drain.  The preset states it as gemm_half_flops, the
+ * FLOPs at which a 16-bit GEMM of ideal shape reaches half its ceiling, so
+ * it is that many FLOPs at the 16-bit ceiling (bf16, else fp16, else fp32)
+ * whatever the GEMM's own type: the kernel's fixed work does not run faster
+ * in FP8 (measured on an H200, tests/data/kernels/h200/gemm_graph.csv: the
+ * smallest FP8 GEMMs take the BF16 ones' 2.8-4 us, not half). */
+static double fixed_time(const Accel *a)
 {
-    if (!accel_has_dtype(a, dt) || !(flops > 0))
-        return 0;
-    return a->eff_max[dt] * flops / (flops + a->half_flops);
+    static const AccelDtype ref[] = {ACCEL_BF16, ACCEL_FP16, ACCEL_FP32};
+    for (size_t i = 0; i < G_N_ELEMENTS(ref); i++)
+        if (accel_has_dtype(a, ref[i]) && a->eff_max[ref[i]] > 0)
+            return a->half_flops / (a->peak[ref[i]] * a->eff_max[ref[i]]);
+    return 0;
 }
 
 /* Tile and wave quantisation (NVIDIA "Matrix Multiplication Background
@@ -356,25 +365,37 @@ static double align_efficiency(const Accel *a, AccelDtype dt, double n, double k
     return fmin(align_rate(n, e), align_rate(k, e));
 }
 
-double accel_gemm_efficiency(const Accel *a, AccelDtype dt, double m, double n, double k)
+/* Seconds of tensor-core (or SIMT) work: the fixed cost plus the FLOPs at
+ * the ceiling, derated by the tiles' and waves' waste and the operands'
+ * alignment.  The waste stretches the work, not the fixed cost: a GEMM of
+ * a few tiles takes one short wave (a 256^3 BF16 GEMM: 2.9 us measured on
+ * an H200, where dividing the whole time by the waves' use gave 30 us). */
+static double compute_time(const Accel *a, AccelDtype dt, double batch, double m, double n, double k)
 {
-    if (!(m > 0 && n > 0 && k > 0))
-        return 0;
-    return eff_of_flops(a, dt, 2.0 * m * n * k) * shape_efficiency(a, 1, m, n, k) * align_efficiency(a, dt, n, k);
+    double flops = 2.0 * batch * m * n * k;
+    double rate = a->peak[dt] * a->eff_max[dt] * shape_efficiency(a, batch, m, n, k) * align_efficiency(a, dt, n, k);
+    return fixed_time(a) + flops / rate;
 }
 
+double accel_gemm_efficiency(const Accel *a, AccelDtype dt, double m, double n, double k)
+{
+    if (!(m > 0 && n > 0 && k > 0) || !accel_has_dtype(a, dt) || !(a->eff_max[dt] > 0))
+        return 0;
+    return 2.0 * m * n * k / (a->peak[dt] * compute_time(a, dt, 1, m, n, k));
+}
+
+/* An FP8 GEMM writes its output in BF16 (Transformer Engine's, cuBLASLt's
+ * default): the memory floor counts the inputs at the type's width and the
+ * output at least at 2 bytes. */
 double accel_bgemm_time(const Accel *a, AccelDtype dt, double batch, double m, double n, double k)
 {
     if (!accel_has_dtype(a, dt))
         return INFINITY;
     if (!(batch > 0 && m > 0 && n > 0 && k > 0))
         return 0;
-    double flops = 2.0 * batch * m * n * k;
-    double t_compute = flops / (a->peak[dt] * eff_of_flops(a, dt, flops) * shape_efficiency(a, batch, m, n, k) *
-                                align_efficiency(a, dt, n, k));
-    double bytes = batch * (m * k + k * n + m * n) * accel_dtype_bytes(dt);
-    double t_mem = accel_mem_time(a, bytes);
-    return t_compute > t_mem ? t_compute : t_mem;
+    double e = accel_dtype_bytes(dt);
+    double bytes = batch * ((m * k + k * n) * e + m * n * fmax(e, 2));
+    return fmax(compute_time(a, dt, batch, m, n, k), accel_mem_time(a, bytes));
 }
 
 double accel_gemm_time(const Accel *a, AccelDtype dt, double m, double n, double k)

@@ -9,13 +9,17 @@
  *
  *   GEMM  C[m x n] = A[m x k] B[k x n], `batch` independent copies:
  *     F  = 2 * batch * m * n * k                      FLOPs
- *     B  = batch * (m*k + k*n + m*n) * dtype_bytes    minimum HBM traffic
- *     eff(F) = gemm_eff_max * F / (F + gemm_half_flops)
- *     t  = max(F / (peak(dtype) * eff(F)),  B / (hbm_bandwidth * mem_eff))
- *   The saturating curve stands for what makes small GEMMs slow (tile and
- *   wave quantization, launch and tail effects); the second term is the
- *   roofline's memory floor (skinny GEMMs, GEMV).
- *
+ *     B  = batch * ((m*k + k*n) * dtype_bytes + m*n * max(dtype_bytes, 2))
+ *                                                     minimum HBM traffic
+ *     t0 = gemm_half_flops / (peak(16-bit) * gemm_eff_max(16-bit))
+ *                     the kernel's fixed cost, seconds, whatever the type
+ *     t  = max(t0 + F / (peak(dtype) * gemm_eff_max(dtype) * shape * align),
+ *              B / (hbm_bandwidth * mem_eff))
+ *   shape: the tiles' and waves' use of the SMs (accel.c); align: operand
+ *   rows off 16 bytes.  For a 16-bit GEMM of ideal shape this is the
+ *   saturating curve eff(F) = gemm_eff_max * F / (F + gemm_half_flops); the
+ *   second term is the roofline's memory floor (skinny GEMMs, GEMV).
+
  *   Memory-bound kernel moving `bytes` (read + written):
  *     t  = bytes / (hbm_bandwidth * mem_eff)
  *

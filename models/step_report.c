@@ -135,7 +135,7 @@ static Breakdown breakdown(const Build *b, double step)
     Breakdown r = {.compute = busy[bs], .optimizer = optt[bs], .stage = bs};
     r.exposed = exposed_comm(b, bs, stage_of_res, kind_of_res);
     r.bubble = step - r.compute - r.optimizer - r.exposed;
-    if (r.bubble < 0)
+    if (r.bubble < 1e-12 * step) /* the parts' rounding, not a bubble */
         r.bubble = 0;
     g_free(busy);
     g_free(optt);
