@@ -129,6 +129,17 @@ if c:
     print("8x B200 all-reduce at 8 GiB: %.0f GB/s bus bandwidth (%s; a user's figure 830+)" % (bus, c["rows"][0]["algo"]))
     if not (830 <= bus <= 880) or c["rows"][0]["algo"] != "nvls":
         bad("8x B200 NVLS at 8 GiB: %.0f GB/s, not 830-880 GB/s" % bus)
+# The 2-node floor is NCCL's own tuner figure: NCCL's tuning log for a 2 x 8
+# H100 job prints "128 Bytes -> Algo 0 proto 0 time 25.214764" (tree, LL;
+# NVIDIA/nccl issue #1453), i.e. 6.8 + 2 x (7 x 0.6 + 5.0) us and its byte
+# term.  Not a fit: the constants are tuning.cc's (README, "The two-node
+# small-message floor").
+c = run("collective", "--json", "-t", "dgx-h100-cluster", "--nodes", "2", "--op", "allreduce", "--sizes", "128")
+if c:
+    r = c["rows"][0]
+    print("2 x 8 H100 all-reduce at 128 B: %.2f us (%s %s; NCCL's tuner prints 25.21)" % (r["time_s"] * 1e6, r["algo"], r["proto"]))
+    if abs(r["time_s"] * 1e6 - 25.21) > 0.1 or (r["algo"], r["proto"]) != ("tree", "ll"):
+        bad("2 x 8 H100 at 128 B: %.2f us %s %s, NCCL's tuner prints 25.21 us tree LL" % (r["time_s"] * 1e6, r["algo"], r["proto"]))
 print("published: %s" % ("FAIL" if fail else "ok"))
 sys.exit(fail)
 PY
