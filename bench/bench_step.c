@@ -7,6 +7,7 @@
 
 #include <glib/gstdio.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -94,14 +95,34 @@ static int bench_json(const char *label, const char *model, int nodes, int tp, i
     return rc;
 }
 
-int main(void)
+/* With arguments, only the benchmarks whose label holds one of them. */
+static bool wanted(int argc, char **argv, const char *label)
 {
-    int rc = bench_file("gpt3-175b-1024-a100.json", 1);
-    rc |= bench_file("gpt3-175b-16384-a100.json", 1);
-    rc |= bench_json("llama2-70b-tp8-pp8-256n", "llama2-70b", 256, 8, 8, 2048, 1);
-    rc |= bench_json("llama2-70b-tp8-pp8-512n", "llama2-70b", 512, 8, 8, 4096, 1);
-    rc |= bench_json("llama2-70b-tp8-pp8-2048n", "llama2-70b", 2048, 8, 8, 16384, 1);
-    rc |= bench_json("gpt3-175b-tp8-pp16-16384n", "gpt3-175b", 16384, 8, 16, 65536, 10);
-    rc |= bench_json("llama2-70b-tp8-pp8-16384n", "llama2-70b", 16384, 8, 8, 131072, 10);
+    for (int i = 1; i < argc; i++)
+        if (strstr(label, argv[i]))
+            return true;
+    return argc < 2;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = 0;
+    if (wanted(argc, argv, "gpt3-175b-1024-a100.json"))
+        rc |= bench_file("gpt3-175b-1024-a100.json", 1);
+    if (wanted(argc, argv, "gpt3-175b-16384-a100.json"))
+        rc |= bench_file("gpt3-175b-16384-a100.json", 1);
+    static const struct {
+        const char *label, *model;
+        int nodes, tp, pp, batch;
+        double target_s;
+    } json[] = {{"llama2-70b-tp8-pp8-256n", "llama2-70b", 256, 8, 8, 2048, 1},
+                {"llama2-70b-tp8-pp8-512n", "llama2-70b", 512, 8, 8, 4096, 1},
+                {"llama2-70b-tp8-pp8-2048n", "llama2-70b", 2048, 8, 8, 16384, 1},
+                {"gpt3-175b-tp8-pp16-16384n", "gpt3-175b", 16384, 8, 16, 65536, 10},
+                {"llama2-70b-tp8-pp8-16384n", "llama2-70b", 16384, 8, 8, 131072, 10}};
+    for (size_t i = 0; i < G_N_ELEMENTS(json); i++)
+        if (wanted(argc, argv, json[i].label))
+            rc |= bench_json(json[i].label, json[i].model, json[i].nodes, json[i].tp, json[i].pp, json[i].batch,
+                             json[i].target_s);
     return rc;
 }

@@ -1,93 +1,18 @@
 /* The scenario: its JSON parsed and checked key by key, defaults filled,
- * the plan checked against the model and the machine (topology and
- * accelerator are loaded here), and the one rule for dp.  Every error names
- * the scenario's line of the key that is wrong.  The step builder reads the
- * result through scenario.h; nothing here knows about task graphs. */
-#include "scenario.h"
+ * the model read, and the plan checked against the model, the batch and
+ * (through scenario_machine.c, which loads the topology and accelerator and
+ * holds the one rule for dp) the machine.  Every error names the scenario's
+ * line of the key that is wrong.  The step builder reads the result through
+ * scenario.h; nothing here knows about task graphs. */
+#include "scenario_internal.h"
 #include "collective.h"
 #include "scenario_plan.h"
-#include "sim_data.h"
-#include "topo_place.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define STEP_MAX_MICRO_BATCHES 65536
 #define STEP_MAX_BUCKETS 200000
-
-struct StepScenario {
-    char *name;        /* the scenario's "name", else its file: the output's label */
-    char *path;        /* its file, for messages */
-    char *accelerator; /* NULL: the topology's */
-    char *topology;
-    int nodes;
-    Topo *topo;        /* loaded while parsing, to check the plan against it */
-    bool topo_shared;  /* owned by a StepCache */
-    StepCache *cache;  /* while parsing: where the topology comes from (NULL: load it) */
-    Accel *acc;
-    Workload *w;
-    int global_batch, micro_batch;
-    AccelDtype dtype;
-    MemoryPrecision precision;
-    MemoryOptimizer optimizer;
-    StepPlan plan;
-    bool flow_contention; /* scale DP collectives by the flow simulation's contention */
-    int nccl_version;     /* NCCL version code the collectives follow; 0: the newest */
-    int nccl_library;     /* CollLibrary ("nccl_library"); -1: the topology's default */
-    StepAttention attention; /* "attention": fused by default where the chip has a fused kernel */
-    StepCrossEntropy cross_entropy; /* "cross_entropy": unfused by default */
-    int gpus_per_process; /* GPUs one process drives (launches serially); 1 = one per GPU */
-    bool dp_given;        /* else dp = ranks / (tp x pp): the replicas fill the machine */
-    int nvariants;
-    int variant_stage[2]; /* zero stage per variant (weight_update list) */
-    char *variant_label[2];
-    CollParams *coll_params; /* "collective_params" (a calibrated overlay), else the default */
-    int *rank_map; /* job rank -> topology rank ("placement"); NULL: contiguous, the identity */
-    char *placement; /* its name (and seed) for reports */
-    Finetune finetune; /* "finetune" (finetune.h): FINETUNE_NONE for training from scratch */
-    bool act_func_fp8; /* "activation_func_fp8_input_store" (fp8 only) */
-    bool fp8_dpa;      /* "fp8_dot_product_attention" (fp8, fused attention only) */
-    bool fp8_params;   /* "fp8_param_gather" (fp8 only) */
-};
-
-struct StepCache {
-    GMutex lock;
-    GHashTable *topos; /* "nodes:topology" -> Topo */
-};
-
-StepCache *step_cache_new(void)
-{
-    StepCache *c = g_new0(StepCache, 1);
-    g_mutex_init(&c->lock);
-    c->topos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)topo_free);
-    return c;
-}
-
-void step_cache_free(StepCache *c)
-{
-    if (!c)
-        return;
-    g_hash_table_destroy(c->topos);
-    g_mutex_clear(&c->lock);
-    g_free(c);
-}
-
-/* topo_load through the cache: a topology is read-only once loaded. */
-static Topo *cached_topo(StepScenario *sc, const TopoOptions *to, GError **err)
-{
-    if (!sc->cache)
-        return topo_load(sc->topology, to, err);
-    char *key = g_strdup_printf("%d:%s", to->nodes, sc->topology);
-    g_mutex_lock(&sc->cache->lock);
-    Topo *t = g_hash_table_lookup(sc->cache->topos, key);
-    if (!t && (t = topo_load(sc->topology, to, err)))
-        g_hash_table_insert(sc->cache->topos, g_strdup(key), t);
-    g_mutex_unlock(&sc->cache->lock);
-    g_free(key);
-    sc->topo_shared = t != NULL;
-    return t;
-}
 
 /* The line of `item`, recovered from sim_json_error's message. */
 static int item_line(const SimJsonDoc *d, const cJSON *item)
@@ -127,219 +52,6 @@ static Workload *parse_inline_model(const SimJsonDoc *d, const cJSON *m, GError 
     Workload *w = workload_parse(sim_json_path(d), text->str, text->len, err);
     g_string_free(text, TRUE);
     return w;
-}
-
-static const cJSON *key_or(const cJSON *obj, const char *key, const cJSON *fallback)
-{
-    const cJSON *it = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
-    return it && !cJSON_IsNull(it) ? it : fallback;
-}
-
-/* "attention": "fused" (FlashAttention-2/3, cuDNN fused attention) is the
- * default where the accelerator's preset has a fused kernel; "fused-v1" is
- * the FlashAttention-1 generation (flash-attn 1.x and its Triton port, what
- * 2023 trainings ran); "fused-v2" is FlashAttention-2 (flash-attn 2.x and
- * PyTorch SDPA's flash backend: what torchtitan runs on Hopper, where
- * "fused" is FA3 / cuDNN; the same as "fused" on Ampere); "unfused"
- * materialises the s x s scores (Megatron-LM before FlashAttention). */
-static bool parse_attention(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
-{
-    const char *att = NULL;
-    if (!sim_json_get_string(d, root, "attention", false, &att, err))
-        return false;
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "attention");
-    sc->attention = accel_has_fused_attention(sc->acc) ? STEP_ATTN_FUSED : STEP_ATTN_UNFUSED;
-    if (!att)
-        return true;
-    if (!strcmp(att, "fused"))
-        sc->attention = STEP_ATTN_FUSED;
-    else if (!strcmp(att, "fused-v1"))
-        sc->attention = STEP_ATTN_FUSED_V1;
-    else if (!strcmp(att, "fused-v2"))
-        sc->attention = STEP_ATTN_FUSED_V2;
-    else if (!strcmp(att, "unfused"))
-        sc->attention = STEP_ATTN_UNFUSED;
-    else {
-        sim_json_error(d, it, err,
-                       "\"attention\" = \"%s\" is not one of \"fused\", \"fused-v1\", \"fused-v2\", \"unfused\"",
-                       SIM_ECHO(att));
-        return false;
-    }
-    if (sc->attention != STEP_ATTN_UNFUSED && !accel_has_fused_attention(sc->acc)) {
-        sim_json_error(d, it, err,
-                       "accelerator %s has no fused attention kernel (FlashAttention-2 needs Ampere/MI200 or newer): "
-                       "use \"attention\": \"unfused\"",
-                       SIM_ECHO(accel_name(sc->acc)));
-        return false;
-    }
-    return true;
-}
-
-static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
-{
-    static const char *const names[] = {"unfused", "fp32", "fused", "loss_parallel"};
-    const char *ce = NULL;
-    if (!sim_json_get_string(d, root, "cross_entropy", false, &ce, err))
-        return false;
-    sc->cross_entropy = STEP_CE_UNFUSED;
-    if (!ce)
-        return true;
-    for (int i = 0; i < (int)G_N_ELEMENTS(names); i++)
-        if (!strcmp(ce, names[i])) {
-            sc->cross_entropy = (StepCrossEntropy)i;
-            return true;
-        }
-    sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "cross_entropy"), err,
-                   "\"cross_entropy\" = \"%s\" is not one of \"unfused\", \"fp32\", \"fused\", \"loss_parallel\"",
-                   SIM_ECHO(ce));
-    return false;
-}
-
-/* The topology and accelerator, loaded once here: whatever is wrong between
- * them and the scenario is reported at the scenario's line that asked. */
-static bool load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
-{
-    /* presets named in the scenario must exist: say so at their line */
-    static const struct {
-        const char *key, *subdir, *what;
-    } presets[] = {{"topology", "topologies/presets", "topology preset"},
-                   {"accelerator", "models/presets/accelerators", "accelerator"}};
-    for (size_t i = 0; i < G_N_ELEMENTS(presets); i++) {
-        const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, presets[i].key);
-        if (!cJSON_IsString(it) || sim_data_is_path(it->valuestring))
-            continue;
-        GError *e = NULL;
-        char *path = sim_data_resolve(presets[i].subdir, presets[i].what, it->valuestring, &e);
-        g_free(path);
-        if (e) {
-            sim_json_error(d, it, err, "%s", e->message);
-            g_error_free(e);
-            return false;
-        }
-    }
-    const cJSON *topo_it = cJSON_GetObjectItemCaseSensitive(root, "topology");
-    const cJSON *nodes_it = key_or(root, "nodes", topo_it);
-    TopoOptions to = {.nodes = sc->nodes};
-    GError *e = NULL;
-    sc->topo = cached_topo(sc, &to, &e);
-    if (!sc->topo) {
-        /* the topology's own file:line is in the message; the scenario's line says which key asked */
-        if (e->domain == SIM_ERROR && e->code == SIM_ERROR_INPUT)
-            sim_json_error(d, sc->nodes ? nodes_it : topo_it, err, "%s", e->message);
-        else
-            g_propagate_error(err, g_steal_pointer(&e));
-        g_clear_error(&e);
-        return false;
-    }
-    const cJSON *acc_it = key_or(root, "accelerator", topo_it);
-    const char *an = sc->accelerator ? sc->accelerator : topo_accelerator(sc->topo);
-    if (!an) {
-        sim_json_error(d, topo_it, err, "topology %s names no accelerator: give \"accelerator\"",
-                       SIM_ECHO(topo_name(sc->topo)));
-        return false;
-    }
-    sc->acc = accel_load(an, &e);
-    if (!sc->acc) {
-        if (e->domain == SIM_ERROR && e->code == SIM_ERROR_INPUT)
-            sim_json_error(d, acc_it, err, "%s", e->message);
-        else
-            g_propagate_error(err, g_steal_pointer(&e));
-        g_clear_error(&e);
-        return false;
-    }
-    if (!parse_attention(sc, d, root, err) || !parse_cross_entropy(sc, d, root, err))
-        return false;
-    if (!accel_has_dtype(sc->acc, sc->dtype)) {
-        bool given = key_or(root, "precision", NULL) != NULL;
-        sim_json_error(d, key_or(root, "precision", acc_it), err, "accelerator %s has no %s arithmetic%s",
-                       SIM_ECHO(accel_name(sc->acc)), accel_dtype_name(sc->dtype),
-                       given ? "" : " (the default \"precision\"): give another \"precision\"");
-        return false;
-    }
-    return true;
-}
-
-/* One rule for run and sweep alike: dp as given, else the replicas fill the
- * machine, dp = ranks / (tp x pp).  Returns 0 and sets `err` (no position)
- * when tp x pp does not divide the ranks. */
-static int fill_dp(const Topo *t, int tp, int pp, GError **err)
-{
-    int ranks = topo_num_ranks(t);
-    if (ranks % ((long)tp * pp)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                    "\"dp\" is not given, so the replicas fill the machine, but topology %s has %d ranks (%d nodes "
-                    "x %d), not a multiple of tp x pp = %d x %d: give dp or change tp, pp",
-                    SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t), topo_ranks_per_node(t), tp, pp);
-        return 0;
-    }
-    return (int)(ranks / ((long)tp * pp));
-}
-
-static bool resolve_dp(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, const cJSON *where, GError **err)
-{
-    StepPlan *p = &sc->plan;
-    const Topo *t = sc->topo;
-    sc->dp_given = p->dp > 0;
-    if (!sc->dp_given) {
-        GError *e = NULL;
-        p->dp = fill_dp(t, p->tp * p->cp, p->pp, &e); /* context parallelism: cp x tp devices per replica-stage */
-        if (!p->dp) {
-            const cJSON *at = key_or(where, "tp", key_or(where, "pp", key_or(root, "nodes", key_or(root, "topology", root))));
-            sim_json_error(d, at, err, "%s", e->message);
-            g_error_free(e);
-            return false;
-        }
-    }
-    long devices = (long)p->dp * p->tp * p->pp * p->cp;
-    int ranks = topo_num_ranks(t);
-    if (devices > ranks) {
-        char *cp = p->cp > 1 ? g_strdup_printf(" x cp %d", p->cp) : g_strdup("");
-        sim_json_error(d, key_or(where, "dp", where), err,
-                       "dp x tp x pp = %d x %d x %d%s = %ld devices, but topology %s has %d ranks (%d nodes x %d)", p->dp,
-                       p->tp, p->pp, cp, devices, SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t),
-                       topo_ranks_per_node(t));
-        g_free(cp);
-        return false;
-    }
-    return true;
-}
-
-bool step_json_dp(const cJSON *scenario, long *dp, GError **err)
-{
-    const cJSON *par = cJSON_GetObjectItemCaseSensitive(scenario, "parallelism");
-    const cJSON *v = cJSON_IsObject(par) ? cJSON_GetObjectItemCaseSensitive(par, "dp") : NULL;
-    if (cJSON_IsNumber(v)) {
-        *dp = (long)v->valuedouble;
-        return true;
-    }
-    const cJSON *topo = cJSON_GetObjectItemCaseSensitive(scenario, "topology");
-    if (!cJSON_IsString(topo)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "\"topology\" must be a string");
-        return false;
-    }
-    long k[4] = {0, 1, 1, 1}; /* nodes, tp, pp, cp */
-    const char *names[4] = {"nodes", "tp", "pp", "cp"};
-    const cJSON *objs[4] = {scenario, par, par, par};
-    for (int i = 0; i < 4; i++) {
-        const cJSON *x = cJSON_IsObject(objs[i]) ? cJSON_GetObjectItemCaseSensitive(objs[i], names[i]) : NULL;
-        if (!x || cJSON_IsNull(x))
-            continue;
-        if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || x->valuedouble < 1 ||
-            x->valuedouble > (i == 0 ? 1 << 20 : 1 << 16)) {
-            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "\"%s\" must be an integer between 1 and %d", names[i],
-                        i == 0 ? 1 << 20 : 1 << 16);
-            return false;
-        }
-        k[i] = (long)x->valuedouble;
-    }
-    TopoOptions to = {.nodes = (int)k[0]};
-    Topo *t = topo_load(topo->valuestring, &to, err);
-    if (!t)
-        return false;
-    int n = fill_dp(t, (int)(k[1] * k[3]), (int)k[2], err);
-    topo_free(t);
-    *dp = n;
-    return n > 0;
 }
 
 /* "precision" (tf32: fp32 storage, tf32 arithmetic) and "optimizer". */
@@ -483,61 +195,8 @@ static bool precheck_batch(const StepScenario *sc, const SimJsonDoc *d, const cJ
     long per_replica = (long)p->tp * p->cp * p->pp;
     int ranks = topo_peek_ranks(sc->topology, &to);
     if (ranks <= 0 || ranks % per_replica)
-        return true; /* resolve_dp says what is wrong */
+        return true; /* scenario_resolve_dp says what is wrong */
     return check_batch_dp(sc, d, root, (int)(ranks / per_replica), false, err);
-}
-
-/* "collective_params": the collective model's parameters or an overlay
- * (what `shardsim calibrate -o` writes); the default file otherwise. */
-static bool load_coll_params(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
-{
-    const char *path = NULL;
-    if (!sim_json_get_string(d, root, "collective_params", false, &path, err))
-        return false;
-    GError *e = NULL;
-    sc->coll_params = coll_params_new(path, &e);
-    if (!sc->coll_params) {
-        const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "collective_params");
-        sim_json_error(d, it ? it : root, err, "%s", e->message);
-        g_error_free(e);
-        return false;
-    }
-    return true;
-}
-
-/* "placement" (topo_place.h) and "placement_seed": where the job's
- * dp x tp x pp ranks sit, nodes filled in turn. */
-static bool parse_placement(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
-{
-    const char *name = "contiguous";
-    long seed = 1;
-    TopoPlacement p;
-    if (!sim_json_get_string(d, root, "placement", false, &name, err) ||
-        !sim_json_get_int(d, root, "placement_seed", false, 0, 1L << 30, &seed, err))
-        return false;
-    const cJSON *at = cJSON_GetObjectItemCaseSensitive(root, "placement");
-    if (!topo_placement_parse(name, &p)) {
-        sim_json_error(d, at, err, "\"placement\" = \"%s\" is not one of %s", SIM_ECHO(name), TOPO_PLACE_CHOICES);
-        return false;
-    }
-    if (cJSON_GetObjectItemCaseSensitive(root, "placement_seed") && p != TOPO_PLACE_SCATTERED) {
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "placement_seed"), err,
-                       "\"placement_seed\" is for \"placement\": \"scattered\" only");
-        return false;
-    }
-    if (p == TOPO_PLACE_CONTIGUOUS)
-        return true;
-    sc->placement = p == TOPO_PLACE_SCATTERED ? g_strdup_printf("scattered, seed %ld", seed)
-                                              : g_strdup(topo_placement_name(p));
-    int devices = sc->plan.dp * sc->plan.tp * sc->plan.pp, rpn = topo_ranks_per_node(sc->topo);
-    GError *e = NULL;
-    sc->rank_map = topo_place(sc->topo, p, (uint64_t)seed, devices, devices < rpn ? devices : rpn, &e);
-    if (!sc->rank_map) {
-        sim_json_error(d, at, err, "%s", e->message);
-        g_error_free(e);
-        return false;
-    }
-    return true;
 }
 
 /* The checks run in the order a reader fixes a scenario: its own keys, the
@@ -577,7 +236,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
     if (!sim_json_get_bool(d, root, "flow_contention", &sc->flow_contention, err) ||
         !sim_json_get_int(d, root, "gpus_per_process", false, 1, 64, &gpp, err))
         goto fail;
-    if (!load_coll_params(sc, d, root, err))
+    if (!scenario_load_coll_params(sc, d, root, err))
         goto fail;
     const char *ver = NULL;
     if (!sim_json_get_string(d, root, "nccl_version", false, &ver, err))
@@ -636,13 +295,13 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                        "\"zero_stage\" 0-2 (\"weight_update\": \"replicated\" or \"sharded\")");
         goto fail;
     }
-    if (!check_plan_model(sc, d, where, err) || !precheck_batch(sc, d, root, err) || !load_machine(sc, d, root, err) ||
-        !resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err) ||
+    if (!check_plan_model(sc, d, where, err) || !precheck_batch(sc, d, root, err) || !scenario_load_machine(sc, d, root, err) ||
+        !scenario_resolve_dp(sc, d, root, where, err) || !check_batch(sc, d, root, err) ||
         !scenario_par_check(d, where, &sc->plan, MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),
                             sc->w, sc->global_batch / (sc->plan.dp * sc->micro_batch), err) ||
         !scenario_seed_check(d, where, &sc->plan, MIN(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),
                              MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]), sc->w, sc->topo, err) ||
-        !parse_placement(sc, d, root, err))
+        !scenario_parse_placement(sc, d, root, err))
         goto fail;
     if (sc->gpus_per_process > topo_ranks_per_node(sc->topo)) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "gpus_per_process"), err,

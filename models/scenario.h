@@ -1,6 +1,7 @@
 /* The scenario as the step builder reads it: parsed, validated against the
  * model and the machine, defaults filled, dp resolved.  Parsing and every
- * rule about what a scenario may say live in scenario.c; the public entry
+ * rule about what a scenario may say live in scenario.c (with its machine
+ * in scenario_machine.c); the public entry
  * points (step_scenario_load, step_json_dp, ...) are declared in step.h. */
 #ifndef SCENARIO_H
 #define SCENARIO_H

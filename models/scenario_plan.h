@@ -11,7 +11,7 @@ bool scenario_check_keys(const SimJsonDoc *d, const cJSON *obj, const char *wher
                          GError **err);
 
 /* Parses "parallelism" (`par`; NULL: not given, the defaults) into `plan`
- * (dp 0 when not given: scenario.c resolves it against the machine) and
+ * (dp 0 when not given: scenario_machine.c resolves it against the machine) and
  * the variants to compare, 1 or 2, with their ZeRO stages. */
 bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, int *nvariants, int stages[2],
                          GError **err);

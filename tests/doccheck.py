@@ -23,7 +23,24 @@ holds KEY, or on one of the two lines below it.  `<!-- check "+7.6%" in
 tests/test_megatron -->` (or `in tests/cli_X.sh`, run with the binary and the source folder) says that a figure a test computes is in what
 that test program prints.
 
-Usage: doccheck.py SHARDSIM_BINARY SOURCE_DIR"""
+Speed figures are read as process CPU time (or M events/s of CPU) where the
+bench prints one beside the wall: the quote is a wall time on a one-core
+Release run, and a CPU time is what a loaded machine cannot inflate, so the
+factor keeps its meaning under load (wall only where a bench prints no CPU).
+
+Outputs are shared, not recomputed (the suite runs each once):
+ - a figure's command that is a case of tests/data/golden/cases.tsv is read
+   from its recorded output there, which tests/cli_golden.sh holds byte for
+   byte to what the binary prints now (both in the suite);
+ - with --saved DIR, a test program's output for an `in` check is read from
+   DIR/NAME.out (and its exit status from DIR/NAME.rc) when the program's own
+   ctest run wrote it (tests/saved_run.sh; tests/CMakeLists.txt makes those
+   runs fixtures of this one), newer than the program; otherwise it is run.
+
+--part commands|figures|printed|speed runs one kind of check only (ctest runs
+the four as separate tests, in parallel); none: all of them.
+
+Usage: doccheck.py SHARDSIM_BINARY SOURCE_DIR [--part KIND] [--saved DIR]"""
 import json
 import os
 import re
@@ -33,6 +50,11 @@ import sys
 import tempfile
 
 BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+OPTS = dict(zip(sys.argv[3::2], sys.argv[4::2]))
+PART = OPTS.get("--part")
+SAVED = OPTS.get("--saved")
+if set(OPTS) - {"--part", "--saved"} or PART not in (None, "commands", "figures", "printed", "speed"):
+    sys.exit("usage: doccheck.py SHARDSIM_BINARY SOURCE_DIR [--part commands|figures|printed|speed] [--saved DIR]")
 BUILD = os.path.dirname(BIN)
 SCALE = {"M events/s": 1e6, "s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "GiB": 2**30, "MiB": 2**20, "KiB": 2**10,
          "GB": 1e9, "MB": 1e6, "GB/s": 1e9, "TB/s": 1e12, "TFLOP/s": 1e12, "%": 1, "x": 1, "": 1}
@@ -131,6 +153,29 @@ cache = {}
 
 
 BENCH_FIGURE = re.compile(r"total ([\d.]+) s wall|wall\s+([\d.]+) s|([\d.]+) M events/s")
+BENCH_CPU = re.compile(r"\(([\d.]+) s CPU\)|cpu\s+([\d.]+) s|([\d.]+) M events/s CPU")
+
+
+def golden_stdout(cmd):
+    """The recorded stdout of a golden case with exactly these arguments
+    (tests/cli_golden.sh checks it against the binary), else None."""
+    if "golden" not in cache:
+        cache["golden"] = {}
+        gold = os.path.join(SRC, "tests", "data", "golden")
+        try:
+            for line in open(os.path.join(gold, "cases.tsv"), encoding="utf-8"):
+                name, _, args = line.rstrip("\n").partition("\t")
+                cache["golden"][" ".join(args.split())] = os.path.join(gold, name + ".out")
+        except OSError:
+            pass
+    path = cache["golden"].get(" ".join(cmd.split()))
+    if not path or not os.path.exists(path):
+        return None
+    text = open(path, encoding="utf-8").read()
+    head, _, rest = text.partition("\n--- stdout\n")
+    if head != "exit 0":
+        return None
+    return rest.rpartition("\n--- stderr\n")[0] + "\n"
 
 
 def value_of(cmd, key, cwd):
@@ -148,20 +193,44 @@ def value_of(cmd, key, cwd):
             if key not in line:
                 continue
             for near in out[i:i + 3]:  # the figure is on that line or just below
-                m = BENCH_FIGURE.search(near)
+                m = BENCH_CPU.search(near) or BENCH_FIGURE.search(near)
                 if m:
                     return float(next(g for g in m.groups() if g)) * (1e6 if m.group(3) else 1)
         raise ValueError(f"`{cmd}` printed no figure on a line with {key!r}")
     if cmd not in cache:
-        r = run("shardsim " + cmd, cwd)
-        if r.returncode != 0:
-            raise ValueError(f"`shardsim {cmd}` exited {r.returncode}: {r.stderr.strip()[-300:]}")
-        cache[cmd] = json.loads(r.stdout)
+        text = golden_stdout(cmd)
+        if text is None:
+            r = run("shardsim " + cmd, cwd)
+            if r.returncode != 0:
+                raise ValueError(f"`shardsim {cmd}` exited {r.returncode}: {r.stderr.strip()[-300:]}")
+            text = r.stdout
+        cache[cmd] = json.loads(text)
     return float(lookup(cache[cmd], key))
 
 
 IN_CHECK = re.compile(r'<!--\s*check\s+"([^"]+)"\s+in\s+(\S+)\s*-->')
 printed = {}
+
+
+def saved_output(prog, argv):
+    """What `prog` printed in its own ctest run (--saved), if that run wrote
+    it after the program (and the binary under test) last changed; a failed
+    run gives False (its own test fails, and so does this check).  None: run it."""
+    if not SAVED:
+        return None
+    name = os.path.splitext(os.path.basename(prog))[0]
+    out, rc = os.path.join(SAVED, name + ".out"), os.path.join(SAVED, name + ".rc")
+    try:
+        when = min(os.path.getmtime(out), os.path.getmtime(rc))
+        inputs = [argv[1], BIN] if prog.endswith(".sh") else [argv[0]]
+        if when < max(os.path.getmtime(f) for f in inputs):
+            return None
+        status = open(rc, encoding="utf-8").read().strip()
+        text = open(out, encoding="utf-8", errors="replace").read()
+    except OSError:
+        return None
+    print(f"     {prog}: its output from its own test run ({out})")
+    return text if status == "0" else False
 
 
 def check_printed(where, quote, prog, above):
@@ -170,8 +239,12 @@ def check_printed(where, quote, prog, above):
         return
     if prog not in printed:
         argv = ["bash", os.path.join(SRC, prog), BIN, SRC] if prog.endswith(".sh") else [os.path.join(BUILD, prog)]
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-        printed[prog] = r.stdout if r.returncode == 0 else None
+        printed[prog] = saved_output(prog, argv)
+        if printed[prog] is False:
+            printed[prog] = None
+        elif printed[prog] is None:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+            printed[prog] = r.stdout if r.returncode == 0 else None
     if printed[prog] is None:
         fail(where, f"{prog} failed")
     elif quote not in printed[prog]:
@@ -190,13 +263,17 @@ def check_figures(path, cwd):
         above = "\n".join(l for l in lines[max(0, i - 25):i] if "<!-- check" not in l)
         m = IN_CHECK.search(line)
         if m:
-            check_printed(where, m.group(1), m.group(2), above)
+            if PART in (None, "printed"):
+                check_printed(where, m.group(1), m.group(2), above)
             continue
         m = CHECK.search(line)
         if not m:
-            fail(where, "malformed check comment")
+            if PART in (None, "figures"):
+                fail(where, "malformed check comment")
             continue
         quote, op, factor, cmd, key, mult = m.groups()
+        if PART not in (None, "figures" if op == "=" else "speed"):
+            continue
         if quote not in above:
             fail(where, f'"{quote}" is not in the 25 lines above the check')
             continue
@@ -230,8 +307,10 @@ def main():
     cwd = scratch()
     docs = readmes()
     for path in docs:
-        check_commands(path, cwd)
-        check_figures(path, cwd)
+        if PART in (None, "commands"):
+            check_commands(path, cwd)
+        if PART != "commands":
+            check_figures(path, cwd)
     print(f"{len(docs)} READMEs, {len(failures)} failures")
     return 1 if failures else 0
 
