@@ -306,11 +306,12 @@ static void expect_bad(const char *text, const char *part)
 
 static void test_malformed(void)
 {
-    expect_bad("{\"traceEvents\": [", "bad.json: invalid JSON");
+    expect_bad("{\"traceEvents\": [", "bad.json:1: invalid JSON near column");
+    expect_bad("{\"traceEvents\": [\n{\"cat\": \"kernel\",\n \"name\": x}]}", "bad.json:3: invalid JSON near column 10");
     expect_bad("{\"events\": []}", "no \"traceEvents\" array");
     expect_bad("{\"traceEvents\": [{\"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 2}]}", "no GPU kernels");
-    expect_bad("{\"traceEvents\": [{}, {\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1}]}",
-               "traceEvents[1]: a kernel without a name, ts or a dur >= 0");
+    expect_bad("{\"traceEvents\": [{},\n {\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1}]}",
+               "bad.json:2: traceEvents[1]: a kernel without a name, ts or a dur >= 0");
     expect_bad("{\"traceEvents\": [{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": -3}]}", "traceEvents[0]");
     /* ids past int's range are no ids (fuzz_kineto: UBSan on the conversion) */
     const char *big = "{\"traceEvents\": [{\"cat\": \"cuda_runtime\", \"tid\": 1e300, \"args\": {\"correlation\": 6e39}},"

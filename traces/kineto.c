@@ -4,6 +4,7 @@
 
 #include "kineto_price.h"
 #include "sim_file.h"
+#include "sim_json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -164,7 +165,9 @@ static void assign_classes(KinetoProfile *p)
     g_free(t);
 }
 
-static bool collect(KinetoProfile *p, const cJSON *evs, GError **err)
+/* Collects ops and kernels; false with *bad_kernel the index of a malformed
+ * kernel event (err unset then), or with err set. */
+static bool collect(KinetoProfile *p, const cJSON *evs, int *bad_kernel, GError **err)
 {
     GHashTable *launch = g_hash_table_new(g_direct_hash, g_direct_equal); /* correlation -> runtime event */
     GHashTable *by_ext = g_hash_table_new(g_direct_hash, g_direct_equal); /* External id -> op index + 1 */
@@ -203,9 +206,8 @@ static bool collect(KinetoProfile *p, const cJSON *evs, GError **err)
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
         double dur = num(e, "dur", NAN), ts = num(e, "ts", NAN);
         if (!cJSON_IsString(name) || !isfinite(dur) || dur < 0 || !isfinite(ts)) {
-            char msg[96];
-            g_snprintf(msg, sizeof msg, "traceEvents[%d]: a kernel without a name, ts or a dur >= 0", idx - 1);
-            ok = bad(err, p->name, msg);
+            *bad_kernel = idx - 1;
+            ok = false;
             break;
         }
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
@@ -226,21 +228,43 @@ static bool collect(KinetoProfile *p, const cJSON *evs, GError **err)
     return ok;
 }
 
+/* "FILE:LINE: traceEvents[i]: ...": the line from a second parse that keeps
+ * lines, taken only on this error path (a profile is large). */
+static void bad_kernel_error(const char *name, const char *text, size_t len, int i, GError **err)
+{
+    char msg[96];
+    g_snprintf(msg, sizeof msg, "traceEvents[%d]: a kernel without a name, ts or a dur >= 0", i);
+    SimJsonDoc *d = sim_json_parse(name, text, len, NULL);
+    const cJSON *ev = d ? cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sim_json_root(d), "traceEvents"), i) : NULL;
+    if (ev)
+        sim_json_error(d, ev, err, "%s", msg);
+    else
+        bad(err, name, msg);
+    sim_json_free(d);
+}
+
 KinetoProfile *kineto_parse(const char *name, const char *text, size_t len, GError **err)
 {
     KinetoProfile *p = g_new0(KinetoProfile, 1);
     p->name = g_strdup(name);
     p->ops = g_array_new(FALSE, FALSE, sizeof(Op));
     p->kernels = g_array_new(FALSE, FALSE, sizeof(Kernel));
-    p->root = cJSON_ParseWithLength(text, len);
+    const char *end = NULL;
+    p->root = cJSON_ParseWithLengthOpts(text, len, &end, false);
     const cJSON *evs = cJSON_GetObjectItemCaseSensitive(p->root, "traceEvents");
     bool ok;
-    if (!p->root)
-        ok = bad(err, name, "invalid JSON: not a PyTorch profiler trace");
-    else if (!cJSON_IsArray(evs))
+    int bad_kernel = -1;
+    if (!p->root) {
+        size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0, line = 1, col = 1;
+        for (size_t i = 0; i < off; i++)
+            text[i] == '\n' ? (line++, col = 1) : col++;
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%zu: invalid JSON near column %zu: not a PyTorch profiler trace",
+                    name, line, col);
+        ok = false;
+    } else if (!cJSON_IsArray(evs))
         ok = bad(err, name, "no \"traceEvents\" array: not a PyTorch profiler (Kineto) trace");
-    else
-        ok = collect(p, evs, err);
+    else if (!(ok = collect(p, evs, &bad_kernel, err)) && bad_kernel >= 0)
+        bad_kernel_error(name, text, len, bad_kernel, err);
     if (!ok) {
         kineto_free(p);
         return NULL;
