@@ -41,6 +41,24 @@ assert strip(a) == strip(b)
 assert a != {}
 PY
 
+# today's stack on one H200 (tests/test_kineto_h200.c holds the figures): at the command line,
+# >= 90% of the kernel time priced, cuBLAS's nvjet GEMMs in "gemm", cuDNN attention's kernels
+# in "attention", none in "convolution"
+H=$SRC/tests/data/kernels/h200
+for f in kineto_llama3-8b.json kineto_qwen3-30b-a3b-ep8.json; do
+    "$BIN" validate --kineto "$H/$f" --accelerator h200 --json > "$TMP/h.json" || { echo "FAIL $f"; fail=1; continue; }
+    python3 - "$TMP/h.json" <<'PY' || { echo "FAIL $f: coverage"; fail=1; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = {x["class"]: x for x in r["classes"]}
+assert r["priced_share"] >= 0.9, r["priced_share"]
+assert c["convolution"]["kernels"] == 0 and c["other"]["measured_s"] < 0.01 * r["kernel_time_s"], c
+assert abs(c["gemm"]["measured_covered_s"] - c["gemm"]["measured_s"]) < 1e-9 and c["attention"]["ratio"] is not None
+PY
+done
+"$BIN" validate --kineto "$H/kineto_llama3-8b.json" --accelerator h200 > "$TMP/h.txt"
+grep -q "prices: 98.5% of the kernel time" "$TMP/h.txt" || { echo "FAIL table:"; cat "$TMP/h.txt"; fail=1; }
+
 bad() { # EXPECTED-FRAGMENT ARGS...
     want=$1; shift
     "$BIN" validate "$@" > "$TMP/out" 2> "$TMP/err"
@@ -56,8 +74,10 @@ bad "takes no trace files" --accelerator a100-80gb
 echo '{"events": []}' > "$TMP/notk.json"
 bad 'no "traceEvents" array' --kineto "$TMP/notk.json" --accelerator a100-80gb
 echo '{"traceEvents": [{"cat": "kernel", "name": "k", "ts": 0}]}' > "$TMP/nodur.json"
-bad "traceEvents[0]: a kernel without a name, ts or a dur" --kineto "$TMP/nodur.json" --accelerator a100-80gb
+bad "nodur.json:1: traceEvents[0]: a kernel without a name, ts or a dur" --kineto "$TMP/nodur.json" --accelerator a100-80gb
 echo '{"traceEvents": [{"cat": "kernel", "name": "k", "ts": 0, "dur": 1}]}' > "$TMP/nogemm.json"
 bad "no GEMM operator with shapes" --kineto "$TMP/nogemm.json" --accelerator a100-80gb --gemm-table "$TMP/x.csv"
+head -c 100000 "$H/kineto_llama3-8b.json" > "$TMP/cut.json"
+bad "cut.json:1923: invalid JSON near column 27" --kineto "$TMP/cut.json" --accelerator h200
 [ $fail -eq 0 ] && echo "cli_kineto: all passed"
 exit $fail

@@ -91,14 +91,9 @@ static void test_published(void)
     kineto_free(p);
 }
 
-/* An operator, its launch and its kernel: correlation c, at time t (us). */
-static void add_op(GString *s, const char *op, const char *dims, const char *types, const char *kernel, int c,
-                   double t, double dur)
+/* A kernel launched at time t (us) with correlation c, running dur us. */
+static void add_kernel(GString *s, const char *kernel, int c, double t, double dur)
 {
-    g_string_append_printf(s,
-                           "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":2,\"ts\":%g,\"dur\":20,"
-                           "\"args\":{\"External id\":%d,\"Input Dims\":%s,\"Input type\":%s}},\n",
-                           op, t, c, dims, types);
     g_string_append_printf(s,
                            "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":2,"
                            "\"ts\":%g,\"dur\":5,\"args\":{\"correlation\":%d}},\n",
@@ -107,6 +102,24 @@ static void add_op(GString *s, const char *op, const char *dims, const char *typ
                            "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%g,\"dur\":%g,"
                            "\"args\":{\"correlation\":%d,\"grid\":[1,1,1],\"block\":[128,1,1]}},\n",
                            kernel, t + 30, dur, c);
+}
+
+/* An operator (its Concrete Inputs `conc`, or none), its launch and its
+ * kernel: correlation c, at time t (us). */
+static void add_op_c(GString *s, const char *op, const char *dims, const char *types, const char *conc,
+                     const char *kernel, int c, double t, double dur)
+{
+    g_string_append_printf(s,
+                           "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":2,\"ts\":%g,\"dur\":20,"
+                           "\"args\":{\"External id\":%d,\"Input Dims\":%s,\"Input type\":%s%s%s}},\n",
+                           op, t, c, dims, types, conc ? ",\"Concrete Inputs\":" : "", conc ? conc : "");
+    add_kernel(s, kernel, c, t, dur);
+}
+
+static void add_op(GString *s, const char *op, const char *dims, const char *types, const char *kernel, int c,
+                   double t, double dur)
+{
+    add_op_c(s, op, dims, types, NULL, kernel, c, t, dur);
 }
 
 static void test_hand_made(void)
@@ -160,6 +173,122 @@ static void test_hand_made(void)
     g_string_free(s, TRUE);
 }
 
+static Accel *h200(void)
+{
+    static Accel *a;
+    if (!a)
+        a = accel_load("h200", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    return a;
+}
+
+/* One operator of today's stack with its kernel (and a second kernel of the
+ * same operator where `kernel2`), compared on h200; the comparison. */
+static cJSON *one_op(const char *op, const char *dims, const char *types, const char *conc, const char *kernel,
+                     const char *kernel2)
+{
+    GString *s = g_string_new("{\"traceEvents\": [\n");
+    add_op_c(s, op, dims, types, conc, kernel, 1, 0, 100);
+    if (kernel2)
+        add_kernel(s, kernel2, 2, 10, 20);
+    g_string_truncate(s, s->len - 2);
+    g_string_append(s, "\n]}");
+    KinetoProfile *p = kineto_parse("today.json", s->str, s->len, NULL);
+    g_string_free(s, TRUE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    cJSON *r = kineto_compare(p, h200());
+    kineto_free(p);
+    return r;
+}
+
+/* The operator's kernels all fall in `cls`, all covered, priced at `want`. */
+static void expect_priced(cJSON *r, const char *cls, double want)
+{
+    const cJSON *c = class_row(r, cls);
+    CU_ASSERT_DOUBLE_EQUAL(field(c, "measured_s"), field(r, "kernel_time_s"), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(field(c, "measured_covered_s"), field(r, "kernel_time_s"), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(field(r, "priced_share"), 1, 1e-12);
+    if (fabs(field(c, "predicted_s") - want) > 1e-9 * want) {
+        fprintf(stderr, "%s: predicted %.9g, want %.9g\n", cls, field(c, "predicted_s"), want);
+        CU_FAIL("prediction");
+    }
+    cJSON_Delete(r);
+}
+
+#define BF2 "[\"c10::BFloat16\",\"c10::BFloat16\"]"
+#define BF3I "[\"c10::BFloat16\",\"c10::BFloat16\",\"int\",\"\",\"\"]"
+#define GROUPED "_ZN7cutlass13device_kernelIN2at4cuda6detail25enable_3x_kernel_for_sm9xINS_4gemm6kernel13GemmUniversal"
+
+/* Today's names (torch 2.11, cuBLAS 13, cuDNN 9.19 on Hopper, as in
+ * tests/data/kernels/h200): cuBLAS's nvjet GEMMs, grouped and FP8 GEMMs,
+ * every SDPA backend with GQA and causal masks from Concrete Inputs. */
+static void test_today(void)
+{
+    const Accel *a = h200();
+    expect_priced(one_op("aten::mm", "[[4096,4096],[4096,14336]]", BF2, NULL,
+                         "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT", NULL),
+                  "gemm", accel_gemm_time(a, ACCEL_BF16, 4096, 14336, 4096));
+    expect_priced(one_op("aten::mm", "[[4096,16],[16,2048]]", BF2, NULL, "nvjet_sm100_tst_64x8_64x16_2x2_h_bz_splitK_TNT",
+                         "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16>"),
+                  "gemm", accel_gemm_time(a, ACCEL_BF16, 4096, 2048, 16));
+    expect_priced(one_op("aten::_scaled_mm", "[[4096,8192],[8192,4096],[],[],[],[],[],[]]",
+                         "[\"c10::Float8_e4m3fn\",\"c10::Float8_e4m3fn\",\"float\",\"float\",\"\",\"\",\"Scalar\",\"Scalar\"]",
+                         NULL, "sm90_xmma_gemm_e4m3bf16_e4m3f32_f32_tn_n_tilesize128x128x128_warpgroupsize1x1x1", NULL),
+                  "gemm", accel_gemm_time(a, ACCEL_FP8, 4096, 4096, 8192));
+    /* grouped: 2-D rows over 3-D experts, the weight gradient (K split), N split; the setup kernel is the GEMM's */
+    expect_priced(one_op("aten::_grouped_mm", "[[32768,2048],[16,2048,1536],[16],[],[]]", BF3I, NULL, GROUPED,
+                         "void at::cuda::detail::prepare_grouped_gemm_data<cutlass::bfloat16_t>"),
+                  "gemm", accel_bgemm_time(a, ACCEL_BF16, 16, 2048, 1536, 2048));
+    expect_priced(one_op("aten::_grouped_mm", "[[768,32768],[32768,2048],[16],[],[]]", BF3I, NULL, GROUPED, NULL), "gemm",
+                  accel_bgemm_time(a, ACCEL_BF16, 16, 768, 2048, 2048));
+    expect_priced(one_op("aten::_grouped_mm", "[[4,128,64],[64,512],[4],[],[]]", BF3I, NULL, GROUPED, NULL), "gemm",
+                  accel_bgemm_time(a, ACCEL_BF16, 4, 128, 128, 64));
+    /* cuDNN backward, GQA (8 K/V heads for 32 query heads), causal at is_causal (argument 14); its
+     * dot_do_o preprocessing is the operator's */
+    expect_priced(one_op("aten::_cudnn_attention_backward",
+                         "[[1,32,4096,128],[1,32,4096,128],[1,8,4096,128],[1,8,4096,128],[1,32,4096,128],[1,32,4096,1],"
+                         "[],[],[],[],[],[],[],[],[],[]]",
+                         "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\","
+                         "\"float\",\"long int\",\"long int\",\"\",\"\",\"\",\"Scalar\",\"Scalar\",\"Scalar\",\"Scalar\",\"\"]",
+                         "[\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"4096\",\"4096\",\"0.\",\"True\",\"\"]",
+                         "cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x128_1x4x1_cga1x1x1_kernel0_0",
+                         "void cudnn::fusion::compute_dot_do_o_specialized<true, 128>(void const*)"),
+                  "attention", accel_attention_time(a, ACCEL_BF16, 32, 4096, 128, true, true));
+    /* flash's own operator: [B, S, H, D], FlashAttention-2's rate; causal */
+    const char *fdims = "[[2,4096,64,64],[2,4096,8,64],[2,4096,8,64],[],[],[],[],[],[],[],[],[],[],[],[]]";
+    const char *ftypes = "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]";
+    double fa2 = accel_attention_v2_slowdown(a, false);
+    CU_ASSERT_TRUE(fa2 > 1.5);
+    expect_priced(one_op("aten::_flash_attention_forward", fdims, ftypes,
+                         "[\"\",\"\",\"\",\"\",\"\",\"4096\",\"4096\",\"0.\",\"True\",\"False\",\"0.125\",\"\",\"\",\"\",\"\"]",
+                         "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4>>", NULL),
+                  "attention", fa2 * accel_attention_time(a, ACCEL_BF16, 128, 4096, 64, true, false));
+    /* its sliding window (window_size_left, argument 11): a causal window of 1024 keys */
+    expect_priced(one_op("aten::_flash_attention_forward", fdims, ftypes,
+                         "[\"\",\"\",\"\",\"\",\"\",\"4096\",\"4096\",\"0.\",\"True\",\"False\",\"0.125\",\"1024\",\"0\",\"\",\"\"]",
+                         "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4>>", NULL),
+                  "attention",
+                  fa2 * accel_attention_time_keys(a, ACCEL_BF16, 128, 4096, 1024 - 1024.0 * 1024 / 8192, 64, false));
+    /* not causal without Concrete Inputs; the efficient backend's causal is custom_mask_type (argument 9) */
+    expect_priced(one_op("aten::_scaled_dot_product_flash_attention", "[[2,64,4096,64],[2,8,4096,64],[2,8,4096,64]]",
+                         ftypes, NULL, "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64>>", NULL),
+                  "attention", fa2 * accel_attention_time(a, ACCEL_BF16, 128, 4096, 64, false, false));
+    expect_priced(one_op("aten::_efficient_attention_forward", fdims, ftypes,
+                         "[\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"0.\",\"1\",\"True\"]",
+                         "fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)", NULL),
+                  "attention", fa2 * accel_attention_time(a, ACCEL_BF16, 128, 4096, 64, true, false));
+    /* a memory-bound operator's kernels are priced together: an RMSNorm backward's two */
+    expect_priced(one_op("aten::_fused_rms_norm_backward", "[[1,4096,4096],[1,4096,4096],[],[1,4096,1],[4096],[]]",
+                         "[\"c10::BFloat16\",\"c10::BFloat16\",\"ScalarList\",\"float\",\"c10::BFloat16\",\"ScalarList\"]", NULL,
+                         "void at::native::layer_norm_grad_input_kernel_vectorized<c10::BFloat16, float, true>",
+                         "void at::native::GammaBetaBackwardCUDAKernelTemplate<c10::BFloat16, float, 32u>"),
+                  "elementwise", accel_mem_time(a, 4096 * 4096 * 2.0 * 3 + 4096 * 4 + 4096 * 2));
+    expect_priced(one_op("aten::index_add", "[[4096,2048],[],[32768],[32768,2048],[]]",
+                         "[\"c10::BFloat16\",\"Scalar\",\"long int\",\"c10::BFloat16\",\"Scalar\"]", NULL,
+                         "void at::native::indexFuncLargeIndex<c10::BFloat16, long, unsigned int>", NULL),
+                  "indexing", accel_mem_time(a, 4096 * 2048 * 2.0 + 32768 * 8 + 2 * 32768 * 2048 * 2.0));
+}
+
 static void expect_bad(const char *text, const char *part)
 {
     GError *err = NULL;
@@ -177,11 +306,12 @@ static void expect_bad(const char *text, const char *part)
 
 static void test_malformed(void)
 {
-    expect_bad("{\"traceEvents\": [", "bad.json: invalid JSON");
+    expect_bad("{\"traceEvents\": [", "bad.json:1: invalid JSON near column");
+    expect_bad("{\"traceEvents\": [\n{\"cat\": \"kernel\",\n \"name\": x}]}", "bad.json:3: invalid JSON near column 10");
     expect_bad("{\"events\": []}", "no \"traceEvents\" array");
     expect_bad("{\"traceEvents\": [{\"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 2}]}", "no GPU kernels");
-    expect_bad("{\"traceEvents\": [{}, {\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1}]}",
-               "traceEvents[1]: a kernel without a name, ts or a dur >= 0");
+    expect_bad("{\"traceEvents\": [{},\n {\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1}]}",
+               "bad.json:2: traceEvents[1]: a kernel without a name, ts or a dur >= 0");
     expect_bad("{\"traceEvents\": [{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": -3}]}", "traceEvents[0]");
     /* ids past int's range are no ids (fuzz_kineto: UBSan on the conversion) */
     const char *big = "{\"traceEvents\": [{\"cat\": \"cuda_runtime\", \"tid\": 1e300, \"args\": {\"correlation\": 6e39}},"
@@ -193,6 +323,21 @@ static void test_malformed(void)
     CU_ASSERT_DOUBLE_EQUAL(field(class_row(r, "other"), "measured_covered_s"), 0, 0);
     cJSON_Delete(r);
     kineto_free(p);
+    /* shapes that do not fit their operator's signature: measured in its class, not priced */
+    const char *odd[][3] = {
+        {"aten::_grouped_mm", "[[32768,2048],[16,1024,1536],[16]]", "gemm"},   /* K disagrees */
+        {"aten::_grouped_mm", "[[768,32768],[32768,2048],[]]", "gemm"},         /* no offsets */
+        {"aten::_scaled_mm", "[[4096,\"x\"],[8192,4096]]", "gemm"},             /* not a size */
+        {"aten::_cudnn_attention_forward", "[[1,32,4096],[1,8,4096,128]]", "attention"}, /* rank 3 */
+        {"aten::_flash_attention_forward", "[[1,4096,64,0],[1,4096,8,64]]", "attention"},
+    };
+    for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+        cJSON *o = one_op(odd[i][0], odd[i][1], "[\"c10::BFloat16\",\"c10::BFloat16\",\"int\"]",
+                          "[\"\",\"\",7,{},\"True\",\"1e999\",\"\",\"\",\"True\",\"\",\"\",\"-5\"]", "nvjet_sm90_tst_x", NULL);
+        CU_ASSERT_EQUAL((int)field(class_row(o, odd[i][2]), "kernels"), 1);
+        CU_ASSERT_DOUBLE_EQUAL(field(o, "priced_share"), 0, 0);
+        cJSON_Delete(o);
+    }
     CU_ASSERT_TRUE(kineto_looks_like(" {\"traceEvents\": []}"));
     CU_ASSERT_FALSE(kineto_looks_like("m,n,k,dtype,seconds\n"));
 }
@@ -200,6 +345,7 @@ static void test_malformed(void)
 static const TestCase tests[] = {
     {"published", test_published},
     {"hand_made", test_hand_made},
+    {"today", test_today},
     {"malformed", test_malformed},
 };
 

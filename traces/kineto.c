@@ -2,15 +2,17 @@
  * (kineto.h), and the comparison with the accelerator model. */
 #include "kineto.h"
 
+#include "kineto_price.h"
 #include "sim_file.h"
+#include "sim_json.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { K_GEMM, K_ATTENTION, K_ELEMENTWISE, K_CONV, K_OPTIMIZER, K_COMM, K_OTHER, K_NUM } KClass;
-static const char *const class_names[] = {"gemm", "attention", "elementwise", "convolution", "optimizer",
-                                          "communication", "other"};
+typedef enum { K_GEMM, K_ATTENTION, K_ELEMENTWISE, K_INDEXING, K_CONV, K_OPTIMIZER, K_COMM, K_OTHER, K_NUM } KClass;
+static const char *const class_names[] = {"gemm",      "attention", "elementwise",   "indexing",
+                                          "convolution", "optimizer", "communication", "other"};
 
 typedef struct {
     double ts, dur;
@@ -45,12 +47,17 @@ static KClass classify(const char *name)
         c = K_COMM;
     else if (has(s, "multi_tensor_apply") || has(s, "adam") || (has(s, "lamb") && !has(s, "lambda")) || has(s, "sgd_") || has(s, "fused_sgd"))
         c = K_OPTIMIZER;
-    else if (has(s, "flash") || has(s, "fmha") || has(s, "attention"))
-        c = K_ATTENTION;
+    else if (has(s, "flash") || has(s, "fmha") || has(s, "attention") || has(s, "sdpa") || has(s, "dot_do_o") ||
+             has(s, "convert_dq"))
+        c = K_ATTENTION; /* cuDNN's: cudnn_generated_fort_native_sdpa_..., its backward's dot_do_o, convert_dq */
     else if (has(s, "conv") || has(s, "fprop") || has(s, "dgrad") || has(s, "wgrad") || has(s, "cudnn"))
         c = K_CONV;
-    else if (gemm || has(s, "gemv") || has(s, "cutlass") || has(s, "xmma") || has(s, "cublas") || has(s, "splitkreduce"))
-        c = K_GEMM;
+    else if (gemm || has(s, "nvjet") || has(s, "gemv") || has(s, "cutlass") || has(s, "xmma") || has(s, "cublas") ||
+             has(s, "splitkreduce") || (has(s, "triton_tem_") && has(s, "mm")))
+        c = K_GEMM; /* cuBLAS's Hopper/Blackwell GEMMs are nvjet_sm90_tst_..., nvjet_sm100_... */
+    else if (has(s, "index") || has(s, "gather") || has(s, "scatter") || has(s, "sort") || has(s, "topk") ||
+             has(s, "histogram"))
+        c = K_INDEXING;
     else if (has(s, "elementwise") || has(s, "vectorized") || has(s, "unrolled") || has(s, "reduce") ||
              has(s, "norm") || has(s, "softmax") || has(s, "dropout") || has(s, "copy") || has(s, "fill") ||
              has(s, "cat"))
@@ -119,7 +126,48 @@ bool kineto_looks_like(const char *text)
     return *p == '{' && strstr(text, "\"traceEvents\"") != NULL;
 }
 
-static bool collect(KinetoProfile *p, const cJSON *evs, GError **err)
+/* Whether operator o is ATen's (its shapes describe what its kernels
+ * move; an extension's fused operator, FBGEMM's embedding backward, runs
+ * kernels its inputs do not describe). */
+static bool aten_op(int o, const KinetoProfile *p)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(g_array_index(p->ops, Op, o).ev, "name");
+    return cJSON_IsString(n) && !strncmp(n->valuestring, "aten::", 6);
+}
+
+/* A kernel's class by its operator where that settles it: a GEMM or
+ * attention operator's kernels (split-K reductions, a grouped GEMM's setup,
+ * attention backward's preprocessing) are its class, priced as one; a
+ * memory-bound operator's elementwise and indexing kernels (and an ATen
+ * operator's unnamed ones) are priced as one, in the class holding most of
+ * its time. */
+static void assign_classes(KinetoProfile *p)
+{
+    size_t nops = p->ops->len;
+    double *t = g_new0(double, nops * K_NUM + 1);
+    for (guint i = 0; i < p->kernels->len; i++) {
+        const Kernel *k = &g_array_index(p->kernels, Kernel, i);
+        if (k->op >= 0)
+            t[(size_t)k->op * K_NUM + k->cls] += k->dur;
+    }
+    for (guint i = 0; i < p->kernels->len; i++) {
+        Kernel *k = &g_array_index(p->kernels, Kernel, i);
+        if (k->op < 0 || k->cls == K_COMM)
+            continue;
+        KinetoOpKind kind = kineto_op_kind(g_array_index(p->ops, Op, k->op).ev);
+        const double *o = t + (size_t)k->op * K_NUM;
+        if (kind != KINETO_OP_OTHER)
+            k->cls = kind == KINETO_OP_GEMM ? K_GEMM : K_ATTENTION;
+        else if ((k->cls == K_ELEMENTWISE || k->cls == K_INDEXING || (k->cls == K_OTHER && aten_op(k->op, p))) &&
+                 (o[K_ELEMENTWISE] > 0 || o[K_INDEXING] > 0))
+            k->cls = o[K_INDEXING] > o[K_ELEMENTWISE] ? K_INDEXING : K_ELEMENTWISE;
+    }
+    g_free(t);
+}
+
+/* Collects ops and kernels; false with *bad_kernel the index of a malformed
+ * kernel event (err unset then), or with err set. */
+static bool collect(KinetoProfile *p, const cJSON *evs, int *bad_kernel, GError **err)
 {
     GHashTable *launch = g_hash_table_new(g_direct_hash, g_direct_equal); /* correlation -> runtime event */
     GHashTable *by_ext = g_hash_table_new(g_direct_hash, g_direct_equal); /* External id -> op index + 1 */
@@ -158,9 +206,8 @@ static bool collect(KinetoProfile *p, const cJSON *evs, GError **err)
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
         double dur = num(e, "dur", NAN), ts = num(e, "ts", NAN);
         if (!cJSON_IsString(name) || !isfinite(dur) || dur < 0 || !isfinite(ts)) {
-            char msg[96];
-            g_snprintf(msg, sizeof msg, "traceEvents[%d]: a kernel without a name, ts or a dur >= 0", idx - 1);
-            ok = bad(err, p->name, msg);
+            *bad_kernel = idx - 1;
+            ok = false;
             break;
         }
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
@@ -174,9 +221,26 @@ static bool collect(KinetoProfile *p, const cJSON *evs, GError **err)
     }
     if (ok && p->kernels->len == 0)
         ok = bad(err, p->name, "no GPU kernels (cat \"kernel\") in traceEvents: not a GPU profile");
+    if (ok)
+        assign_classes(p);
     g_hash_table_destroy(launch);
     g_hash_table_destroy(by_ext);
     return ok;
+}
+
+/* "FILE:LINE: traceEvents[i]: ...": the line from a second parse that keeps
+ * lines, taken only on this error path (a profile is large). */
+static void bad_kernel_error(const char *name, const char *text, size_t len, int i, GError **err)
+{
+    char msg[96];
+    g_snprintf(msg, sizeof msg, "traceEvents[%d]: a kernel without a name, ts or a dur >= 0", i);
+    SimJsonDoc *d = sim_json_parse(name, text, len, NULL);
+    const cJSON *ev = d ? cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sim_json_root(d), "traceEvents"), i) : NULL;
+    if (ev)
+        sim_json_error(d, ev, err, "%s", msg);
+    else
+        bad(err, name, msg);
+    sim_json_free(d);
 }
 
 KinetoProfile *kineto_parse(const char *name, const char *text, size_t len, GError **err)
@@ -185,15 +249,22 @@ KinetoProfile *kineto_parse(const char *name, const char *text, size_t len, GErr
     p->name = g_strdup(name);
     p->ops = g_array_new(FALSE, FALSE, sizeof(Op));
     p->kernels = g_array_new(FALSE, FALSE, sizeof(Kernel));
-    p->root = cJSON_ParseWithLength(text, len);
+    const char *end = NULL;
+    p->root = cJSON_ParseWithLengthOpts(text, len, &end, false);
     const cJSON *evs = cJSON_GetObjectItemCaseSensitive(p->root, "traceEvents");
     bool ok;
-    if (!p->root)
-        ok = bad(err, name, "invalid JSON: not a PyTorch profiler trace");
-    else if (!cJSON_IsArray(evs))
+    int bad_kernel = -1;
+    if (!p->root) {
+        size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0, line = 1, col = 1;
+        for (size_t i = 0; i < off; i++)
+            text[i] == '\n' ? (line++, col = 1) : col++;
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%zu: invalid JSON near column %zu: not a PyTorch profiler trace",
+                    name, line, col);
+        ok = false;
+    } else if (!cJSON_IsArray(evs))
         ok = bad(err, name, "no \"traceEvents\" array: not a PyTorch profiler (Kineto) trace");
-    else
-        ok = collect(p, evs, err);
+    else if (!(ok = collect(p, evs, &bad_kernel, err)) && bad_kernel >= 0)
+        bad_kernel_error(name, text, len, bad_kernel, err);
     if (!ok) {
         kineto_free(p);
         return NULL;
@@ -221,125 +292,6 @@ void kineto_free(KinetoProfile *p)
     g_array_free(p->kernels, TRUE);
     g_free(p->name);
     g_free(p);
-}
-
-/* Input Dims[i] as up to 4 positive sizes; its rank, 0 if it is none. */
-static int dims(const cJSON *op, int i, double d[4])
-{
-    const cJSON *all = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(op, "args"), "Input Dims");
-    const cJSON *t = cJSON_GetArrayItem(all, i), *x;
-    int n = 0;
-    if (!cJSON_IsArray(t) || cJSON_GetArraySize(t) > 4)
-        return 0;
-    cJSON_ArrayForEach(x, t)
-    {
-        if (!cJSON_IsNumber(x) || !(x->valuedouble > 0) || x->valuedouble > 1e9)
-            return 0;
-        d[n++] = x->valuedouble;
-    }
-    return n;
-}
-
-static const char *input_type(const cJSON *op, int i)
-{
-    const cJSON *t = cJSON_GetArrayItem(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(op, "args"), "Input type"), i);
-    return cJSON_IsString(t) ? t->valuestring : "";
-}
-
-static bool dtype_of(const char *type, const char *kernel, AccelDtype *dt)
-{
-    if (!strcmp(type, "float")) {
-        *dt = has(kernel, "tf32") || has(kernel, "s1688") || has(kernel, "s16816") ? ACCEL_TF32 : ACCEL_FP32;
-        return true;
-    }
-    if (!strcmp(type, "c10::BFloat16"))
-        *dt = ACCEL_BF16;
-    else if (!strcmp(type, "c10::Half"))
-        *dt = ACCEL_FP16;
-    else if (has(type, "Float8"))
-        *dt = ACCEL_FP8;
-    else
-        return false;
-    return true;
-}
-
-typedef struct {
-    double m, n, k, batch;
-    AccelDtype dt;
-} Gemm;
-
-/* A GEMM operator's shape from its inputs (the first matrix's index a). */
-static bool gemm_shape(const Op *o, const char *kernel, Gemm *g)
-{
-    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o->ev, "name");
-    const char *n = cJSON_IsString(nm) ? nm->valuestring : "";
-    double a[4], b[4];
-    int ia = !strcmp(n, "aten::addmm") || !strcmp(n, "aten::baddbmm") ? 1 : 0;
-    bool linear = !strcmp(n, "aten::linear");
-    if (!(linear || !strcmp(n, "aten::mm") || !strcmp(n, "aten::addmm") || !strcmp(n, "aten::bmm") ||
-          !strcmp(n, "aten::baddbmm") || !strcmp(n, "aten::matmul")))
-        return false;
-    int ra = dims(o->ev, ia, a), rb = dims(o->ev, ia + 1, b);
-    if (ra < 2 || rb < 2 || !dtype_of(input_type(o->ev, ia), kernel, &g->dt))
-        return false;
-    g->batch = 1;
-    g->k = a[ra - 1];
-    g->m = 1;
-    if (linear) { /* x [..., K] . W [N, K]^T */
-        for (int i = 0; i < ra - 1; i++)
-            g->m *= a[i];
-        g->n = b[0];
-        return rb == 2 && b[1] == g->k;
-    }
-    if (ra == 3 && rb == 3) { /* [B, M, K] x [B, K, N] */
-        g->batch = a[0];
-        g->m = a[1];
-        g->n = b[2];
-        return b[1] == g->k && b[0] == a[0];
-    }
-    if (rb != 2 || b[0] != g->k)
-        return false;
-    for (int i = 0; i < ra - 1; i++)
-        g->m *= a[i];
-    g->n = b[1];
-    return true;
-}
-
-static double attention_time(const Op *o, const Accel *acc)
-{
-    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o->ev, "name");
-    const char *n = cJSON_IsString(nm) ? nm->valuestring : "";
-    if (!has(n, "_scaled_dot_product_flash_attention") && !has(n, "_scaled_dot_product_efficient_attention"))
-        return NAN;
-    double q[4];
-    AccelDtype dt;
-    int bi = has(n, "backward") ? 1 : 0; /* the backward's first input is the gradient, of q's shape */
-    if (dims(o->ev, bi, q) != 4 || !dtype_of(input_type(o->ev, bi), "", &dt))
-        return NAN;
-    double t = accel_attention_time(acc, dt, q[0] * q[1], q[2], q[3], false, bi == 1);
-    return isfinite(t) ? t : NAN;
-}
-
-static double elementwise_time(const Op *o, const Accel *acc)
-{
-    const cJSON *all = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o->ev, "args"), "Input Dims");
-    int n = cJSON_GetArraySize(all);
-    double bytes = 0, largest = 0;
-    for (int i = 0; i < n && i < 16; i++) {
-        double d[4];
-        int r = dims(o->ev, i, d);
-        if (r == 0)
-            continue;
-        const char *t = input_type(o->ev, i);
-        double es = !strcmp(t, "double") || !strcmp(t, "long") ? 8 : has(t, "Half") || has(t, "BFloat16") ? 2 : !strcmp(t, "bool") ? 1 : 4;
-        double b = es;
-        for (int j = 0; j < r; j++)
-            b *= d[j];
-        bytes += b;
-        largest = b > largest ? b : largest;
-    }
-    return bytes > 0 ? accel_mem_time(acc, bytes + largest) : NAN;
 }
 
 cJSON *kineto_compare(const KinetoProfile *p, const Accel *acc)
@@ -370,23 +322,25 @@ cJSON *kineto_compare(const KinetoProfile *p, const Accel *acc)
             double m = op_meas[(size_t)o * K_NUM + c], t = NAN;
             if (m <= 0)
                 continue;
-            Gemm g;
-            if (c == K_GEMM && gemm_shape(op, op_kernel[o] ? op_kernel[o] : "", &g) && accel_has_dtype(acc, g.dt)) {
-                t = g.batch > 1 ? accel_bgemm_time(acc, g.dt, g.batch, g.m, g.n, g.k) : accel_gemm_time(acc, g.dt, g.m, g.n, g.k);
+            KinetoGemm g;
+            if (c == K_GEMM && kineto_gemm_shape(op->ev, op_kernel[o] ? op_kernel[o] : "", &g) &&
+                accel_has_dtype(acc, g.dt)) {
+                t = kineto_gemm_time(acc, &g);
                 cJSON *r = cJSON_CreateObject();
                 cJSON_AddStringToObject(r, "op", cJSON_GetObjectItemCaseSensitive(op->ev, "name")->valuestring);
                 cJSON_AddNumberToObject(r, "m", g.m);
                 cJSON_AddNumberToObject(r, "n", g.n);
                 cJSON_AddNumberToObject(r, "k", g.k);
                 cJSON_AddNumberToObject(r, "batch", g.batch);
+                cJSON_AddBoolToObject(r, "grouped", g.grouped);
                 cJSON_AddStringToObject(r, "dtype", accel_dtype_name(g.dt));
                 cJSON_AddNumberToObject(r, "measured_s", m);
                 cJSON_AddNumberToObject(r, "predicted_s", t);
                 cJSON_AddItemToArray(gemms, r);
             } else if (c == K_ATTENTION)
-                t = attention_time(op, acc);
-            else if (c == K_ELEMENTWISE)
-                t = elementwise_time(op, acc);
+                t = kineto_attention_time(op->ev, acc);
+            else if (c == K_ELEMENTWISE || (c == K_INDEXING && aten_op(o, p))) /* an extension's sorts: unknown */
+                t = kineto_memory_time(op->ev, acc);
             if (isfinite(t)) {
                 pred[c] += t;
                 cov[c] += m;
@@ -401,6 +355,10 @@ cJSON *kineto_compare(const KinetoProfile *p, const Accel *acc)
     cJSON_AddNumberToObject(out, "kernels", p->kernels->len);
     cJSON_AddNumberToObject(out, "kernel_time_s", total);
     cJSON_AddNumberToObject(out, "span_s", t1 - t0);
+    double priced = 0;
+    for (int c = 0; c < K_NUM; c++)
+        priced += cov[c];
+    cJSON_AddNumberToObject(out, "priced_share", total > 0 ? priced / total : 0);
     for (int c = 0; c < K_NUM; c++) {
         cJSON *r = cJSON_CreateObject();
         cJSON_AddStringToObject(r, "class", class_names[c]);
@@ -436,8 +394,8 @@ char *kineto_gemm_table(const KinetoProfile *p)
     }
     int rows = 0;
     for (int o = 0; o < nops; o++) {
-        Gemm g;
-        if (m[o] > 0 && gemm_shape(&g_array_index(p->ops, Op, o), kn[o], &g)) {
+        KinetoGemm g; /* grouped GEMMs are no calibration rows: their split is unknown */
+        if (m[o] > 0 && kineto_gemm_shape(g_array_index(p->ops, Op, o).ev, kn[o], &g) && !g.grouped) {
             if (!rows++)
                 g_string_append_printf(s, "# GEMM operators of the PyTorch profile %s\nm,n,k,dtype,seconds\n", p->name);
             g_string_append_printf(s, "%.17g,%.17g,%.17g,%s,%.9g\n", g.m * g.batch, g.n, g.k, accel_dtype_name(g.dt), m[o]);

@@ -11,22 +11,27 @@
  *
  * Kernels fall in the model's classes by name: communication (nccl, rccl),
  * optimizer (multi_tensor_apply, adam, sgd, lamb), attention (flash, fmha,
- * attention), convolution (conv, fprop, dgrad, wgrad, cudnn), GEMM (gemm
- * but not fbgemm, gemv, cutlass, xmma, cublas), elementwise (elementwise,
- * vectorized, unrolled, reduce, norm, softmax, dropout, copy, fill, cat)
- * and other.  Predictions, from the accelerator model:
- *  - GEMM: per operator (aten::mm, addmm, bmm, baddbmm, matmul, linear),
- *    M, N, K (and batch) from its Input Dims, the type from its Input type
- *    (float: fp32, or tf32 where the kernel's name says a TF32 tensor-core
- *    kernel: tf32, s1688, s16816), accel_gemm_time / accel_bgemm_time
- *    against the sum of the operator's GEMM kernels;
- *  - attention: aten::_scaled_dot_product_flash_attention /
- *    _efficient_attention (and their backward) with query [B, H, S, D];
- *  - elementwise: HBM time of the operator's inputs read and its largest
- *    input written once;
+ * attention, sdpa: cuDNN's fused kernels; dot_do_o, convert_dq: its
+ * backward's), convolution (conv, fprop, dgrad, wgrad, cudnn), GEMM (gemm
+ * but not fbgemm, nvjet: cuBLAS's Hopper/Blackwell kernels, gemv, cutlass,
+ * xmma, cublas, Inductor's mm templates), indexing (index, gather, scatter,
+ * sort, topk, histogram), elementwise (elementwise, vectorized, unrolled,
+ * reduce, norm, softmax, dropout, copy, fill, cat) and other; then by
+ * operator: a GEMM or attention operator's kernels are all its class (a
+ * split-K reduction, a grouped GEMM's setup), and a memory-bound operator's
+ * elementwise and indexing kernels (with an ATen operator's unnamed ones)
+ * join the one of those two holding most of its time.  Predictions, per
+ * operator and class against the sum of its kernels, from the accelerator
+ * model (kineto_price.h says what each operator's shapes mean):
+ *  - GEMM: the aten::mm family, _scaled_mm (FP8), _grouped_mm (E equal
+ *    GEMMs: the offsets' split is not recorded);
+ *  - attention: every SDPA backend's operators, forward and backward;
+ *  - elementwise and indexing (ATen's operators): HBM time of the
+ *    operator's inputs read and its largest input written once;
  *  - communication, optimizer, convolution, other: measured only.
  * Kernels without an operator with shapes are measured but not predicted;
- * the report says how much of each class's time is covered. */
+ * the report says how much of each class's time is covered, and the share
+ * of all kernel time priced. */
 #ifndef KINETO_H
 #define KINETO_H
 
@@ -46,15 +51,17 @@ void kineto_free(KinetoProfile *p);
 bool kineto_looks_like(const char *text);
 
 /* Measured versus predicted per class on `acc`: {"profile", "accelerator",
- * "kernels", "kernel_time_s", "span_s", "classes": [{"class", "kernels",
- * "measured_s", "predicted_s", "measured_covered_s", "ratio"}],
- * "gemms": [{"op", "m", "n", "k", "batch", "dtype", "measured_s",
- * "predicted_s"}]}; ratio is predicted / measured over the covered kernels
- * (null where none is). */
+ * "kernels", "kernel_time_s", "span_s", "priced_share", "classes":
+ * [{"class", "kernels", "measured_s", "predicted_s", "measured_covered_s",
+ * "ratio"}], "gemms": [{"op", "m", "n", "k", "batch", "grouped", "dtype",
+ * "measured_s", "predicted_s"}]}; ratio is predicted / measured over the
+ * covered kernels (null where none is); priced_share the covered kernels'
+ * share of all kernel time; batch a grouped GEMM's groups. */
 cJSON *kineto_compare(const KinetoProfile *p, const Accel *acc);
 
 /* The GEMM operators with shapes as calibrate's table: "m,n,k,dtype,seconds"
- * rows (batched GEMMs as batch x m rows); NULL when there is none. */
+ * rows (batched GEMMs as batch x m rows; grouped GEMMs left out, their split
+ * being unknown); NULL when there is none. */
 char *kineto_gemm_table(const KinetoProfile *p);
 
 #endif

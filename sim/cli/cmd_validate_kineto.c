@@ -37,7 +37,9 @@ static void print_table(const cJSON *r)
                num(c, "kernels"), num(c, "measured_s"), total > 0 ? 100 * num(c, "measured_s") / total : 0,
                num(c, "measured_covered_s"), num(c, "predicted_s"), ratio);
     }
-    printf("  covered: the kernels whose operator has shapes (record_shapes=True) the model prices\n");
+    printf("  covered: the kernels whose operator has shapes (record_shapes=True) the model prices: %.1f%% of "
+           "the kernel time\n",
+           100 * num(r, "priced_share"));
 }
 
 int cmd_validate_kineto(const char *profile, const char *accel, const char *scenario, const char *gemm_table, bool json)
