@@ -144,6 +144,10 @@ struct CollParams {
     /* NCCL's per-channel ceiling of a tree's bus bandwidth at 2 nodes by GPU
      * generation (tuning.cc perChMaxTreeBws, N2 column), B/s */
     double tree_max_ch_two[GEN_NUM];
+    /* NCCL's per-channel ceiling of an LL128 tree's bus bandwidth by GPU
+     * generation and [1 node | 2 | more] (perChMaxTreeLL128Bws), B/s;
+     * INFINITY where the file gives none */
+    double tree_ll128_max_ch[GEN_NUM][3];
     int ver_ll_max_blackwell; /* first version with Blackwell's own row */
     int ver_collnet_simple_only; /* from it CollNet runs Simple only */
     int ver_ring_ll_rating;      /* from it the tuner rates LL rings at ring_ll_rating */
@@ -240,6 +244,9 @@ static inline bool coll_nvls_capable(const CollGroup *g) { return topo_has_nvlin
  * bwRatio instead), TPUs (no NCCL), one node of GPUs the tuner does not
  * know (coll_group.c). */
 double coll_ll_max_bus_bw(const CollGroup *g);
+/* NCCL's ceiling of an LL128 tree's bus bandwidth over the group's channels
+ * (coll_nccl.c), B/s; INFINITY where none applies. */
+double coll_tree_ll128_max_bus_bw(const CollGroup *g);
 /* The bus bandwidth NCCL's tuner rates a 2-node tree's network part at (coll_nccl.c). */
 double coll_tree_rated_net_bw_two_nodes(const CollGroup *g);
 /* The network post overhead of one ring step on the group's hosts. */

@@ -136,9 +136,36 @@ static bool get_tree_max(const SimJsonDoc *d, const cJSON *o, CollParams *p, GEr
     return true;
 }
 
+/* "tree_ll128_max_bus_bandwidth_per_channel" (optional: without it no
+ * ceiling): {one_node|two_nodes|more_nodes: {volta, ampere, hopper, blackwell}}. */
+static bool get_tree_ll128_max(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError **err)
+{
+    static const char *gens[GEN_NUM] = {"volta", "ampere", "hopper", "blackwell"};
+    static const char *scales[3] = {"one_node", "two_nodes", "more_nodes"};
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "tree_ll128_max_bus_bandwidth_per_channel");
+    for (int k = 0; k < GEN_NUM; k++)
+        for (int s = 0; s < 3; s++)
+            p->tree_ll128_max_ch[k][s] = INFINITY;
+    if (!m)
+        return true;
+    for (int s = 0; s < 3; s++) {
+        const cJSON *sc = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, scales[s]) : NULL;
+        if (!cJSON_IsObject(sc)) {
+            sim_json_error(d, sc ? sc : m, err, "\"nccl.tree_ll128_max_bus_bandwidth_per_channel\" must be an object with "
+                                               "one_node, two_nodes, more_nodes, each with volta, ampere, hopper, blackwell");
+            return false;
+        }
+        for (int k = 0; k < GEN_NUM; k++)
+            if (!sim_json_get_number(d, sc, gens[k], true, 1e6, 1e15, &p->tree_ll128_max_ch[k][s], err))
+                return false;
+    }
+    return true;
+}
+
 bool coll_nccl_read(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError **err)
 {
-    return get_ll_max(d, o, p, err) && get_tree_max(d, o, p, err) && get_eras(d, o, p, err);
+    return get_ll_max(d, o, p, err) && get_tree_max(d, o, p, err) && get_tree_ll128_max(d, o, p, err) &&
+           get_eras(d, o, p, err);
 }
 
 /* The era a version code falls in, or NULL: the newest tables (code 0, the
@@ -258,6 +285,19 @@ double coll_ll_max_bus_bw(const CollGroup *g)
     if (gen == GEN_BLACKWELL && !coll_version_has(g, g->p.ver_ll_max_blackwell))
         gen = GEN_HOPPER; /* before it NCCL rated compute capability 10 as 9 */
     return gen >= 0 ? g->p.ll_max_one[gen] : INFINITY;
+}
+
+/* An LL128 tree moves at most NCCL's per-channel ceiling on each of its
+ * graph's channels (one per ring channel, coll_tree.c's pairs): the
+ * protocol's throughput per channel, what the tuner rates (tuning.cc:
+ * busBw = min(busBw x 120/128, nChannels x perChMaxTreeLL128Bw)) and, as
+ * the ring's per-channel LL128 ceiling, what the time takes too. */
+double coll_tree_ll128_max_bus_bw(const CollGroup *g)
+{
+    if (g->library != COLL_LIB_NCCL || g->gpu_gen < 0 || g->gpu_gen >= GEN_NUM)
+        return INFINITY;
+    int scale = g->nnodes <= 1 ? 0 : g->nnodes == 2 ? 1 : 2;
+    return coll_ring_channels(g) * g->p.tree_ll128_max_ch[g->gpu_gen][scale];
 }
 
 /* ---------------- messages on the network ---------------- */

@@ -110,11 +110,12 @@ static double tree_spb(const CollGroup *g, bool rated)
     return spb;
 }
 
-/* NCCL's LL ceiling is on bus bandwidth, for the tree twice the algorithm
- * bandwidth (tuning.cc: ratio 0.5): the most algorithm bandwidth LL gets. */
+/* NCCL's LL and LL128 ceilings are on bus bandwidth, for the tree twice the
+ * algorithm bandwidth (tuning.cc: ratio 0.5): the most algorithm bandwidth
+ * LL (by its hosts or GPUs) and LL128 (per channel) get. */
 static double tree_ll_cap(const CollGroup *g, CollProto p)
 {
-    return p == COLL_LL ? 0.5 * coll_ll_max_bus_bw(g) : INFINITY;
+    return p == COLL_LL ? 0.5 * coll_ll_max_bus_bw(g) : p == COLL_LL128 ? 0.5 * coll_tree_ll128_max_bus_bw(g) : INFINITY;
 }
 
 /* The LL ceiling a size really runs at.  Across nodes NCCL's ceiling is the
@@ -224,7 +225,7 @@ static void build_tree(CollBuilder *b, CollOp op, CollProto p, double bytes)
     int nseg = tree_segments(g, k * nt, bytes / (k * nt));
     double eff = g->p.proto_bw[KIND_TREE][p] * tree_correction(g, p, bytes), spb = tree_spb(g, false);
     double cap = tree_ll_cap_at(g, p, bytes);
-    if (spb > 0 && g->p.proto_bw[KIND_TREE][p] / spb > cap) /* LL at NCCL's ceiling */
+    if (spb > 0 && g->p.proto_bw[KIND_TREE][p] / spb > cap) /* LL or LL128 at NCCL's ceiling */
         eff *= cap * spb / g->p.proto_bw[KIND_TREE][p];
     sim_time_t lat_intra = sim_time_from_s(coll_intra_step_lat(g, 1, p));
     sim_time_t lat_net = sim_time_from_s(tree_net_step(g, p, bytes));

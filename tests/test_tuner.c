@@ -316,7 +316,50 @@ static void test_ring_ll_channel_share(void)
     topo_free(t);
 }
 
+/* An LL128 tree moves at most NCCL's per-channel ceiling on each of its
+ * channels (perChMaxTreeLL128Bws: Hopper 36.7 GB/s at 2 nodes, 29.0 from 3
+ * on), in the time and the rating alike: on DGX H100 nodes (8 channels, one
+ * per NIC) half of 8 x that is its algorithm bandwidth at 1 GiB (size
+ * correction 1). A malformed ceiling is refused at its line. */
+static void test_tree_ll128_ceiling(void)
+{
+    const struct {
+        int nodes;
+        double per_ch;
+    } cases[] = {{2, 36.7e9}, {4, 29.0e9}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Topo *t = load("dgx-h100-cluster", cases[i].nodes);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CollGroup *g = group(t);
+        CollCost c = allreduce_cost(g, COLL_TREE, COLL_LL128, 1 << 30);
+        CU_ASSERT_DOUBLE_EQUAL(c.algbw_Bps, 0.5 * 8 * cases[i].per_ch, 1e3);
+        CU_ASSERT_DOUBLE_EQUAL(c.tuner_algbw_Bps, c.algbw_Bps, 1e3);
+        coll_group_free(g);
+        topo_free(t);
+    }
+    char *path = sim_data_dir("models/presets/collectives.json"), *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    const char *key = "\"two_nodes\": {\"volta\": 20e9";
+    char *at = strstr(text, key);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    GString *bad = g_string_new_len(text, at - text);
+    g_string_append(bad, "\"two_nodes\": {\"volta\": -1");
+    g_string_append(bad, at + strlen(key));
+    char *file = tmpfile_with("c.json", bad->str);
+    GError *err = NULL;
+    CollParams *p = coll_params_new(file, &err);
+    CU_ASSERT_PTR_NULL(p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "volta"));
+    g_clear_error(&err);
+    tmpfile_remove(file);
+    g_string_free(bad, TRUE);
+    g_free(text);
+    g_free(path);
+}
+
 static const TestCase tests[] = {
+    {"the LL128 tree's per-channel ceiling", test_tree_ll128_ceiling},
     {"the LL ring's channel share across nodes", test_ring_ll_channel_share},
     {"LL128 across nodes on Hopper", test_ll128_across_nodes_on_hopper},
     {"a version rates by its tables, times by the newest", test_version_tables_rate},
