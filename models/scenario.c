@@ -49,6 +49,7 @@ struct StepScenario {
     bool act_func_fp8; /* "activation_func_fp8_input_store" (fp8 only) */
     bool fp8_dpa;      /* "fp8_dot_product_attention" (fp8, fused attention only) */
     bool fp8_params;   /* "fp8_param_gather" (fp8 only) */
+    Fp8Recipe fp8_recipe; /* "fp8_recipe" (fp8 only; delayed by default) */
 };
 
 struct StepCache {
@@ -540,6 +541,26 @@ static bool parse_placement(StepScenario *sc, const SimJsonDoc *d, const cJSON *
     return true;
 }
 
+/* Megatron-Core refuses the output-discarding recomputation of "layernorm"
+ * and "moe_act" in FP8 under delayed scaling (transformer_config.py: the
+ * recomputed tensor is quantized again, with the scale of the moment). */
+static bool check_modules_fp8(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
+{
+    if ((sc->plan.recompute_modules & ~(unsigned)WORKLOAD_RC_CORE_ATTN) && sc->finetune.method != FINETUNE_NONE) {
+        sim_json_error(d, key_or(where, "recompute_modules", where), err,
+                       "\"recompute_modules\" beyond \"core_attn\" with \"finetune\" is not modelled");
+        return false;
+    }
+    unsigned od = sc->plan.recompute_modules & (WORKLOAD_RC_LAYERNORM | WORKLOAD_RC_MOE_ACT);
+    if (!od || sc->precision != MEMORY_MIXED_FP8 || sc->fp8_recipe != FP8_DELAYED)
+        return true;
+    sim_json_error(d, key_or(where, "recompute_modules", where), err,
+                   "\"recompute_modules\" \"%s\" in FP8 needs a \"fp8_recipe\" other than \"delayed\" (Megatron-Core: "
+                   "delayed scaling does not support moe_act and layernorm recompute)",
+                   od & WORKLOAD_RC_LAYERNORM ? "layernorm" : "moe_act");
+    return false;
+}
+
 /* The checks run in the order a reader fixes a scenario: its own keys, the
  * model, the plan against the model, the machine, dp and the batch. */
 static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GError **err)
@@ -549,7 +570,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                                        "flow_contention", "collective_params", "placement", "placement_seed",
                                        "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process",
                                        "finetune", "activation_func_fp8_input_store",
-                                       "fp8_dot_product_attention", "fp8_param_gather", NULL};
+                                       "fp8_dot_product_attention", "fp8_param_gather", "fp8_recipe", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -607,7 +628,8 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
         !finetune_check(d, root, &sc->finetune, sc->w, sc->precision == MEMORY_MIXED_FP8, err) ||
         !sim_json_get_bool(d, root, "activation_func_fp8_input_store", &sc->act_func_fp8, err) ||
         !sim_json_get_bool(d, root, "fp8_dot_product_attention", &sc->fp8_dpa, err) ||
-        !sim_json_get_bool(d, root, "fp8_param_gather", &sc->fp8_params, err))
+        !sim_json_get_bool(d, root, "fp8_param_gather", &sc->fp8_params, err) ||
+        !fp8_recipe_parse(d, root, sc->precision == MEMORY_MIXED_FP8, &sc->fp8_recipe, err))
         goto fail;
     const char *fp8_key = sc->act_func_fp8 ? "activation_func_fp8_input_store"
                           : sc->fp8_dpa    ? "fp8_dot_product_attention"
@@ -642,7 +664,9 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                             sc->w, sc->global_batch / (sc->plan.dp * sc->micro_batch), err) ||
         !scenario_seed_check(d, where, &sc->plan, MIN(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),
                              MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]), sc->w, sc->topo, err) ||
-        !parse_placement(sc, d, root, err))
+        !parse_placement(sc, d, root, err) ||
+        !fp8_recipe_check(d, root, sc->fp8_recipe, sc->acc, sc->fp8_params, err) ||
+        !check_modules_fp8(sc, d, where, err))
         goto fail;
     if (sc->gpus_per_process > topo_ranks_per_node(sc->topo)) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "gpus_per_process"), err,
@@ -754,3 +778,4 @@ const Finetune *step_scenario_finetune(const StepScenario *sc) { return &sc->fin
 bool step_scenario_act_func_fp8(const StepScenario *sc) { return sc->act_func_fp8; }
 bool step_scenario_fp8_dpa(const StepScenario *sc) { return sc->fp8_dpa; }
 bool step_scenario_fp8_params(const StepScenario *sc) { return sc->fp8_params; }
+Fp8Recipe step_scenario_fp8_recipe(const StepScenario *sc) { return sc->fp8_recipe; }
