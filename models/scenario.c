@@ -541,26 +541,6 @@ static bool parse_placement(StepScenario *sc, const SimJsonDoc *d, const cJSON *
     return true;
 }
 
-/* Megatron-Core refuses the output-discarding recomputation of "layernorm"
- * and "moe_act" in FP8 under delayed scaling (transformer_config.py: the
- * recomputed tensor is quantized again, with the scale of the moment). */
-static bool check_modules_fp8(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
-{
-    if ((sc->plan.recompute_modules & ~(unsigned)WORKLOAD_RC_CORE_ATTN) && sc->finetune.method != FINETUNE_NONE) {
-        sim_json_error(d, key_or(where, "recompute_modules", where), err,
-                       "\"recompute_modules\" beyond \"core_attn\" with \"finetune\" is not modelled");
-        return false;
-    }
-    unsigned od = sc->plan.recompute_modules & (WORKLOAD_RC_LAYERNORM | WORKLOAD_RC_MOE_ACT);
-    if (!od || sc->precision != MEMORY_MIXED_FP8 || sc->fp8_recipe != FP8_DELAYED)
-        return true;
-    sim_json_error(d, key_or(where, "recompute_modules", where), err,
-                   "\"recompute_modules\" \"%s\" in FP8 needs a \"fp8_recipe\" other than \"delayed\" (Megatron-Core: "
-                   "delayed scaling does not support moe_act and layernorm recompute)",
-                   od & WORKLOAD_RC_LAYERNORM ? "layernorm" : "moe_act");
-    return false;
-}
-
 /* The checks run in the order a reader fixes a scenario: its own keys, the
  * model, the plan against the model, the machine, dp and the batch. */
 static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GError **err)
@@ -666,7 +646,9 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                              MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]), sc->w, sc->topo, err) ||
         !parse_placement(sc, d, root, err) ||
         !fp8_recipe_check(d, root, sc->fp8_recipe, sc->acc, sc->fp8_params, err) ||
-        !check_modules_fp8(sc, d, where, err))
+        !scenario_modules_check(d, where, &sc->plan,
+                                sc->precision == MEMORY_MIXED_FP8 && sc->fp8_recipe == FP8_DELAYED,
+                                sc->finetune.method != FINETUNE_NONE, err))
         goto fail;
     if (sc->gpus_per_process > topo_ranks_per_node(sc->topo)) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "gpus_per_process"), err,

@@ -130,6 +130,25 @@ static const char *module_misfit(const StepPlan *p, const WorkloadTransformer *t
     return NULL;
 }
 
+bool scenario_modules_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, bool fp8_delayed,
+                            bool finetune, GError **err)
+{
+    const cJSON *at = item(where, "recompute_modules");
+    if ((p->recompute_modules & ~(unsigned)WORKLOAD_RC_CORE_ATTN) && finetune) {
+        sim_json_error(d, at, err, "\"recompute_modules\" beyond \"core_attn\" with \"finetune\" is not modelled");
+        return false;
+    }
+    unsigned od = p->recompute_modules & (WORKLOAD_RC_LAYERNORM | WORKLOAD_RC_MOE_ACT);
+    if (!od || !fp8_delayed)
+        return true;
+    /* the recomputed tensor is quantized again, with the scale of the moment */
+    sim_json_error(d, at, err,
+                   "\"recompute_modules\" \"%s\" in FP8 needs a \"fp8_recipe\" other than \"delayed\" (Megatron-Core: "
+                   "delayed scaling does not support moe_act and layernorm recompute)",
+                   od & WORKLOAD_RC_LAYERNORM ? "layernorm" : "moe_act");
+    return false;
+}
+
 static const cJSON *item(const cJSON *where, const char *key)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(where, key);

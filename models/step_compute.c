@@ -107,10 +107,10 @@ static double fp8_cast_time(const Ctx *c, const WorkloadGemm *g, bool backward)
     if (step_scenario_dtype(c->sc) != ACCEL_FP8 || gemm_dtype(c, g) != ACCEL_FP8)
         return 0;
     Fp8Recipe r = step_scenario_fp8_recipe(c->sc);
-    bool any = accel_fp8_any_layout(c->acc), orig = saves_original(c, g);
     /* LoRA's frozen layer: no weight gradient, so no columnwise data of its
      * input or output gradient; an FP8 base's weight is not cast */
     bool frozen = c->wp.frozen_linears;
+    bool any = accel_fp8_any_layout(c->acc), orig = !frozen && saves_original(c, g);
     double e = c->wp.act_bytes;
     double w = frozen && step_scenario_finetune(c->sc)->fp8_base ? 0 : g->k * g->n / (c->m > 0 ? c->m : 1);
     double bytes;
@@ -209,12 +209,9 @@ static double modules_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb, 
         t += named_gemms_time(c, g, ng, mlp, NULL) + named_gemms_time(c, g, ng, down, &n);
         return t + accel_mem_time(c->acc, act * e * n + 2 * 2 * routed * e); /* activations, permute and back */
     }
-    if (rm & WORKLOAD_RC_MOE_ACT) {
-        static const char *const down[] = {"expert_down", NULL};
-        for (int i = 0; i < ng; i++)
-            if (!strcmp(g[i].name, down[0]))
-                t += accel_mem_time(c->acc, act * e * g[i].batch * g[i].m * g[i].k);
-    }
+    for (int i = 0; i < ng && (rm & WORKLOAD_RC_MOE_ACT); i++)
+        if (!strcmp(g[i].name, "expert_down")) /* its input is the activation's output */
+            t += accel_mem_time(c->acc, act * e * g[i].batch * g[i].m * g[i].k);
     if (rm & WORKLOAD_RC_SHARED) {
         static const char *const up[] = {"shared_up", NULL}, *const down[] = {"shared_down", NULL};
         t += named_gemms_time(c, g, ng, up, NULL) + named_gemms_time(c, g, ng, down, &n);

@@ -5,9 +5,10 @@
  * or Megatron-Core FSDP on H100), Llama 3 70B under FSDP on a GB200 rack and
  * TP 4 x PP 8 x VP 5 on 8 H100 nodes.  Every row printed with its error;
  * asserted: a regression guard at today's figures plus a margin (median
- * |tokens/s error| <= 7.5 %, max <= 14 %: 6.6 % and 10.7 % on 2026-12-04
- * with fp8_recipe tensorwise, 4.7 % and 9.3 % as delayed scaling), not a
- * goal and not a fit; the same for Llama 3.1 405B's 126 layers, now that
+ * |tokens/s error| <= 8 %, max <= 14 %: 7.4 % and 10.7 % on 2026-12-04,
+ * the rows with their recipe's fp8_recipe, tensorwise (FP8-CS), and one
+ * GB200 MXFP8 row (+8.5 %); the 12 FP8-CS rows were 4.7 % and 9.3 % as
+ * delayed scaling), not a goal and not a fit; the same for Llama 3.1 405B's 126 layers, now that
  * the embedding and the loss can count in the pipeline split
  * (nemo-bridge-405b-fp8.csv); every row runs; the Qwen3 / GPT-OSS MoE rows
  * are held out in test_steps_nemo_moe.c, DeepSeek-V3's in their own table
@@ -15,12 +16,12 @@
  * GB200 70B FSDP rows at mb 2 offload 40 of 80
  * layers' activations to the host (the preset's cpu_offloading_num_layers,
  * in the table since 2026-12-04) with FP8 parameters (fp8_param_gather):
- * 437 GiB before, 200 GiB now, 18 GiB of it the model's 10 % fragmentation
- * allowance, still over GB200's 186 GiB (a guard: 9 of 12 predicted to
- * fit); the two GB200 405B rows (TP 4 x PP 16 x VP 4, no offloading or
- * recomputation in the preset) with FP8 parameters and no FP8 transposes on
- * Blackwell: 184 GiB (202 GiB before), so every 405B row that ran is
- * asserted to fit. */
+ * 437 GiB before, 200 GiB with offloading, 194 GiB with current scaling
+ * (no FP8 copy of O), still over GB200's 186 GiB (a guard: 10 of 13
+ * predicted to fit); the two GB200 405B rows (TP 4 x PP 16 x VP 4, no
+ * offloading or recomputation in the preset) with FP8 parameters and no FP8
+ * transposes on Blackwell: 184 GiB (202 GiB before), 179 GiB with current
+ * scaling, so every 405B row that ran is asserted to fit. */
 #include "test_steps.h"
 
 /* DeepSeek-V3's guard: today's median |error| 32.0 % and max 69.2 %
@@ -33,9 +34,9 @@
 static void test_table(void)
 {
     Summary s = run_table(STEPS "nemo-bridge-fp8.csv");
-    CU_ASSERT_TRUE(s.n == 12);
-    CU_ASSERT_TRUE(s.fits >= 9);
-    CU_ASSERT_TRUE(s.median <= 0.075);
+    CU_ASSERT_TRUE(s.n == 13);
+    CU_ASSERT_TRUE(s.fits >= 10);
+    CU_ASSERT_TRUE(s.median <= 0.08);
     CU_ASSERT_TRUE(s.worst <= 0.14);
 }
 
