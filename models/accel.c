@@ -33,6 +33,7 @@ struct Accel {
     double band[2];
     bool band_given;
     bool fp8_any_layout; /* "fp8_gemm": FP8 GEMMs take any operand layout (no FP8 transpose kept) */
+    bool fp8_mxfp8, fp8_blockwise; /* "fp8_gemm": block-scaled FP8 GEMMs (MXFP8 1x32 E8M0; 1x128 / 128x128 fp32) */
 };
 
 /* A chip no measured step was checked on: judged, not fitted (the presets
@@ -120,13 +121,14 @@ static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel
            sim_json_get_number(doc, fa, "fp8_bwd", false, 0.01, 1, &a->attn_fp8_bwd, err);
 }
 
-/* {"any_layout": BOOL, "source"} (a preset's optional "fp8_gemm"): whether
- * FP8 GEMMs take any operand layout, not only TN (Transformer Engine's
- * is_non_tn_fp8_gemm_supported: compute capability 10.x, 13.x and up), so
- * that TE keeps no FP8 transpose of a weight. */
+/* {"any_layout": BOOL, "mxfp8": BOOL, "blockwise": BOOL, "source"} (a
+ * preset's optional "fp8_gemm"): whether FP8 GEMMs take any operand layout,
+ * not only TN (Transformer Engine's is_non_tn_fp8_gemm_supported: compute
+ * capability 10.x, 13.x and up), so that TE keeps no FP8 transpose of a
+ * weight; whether they take MXFP8's / DeepSeek-style block scales. */
 static bool read_fp8_gemm(const SimJsonDoc *doc, const cJSON *root, Accel *a, GError **err)
 {
-    static const char *const keys[] = {"any_layout", "source", NULL};
+    static const char *const keys[] = {"any_layout", "mxfp8", "blockwise", "source", NULL};
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "fp8_gemm");
     if (!g)
         return true;
@@ -135,7 +137,9 @@ static bool read_fp8_gemm(const SimJsonDoc *doc, const cJSON *root, Accel *a, GE
         return false;
     }
     return sim_json_only_keys(doc, g, keys, NULL, err) && sim_json_need_source(doc, g, err) &&
-           sim_json_get_bool(doc, g, "any_layout", &a->fp8_any_layout, err);
+           sim_json_get_bool(doc, g, "any_layout", &a->fp8_any_layout, err) &&
+           sim_json_get_bool(doc, g, "mxfp8", &a->fp8_mxfp8, err) &&
+           sim_json_get_bool(doc, g, "blockwise", &a->fp8_blockwise, err);
 }
 
 /* {"log_residual": [P10, P90], "source"} (a preset's "uncertainty", an
@@ -413,6 +417,8 @@ double accel_mem_time(const Accel *a, double bytes)
 bool accel_has_fused_attention(const Accel *a) { return a->attn_fwd > 0; }
 
 bool accel_fp8_any_layout(const Accel *a) { return a->fp8_any_layout; }
+bool accel_fp8_mxfp8(const Accel *a) { return a->fp8_mxfp8; }
+bool accel_fp8_blockwise(const Accel *a) { return a->fp8_blockwise; }
 
 bool accel_has_fp8_attention(const Accel *a, bool backward)
 {

@@ -93,6 +93,13 @@ bool accel_has_fp8_attention(const Accel *a, bool backward);
  * (Blackwell data-center parts), so Transformer Engine keeps no FP8
  * transpose of a weight; false (Hopper, Ada: TN only) where not given. */
 bool accel_fp8_any_layout(const Accel *a);
+/* The preset's "fp8_gemm" "mxfp8" / "blockwise": its FP8 GEMMs take block
+ * scales, MXFP8's 1x32 E8M0 (Transformer Engine's check_mxfp8_support:
+ * compute capability 10.x) / DeepSeek-style 1x128 and 128x128 fp32
+ * (check_fp8_block_scaling_support: 9.0 and up, CUDA >= 12.9); false where
+ * not given. */
+bool accel_fp8_mxfp8(const Accel *a);
+bool accel_fp8_blockwise(const Accel *a);
 /* Seconds for fused attention over `batch_heads` heads of `seq` queries and
  * keys (self-attention) of `head_dim`: the forward, or its backward (which
  * recomputes the scores); causal skips the masked half.  INFINITY where the

@@ -65,8 +65,8 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
         !isfinite(c->activation_bytes) || !isfinite(c->reserve_bytes) || !(c->fp8_weight_params >= 0) ||
         !isfinite(c->fp8_weight_params) || !(c->stream_pool_bytes >= 0) || !isfinite(c->stream_pool_bytes))
         return bad(err, "byte counts must be finite and >= 0");
-    if (!(c->fp8_copy_bytes >= 0 && c->fp8_copy_bytes <= 2))
-        return bad(err, "fp8_copy_bytes must be in [0, 2]");
+    if (!(c->fp8_copy_bytes >= 0 && c->fp8_copy_bytes <= 3))
+        return bad(err, "fp8_copy_bytes must be in [0, 3]");
     if (!(c->fragmentation >= 0 && c->fragmentation <= 0.9))
         return bad(err, "fragmentation must be in [0, 0.9]");
 

@@ -104,9 +104,10 @@ typedef struct {
      * for the backward is an activation; with them it is the gathered
      * parameter, which FSDP frees and gathers again) */
     double fp8_weight_params;
-    /* Bytes per fp8_weight_params cached (in [0, 2]; 2 by default): the FP8
+    /* Bytes per fp8_weight_params cached (in [0, 3]; 2 by default): the FP8
      * weight (none with fp8_params, where it is the parameter) and its
-     * transpose (none where FP8 GEMMs take any layout) */
+     * transpose (none where FP8 GEMMs take any layout), or a block-scaled
+     * recipe's two orientations and scales (fp8_weight_copy_bytes) */
     double fp8_copy_bytes;
     /* MIXED_FP8 with FP8 parameters (Megatron-Core's fp8_param_gather under
      * its distributed optimizer or FSDP: Transformer Engine's

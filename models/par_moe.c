@@ -51,7 +51,8 @@ bool moe_init(Ctx *c, GError **err)
     c->ep_use[0] = step_coll(c, "ep_dispatch", "ep", c->ep_group, COLL_ALLTOALL, bytes);
     c->ep_use[1] = step_coll(c, "ep_combine", "ep", c->ep_group, COLL_ALLTOALL, bytes);
     c->t_ep = step_coll_time(c, c->ep_use[0]) + step_coll_time(c, c->ep_use[1]);
-    if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL)
+    /* full recomputation and a checkpointed MoE layer ("moe") dispatch and combine again */
+    if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL || (c->p.recompute_modules & WORKLOAD_RC_MOE))
         c->t_ep_recompute = c->t_ep;
     return true;
 }

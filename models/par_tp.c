@@ -46,7 +46,15 @@ bool tp_init(Ctx *c, GError **err)
     /* full recomputation repeats the forward's collectives (layer_tasks
      * gives its pass the same tp task) */
     if (p->recompute == WORKLOAD_RECOMPUTE_FULL)
-        c->t_tp_recompute = c->t_tp_fwd;
+        c->t_tp_recompute = c->t_tp_recompute_dense = c->t_tp_fwd;
+    /* a checkpointed MLP ("mlp": a dense layer's; "moe": a MoE layer's)
+     * runs its block's collectives again, where the layer has two */
+    double block = tp_blocks(c) == 2 ? c->t_tp_fwd / 2 : 0;
+    bool moe = tr->experts > 0;
+    if (p->recompute_modules & WORKLOAD_RC_MLP)
+        *(moe ? &c->t_tp_recompute_dense : &c->t_tp_recompute) = block;
+    if (moe && (p->recompute_modules & WORKLOAD_RC_MOE))
+        c->t_tp_recompute = block;
     return true;
 }
 
@@ -95,4 +103,5 @@ void tp_overlap_costs(Ctx *c)
     c->t_tp_fwd = overlap_pass(c, c->t_tp_fwd, &c->t_fwd);
     c->t_tp_bwd = overlap_pass(c, c->t_tp_bwd, &c->t_bwd);
     c->t_tp_recompute = overlap_pass(c, c->t_tp_recompute, &c->t_recompute);
+    c->t_tp_recompute_dense = overlap_pass(c, c->t_tp_recompute_dense, &c->t_recompute_dense);
 }

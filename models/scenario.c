@@ -208,7 +208,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                                        "flow_contention", "collective_params", "placement", "placement_seed",
                                        "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process",
                                        "finetune", "activation_func_fp8_input_store",
-                                       "fp8_dot_product_attention", "fp8_param_gather", NULL};
+                                       "fp8_dot_product_attention", "fp8_param_gather", "fp8_recipe", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -266,7 +266,8 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
         !finetune_check(d, root, &sc->finetune, sc->w, sc->precision == MEMORY_MIXED_FP8, err) ||
         !sim_json_get_bool(d, root, "activation_func_fp8_input_store", &sc->act_func_fp8, err) ||
         !sim_json_get_bool(d, root, "fp8_dot_product_attention", &sc->fp8_dpa, err) ||
-        !sim_json_get_bool(d, root, "fp8_param_gather", &sc->fp8_params, err))
+        !sim_json_get_bool(d, root, "fp8_param_gather", &sc->fp8_params, err) ||
+        !fp8_recipe_parse(d, root, sc->precision == MEMORY_MIXED_FP8, &sc->fp8_recipe, err))
         goto fail;
     const char *fp8_key = sc->act_func_fp8 ? "activation_func_fp8_input_store"
                           : sc->fp8_dpa    ? "fp8_dot_product_attention"
@@ -301,7 +302,11 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                             sc->w, sc->global_batch / (sc->plan.dp * sc->micro_batch), err) ||
         !scenario_seed_check(d, where, &sc->plan, MIN(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),
                              MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]), sc->w, sc->topo, err) ||
-        !scenario_parse_placement(sc, d, root, err))
+        !scenario_parse_placement(sc, d, root, err) ||
+        !fp8_recipe_check(d, root, sc->fp8_recipe, sc->acc, sc->fp8_params, err) ||
+        !scenario_modules_check(d, where, &sc->plan,
+                                sc->precision == MEMORY_MIXED_FP8 && sc->fp8_recipe == FP8_DELAYED,
+                                sc->finetune.method != FINETUNE_NONE, err))
         goto fail;
     if (sc->gpus_per_process > topo_ranks_per_node(sc->topo)) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "gpus_per_process"), err,
@@ -413,3 +418,4 @@ const Finetune *step_scenario_finetune(const StepScenario *sc) { return &sc->fin
 bool step_scenario_act_func_fp8(const StepScenario *sc) { return sc->act_func_fp8; }
 bool step_scenario_fp8_dpa(const StepScenario *sc) { return sc->fp8_dpa; }
 bool step_scenario_fp8_params(const StepScenario *sc) { return sc->fp8_params; }
+Fp8Recipe step_scenario_fp8_recipe(const StepScenario *sc) { return sc->fp8_recipe; }

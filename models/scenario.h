@@ -9,6 +9,7 @@
 #include "accel.h"
 #include "collective.h"
 #include "finetune.h"
+#include "fp8_recipe.h"
 #include "memory.h"
 #include "step.h"
 #include "topo.h"
@@ -90,10 +91,10 @@ typedef struct {
      * layer's expert all-to-alls hidden behind another micro-batch's
      * compute of the opposite direction (par_moe.c) */
     bool ep_overlap;
-    /* "recompute_modules": ["mla_up_proj"] (Megatron's selective
-     * recomputation of MLA's up projections: Q, K, V not kept, the up
-     * projections and rope run again before the backward) */
-    bool recompute_mla_up;
+    /* "recompute_modules": Megatron-Core's selective recomputation by
+     * module, WORKLOAD_RC_* bits (workload.h); "core_attn" also sets
+     * recompute SELECTIVE */
+    unsigned recompute_modules;
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */
@@ -161,5 +162,8 @@ bool step_scenario_fp8_dpa(const StepScenario *sc);
  * torchao's enable_fsdp_float8_all_gather does under FSDP2): the linear
  * layers' weights are held and all-gathered in FP8 (memory.h's fp8_params). */
 bool step_scenario_fp8_params(const StepScenario *sc);
+/* "fp8_recipe": Transformer Engine's scaling recipe of an FP8 scenario
+ * (fp8_recipe.h; FP8_DELAYED by default and without FP8). */
+Fp8Recipe step_scenario_fp8_recipe(const StepScenario *sc);
 
 #endif

@@ -41,6 +41,7 @@ struct StepScenario {
     bool act_func_fp8; /* "activation_func_fp8_input_store" (fp8 only) */
     bool fp8_dpa;      /* "fp8_dot_product_attention" (fp8, fused attention only) */
     bool fp8_params;   /* "fp8_param_gather" (fp8 only) */
+    Fp8Recipe fp8_recipe; /* "fp8_recipe" (fp8 only; delayed by default) */
 };
 
 static inline const cJSON *key_or(const cJSON *obj, const char *key, const cJSON *fallback)

@@ -52,10 +52,17 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
     return parse_modules(d, par, p, err);
 }
 
-/* "recompute_modules": Megatron-Core's names; only "mla_up_proj" is
- * modelled ("recompute": "selective" is its "core_attn"). */
+/* "recompute_modules": Megatron-Core's names (transformer_config.py,
+ * recompute_modules), each once.  Listed, they are what is recomputed, as
+ * under Megatron's recompute_granularity "selective" (the attention core
+ * only where "core_attn" is listed); "recompute" must then be "none" or
+ * "selective". */
 static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
 {
+    static const struct { const char *name; unsigned bit; } mods[] = {
+        {"core_attn", WORKLOAD_RC_CORE_ATTN}, {"mla_up_proj", WORKLOAD_RC_MLA_UP}, {"layernorm", WORKLOAD_RC_LAYERNORM},
+        {"moe_act", WORKLOAD_RC_MOE_ACT},     {"mlp", WORKLOAD_RC_MLP},            {"moe", WORKLOAD_RC_MOE},
+        {"shared_experts", WORKLOAD_RC_SHARED}};
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(par, "recompute_modules");
     if (!m)
         return true;
@@ -63,19 +70,83 @@ static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GE
         sim_json_error(d, m, err, "\"recompute_modules\" must be an array of module names");
         return false;
     }
-    for (const cJSON *e = m->child; e; e = e->next) {
-        if (!cJSON_IsString(e) || strcmp(e->valuestring, "mla_up_proj") != 0) {
-            sim_json_error(d, e, err, "\"recompute_modules\": only \"mla_up_proj\" is modelled, not %s",
-                           cJSON_IsString(e) ? SIM_ECHO(e->valuestring) : "a non-string");
-            return false;
-        }
-        if (p->recompute_mla_up) {
-            sim_json_error(d, e, err, "\"recompute_modules\" lists \"mla_up_proj\" twice");
-            return false;
-        }
-        p->recompute_mla_up = true;
+    if (p->recompute == WORKLOAD_RECOMPUTE_FULL) {
+        sim_json_error(d, m, err, "\"recompute_modules\" is selective recomputation: not with \"recompute\": \"full\"");
+        return false;
     }
+    for (const cJSON *e = m->child; e; e = e->next) {
+        size_t i = 0;
+        while (i < G_N_ELEMENTS(mods) && !(cJSON_IsString(e) && !strcmp(e->valuestring, mods[i].name)))
+            i++;
+        if (i == G_N_ELEMENTS(mods)) {
+            sim_json_error(d, e, err,
+                           "\"recompute_modules\": \"%s\" is not one of \"core_attn\", \"mla_up_proj\", \"layernorm\", "
+                           "\"moe_act\", \"mlp\", \"moe\", \"shared_experts\"",
+                           cJSON_IsString(e) ? SIM_ECHO(e->valuestring) : "(not a string)");
+            return false;
+        }
+        if (p->recompute_modules & mods[i].bit) {
+            sim_json_error(d, e, err, "\"recompute_modules\" lists \"%s\" twice", mods[i].name);
+            return false;
+        }
+        p->recompute_modules |= mods[i].bit;
+    }
+    /* the attention core is recomputed only where listed */
+    p->recompute = p->recompute_modules & WORKLOAD_RC_CORE_ATTN ? WORKLOAD_RECOMPUTE_SELECTIVE : WORKLOAD_RECOMPUTE_NONE;
     return true;
+}
+
+/* A module that does nothing on this model (Megatron-Core leaves it inert)
+ * or that Megatron-Core refuses with another option: the reason, or NULL. */
+static const char *module_misfit(const StepPlan *p, const WorkloadTransformer *tr, const char **name)
+{
+    unsigned rm = p->recompute_modules;
+    bool mla = tr->kv_lora_rank > 0, moe = tr->experts > 0;
+    static const struct { unsigned bit; const char *name, *why; } rules[] = {
+        {WORKLOAD_RC_MLA_UP, "mla_up_proj", "needs multi-head latent attention (\"kv_lora_rank\")"},
+        {WORKLOAD_RC_LAYERNORM, "layernorm",
+         "recomputes the norms Megatron-Core runs apart from a linear (MLA's input norm, a MoE layer's pre-MLP norm); "
+         "this model has none (Transformer Engine fuses its norms into LayerNormLinear)"},
+        {WORKLOAD_RC_MOE_ACT, "moe_act", "needs a mixture of experts"},
+        {WORKLOAD_RC_MOE, "moe", "needs a mixture of experts"},
+        {WORKLOAD_RC_SHARED, "shared_experts", "needs shared experts (\"shared_experts\" > 0)"},
+        {WORKLOAD_RC_MLP, "mlp", "recomputes a dense MLP; every layer of this model is a mixture of experts"}};
+    bool fits[] = {mla, mla || moe, moe, moe, tr->shared_experts > 0, !moe || tr->dense_layers > 0};
+    for (size_t i = 0; i < G_N_ELEMENTS(rules); i++)
+        if ((rm & rules[i].bit) && !fits[i]) {
+            *name = rules[i].name;
+            return rules[i].why;
+        }
+    if ((rm & WORKLOAD_RC_MOE) && p->ep_overlap) {
+        *name = "moe";
+        return "cannot run with \"moe_a2a_overlap\" (Megatron-Core: disable moe in recompute_modules when enabling "
+               "overlap_moe_expert_parallel_comm)";
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(rules) && p->offload_layers; i++)
+        if (rm & rules[i].bit) {
+            *name = rules[i].name;
+            return "with \"cpu_offloading_num_layers\" is not modelled";
+        }
+    return NULL;
+}
+
+bool scenario_modules_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, bool fp8_delayed,
+                            bool finetune, GError **err)
+{
+    const cJSON *at = item(where, "recompute_modules");
+    if ((p->recompute_modules & ~(unsigned)WORKLOAD_RC_CORE_ATTN) && finetune) {
+        sim_json_error(d, at, err, "\"recompute_modules\" beyond \"core_attn\" with \"finetune\" is not modelled");
+        return false;
+    }
+    unsigned od = p->recompute_modules & (WORKLOAD_RC_LAYERNORM | WORKLOAD_RC_MOE_ACT);
+    if (!od || !fp8_delayed)
+        return true;
+    /* the recomputed tensor is quantized again, with the scale of the moment */
+    sim_json_error(d, at, err,
+                   "\"recompute_modules\" \"%s\" in FP8 needs a \"fp8_recipe\" other than \"delayed\" (Megatron-Core: "
+                   "delayed scaling does not support moe_act and layernorm recompute)",
+                   od & WORKLOAD_RC_LAYERNORM ? "layernorm" : "moe_act");
+    return false;
 }
 
 static const cJSON *item(const cJSON *where, const char *key)
@@ -290,9 +361,9 @@ bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
                        k, SIM_ECHO(workload_name(w)));
         return false;
     }
-    if (p->recompute_mla_up && (tr->kv_lora_rank == 0 || p->recompute == WORKLOAD_RECOMPUTE_FULL)) {
-        sim_json_error(d, item(where, "recompute_modules"), err,
-                       "\"mla_up_proj\" needs multi-head latent attention (\"kv_lora_rank\") and no full recomputation");
+    const char *mod = NULL, *why = module_misfit(p, tr, &mod);
+    if (why) {
+        sim_json_error(d, item(where, "recompute_modules"), err, "\"recompute_modules\": \"%s\" %s", mod, why);
         return false;
     }
     if (p->ep_overlap && (tr->experts == 0 || p->ep == 1)) {

@@ -33,6 +33,11 @@ bool scenario_cnn_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
 bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *plan, GError **err);
 bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *plan, int max_zero_stage,
                         const Workload *w, int micro_batches, GError **err);
+/* "recompute_modules" against the rest of the scenario: Megatron-Core
+ * refuses "layernorm" and "moe_act" in FP8 under delayed scaling
+ * (`fp8_delayed`); beyond "core_attn", not modelled with "finetune". */
+bool scenario_modules_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *plan, bool fp8_delayed,
+                            bool finetune, GError **err);
 
 /* scenario_seed.c: ZeRO++, SDP4Bit, partitioned checkpoints and Lynx's
  * keys, and their checks once dp is known (`min_stage`, `max_stage`: the

@@ -111,11 +111,12 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp.sequence_parallel = p->sequence_parallel;
     c->wp.sp_gathered_inputs = p->sequence_parallel && p->tp_dtensor;
     c->wp.recompute = p->recompute;
-    c->wp.recompute_mla_up = p->recompute_mla_up;
+    c->wp.recompute_modules = p->recompute_modules & ~(unsigned)WORKLOAD_RC_CORE_ATTN;
     c->wp.act_bytes = accel_dtype_bytes(step_activation_dtype(c));
     c->wp.fused_attention = step_scenario_attention(sc) != STEP_ATTN_UNFUSED;
     /* Transformer Engine's FP8 linear layers keep their inputs in FP8 */
     c->wp.linear_input_bytes = step_scenario_precision(sc) == MEMORY_MIXED_FP8 ? 1 : 0;
+    c->wp.fp8_save_original = step_scenario_precision(sc) == MEMORY_MIXED_FP8 && step_scenario_fp8_recipe(sc) != FP8_DELAYED;
     c->wp.ep = p->ep;
     c->wp.etp = p->etp;
     c->wp.capacity_factor = p->capacity_factor;
@@ -282,13 +283,14 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
         int before = cur; /* the next layer's activations come back from here */
         cur = pact_before_backward(b, s, l, above, cur);
         above = before;
-        if (c->t_recompute > 0 && step_layer_recomputed(c, s, l)) {
+        if (step_layer_recompute(c, s, l) > 0) {
             Span rsp = {-1, -1};
             /* Lynx fetches the checkpoint during the layer above's
              * recomputation, ahead of that layer's backward all-reduces */
             int from = lynx ? (rc_prev >= 0 ? rc_prev : rc_after) : cur;
             int ck = pact_before_recompute(b, s, from);
-            int rc = layer_tasks(b, s, "recompute", c->t_recompute, "tp_recompute", c->t_tp_recompute,
+            int rc = layer_tasks(b, s, "recompute", step_layer_recompute(c, s, l), "tp_recompute",
+                                 step_layer_tp_recompute(c, s, l),
                                  ck >= 0 ? ck : from, ag, lynx ? &rsp : &sp, NULL, "ep_recompute",
                                  step_layer_ep(c, s, l, c->t_ep_recompute));
             if (lynx) {
@@ -431,14 +433,14 @@ static double compute_lower_bound(const Ctx *c)
      * tensor-parallel collective, the experts' all-to-alls */
     double fwd = c->t_tp_fwd + (cp ? c->t_cp[0] : 0);
     double bwd = c->t_tp_bwd + (cp ? c->t_cp[2] : 0);
-    double rec = c->t_recompute > 0 ? c->t_recompute + c->t_tp_recompute +
-                                          (cp && c->p.recompute == WORKLOAD_RECOMPUTE_FULL ? c->t_cp[1] : 0)
-                                    : 0;
+    double rec_cp = cp && c->p.recompute == WORKLOAD_RECOMPUTE_FULL ? c->t_cp[1] : 0;
     for (int s = 0; s < c->p.pp; s++) {
         double t = 0;
         for (int l = 0; l < step_stage_layers(c, s); l++)
             t += step_layer_fwd(c, s, l) + fwd + step_layer_ep(c, s, l, c->t_ep_fwd + c->t_ep_bwd) +
-                 (step_layer_recomputed(c, s, l) ? rec + step_layer_ep(c, s, l, c->t_ep_recompute) : 0) +
+                 (step_layer_recompute(c, s, l) > 0 ? step_layer_recompute(c, s, l) + step_layer_tp_recompute(c, s, l) +
+                                                          rec_cp + step_layer_ep(c, s, l, c->t_ep_recompute)
+                                                    : 0) +
                  step_layer_bwd(c, s, l) + bwd;
         if (s == c->p.pp - 1)
             t += c->t_head_fwd + c->t_head_bwd;

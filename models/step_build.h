@@ -50,6 +50,9 @@ typedef struct {
     /* per-layer costs (identical layers), seconds */
     double t_fwd, t_bwd, t_recompute;
     double t_tp_fwd, t_tp_bwd, t_tp_recompute;
+    /* recompute_modules' recomputation of one of DeepSeek's dense_layers
+     * ("mlp" there; t_recompute then is a MoE layer's) and its tp part */
+    double t_recompute_dense, t_tp_recompute_dense;
     int tp_use[2];    /* the collectives a layer's tp task runs twice each (-1: none) */
     double t_head_fwd, t_head_bwd;
     double layer_params, head_params; /* per device (after tp) */
@@ -173,7 +176,7 @@ static inline int step_chunk_l0(const Ctx *c, int s, int j)
  * every layer, or with "recompute_layers" the first N of each model chunk. */
 static inline bool step_layer_recomputed(const Ctx *c, int s, int l)
 {
-    if (c->p.recompute_mla_up) /* MLA's up projections, every layer */
+    if (c->p.recompute_modules) /* selective by module: every layer */
         return true;
     if (c->p.recompute == WORKLOAD_RECOMPUTE_NONE)
         return false;
@@ -211,6 +214,18 @@ static inline double step_layer_bwd(const Ctx *c, int s, int l)
 static inline double step_layer_ep(const Ctx *c, int s, int l, double t_ep)
 {
     return step_layer_dense(c, s, l) ? 0 : t_ep;
+}
+/* Local layer l of stage s's recomputation before its backward (0: none)
+ * and its tensor-parallel collectives. */
+static inline double step_layer_recompute(const Ctx *c, int s, int l)
+{
+    if (!step_layer_recomputed(c, s, l))
+        return 0;
+    return step_layer_dense(c, s, l) ? c->t_recompute_dense : c->t_recompute;
+}
+static inline double step_layer_tp_recompute(const Ctx *c, int s, int l)
+{
+    return step_layer_dense(c, s, l) ? c->t_tp_recompute_dense : c->t_tp_recompute;
 }
 /* The parameters of stage s's layers (per device, dense part). */
 static inline double step_stage_layer_params(const Ctx *c, int s)

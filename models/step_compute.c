@@ -76,23 +76,51 @@ static AccelDtype gemm_dtype(const Ctx *c, const WorkloadGemm *g)
     return is_attention_core(g) || !strcmp(g->name, "logits") ? step_activation_dtype(c) : step_scenario_dtype(c->sc);
 }
 
+/* Whether a linear saves its 16-bit input instead of an FP8 copy and
+ * quantizes it again in the backward (Megatron-Core's
+ * set_save_original_input, TE >= 2.6): under a non-delayed recipe
+ * linear_proj (attention keeps O) and the shared experts' fc1 (the router
+ * keeps its input); the linears behind an output-discarding recomputation
+ * ("layernorm": MLA's down projections; "moe_act": the experts' fc2). */
+static bool saves_original(const Ctx *c, const WorkloadGemm *g)
+{
+    unsigned rm = c->wp.recompute_modules;
+    if (!strcmp(g->name, "q_down") || !strcmp(g->name, "kv_down"))
+        return rm & WORKLOAD_RC_LAYERNORM;
+    if (!strcmp(g->name, "expert_down"))
+        return rm & WORKLOAD_RC_MOE_ACT;
+    if (!strcmp(g->name, "attn_out"))
+        return c->wp.fp8_save_original;
+    if (!strcmp(g->name, "shared_up"))
+        return c->wp.fp8_save_original && !(rm & WORKLOAD_RC_SHARED);
+    return false;
+}
+
 /* Transformer Engine's FP8 casts around one linear GEMM (m x k)(k x n),
- * memory bound, amax taken in the same pass (delayed scaling): forward,
- * the input read in bf16 and written as FP8 and its FP8 transpose (for the
- * weight gradient), 2 + 1 + 1 B per element, and the weight the same way
- * once per step (TE caches it across micro-batches); backward, the output
- * gradient likewise. */
+ * memory bound, by recipe (fp8_recipe.h): forward, the input, with its
+ * columnwise data for the weight gradient unless the linear saves the
+ * 16-bit input (then quantized again in the backward), and the weight the
+ * same way once per step (TE caches it across micro-batches); backward,
+ * the output gradient, both orientations. */
 static double fp8_cast_time(const Ctx *c, const WorkloadGemm *g, bool backward)
 {
     if (step_scenario_dtype(c->sc) != ACCEL_FP8 || gemm_dtype(c, g) != ACCEL_FP8)
         return 0;
-    /* LoRA's frozen layer: no weight gradient, so no FP8 transpose of its
-     * input or output gradient (2 + 1 B); an FP8 base's weight is not cast */
+    Fp8Recipe r = step_scenario_fp8_recipe(c->sc);
+    /* LoRA's frozen layer: no weight gradient, so no columnwise data of its
+     * input or output gradient; an FP8 base's weight is not cast */
     bool frozen = c->wp.frozen_linears;
-    double per = g->batch * (frozen ? 3 : 4);
+    bool any = accel_fp8_any_layout(c->acc), orig = !frozen && saves_original(c, g);
+    double e = c->wp.act_bytes;
     double w = frozen && step_scenario_finetune(c->sc)->fp8_base ? 0 : g->k * g->n / (c->m > 0 ? c->m : 1);
-    double bytes = backward ? per * g->m * g->n : per * (g->m * g->k + w);
-    return accel_mem_time(c->acc, bytes);
+    double bytes;
+    if (backward)
+        bytes = fp8_cast_bytes(r, e, !frozen, any, false) * g->m * g->n +
+                (orig ? fp8_requant_bytes(r, e, any) * g->m * g->k : 0);
+    else
+        bytes = fp8_cast_bytes(r, e, !frozen && !orig, any, false) * g->m * g->k +
+                fp8_cast_bytes(r, e, !frozen, any, true) * w;
+    return accel_mem_time(c->acc, g->batch * bytes);
 }
 
 static double gemms_time(const Ctx *c, const WorkloadGemm *g, int n, bool backward)
@@ -117,18 +145,29 @@ static double gemms_time(const Ctx *c, const WorkloadGemm *g, int n, bool backwa
     return t;
 }
 
-static double recompute_core_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb);
+/* The forward GEMMs of a layer (with their FP8 casts) whose names are
+ * among `names` (NULL-terminated), and the elements their inputs hold. */
+static double named_gemms_time(const Ctx *c, const WorkloadGemm *g, int ng, const char *const *names, double *elems)
+{
+    double t = 0;
+    if (elems)
+        *elems = 0;
+    for (int i = 0; i < ng; i++)
+        for (const char *const *n = names; *n; n++)
+            if (!strcmp(g[i].name, *n)) {
+                t += gemms_time(c, &g[i], 1, false);
+                if (elems)
+                    *elems += g[i].batch * g[i].m * g[i].k;
+            }
+    return t;
+}
 
 /* Megatron's "mla_up_proj" recomputation: the q and kv up projections'
  * forward GEMMs and the rope kernels building Q, K, V again. */
 static double mla_up_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
 {
-    if (!c->p.recompute_mla_up)
-        return 0;
-    double t = 0;
-    for (int i = 0; i < ng; i++)
-        if (!strcmp(g[i].name, "q_up") || !strcmp(g[i].name, "kv_up") || !strcmp(g[i].name, "q_proj"))
-            t += gemms_time(c, &g[i], 1, false);
+    static const char *const up[] = {"q_up", "kv_up", "q_proj", NULL};
+    double t = named_gemms_time(c, g, ng, up, NULL);
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double T = (double)mb * tr->seq_len / c->p.cp, a = (double)tr->heads / c->p.tp;
     double qk = (double)tr->qk_nope_head_dim + tr->qk_rope_head_dim, v = tr->v_head_dim;
@@ -137,19 +176,65 @@ static double mla_up_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
     return t + accel_mem_time(c->acc, bytes);
 }
 
-/* What recomputing one layer's activations costs before its backward. */
-static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
+/* recompute_modules' forward pieces of one layer (`moe`: a MoE layer),
+ * run again before its backward (Megatron-Core, transformer_layer.py,
+ * moe_layer.py, experts.py): the norms' outputs ("layernorm": read and
+ * write a row each), the routed experts' activation ("moe_act": SwiGLU
+ * reads two, writes one), a checkpointed dense MLP ("mlp": its GEMMs,
+ * activation and fused norm), MoE layer ("moe": router, experts, shared
+ * experts, the activations, the permutations; its all-to-alls are
+ * t_ep_recompute) or shared experts ("shared_experts").  The FP8
+ * re-quantization of the discarded inputs is fp8_cast_time's. */
+static double modules_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb, bool moe)
 {
-    double up = mla_up_time(c, g, ng, mb);
-    return up + recompute_core_time(c, g, ng, mb);
+    unsigned rm = c->wp.recompute_modules;
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    double e = c->wp.act_bytes, act = tr->gated_mlp ? 3 : 2, sp = c->wp.sequence_parallel ? c->p.tp : 1;
+    double rows = (double)mb * tr->seq_len / c->p.cp * tr->hidden / sp, t = 0, n;
+    if (rm & WORKLOAD_RC_MLA_UP)
+        t += mla_up_time(c, g, ng, mb);
+    if ((rm & WORKLOAD_RC_LAYERNORM) && (moe || tr->kv_lora_rank > 0)) /* MLA's input norm, the pre-MLP norm */
+        t += accel_mem_time(c->acc, 2 * e * rows * ((tr->kv_lora_rank > 0) + moe));
+    if (!moe && (rm & WORKLOAD_RC_MLP)) {
+        static const char *const mlp[] = {"mlp_down", NULL}, *const up[] = {"mlp_up", NULL};
+        t += named_gemms_time(c, g, ng, mlp, &n) + named_gemms_time(c, g, ng, up, NULL);
+        t += accel_mem_time(c->acc, act * e * n + 2 * e * rows);
+    }
+    if (!moe)
+        return t;
+    if (rm & WORKLOAD_RC_MOE) {
+        static const char *const mlp[] = {"router", "expert_up", "shared_up", NULL},
+                                 *const down[] = {"expert_down", "shared_down", NULL};
+        double routed = (double)mb * tr->seq_len / sp * tr->top_k * c->p.capacity_factor * tr->hidden;
+        t += named_gemms_time(c, g, ng, mlp, NULL) + named_gemms_time(c, g, ng, down, &n);
+        return t + accel_mem_time(c->acc, act * e * n + 2 * 2 * routed * e); /* activations, permute and back */
+    }
+    for (int i = 0; i < ng && (rm & WORKLOAD_RC_MOE_ACT); i++)
+        if (!strcmp(g[i].name, "expert_down")) /* its input is the activation's output */
+            t += accel_mem_time(c->acc, act * e * g[i].batch * g[i].m * g[i].k);
+    if (rm & WORKLOAD_RC_SHARED) {
+        static const char *const up[] = {"shared_up", NULL}, *const down[] = {"shared_down", NULL};
+        t += named_gemms_time(c, g, ng, up, NULL) + named_gemms_time(c, g, ng, down, &n);
+        t += accel_mem_time(c->acc, act * e * n);
+    }
+    return t;
+}
+
+static double recompute_core_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb, double fwd);
+
+/* What recomputing one layer's activations costs before its backward
+ * (`fwd`: the layer's forward, full recomputation's). */
+static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb, bool moe, double fwd)
+{
+    return modules_time(c, g, ng, mb, moe) + recompute_core_time(c, g, ng, mb, fwd);
 }
 
 /* Full or selective (attention core) recomputation's cost. */
-static double recompute_core_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
+static double recompute_core_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb, double fwd)
 {
     const StepPlan *p = &c->p;
     if (p->recompute == WORKLOAD_RECOMPUTE_FULL)
-        return c->t_fwd;
+        return fwd;
     if (p->recompute != WORKLOAD_RECOMPUTE_SELECTIVE)
         return 0;
     if (c->wp.fused_attention)
@@ -238,7 +323,12 @@ void compute_costs(Ctx *c)
     layer_time(c, L - 1, mb, &c->t_fwd, &c->t_bwd);
     if (c->dense_layers)
         layer_time(c, 0, mb, &c->t_fwd_dense, &c->t_bwd_dense);
-    c->t_recompute = recompute_time(c, g, ng, mb);
+    c->t_recompute = recompute_time(c, g, ng, mb, workload_layer_is_moe(c->w, L - 1), c->t_fwd);
+    if (c->dense_layers) {
+        WorkloadGemm gd[WORKLOAD_MAX_GEMMS];
+        int nd = workload_layer_gemms(c->w, 0, mb, &c->wp, gd);
+        c->t_recompute_dense = recompute_time(c, gd, nd, mb, false, c->t_fwd_dense);
+    }
     double lf, lb;
     lora_time(c, mb, &lf, &lb);
     c->t_fwd += lf;
@@ -269,6 +359,29 @@ static double window_excess_flops(const Ctx *c, const WorkloadParallel *one)
     for (int i = 0; i < ng; i++)
         core += is_attention_core(&gg[i]) ? workload_gemm_flops(&gg[i]) : 0;
     return share * tr->layers * core * (1 - fmin(tr->sliding_window, tr->seq_len) / tr->seq_len);
+}
+
+/* The GEMM FLOPs recompute_modules redo in layer l for one sample (`one`:
+ * tp 1): MLA's up projections, a dense MLP ("mlp"), a MoE layer's MLP
+ * ("moe") or its shared experts ("shared_experts"). */
+static double modules_flops(const Ctx *c, int l, const WorkloadParallel *one)
+{
+    unsigned rm = c->wp.recompute_modules;
+    bool moe = workload_layer_is_moe(c->w, l);
+    WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
+    int ng = workload_layer_gemms(c->w, l, 1, one, gg);
+    double f = 0;
+    for (int i = 0; i < ng; i++) {
+        const char *n = gg[i].name;
+        bool up = !strcmp(n, "q_up") || !strcmp(n, "kv_up") || !strcmp(n, "q_proj");
+        bool mlp = !strcmp(n, "mlp_up") || !strcmp(n, "mlp_down");
+        bool shared = !strcmp(n, "shared_up") || !strcmp(n, "shared_down");
+        bool experts = shared || !strcmp(n, "router") || !strcmp(n, "expert_up") || !strcmp(n, "expert_down");
+        if ((up && (rm & WORKLOAD_RC_MLA_UP)) || (mlp && !moe && (rm & WORKLOAD_RC_MLP)) ||
+            (experts && (rm & WORKLOAD_RC_MOE)) || (shared && !(rm & WORKLOAD_RC_MOE) && (rm & WORKLOAD_RC_SHARED)))
+            f += workload_gemm_flops(&gg[i]);
+    }
+    return f;
 }
 
 /* Model FLOPs: forward and backward (3 x forward) of the global batch, as
@@ -318,13 +431,8 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     *hw_flops = *model_flops;
     for (int l = 0; l < tr->layers && padded.capacity_factor != 1; l++)
         *hw_flops += 3 * B * (workload_layer_forward_flops(c->w, l, 1, &padded) - workload_layer_forward_flops(c->w, l, 1, &one));
-    if (c->p.recompute_mla_up) { /* MLA's up projections, every layer */
-        WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
-        int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);
-        for (int i = 0; i < ng; i++)
-            if (!strcmp(gg[i].name, "q_up") || !strcmp(gg[i].name, "kv_up") || !strcmp(gg[i].name, "q_proj"))
-                *hw_flops += B * tr->layers * workload_gemm_flops(&gg[i]);
-    }
+    for (int l = 0; l < tr->layers && (c->wp.recompute_modules & ~(unsigned)WORKLOAD_RC_LAYERNORM); l++)
+        *hw_flops += B * modules_flops(c, l, &padded);
     if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL) {
         int rec = 0; /* the layers that recompute ("recompute_layers") */
         for (int s = 0; s < c->p.pp; s++)
@@ -406,12 +514,14 @@ double compute_working_set(const Ctx *c, int s)
         bool sharded = c->wp.sequence_parallel && !c->wp.sp_gathered_inputs;
         loss += (double)mb * tr->seq_len / c->p.cp * tr->hidden * c->wp.act_bytes / (sharded ? c->p.tp : 1);
     }
-    if ((c->p.recompute != WORKLOAD_RECOMPUTE_NONE || c->p.recompute_mla_up) && step_stage_layers(c, s) > 0) {
+    if ((c->p.recompute != WORKLOAD_RECOMPUTE_NONE || c->wp.recompute_modules) && step_stage_layers(c, s) > 0) {
         WorkloadParallel all = c->wp;
         all.recompute = WORKLOAD_RECOMPUTE_NONE;
-        all.recompute_mla_up = false;
-        int l = c->stage_l0[s];
-        ws += workload_layer_activation_bytes(c->w, l, mb, &all) - workload_layer_activation_bytes(c->w, l, mb, &c->wp);
+        all.recompute_modules = 0;
+        /* the stage's first and last layer: a dense and a MoE one where it has both */
+        for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l += MAX(1, step_stage_layers(c, s) - 1))
+            ws = fmax(ws, workload_layer_activation_bytes(c->w, l, mb, &all) -
+                              workload_layer_activation_bytes(c->w, l, mb, &c->wp));
     }
     if (c->p.zero_stage == 3 && c->p.dp > 1)
         ws += c->layer_params * c->grad_bytes_per_param;

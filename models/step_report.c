@@ -180,13 +180,13 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
      * keep_fp8_transpose_cache false under Megatron-FSDP) */
     bool fp8 = mc.precision == MEMORY_MIXED_FP8;
     mc.fp8_params = fp8 && step_scenario_fp8_params(c->sc);
-    mc.fp8_copy_bytes = (mc.fp8_params ? 0 : 1) + (accel_fp8_any_layout(c->acc) ? 0 : 1);
+    mc.fp8_copy_bytes = fp8_weight_copy_bytes(step_scenario_fp8_recipe(c->sc), accel_fp8_any_layout(c->acc), mc.fp8_params);
     bool fp8_saved = fp8 && p->zero_stage == 3 && !mc.fp8_params;
     mc.fp8_weight_params = fp8 && p->zero_stage != 3 && !c->wp.frozen_linears ? step_stage_layer_params(c, s) : 0;
     mc.activation_bytes = 0;
     WorkloadParallel kept = c->wp; /* a layer "recompute_layers" leaves out keeps everything */
     kept.recompute = WORKLOAD_RECOMPUTE_NONE;
-    kept.recompute_mla_up = false;
+    kept.recompute_modules = 0;
     for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
         if (!pact_layer_offloaded(c, s, l - c->stage_l0[s])) /* in host memory at the peak */
             mc.activation_bytes +=
@@ -416,6 +416,13 @@ static void add_config(cJSON *out, const Build *b)
                                                                            : "none");
     if (p->recompute_layers)
         cJSON_AddNumberToObject(cfg, "recompute_layers", p->recompute_layers);
+    static const char *const mods[] = {"mla_up_proj", "layernorm", "moe_act", "mlp", "moe", "shared_experts", "core_attn"};
+    cJSON *rm = p->recompute_modules ? cJSON_AddArrayToObject(cfg, "recompute_modules") : NULL;
+    for (int i = 0; rm && i < (int)G_N_ELEMENTS(mods); i++)
+        if (p->recompute_modules & (1u << i))
+            cJSON_AddItemToArray(rm, cJSON_CreateString(mods[i]));
+    if (step_scenario_dtype(sc) == ACCEL_FP8)
+        cJSON_AddStringToObject(cfg, "fp8_recipe", fp8_recipe_name(step_scenario_fp8_recipe(sc)));
     lora_report(c, cfg);
     cJSON_AddNumberToObject(cfg, "graph_tasks", (double)sim_graph_num_tasks(b->g));
 }

@@ -444,6 +444,34 @@ static void lora_saved(const WorkloadTransformer *t, const WorkloadParallel *par
     }
 }
 
+/* What a MoE layer's MLP keeps, by recompute_modules: *mlp_in its input
+ * (the pre-MLP norm's output: the router saves it in 16 bit, and the
+ * shared experts' fc1 an FP8 copy under delayed scaling), *rows the
+ * dispatched tokens (expert_up's input) and the fp32 router probabilities,
+ * *split the experts' activation inputs and fc2 inputs (routed padded to
+ * the capacity factor, and shared).  "moe" keeps the input only, "moe_act"
+ * drops the routed fc2 inputs (the activation's output), "shared_experts"
+ * the shared experts' tensors, "layernorm" the input (the norm's output). */
+static void moe_saved(const WorkloadTransformer *t, const WorkloadParallel *par, double T, double e, double li,
+                      double *mlp_in, double *rows, double *split)
+{
+    unsigned rm = par ? par->recompute_modules : 0;
+    double af = par && par->act_func_input_bytes > 0 ? par->act_func_input_bytes : e, gl = t->gated_mlp ? 2 : 1;
+    double routed = routed_tokens(t, par, T) * t->expert_ffn, sh = t->shared_experts * T * t->expert_ffn;
+    bool copy = t->shared_experts > 0 && li != e && !(par && par->fp8_save_original) && !(rm & WORKLOAD_RC_SHARED);
+    *mlp_in = T * t->hidden * e + (copy ? T * t->hidden * li : 0);
+    *rows = routed_tokens(t, par, T) * t->hidden * li + T * t->experts * 4;
+    *split = gl * routed * af + ((rm & WORKLOAD_RC_MOE_ACT) ? 0 : routed * li);
+    if (!(rm & WORKLOAD_RC_SHARED))
+        *split += sh * (gl * af + li);
+    if (rm & WORKLOAD_RC_MOE) {
+        *rows = *split = 0;
+        *mlp_in = T * t->hidden * e;
+    }
+    if (rm & WORKLOAD_RC_LAYERNORM)
+        *mlp_in = 0;
+}
+
 double workload_layer_activation_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par)
 {
     if (!valid_layer(w, layer) || micro_batch < 1)
@@ -468,7 +496,13 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     /* Korthikanti et al. 2022, section 4.1: the "10 sbh" kept whole without
      * sequence parallelism: two norm inputs, QKV input, MLP input, and the two
      * 1-byte dropout masks. */
-    double rows = 2 * T * h * e + T * h * li + T * h * li + (t->dropout ? 2 * T * h : 0);
+    bool moe = moe_layer(t, layer);
+    unsigned rm = par ? par->recompute_modules : 0;
+    double mlp_in = T * h * li, moe_rows = 0, moe_split = 0;
+    if (moe)
+        moe_saved(t, par, T, e, li, &mlp_in, &moe_rows, &moe_split);
+    double qkv_in = workload_mla_on(t) && (rm & WORKLOAD_RC_LAYERNORM) ? 0 : T * h * li; /* MLA's input norm apart */
+    double rows = 2 * T * h * e + qkv_in + mlp_in + (t->dropout ? 2 * T * h : 0);
     double lora_rows = 0, lora_split = 0;
     bool frozen = lora_on(w, par);
     if (frozen) /* frozen linear layers keep no input for a weight gradient; adapters keep theirs */
@@ -476,10 +510,13 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     /* The "24 sbh" split by tp: Q, K, V, attention-output projection input
      * (the fused kernel's O, plus the projection's own FP8 copy), activation-
      * function input(s) and output (the down projection's input). */
-    bool moe = moe_layer(t, layer);
-    double tf = moe ? mlp_token_width(t, moe, par, T) : T * f;
+    double tf = moe ? 0 : T * f; /* a MoE layer's experts: moe_saved */
+    if (!moe && (rm & WORKLOAD_RC_MLP)) /* the checkpointed MLP keeps its input only (the norm's) */
+        tf = 0, rows -= mlp_in;
     double ab = fused && par->attn_io_bytes > 0 ? par->attn_io_bytes : e; /* Q, K, V, O as the kernel keeps them */
-    double oproj = fused ? T * q * ab + (li != e ? T * q * li : 0) : T * q * li;
+    /* linear_proj's FP8 copy of O; under a non-delayed recipe its 16-bit input instead */
+    bool orig = par && par->fp8_save_original;
+    double oproj = fused ? T * q * ab + (li != e && !orig ? T * q * li : 0) : T * q * (orig ? e : li);
     if (frozen) /* the fused kernel's O stays (attention's backward); no input copy for a wgrad */
         oproj = fused ? T * q * ab : 0;
     double af = par && par->act_func_input_bytes > 0 ? par->act_func_input_bytes : e; /* the activation's input */
@@ -488,14 +525,14 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
         split += T * (q + kv) * e;
     if (workload_mla_on(t)) { /* MLA's latents and its Q, K, V, O instead of multi-head attention's */
         double mr, ms;
-        workload_mla_saved(t, T, e, li, ab, fused, par && par->recompute_mla_up, &mr, &ms);
+        workload_mla_saved(t, T, e, li, ab, fused, rm & WORKLOAD_RC_MLA_UP, par && par->fp8_save_original, &mr, &ms);
         split += ms - (T * q * ab + 2 * T * kv * ab + oproj);
         rows += mr;
     }
     rows += lora_rows;
     split += lora_split;
-    if (moe) /* the dispatched tokens (expert_up's input) and the fp32 router probabilities */
-        rows += routed_tokens(t, par, T) * h * li + T * t->experts * 4;
+    rows += moe_rows;
+    split += moe_split;
     /* The "5 as^2 b" attention core: softmax output, dropout mask and output. */
     double scores = b * t->heads * (double)t->seq_len * t->seq_len;
     double core = scores * e + (t->dropout ? scores * (1 + e) : 0);

@@ -135,9 +135,38 @@ typedef struct {
     unsigned lora_targets;
     int lora_rank;
     double lora_dropout;
-    /* MLA: Megatron's "mla_up_proj" recomputation (Q, K, V not kept) */
-    bool recompute_mla_up;
+    /* Megatron-Core's recompute_modules beyond "core_attn" (which is
+     * recompute SELECTIVE): WORKLOAD_RC_* bits, what each leaves unsaved in
+     * workload_layer_activation_bytes */
+    unsigned recompute_modules;
+    /* FP8 under a recipe other than delayed scaling: Megatron-Core (with TE
+     * >= 2.6) sets linear_proj and the shared experts' fc1 to save their
+     * 16-bit input (held anyway by attention, the router) instead of an
+     * FP8 copy (set_save_original_input) */
+    bool fp8_save_original;
 } WorkloadParallel;
+
+/* Megatron-Core's recompute_modules (transformer_config.py):
+ *  - MLA_UP ("mla_up_proj"): MLA's up projections and rope (Q, K, V not kept);
+ *  - LAYERNORM: output-discarding: the norms Megatron-Core's layer spec runs
+ *    apart from a linear (MLA's input norm, a MoE layer's pre-MLP norm; TE
+ *    fuses the others into LayerNormLinear) keep no output;
+ *  - MOE_ACT: output-discarding: the routed experts' activation output
+ *    (fc2's input) not kept;
+ *  - MLP: a dense layer's MLP checkpointed (only its input kept);
+ *  - MOE: a MoE layer's MLP checkpointed: router, dispatch, experts,
+ *    combine, shared experts (only its input kept);
+ *  - SHARED: the shared experts checkpointed;
+ *  - CORE_ATTN: "core_attn", listed (the attention core: recompute SELECTIVE). */
+enum {
+    WORKLOAD_RC_MLA_UP = 1,
+    WORKLOAD_RC_LAYERNORM = 2,
+    WORKLOAD_RC_MOE_ACT = 4,
+    WORKLOAD_RC_MLP = 8,
+    WORKLOAD_RC_MOE = 16,
+    WORKLOAD_RC_SHARED = 32,
+    WORKLOAD_RC_CORE_ATTN = 64
+};
 
 /* The linear layers of a transformer block by Megatron-Core's (and NeMo's
  * PEFT target_modules') names: linear_qkv, linear_proj (attention output),

@@ -80,16 +80,18 @@ void workload_mla_elementwise(const WorkloadTransformer *t, double T, double e, 
 }
 
 void workload_mla_saved(const WorkloadTransformer *t, double T, double e, double li, double ab, bool fused,
-                        bool recompute_up, double *rows, double *split)
+                        bool recompute_up, bool orig, double *rows, double *split)
 {
     double a = t->heads, q = t->q_lora_rank, kv = t->kv_lora_rank;
     /* each latent norm's input and its output, the up projection's input */
     *rows = T * (q + kv) * (e + li);
     /* the core's Q, K, V (not under "mla_up_proj" recomputation: the up
      * projections' outputs are discarded and rebuilt) and O (linear_proj's
-     * input: Megatron sets it to save the original, not a second FP8 copy,
-     * for non-delayed recipes) */
-    double o = fused ? T * a * t->v_head_dim * ab : T * a * t->v_head_dim * li;
+     * input: the fused kernel keeps it; linear_proj an FP8 copy under
+     * delayed scaling, under the other recipes Megatron sets it to save the
+     * original: multi_latent_attention.py, set_save_original_input) */
+    double ov = T * a * t->v_head_dim;
+    double o = fused ? ov * ab + (li != e && !orig ? ov * li : 0) : ov * (orig ? e : li);
     *split = (recompute_up ? 0 : T * a * (2 * qk_dim(t) + t->v_head_dim) * ab) + o;
 }
 

@@ -24,8 +24,9 @@ int workload_mla_gemms(const WorkloadTransformer *t, double b, double sq, double
  * parallelism) and the rope/concat kernels building Q, K, V (split: by tp). */
 void workload_mla_elementwise(const WorkloadTransformer *t, double T, double e, double *rows, double *split);
 /* Saved for the backward, T tokens: the latents' norm inputs and the up
- * projections' inputs (rows), Q, K, V and O (split). */
+ * projections' inputs (rows), Q, K, V and O (split); `orig`: linear_proj
+ * saves its 16-bit input, not an FP8 copy (a non-delayed FP8 recipe). */
 void workload_mla_saved(const WorkloadTransformer *t, double T, double e, double li, double ab, bool fused,
-                        bool recompute_up, double *rows, double *split);
+                        bool recompute_up, bool orig, double *rows, double *split);
 
 #endif

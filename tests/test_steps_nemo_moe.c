@@ -5,8 +5,9 @@
  * provenance, the mapping, the rows left out, and the diagnosis of the
  * errors in its header), never fitted on.  Every row printed with its error;
  * asserted: a regression guard at today's figures plus a margin (median
- * |tokens/s error| <= 55 %, max <= 250 %: 51.1 % and 241.3 % on 2026-12-04),
- * not a goal and not a fit.  The model is too fast on all but the two
+ * |tokens/s error| <= 52 %, max <= 245 %: 48.5 % and 240.3 % on 2026-12-04
+ * with the recipes' fp8_recipe and the 26.02 GPT-OSS rows' recompute_modules;
+ * 51.1 % and 241.3 % before), not a goal and not a fit.  The model is too fast on all but the two
  * Qwen3-235B H100 rows whose EP 32 all-to-all crosses 4 nodes: the dropless
  * Qwen3-30B rows of 25.11 / 26.02 on B200 and H100 (2.6-3.4x) take twice the
  * time of the same layouts' 25.09 tokendrop rows, for a cause not identified
@@ -20,8 +21,9 @@ static void test_table(void)
 {
     Summary s = run_table(STEPS "nemo-bridge-moe.csv");
     CU_ASSERT_TRUE(s.n == 24);
-    CU_ASSERT_TRUE(s.median <= 0.55);
-    CU_ASSERT_TRUE(s.worst <= 2.50);
+    CU_ASSERT_TRUE(s.median <= 0.52);
+    CU_ASSERT_TRUE(s.worst <= 2.45);
+    CU_ASSERT_TRUE(s.fits >= 22);
 }
 
 /* The EP 64 all-to-all through 8 B200 nodes' NICs against the same step on
