@@ -19,6 +19,8 @@ typedef struct {
     double bcast_cell;                   /* MPICH release_gather buffer, bytes */
     double rndv_shm;                     /* shared memory: eager (two copies) below, single-copy rendezvous from, bytes */
     double rndv_cost_shm;                /* the rendezvous' fixed cost beyond the RTS latency (CMA syscall), s */
+    double smp_max;                      /* MPICH: largest allreduce run node-aware (composition alpha), bytes */
+    double cxi_rndv_thr;                 /* a CXI rendezvous threshold the library sets itself, bytes (0: libfabric's) */
 } MpiLibParams;
 
 struct MpiModel {
@@ -33,6 +35,7 @@ struct MpiModel {
      * before the first `thr_from`, then each from its version on */
     double rndv_thr, rndv_get_min, thr_val[4];
     int thr_from[4], n_thr;
+    bool cxi;              /* the NICs' transport is libfabric's CXI provider */
 };
 
 /* One rank's cost of moving `bytes` to a rank on its node, beyond the path

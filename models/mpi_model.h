@@ -23,10 +23,14 @@
 #include "collective.h"
 #include "topo.h"
 
-typedef enum { MPI_LIB_OPENMPI, MPI_LIB_MPICH, MPI_NUM_LIBS } MpiLib;
+/* HPE Cray MPICH runs MPICH's ch4 selection with its own defaults (the
+ * SMP-aware allreduce's size limit, the shared-memory single-copy size, the
+ * CXI rendezvous threshold it sets): models/presets/mpi.json "cray-mpich". */
+typedef enum { MPI_LIB_OPENMPI, MPI_LIB_MPICH, MPI_LIB_CRAY_MPICH, MPI_NUM_LIBS } MpiLib;
 
-const char *mpi_lib_name(MpiLib l); /* "openmpi", "mpich" */
-/* "openmpi"/"ompi"/"open-mpi", "mpich" (case-insensitive); -1 if unknown. */
+const char *mpi_lib_name(MpiLib l); /* "openmpi", "mpich", "cray-mpich" */
+/* "openmpi"/"ompi"/"open-mpi", "mpich", "cray-mpich"/"craympich"
+ * (case-insensitive); -1 if unknown. */
 int mpi_lib_parse(const char *s);
 
 typedef struct MpiModel MpiModel;
