@@ -49,6 +49,11 @@ static inline double mpi_shm_copy(const MpiModel *m, double bytes)
     return m->p.lat_shm + m->l.rndv_cost_shm + bytes / m->p.bw_core;
 }
 
+/* The software one shared-memory message costs each of its ends: the
+ * library's, and what the node's cores add to hand a queue cell over (a
+ * per-node fit where models/presets/mpi.json has one; 0 elsewhere). */
+static inline double mpi_shm_soft(const MpiModel *m) { return m->p.overhead + m->p.shm_overhead; }
+
 /* The software one network message costs a core at `ends` of its ends on
  * that core (1: it sends or receives it; 2: it sends one and receives one):
  * the library's and the transport's per message.  The one place for it:

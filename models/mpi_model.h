@@ -51,6 +51,7 @@ typedef struct {
     double bw_mem;           /* a node's achievable memory bandwidth, B/s (INFINITY: not described) */
     double copy_traffic;     /* DRAM bytes per byte copied between two processes */
     double overhead;         /* library software cost per message, s */
+    double shm_overhead;     /* the node's software per shared-memory message beyond it (models/presets/mpi.json), s */
     /* The NICs' transport (models/presets/mpi.json "transports", by the
      * topology's "transport"; zero / INFINITY where it has none): */
     double net_overhead;     /* its software cost per network message at each end, s */

@@ -69,6 +69,7 @@ static bool read_node(const SimJsonDoc *d, const cJSON *nodes, const char *topo,
     double bw = INFINITY, eff = 1;
     if (!sim_json_get_number(d, o, "memory_bandwidth", false, 1e6, 1e15, &bw, err) ||
         !sim_json_get_number(d, o, "core_copy_bandwidth", false, 1e6, 1e15, &m->core_copy, err) ||
+        !sim_json_get_number(d, o, "shm_message_overhead", false, 0, 1e-3, &m->p.shm_overhead, err) ||
         !sim_json_get_number(d, o, "memory_efficiency", false, 0.01, 1, &eff, err) ||
         !sim_json_get_number(d, o, "copy_traffic", false, 1, 10, &m->p.copy_traffic, err) ||
         !sim_json_get_number(d, o, "reduce_streams", false, 1, 10, &m->reduce_streams, err) ||
@@ -475,7 +476,7 @@ static double window_time(const MpiModel *m, double bytes, int window, int ops)
     const MpiPlatform *p = &m->p;
     int w = window > 1 ? window : 1;
     if (p->nodes < 2) {
-        double send = ops * p->overhead + mpi_shm_copy(m, bytes);
+        double send = ops * mpi_shm_soft(m) + mpi_shm_copy(m, bytes);
         return p->lat_shm + w * send;
     }
     return mpi_net_train(m, bytes, w, ops, 0, mpi_net_latency(m, bytes));
