@@ -53,7 +53,7 @@ static void acc_message(const MpiModel *m, MpiComm c, StepAcc *a, int i, int j, 
     double l = net ? mpi_net_latency(m, bytes) : p->lat_shm;
     if (l > *lat)
         *lat = l;
-    *t += !net ? p->overhead + mpi_shm_copy(m, bytes) : exchange ? mpi_net_exchange(m, bytes) : mpi_net_send(m, bytes);
+    *t += !net ? mpi_shm_soft(m) + mpi_shm_copy(m, bytes) : exchange ? mpi_net_exchange(m, bytes) : mpi_net_send(m, bytes);
     if (net) {
         a->out[ni] += bytes;
         a->in[nj] += bytes;
@@ -118,7 +118,7 @@ static double shift_step(const MpiModel *m, MpiComm c, int d, double bytes, bool
     double red = reduce ? bytes * m->reduce_streams / p->bw_core : 0;
     double t = 0;
     if (intra > 0)
-        t = p->lat_shm + p->overhead + mpi_shm_copy(m, bytes) + red;
+        t = p->lat_shm + mpi_shm_soft(m) + mpi_shm_copy(m, bytes) + red;
     if (inter > 0) {
         double tn = mpi_net_latency(m, bytes) + mpi_net_exchange(m, bytes) + red; /* each rank also receives */
         t = tn > t ? tn : t;
@@ -175,7 +175,7 @@ double mpi_all_pairs(const MpiModel *m, MpiComm c, double bytes, int window)
     long pn = c.per_node, n = c.n, inter = n - pn, intra = pn - 1;
     double lat = inter > 0 ? mpi_net_latency(m, bytes) : p->lat_shm;
     long rounds = window > 0 ? (n - 2) / window + 1 : 1;
-    double rank = mpi_net_train(m, bytes, inter, 2, intra * (p->overhead + mpi_shm_copy(m, bytes)), rounds * lat);
+    double rank = mpi_net_train(m, bytes, inter, 2, intra * (mpi_shm_soft(m) + mpi_shm_copy(m, bytes)), rounds * lat);
     double nic = pn * inter * bytes / p->bw_nic;
     double mem = (pn * intra * bytes * p->copy_traffic + 2.0 * pn * inter * bytes) / p->bw_mem;
     double t = rank > nic ? rank : nic;
@@ -235,7 +235,7 @@ static int tree_children(MpiComm c, int radix)
 double mpi_reduce_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix)
 {
     bool net = c.per_node < c.n;
-    double move = net ? mpi_net_soft(m, 1) + bytes / m->p.bw_net : m->p.overhead + mpi_shm_copy(m, bytes);
+    double move = net ? mpi_net_soft(m, 1) + bytes / m->p.bw_net : mpi_shm_soft(m) + mpi_shm_copy(m, bytes);
     return tree_children(c, radix) * (move + bytes * m->reduce_streams / m->p.bw_core);
 }
 
@@ -245,7 +245,7 @@ double mpi_bcast_root_busy(const MpiModel *m, MpiComm c, double bytes, int radix
 {
     bool net = c.per_node < c.n;
     int children = tree_children(c, radix);
-    return net ? children * mpi_net_soft(m, 1) + bytes / m->p.bw_net : children * m->p.overhead;
+    return net ? children * mpi_net_soft(m, 1) + bytes / m->p.bw_net : children * mpi_shm_soft(m);
 }
 
 /* ---------------- all-reduce ---------------- */
@@ -368,7 +368,7 @@ double mpi_scatter_linear(const MpiModel *m, MpiComm c, double total)
     const MpiPlatform *p = &m->p;
     double blk = total / c.n;
     long intra = c.per_node - 1, inter = c.n - c.per_node;
-    double core = intra * (p->overhead + mpi_shm_copy(m, blk));
+    double core = intra * (mpi_shm_soft(m) + mpi_shm_copy(m, blk));
     if (inter <= 0)
         return p->lat_shm + core;
     if (blk > p->net_eager)

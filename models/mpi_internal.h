@@ -19,6 +19,8 @@ typedef struct {
     double bcast_cell;                   /* MPICH release_gather buffer, bytes */
     double rndv_shm;                     /* shared memory: eager (two copies) below, single-copy rendezvous from, bytes */
     double rndv_cost_shm;                /* the rendezvous' fixed cost beyond the RTS latency (CMA syscall), s */
+    double smp_max;                      /* MPICH: largest allreduce run node-aware (composition alpha), bytes */
+    double cxi_rndv_thr;                 /* a CXI rendezvous threshold the library sets itself, bytes (0: libfabric's) */
 } MpiLibParams;
 
 struct MpiModel {
@@ -33,6 +35,7 @@ struct MpiModel {
      * before the first `thr_from`, then each from its version on */
     double rndv_thr, rndv_get_min, thr_val[4];
     int thr_from[4], n_thr;
+    bool cxi;              /* the NICs' transport is libfabric's CXI provider */
 };
 
 /* One rank's cost of moving `bytes` to a rank on its node, beyond the path
@@ -45,6 +48,11 @@ static inline double mpi_shm_copy(const MpiModel *m, double bytes)
         return 2 * bytes / m->p.bw_core;
     return m->p.lat_shm + m->l.rndv_cost_shm + bytes / m->p.bw_core;
 }
+
+/* The software one shared-memory message costs each of its ends: the
+ * library's, and what the node's cores add to hand a queue cell over (a
+ * per-node fit where models/presets/mpi.json has one; 0 elsewhere). */
+static inline double mpi_shm_soft(const MpiModel *m) { return m->p.overhead + m->p.shm_overhead; }
 
 /* The software one network message costs a core at `ends` of its ends on
  * that core (1: it sends or receives it; 2: it sends one and receives one):

@@ -23,10 +23,14 @@
 #include "collective.h"
 #include "topo.h"
 
-typedef enum { MPI_LIB_OPENMPI, MPI_LIB_MPICH, MPI_NUM_LIBS } MpiLib;
+/* HPE Cray MPICH runs MPICH's ch4 selection with its own defaults (the
+ * SMP-aware allreduce's size limit, the shared-memory single-copy size, the
+ * CXI rendezvous threshold it sets): models/presets/mpi.json "cray-mpich". */
+typedef enum { MPI_LIB_OPENMPI, MPI_LIB_MPICH, MPI_LIB_CRAY_MPICH, MPI_NUM_LIBS } MpiLib;
 
-const char *mpi_lib_name(MpiLib l); /* "openmpi", "mpich" */
-/* "openmpi"/"ompi"/"open-mpi", "mpich" (case-insensitive); -1 if unknown. */
+const char *mpi_lib_name(MpiLib l); /* "openmpi", "mpich", "cray-mpich" */
+/* "openmpi"/"ompi"/"open-mpi", "mpich", "cray-mpich"/"craympich"
+ * (case-insensitive); -1 if unknown. */
 int mpi_lib_parse(const char *s);
 
 typedef struct MpiModel MpiModel;
@@ -47,6 +51,7 @@ typedef struct {
     double bw_mem;           /* a node's achievable memory bandwidth, B/s (INFINITY: not described) */
     double copy_traffic;     /* DRAM bytes per byte copied between two processes */
     double overhead;         /* library software cost per message, s */
+    double shm_overhead;     /* the node's software per shared-memory message beyond it (models/presets/mpi.json), s */
     /* The NICs' transport (models/presets/mpi.json "transports", by the
      * topology's "transport"; zero / INFINITY where it has none): */
     double net_overhead;     /* its software cost per network message at each end, s */

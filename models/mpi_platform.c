@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-static const char *lib_names[] = {"openmpi", "mpich"};
+static const char *lib_names[] = {"openmpi", "mpich", "cray-mpich"};
 
 const char *mpi_lib_name(MpiLib l) { return l >= 0 && l < MPI_NUM_LIBS ? lib_names[l] : "?"; }
 
@@ -20,6 +20,8 @@ int mpi_lib_parse(const char *s)
         return MPI_LIB_OPENMPI;
     if (!g_ascii_strcasecmp(s, "mpich"))
         return MPI_LIB_MPICH;
+    if (!g_ascii_strcasecmp(s, "cray-mpich") || !g_ascii_strcasecmp(s, "craympich"))
+        return MPI_LIB_CRAY_MPICH;
     return -1;
 }
 
@@ -35,7 +37,7 @@ static bool read_lib(const SimJsonDoc *d, const cJSON *libs, MpiLib lib, MpiLibP
         return false;
     }
     double radix = 4, throttle = 32, rr = 4, br = 64;
-    *l = (MpiLibParams){.han_segment = 65536, .bcast_cell = 32768, .rndv_shm = 0};
+    *l = (MpiLibParams){.han_segment = 65536, .bcast_cell = 32768, .rndv_shm = 0, .smp_max = 32768};
     if (!sim_json_get_number(d, o, "overhead", true, 0, 1e-3, &l->overhead, err) ||
         !sim_json_get_number(d, o, "datatype_round", true, 0, 1e-3, &l->ddt_round, err) ||
         !sim_json_get_number(d, o, "datatype_block", true, 0, 1e-3, &l->ddt_block, err) ||
@@ -46,7 +48,9 @@ static bool read_lib(const SimJsonDoc *d, const cJSON *libs, MpiLib lib, MpiLibP
         !sim_json_get_number(d, o, "bcast_radix", false, 2, 1024, &br, err) ||
         !sim_json_get_number(d, o, "bcast_cell", false, 1, 1 << 30, &l->bcast_cell, err) ||
         !sim_json_get_number(d, o, "rndv_threshold_shm", false, 0, 1e12, &l->rndv_shm, err) ||
-        !sim_json_get_number(d, o, "rndv_cost_shm", false, 0, 1e-3, &l->rndv_cost_shm, err))
+        !sim_json_get_number(d, o, "rndv_cost_shm", false, 0, 1e-3, &l->rndv_cost_shm, err) ||
+        !sim_json_get_number(d, o, "allreduce_smp_max", false, 0, 1e12, &l->smp_max, err) ||
+        !sim_json_get_number(d, o, "cxi_rendezvous_threshold", false, 0, 1e12, &l->cxi_rndv_thr, err))
         return false;
     l->knomial_radix = (int)radix;
     l->throttle = (int)throttle;
@@ -65,6 +69,7 @@ static bool read_node(const SimJsonDoc *d, const cJSON *nodes, const char *topo,
     double bw = INFINITY, eff = 1;
     if (!sim_json_get_number(d, o, "memory_bandwidth", false, 1e6, 1e15, &bw, err) ||
         !sim_json_get_number(d, o, "core_copy_bandwidth", false, 1e6, 1e15, &m->core_copy, err) ||
+        !sim_json_get_number(d, o, "shm_message_overhead", false, 0, 1e-3, &m->p.shm_overhead, err) ||
         !sim_json_get_number(d, o, "memory_efficiency", false, 0.01, 1, &eff, err) ||
         !sim_json_get_number(d, o, "copy_traffic", false, 1, 10, &m->p.copy_traffic, err) ||
         !sim_json_get_number(d, o, "reduce_streams", false, 1, 10, &m->reduce_streams, err) ||
@@ -101,12 +106,16 @@ static bool read_thresholds(const SimJsonDoc *d, const cJSON *o, MpiModel *m, GE
     return true;
 }
 
-/* The eager limit under libfabric version `code` (0: not stated). */
+/* The eager limit under libfabric version `code` (0: not stated); a library
+ * that sets the CXI provider's threshold itself (Cray MPICH) overrides the
+ * version's default. */
 static void apply_libfabric(MpiModel *m, int code)
 {
     double thr = m->rndv_thr;
     for (int i = 0; i < m->n_thr && code >= m->thr_from[i]; i++)
         thr = m->thr_val[i];
+    if (m->cxi && m->l.cxi_rndv_thr > 0)
+        thr = m->l.cxi_rndv_thr;
     m->p.net_eager = thr + m->rndv_get_min;
     m->p.libfabric_version = code;
 }
@@ -151,6 +160,7 @@ static bool read_transport(const SimJsonDoc *d, const cJSON *trs, TopoTransport 
         !sim_json_get_number(d, o, "low_latency_payload", false, 0, 1e9, &p->net_ll_payload, err) ||
         !read_thresholds(d, o, m, err))
         return false;
+    m->cxi = tr == TOPO_TRANSPORT_CXI;
     apply_libfabric(m, 0);
     const char *pml = NULL;
     if (!sim_json_get_string(d, o, "openmpi_pml", false, &pml, err))
@@ -453,7 +463,7 @@ bool mpi_cost(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
         c.p.bw_mem /= m->p.ppn;
         c.p.ppn = 1;
     }
-    return m->lib == MPI_LIB_MPICH ? mpi_select_mpich(&c, op, bytes, out) : mpi_select_openmpi(&c, op, bytes, out);
+    return m->lib == MPI_LIB_OPENMPI ? mpi_select_openmpi(&c, op, bytes, out) : mpi_select_mpich(&c, op, bytes, out);
 }
 
 /* `window` messages back to back, each rank's core running `ops` MPI
@@ -466,7 +476,7 @@ static double window_time(const MpiModel *m, double bytes, int window, int ops)
     const MpiPlatform *p = &m->p;
     int w = window > 1 ? window : 1;
     if (p->nodes < 2) {
-        double send = ops * p->overhead + mpi_shm_copy(m, bytes);
+        double send = ops * mpi_shm_soft(m) + mpi_shm_copy(m, bytes);
         return p->lat_shm + w * send;
     }
     return mpi_net_train(m, bytes, w, ops, 0, mpi_net_latency(m, bytes));

@@ -11,7 +11,8 @@
  *
  * MPICH 4.x (ch4, maint/tuning/coll/{ch4,mpir}/generic.json at v4.3.2):
  * allreduce over several nodes is composition alpha (node reduce, leaders'
- * allreduce by MPIR's rules, node bcast) up to 32 KiB, above it composition
+ * allreduce by MPIR's rules, node bcast) up to 32 KiB (Cray MPICH: to its
+ * MPICH_ALLREDUCE_MAX_SMP_SIZE, models/presets/mpi.json), above it composition
  * beta (MPIR's flat allreduce over every rank), inside a node the POSIX
  * release_gather trees; bcast by node below 12 KiB (and on a power of two
  * below 512 KiB), else composition gamma (MPIR's flat bcast); all-to-all is
@@ -364,7 +365,7 @@ bool mpi_select_mpich(const MpiModel *m, CollOp op, double bytes, MpiCost *out)
     case COLL_ALLREDUCE:
         if (m->p.nodes == 1) /* composition gamma: the node's shared-memory collective */
             return done(out, rg_reduce(m, bytes) + rg_bcast(m, bytes), "posix:release_gather");
-        if (bytes > 32768) { /* composition beta: MPIR's flat allreduce */
+        if (bytes > m->l.smp_max) { /* composition beta: MPIR's flat allreduce */
             double t = mpir_allreduce(m, w, bytes, &name);
             return done(out, t, g_str_equal(name, "recursive_doubling") ? "composition_beta(recursive_doubling)"
                                                                         : "composition_beta(reduce_scatter_allgather)");

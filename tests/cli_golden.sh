@@ -52,6 +52,7 @@ validate_preset() {
     osu_*oci-bm-optimized3.36*) echo oci-bm-optimized3.36 ;;
     osu_*cirrus-ex4000_2node576proc*) echo "cirrus-ex4000 --ranks 576 --nodes 2" ;;
     osu_*olivia-cpu*) echo "olivia-cpu --nodes 2" ;;
+    osu_*betzy-epyc7742*) echo "betzy-epyc7742 --nodes 2" ;;
     osu_bw*|osu_latency*) echo "dgx-a100-cluster --nodes 2" ;;
     osu_*) echo "localhost --ranks 2 --nodes 1" ;;
     *) echo localhost ;;

@@ -182,10 +182,12 @@ check "a topology's libfabric_version that is no version is bad input" [ $? -eq 
 printf '# OSU MPI All-to-All Personalized Exchange Latency Test v7.5\n# Size       Avg Latency(us)\n8 12.0\n' >"$tmp/a2a-openmpi.txt"
 (printf '# pml: ob1\n'; cat "$tmp/a2a-openmpi.txt") >"$tmp/a2a-openmpi-ob1.txt"
 "$bin" validate --json -t gh200-slingshot --ranks 8 --nodes 2 "$tmp/a2a-openmpi.txt" "$tmp/a2a-openmpi-ob1.txt" >"$tmp/pml.json" 2>/dev/null
+# (1.6 us apart at 8 bytes: on Grace a shared-memory message costs 0.77 us of
+# software, models/presets/mpi.json shm_message_overhead, near CXI's 0.65)
 check "'# pml: ob1' keeps node-local messages in shared memory" python3 - "$tmp/pml.json" <<'PY'
 import json, sys
 cm, ob1 = (t["rows"][0]["predicted_s"] for t in json.load(open(sys.argv[1]))["traces"])
-assert ob1 < cm - 2e-6, (cm, ob1)
+assert ob1 < cm - 1e-6, (cm, ob1)
 PY
 (printf '# pml: yalla\n'; cat "$tmp/a2a-openmpi.txt") >"$tmp/a2a-bad.txt"
 expect_exit 2 "'# pml: yalla' is not cm, ob1 or ucx" validate -t gh200-slingshot --ranks 8 --nodes 2 "$tmp/a2a-bad.txt"

@@ -157,7 +157,7 @@ static void test_clariden_docs_runs(void)
     }
     ValidateErrors shm =
         validated_on("gh200-slingshot", 2, 1, "osu_bw_gh200-alps-clariden_1node2proc_host_shm_mpich-4.3.1_cscs-docs.txt");
-    CU_ASSERT_TRUE(shm.median_large <= 5);
+    CU_ASSERT_TRUE(shm.median_large <= 5 && shm.median_small <= 6); /* the fit of core_copy_bandwidth and shm_message_overhead */
     /* Open MPI's pml cm on one node: the pair through the NICs, as on two
      * nodes (83.9% from 1 MiB while the model took shared memory). Guards,
      * not fits: today's figures plus a small margin. The Santis run is
@@ -177,8 +177,10 @@ static void test_clariden_docs_runs(void)
  * seen before the model was set. The two-node ones land where the Clariden
  * runs do (the wire from 1 MiB; below, the per message cost: 1.03 us on
  * cscs-docs' MPICH page, 0.83 us under MPICH 4.1 / OSU 6.2). The one-node
- * run is a known miss: xpmem's single copy (60 GB/s at 256 KiB) and 0.83 us
- * per message against the CMA copy and 0.15 us the model takes. Guards,
+ * run's 0.83 us per message checks the 0.77 us fitted on the CMA run
+ * (models/presets/mpi.json shm_message_overhead: 13.0% below 1 MiB, 80.6%
+ * with the library's 0.15 us alone); from 1 MiB a known miss, xpmem's single
+ * copy (60 GB/s at 256 KiB) against the CMA copy the model takes. Guards,
  * not fits: today's figures plus a small margin. */
 static void test_cscs_mpich_held_out(void)
 {
@@ -189,7 +191,7 @@ static void test_cscs_mpich_held_out(void)
     CU_ASSERT_TRUE(hook.median_large <= 5 && hook.median_small <= 20);
     ValidateErrors shm =
         validated_on("gh200-slingshot", 2, 1, "osu_bw_gh200-alps_1node2proc_host_xpmem_mpich-4.3.1_cscs-docs-mpich-page.txt");
-    CU_ASSERT_TRUE(shm.median_large <= 125 && shm.median_small <= 85);
+    CU_ASSERT_TRUE(shm.median_large <= 125 && shm.median_small <= 16);
 }
 
 /* Independent: the Alps 8-rank all-to-all runs on the default transport.

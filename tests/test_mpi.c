@@ -384,6 +384,7 @@ static void test_osu_layout(void)
         {"# command: srun -n 64 -N 2 osu_allreduce\n# mpi: MPICH 4.2.1\n", 64, 2, 32, MPI_LIB_MPICH},
         {"# command: mpirun -np 8 --map-by ppr:4:node osu_allreduce\n# mpi: Intel(R) MPI Library 2021.9\n", 8, 2, 4,
          MPI_LIB_MPICH},
+        {"# command: srun -n 64 -N 2 osu_allreduce\n# mpi: cray-mpich 8.1.32\n", 64, 2, 32, MPI_LIB_CRAY_MPICH},
         {"# notes: nothing about the job\n", 0, 0, 0, -1},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -468,11 +469,52 @@ static void test_osu_alps(void)
     CU_ASSERT_TRUE(bw.median_large <= 10 && bw.median_small <= 40);
 }
 
+/* HPE Cray MPICH: MPICH's selection with the defaults a cray-mpich 8.1.17
+ * job prints (models/presets/mpi.json "cray-mpich"): the SMP-aware allreduce
+ * up to 256 KiB where open MPICH stops at 32 KiB, and the CXI rendezvous
+ * threshold the library sets, 16384 + the provider's 2049-byte smallest Get,
+ * under any libfabric version; named by a file name or --mpi-library. */
+static void test_cray_mpich(void)
+{
+    GError *err = NULL;
+    TopoOptions o = {.nodes = 2};
+    Topo *t = topo_load("cirrus-ex4000", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    MpiModel *cray = model(t, 2, 288, MPI_LIB_CRAY_MPICH), *mpich = model(t, 2, 288, MPI_LIB_MPICH);
+    CU_ASSERT_STRING_EQUAL(cost(cray, COLL_ALLREDUCE, 262144).algo, "composition_alpha(reduce_scatter_allgather)");
+    CU_ASSERT_STRING_EQUAL(cost(cray, COLL_ALLREDUCE, 524288).algo, "composition_beta(reduce_scatter_allgather)");
+    CU_ASSERT_STRING_EQUAL(cost(mpich, COLL_ALLREDUCE, 65536).algo, "composition_beta(reduce_scatter_allgather)");
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(cray)->net_eager, 16384 + 2049, 0);
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(mpich)->net_eager, 2048 + 2049, 0);
+    CU_ASSERT_TRUE(mpi_model_set_libfabric_version(cray, "1.22.0"));
+    CU_ASSERT_DOUBLE_EQUAL(mpi_model_platform(cray)->net_eager, 16384 + 2049, 0);
+    CU_ASSERT_EQUAL(mpi_lib_parse("Cray-MPICH"), MPI_LIB_CRAY_MPICH);
+    CU_ASSERT_STRING_EQUAL(mpi_lib_name(MPI_LIB_CRAY_MPICH), "cray-mpich");
+    CU_ASSERT_EQUAL(osu_mpi_library_in_name("x/osu_bw_a_cray-mpich-8.1.32_b.txt"), MPI_LIB_CRAY_MPICH);
+    CU_ASSERT_EQUAL(osu_mpi_library_in_name("osu_bw_a_mpich-4.2.1_cscs-cray-network-stack.txt"), MPI_LIB_MPICH);
+    mpi_model_free(cray);
+    mpi_model_free(mpich);
+    topo_free(t);
+}
+
 static void test_osu_cirrus(void)
 {
     ValidateErrors e = validated_on("cirrus-ex4000", 576, 2,
                                     "osu_allreduce_cirrus-ex4000_2node576proc_slingshot11_cray-mpich-8.1.32_epcc-docs.txt");
     CU_ASSERT_TRUE(e.median_large <= 20 && e.median_small <= 30);
+}
+
+/* Held out (s25): a CPU cluster the model had not seen, from its own
+ * hardware page only: Sigma2 Betzy, 2 x EPYC 7742 and one HDR100 ConnectX-6
+ * port per node (topologies/presets/betzy-epyc7742.json), osu_bibw of HPC-X
+ * 2.7 (Open MPI 4.0, UCX 1.9) from openucx/ucx issue #7245.  1.7% from
+ * 1 MiB (the line rate), 11.0% below; misses 256 B-8 KiB (42-62% fast:
+ * UCX's eager copy and rendezvous steps on InfiniBand are not modelled).
+ * Guards, not fits: today's figures plus a small margin. */
+static void test_osu_betzy(void)
+{
+    ValidateErrors e = validated_on("betzy-epyc7742", 0, 2, "osu_bibw_betzy-epyc7742_2node_hdr100-ib_hpcx-2.7-ucx-1.9_ucx-issue7245.txt");
+    CU_ASSERT_TRUE(e.median_large <= 3 && e.median_small <= 13);
 }
 
 static const TestCase tests[] = {
@@ -490,8 +532,10 @@ static const TestCase tests[] = {
     {"bad_params", test_bad_params},
     {"osu_layout", test_osu_layout},
     {"osu_bounds", test_osu_bounds},
+    {"cray_mpich", test_cray_mpich},
     {"osu_cirrus", test_osu_cirrus},
     {"osu_alps", test_osu_alps},
+    {"osu_betzy", test_osu_betzy},
 };
 
 TEST_MAIN("mpi", tests)

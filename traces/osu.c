@@ -734,7 +734,7 @@ static int library_in(const char *s, char **version)
         const char *derived; /* a library built on MPICH, named in the version */
     } words[] = {{"open mpi", 0, NULL},   {"openmpi", 0, NULL},         {"open-mpi", 0, NULL},
                  {"mvapich", 1, "MVAPICH"}, {"intel mpi", 1, "Intel MPI"}, {"intel(r) mpi", 1, "Intel MPI"},
-                 {"mpich", 1, NULL}};
+                 {"cray-mpich", 2, NULL},   {"cray mpich", 2, NULL},       {"mpich", 1, NULL}};
     char *low = g_ascii_strdown(s, -1);
     int found = -1;
     const char *at = NULL;
@@ -791,6 +791,9 @@ int osu_mpi_library_in_name(const char *path)
     for (char **p = w; *p && lib < 0; p++) {
         if (!g_ascii_strcasecmp(*p, "openmpi") || !g_ascii_strcasecmp(*p, "ompi"))
             lib = 0;
+        else if ((!g_ascii_strcasecmp(*p, "cray") && p[1] && !g_ascii_strcasecmp(p[1], "mpich")) ||
+                 !g_ascii_strcasecmp(*p, "craympich"))
+            lib = 2; /* "cray-mpich": HPE Cray MPICH */
         else if (!g_ascii_strncasecmp(*p, "mpich", 5) || !g_ascii_strncasecmp(*p, "mvapich", 7) ||
                  !g_ascii_strcasecmp(*p, "intelmpi") || !g_ascii_strcasecmp(*p, "impi"))
             lib = 1;

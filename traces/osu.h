@@ -91,11 +91,11 @@ bool osu_layout(const OsuTrace *t, int *ranks, int *nodes, int *ppn, GError **er
 
 /* The MPI library a header names (an "mpi" or "library" header first, then
  * any): MpiLib as models/mpi_model.h numbers it (0 Open MPI, 1 MPICH and its
- * derivatives), -1 when none does; *version (may be NULL) its version or
+ * derivatives, 2 HPE Cray MPICH), -1 when none does; *version (may be NULL) its version or
  * NULL, for a derivative its name and version ("Intel MPI 2021.9"). */
 int osu_mpi_library(const OsuTrace *t, char **version);
 /* The library a file name names as a word ("..._openmpi_...", "ompi",
- * "mpich", "intelmpi"/"impi", "mvapich"), -1 if none: a name may say which
+ * "mpich", "cray-mpich", "intelmpi"/"impi", "mvapich"), -1 if none: a name may say which
  * library ran, never how many ranks. */
 int osu_mpi_library_in_name(const char *path);
 

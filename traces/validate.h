@@ -29,7 +29,7 @@ typedef struct {
     const CollParams *param_set; /* in place of `params` when not NULL (calibration) */
     int nccl_version;     /* > 0: the NCCL version code to model, over what a trace prints */
     int library;          /* ValidateLibrary: which collective library's model predicts */
-    const char *mpi_library; /* "openmpi" | "mpich" for the MPI model; NULL: the trace header's, else openmpi */
+    const char *mpi_library; /* "openmpi" | "mpich" | "cray-mpich" for the MPI model; NULL: the trace header's, else openmpi */
     const char *nccl_library; /* "nccl" | "rccl" for the NCCL model; NULL: the trace's, else the topology's default */
     const double *mpi_values; /* MPI_NUM_PARAMS values over the MPI model's (calibration); NULL: none */
 } ValidateOptions;

@@ -152,7 +152,7 @@ int cmd_collective(int argc, char **argv)
         {"library", 0, 0, G_OPTION_ARG_STRING, &library_s, "nccl (default) or mpi: the MPI libraries' algorithms",
          "nccl|mpi"},
         {"mpi-library", 0, 0, G_OPTION_ARG_STRING, &mpi_lib_s, "with --library mpi: whose selection (default openmpi)",
-         "openmpi|mpich"},
+         "openmpi|mpich|cray-mpich"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flows, "also run each size on the flow-level network simulator", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},

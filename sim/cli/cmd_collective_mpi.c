@@ -15,7 +15,7 @@ int cli_collective_mpi(const Topo *topo, int n, int nodes_used, CollOp op, const
 {
     int lib = lib_s ? mpi_lib_parse(lib_s) : MPI_LIB_OPENMPI;
     if (lib < 0)
-        return cli_usage_error("collective: unknown --mpi-library '%s' (openmpi or mpich)", SIM_ECHO(lib_s));
+        return cli_usage_error("collective: unknown --mpi-library '%s' (openmpi, mpich or cray-mpich)", SIM_ECHO(lib_s));
     GError *err = NULL;
     /* --params: an overlay's "mpi." keys (shardsim calibrate on OSU runs); a full file is the NCCL model's */
     MpiModel *m = mpi_model_new(topo, nodes_used, n / nodes_used, (MpiLib)lib,

@@ -185,7 +185,7 @@ int cmd_validate(int argc, char **argv)
          "collective model: nccl or mpi (default: mpi for OSU traces, nccl for the others)", "nccl|mpi"},
         {"mpi-library", 0, 0, G_OPTION_ARG_STRING, &mpi_lib_s,
          "the MPI library whose selection the MPI model follows (default: the trace header's, else openmpi)",
-         "openmpi|mpich"},
+         "openmpi|mpich|cray-mpich"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "draw measured and predicted times against size",
          "FILE.png|.svg"},
@@ -262,7 +262,7 @@ int cmd_validate(int argc, char **argv)
         goto out;
     }
     if (mpi_lib_s && mpi_lib_parse(mpi_lib_s) < 0) {
-        rc = cli_usage_error("validate: unknown --mpi-library '%s' (openmpi or mpich)", SIM_ECHO(mpi_lib_s));
+        rc = cli_usage_error("validate: unknown --mpi-library '%s' (openmpi, mpich or cray-mpich)", SIM_ECHO(mpi_lib_s));
         goto out;
     }
     if (nlib_s && coll_library_parse(nlib_s) < 0) {
