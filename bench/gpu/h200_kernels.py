@@ -272,12 +272,18 @@ def memory():
     f.close()
 
 
-if __name__ == "__main__":
+def run_parts(namespace, default):
+    """Runs the parts named on the command line (else `default`), each on
+    its own: one that fails is reported and the next still runs."""
     os.makedirs(OUT, exist_ok=True)
-    for part in sys.argv[2:] or ["dense", "grouped", "attention", "memory"]:
+    for part in sys.argv[2:] or default:
         t = time.time()
         try:
-            globals()[part]()
+            namespace[part]()
         except Exception as ex:  # noqa
             print("part %s failed: %r" % (part, ex))
         print("part %s: %.1f s (total %.1f)" % (part, time.time() - t, time.time() - T0), flush=True)
+
+
+if __name__ == "__main__":
+    run_parts(globals(), ["dense", "grouped", "attention", "memory"])

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h200_kernels import writer, randn, timed, left, LAYERS, dev  # noqa: E402
+from h200_kernels import writer, randn, timed, left, LAYERS, dev, run_parts  # noqa: E402
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "."
 
@@ -189,11 +189,4 @@ def layers():
 
 
 if __name__ == "__main__":
-    os.makedirs(OUT, exist_ok=True)
-    for part in sys.argv[2:] or ["graphgemm", "layers"]:
-        t = time.time()
-        try:
-            globals()[part]()
-        except Exception as ex:  # noqa
-            print("part %s failed: %r" % (part, ex))
-        print("part %s: %.1f s" % (part, time.time() - t), flush=True)
+    run_parts(globals(), ["graphgemm", "layers"])

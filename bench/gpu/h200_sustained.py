@@ -16,7 +16,7 @@ import os, subprocess, sys, time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h200_kernels import writer, randn, timed, dev  # noqa: E402
+from h200_kernels import writer, randn, timed, dev, run_parts  # noqa: E402
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "."
 
@@ -74,11 +74,4 @@ def wgrad_out():
 
 
 if __name__ == "__main__":
-    os.makedirs(OUT, exist_ok=True)
-    for part in sys.argv[2:] or ["wgrad_out", "sustained"]:
-        t = time.time()
-        try:
-            globals()[part]()
-        except Exception as ex:  # noqa
-            print("part %s failed: %r" % (part, ex))
-        print("part %s: %.1f s" % (part, time.time() - t), flush=True)
+    run_parts(globals(), ["wgrad_out", "sustained"])
