@@ -35,17 +35,18 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Reads FILE's CSV rows (after the "#" header lines and the column line):
- * gemm*.csv as model,layer,pass,dtype,m,n,k,seconds; grouped_gemm.csv as
- * model,kind,experts,tokens,m,n,k,seconds (kind "grouped" kept). */
-static int read_rows(const char *file, bool grouped, Row *out, int cap)
+/* FILE's data rows (after the "#" header lines and the column line), each
+ * split at its commas, those of fewer than 8 fields or whose seconds
+ * (field `seconds_at`) read "error" left out: a NULL-ended array of string
+ * vectors (free with free_csv). */
+static char ***read_csv(const char *file, int seconds_at)
 {
     char *path = g_build_filename(SHARDSIM_SOURCE_DIR, "tests", "data", "kernels", "h200", file, NULL), *text = NULL;
     CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
     char **lines = g_strsplit(text, "\n", -1);
-    int n = 0;
+    GPtrArray *rows = g_ptr_array_new();
     bool header = true;
-    for (char **l = lines; *l && n < cap; l++) {
+    for (char **l = lines; *l; l++) {
         g_strstrip(*l);
         if (**l == '#' || !**l)
             continue;
@@ -54,18 +55,42 @@ static int read_rows(const char *file, bool grouped, Row *out, int cap)
             continue;
         }
         char **f = g_strsplit(*l, ",", -1);
-        if (g_strv_length(f) >= 8 && strcmp(f[7], "error") && (!grouped || !strcmp(f[1], "grouped"))) {
-            Row r = {.batch = grouped ? atof(f[2]) : 1, .m = atof(f[4]), .n = atof(f[5]), .k = atof(f[6]),
-                     .seconds = atof(f[7])};
-            g_snprintf(r.what, sizeof r.what, "%s %s %s", f[0], f[1], grouped ? "" : f[2]);
-            r.dt = grouped || !strcmp(f[3], "bf16") ? ACCEL_BF16 : ACCEL_FP8;
-            out[n++] = r;
-        }
-        g_strfreev(f);
+        if (g_strv_length(f) >= 8 && strcmp(f[seconds_at], "error"))
+            g_ptr_array_add(rows, f);
+        else
+            g_strfreev(f);
     }
+    g_ptr_array_add(rows, NULL);
     g_strfreev(lines);
     g_free(text);
     g_free(path);
+    return (char ***)g_ptr_array_free(rows, FALSE);
+}
+
+static void free_csv(char ***rows)
+{
+    for (char ***r = rows; *r; r++)
+        g_strfreev(*r);
+    g_free(rows);
+}
+
+/* gemm*.csv as model,layer,pass,dtype,m,n,k,seconds; grouped_gemm.csv as
+ * model,kind,experts,tokens,m,n,k,seconds (kind "grouped" kept). */
+static int read_rows(const char *file, bool grouped, Row *out, int cap)
+{
+    char ***rows = read_csv(file, 7);
+    int n = 0;
+    for (char ***rf = rows; *rf && n < cap; rf++) {
+        char **f = *rf;
+        if (grouped && strcmp(f[1], "grouped"))
+            continue;
+        Row r = {.batch = grouped ? atof(f[2]) : 1, .m = atof(f[4]), .n = atof(f[5]), .k = atof(f[6]),
+                 .seconds = atof(f[7])};
+        g_snprintf(r.what, sizeof r.what, "%s %s %s", f[0], f[1], grouped ? "" : f[2]);
+        r.dt = grouped || !strcmp(f[3], "bf16") ? ACCEL_BF16 : ACCEL_FP8;
+        out[n++] = r;
+    }
+    free_csv(rows);
     return n;
 }
 
@@ -216,35 +241,28 @@ static void test_attention(void)
 {
     Accel *a = accel_load("h200", NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    char *path = g_build_filename(SHARDSIM_SOURCE_DIR, "tests", "data", "kernels", "h200", "attention.csv", NULL),
-         *text = NULL;
-    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
-    char **lines = g_strsplit(text, "\n", -1);
+    /* pass "error" marks a failed measurement: its seconds field is empty */
+    char ***rows = read_csv("attention.csv", 5);
     double err[2][64];
     int n[2] = {0, 0};
     printf("\n%-6s %4s %6s %4s %10s %10s %8s\n", "kernel", "d", "seq", "pass", "meas_ms", "model_ms", "error");
-    for (char **l = lines; *l; l++) {
-        char **f = g_strsplit(g_strstrip(*l), ",", -1);
-        if (**l != '#' && g_strv_length(f) == 8 && strcmp(f[0], "backend") && strcmp(f[5], "error")) {
-            bool v2 = !strcmp(f[0], "flash"), bwd = !strcmp(f[5], "bwd");
-            double d = atof(f[1]), seq = atof(f[2]), bh = atof(f[3]) * atof(f[4]), meas = atof(f[6]);
-            double p = accel_attention_time(a, ACCEL_BF16, bh, seq, d, true, bwd) *
-                       (v2 ? accel_attention_v2_slowdown(a, bwd) : 1);
-            printf("%-6s %4.0f %6.0f %4s %10.3f %10.3f %+7.1f%%\n", f[0], d, seq, f[5], meas * 1e3, p * 1e3,
-                   (p / meas - 1) * 100);
-            if (n[v2] < 64)
-                err[v2][n[v2]++] = fabs(p / meas - 1);
-        }
-        g_strfreev(f);
+    for (char ***rf = rows; *rf; rf++) {
+        char **f = *rf;
+        bool v2 = !strcmp(f[0], "flash"), bwd = !strcmp(f[5], "bwd");
+        double d = atof(f[1]), seq = atof(f[2]), bh = atof(f[3]) * atof(f[4]), meas = atof(f[6]);
+        double p = accel_attention_time(a, ACCEL_BF16, bh, seq, d, true, bwd) *
+                   (v2 ? accel_attention_v2_slowdown(a, bwd) : 1);
+        printf("%-6s %4.0f %6.0f %4s %10.3f %10.3f %+7.1f%%\n", f[0], d, seq, f[5], meas * 1e3, p * 1e3,
+               (p / meas - 1) * 100);
+        if (n[v2] < 64)
+            err[v2][n[v2]++] = fabs(p / meas - 1);
     }
     double mc = median(err[0], n[0]), mf = median(err[1], n[1]);
     printf("cuDNN (preset \"fused\"): %d rows, median |error| %.1f%%; FlashAttention-2 (\"fused-v2\"): %d rows, "
            "median |error| %.1f%%\n", n[0], mc * 100, n[1], mf * 100);
     CU_ASSERT_TRUE(n[0] >= 20 && n[1] >= 20);
     CU_ASSERT_TRUE(mc < GUARD_CUDNN && mf < GUARD_FA2);
-    g_strfreev(lines);
-    g_free(text);
-    g_free(path);
+    free_csv(rows);
     accel_free(a);
 }
 
