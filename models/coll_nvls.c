@@ -71,31 +71,54 @@ static bool cost_nvls(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     return true;
 }
 
-/* NVLSTree's pipeline fill.  Its kernel moves a message in rounds of one
- * chunk per channel and head (enqueue.cc, NVLS_TREE: nvlsChunkSize 128 KiB,
- * at most 64 KiB from 4 nodes, 64 KiB below 4 rounds' worth, 32 KiB below
- * one; NVLS channels as nvls_channels (32 on Blackwell across nodes from 2.25);
- * a head per NIC), each chunk through NVLS into the heads, the tree across
- * the network and NVLS out again: the last of those three stages starts two
- * rounds after the first.  The stage count is a modelling assumption, checked
- * on the two 2-node H100 runs in tests/data/traces (both about 180 us over the
- * bandwidth-and-latency time at 256 MiB-2 GiB; four stages, one per warp
- * group of the kernel, overshoots below 64 MiB).  A round is no shorter than
- * the network step that carries its chunks across (the tree's Simple step,
- * nccl.nvlstree_net_step_latency_s, or the transport's): below a few MiB the
- * rounds are latency, not bytes; from 8 MiB at 2 nodes the bytes take
- * longer, so large sizes keep the fill above. */
-static double nvls_tree_fill_s(const CollGroup *g, double bytes, double algbw)
+/* NVLSTree's rounds: one chunk per channel and head (enqueue.cc, NVLS_TREE:
+ * nvlsChunkSize 128 KiB, at most 64 KiB from 4 nodes, 64 KiB below 4 rounds'
+ * worth, 32 KiB below one; NVLS channels as nvls_channels (32 on Blackwell
+ * across nodes from 2.25); a head per NIC).  Returns the chunk; *ops the
+ * chunks of one round. */
+static double nvls_tree_chunk(const CollGroup *g, double bytes, double *ops)
 {
     double heads = g->nics > 0 ? fmin(g->nics, g->ppn) : g->ppn;
-    double ops = nvls_channels(g) * heads;
+    *ops = nvls_channels(g) * heads;
     double chunk = g->nnodes >= 4 ? 65536 : 131072;
-    if (bytes < 4 * ops * chunk && chunk > 65536)
+    if (bytes < 4 * *ops * chunk && chunk > 65536)
         chunk = 65536;
-    if (bytes < ops * chunk && chunk > 32768)
+    if (bytes < *ops * chunk && chunk > 32768)
         chunk = 32768;
+    return chunk;
+}
+
+/* NVLSTree's pipeline fill: each chunk goes through NVLS into the heads, the
+ * tree across the network and NVLS out again: the last of those three stages
+ * starts two rounds after the first.  The stage count is a modelling
+ * assumption, checked on the two 2-node H100 runs in tests/data/traces (both
+ * about 180 us over the bandwidth-and-latency time at 256 MiB-2 GiB; four
+ * stages, one per warp group of the kernel, overshoots below 64 MiB).  A round
+ * is no shorter than the network step that carries its chunks across (the
+ * tree's Simple step, nccl.nvlstree_net_step_latency_s, or the transport's):
+ * below a few MiB the rounds are latency, not bytes; from 8 MiB at 2 nodes the
+ * bytes take longer, so large sizes keep the fill above. */
+static double nvls_tree_fill_s(const CollGroup *g, double bytes, double algbw)
+{
+    double ops, chunk = nvls_tree_chunk(g, bytes, &ops);
     double round = fmin(bytes, ops * chunk) / algbw;
     return 2 * fmax(round, g->p.nvls_tree_net_lat);
+}
+
+/* What a head's proxy thread spends posting NVLSTree's network operations:
+ * in every round it serves all the NVLS channels (each channel has every
+ * head, nvls.cc), and in each it posts a send and a receive (a tree edge at
+ * two nodes is one up and one down per node; deeper trees' extra edges run
+ * on other proxies and are left out), each at NCCL's own network post
+ * overhead (tuning.cc getNetOverhead: 1 us on Intel and other hosts, 2 us on
+ * AMD; nccl.net_overhead_s).  Small chunks in many channels make this, not
+ * the bytes, the pace from a few hundred KiB to a few MiB; large sizes keep
+ * their bandwidth.  NCCL's tuner does not see it. */
+static double nvls_tree_post_s(const CollGroup *g, double bytes)
+{
+    double ops, chunk = nvls_tree_chunk(g, bytes, &ops);
+    double rounds = ceil(bytes / (ops * chunk));
+    return rounds * nvls_channels(g) * 2 * coll_net_overhead(g);
 }
 
 /* NVLSTree: NVLS reduces inside each node, the node's reduced data goes up
@@ -112,8 +135,9 @@ static bool cost_nvls_tree(const CollGroup *g, CollOp op, CollProto p, double by
         return false;
     c->latency_s = g->p.nvls_latency + 2 * coll_ilog2_ceil(g->nnodes) * g->p.nvls_tree_net_lat;
     c->algbw_Bps = g->p.proto_bw[KIND_TREE][COLL_SIMPLE] * fmin(nvls_rate(g), 1 / tree_net_spb(g));
-    c->tuner_latency_s = c->latency_s; /* NCCL's tuner does not see the fill */
-    c->latency_s += nvls_tree_fill_s(g, bytes, c->algbw_Bps);
+    c->tuner_latency_s = c->latency_s; /* NCCL's tuner sees neither the fill nor the posts */
+    double fill = nvls_tree_fill_s(g, bytes, c->algbw_Bps), pipe = bytes / c->algbw_Bps + fill;
+    c->latency_s += fill + fmax(0, nvls_tree_post_s(g, bytes) - pipe); /* the slower of the two paces */
     return true;
 }
 

@@ -301,6 +301,35 @@ static void test_nvls_tree_fill(void)
     topo_free(t);
 }
 
+/* NVLSTree's network operations are posted by each head's proxy thread: per
+ * round a send and a receive in every NVLS channel, at NCCL's network post
+ * overhead (1 us on Intel hosts, 2 us on AMD).  On 2 DGX B200 nodes (32 NVLS
+ * channels from NCCL 2.25, 8 heads) 1 MiB is one round of 32 KiB chunks: 64
+ * posts, 64 us on Intel, 128 on AMD, longer than its bytes and fill; at 1 GiB
+ * (32 rounds of 128 KiB chunks, 2 ms of posts) the bytes set the pace and only
+ * the fill is added.  Hopper's 16 channels at 2 MiB: the fill still binds
+ * (test_nvls_tree_fill).  The tuner sees neither. */
+static void test_nvls_tree_posts(void)
+{
+    GError *err = NULL;
+    Topo *ti = load("dgx-b200-cluster", 2), *ta = with_host_cpu("dgx-b200-cluster", "amd", 2, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ti);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ta);
+    CollGroup *gi = group(ti), *ga = group(ta);
+    const double MiB = 1048576;
+    CollCost i1 = allreduce_cost(gi, COLL_NVLS_TREE, COLL_SIMPLE, MiB);
+    CollCost a1 = allreduce_cost(ga, COLL_NVLS_TREE, COLL_SIMPLE, MiB);
+    CU_ASSERT_DOUBLE_EQUAL(i1.time_s - i1.tuner_latency_s, 64e-6, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(a1.time_s - a1.tuner_latency_s, 128e-6, 1e-9);
+    CollCost big = allreduce_cost(gi, COLL_NVLS_TREE, COLL_SIMPLE, 1024 * MiB);
+    double fill = 2 * fmax(32 * MiB / big.algbw_Bps, 14e-6);
+    CU_ASSERT_DOUBLE_EQUAL(big.latency_s - big.tuner_latency_s, fill, 1e-9);
+    coll_group_free(gi);
+    coll_group_free(ga);
+    topo_free(ti);
+    topo_free(ta);
+}
+
 /* An LL ring across nodes runs at its channels' share of NCCL's LL ceiling,
  * as the LL tree does (16 ranks: 64 KiB a channel, so 256 KiB on 4 of the
  * comm's channels); the tuner rates the full ceiling at every size. */
@@ -368,6 +397,7 @@ static const TestCase tests[] = {
     {"CollNet LL before NCCL 2.9", test_collnet_ll_before_2_9},
     {"SHARP queues CollNet's channels in the time, not the rating", test_sharp_queue},
     {"NVLSTree's pipeline fill in the time, not the rating", test_nvls_tree_fill},
+    {"NVLSTree's proxy posts by host CPU", test_nvls_tree_posts},
     {"LL ceiling across nodes by host CPU", test_ll_ceiling_across_nodes},
     {"no LL ceiling on RCCL", test_no_ll_ceiling_on_rccl},
     {"LL ceiling on one node by GPU generation", test_ll_ceiling_one_node},
