@@ -141,6 +141,24 @@ static double tree_net_step(const CollGroup *g, CollProto p, double bytes)
     return g->p.step[HW_NET][1][p] + coll_transport_eager_overhead(g, p, msg);
 }
 
+/* An LL tree across nodes readies its channels' network messages one after
+ * another: LL's network buffers sit in host memory, and the proxy thread
+ * scans a channel's lines for their flags before it posts the send
+ * (net.cc sendProxyProgress), so with NCCL's network post overhead per
+ * channel (tuning.cc getNetOverhead: 1 us Intel, 2 us AMD) the last of nc
+ * channels leaves (nc - 1) overheads after the first; the next level's proxy
+ * keeps pace with arrivals spaced that far apart, so the tree pays it once.
+ * LL128 and Simple are readied by the GPU's own counter (no scan) and are
+ * left out.  NCCL's tuner does not see it.  No constant of its own: checked,
+ * not fitted, on the 2-node runs' 4-32 KiB rise (4-12 us measured on every
+ * Intel-host site, 1.35 us modelled before). */
+static double tree_post_s(const CollGroup *g, CollProto p, double bytes)
+{
+    if (g->nnodes < 2 || p != COLL_LL)
+        return 0;
+    return (coll_channels_used(g, 1, p, bytes) - 1) * coll_net_overhead(g);
+}
+
 /* Double binary tree: reduce up and broadcast down, pipelined, so the time is
  * the busiest link's bytes over its bandwidth plus a step latency per level
  * up and down (NCCL's tuner: algorithm bandwidth = tree bus bandwidth x 0.5).
@@ -164,6 +182,8 @@ static bool cost_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, 
         return false;
     c->latency_s = g->p.base[COLL_TREE][p] +
                    2 * ((g->ppn - 1) * coll_intra_step_lat(g, 1, p) + g->tree_depth * tree_net_step(g, p, bytes));
+    c->tuner_latency_s = c->latency_s;
+    c->latency_s += tree_post_s(g, p, bytes);
     double spb = tree_spb(g, false), rated = tree_spb(g, true);
     double corr = tree_correction(g, p, bytes); /* NCCL's: trees fall short at medium sizes */
     double cap = tree_ll_cap(g, p);
@@ -228,7 +248,7 @@ static void build_tree(CollBuilder *b, CollOp op, CollProto p, double bytes)
     if (spb > 0 && g->p.proto_bw[KIND_TREE][p] / spb > cap) /* LL or LL128 at NCCL's ceiling */
         eff *= cap * spb / g->p.proto_bw[KIND_TREE][p];
     sim_time_t lat_intra = sim_time_from_s(coll_intra_step_lat(g, 1, p));
-    sim_time_t lat_net = sim_time_from_s(tree_net_step(g, p, bytes));
+    sim_time_t lat_net = sim_time_from_s(tree_net_step(g, p, bytes)), post = sim_time_from_s(tree_post_s(g, p, bytes));
     int *parent = g_new(int, n), *kids = g_new(int, 3 * (size_t)n), *nkids = g_new(int, n);
     int *head_up = g_new(int, n), *head_down = g_new(int, n), *tail_up = g_new(int, n), *tail_down = g_new(int, n);
     int *up = g_new(int, (size_t)n * nseg), *down = g_new(int, (size_t)n * nseg);
@@ -241,7 +261,9 @@ static void build_tree(CollBuilder *b, CollOp op, CollProto p, double bytes)
                 bool net = parent[r] >= 0 && topo_node_of(g->t, g->ranks[r]) != topo_node_of(g->t, g->ranks[parent[r]]);
                 sim_time_t lat = parent[r] < 0 ? 0 : net ? lat_net : lat_intra;
                 head_up[r] = sim_graph_task(b->graph, b->label, SIM_NO_RESOURCE, lat);
-                tail_up[r] = sim_graph_task(b->graph, b->label, SIM_NO_RESOURCE, lat);
+                bool top = net && topo_node_of(g->t, g->ranks[parent[r]]) == topo_node_of(g->t, g->ranks[root]);
+                /* the last channel's posts, once on the way up (tree_post_s) */
+                tail_up[r] = sim_graph_task(b->graph, b->label, SIM_NO_RESOURCE, top ? lat + post : lat);
                 head_down[r] = parent[r] < 0 ? head_up[r] : sim_graph_task(b->graph, b->label, SIM_NO_RESOURCE, lat);
                 tail_down[r] = parent[r] < 0 ? tail_up[r] : sim_graph_task(b->graph, b->label, SIM_NO_RESOURCE, lat);
                 for (int s = 0; s < nseg && parent[r] >= 0; s++) {

@@ -75,16 +75,16 @@ cases = [
     (GB200, "gb200-nvl72", 0, 1, 17, None),
     # dstack's cluster pages (dstackai/dstack, examples/clusters/*), four
     # clouds' 2-node runs, each on the nearest preset:
-    # Crusoe, 2 x 8 A100 80GB VMs, 8 x 200G HDR InfiniBand: 7.7% / 16.6%;
+    # Crusoe, 2 x 8 A100 80GB VMs, 8 x 200G HDR InfiniBand: 7.7% / 15.9%;
     # misses 2-16 MiB (the model's LL and Simple rings, 28-98% slow: NCCL
     # runs something faster there) and the floor (27.7 us against 25.2)
     (CRUSOE, "dgx-a100-cluster --nodes 2", 0, 2, 10, 20),
     # Lambda 1-Click Cluster, 2 x 8 B200, NDR InfiniBand, NCCL 2.26.2:
-    # 5.0% / 32.3% (8.8% / 32.1% before NVLSTree's proxy posts: 1-4 MiB a
+    # 5.0% / 31.1% (8.8% / 32.1% before NVLSTree's proxy posts: 1-4 MiB a
     # flat 115 us measured, 80-91 without them, 115 with); the floor 35.5 us
     # against 25.2
     (LAMBDA, "dgx-b200-cluster --nodes 2", 0, 2, 7, 36),
-    # Nebius, 2 x 8 H100 VMs, InfiniBand: 4.5% / 18.2% (4.7% / 18.6%
+    # Nebius, 2 x 8 H100 VMs, InfiniBand: 4.5% / 17.0% (4.7% / 18.6%
     # before a fill round took at least the tree's network step); the floor
     # 29.9 us against 25.2
     (NEBIUS, "dgx-h100-cluster --nodes 2", 0, 2, 7, 22),
