@@ -256,6 +256,7 @@ CollGroup *coll_group_new_with(const Topo *t, const int *ranks, int nranks, cons
     g->gpu_gen = coll_nccl_gpu_generation(t);
     g->host_cpu = topo_host_cpu(t);
     g->nic_on_host = topo_nic_on_host(t);
+    g->nic_on_switch = topo_nic_on_switch(t);
     g->p = *p;
     g->n = nranks;
     g->ranks = g_new(int, nranks);

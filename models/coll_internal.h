@@ -197,6 +197,7 @@ struct CollGroup {
     int gpu_gen;             /* GEN_*, -1: a GPU the tuner does not know */
     TopoHostCpu host_cpu;
     bool nic_on_host;        /* NIC reached through the host CPU (NCCL: PHB) */
+    bool nic_on_switch;      /* NIC on each GPU's PCIe switch, stated (NCCL: PXB) */
     /* double binary tree: the most tree edges at one node (both trees), the
      * deepest node, and the most a rank sends on intra-node links per byte
      * of the message (its chains' up and down hops) */

@@ -115,15 +115,16 @@ int coll_newest_version(int lib)
 static bool proto_allowed(const CollGroup *g, CollProto p)
 {
     /* NCCL enables LL128 by default only over NVLink; across nodes where
-     * GPU and NIC share a PCIe switch (off here before Hopper:
-     * ll128_multinode), and on Hopper and later from 2.17 through PXN too
+     * GPU and NIC share a PCIe switch (tuning.cc: typeInter <= PATH_PXB; here
+     * where the topology states "nic_path": "pxb", or ll128_multinode), and
+     * on Hopper and later from 2.17 through PXN too
      * (tuning.cc: typeInter <= PATH_PXN when minCompCap >= 90), which every
      * Hopper node with GPUDirect RDMA has; never where the NIC hangs off the
      * host CPU (PATH_PHB: GH200, Slingshot blades). RCCL: off (rccl.ll128)
      * but across nodes where its architecture's table turns it on. */
     if (g->library == COLL_LIB_RCCL && p == COLL_LL128) /* on one node its tuning rates LL128 as LL */
         return g->p.rccl.ll128 || (g->nnodes > 1 && coll_rccl_ll128(g));
-    bool across = g->p.ll128_multinode ||
+    bool across = g->p.ll128_multinode || g->nic_on_switch ||
                   (g->gpu_gen >= GEN_HOPPER && coll_version_has(g, g->p.ver_ll128_hopper));
     return p != COLL_LL128 || (g->intra_hw == HW_NVLINK && (g->nnodes == 1 || (across && !g->nic_on_host)));
 }
@@ -273,8 +274,8 @@ const char *coll_why_not(const CollGroup *g, CollOp op, CollAlgo algo, CollProto
     if (proto == COLL_LL128 && !proto_allowed(g, proto))
         return g->nic_on_host && g->nnodes > 1
                    ? "LL128 does not run across nodes where the NICs hang off the host CPU (\"nic_path\": \"phb\")"
-                   : "LL128 runs only over NVLink, across nodes only on Hopper and later from NCCL 2.17 (elsewhere: "
-                     "ll128_multinode in the collective parameters)";
+                   : "LL128 runs only over NVLink, across nodes where each GPU shares a PCIe switch with its NIC "
+                     "(\"nic_path\": \"pxb\" in the topology) and on Hopper and later from NCCL 2.17";
     const CollAlgoDesc *d = coll_algo_desc(algo);
     return d ? d->why_not(g, op, proto) : "no algorithm can run it";
 }

@@ -27,7 +27,9 @@ cases = [
     # libnccl.so.2.21.5 nccl-env-profile.sh puts first; the trace prints no version), hence
     # TCPXO's 2.21 profile (Ring,Tree; Simple; NVLS off)
     ("nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt", "gcp-a3mega --nccl-version 2.21.5", 18, 66),
-    ("nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.8.3_aws-efa-eks.txt", "aws-p4d", 53, 70),
+    # 66.8% / 72.9%: the 2021 stack (half the 2024 rate); with p4d's PXB NIC path LL128 crosses
+    # nodes as NCCL 2.8.3 allows (50.0% / 65.9% without)
+    ("nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.8.3_aws-efa-eks.txt", "aws-p4d", 70, 76),
     ("nccl-tests_allreduce_a100-40gb-aws-p4d_2node16gpu_efa_nccl2.23.4_aws-dlami-guide.txt", "aws-p4d", 8, 10),
     ("nccl-tests_allreduce_h100-sxm-dell-xe9680_2node16gpu_8x400g-ib_nccl2.26.2_nccl-tests-issue309.txt",
      "dgx-h100-cluster --nodes 2", 5, 18),

@@ -164,7 +164,7 @@ static void test_tree_simple_from_2_23(void)
     CollCost a23 = allreduce_cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 4 << 20), t23 = allreduce_cost(g, COLL_TREE, COLL_SIMPLE, 4 << 20);
     CU_ASSERT_EQUAL(a22.algo, a23.algo);
     CU_ASSERT_EQUAL(a22.proto, a23.proto);
-    CU_ASSERT_EQUAL(a23.algo, COLL_RING);
+    CU_ASSERT_FALSE(a23.algo == COLL_TREE && a23.proto == COLL_SIMPLE); /* what 2.23's cut rating would pick */
     CU_ASSERT_DOUBLE_EQUAL(t22.time_s, t23.time_s, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(t23.latency_s, 2 * (7 * 28e-6 + 28e-6), 1e-9);
     /* 2.22 rates it by the same rows (tuner_latency_s 0: rated as timed) */
@@ -256,23 +256,43 @@ static void test_sharp_queue(void)
 }
 
 /* LL128 across nodes: on Hopper from NCCL 2.17 (tuning.cc: typeInter up to
- * PATH_PXN when compute capability >= 9), not on Ampere here
- * (ll128_multinode). */
+ * PATH_PXN when compute capability >= 9); before Hopper where each GPU shares
+ * a PCIe switch with its NIC (PATH_PXB), which a topology states with
+ * "nic_path": "pxb" (DGX A100 does): an A100 preset without it (its layout
+ * not known) or with "phb" keeps LL128 inside the node, and the refusal
+ * says why. */
 static void test_ll128_across_nodes_on_hopper(void)
 {
     Topo *h = load("dgx-h100-cluster", 2), *a = load("dgx-a100-cluster", 2);
+    Topo *u = load_edited("dgx-a100-cluster", "\"nic_path\": \"pxb\",", "", 2);
+    Topo *ph = load_edited("dgx-a100-cluster", "\"nic_path\": \"pxb\"", "\"nic_path\": \"phb\"", 2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    CollGroup *gh = group(h), *ga = group(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(u);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ph);
+    CollGroup *gh = group(h), *ga = group(a), *gu = group(u), *gp = group(ph);
     CollCost c;
     CU_ASSERT_TRUE(coll_cost(gh, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 1 << 20, &c));
-    CU_ASSERT_FALSE(coll_cost(ga, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 1 << 20, &c));
+    CU_ASSERT_TRUE(coll_cost(ga, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 1 << 20, &c));
+    CU_ASSERT_FALSE(coll_cost(gu, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 1 << 20, &c));
+    CU_ASSERT_FALSE(coll_cost(gp, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 1 << 20, &c));
+    CU_ASSERT_PTR_NOT_NULL(strstr(coll_why_not(gu, COLL_ALLREDUCE, COLL_RING, COLL_LL128), "pxb"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(coll_why_not(gp, COLL_ALLREDUCE, COLL_RING, COLL_LL128), "phb"));
+    /* the tuner picks it on 2 A100 nodes at some size from 1 MiB to 32 MiB */
+    bool picked = false;
+    for (double b = 1 << 20; b <= 32 << 20; b *= 2)
+        picked |= coll_cost(ga, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, b, &c) && c.proto == COLL_LL128;
+    CU_ASSERT_TRUE(picked);
     coll_group_set_nccl_version(gh, coll_nccl_version_parse("2.16.5"));
     CU_ASSERT_FALSE(coll_cost(gh, COLL_ALLREDUCE, COLL_RING, COLL_LL128, 1 << 20, &c));
     coll_group_free(gh);
     coll_group_free(ga);
+    coll_group_free(gu);
+    coll_group_free(gp);
     topo_free(h);
     topo_free(a);
+    topo_free(u);
+    topo_free(ph);
 }
 
 /* NVLSTree's pipeline fill is in the time, not in NCCL's rating: on 2 DGX
@@ -421,7 +441,7 @@ static void test_tree_ll128_ceiling(void)
 static const TestCase tests[] = {
     {"the LL128 tree's per-channel ceiling", test_tree_ll128_ceiling},
     {"the LL ring's channel share across nodes", test_ring_ll_channel_share},
-    {"LL128 across nodes on Hopper", test_ll128_across_nodes_on_hopper},
+    {"LL128 across nodes: Hopper, or a stated PXB path", test_ll128_across_nodes_on_hopper},
     {"a version rates by its tables, times by the newest", test_version_tables_rate},
     {"tree Simple from NCCL 2.23", test_tree_simple_from_2_23},
     {"the LL ring's rating from NCCL 2.21", test_ring_ll_rating},

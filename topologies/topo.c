@@ -140,11 +140,12 @@ static bool get_host_cpu(const SimJsonDoc *doc, const cJSON *root, TopoHostCpu *
 
 /* "nic_path": how a GPU reaches its NIC, in NCCL's path types: "pxb" through
  * a PCIe switch (DGX/HGX), "phb" through the host CPU (Grace, Slingshot
- * blades). NCCL runs LL128 across nodes only up to PXB (PXN on Hopper). */
-static bool get_nic_path(const SimJsonDoc *doc, const cJSON *root, bool *phb, GError **err)
+ * blades); unset: not known.  NCCL runs LL128 across nodes only up to PXB
+ * (PXN on Hopper), so before Hopper only a stated "pxb" turns it on. */
+static bool get_nic_path(const SimJsonDoc *doc, const cJSON *root, bool *phb, bool *pxb, GError **err)
 {
     const char *s = NULL;
-    *phb = false;
+    *phb = *pxb = false;
     if (!sim_json_get_string(doc, root, "nic_path", false, &s, err))
         return false;
     if (s && strcmp(s, "phb") != 0 && strcmp(s, "pxb") != 0) {
@@ -153,6 +154,7 @@ static bool get_nic_path(const SimJsonDoc *doc, const cJSON *root, bool *phb, GE
         return false;
     }
     *phb = s && strcmp(s, "phb") == 0;
+    *pxb = s && strcmp(s, "pxb") == 0;
     return true;
 }
 
@@ -216,7 +218,7 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
               sim_json_get_bool(doc, root, "nvlink_sharp", &t->nvls, err) &&
               sim_json_get_string(doc, root, "family", false, &fam, err) &&
               sim_json_get_number(doc, root, "host_launch_s", false, 0, 1e-3, &t->host_launch, err) &&
-              get_host_cpu(doc, root, &t->host_cpu, err) && get_nic_path(doc, root, &t->nic_phb, err) &&
+              get_host_cpu(doc, root, &t->host_cpu, err) && get_nic_path(doc, root, &t->nic_phb, &t->nic_pxb, err) &&
               get_libfabric(doc, root, &t->libfabric, err);
     if (ok && accel && !known_accelerator(doc, root, accel, err))
         ok = false;
@@ -340,6 +342,7 @@ TopoTransport topo_link_transport(const Topo *t, int l) { return (TopoTransport)
 double topo_host_launch(const Topo *t) { return t->host_launch; }
 TopoHostCpu topo_host_cpu(const Topo *t) { return t->host_cpu; }
 bool topo_nic_on_host(const Topo *t) { return t->nic_phb; }
+bool topo_nic_on_switch(const Topo *t) { return t->nic_pxb; }
 const char *topo_libfabric_version(const Topo *t) { return t->libfabric; }
 const char *topo_link_src_name(const Topo *t, int l) { return t->vname[t->lsrc[l]]; }
 const char *topo_link_dst_name(const Topo *t, int l) { return t->vname[t->ldst[l]]; }

@@ -95,6 +95,7 @@ TopoHostCpu topo_host_cpu(const Topo *t);
 /* Whether the NICs hang off the host CPU (NCCL's path PHB: "nic_path": "phb")
  * rather than a PCIe switch shared with their GPU (PXB, the default). */
 bool topo_nic_on_host(const Topo *t);
+bool topo_nic_on_switch(const Topo *t); /* "nic_path": "pxb" stated */
 /* The libfabric the hosts' MPI runs on ("libfabric_version", e.g. "2.2"),
  * NULL where not given. */
 const char *topo_libfabric_version(const Topo *t);

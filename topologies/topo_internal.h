@@ -69,6 +69,7 @@ struct Topo {
     double host_launch;  /* s, 0 = not given */
     TopoHostCpu host_cpu;
     bool nic_phb;        /* "nic_path": "phb": NICs on the host CPU, not a GPU's PCIe switch */
+    bool nic_pxb;        /* "nic_path": "pxb" stated: every GPU shares a PCIe switch with its NIC */
     char *libfabric;     /* "libfabric_version" as written; NULL = not given */
 
     int max_route;
