@@ -127,65 +127,112 @@ static void add_overlaps(const GArray *comp, const GArray *comm, double *extra)
     }
 }
 
-/* Sets every compute task to its unstretched duration (base) plus its
- * overlap x share in the graph's last run; returns the seconds added, and
- * in *changed whether any duration moved. */
-static double stretch(Build *b, const sim_time_t *base, bool *changed)
+/* What the passes share: each task's SM and HBM shares (constant: from
+ * the tags), and per-pass buffers sized once, since a plan runs this on
+ * every candidate and fresh buffers cost their pages each pass. */
+typedef struct {
+    int n, nres;
+    double *sm, *hbm, *extra;
+    bool *comp;
+    int *res;      /* a task's stream in the sweep, or -1 */
+    GArray **on;   /* per stream: its spans */
+} Scratch;
+
+static void scratch_init(Scratch *x, const Build *b)
 {
-    const Ctx *c = b->c;
-    int n = (int)sim_graph_num_tasks(b->g);
-    double *sm = g_new0(double, n), *hbm = g_new0(double, n), *extra = g_new0(double, n);
+    x->n = (int)sim_graph_num_tasks(b->g);
+    x->nres = sim_graph_num_resources(b->g);
+    x->sm = g_new0(double, x->n);
+    x->hbm = g_new0(double, x->n);
+    x->extra = g_new(double, x->n);
+    x->comp = g_new(bool, x->n);
+    x->res = g_new(int, x->n);
+    x->on = g_new(GArray *, x->nres);
+    for (int k = 0; k < x->nres; k++)
+        x->on[k] = g_array_new(FALSE, FALSE, sizeof(Span1));
     for (guint i = 0; i < b->tags->len; i++) { /* a task running several kinds: the largest share */
         const CollTag *t = &g_array_index(b->tags, CollTag, i);
         double f, h;
-        interfere_shares(c, t->use, &f, &h);
-        sm[t->task] = f > sm[t->task] ? f : sm[t->task];
-        hbm[t->task] = h > hbm[t->task] ? h : hbm[t->task];
+        interfere_shares(b->c, t->use, &f, &h);
+        x->sm[t->task] = f > x->sm[t->task] ? f : x->sm[t->task];
+        x->hbm[t->task] = h > x->hbm[t->task] ? h : x->hbm[t->task];
     }
-    /* one pass over the tasks: each stream's spans (a FIFO stream's are disjoint) */
-    int nres = sim_graph_num_resources(b->g);
-    GArray **on = g_new(GArray *, nres);
-    bool *comp = g_new0(bool, n);
-    for (int k = 0; k < nres; k++)
-        on[k] = g_array_new(FALSE, FALSE, sizeof(Span1));
-    for (int t = 0; t < n; t++) {
+}
+
+static void scratch_free(Scratch *x)
+{
+    for (int k = 0; k < x->nres; k++)
+        g_array_free(x->on[k], TRUE);
+    g_free(x->on);
+    g_free(x->sm);
+    g_free(x->hbm);
+    g_free(x->extra);
+    g_free(x->comp);
+    g_free(x->res);
+}
+
+/* Each stream's spans in the graph's last run (a FIFO stream's are
+ * disjoint), sorted: which tasks count is decided first, so that each
+ * stream's array is sized once. */
+static void collect_spans(const Build *b, Scratch *x)
+{
+    guint *count = g_new0(guint, x->nres);
+    for (int t = 0; t < x->n; t++) {
         int res = sim_graph_task_resource(b->g, t);
-        Span1 sp = {sim_graph_task_start(b->g, t), sim_graph_task_end(b->g, t), t, sm[t], hbm[t]};
-        if (res < 0 || sp.end <= sp.start || !strcmp(sim_graph_task_name(b->g, t), "host_optimizer"))
+        x->res[t] = -1;
+        x->comp[t] = false;
+        if (res < 0 || sim_graph_task_end(b->g, t) <= sim_graph_task_start(b->g, t) ||
+            !strcmp(sim_graph_task_name(b->g, t), "host_optimizer"))
             continue;
-        comp[t] = !strcmp(sim_graph_task_category(b->g, t), "compute") ||
-                  !strcmp(sim_graph_task_category(b->g, t), "optimizer");
-        if (comp[t])
-            sp.sm = 0, sp.hbm = memory_bound(b->g, t); /* a compute task: which share applies */
-        else if (!(sm[t] > 0 || hbm[t] > 0))
+        x->comp[t] = !strcmp(sim_graph_task_category(b->g, t), "compute") ||
+                     !strcmp(sim_graph_task_category(b->g, t), "optimizer");
+        if (!x->comp[t] && !(x->sm[t] > 0 || x->hbm[t] > 0))
             continue;
-        g_array_append_val(on[res], sp);
+        x->res[t] = res;
+        count[res]++;
     }
-    for (int k = 0; k < nres; k++)
-        spans_sort(on[k]);
+    for (int k = 0; k < x->nres; k++) {
+        g_array_set_size(x->on[k], count[k]);
+        count[k] = 0;
+    }
+    for (int t = 0; t < x->n; t++) {
+        int res = x->res[t];
+        if (res < 0)
+            continue;
+        Span1 sp = {sim_graph_task_start(b->g, t), sim_graph_task_end(b->g, t), t, x->sm[t], x->hbm[t]};
+        if (x->comp[t])
+            sp.sm = 0, sp.hbm = memory_bound(b->g, t); /* a compute task: which share applies */
+        g_array_index(x->on[res], Span1, count[res]++) = sp;
+    }
+    for (int k = 0; k < x->nres; k++)
+        spans_sort(x->on[k]);
+    g_free(count);
+}
+
+/* Sets every compute task to its unstretched duration (base) plus its
+ * overlap x share in the graph's last run; returns the seconds added, and
+ * in *changed whether any duration moved. */
+static double stretch(Build *b, Scratch *x, const sim_time_t *base, bool *changed)
+{
+    const Ctx *c = b->c;
+    collect_spans(b, x);
+    memset(x->extra, 0, sizeof(double) * x->n);
     for (int s = 0; s < c->p.pp; s++) {
         const StageRes *r = &b->res[s];
-        add_overlaps(on[r->compute], on[r->comm], extra);
-        add_overlaps(on[r->compute], on[r->tp], extra);
-        add_overlaps(on[r->compute], on[r->p2p], extra);
+        add_overlaps(x->on[r->compute], x->on[r->comm], x->extra);
+        add_overlaps(x->on[r->compute], x->on[r->tp], x->extra);
+        add_overlaps(x->on[r->compute], x->on[r->p2p], x->extra);
     }
-    for (int k = 0; k < nres; k++)
-        g_array_free(on[k], TRUE);
-    g_free(on);
     double total = 0;
     *changed = false;
-    for (int t = 0; t < n; t++) {
-        sim_time_t d = comp[t] ? sim_time_add(base[t], sim_time_from_s(extra[t])) : base[t];
+    for (int t = 0; t < x->n; t++) {
+        sim_time_t d = x->comp[t] ? sim_time_add(base[t], sim_time_from_s(x->extra[t])) : base[t];
         if (d != sim_graph_task_duration(b->g, t)) {
             sim_graph_task_set_delay(b->g, t, d);
             *changed = true;
         }
-        total += extra[t];
+        total += x->extra[t];
     }
-    g_free(sm);
-    g_free(hbm);
-    g_free(extra);
-    g_free(comp);
     return total;
 }
 
@@ -214,11 +261,13 @@ sim_time_t interfere_run(Build *b, sim_time_t span)
     int n = (int)sim_graph_num_tasks(b->g);
     sim_time_t *base = g_new(sim_time_t, n), *prev = g_new(sim_time_t, n);
     durations(b->g, base, n);
+    Scratch x;
+    scratch_init(&x, b);
     bool settled = false;
     for (int pass = 1; pass <= INTERFERE_MAX_PASSES && !settled; pass++) {
         durations(b->g, prev, n);
         bool changed;
-        double added = stretch(b, base, &changed);
+        double added = stretch(b, &x, base, &changed);
         if (!changed) { /* the last run's overlaps give its own stretches: it stands */
             settled = true;
             break;
@@ -243,6 +292,7 @@ sim_time_t interfere_run(Build *b, sim_time_t span)
         b->interfere_s = added;
     }
     b->interfere_settled = settled;
+    scratch_free(&x);
     g_free(base);
     g_free(prev);
     return span;

@@ -8,6 +8,7 @@
 #include "kineto.h"
 #include "scenario.h"
 #include "sim_file.h"
+#include "sweep.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -231,29 +232,61 @@ static void m_bounds(void *u, int i, double *lo, double *hi, double *sd, bool *f
 
 static double m_prior(void *u, int i) { return accel_param_get(((AccelCalibration *)u)->prior, i); }
 
-static bool m_predict(void *u, const double *values, double *pred, GError **err)
+/* One prediction: the rows wanted, each step row's scenario on its own
+ * copy of the accelerator, run on a thread pool (the rows are independent:
+ * the same results whatever the threads). */
+typedef struct {
+    AccelCalibration *c;
+    const bool *want;
+    double *pred;
+    GError **errs; /* per row */
+} Predict;
+
+static void predict_row(int k, void *user)
+{
+    Predict *p = user;
+    Row *r = &g_array_index(p->c->rows, Row, k);
+    if ((p->want && !p->want[k]) || r->gemm)
+        return;
+    cJSON *out = step_scenario_run(r->sc, 0, NULL, &p->errs[k]);
+    if (!out)
+        return;
+    p->pred[k] = cJSON_GetObjectItem(out, "step_time_s")->valuedouble;
+    double *m = &g_array_index(p->c->meas, double, k);
+    if (*m < 0) /* tokens/s: the tokens of a step are the scenario's */
+        *m = cJSON_GetObjectItem(out, "tokens_per_s")->valuedouble * p->pred[k] / -*m;
+    cJSON_Delete(out);
+}
+
+static bool m_predict(void *u, const double *values, const bool *want, double *pred, GError **err)
 {
     AccelCalibration *c = u;
     for (int i = 0; i < accel_param_count(); i++)
         if (accel_param_get(c->work, i) > 0)
             accel_param_set(c->work, i, values[i]);
-    for (guint k = 0; k < c->rows->len; k++) {
+    int n = (int)c->rows->len;
+    Predict p = {c, want, pred, g_new0(GError *, n > 0 ? n : 1)};
+    for (int k = 0; k < n; k++) {
         Row *r = &g_array_index(c->rows, Row, k);
-        if (r->gemm) {
-            pred[k] = accel_gemm_time(c->work, r->dt, r->m, r->n, r->k);
+        if (want && !want[k])
             continue;
-        }
-        step_scenario_set_accel(r->sc, c->work);
-        cJSON *out = step_scenario_run(r->sc, 0, NULL, err);
-        if (!out)
-            return false;
-        pred[k] = cJSON_GetObjectItem(out, "step_time_s")->valuedouble;
-        double *m = &g_array_index(c->meas, double, k);
-        if (*m < 0) /* tokens/s: the tokens of a step are the scenario's */
-            *m = cJSON_GetObjectItem(out, "tokens_per_s")->valuedouble * pred[k] / -*m;
-        cJSON_Delete(out);
+        if (r->gemm)
+            pred[k] = accel_gemm_time(c->work, r->dt, r->m, r->n, r->k);
+        else
+            step_scenario_set_accel(r->sc, c->work);
     }
-    return true;
+    sweep_map(n, 0, predict_row, &p, NULL, NULL);
+    bool ok = true;
+    for (int k = 0; k < n; k++) {
+        if (p.errs[k] && ok) {
+            g_propagate_error(err, p.errs[k]);
+            ok = false;
+        } else if (p.errs[k]) {
+            g_error_free(p.errs[k]);
+        }
+    }
+    g_free(p.errs);
+    return ok;
 }
 
 bool calib_accel_run(AccelCalibration *c, GError **err)
@@ -264,7 +297,7 @@ bool calib_accel_run(AccelCalibration *c, GError **err)
     double *pred = g_new(double, c->rows->len + 1), *v = g_new(double, accel_param_count());
     for (int i = 0; i < accel_param_count(); i++)
         v[i] = m_prior(c, i);
-    bool ok = c->rows->len > 0 && m_predict(c, v, pred, err);
+    bool ok = c->rows->len > 0 && m_predict(c, v, NULL, pred, err);
     g_free(pred);
     g_free(v);
     if (!ok) {

@@ -46,7 +46,20 @@ void calib_fit_free(CalibFit *f)
 
 static bool predict(CalibFit *f, const double *values, GError **err)
 {
-    return f->m.predict(f->m.user, values, f->pred, err);
+    return f->m.predict(f->m.user, values, NULL, f->pred, err);
+}
+
+/* Only `rows` (n of them) predicted, into f->pred. */
+static bool predict_rows(CalibFit *f, const double *values, const int *rows, int n, GError **err)
+{
+    if (n == f->nrows)
+        return predict(f, values, err);
+    bool *want = g_new0(bool, f->nrows);
+    for (int j = 0; j < n; j++)
+        want[rows[j]] = true;
+    bool ok = f->m.predict(f->m.user, values, want, f->pred, err);
+    g_free(want);
+    return ok;
 }
 
 /* Sorts every fittable key into candidates (some row moves when it moves),
@@ -111,7 +124,7 @@ static bool residuals(const double *x, double *r, void *user, GError **err)
     FitCtx *c = user;
     double *v = g_new(double, c->f->nkeys);
     apply(c->f, x, v);
-    bool ok = predict(c->f, v, err);
+    bool ok = predict_rows(c->f, v, c->rows, c->n, err);
     g_free(v);
     for (int j = 0; ok && j < c->n; j++)
         r[j] = log(c->f->pred[c->rows[j]] / c->f->meas[c->rows[j]]);
@@ -192,7 +205,7 @@ static bool cross_validate(CalibFit *f, const double *prior_pred, GError **err)
         }
         if (nte == 0 || ntr == 0)
             continue;
-        ok = fit_rows(f, train, ntr, v, NULL, NULL, err) && predict(f, v, err);
+        ok = fit_rows(f, train, ntr, v, NULL, NULL, err) && predict_rows(f, v, test, nte, err);
         for (int j = 0; ok && j < nte; j++) {
             int k = test[j];
             all_test[nall] = k;

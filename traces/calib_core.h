@@ -15,8 +15,10 @@ typedef struct {
     /* what may be fitted: bounds, the prior's log-space spread, whether at all */
     void (*bounds)(void *user, int i, double *lo, double *hi, double *prior_sd, bool *fit);
     double (*prior)(void *user, int i); /* the value before calibration */
-    /* every row's prediction with the keys at `values` (nkeys of them) */
-    bool (*predict)(void *user, const double *values, double *pred, GError **err);
+    /* the rows' predictions with the keys at `values` (nkeys of them): every
+     * row where `want` is NULL, else at least those where want[k] (a model
+     * may skip the others: a fold's fit needs only its own rows) */
+    bool (*predict)(void *user, const double *values, const bool *want, double *pred, GError **err);
 } CalibModel;
 
 typedef struct CalibFit CalibFit;

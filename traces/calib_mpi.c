@@ -57,7 +57,7 @@ static void bounds(void *u, int i, double *lo, double *hi, double *sd, bool *fit
 
 static double prior(void *u, int i) { return ((CalibMpi *)u)->prior[i]; }
 
-static bool predict(void *u, const double *values, double *pred, GError **err)
+static bool predict(void *u, const double *values, const bool *want, double *pred, GError **err)
 {
     CalibMpi *c = u;
     for (int i = 0; i < MPI_NUM_PARAMS; i++)

@@ -91,7 +91,7 @@ static double m_default(void *u, int i)
 }
 
 /* Every row predicted with the parameters at `values`. */
-static bool m_predict(void *u, const double *values, double *pred, GError **err)
+static bool m_predict(void *u, const double *values, const bool *want, double *pred, GError **err)
 {
     Calibration *c = u;
     for (int i = 0; i < coll_params_count(); i++)

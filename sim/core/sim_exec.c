@@ -45,35 +45,76 @@ struct SimGraph {
     GArray *edges;     /* pairs of int: before, after */
     GArray *link_ids;  /* int */
     GStringChunk *names;
-    const char *recent[2]; /* the names interned last */
-    GHashTable *interned;
+    const char *recent[2];         /* the names interned last */
     GArray *counters;              /* Counter */
     int default_tag[SIM_NUM_TAGS]; /* given to new tasks */
-    int *succ; /* CSR successors, built at run time */
+    int *succ;                     /* CSR successors, built at run time */
+    size_t succ_cap;
     SimEngine *e;
     SimNet *net;
     size_t done;
     sim_time_t last_end; /* of the task finished last */
 };
 
-/* The sizes of the graph this thread freed last: a planner or a sweep builds
- * graphs of about the same size one after another, and reserving that much
- * spares the arrays' regrowth (a copy of everything at each doubling, and
- * fresh pages to fault in); capacity only, never the results. */
-static _Thread_local guint hint_tasks, hint_edges, hint_links;
+/* Graphs freed are kept for the next sim_graph_new, emptied but with their
+ * arrays' capacity: a planner or a sweep builds graphs of about the same
+ * size one after another, and a fresh graph's arrays regrow (a copy at each
+ * doubling) onto fresh pages (a page fault per 4 KiB: a fifth of a plan's
+ * time).  At most POOL_MAX graphs, none above POOL_MAX_TASKS tasks, so that
+ * memory kept is bounded; capacity only, never the results. */
+#define POOL_MAX 8
+#define POOL_MAX_TASKS (1u << 21)
+static GMutex pool_lock;
+static SimGraph *pool[POOL_MAX];
+static int pool_n;
+
+static void graph_init(SimGraph *g)
+{
+    for (int k = 0; k < SIM_NUM_TAGS; k++)
+        g->default_tag[k] = -1;
+}
 
 SimGraph *sim_graph_new(void)
 {
-    SimGraph *g = g_new0(SimGraph, 1);
-    g->tasks = g_array_sized_new(FALSE, FALSE, sizeof(Task), hint_tasks);
+    g_mutex_lock(&pool_lock);
+    SimGraph *g = pool_n > 0 ? pool[--pool_n] : NULL;
+    g_mutex_unlock(&pool_lock);
+    if (g)
+        return g;
+    g = g_new0(SimGraph, 1);
+    g->tasks = g_array_new(FALSE, FALSE, sizeof(Task));
     g->resources = g_array_new(FALSE, FALSE, sizeof(Resource));
-    g->edges = g_array_sized_new(FALSE, FALSE, 2 * sizeof(int), hint_edges);
-    g->link_ids = g_array_sized_new(FALSE, FALSE, sizeof(int), hint_links);
+    g->edges = g_array_new(FALSE, FALSE, 2 * sizeof(int));
+    g->link_ids = g_array_new(FALSE, FALSE, sizeof(int));
     g->names = g_string_chunk_new(4096);
     g->counters = g_array_new(FALSE, FALSE, sizeof(Counter));
-    for (int k = 0; k < SIM_NUM_TAGS; k++)
-        g->default_tag[k] = -1;
+    graph_init(g);
     return g;
+}
+
+static void counters_clear(SimGraph *g)
+{
+    for (guint i = 0; i < g->counters->len; i++)
+        g_array_free(g_array_index(g->counters, Counter, i).changes, TRUE);
+    g_array_set_size(g->counters, 0);
+}
+
+/* Empties g for the pool: every field as sim_graph_new leaves it, the
+ * arrays' (and the successors') storage kept. */
+static void graph_reset(SimGraph *g)
+{
+    g_array_set_size(g->resources, 0);
+    g_array_set_size(g->tasks, 0);
+    g_array_set_size(g->edges, 0);
+    g_array_set_size(g->link_ids, 0);
+    counters_clear(g);
+    g_string_chunk_clear(g->names);
+    g->recent[0] = g->recent[1] = NULL;
+    g->e = NULL;
+    g->net = NULL;
+    g->done = 0;
+    g->last_end = 0;
+    graph_init(g);
 }
 
 void sim_graph_free(SimGraph *g)
@@ -82,15 +123,21 @@ void sim_graph_free(SimGraph *g)
         return;
     for (guint i = 0; i < g->resources->len; i++)
         g_queue_clear(&g_array_index(g->resources, Resource, i).ready);
-    hint_tasks = g->tasks->len;
-    hint_edges = g->edges->len;
-    hint_links = g->link_ids->len;
+    if (g->tasks->len <= POOL_MAX_TASKS) {
+        graph_reset(g);
+        g_mutex_lock(&pool_lock);
+        bool kept = pool_n < POOL_MAX;
+        if (kept)
+            pool[pool_n++] = g;
+        g_mutex_unlock(&pool_lock);
+        if (kept)
+            return;
+    }
     g_array_free(g->tasks, TRUE);
     g_array_free(g->resources, TRUE);
     g_array_free(g->edges, TRUE);
     g_array_free(g->link_ids, TRUE);
-    for (guint i = 0; i < g->counters->len; i++)
-        g_array_free(g_array_index(g->counters, Counter, i).changes, TRUE);
+    counters_clear(g);
     g_array_free(g->counters, TRUE);
     g_string_chunk_free(g->names);
     g_free(g->succ);
@@ -356,8 +403,11 @@ sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net)
     g->done = 0;
     g->last_end = 0;
     /* successors in CSR form, in the order dependencies were added */
-    g_free(g->succ);
-    g->succ = g_new(int, g->edges->len ? g->edges->len : 1);
+    if (g->succ_cap < g->edges->len || !g->succ) {
+        g_free(g->succ);
+        g->succ_cap = g->edges->len ? g->edges->len : 1;
+        g->succ = g_new(int, g->succ_cap);
+    }
     for (int i = 0; i < n; i++) {
         Task *t = task(g, i);
         t->g = g;
