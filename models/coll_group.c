@@ -52,9 +52,38 @@ static double ring_bandwidth(const CollGroup *g, const int *order, int p, const 
     return bw;
 }
 
-static void next_perm_search(const CollGroup *g, int *cur, int depth, int p, bool *used, const Path *paths,
-                             const double *resid, int *use, int *touched, double *best_bw, int *best)
+/* No ring beats, on the residual capacities, what its worst rank could
+ * send to (or receive from) its best neighbour alone: each rank sends on
+ * one path and receives on one.  On a switched node (NVSwitch) the first
+ * order meets this bound, and the search can stop there. */
+static double ring_bound(int p, const Path *paths, const double *resid)
 {
+    double bound = INFINITY;
+    for (int dir = 0; dir < 2; dir++)
+        for (int a = 0; a < p; a++) {
+            double most = 0;
+            for (int b = 0; b < p; b++) {
+                if (a == b)
+                    continue;
+                const Path *pa = dir ? &paths[b * p + a] : &paths[a * p + b];
+                double c = INFINITY;
+                for (int k = 0; k < pa->len; k++)
+                    c = fmin(c, resid[pa->links[k]]);
+                most = fmax(most, c);
+            }
+            bound = fmin(bound, most);
+        }
+    return bound;
+}
+
+/* Every ring order from rank 0, in lexicographic order; the first of the
+ * best is kept (a later one must be better by 1e-9), so the search stops
+ * once the best meets the bound: nothing after it could replace it. */
+static void next_perm_search(const CollGroup *g, int *cur, int depth, int p, bool *used, const Path *paths,
+                             const double *resid, int *use, int *touched, double bound, double *best_bw, int *best)
+{
+    if (*best_bw * (1 + 1e-9) >= bound)
+        return;
     if (depth == p) {
         double bw = ring_bandwidth(g, cur, p, paths, resid, use, touched);
         if (bw > *best_bw * (1 + 1e-9)) {
@@ -68,7 +97,7 @@ static void next_perm_search(const CollGroup *g, int *cur, int depth, int p, boo
             continue;
         used[i] = true;
         cur[depth] = i;
-        next_perm_search(g, cur, depth + 1, p, used, paths, resid, use, touched, best_bw, best);
+        next_perm_search(g, cur, depth + 1, p, used, paths, resid, use, touched, bound, best_bw, best);
         used[i] = false;
     }
 }
@@ -124,7 +153,8 @@ static bool find_rings(CollGroup *g, GError **err)
         double best_bw = 0;
         if (p <= MAX_ENUM_PPN) {
             cur[0] = 0;
-            next_perm_search(g, cur, 1, p, used, paths, resid, use, touched, &best_bw, best);
+            next_perm_search(g, cur, 1, p, used, paths, resid, use, touched, ring_bound(p, paths, resid), &best_bw,
+                             best);
         } else {
             for (int i = 0; i < p && i < COLL_MAX_PPN; i++)
                 best[i] = i;
