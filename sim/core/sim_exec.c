@@ -268,6 +268,22 @@ void sim_graph_counter_get_change(const SimGraph *g, int c, int i, int *id, bool
     *delta = ch->delta;
 }
 
+void sim_graph_save_times(const SimGraph *g, sim_time_t *times)
+{
+    for (guint i = 0; i < g->tasks->len; i++) {
+        times[2 * i] = task(g, (int)i)->start;
+        times[2 * i + 1] = task(g, (int)i)->end;
+    }
+}
+
+void sim_graph_restore_times(SimGraph *g, const sim_time_t *times)
+{
+    for (guint i = 0; i < g->tasks->len; i++) {
+        task(g, (int)i)->start = times[2 * i];
+        task(g, (int)i)->end = times[2 * i + 1];
+    }
+}
+
 sim_time_t sim_graph_task_start(const SimGraph *g, int id) { return task(g, id)->start; }
 sim_time_t sim_graph_task_end(const SimGraph *g, int id) { return task(g, id)->end; }
 const char *sim_graph_task_name(const SimGraph *g, int id) { return task(g, id)->name; }

@@ -68,6 +68,13 @@ sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net);
 void sim_progress_begin(const char *command);
 void sim_progress_end(void);
 
+/* Every task's start and end in the last run, into `times` (2 per task), and
+ * back: a caller that reruns a graph with other durations returns to an
+ * earlier run, durations set back, without running it again (a run is
+ * deterministic: the times are what it would give). */
+void sim_graph_save_times(const SimGraph *g, sim_time_t *times);
+void sim_graph_restore_times(SimGraph *g, const sim_time_t *times);
+
 sim_time_t sim_graph_task_start(const SimGraph *g, int task);
 sim_time_t sim_graph_task_end(const SimGraph *g, int task);
 const char *sim_graph_task_name(const SimGraph *g, int task);
