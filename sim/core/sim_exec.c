@@ -60,10 +60,11 @@ struct SimGraph {
  * arrays' capacity: a planner or a sweep builds graphs of about the same
  * size one after another, and a fresh graph's arrays regrow (a copy at each
  * doubling) onto fresh pages (a page fault per 4 KiB: a fifth of a plan's
- * time).  At most POOL_MAX graphs, none above POOL_MAX_TASKS tasks, so that
- * memory kept is bounded; capacity only, never the results. */
+ * time).  At most POOL_MAX graphs, none above POOL_MAX_TASKS tasks (2^18: a
+ * plan's candidates fit; a 16k-GPU step's graph is let go), so that memory
+ * kept is bounded; capacity only, never the results. */
 #define POOL_MAX 8
-#define POOL_MAX_TASKS (1u << 21)
+#define POOL_MAX_TASKS (1u << 18)
 static GMutex pool_lock;
 static SimGraph *pool[POOL_MAX];
 static int pool_n;
