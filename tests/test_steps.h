@@ -202,7 +202,7 @@ static inline Summary run_table_as(const char *file, const char *accel, const ch
         const char *prec = cJSON_GetStringValue(cJSON_GetObjectItem(root, "precision")),
                    *rc = cJSON_GetStringValue(cJSON_GetObjectItem(par, "recompute"));
         printf("%-10s %6d %5s %4s %3s %5d %9s %11.0f %11.0f %+6.1f%% %7.2f %s%s%s\n", cell(head, f, "ref.mpt", "ref.model"),
-               seq, cell(head, f, "ref.gpus", "parallelism.dp"), prec ? prec : "-", f[col(head, "micro_batch")], gb,
+               seq, cell(head, f, "ref.gpus", "parallelism.dp"), prec ? prec : "-", cell(head, f, "micro_batch", NULL), gb,
                rc ? rc : "-", meas, tok, 100 * e, gib, fit ? "yes" : "NO", col(head, "ref.system") >= 0 ? "  " : "",
                col(head, "ref.system") >= 0 ? f[col(head, "ref.system")] : "");
         s.fits += fit;

@@ -121,6 +121,24 @@ static void test_v2_slowdown(void)
     accel_free(a);
 }
 
+/* Long sequences, held out (tests/data/steps/nemo-24.03-h100-long-seq.csv):
+ * NeMo 24.03's Llama 2 7B on 4-1024 H100s, 4K to 1M tokens, context
+ * parallelism up to 32, attention from 8% to 98% of the model FLOPs.  The
+ * rows run FlashAttention-2, as NeMo's launcher of that time set it; with
+ * cuDNN's attention instead (the model's "fused") the long rows come out far
+ * too fast, which shows that what the table checks is the attention, not
+ * the dense layers. */
+static void test_long_sequences(void)
+{
+    Summary s = run_table(STEPS "nemo-24.03-h100-long-seq.csv");
+    CU_ASSERT_TRUE(s.n == 9);
+    CU_ASSERT_TRUE(s.median <= 0.10);
+    CU_ASSERT_TRUE(s.worst <= 0.25);
+    CU_ASSERT_EQUAL(s.fits, s.n);
+    Summary c = run_table_with(STEPS "nemo-24.03-h100-long-seq.csv", NULL, "fused");
+    CU_ASSERT_TRUE(c.worst > 0.5 && c.median > 3 * s.median);
+}
+
 static const TestCase tests[] = {
     {"fused-v1's slowdown: the preset's where given, none otherwise", test_v1_slowdown},
     {"fused-v2's slowdown: FA3 over FA2 on Hopper, 1 on Ampere", test_v2_slowdown},
@@ -129,6 +147,7 @@ static const TestCase tests[] = {
     {"NeMo 24.07 H100 FP8 3-D parallel, held out by source: median <= 10%, max <= 25%", test_nemo},
     {"the h100-sxm preset's step band is the held-out rows' p10/p90", test_band},
     {"NeMo 25.02 B200 FP8, held-out half: median <= 10%, max <= 25%", test_b200},
+    {"NeMo 24.03 H100 long sequences (4K-1M, CP <= 32), held out: median <= 10%, max <= 25%", test_long_sequences},
 };
 
 TEST_MAIN("steps_calib", tests)
