@@ -229,10 +229,6 @@ static inline Summary run_table_as(const char *file, const char *accel, const ch
     return s;
 }
 
-static inline Summary run_table_over(const char *file, const char *accel, const char *topology)
-{
-    return run_table_as(file, accel, topology, NULL);
-}
 static inline Summary run_table_with(const char *file, const char *accel, const char *attention)
 {
     return run_table_as(file, accel, NULL, attention);

@@ -105,8 +105,8 @@ static void test_band(void)
         printf("\nNeMo's H100 layouts on %s, twice: the errors against H100's numbers mean nothing, the shift between "
                "the runs is the point\n",
                chips[i].chip);
-        Summary p = run_table_over(NEMO, chips[i].chip, chips[i].fabric),
-                q = run_table_over(NEMO, chips[i].alt, chips[i].fabric);
+        Summary p = run_table_as(NEMO, chips[i].chip, chips[i].fabric, "fused"),
+                q = run_table_as(NEMO, chips[i].alt, chips[i].fabric, "fused");
         CU_ASSERT_TRUE_FATAL(p.n == q.n && p.n >= 9);
         double w = 0;
         for (int k = 0; k < p.n; k++)

@@ -65,7 +65,7 @@ static void test_fit_is_physical(void)
 static void test_band(void)
 {
     printf("\nNeMo's H100 layouts on mi355x, twice: the errors against H100's numbers mean nothing, the shift between the runs is the point\n");
-    Summary p = run_table_over(NEMO, "mi355x", "mi355x-cluster"), q = run_table_over(NEMO, ALT, "mi355x-cluster");
+    Summary p = run_table_as(NEMO, "mi355x", "mi355x-cluster", "fused"), q = run_table_as(NEMO, ALT, "mi355x-cluster", "fused");
     CU_ASSERT_TRUE_FATAL(p.n == q.n && p.n >= 9);
     double w = 0;
     for (int i = 0; i < p.n; i++)
