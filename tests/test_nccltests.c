@@ -107,6 +107,16 @@ static const Expect EXPECT[] = {
      * opens and is not read; 72 ranks from busbw/algbw, hosts unknown */
     { DATA_TRACES, "nccl-tests_allreduce_gb200-nvl72_1rack72gpu_mnnvl_coreweave-pr43.txt", 0, 5, 536870912ull,
       8589934592ull, NCCLTESTS_ALLREDUCE, 72, 0, 0, 72, NULL, NULL },
+    /* 2 x 8 H200 at 1-16 GiB: OCI RoCE (argonne-lcf/oci-howto) and Nebius IB (a Run:ai cookbook) */
+    { DATA_TRACES, "nccl-tests_allreduce_h200-oci_2node16gpu_8x-roce_nccl2.27.5_argonne-oci-howto.txt", 0, 5,
+      1073741824ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.27.5" },
+    { DATA_TRACES, "nccl-tests_allreduce_h200-nebius_2node16gpu_ib_runai-ml-cookbook.txt", 0, 5, 1073741824ull,
+      17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", NULL },
+    /* Google Cloud's gIB pages: all-gather tables without Rank lines (16 ranks from busbw/algbw) */
+    { DATA_TRACES, "nccl-tests_allgather_b200-gcp-a4_2node16gpu_8x400g-roce-gib_nccl2.25.1_gcp-docs-vms.txt", 0, 23,
+      4096ull, 17179869184ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, "2.25.1" },
+    { DATA_TRACES, "nccl-tests_allgather_h200-gcp-a3ultra_2node16gpu_8x400g-roce-gib_gcp-docs.txt", 0, 24, 1024ull,
+      8589934592ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, NULL },
     /* four runs under "====== N-node ======" lines, no Rank lines: the nodes
      * from the separators, 8 ranks a node from busbw/algbw */
     { DATA_TRACES, MI325X, 1, 3, 4294967296ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 8, 1, 0, 8, NULL, NULL },
@@ -318,6 +328,27 @@ static void test_new_format(void)
     CU_ASSERT_STRING_EQUAL(r->redop, "sum");
     CU_ASSERT_STRING_EQUAL(r->type, "float");
     CU_ASSERT_EQUAL(r->line, 13);
+    nccltests_free(t);
+}
+
+/* Rows of 0 bytes (the smallest size split over more ranks than it holds
+ * elements) are skipped, not taken for a second table. */
+static void test_zero_size_rows(void)
+{
+    const char *text =
+        "# Collective test starting: reduce_scatter_perf\n"
+        "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)\n"
+        "           0             0     float     sum      -1     0.13    0.00    0.00       0     0.15    0.00    0.00       0\n"
+        "           0             0     float     sum      -1     0.15    0.00    0.00       0     0.13    0.00    0.00       0\n"
+        "         256             4     float     sum      -1    33.45    0.01    0.01       0    33.79    0.01    0.01       0\n"
+        "         512             8     float     sum      -1    34.03    0.02    0.01       0    34.11    0.02    0.01       0\n";
+    GError *err = NULL;
+    NcclTrace *t = nccltests_parse("zero.txt", text, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_n_rows(t), 2);
+    CU_ASSERT_EQUAL(nccltests_row(t, 0)->size_bytes, 256);
+    CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_REDUCESCATTER);
     nccltests_free(t);
 }
 
@@ -582,6 +613,7 @@ static void test_repeated_version(void)
 }
 
 static const TestCase tests[] = {
+    {"rows of 0 bytes are skipped", test_zero_size_rows},
     {"real traces", test_real_traces},
     {"all trace files listed", test_all_files_listed},
     {"provenance headers", test_provenance},
