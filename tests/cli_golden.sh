@@ -30,7 +30,7 @@ validate_preset() {
     *h100-sxm-dell-xe9680_2node*) echo "dgx-h100-cluster --nodes 2" ;;
     *h100-sxm_4node*) echo "dgx-h100-cluster --nodes 4" ;;
     *h100-sxm_1node8gpu*) echo dgx-h100 ;;
-    *h200-dell-xe9680_2node*) echo "dgx-h200-cluster --nodes 2" ;;
+    *_h200-*_2node*) echo "dgx-h200-cluster --nodes 2" ;; # 2 x 8 H200 (Dell, OCI, Nebius, GCP A3 Ultra), not GH200
     *a100-80gb-crusoe_2node*) echo "dgx-a100-cluster --nodes 2" ;; # no Rank lines: the nodes given
     *h100-nebius_2node*) echo "dgx-h100-cluster --nodes 2" ;;
     *b200-lambda-1cc_2node*|*b200-gcp-a4_2node*) echo "dgx-b200-cluster --nodes 2" ;;
