@@ -17,8 +17,6 @@ typedef struct {
     int tag[SIM_NUM_TAGS]; /* layer, micro-batch, bucket (-1: none) */
     int nlinks, link_off; /* flow tasks: links in g->link_ids */
     bool is_flow;
-    int waiting; /* unfinished dependencies during a run */
-    int succ_off, nsucc;
 } Task;
 
 typedef struct {
@@ -48,8 +46,15 @@ struct SimGraph {
     const char *recent[2];         /* the names interned last */
     GArray *counters;              /* Counter */
     int default_tag[SIM_NUM_TAGS]; /* given to new tasks */
-    int *succ;                     /* CSR successors, built at run time */
-    size_t succ_cap;
+    /* Successors in CSR form, built by the first run and kept while no task
+     * or edge is added (a step's interference passes rerun one graph):
+     * task i's are succ[row[i]] .. succ[row[i + 1] - 1].  Unfinished
+     * dependencies count down in waiting[], apart from the 120-byte tasks,
+     * so that a run's one random access per edge stays in cache. */
+    int *succ, *row, *indeg, *waiting;
+    size_t succ_cap, node_cap;
+    guint csr_tasks, csr_edges; /* the graph's size when built */
+    bool csr_ok;
     SimEngine *e;
     SimNet *net;
     size_t done;
@@ -115,6 +120,7 @@ static void graph_reset(SimGraph *g)
     g->net = NULL;
     g->done = 0;
     g->last_end = 0;
+    g->csr_ok = false;
     graph_init(g);
 }
 
@@ -142,6 +148,9 @@ void sim_graph_free(SimGraph *g)
     g_array_free(g->counters, TRUE);
     g_string_chunk_free(g->names);
     g_free(g->succ);
+    g_free(g->row);
+    g_free(g->indeg);
+    g_free(g->waiting);
     g_free(g);
 }
 
@@ -359,9 +368,10 @@ static void finish(SimGraph *g, Task *t)
         if (!g_queue_is_empty(&r->ready))
             start_task(g, GPOINTER_TO_INT(g_queue_pop_head(&r->ready)) - 1);
     }
-    for (int i = 0; i < t->nsucc; i++) {
-        int s = g->succ[t->succ_off + i];
-        if (--task(g, s)->waiting == 0)
+    int id = (int)(t - (Task *)(void *)g->tasks->data);
+    for (int i = g->row[id]; i < g->row[id + 1]; i++) {
+        int s = g->succ[i];
+        if (--g->waiting[s] == 0)
             ready(g, s);
     }
 }
@@ -412,6 +422,43 @@ static void ready(SimGraph *g, int id)
         start_task(g, id);
 }
 
+/* Counting sort of the edges by their first task: each task's successors
+ * in the order the dependencies were added. */
+static void csr_build(SimGraph *g)
+{
+    guint n = g->tasks->len, m = g->edges->len;
+    if (g->csr_ok && g->csr_tasks == n && g->csr_edges == m)
+        return;
+    if (!g->succ || g->succ_cap < m) {
+        g_free(g->succ);
+        g->succ_cap = m ? m : 1;
+        g->succ = g_new(int, g->succ_cap);
+    }
+    if (!g->row || g->node_cap < n) {
+        g->node_cap = n ? n : 1;
+        g->row = g_renew(int, g->row, g->node_cap + 1);
+        g->indeg = g_renew(int, g->indeg, g->node_cap);
+        g->waiting = g_renew(int, g->waiting, g->node_cap);
+    }
+    memset(g->row, 0, (n + 1) * sizeof(int));
+    memset(g->indeg, 0, n * sizeof(int));
+    const int *ed = (const int *)(void *)g->edges->data;
+    for (guint i = 0; i < m; i++) {
+        g->row[ed[2 * i] + 1]++;
+        g->indeg[ed[2 * i + 1]]++;
+    }
+    for (guint i = 0; i < n; i++)
+        g->row[i + 1] += g->row[i];
+    for (guint i = 0; i < m; i++) /* row[b] advances to row[b + 1] */
+        g->succ[g->row[ed[2 * i]]++] = ed[2 * i + 1];
+    for (guint i = n; i > 0; i--) /* and back */
+        g->row[i] = g->row[i - 1];
+    g->row[0] = 0;
+    g->csr_tasks = n;
+    g->csr_edges = m;
+    g->csr_ok = true;
+}
+
 sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net)
 {
     int n = (int)g->tasks->len;
@@ -419,33 +466,12 @@ sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net)
     g->net = net;
     g->done = 0;
     g->last_end = 0;
-    /* successors in CSR form, in the order dependencies were added */
-    if (g->succ_cap < g->edges->len || !g->succ) {
-        g_free(g->succ);
-        g->succ_cap = g->edges->len ? g->edges->len : 1;
-        g->succ = g_new(int, g->succ_cap);
-    }
+    csr_build(g);
+    memcpy(g->waiting, g->indeg, (size_t)n * sizeof(int));
     for (int i = 0; i < n; i++) {
         Task *t = task(g, i);
         t->g = g;
-        t->nsucc = t->waiting = 0;
         t->start = t->end = SIM_TIME_NEVER;
-    }
-    for (guint i = 0; i < g->edges->len; i++) {
-        int *ed = (int *)(void *)(g->edges->data + i * 2 * sizeof(int));
-        task(g, ed[0])->nsucc++;
-        task(g, ed[1])->waiting++;
-    }
-    int off = 0;
-    for (int i = 0; i < n; i++) {
-        task(g, i)->succ_off = off;
-        off += task(g, i)->nsucc;
-        task(g, i)->nsucc = 0;
-    }
-    for (guint i = 0; i < g->edges->len; i++) {
-        int *ed = (int *)(void *)(g->edges->data + i * 2 * sizeof(int));
-        Task *b = task(g, ed[0]);
-        g->succ[b->succ_off + b->nsucc++] = ed[1];
     }
     for (guint i = 0; i < g->resources->len; i++) {
         Resource *r = &g_array_index(g->resources, Resource, i);
@@ -453,7 +479,7 @@ sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net)
         g_queue_clear(&r->ready);
     }
     for (int i = 0; i < n; i++)
-        if (task(g, i)->waiting == 0)
+        if (g->waiting[i] == 0)
             ready(g, i);
     sim_engine_run(e);
     /* Tasks finish in time order: the last to finish ends the latest (no
