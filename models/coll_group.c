@@ -193,7 +193,19 @@ static bool find_rings(CollGroup *g, GError **err)
 
 /* Each rank's first network link towards the next node is its NIC.  Where
  * nodes are joined without a network (rings and tori of nodes), the link that
- * most of the node's ranks cross to reach the next node stands in for it. */
+ * most of the node's ranks cross to reach the next node stands in for it.
+ * A NIC carries no more than its ranks bring it: each rank's narrowest link
+ * on the way (a PCIe link slower than the NIC, a PCIe switch's uplink shared
+ * by several ranks: its share), so that the closed forms see what the flows
+ * do. */
+static double before_nic(const CollGroup *g, const Path *pa, int pick, const int *uses)
+{
+    double bw = INFINITY;
+    for (int k = 0; k < pa->len && pa->links[k] != pick; k++)
+        bw = fmin(bw, coll_link_cap(g, pa->links[k]) / uses[pa->links[k]]);
+    return bw;
+}
+
 static void find_nics(CollGroup *g)
 {
     g->inter_bw = INFINITY;
@@ -213,7 +225,8 @@ static void find_nics(CollGroup *g)
         for (int k = 0; k < paths[i].len; k++)
             uses[paths[i].links[k]]++;
     }
-    double sum = 0;
+    double sum = 0, *supply = g_new0(double, nl);
+    int *picks = g_new(int, p);
     for (int i = 0; i < p; i++) {
         const Path *pa = &paths[i];
         int pick = -1;
@@ -228,12 +241,18 @@ static void find_nics(CollGroup *g)
             }
         if (pick >= 0 && g->transport == TOPO_TRANSPORT_NONE)
             g->transport = topo_link_transport(g->t, pick);
-        if (pick >= 0 && !seen[pick]) {
-            seen[pick] = true;
-            sum += coll_link_cap(g, pick);
+        picks[i] = pick;
+        if (pick >= 0)
+            supply[pick] += topo_link_kind(g->t, pick) == TOPO_LINK_NET ? before_nic(g, pa, pick, uses) : INFINITY;
+    }
+    for (int i = 0; i < p; i++)
+        if (picks[i] >= 0 && !seen[picks[i]]) {
+            seen[picks[i]] = true;
+            sum += fmin(coll_link_cap(g, picks[i]), supply[picks[i]]);
             g->nics++;
         }
-    }
+    g_free(supply);
+    g_free(picks);
     g_free(paths);
     g_free(pool);
     g_free(uses);

@@ -42,6 +42,54 @@ static Band flow_band(CollAlgo a, CollOp op, const CollGroup *g, const CollCost 
     }
 }
 
+/* A NIC faster than the PCIe link that feeds it (400 Gb/s on a PCIe 4.0
+ * GPU): the NICs carry what the GPUs bring them, in the closed form as in
+ * the flows, and a faster NIC never makes a collective slower. */
+static void test_nic_behind_pcie(void)
+{
+    char *dir = g_dir_make_tmp("shardsim-XXXXXX", NULL);
+    const char *nic[] = {"100Gbps", "200Gbps", "400Gbps", "800Gbps"};
+    double inter[4], prev[3] = {INFINITY, INFINITY, INFINITY}, prevc[3] = {INFINITY, INFINITY, INFINITY};
+    const double sizes[] = {1 << 20, 25e6, 1 << 30};
+    for (int i = 0; i < 4; i++) {
+        char *path = g_build_filename(dir, "ft.json", NULL);
+        char *text = g_strdup_printf(
+            "{\"name\": \"ft\", \"family\": \"fat_tree\", \"nodes\": 8, \"ranks_per_node\": 8, \"nics_per_node\": 8,"
+            " \"intra\": \"nvswitch\", \"nvlink\": {\"bandwidth\": \"25GB/s\", \"count\": 12, \"latency\": \"250ns\"},"
+            " \"pcie\": {\"bandwidth\": \"31.5GB/s\", \"latency\": \"300ns\"},"
+            " \"nic\": {\"bandwidth\": \"%s\", \"latency\": \"350ns\"}, \"nodes_per_leaf\": 8, \"spines\": 8,"
+            " \"uplink\": {\"latency\": \"200ns\"}}",
+            nic[i]);
+        CU_ASSERT_TRUE(g_file_set_contents(path, text, -1, NULL));
+        Topo *t = load(path, 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CollGroup *g = group(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        inter[i] = coll_group_inter_bw(g);
+        for (int k = 0; k < 3; k++) { /* the protocol NCCL picks; Simple's closed form against its flows */
+            CollCost c, s;
+            CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_REDUCESCATTER, COLL_RING, COLL_PROTO_AUTO, sizes[k], &c));
+            CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_REDUCESCATTER, COLL_RING, COLL_SIMPLE, sizes[k], &s));
+            double f = coll_simulate(g, COLL_REDUCESCATTER, COLL_RING, c.proto, sizes[k]);
+            CU_ASSERT_TRUE(rel(coll_simulate(g, COLL_REDUCESCATTER, COLL_RING, COLL_SIMPLE, sizes[k]), s.time_s) < 0.05);
+            CU_ASSERT_TRUE(f <= prev[k] * (1 + 1e-9) && c.time_s <= prevc[k] * (1 + 1e-9));
+            prev[k] = f;
+            prevc[k] = c.time_s;
+        }
+        coll_group_free(g);
+        topo_free(t);
+        g_unlink(path);
+        g_free(path);
+        g_free(text);
+    }
+    g_rmdir(dir);
+    g_free(dir);
+    /* 12.5 and 25 GB/s NICs bound the node; from 400 Gb/s its PCIe links do */
+    CU_ASSERT_TRUE(rel(inter[1], 2 * inter[0]) < 1e-9);
+    CU_ASSERT_TRUE(inter[2] > inter[1] && inter[2] < 1.3 * inter[1]);
+    CU_ASSERT_DOUBLE_EQUAL(inter[3], inter[2], 1e-3);
+}
+
 /* Every algorithm and op the model offers, closed form against flows. */
 static void test_closed_form_matches_flows(void)
 {
@@ -751,6 +799,7 @@ static const TestCase tests[] = {
     {"closed form matches flows when uncontended", test_closed_form_matches_flows},
     {"double binary tree across nodes", test_tree_across_nodes},
     {"oversubscribed fat tree slows the flow model", test_oversubscribed_fat_tree},
+    {"a NIC faster than its PCIe link", test_nic_behind_pcie},
     {"algorithm choice", test_algorithms_and_auto},
     {"every decomposition runs", test_every_decomposition_runs},
     {"validation bounds on real traces", test_validation_bounds},
