@@ -90,6 +90,24 @@ static void test_nic_behind_pcie(void)
     CU_ASSERT_DOUBLE_EQUAL(inter[3], inter[2], 1e-3);
 }
 
+/* The known gap (README): across nodes of a fully connected mesh (AMD's
+ * Infinity Fabric presets) the ring's flows crowd a few NICs.  Printed, and
+ * held to where it stands, so that a change that widens it fails. */
+static void test_mesh_flows_gap(void)
+{
+    Topo *t = load("mi300x-cluster", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CollCost c;
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, 1 << 30, &c));
+    double r = coll_simulate(g, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, 1 << 30) / c.time_s;
+    printf("\nmi300x-cluster, 2 nodes, 1 GiB ring all-reduce: flows / closed form %.2fx\n", r);
+    CU_ASSERT_TRUE(r > 0.95 && r < 3.0);
+    coll_group_free(g);
+    topo_free(t);
+}
+
 /* Every algorithm and op the model offers, closed form against flows. */
 static void test_closed_form_matches_flows(void)
 {
@@ -800,6 +818,7 @@ static const TestCase tests[] = {
     {"double binary tree across nodes", test_tree_across_nodes},
     {"oversubscribed fat tree slows the flow model", test_oversubscribed_fat_tree},
     {"a NIC faster than its PCIe link", test_nic_behind_pcie},
+    {"known gap: ring flows across nodes of a mesh", test_mesh_flows_gap},
     {"algorithm choice", test_algorithms_and_auto},
     {"every decomposition runs", test_every_decomposition_runs},
     {"validation bounds on real traces", test_validation_bounds},
