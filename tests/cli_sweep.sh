@@ -113,6 +113,23 @@ bad bad_base "$TMP/badbase.json:2: " "$TMP/badbase.json" --vary nodes=1,2
 
 "$BIN" sweep --help | grep -q "dp = nodes x ranks per node" || { echo "FAIL: --help lacks the dp rule"; fail=1; }
 
+# the points' warnings under the table, each once with its points: an
+# accelerator computed on another chip's topology, as run prints it
+cat > "$TMP/h100.json" <<'EOF'
+{
+  "accelerator": "h100-sxm", "topology": "dgx-h100-cluster", "nodes": 1,
+  "model": "gpt3-125m", "global_batch": 64, "micro_batch": 2,
+  "parallelism": {"weight_update": "sharded"}
+}
+EOF
+"$BIN" sweep "$TMP/h100.json" --vary topology=dgx-a100-cluster,dgx-h100-cluster,dgx-a100 > "$TMP/warn.txt" 2> "$TMP/err" ||
+    { echo "FAIL sweep over topologies:"; cat "$TMP/err"; fail=1; }
+grep -q '^# warning (point 0): the scenario computes on h100-sxm, but topology dgx-a100-cluster describes a100' "$TMP/warn.txt" &&
+    grep -q '^# warning (point 2): the scenario computes on h100-sxm, but topology dgx-a100 describes a100' "$TMP/warn.txt" ||
+    { echo "FAIL: the accelerator mismatch is not under the sweep's table:"; cat "$TMP/warn.txt"; fail=1; }
+[ "$(grep -c 'computes on h100-sxm' "$TMP/warn.txt")" -eq 2 ] ||
+    { echo "FAIL: each warning once:"; cat "$TMP/warn.txt"; fail=1; }
+
 # validate --plot (delivered with sweep): the picture, and the JSON unchanged
 TRACE="$SRC/tests/data/traces/nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt"
 if [ -f "$TRACE" ]; then

@@ -70,6 +70,36 @@ static void progress_bar(int done, int total, void *user)
 
 static bool has_plot_ext(const char *path) { return g_str_has_suffix(path, ".png") || g_str_has_suffix(path, ".svg"); }
 
+/* The points' warnings below the table, each once with the points it holds
+ * for (what `run` prints as notes: the chips computed are not the
+ * topology's own, a machine mostly idle). */
+static void print_warnings(const cJSON *run)
+{
+    GPtrArray *text = g_ptr_array_new();
+    GPtrArray *where = g_ptr_array_new();
+    const cJSON *p, *w;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(run, "points"))
+    cJSON_ArrayForEach(w, cJSON_GetObjectItem(cJSON_GetObjectItem(p, "result"), "warnings"))
+    {
+        guint k = 0;
+        while (k < text->len && strcmp(text->pdata[k], w->valuestring) != 0)
+            k++;
+        if (k == text->len) {
+            g_ptr_array_add(text, w->valuestring);
+            g_ptr_array_add(where, g_string_new(NULL));
+        }
+        GString *at = where->pdata[k];
+        g_string_append_printf(at, "%s%g", at->len ? ", " : "", num(p, "index"));
+    }
+    for (guint k = 0; k < text->len; k++)
+        printf("# warning (point%s %s): %s\n", strchr(((GString *)where->pdata[k])->str, ',') ? "s" : "",
+               ((GString *)where->pdata[k])->str, (const char *)text->pdata[k]);
+    for (guint k = 0; k < where->len; k++)
+        g_string_free(where->pdata[k], TRUE);
+    g_ptr_array_free(text, TRUE);
+    g_ptr_array_free(where, TRUE);
+}
+
 /* ---- table ---- */
 
 static void print_table(const Sweep *s, const cJSON *run)
@@ -118,6 +148,7 @@ static void print_table(const Sweep *s, const cJSON *run)
                cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")) ? "yes" : "NO");
     }
     g_free(w);
+    print_warnings(run);
 }
 
 typedef struct {
