@@ -361,8 +361,9 @@ CollGroup *coll_group_new_with(const Topo *t, const int *ranks, int nranks, cons
                         g->nnodes, g->ppn);
         else
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                        "a collective can have at most %d ranks per node (%d nodes, %d ranks on one)", COLL_MAX_PPN,
-                        g->nnodes, g->ppn);
+                        "a collective can have at most %d ranks per node (%d nodes, %d ranks on one); MPI on CPU "
+                        "nodes has no such limit (collective --library mpi)",
+                        COLL_MAX_PPN, g->nnodes, g->ppn);
         coll_group_free(g);
         return NULL;
     }

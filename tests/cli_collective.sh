@@ -65,7 +65,7 @@ check "unknown --algo" bad "unknown --algo" -t dgx-a100 --algo nope
 check "unknown topology" bad "unknown topology preset" -t nope
 check "an algorithm that cannot run says why" bad "power-of-two" -t dgx1-v100 --ranks 6 --algo rhd
 check "ranks that cannot be spread evenly" bad "spread evenly" -t dgx-a100-cluster --ranks 13
-check "a single-node preset does not grow" bad "one node, not 4" -t dgx-a100 --nodes 4
+check "a single-node preset does not grow" bad "one node, not the 4 asked for" -t dgx-a100 --nodes 4
 check "a missing --topology" bad "--topology is required"
 
 echo "cli_collective: $pass passed, $fail failed"

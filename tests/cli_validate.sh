@@ -51,7 +51,7 @@ expect_exit 2 "no-such-file" validate -t dgx1-v100 "$tmp/no-such-file.txt"
 check "a missing trace is bad input" [ $? -eq 0 ]
 expect_exit 2 "unknown topology preset" validate -t nope "$v100"
 check "an unknown topology is bad input" [ $? -eq 0 ]
-expect_exit 2 "one node, not 2" validate -t dgx-a100 "$traces/nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt"
+expect_exit 2 "one node, not the 2 asked for" validate -t dgx-a100 "$traces/nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt"
 check "16 ranks on 2 hosts do not fit one DGX" [ $? -eq 0 ]
 printf '# nThread 1 nGpus 1\n#  size count type redop time algbw busbw error time algbw busbw error\n 8 2 float sum x 0.0 0.0 0 1 0 0 0\n' >"$tmp/bad.txt"
 expect_exit 2 "bad.txt:3:" validate --op allreduce --ranks 2 -t dgx-a100 "$tmp/bad.txt"

@@ -55,7 +55,9 @@ static bool build_switch(Topo *t, const TopoCtx *c, bool nvswitch, GError **err)
         return false;
     if (nvswitch && nodes != 1) {
         sim_json_error(c->doc, c->root, err,
-                       "nvswitch_node describes one node, not %ld; use the fat_tree family for several", nodes);
+                       "nvswitch_node describes one node, not the %ld asked for; a cluster preset (such as "
+                       "dgx-a100-cluster) or a fat_tree topology describes several",
+                       nodes);
         return false;
     }
     t->fam = TOPO_ROUTE_SWITCH;

@@ -104,8 +104,11 @@ static int *rank_ids(const char *topology, const Measured *m, Topo **topo, GErro
         return NULL;
     int tppn = topo_ranks_per_node(*topo), rph = m->ranks_per_host;
     if (rph > tppn || m->hosts * rph < m->ranks) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %d ranks on %d hosts do not fit topology %s (%d nodes of %d)",
-                    m->name, m->ranks, m->hosts, topo_name(*topo), topo_num_nodes(*topo), tppn);
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %d ranks on %d hosts do not fit topology %s (%d nodes of %d)%s",
+                    m->name, m->ranks, m->hosts, topo_name(*topo), topo_num_nodes(*topo), tppn,
+                    m->hosts == 1 && m->ranks > tppn
+                        ? "; the trace names no more hosts: give the run's node count with --nodes"
+                        : "");
         return NULL;
     }
     int *ids = g_new(int, m->ranks);
