@@ -121,6 +121,12 @@ refused "calibrate each model on its own traces" calibrate -t oci-bm-optimized3.
 printf '{"overlay": "x",\n "parameters": {"mpi.warp": 1}}\n' >"$tmp/badmpi.json"
 refused "badmpi.json:2: unknown MPI model parameter" collective -t oci-bm-optimized3.36 --library mpi --sizes 1MiB --params "$tmp/badmpi.json"
 refused "would be overwritten" calibrate -t mi355x-cluster "$mi355" -o "$mi355"
+# measurements no run gives (they would overflow the fit, far from their row)
+printf 'm,n,k,dtype,seconds\n4096.5,4096,4096,bf16,0.001\n' >"$tmp/g.csv"
+refused "g.csv:2: a GEMM row is" calibrate --accelerator a100-40gb "$tmp/g.csv"
+cp "$src/tests/data/steps/mpt-a100-40gb-fsdp.json" "$tmp/"
+printf 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1e-308\n' >"$tmp/s.csv"
+refused "s.csv:2: tokens_per_s must be" calibrate --accelerator a100-40gb "$tmp/s.csv"
 printf '{"overlay": "x",\n "parameters": {"link_efficiency.warp": 0.5}}\n' >"$tmp/bad.json"
 refused "bad.json:2: unknown collective parameter" collective -t dgx-a100 --sizes 1MiB --params "$tmp/bad.json"
 refused "bad.json:2: unknown collective parameter" calibrate -t mi355x-cluster --params "$tmp/bad.json" "$mi355"

@@ -195,19 +195,25 @@ static void test_osu_malformed(void)
     expect_error(s, "t.txt:4: result row has 3 fields, the column header 2");
     g_free(s);
     s = g_strconcat(H, "1 abc\n", NULL);
-    expect_error(s, "t.txt:3: latency \"abc\" is not a number >= 0");
+    expect_error(s, "t.txt:3: latency \"abc\" is not a number of us from 0 to 1e10");
     g_free(s);
     s = g_strconcat(H, "1 -2.0\n", NULL);
-    expect_error(s, "t.txt:3: latency \"-2.0\" is not a number >= 0");
+    expect_error(s, "t.txt:3: latency \"-2.0\" is not a number of us from 0 to 1e10");
     g_free(s);
     s = g_strconcat(H, "1 nan\n", NULL);
-    expect_error(s, "t.txt:3: latency \"nan\" is not a number >= 0");
+    expect_error(s, "t.txt:3: latency \"nan\" is not a number of us from 0 to 1e10");
+    g_free(s);
+    s = g_strconcat(H, "1 1e308\n", NULL);
+    expect_error(s, "t.txt:3: latency \"1e308\" is not a number of us from 0 to 1e10");
+    g_free(s);
+    s = g_strconcat(H, "2199023255552 2.0\n", NULL); /* 2 TiB */
+    expect_error(s, "t.txt:3: size \"2199023255552\" is not a whole number of bytes up to 1 TiB");
     g_free(s);
     s = g_strconcat(H, "1.5 2.0\n", NULL);
-    expect_error(s, "t.txt:3: size \"1.5\" is not a whole number of bytes");
+    expect_error(s, "t.txt:3: size \"1.5\" is not a whole number of bytes up to 1 TiB");
     g_free(s);
     s = g_strconcat(H, "99999999999999999999 2.0\n", NULL);
-    expect_error(s, "t.txt:3: size \"99999999999999999999\" is not a whole number of bytes");
+    expect_error(s, "t.txt:3: size \"99999999999999999999\" is not a whole number of bytes up to 1 TiB");
     g_free(s);
     expect_error("# OSU MPI Message Rate Test v7.3\n# Size      Messages/s\n1 0.5\n",
                  "t.txt:2: column \"Messages/s\" is not one this reader knows");
@@ -267,7 +273,7 @@ static void test_osu_contradictions(void)
     expect_error(s, "t.txt:5: size 4 does not grow from 8 at line 4 (a table given twice?)");
     g_free(s);
     s = g_strconcat(H, "4 2.0\n-8 2.5\n", NULL);
-    expect_error(s, "t.txt:4: size \"-8\" is not a whole number of bytes");
+    expect_error(s, "t.txt:4: size \"-8\" is not a whole number of bytes up to 1 TiB");
     g_free(s);
     expect_error("# op: alltoall\n# OSU MPI Allreduce Latency Test v7.3\n# Size Avg Latency(us)\n8 1\n",
                  "t.txt:1: '# op:' says alltoall, but the title at line 2 is osu_allreduce");
@@ -280,7 +286,7 @@ static void test_osu_contradictions(void)
     expect_error("# Size Bandwidth (MB/s)\n8 1\n",
                  "t.txt:1: a bandwidth table, but no title or '# command:' tells osu_bw from osu_bibw");
     expect_error("# OSU MPI Bandwidth Test v7.3\n# Size Bandwidth (MB/s)\n8 -1\n",
-                 "t.txt:3: bandwidth \"-1\" is not a number >= 0");
+                 "t.txt:3: bandwidth \"-1\" is not a number of MB/s from 0 to 1e9");
     expect_error("# OSU MPI Latency Test v7.3\n# Size Bandwidth (MB/s) Latency (us)\n8 1 1\n",
                  "t.txt:2: column header has both a latency and a bandwidth column");
     /* each datatype block starts its sizes afresh */

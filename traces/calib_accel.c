@@ -70,12 +70,18 @@ static bool bad(GError **err, const char *file, int line, const char *what)
     return false;
 }
 
-static bool positive(const char *s, double *out)
+/* A number in [lo, hi]: measurements outside any run's range (a step of
+ * a nanosecond, 1e-308 tokens/s) are typing errors, and would overflow the
+ * fit's residuals far from the row that holds them. */
+static bool number_in(const char *s, double lo, double hi, double *out)
 {
     char *end;
     *out = g_ascii_strtod(s, &end);
-    return end != s && *end == '\0' && isfinite(*out) && *out > 0;
+    return end != s && *end == '\0' && isfinite(*out) && *out >= lo && *out <= hi;
 }
+
+/* A GEMM dimension: a whole number of elements. */
+static bool dim(const char *s, double *out) { return number_in(s, 1, 1e7, out) && *out == floor(*out); }
 
 static void add_row(AccelCalibration *c, const Row *r, double seconds)
 {
@@ -90,9 +96,10 @@ static bool gemm_row(AccelCalibration *c, char **f, const char *file, int line, 
 {
     Row r = {.gemm = true};
     double s;
-    if (g_strv_length(f) != 5 || !positive(f[0], &r.m) || !positive(f[1], &r.n) || !positive(f[2], &r.k) ||
-        !positive(f[4], &s))
-        return bad(err, file, line, "a GEMM row is m,n,k,dtype,seconds with positive numbers");
+    if (g_strv_length(f) != 5 || !dim(f[0], &r.m) || !dim(f[1], &r.n) || !dim(f[2], &r.k) ||
+        !number_in(f[4], 1e-9, 1e4, &s))
+        return bad(err, file, line,
+                   "a GEMM row is m,n,k,dtype,seconds: whole dimensions from 1 to 1e7, seconds from 1e-9 to 1e4");
     if (!accel_dtype_from_name(f[3], &r.dt) || !accel_has_dtype(c->prior, r.dt))
         return bad(err, file, line, "the data type is not one this accelerator runs");
     add_row(c, &r, s);
@@ -136,10 +143,10 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
     for (int i = 0; head[i]; i++) {
         if (!strcmp(head[i], "scenario"))
             scen = f[i];
-        else if (!strcmp(head[i], "step_time_s") && !positive(f[i], &step))
-            return bad(err, file, line, "step_time_s must be a positive number");
-        else if (!strcmp(head[i], "tokens_per_s") && !positive(f[i], &tps))
-            return bad(err, file, line, "tokens_per_s must be a positive number");
+        else if (!strcmp(head[i], "step_time_s") && !number_in(f[i], 1e-6, 1e6, &step))
+            return bad(err, file, line, "step_time_s must be a number of seconds from 1e-6 to 1e6");
+        else if (!strcmp(head[i], "tokens_per_s") && !number_in(f[i], 1e-3, 1e12, &tps))
+            return bad(err, file, line, "tokens_per_s must be a number from 1e-3 to 1e12");
     }
     char *dir = g_path_get_dirname(file), *path = g_path_is_absolute(scen) ? g_strdup(scen) : g_build_filename(dir, scen, NULL);
     g_free(dir);

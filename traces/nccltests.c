@@ -78,8 +78,8 @@ static bool parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, 
     }
     NcclTestsRow r = { .root = -1, .ip_time_us = NAN, .ip_algbw_gbs = NAN,
                        .ip_busbw_gbs = NAN, .line = line };
-    if (!trace_tok_u64(t[L->size], &r.size_bytes)) {
-        trace_input_error(err, tr->name, line, "size \"%.*s\" is not a whole number of bytes",
+    if (!trace_tok_u64(t[L->size], &r.size_bytes) || (double)r.size_bytes > TRACE_MAX_BYTES) {
+        trace_input_error(err, tr->name, line, "size \"%.*s\" is not a whole number of bytes up to 1 TiB",
                         t[L->size].len, t[L->size].s);
         return false;
     }
@@ -105,9 +105,9 @@ static bool parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, 
             if (col[k] < 0)
                 continue;
             double v = 0;
-            if (!trace_tok_double(t[col[k]], &v) || v < 0) {
-                trace_input_error(err, tr->name, line, "%s %s \"%.*s\" is not a number >= 0",
-                                COLNAME[g], what[k], t[col[k]].len, t[col[k]].s);
+            if (!trace_tok_double(t[col[k]], &v) || v < 0 || v > (k == 0 ? TRACE_MAX_US : TRACE_MAX_MBS / 1e3)) {
+                trace_input_error(err, tr->name, line, "%s %s \"%.*s\" is not a number from 0 to %s", COLNAME[g],
+                                  what[k], t[col[k]].len, t[col[k]].s, k == 0 ? "1e10 us" : "1e6 GB/s");
                 return false;
             }
             *dst[g][k] = v;

@@ -196,8 +196,9 @@ static bool parse_row(OsuTrace *tr, const Layout *L, const TraceTok *t, int n, c
         uint64_t u = 0;
         switch (L->col[i]) {
         case COL_SIZE:
-            if (!trace_tok_u64(t[i], &u)) {
-                trace_input_error(err, tr->name, line, "size \"%.*s\" is not a whole number of bytes", t[i].len, t[i].s);
+            if (!trace_tok_u64(t[i], &u) || (double)u > TRACE_MAX_BYTES) {
+                trace_input_error(err, tr->name, line, "size \"%.*s\" is not a whole number of bytes up to 1 TiB",
+                                  t[i].len, t[i].s);
                 return false;
             }
             r.size_bytes = u;
@@ -206,16 +207,18 @@ static bool parse_row(OsuTrace *tr, const Layout *L, const TraceTok *t, int n, c
         case COL_AVG:
         case COL_MIN:
         case COL_MAX:
-            if (!trace_tok_double(t[i], &v) || v < 0) {
-                trace_input_error(err, tr->name, line, "latency \"%.*s\" is not a number >= 0", t[i].len, t[i].s);
+            if (!trace_tok_double(t[i], &v) || v < 0 || v > TRACE_MAX_US) {
+                trace_input_error(err, tr->name, line, "latency \"%.*s\" is not a number of us from 0 to 1e10", t[i].len,
+                                  t[i].s);
                 return false;
             }
             *(L->col[i] == COL_AVG ? &r.avg_us : L->col[i] == COL_MIN ? &r.min_us : &r.max_us) = v;
             have_avg = have_avg || L->col[i] == COL_AVG;
             break;
         case COL_BW:
-            if (!trace_tok_double(t[i], &v) || v < 0) {
-                trace_input_error(err, tr->name, line, "bandwidth \"%.*s\" is not a number >= 0", t[i].len, t[i].s);
+            if (!trace_tok_double(t[i], &v) || v < 0 || v > TRACE_MAX_MBS) {
+                trace_input_error(err, tr->name, line, "bandwidth \"%.*s\" is not a number of MB/s from 0 to 1e9",
+                                  t[i].len, t[i].s);
                 return false;
             }
             r.bw_mbs = v;

@@ -23,6 +23,12 @@ bool trace_tok_is(TraceTok t, const char *word);
 bool trace_tok_u64(TraceTok t, uint64_t *out);
 bool trace_tok_int(TraceTok t, int *out);
 bool trace_tok_double(TraceTok t, double *out);
+/* The most a benchmark row can hold: a message of 1 TiB (the collective
+ * command's limit too), a time of 1e10 us (3 hours for one call), a rate of
+ * 1e9 MB/s (1 PB/s).  Beyond them a row is a typing error, not a run. */
+#define TRACE_MAX_BYTES 1099511627776.0
+#define TRACE_MAX_US 1e10
+#define TRACE_MAX_MBS 1e9
 /* "# key: value" with key [A-Za-z][A-Za-z0-9_-]*: the key's length, else 0. */
 int trace_provenance_key(const char *s);
 /* The whole file as text; missing, unreadable or binary (a NUL byte) files

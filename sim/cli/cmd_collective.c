@@ -32,8 +32,9 @@ static void print_row(const CollGroup *g, const CollSweepRow *r, bool flows)
 {
     double p10, p90, t = r->cost.time_s;
     coll_band(g, r->bytes, t, &p10, &p90, NULL);
-    char range[32];
-    g_snprintf(range, sizeof range, "-%.0f%%/+%.0f%%", (1 - p10 / t) * 100, (p90 / t - 1) * 100);
+    char range[32] = "-"; /* no time (one rank): no band */
+    if (t > 0)
+        g_snprintf(range, sizeof range, "-%.0f%%/+%.0f%%", (1 - p10 / t) * 100, (p90 / t - 1) * 100);
     printf("%14.0f %12.2f %11s %11.2f %11.2f %8s %7s", r->bytes, t * 1e6, range, r->algbw_Bps / 1e9,
            r->busbw_Bps / 1e9, coll_algo_name(r->cost.algo), coll_proto_name(r->cost.proto));
     if (flows)
