@@ -3,7 +3,7 @@
 #  - a trace validated on a topology of another chip warns on stderr
 #    ("shardsim: warning: ..."), only where both the trace's device lines and
 #    the topology's accelerator name a chip; stdout (--json) is unchanged;
-#  - --nccl-version past the newest modelled warns and names the newest;
+#  - --nccl-version past the newest modelled warns and names the newest, and one before the oldest (2.8) the oldest;
 #  - an unknown accelerator in a topology file is reported at that file's line
 #    by collective and run;
 #  - a batch that does not divide fails before the topology is built;
@@ -74,6 +74,12 @@ check "... stderr empty" quiet
 check "... and 3.0 is modelled as 2.30" cmp -s "$tmp/out" "$tmp/v3.json"
 check "RCCL past its newest" runs collective --json -t mi300x-node --op allreduce --sizes 1M --nccl-version 2.29
 check "... names RCCL 2.28" warned 1 "collective: RCCL 2.29 is newer than the newest the model follows, RCCL 2.28"
+check "collective --nccl-version 2.1 runs" runs collective --json -t dgx-a100 --op allreduce --sizes 1M --nccl-version 2.1
+check "... warns, naming the oldest modelled" warned 1 \
+  "collective: NCCL 2.1 is older than the oldest the model follows, NCCL 2.8: modelled with 2.8's tables$"
+check "collective --nccl-version 2.8: no warning" runs collective --json -t dgx-a100 --op allreduce --sizes 1M \
+  --nccl-version 2.8
+check "... stderr empty" quiet
 check "validate --nccl-version 3.0 runs" runs validate --json -t dgx1-v100 "$v100" --nccl-version 3.0
 check "... warns per trace" warned 1 "$v100: NCCL 3.0 is newer than the newest the model follows, NCCL 2.30"
 check "... one JSON object" is_json

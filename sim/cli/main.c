@@ -112,6 +112,11 @@ void cli_warn_version(const char *cmd, int lib, int code)
                  lib == COLL_LIB_RCCL ? "RCCL" : "NCCL", code / 10000, code / 100 % 100,
                  lib == COLL_LIB_RCCL ? "RCCL" : "NCCL", newest / 10000, newest / 100 % 100, newest / 10000,
                  newest / 100 % 100);
+    /* the tuner tables were read back to NCCL 2.8 (models/presets/collectives.json,
+     * nccl.eras_source); an older version's choices are 2.8's guess */
+    if (code > 0 && lib == COLL_LIB_NCCL && code < 20800)
+        cli_warn("%s: NCCL %d.%d is older than the oldest the model follows, NCCL 2.8: modelled with 2.8's tables", cmd,
+                 code / 10000, code / 100 % 100);
 }
 
 bool cli_parse_options(GOptionContext *ctx, int *argc, char ***argv)
