@@ -42,6 +42,26 @@ static Band flow_band(CollAlgo a, CollOp op, const CollGroup *g, const CollCost 
     }
 }
 
+/* A fat tree of DGX A100-like nodes (PCIe 4.0 to each GPU's NIC), written
+ * to `dir` and loaded. */
+static Topo *fat_tree(const char *dir, int nodes, const char *nic, int per_leaf, int spines, int over)
+{
+    char *path = g_build_filename(dir, "ft.json", NULL);
+    char *text = g_strdup_printf(
+        "{\"name\": \"ft\", \"family\": \"fat_tree\", \"nodes\": %d, \"ranks_per_node\": 8, \"nics_per_node\": 8,"
+        " \"intra\": \"nvswitch\", \"nvlink\": {\"bandwidth\": \"25GB/s\", \"count\": 12, \"latency\": \"250ns\"},"
+        " \"pcie\": {\"bandwidth\": \"31.5GB/s\", \"latency\": \"300ns\"},"
+        " \"nic\": {\"bandwidth\": \"%s\", \"latency\": \"350ns\"}, \"nodes_per_leaf\": %d, \"spines\": %d,"
+        " \"oversubscription\": %d, \"uplink\": {\"latency\": \"200ns\"}}",
+        nodes, nic, per_leaf, spines, over);
+    CU_ASSERT_TRUE(g_file_set_contents(path, text, -1, NULL));
+    Topo *t = load(path, 0);
+    g_unlink(path);
+    g_free(path);
+    g_free(text);
+    return t;
+}
+
 /* A NIC faster than the PCIe link that feeds it (400 Gb/s on a PCIe 4.0
  * GPU): the NICs carry what the GPUs bring them, in the closed form as in
  * the flows, and a faster NIC never makes a collective slower. */
@@ -52,16 +72,7 @@ static void test_nic_behind_pcie(void)
     double inter[4], prev[3] = {INFINITY, INFINITY, INFINITY}, prevc[3] = {INFINITY, INFINITY, INFINITY};
     const double sizes[] = {1 << 20, 25e6, 1 << 30};
     for (int i = 0; i < 4; i++) {
-        char *path = g_build_filename(dir, "ft.json", NULL);
-        char *text = g_strdup_printf(
-            "{\"name\": \"ft\", \"family\": \"fat_tree\", \"nodes\": 8, \"ranks_per_node\": 8, \"nics_per_node\": 8,"
-            " \"intra\": \"nvswitch\", \"nvlink\": {\"bandwidth\": \"25GB/s\", \"count\": 12, \"latency\": \"250ns\"},"
-            " \"pcie\": {\"bandwidth\": \"31.5GB/s\", \"latency\": \"300ns\"},"
-            " \"nic\": {\"bandwidth\": \"%s\", \"latency\": \"350ns\"}, \"nodes_per_leaf\": 8, \"spines\": 8,"
-            " \"uplink\": {\"latency\": \"200ns\"}}",
-            nic[i]);
-        CU_ASSERT_TRUE(g_file_set_contents(path, text, -1, NULL));
-        Topo *t = load(path, 0);
+        Topo *t = fat_tree(dir, 8, nic[i], 8, 8, 1);
         CU_ASSERT_PTR_NOT_NULL_FATAL(t);
         CollGroup *g = group(t);
         CU_ASSERT_PTR_NOT_NULL_FATAL(g);
@@ -78,9 +89,6 @@ static void test_nic_behind_pcie(void)
         }
         coll_group_free(g);
         topo_free(t);
-        g_unlink(path);
-        g_free(path);
-        g_free(text);
     }
     g_rmdir(dir);
     g_free(dir);
@@ -203,16 +211,7 @@ static void test_oversubscribed_fat_tree(void)
     double flow[2], closed[2];
     int over[2] = {1, 4};
     for (int i = 0; i < 2; i++) {
-        char *path = g_build_filename(dir, "ft.json", NULL);
-        char *text = g_strdup_printf(
-            "{\"name\": \"ft\", \"family\": \"fat_tree\", \"nodes\": 16, \"ranks_per_node\": 8, \"nics_per_node\": 8,"
-            " \"intra\": \"nvswitch\", \"nvlink\": {\"bandwidth\": \"25GB/s\", \"count\": 12, \"latency\": \"250ns\"},"
-            " \"pcie\": {\"bandwidth\": \"31.5GB/s\", \"latency\": \"300ns\"},"
-            " \"nic\": {\"bandwidth\": \"200Gbps\", \"latency\": \"350ns\"},"
-            " \"nodes_per_leaf\": 4, \"spines\": 4, \"oversubscription\": %d, \"uplink\": {\"latency\": \"200ns\"}}",
-            over[i]);
-        CU_ASSERT_TRUE(g_file_set_contents(path, text, -1, NULL));
-        Topo *t = load(path, 0);
+        Topo *t = fat_tree(dir, 16, "200Gbps", 4, 4, over[i]);
         CU_ASSERT_PTR_NOT_NULL_FATAL(t);
         CollGroup *g = group(t);
         CU_ASSERT_PTR_NOT_NULL_FATAL(g);
@@ -222,9 +221,6 @@ static void test_oversubscribed_fat_tree(void)
         flow[i] = coll_simulate(g, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, 4e9) - c.latency_s;
         coll_group_free(g);
         topo_free(t);
-        g_unlink(path);
-        g_free(path);
-        g_free(text);
     }
     g_rmdir(dir);
     g_free(dir);
