@@ -67,6 +67,8 @@ check "an algorithm that cannot run says why" bad "power-of-two" -t dgx1-v100 --
 check "ranks that cannot be spread evenly" bad "spread evenly" -t dgx-a100-cluster --ranks 13
 check "a single-node preset does not grow" bad "one node, not the 4 asked for" -t dgx-a100 --nodes 4
 check "a missing --topology" bad "--topology is required"
+check "thousands of sizes' flows on 4096 ranks are refused before they run" \
+  bad "flows in all, more than" -t dgx-a100-cluster --nodes 512 --flows --sizes 1:1TiB:1.01
 "$bin" collective -t dgx-a100-cluster --ranks 1 --sizes 8B --flows >"$tmp/one.txt" 2>&1
 check "one rank: no time, no band, no NaN" sh -c "! grep -qi nan '$tmp/one.txt' && tail -1 '$tmp/one.txt' | grep -q ' 0.00 *- '"
 

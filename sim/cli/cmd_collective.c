@@ -65,6 +65,19 @@ static int compute_rows(const Topo *topo, const CollGroup *grp, CollOp op, CollA
                         const GArray *sizes, bool flows, CollSweepRow *rows)
 {
     int n = coll_group_size(grp);
+    /* each size's flows are bounded (COLL_MAX_FLOWS), and so are all of
+     * them together: thousands of sizes of a large group would each run */
+    int64_t total = 0;
+    for (guint i = 0; flows && i < sizes->len; i++) {
+        CollCost c;
+        double bytes = g_array_index(sizes, double, i);
+        if (coll_cost(grp, op, algo, proto, bytes, &c))
+            total += coll_flow_count(grp, op, c.algo, c.proto, bytes);
+    }
+    if (total > 4LL * COLL_MAX_FLOWS)
+        return cli_usage_error("collective: --flows: %u sizes on %d ranks make %lld flows in all, more than %lld; "
+                               "give fewer sizes (a larger --sizes factor) or drop --flows",
+                               sizes->len, n, (long long)total, 4LL * COLL_MAX_FLOWS);
     for (guint i = 0; i < sizes->len; i++) {
         CollSweepRow *r = &rows[i];
         if (!coll_sweep_row(grp, op, algo, proto, g_array_index(sizes, double, i), flows, r))
