@@ -78,6 +78,7 @@ typedef enum {
     PLAN_FEAT_INTERLEAVE,  /* virtual stages > 1 */
     PLAN_FEAT_CP,          /* context parallelism */
     PLAN_FEAT_EP,          /* expert parallelism */
+    PLAN_FEAT_UNEVEN,      /* pipeline stages of unequal layer counts */
     PLAN_NFEATURES
 } PlanFeature;
 

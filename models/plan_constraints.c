@@ -42,6 +42,8 @@ static const struct {
     [PLAN_FEAT_INTERLEAVE] = {"interleaving", "interleaved pipeline stages"},
     [PLAN_FEAT_CP] = {"context-parallel", "context parallelism"},
     [PLAN_FEAT_EP] = {"expert-parallel", "expert parallelism"},
+    [PLAN_FEAT_UNEVEN] = {"uneven-pipeline", "pipeline stages of unequal layer counts (Megatron-Core needs "
+                                             "decoder_first/last_pipeline_num_layers for them)"},
 };
 
 const char *plan_key_name(PlanKey k) { return k >= 0 && k < PLAN_NKEYS ? key_names[k].name : "?"; }
@@ -190,6 +192,8 @@ bool plan_cand_uses(const PlanCand *c, PlanFeature f)
         return c->cp > 1;
     case PLAN_FEAT_EP:
         return c->ep > 1;
+    case PLAN_FEAT_UNEVEN:
+        return c->uneven;
     default:
         return false;
     }

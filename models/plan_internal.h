@@ -12,6 +12,7 @@ typedef struct {
     int zero;      /* 0..3 */
     int recompute; /* 0 none, 1 selective, 2 full */
     bool sp, tp_overlap, offload; /* tp_overlap: Megatron-Core's tp_comm_overlap */
+    bool uneven;                  /* the layers do not divide over pp x vpp: stages of unequal layers */
 } PlanCand;
 
 /* Time to train from one step (plan_train.c). */

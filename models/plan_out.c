@@ -314,13 +314,13 @@ void plan_print_table(const Plan *p, FILE *f)
     for (int r = 1; r < PLAN_NREASONS; r++)
         fprintf(f, "%s %d %s", r > 1 ? "," : "", p->counts[r], plan_reason_name((PlanReason)r));
     fputc('\n', f);
-    fprintf(f, "%4s %6s %-40s %9s %6s %8s %8s %7s %10s %11s %8s\n", "rank", "GPUs", "configuration", "step(s)", "MFU%",
+    fprintf(f, "%4s %6s %-47s %9s %6s %8s %8s %7s %10s %11s %8s\n", "rank", "GPUs", "configuration", "step(s)", "MFU%",
             "mem(GiB)", "days", "goodput", "GPU-hours", "cost($)", "MWh");
     for (int k = 0; k < p->nfull; k++) {
         int i = p->order[k];
         const PlanResult *r = &p->res[i];
         char *label = plan_cand_label(&g_array_index(p->cands, PlanCand, i));
-        fprintf(f, "%4d %6d %-40s %9.4f %6.1f %8.2f %8.2f %6.1f%% %10.4g %11.4g %8.4g\n", k + 1,
+        fprintf(f, "%4d %6d %-47s %9.4f %6.1f %8.2f %8.2f %6.1f%% %10.4g %11.4g %8.4g\n", k + 1,
                 g_array_index(p->cands, PlanCand, i).gpus, label, r->step_s, 100 * r->mfu, r->mem_bytes / GIB,
                 r->t.days, 100 * r->t.goodput, r->t.gpu_hours, r->t.cost, r->t.energy_j / 3.6e9);
         g_free(label);

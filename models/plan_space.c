@@ -74,8 +74,8 @@ char *plan_cand_label(const PlanCand *c)
     g_string_append_printf(s, " dp%d", c->dp);
     if (c->ep > 1)
         g_string_append_printf(s, " ep%d", c->ep);
-    g_string_append_printf(s, " mb%d z%d %s%s%s%s", c->mb, c->zero, rc[c->recompute], c->sp ? " sp" : "",
-                           c->tp_overlap ? " tpov" : "", c->offload ? " offload" : "");
+    g_string_append_printf(s, " mb%d z%d %s%s%s%s%s", c->mb, c->zero, rc[c->recompute], c->sp ? " sp" : "",
+                           c->tp_overlap ? " tpov" : "", c->offload ? " offload" : "", c->uneven ? " uneven" : "");
     return g_string_free(s, FALSE);
 }
 
@@ -111,6 +111,7 @@ static bool read_scenario(Plan *p, GError **err)
                         .zero = sp.zero_stage, .sp = sp.sequence_parallel, .tp_overlap = sp.tp_comm_overlap, .offload = sp.offload_optimizer,
                         .recompute = rc == WORKLOAD_RECOMPUTE_NONE ? 0 : rc == WORKLOAD_RECOMPUTE_SELECTIVE ? 1 : 2};
     p->ref.gpus = sp.dp * sp.tp * sp.pp * sp.cp;
+    p->ref.uneven = p->layers % (sp.pp * (sp.vpp > 0 ? sp.vpp : 1)) != 0;
     p->ref.nodes = topo_num_nodes(step_scenario_topo(sc));
     step_scenario_free(sc);
     return true;
@@ -250,6 +251,7 @@ static bool add_gpus(Plan *p, int gpus, GError **err)
                 for (int a = 0; a < cp.n; a++)
                     for (int e = 0; e < ep.n; e++) {
                         c.vpp = vpp.v[v], c.cp = cp.v[a], c.ep = ep.v[e];
+                        c.uneven = p->layers % (c.pp * c.vpp) != 0;
                         if (!add_options(p, c, err))
                             return false;
                     }

@@ -79,6 +79,19 @@ assert d['discarded']['over the node limit'] > 0 and all(b['config']['gpus'] == 
 "$BIN" "${Q[@]}" --days 0.000001 > /dev/null 2> "$TMP/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "no configuration" "$TMP/err" || { echo "FAIL --days: rc $rc"; cat "$TMP/err"; fail=1; }
 
+# stages of unequal layers (12 layers on 8 stages) are marked, 12 on 4 are
+# not, and --deny uneven-pipeline leaves them out
+"$BIN" plan "$TMP/q.json" --gpus 8 --tokens 2B --fix pp=8 --json > "$TMP/un.json" 2> "$TMP/err" ||
+    { echo "FAIL plan on 8 stages:"; cat "$TMP/err"; fail=1; }
+"$BIN" plan "$TMP/q.json" --gpus 8 --tokens 2B --fix pp=4 --json > "$TMP/even.json" 2> "$TMP/err" ||
+    { echo "FAIL plan on 4 stages:"; cat "$TMP/err"; fail=1; }
+python3 - "$TMP/un.json" "$TMP/even.json" <<'PY' || { echo "FAIL uneven-pipeline labels"; fail=1; }
+import json, sys
+un, even = (json.load(open(f)) for f in sys.argv[1:])
+assert un["best"] and all(b["label"].endswith(" uneven") for b in un["best"]), [b["label"] for b in un["best"]]
+assert even["best"] and not any("uneven" in b["label"] for b in even["best"])
+PY
+
 # constraints and locations: only what --fix/--deny allow; the located
 # layout's rank, step and gap on the table and in --json
 "$BIN" "${Q[@]}" -j 1 --fix recompute=full,zero=1 --deny sequence-parallel --locate tp=2,pp=2 \
@@ -147,6 +160,7 @@ bad "\-\-locate pp" plan "$TMP/q.json" --locate pp
 bad "\-\-memory-fraction 1.5 must be at most 1" plan "$TMP/q.json" --memory-fraction 1.5
 bad "\-\-memory-fraction" plan "$TMP/q.json" --memory-fraction 0
 bad "leave no candidate" plan "$TMP/q.json" --fix recompute=full --deny full-recompute
+bad "leave no candidate" plan "$TMP/q.json" --gpus 8 --fix pp=8 --deny uneven-pipeline
 bad "\-\-plot" plan "$TMP/q.json" --plot "$TMP/x.pdf"
 bad "\-\-csv" plan "$TMP/q.json" --csv "$TMP/q.json"
 echo '{"topology": "dgx-a100-cluster", "model": "gpt3-125m"}' > "$TMP/nob.json"
