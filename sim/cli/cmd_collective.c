@@ -67,14 +67,15 @@ static int compute_rows(const Topo *topo, const CollGroup *grp, CollOp op, CollA
     int n = coll_group_size(grp);
     /* each size's flows are bounded (COLL_MAX_FLOWS), and so are all of
      * them together: thousands of sizes of a large group would each run */
-    int64_t total = 0;
+    int64_t total = 0, most = 0;
     for (guint i = 0; flows && i < sizes->len; i++) {
         CollCost c;
         double bytes = g_array_index(sizes, double, i);
-        if (coll_cost(grp, op, algo, proto, bytes, &c))
-            total += coll_flow_count(grp, op, c.algo, c.proto, bytes);
+        int64_t k = coll_cost(grp, op, algo, proto, bytes, &c) ? coll_flow_count(grp, op, c.algo, c.proto, bytes) : 0;
+        total += k;
+        most = k > most ? k : most;
     }
-    if (total > 4LL * COLL_MAX_FLOWS)
+    if (total > 4LL * COLL_MAX_FLOWS && most <= COLL_MAX_FLOWS) /* one size over its own limit: said below */
         return cli_usage_error("collective: --flows: %u sizes on %d ranks make %lld flows in all, more than %lld; "
                                "give fewer sizes (a larger --sizes factor) or drop --flows",
                                sizes->len, n, (long long)total, 4LL * COLL_MAX_FLOWS);

@@ -51,7 +51,7 @@ struct SimGraph {
     /* Successors in CSR form, built by the first run and kept while no task
      * or edge is added (a step's interference passes rerun one graph):
      * task i's are succ[row[i]] .. succ[row[i + 1] - 1].  Unfinished
-     * dependencies count down in waiting[], apart from the 120-byte tasks,
+     * dependencies count down in waiting[], apart from the 96-byte tasks,
      * so that a run's one random access per edge stays in cache. */
     int *succ, *row, *indeg, *waiting;
     size_t succ_cap, node_cap;
