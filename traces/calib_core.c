@@ -323,7 +323,7 @@ static const char *status(const CalibFit *f, guint i)
     if (f->det[i])
         return "fitted";
     return fabs(log(f->fitted[key] / f->prior_v[key])) < 0.01
-               ? "not determined by the data: keeps its prior"
+               ? "not determined by the data: stays near its prior"
                : "only jointly determined: moved as far as its prior allows";
 }
 
