@@ -158,6 +158,7 @@ bad "\-\-fix zero=4" plan "$TMP/q.json" --fix zero=4
 bad "tp is given two values" plan "$TMP/q.json" --fix tp=2,tp=4
 bad "\-\-locate pp" plan "$TMP/q.json" --locate pp
 bad "\-\-memory-fraction 1.5 must be at most 1" plan "$TMP/q.json" --memory-fraction 1.5
+bad "\-\-power-utilisation 2 must be at most 1" plan "$TMP/q.json" --power-utilisation 2
 bad "\-\-memory-fraction" plan "$TMP/q.json" --memory-fraction 0
 bad "leave no candidate" plan "$TMP/q.json" --fix recompute=full --deny full-recompute
 bad "leave no candidate" plan "$TMP/q.json" --gpus 8 --fix pp=8 --deny uneven-pipeline

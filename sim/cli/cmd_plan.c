@@ -37,7 +37,8 @@ static const char plan_description[] =
     "offload on|off), e.g. --fix recompute=full,zero=0 for Megatron-LM 2021; --deny FEATURE[,...] and\n"
     "--allow FEATURE[,...] close or open selective-recompute, full-recompute, distributed-optimizer\n"
     "(ZeRO 1-3), zero-2, zero-3, sequence-parallel, tp-comm-overlap, interleaving, context-parallel,\n"
-    "expert-parallel, offload (denied unless allowed).  --locate KEY=VALUE[,...] (repeatable) finds the\n"
+    "expert-parallel, uneven-pipeline (stages of unequal layer counts, marked 'uneven'), offload (denied\n"
+    "unless allowed).  --locate KEY=VALUE[,...] (repeatable) finds the\n"
     "best candidate that matches, simulates it in full and prints its exact rank, its step and days and\n"
     "how far it is from the best (the screen then also simulates every candidate whose bound beats it).\n"
     "--mpi (under mpirun) splits the candidates over the ranks; the output is the same as one\n"
@@ -170,6 +171,9 @@ static int read_options(const Args *a, PlanOptions *o)
             return rc;
     if (o->memory_fraction > 1)
         return cli_usage_error("plan: --memory-fraction %s must be at most 1", SIM_ECHO(a->memfrac));
+    if (a->util && o->train.power_utilisation > 1) /* an average draw above the board's rating */
+        return cli_usage_error("plan: --power-utilisation %s must be at most 1 (average draw / board power)",
+                               SIM_ECHO(a->util));
     return 0;
 }
 
