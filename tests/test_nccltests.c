@@ -494,6 +494,8 @@ static void test_malformed(void)
                  3, "is not a number from 0 to 1e10 us");
     expect_error(dir, "huge.txt", HDR "           8             2     float     sum    1e308    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
                  3, "out-of-place time \"1e308\" is not a number from 0 to 1e10 us");
+    expect_error(dir, "hex.txt", HDR "           8             2     float     sum     0x16    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
+                 3, "out-of-place time \"0x16\" is not a number");
     expect_error(dir, "hugesize.txt", HDR "  9223372036854775807             2     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
                  3, "size \"9223372036854775807\" is not a whole number of bytes up to 1 TiB");
     expect_error(dir, "noheader.txt", "# source: x\n\n           8             2     float     sum    22.54\n", 3,

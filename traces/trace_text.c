@@ -69,6 +69,8 @@ bool trace_tok_double(TraceTok t, double *out)
     char buf[48];
     memcpy(buf, t.s, (size_t)t.len);
     buf[t.len] = 0;
+    if (strpbrk(buf, "xX")) /* as printed by %f or %e: strtod's hexadecimal is no benchmark's */
+        return false;
     char *end = NULL;
     double v = g_ascii_strtod(buf, &end);
     if (end != buf + t.len || !isfinite(v))
