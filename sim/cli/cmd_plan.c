@@ -38,7 +38,7 @@ static const char plan_description[] =
     "--allow FEATURE[,...] close or open selective-recompute, full-recompute, distributed-optimizer\n"
     "(ZeRO 1-3), zero-2, zero-3, sequence-parallel, tp-comm-overlap, interleaving, context-parallel,\n"
     "expert-parallel, uneven-pipeline (stages of unequal layer counts, marked 'uneven'), offload (denied\n"
-    "unless allowed).  --locate KEY=VALUE[,...] (repeatable) finds the\n"
+    "unless allowed; a feature both allowed and denied stays denied).  --locate KEY=VALUE[,...] (repeatable) finds the\n"
     "best candidate that matches, simulates it in full and prints its exact rank, its step and days and\n"
     "how far it is from the best (the screen then also simulates every candidate whose bound beats it).\n"
     "--mpi (under mpirun) splits the candidates over the ranks; the output is the same as one\n"
