@@ -79,6 +79,10 @@ char *plan_cand_label(const PlanCand *c)
     return g_string_free(s, FALSE);
 }
 
+/* Whether the layers do not divide over pp x vpp model chunks: stages of
+ * unequal layer counts (a candidate's "uneven"). */
+static bool uneven_stages(const Plan *p, int pp, int vpp) { return p->layers % (pp * vpp) != 0; }
+
 /* The scenario's facts the search needs, and its own configuration. */
 static bool read_scenario(Plan *p, GError **err)
 {
@@ -111,7 +115,7 @@ static bool read_scenario(Plan *p, GError **err)
                         .zero = sp.zero_stage, .sp = sp.sequence_parallel, .tp_overlap = sp.tp_comm_overlap, .offload = sp.offload_optimizer,
                         .recompute = rc == WORKLOAD_RECOMPUTE_NONE ? 0 : rc == WORKLOAD_RECOMPUTE_SELECTIVE ? 1 : 2};
     p->ref.gpus = sp.dp * sp.tp * sp.pp * sp.cp;
-    p->ref.uneven = p->layers % (sp.pp * (sp.vpp > 0 ? sp.vpp : 1)) != 0;
+    p->ref.uneven = uneven_stages(p, sp.pp, sp.vpp > 0 ? sp.vpp : 1);
     p->ref.nodes = topo_num_nodes(step_scenario_topo(sc));
     step_scenario_free(sc);
     return true;
@@ -251,7 +255,7 @@ static bool add_gpus(Plan *p, int gpus, GError **err)
                 for (int a = 0; a < cp.n; a++)
                     for (int e = 0; e < ep.n; e++) {
                         c.vpp = vpp.v[v], c.cp = cp.v[a], c.ep = ep.v[e];
-                        c.uneven = p->layers % (c.pp * c.vpp) != 0;
+                        c.uneven = uneven_stages(p, c.pp, c.vpp);
                         if (!add_options(p, c, err))
                             return false;
                     }
