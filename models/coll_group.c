@@ -398,4 +398,5 @@ double coll_group_intra_bw(const CollGroup *g) { return g->intra_bw; }
 double coll_group_inter_bw(const CollGroup *g) { return g->inter_bw; }
 double coll_group_link_cap(const CollGroup *g, int link) { return coll_link_cap(g, link); }
 int coll_group_channels(const CollGroup *g) { return g->nch; }
+int coll_group_ring_channels(const CollGroup *g) { return coll_ring_channels(g); }
 void coll_group_set_gpus_per_thread(CollGroup *g, int n) { g->gpus_per_thread = n > 0 ? n : 1; }

@@ -99,6 +99,10 @@ int coll_group_nodes(const CollGroup *g);
 double coll_group_intra_bw(const CollGroup *g);
 double coll_group_inter_bw(const CollGroup *g);
 int coll_group_channels(const CollGroup *g);
+/* The channels a ring across nodes runs on: one per NIC the group's node
+ * uses, or per intra-node ring where there are more (the intra count on one
+ * node). */
+int coll_group_ring_channels(const CollGroup *g);
 /* A topology link's achievable bandwidth as the flow network gets it (raw
  * times its kind's efficiency), for callers that build their own net. */
 double coll_group_link_cap(const CollGroup *g, int link);

@@ -37,24 +37,38 @@
 /* Runs after the first to settle the stretches (each a whole graph run). */
 #define INTERFERE_MAX_PASSES 8
 
-/* NCCL's kernel runs one CTA per channel.  The model's rings (CollGroup's
- * channels) are ring orders through the topology, one through an NVSwitch;
- * NCCL's search instead cuts the bandwidth into channels of about 20 GB/s
- * on sm80 NVLink and duplicates them (HGX A100: 12 found, 24 run,
- * "Channel 23/24" in nccl-tests#100; the duplication is nccl#578), up to
- * MAXCHANNELS 32.  So: 2 x ceil(per-rank bandwidth / 20 GB/s), at least
- * the model's rings, at most 32. */
+/* NCCL's kernel runs one CTA per channel.  Inside a node the model's rings
+ * (CollGroup's channels) are ring orders through the topology, one through
+ * an NVSwitch; NCCL's search instead cuts the bandwidth into channels of
+ * about 20 GB/s on sm80 NVLink and duplicates them (HGX A100: 12 found, 24
+ * run, "Channel 23/24" in nccl-tests#100; the duplication is nccl#578), up
+ * to MAXCHANNELS 32.  So: 2 x ceil(per-rank bandwidth / 20 GB/s), at least
+ * the model's rings, at most 32.
+ * Across nodes the search gives each NIC one channel (its speeds per
+ * channel top out at 48 GB/s on sm90, src/graph/search.cc
+ * sm90SpeedArrayInter: an NDR NIC's rate), and ncclTopoPostset doubles the
+ * channels (src/graph/connect.cc: nChannels x 2, at most MAXCHANNELS): 2 x
+ * the ring's channels (a NIC each, or the intra rings where there are
+ * more), whatever the NICs' rate.  Not modelled: NCCL's further doubling
+ * below 16 channels where a channel runs above 45 GB/s (sm90+), and a
+ * second channel per NIC past 48 GB/s (800G).  A rate-driven count here
+ * would charge a faster NIC more SMs while the LL128 collective it runs,
+ * timed on the ring's channels, takes no less time: the step would slow
+ * as the network speeds up. */
 #define NCCL_CHANNEL_BPS 20e9
 #define NCCL_MAX_CHANNELS 32
 
 int interfere_ctas(const CollGroup *g)
 {
-    double bw = coll_group_intra_bw(g), inter = coll_group_inter_bw(g);
-    if (!isfinite(bw) || (coll_group_nodes(g) > 1 && inter < bw)) /* a ring across nodes runs at the NICs' pace */
-        bw = inter;
-    int n = isfinite(bw) && bw > 0 ? 2 * (int)ceil(bw / NCCL_CHANNEL_BPS - 1e-9) : 2;
-    if (n < coll_group_channels(g))
-        n = coll_group_channels(g);
+    int n;
+    if (coll_group_nodes(g) > 1)
+        n = 2 * coll_group_ring_channels(g);
+    else {
+        double bw = coll_group_intra_bw(g);
+        n = isfinite(bw) && bw > 0 ? 2 * (int)ceil(bw / NCCL_CHANNEL_BPS - 1e-9) : 2;
+        if (n < coll_group_channels(g))
+            n = coll_group_channels(g);
+    }
     return n < NCCL_MAX_CHANNELS ? n : NCCL_MAX_CHANNELS;
 }
 

@@ -118,6 +118,20 @@ static bool parse_uplink(const SimJsonDoc *doc, const cJSON *root, long leaf_por
         return topo_parse_link_fields(doc, u, &f->up, false, err);
     }
     f->up.bw = (double)leaf_ports * f->nic.bw / (over * (double)f->spines);
+    /* More spines than a leaf has nodes cut each uplink below one NIC's
+     * rate before any oversubscription (which thins the uplinks on
+     * purpose): no switch one buys, and a flow that routing keeps on one
+     * spine would run at it.  A description slip, not a what-if. */
+    if (f->routing != TOPO_MULTIPATH_ADAPTIVE && f->spines > leaf_ports) {
+        const cJSON *at = cJSON_GetObjectItemCaseSensitive(root, "spines");
+        sim_json_error(doc, at ? at : root, err,
+                       "%ld spines for leaves of %ld nodes: each uplink would carry %ld/%ld of a NIC's rate (%.3g GB/s) "
+                       "before any oversubscription, and %s routing keeps a flow on one spine; give at most %ld spines, "
+                       "an uplink \"bandwidth\", or \"routing\": \"adaptive\"",
+                       f->spines, leaf_ports, leaf_ports, f->spines, f->up.bw * over / 1e9, routings[f->routing],
+                       leaf_ports);
+        return false;
+    }
     return true;
 }
 
