@@ -398,6 +398,31 @@ static void test_bad_input(void)
                  "  {\"src\": \"a\", \"dst\": \"b\", \"bandwidth\": 1e9, \"latency\": 0, \"kind\": \"smoke\"}\n ]\n}\n",
                  4, "unknown link kind", 0);
     expect_error("[1, 2]", 1, "JSON object", 0);
+    /* more spines than a leaf has nodes: uplinks of an eighth of a NIC under pinned routing (a review's 1:1
+     * tree 7.5x slower than one of 4 spines); adaptive routing pools them, an uplink bandwidth says so */
+    const char *ft = "{\n \"family\": \"fat_tree\", \"nodes\": 8, \"ranks_per_node\": 8,\n"
+                     " \"nvlink\": {\"bandwidth\": \"25GB/s\", \"count\": 18, \"latency\": \"250ns\"},\n"
+                     " \"pcie\": {\"bandwidth\": \"63GB/s\", \"latency\": \"300ns\"},\n"
+                     " \"nic\": {\"bandwidth\": \"400Gbps\", \"latency\": \"350ns\"}, \"nodes_per_leaf\": 4,\n"
+                     " \"spines\": 32,%s\n \"uplink\": {\"latency\": \"200ns\"%s}\n}\n";
+    char *pinned = g_strdup_printf(ft, " \"fabric\": \"infiniband\",", "");
+    expect_error(pinned, 6, "32 spines for leaves of 4 nodes: each uplink would carry 4/32 of a NIC's rate (6.25 GB/s)", 0);
+    const char *fine[] = {" \"routing\": \"adaptive\",", ""};
+    const char *up[] = {"", ", \"bandwidth\": \"50GB/s\""};
+    for (int i = 0; i < 2; i++) {
+        char *text = g_strdup_printf(ft, fine[i], up[i]), *path = write_tmp("ok.json", text);
+        GError *e = NULL;
+        TopoOptions o = {0};
+        Topo *t = topo_load(path, &o, &e);
+        CU_ASSERT_PTR_NOT_NULL(t);
+        if (!t)
+            fprintf(stderr, "\n%s\n", e->message);
+        g_clear_error(&e);
+        topo_free(t);
+        g_free(path);
+        g_free(text);
+    }
+    g_free(pinned);
 }
 
 static void test_explicit_and_units(void)
