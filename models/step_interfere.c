@@ -224,9 +224,9 @@ static void collect_spans(const Build *b, Scratch *x)
 }
 
 /* Sets every compute task to its unstretched duration (base) plus its
- * overlap x share in the graph's last run; returns the seconds added, and
- * in *changed whether any duration moved. */
-static double stretch(Build *b, Scratch *x, const sim_time_t *base, bool *changed)
+ * overlap x share in the graph's last run; *changed: whether any duration
+ * moved. */
+static void stretch(Build *b, Scratch *x, const sim_time_t *base, bool *changed)
 {
     const Ctx *c = b->c;
     collect_spans(b, x);
@@ -237,7 +237,6 @@ static double stretch(Build *b, Scratch *x, const sim_time_t *base, bool *change
         add_overlaps(x->on[r->compute], x->on[r->tp], x->extra);
         add_overlaps(x->on[r->compute], x->on[r->p2p], x->extra);
     }
-    double total = 0;
     *changed = false;
     for (int t = 0; t < x->n; t++) {
         sim_time_t d = x->comp[t] ? sim_time_add(base[t], sim_time_from_s(x->extra[t])) : base[t];
@@ -245,9 +244,7 @@ static double stretch(Build *b, Scratch *x, const sim_time_t *base, bool *change
             sim_graph_task_set_delay(b->g, t, d);
             *changed = true;
         }
-        total += x->extra[t];
     }
-    return total;
 }
 
 static sim_time_t rerun(Build *b)
@@ -265,9 +262,27 @@ static void durations(const SimGraph *g, sim_time_t *d, int n)
         d[t] = sim_graph_task_duration(g, t);
 }
 
+/* What the stretches add to each stage's compute stream, as run. */
+static void stage_stretch(Build *b, const sim_time_t *base, int n)
+{
+    int pp = b->c->p.pp, nres = sim_graph_num_resources(b->g);
+    int *stage = g_new(int, nres);
+    for (int k = 0; k < nres; k++)
+        stage[k] = -1;
+    for (int s = 0; s < pp; s++)
+        stage[b->res[s].compute] = s;
+    for (int t = 0; t < n; t++) {
+        int res = sim_graph_task_resource(b->g, t);
+        if (res >= 0 && stage[res] >= 0)
+            b->interfere_stage_s[stage[res]] += sim_time_to_s(sim_graph_task_duration(b->g, t) - base[t]);
+    }
+    g_free(stage);
+}
+
 sim_time_t interfere_run(Build *b, sim_time_t span)
 {
-    b->interfere_s = 0;
+    g_free(b->interfere_stage_s);
+    b->interfere_stage_s = g_new0(double, b->c->p.pp);
     b->interfere_passes = 0;
     b->interfere_settled = true;
     if (!b->c->p.comm_interference || span == SIM_TIME_NEVER)
@@ -282,7 +297,7 @@ sim_time_t interfere_run(Build *b, sim_time_t span)
         durations(b->g, prev, n);
         sim_graph_save_times(b->g, times);
         bool changed;
-        double added = stretch(b, &x, base, &changed);
+        stretch(b, &x, base, &changed);
         if (!changed) { /* the last run's overlaps give its own stretches: it stands */
             settled = true;
             break;
@@ -304,8 +319,9 @@ sim_time_t interfere_run(Build *b, sim_time_t span)
             break;
         }
         span = next;
-        b->interfere_s = added;
     }
+    if (span != SIM_TIME_NEVER)
+        stage_stretch(b, base, n);
     b->interfere_settled = settled;
     scratch_free(&x);
     g_free(base);

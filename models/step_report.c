@@ -64,6 +64,7 @@ static double iv_minus(const Iv *a, size_t na, const Iv *b, size_t nb)
 
 typedef struct {
     double compute, exposed, optimizer, bubble;
+    double interference; /* of compute: what overlapped communication kernels added */
     int stage;
 } Breakdown;
 
@@ -132,7 +133,8 @@ static Breakdown breakdown(const Build *b, double step)
     for (int s = 1; s < pp; s++)
         if (busy[s] + optt[s] > busy[bs] + optt[bs] + 1e-15)
             bs = s;
-    Breakdown r = {.compute = busy[bs], .optimizer = optt[bs], .stage = bs};
+    Breakdown r = {.compute = busy[bs], .optimizer = optt[bs], .stage = bs,
+                   .interference = b->interfere_stage_s ? b->interfere_stage_s[bs] : 0};
     r.exposed = exposed_comm(b, bs, stage_of_res, kind_of_res);
     r.bubble = step - r.compute - r.optimizer - r.exposed;
     if (r.bubble < 1e-12 * step) /* the parts' rounding, not a bubble */
@@ -476,6 +478,7 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     add_warnings(out, b);
     cJSON *bj = cJSON_AddObjectToObject(out, "breakdown");
     cJSON_AddNumberToObject(bj, "compute", bd.compute);
+    cJSON_AddNumberToObject(bj, "compute_slowed_by_communication", bd.interference);
     cJSON_AddNumberToObject(bj, "exposed_communication", bd.exposed);
     cJSON_AddNumberToObject(bj, "optimizer", bd.optimizer);
     cJSON_AddNumberToObject(bj, "pipeline_bubble", bd.bubble);

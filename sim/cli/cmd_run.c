@@ -90,6 +90,9 @@ static void print_result(const cJSON *r)
            num(r, "step_time_p90_s"), 100 * (1 - num(r, "step_time_p10_s") / step),
            100 * (num(r, "step_time_p90_s") / step - 1));
     printf("    compute          %10.4f s   %5.1f %%\n", num(bd, "compute"), 100 * num(bd, "compute") / step);
+    if (num(bd, "compute_slowed_by_communication") > 0)
+        printf("      slowed by comm %10.4f s   %5.1f %%\n", num(bd, "compute_slowed_by_communication"),
+               100 * num(bd, "compute_slowed_by_communication") / step);
     printf("    exposed comm     %10.4f s   %5.1f %%\n", num(bd, "exposed_communication"),
            100 * num(bd, "exposed_communication") / step);
     printf("    optimizer        %10.4f s   %5.1f %%\n", num(bd, "optimizer"), 100 * num(bd, "optimizer") / step);
