@@ -153,6 +153,24 @@ static void test_routes(void)
  * groups: 1 link to each, and of the partial row the port to the group
  * opposite (offset 2 pairs with itself) is wired, the other stays dark; 5 groups x 3 x 2 = 6 ports for 4: one each,
  * the partial row's two stay dark.  Every global link has its reverse. */
+/* One group (its switches on their local links alone): every routing
+ * wires and routes it, adaptive's pools with no global port (it divided by
+ * the g - 1 other groups: SIGFPE, found by an attack on the inputs). */
+static void test_one_group(void)
+{
+    static const char *const routings[] = {"minimal", "valiant", "adaptive"};
+    int l[CAP];
+    for (size_t i = 0; i < G_N_ELEMENTS(routings); i++) {
+        Topo *t = df(1, 2, 1, 4, routings[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        int n = topo_route(t, 0, 15, 0, l, CAP); /* node 0 to node 3, on the other switch */
+        CU_ASSERT_TRUE(n >= 3);
+        for (int k = 0; k < n; k++)
+            CU_ASSERT_FALSE(is_global(t, l[k]));
+        topo_free(t);
+    }
+}
+
 static void test_uneven_ports(void)
 {
     static const struct {
@@ -356,7 +374,7 @@ static void test_bad_input(void)
 
 static const TestCase tests[] = {
     {"link counts", test_link_counts},   {"routes", test_routes},
-    {"uneven global ports", test_uneven_ports}, {"bisection", test_bisection},
+    {"uneven global ports", test_uneven_ports}, {"one group", test_one_group}, {"bisection", test_bisection},
     {"collective", test_collective},     {"bad input", test_bad_input},
     {"per-hop latency of local and global links", test_fabric_hops},
 };

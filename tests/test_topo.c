@@ -423,6 +423,13 @@ static void test_bad_input(void)
         g_free(text);
     }
     g_free(pinned);
+    /* links counted before any is made: a fully connected node of 16384 GPUs (268 M links: an allocation
+     * abort after 9 s) */
+    expect_error("{\"family\": \"fat_tree\", \"ranks_per_node\": 16384, \"nodes\": 1, \"nics_per_node\": 1,\n"
+                 " \"intra\": \"fully_connected\", \"nvlink\": {\"bandwidth\": \"25GB/s\", \"latency\": \"1us\"},\n"
+                 " \"pcie\": {\"bandwidth\": \"32GB/s\", \"latency\": \"1us\"},\n"
+                 " \"nic\": {\"bandwidth\": \"200Gbps\", \"latency\": \"1us\"}}\n",
+                 1, "this fat tree would have 268451842 links, more than 16777216", 0);
 }
 
 static void test_explicit_and_units(void)

@@ -32,7 +32,6 @@
 #include <string.h>
 
 enum { DF_MINIMAL, DF_VALIANT, DF_ADAPTIVE };
-#define TOPO_DF_MAX_LINKS (1 << 24) /* about 400 MB of link arrays */
 static const char *const df_routings[] = {"minimal", "valiant", "adaptive"};
 
 /* What the file asks for, before any vertex exists. */
@@ -50,8 +49,8 @@ static void df_rows(const Topo *t, int *w, int *base, int *r)
 {
     int A = t->df_a * t->df_h;
     *w = t->df_groups - 1;
-    *base = A / *w;
-    *r = A % *w;
+    *base = *w > 0 ? A / *w : 0; /* one group: no port is wired */
+    *r = *w > 0 ? A % *w : 0;
 }
 
 /* Links between two groups at offset o (1 .. g-1). */
@@ -191,9 +190,9 @@ static bool parse_dragonfly(const TopoCtx *c, int *intra, Dragonfly *f, GError *
     int64_t mesh = *intra == TOPO_INTRA_FC ? ranks * (f->rpn - 1) : *intra == TOPO_INTRA_NVSWITCH ? 2 * ranks : 0;
     int64_t links = mesh + 2 * ranks + 2 * f->nodes * f->nics + sw * (f->a - 1 + f->h) + 4 * sw +
                     (int64_t)f->groups * (f->groups + 1);
-    if (links > TOPO_DF_MAX_LINKS) {
+    if (links > TOPO_MAX_LINKS) {
         sim_json_error(doc, root, err, "this dragonfly would have %lld links, more than %d", (long long)links,
-                       TOPO_DF_MAX_LINKS);
+                       TOPO_MAX_LINKS);
         return false;
     }
     return true;

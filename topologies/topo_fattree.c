@@ -184,8 +184,14 @@ static bool parse_fat_tree(const TopoCtx *c, int *intra, FatTree *f, GError **er
     f->need_spine = f->leaves > 1;
     if (f->need_spine && !parse_uplink(doc, root, leaf_ports, over, f, err))
         return false;
-    if (2 * (int64_t)f->leaves * f->spines > (int64_t)1 << 28) {
-        sim_json_error(doc, root, err, "%ld leaves x %ld spines: too many links", f->leaves, f->spines);
+    /* every block's links, a pool's included: memory stays bounded */
+    int64_t ranks = (int64_t)f->nodes * f->rpn;
+    int64_t mesh = *intra == TOPO_INTRA_FC ? ranks * (f->rpn - 1) : *intra == TOPO_INTRA_NVSWITCH ? 2 * ranks : 0;
+    int64_t links = mesh + 2 * ranks + 2 * (int64_t)f->nodes * f->nics +
+                    (f->need_spine ? 2 * (int64_t)f->leaves * (f->spines + 1) : 0);
+    if (links > TOPO_MAX_LINKS) {
+        sim_json_error(doc, root, err, "this fat tree would have %lld links, more than %d (%ld leaves x %ld spines, %lld "
+                       "links inside the nodes)", (long long)links, TOPO_MAX_LINKS, f->leaves, f->spines, (long long)mesh);
         return false;
     }
     return true;

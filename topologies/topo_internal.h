@@ -44,6 +44,7 @@ typedef enum {
 /* Bounds that keep memory and int arithmetic safe. */
 #define TOPO_MAX_RANKS (1 << 22)
 #define TOPO_MAX_NODES (1 << 20)
+#define TOPO_MAX_LINKS (1 << 24) /* a generated family's links: about 400 MB of link arrays */
 #define TOPO_MAX_EXPLICIT_TABLE (1 << 26) /* ranks x vertices next-hop entries */
 
 struct Topo {
