@@ -408,7 +408,10 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
     /* compute overlapped by communication runs slower: stretched and rerun to a fixed point */
     span = interfere_run(&b, span);
     cJSON *out = NULL;
-    if (span == SIM_TIME_NEVER)
+    if (span == SIM_TIME_NEVER && sim_graph_overflowed(b.g))
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the step runs past " SIM_TIME_RANGE_TEXT
+                    ": an accelerator, a link or a batch far off the scale of training", step_scenario_path(sc));
+    else if (span == SIM_TIME_NEVER)
         g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "%s: the step's task graph has a cycle", step_scenario_path(sc));
     else
         out = step_report(&b, variant, sim_time_to_s(span), err);

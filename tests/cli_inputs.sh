@@ -65,4 +65,21 @@ if [ $? -ne 2 ] || ! grep -q "^shardsim: <stdin>:2: invalid JSON" "$tmp/err"; th
   echo "FAIL: errors in standard input are named <stdin>:LINE"; cat "$tmp/err"; fail=1
 fi
 [ "$fail" -eq 0 ] && echo "inputs: all refusals and stdin reads as expected"
+# A step past the simulator's time range (2^64 ps) is the input's doing, not a cycle in the graph:
+# a 1 GFLOP/s H100 (within the accepted range) on GPT-3 13B, 64 micro-batches per replica
+python3 - "$src/models/presets/accelerators/h100-sxm.json" "$tmp/slow.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["peak_flops"]["bf16"] = 1e9
+json.dump(d, open(sys.argv[2], "w"))
+PY
+python3 - "$src/examples/default.json" "$tmp/slow-run.json" "$tmp/slow.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["accelerator"] = sys.argv[3]
+d["global_batch"] = 4096
+json.dump(d, open(sys.argv[2], "w"))
+PY
+refused "the step runs past the simulator's time range" run "$tmp/slow-run.json"
+
 exit "$fail"

@@ -433,11 +433,13 @@ cJSON *chakra_replay(const ChakraTrace *t, const ChakraPlatform *pf, SimGraph **
         sim_time_t span = sim_graph_run(p.g, e, NULL);
         sim_engine_free(e);
         if (span == SIM_TIME_NEVER) {
+            const char *why = sim_graph_overflowed(p.g)
+                                  ? "never ends: the replay runs past " SIM_TIME_RANGE_TEXT
+                                  : "never runs: the ranks wait for each other (a collective or send/receive order that deadlocks)";
             for (int r = 0; ok && r < R; r++)
                 for (int i = 0; ok && i < t->ranks[r].n; i++)
                     if (sim_graph_task_end(p.g, p.last[r][i]) == SIM_TIME_NEVER)
-                        ok = node_err(err, &t->ranks[r], i,
-                                      "never runs: the ranks wait for each other (a collective or send/receive order that deadlocks)");
+                        ok = node_err(err, &t->ranks[r], i, why);
             if (ok)
                 g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "the trace deadlocks");
         } else

@@ -61,6 +61,7 @@ struct SimGraph {
     SimNet *net;
     size_t done;
     sim_time_t last_end; /* of the task finished last */
+    bool overflowed;     /* a task's end passed the time range */
 };
 
 /* Graphs freed are kept for the next sim_graph_new, emptied but with their
@@ -406,7 +407,12 @@ static void start_task(SimGraph *g, int id)
                              on_flow_done, t);
     } else {
         t->act.fire = on_task_done;
-        sim_engine_schedule(g->e, sim_time_add(t->start, t->duration), &t->act);
+        sim_time_t end = sim_time_add(t->start, t->duration);
+        if (end == SIM_TIME_NEVER) { /* saturated: it would never end */
+            g->overflowed = true;
+            return;
+        }
+        sim_engine_schedule(g->e, end, &t->act);
     }
 }
 
@@ -468,6 +474,7 @@ sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net)
     g->net = net;
     g->done = 0;
     g->last_end = 0;
+    g->overflowed = false;
     csr_build(g);
     memcpy(g->waiting, g->indeg, (size_t)n * sizeof(int));
     for (int i = 0; i < n; i++) {
@@ -488,3 +495,5 @@ sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net)
      * pass over a million tasks to find it). */
     return g->done < (size_t)n ? SIM_TIME_NEVER : g->last_end;
 }
+
+bool sim_graph_overflowed(const SimGraph *g) { return g->overflowed; }

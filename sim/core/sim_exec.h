@@ -59,6 +59,10 @@ void sim_graph_counter_get_change(const SimGraph *g, int counter, int i, int *ta
  * (build it with sim_net_new on `e`), else pass net = NULL.  Returns the
  * makespan, or SIM_TIME_NEVER if a dependency cycle left tasks unrun. */
 sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net);
+/* Whether the last run left a task unfinished because its end passed the
+ * time range (2^64 ps, about 213 days), not for a cycle. */
+bool sim_graph_overflowed(const SimGraph *g);
+#define SIM_TIME_RANGE_TEXT "the simulator's time range (2^64 ps, about 213 days)"
 
 /* Progress on a terminal for a long command: after sim_progress_begin, a
  * graph run that is past 2 s of the command's wall time shows how many of
