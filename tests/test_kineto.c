@@ -311,10 +311,11 @@ static void test_malformed(void)
     expect_bad("{\"events\": []}", "no \"traceEvents\" array");
     expect_bad("{\"traceEvents\": [{\"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 2}]}", "no GPU kernels");
     expect_bad("{\"traceEvents\": [{},\n {\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1}]}",
-               "bad.json:2: traceEvents[1]: a kernel needs a name, a ts within +-1e16 us and a dur of 0 to 1e10 us");
+               "bad.json:2: traceEvents[1]: a kernel needs a name, a ts within +-1e16 us and a dur of 0 or 0.001 to 1e10 us");
     /* a ts so large that its kernel's end rounds onto its start, a dur of centuries */
     expect_bad("{\"traceEvents\": [{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1e308, \"dur\": 3}]}", "traceEvents[0]: a kernel needs");
     expect_bad("{\"traceEvents\": [{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 0, \"dur\": 1e12}]}", "traceEvents[0]: a kernel needs");
+    expect_bad("{\"traceEvents\": [{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 0, \"dur\": 1e-300}]}", "traceEvents[0]: a kernel needs");
     expect_bad("{\"traceEvents\": [{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": -3}]}", "traceEvents[0]");
     /* ids past int's range are no ids (fuzz_kineto: UBSan on the conversion) */
     const char *big = "{\"traceEvents\": [{\"cat\": \"cuda_runtime\", \"tid\": 1e300, \"args\": {\"correlation\": 6e39}},"

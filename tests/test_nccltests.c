@@ -480,7 +480,7 @@ static void test_malformed(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
     expect_error(dir, "nonnum.txt",
                  HDR ROW8 "          16             4     float     sum    2x.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
-                 4, "out-of-place time \"2x.54\" is not a number");
+                 4, "out-of-place time \"2x.54\" is not 0 or a number");
     expect_error(dir, "inplace.txt",
                  HDR ROW8 ROW16 "          32             8     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    abc  4e-07\n",
                  5, "in-place busbw \"abc\"");
@@ -491,11 +491,13 @@ static void test_malformed(void)
     expect_error(dir, "badsize.txt", HDR ROW8 "     1048576x       262144     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
                  4, "size \"1048576x\"");
     expect_error(dir, "negative.txt", HDR "           8             2     float     sum   -22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
-                 3, "is not a number from 0 to 1e10 us");
+                 3, "is not 0 or a number from 0.001 to 1e10 us");
     expect_error(dir, "huge.txt", HDR "           8             2     float     sum    1e308    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
-                 3, "out-of-place time \"1e308\" is not a number from 0 to 1e10 us");
+                 3, "out-of-place time \"1e308\" is not 0 or a number from 0.001 to 1e10 us");
+    expect_error(dir, "tiny.txt", HDR "           8             2     float     sum    1e-300    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
+                 3, "out-of-place time \"1e-300\" is not 0 or a number from 0.001 to 1e10 us");
     expect_error(dir, "hex.txt", HDR "           8             2     float     sum     0x16    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
-                 3, "out-of-place time \"0x16\" is not a number");
+                 3, "out-of-place time \"0x16\" is not 0 or a number");
     expect_error(dir, "hugesize.txt", HDR "  9223372036854775807             2     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
                  3, "size \"9223372036854775807\" is not a whole number of bytes up to 1 TiB");
     expect_error(dir, "noheader.txt", "# source: x\n\n           8             2     float     sum    22.54\n", 3,

@@ -195,16 +195,19 @@ static void test_osu_malformed(void)
     expect_error(s, "t.txt:4: result row has 3 fields, the column header 2");
     g_free(s);
     s = g_strconcat(H, "1 abc\n", NULL);
-    expect_error(s, "t.txt:3: latency \"abc\" is not a number of us from 0 to 1e10");
+    expect_error(s, "t.txt:3: latency \"abc\" is not 0 or a number of us from 0.001 to 1e10");
     g_free(s);
     s = g_strconcat(H, "1 -2.0\n", NULL);
-    expect_error(s, "t.txt:3: latency \"-2.0\" is not a number of us from 0 to 1e10");
+    expect_error(s, "t.txt:3: latency \"-2.0\" is not 0 or a number of us from 0.001 to 1e10");
     g_free(s);
     s = g_strconcat(H, "1 nan\n", NULL);
-    expect_error(s, "t.txt:3: latency \"nan\" is not a number of us from 0 to 1e10");
+    expect_error(s, "t.txt:3: latency \"nan\" is not 0 or a number of us from 0.001 to 1e10");
     g_free(s);
     s = g_strconcat(H, "1 1e308\n", NULL);
-    expect_error(s, "t.txt:3: latency \"1e308\" is not a number of us from 0 to 1e10");
+    expect_error(s, "t.txt:3: latency \"1e308\" is not 0 or a number of us from 0.001 to 1e10");
+    g_free(s);
+    s = g_strconcat(H, "1 1e-300\n", NULL); /* below what OSU prints: ratios of 300 digits */
+    expect_error(s, "t.txt:3: latency \"1e-300\" is not 0 or a number of us from 0.001 to 1e10");
     g_free(s);
     s = g_strconcat(H, "2199023255552 2.0\n", NULL); /* 2 TiB */
     expect_error(s, "t.txt:3: size \"2199023255552\" is not a whole number of bytes up to 1 TiB");
@@ -286,7 +289,7 @@ static void test_osu_contradictions(void)
     expect_error("# Size Bandwidth (MB/s)\n8 1\n",
                  "t.txt:1: a bandwidth table, but no title or '# command:' tells osu_bw from osu_bibw");
     expect_error("# OSU MPI Bandwidth Test v7.3\n# Size Bandwidth (MB/s)\n8 -1\n",
-                 "t.txt:3: bandwidth \"-1\" is not a number of MB/s from 0 to 1e9");
+                 "t.txt:3: bandwidth \"-1\" is not 0 or a number of MB/s from 0.001 to 1e9");
     expect_error("# OSU MPI Latency Test v7.3\n# Size Bandwidth (MB/s) Latency (us)\n8 1 1\n",
                  "t.txt:2: column header has both a latency and a bandwidth column");
     /* each datatype block starts its sizes afresh */

@@ -168,7 +168,8 @@ static void assign_classes(KinetoProfile *p)
 /* A kernel's times, in microseconds: a ts past 1e16 (317 years from the
  * profiler's origin) leaves a double less than 2 us apart from the next
  * one, so a kernel's end would round onto its start; a dur past 1e10 (three
- * hours for one kernel) is not a profile of one step. */
+ * hours for one kernel) is not a profile of one step, one between 0 and
+ * 0.001 not what the profiler prints (nanoseconds). */
 #define KINETO_MAX_TS_US 1e16
 #define KINETO_MAX_DUR_US 1e10
 
@@ -212,7 +213,8 @@ static bool collect(KinetoProfile *p, const cJSON *evs, int *bad_kernel, GError 
             continue;
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
         double dur = num(e, "dur", NAN), ts = num(e, "ts", NAN);
-        if (!cJSON_IsString(name) || !(dur >= 0 && dur <= KINETO_MAX_DUR_US) || !(fabs(ts) <= KINETO_MAX_TS_US)) {
+        if (!cJSON_IsString(name) || !(dur == 0 || (dur >= 1e-3 && dur <= KINETO_MAX_DUR_US)) ||
+            !(fabs(ts) <= KINETO_MAX_TS_US)) {
             *bad_kernel = idx - 1;
             ok = false;
             break;
@@ -240,7 +242,7 @@ static bool collect(KinetoProfile *p, const cJSON *evs, int *bad_kernel, GError 
 static void bad_kernel_error(const char *name, const char *text, size_t len, int i, GError **err)
 {
     char msg[128];
-    g_snprintf(msg, sizeof msg, "traceEvents[%d]: a kernel needs a name, a ts within +-1e16 us and a dur of 0 to 1e10 us", i);
+    g_snprintf(msg, sizeof msg, "traceEvents[%d]: a kernel needs a name, a ts within +-1e16 us and a dur of 0 or 0.001 to 1e10 us", i);
     SimJsonDoc *d = sim_json_parse(name, text, len, NULL);
     const cJSON *ev = d ? cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sim_json_root(d), "traceEvents"), i) : NULL;
     if (ev)

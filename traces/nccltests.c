@@ -105,8 +105,8 @@ static bool parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, 
             if (col[k] < 0)
                 continue;
             double v = 0;
-            if (!trace_tok_double(t[col[k]], &v) || v < 0 || v > (k == 0 ? TRACE_MAX_US : TRACE_MAX_MBS / 1e3)) {
-                trace_input_error(err, tr->name, line, "%s %s \"%.*s\" is not a number from 0 to %s", COLNAME[g],
+            if (!trace_tok_double(t[col[k]], &v) || !trace_measure_ok(v, k == 0 ? TRACE_MAX_US : TRACE_MAX_MBS / 1e3)) {
+                trace_input_error(err, tr->name, line, "%s %s \"%.*s\" is not 0 or a number from 0.001 to %s", COLNAME[g],
                                   what[k], t[col[k]].len, t[col[k]].s, k == 0 ? "1e10 us" : "1e6 GB/s");
                 return false;
             }

@@ -207,8 +207,8 @@ static bool parse_row(OsuTrace *tr, const Layout *L, const TraceTok *t, int n, c
         case COL_AVG:
         case COL_MIN:
         case COL_MAX:
-            if (!trace_tok_double(t[i], &v) || v < 0 || v > TRACE_MAX_US) {
-                trace_input_error(err, tr->name, line, "latency \"%.*s\" is not a number of us from 0 to 1e10", t[i].len,
+            if (!trace_tok_double(t[i], &v) || !trace_measure_ok(v, TRACE_MAX_US)) {
+                trace_input_error(err, tr->name, line, "latency \"%.*s\" is not 0 or a number of us from 0.001 to 1e10", t[i].len,
                                   t[i].s);
                 return false;
             }
@@ -216,8 +216,8 @@ static bool parse_row(OsuTrace *tr, const Layout *L, const TraceTok *t, int n, c
             have_avg = have_avg || L->col[i] == COL_AVG;
             break;
         case COL_BW:
-            if (!trace_tok_double(t[i], &v) || v < 0 || v > TRACE_MAX_MBS) {
-                trace_input_error(err, tr->name, line, "bandwidth \"%.*s\" is not a number of MB/s from 0 to 1e9",
+            if (!trace_tok_double(t[i], &v) || !trace_measure_ok(v, TRACE_MAX_MBS)) {
+                trace_input_error(err, tr->name, line, "bandwidth \"%.*s\" is not 0 or a number of MB/s from 0.001 to 1e9",
                                   t[i].len, t[i].s);
                 return false;
             }
