@@ -102,6 +102,14 @@ static bool gemm_row(AccelCalibration *c, char **f, const char *file, int line, 
                    "a GEMM row is m,n,k,dtype,seconds: whole dimensions from 1 to 1e7, seconds from 1e-9 to 1e4");
     if (!accel_dtype_from_name(f[3], &r.dt) || !accel_has_dtype(c->prior, r.dt))
         return bad(err, file, line, "the data type is not one this accelerator runs");
+    double rate = 2 * r.m * r.n * r.k / s, peak = accel_peak_flops(c->prior, r.dt);
+    if (rate > peak) { /* no fit can reach it: a unit or a typing slip */
+        char *msg = g_strdup_printf("%.4g TFLOP/s, above this accelerator's %s peak of %.4g TFLOP/s: seconds, not ms?",
+                                    rate / 1e12, f[3], peak / 1e12);
+        bool ok = bad(err, file, line, msg);
+        g_free(msg);
+        return ok;
+    }
     add_row(c, &r, s);
     return true;
 }
@@ -207,6 +215,17 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
         for (int j = 0; f[j]; j++)
             g_strstrip(f[j]);
         if (!head) {
+            for (int j = 0; f[j] && ok; j++)
+                for (int q = 0; q < j && ok; q++)
+                    if (!strcmp(f[q], f[j])) {
+                        char *msg = g_strdup_printf("column \"%s\" given twice", f[j]);
+                        ok = bad(err, path, i + 1, msg);
+                        g_free(msg);
+                    }
+            if (!ok) {
+                g_strfreev(f);
+                break;
+            }
             head = g_strdupv(f);
             gemm = !strcmp(l, "m,n,k,dtype,seconds");
             bool scen = g_strv_contains((const char *const *)f, "scenario") &&
