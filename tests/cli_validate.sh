@@ -56,6 +56,19 @@ check "16 ranks on 2 hosts do not fit one DGX" [ $? -eq 0 ]
 printf '# nThread 1 nGpus 1\n#  size count type redop time algbw busbw error time algbw busbw error\n 8 2 float sum x 0.0 0.0 0 1 0 0 0\n' >"$tmp/bad.txt"
 expect_exit 2 "bad.txt:3:" validate --op allreduce --ranks 2 -t dgx-a100 "$tmp/bad.txt"
 check "a malformed row names its line" [ $? -eq 0 ]
+# Rank lines of 5, 3 and 8 ranks on three hosts: the model's equal blocks per node would predict 2 x 8
+python3 - "$traces/nccl-tests_allreduce_h100-sxm-dell-xe9680_2node16gpu_8x400g-ib_nccl2.26.2_nccl-tests-issue309.txt" "$tmp/uneven.txt" <<'PY'
+import re, sys
+out = []
+for line in open(sys.argv[1]):
+    m = re.match(r"#\s+Rank\s+(\d+) .* on\s+(\S+) device", line)
+    if m and 5 <= int(m.group(1)) <= 7:
+        line = line.replace(" on " + m.group(2), " on hostthree", 1)
+    out.append(line)
+open(sys.argv[2], "w").writelines(out)
+PY
+expect_exit 2 "uneven.txt: the Rank lines put 3 to 8 ranks on each of 3 hosts" validate -t dgx-h100-cluster "$tmp/uneven.txt"
+check "unequal ranks per host are refused, not predicted as equal blocks" [ $? -eq 0 ]
 expect_exit 2 "unknown --op" validate --op nope -t dgx1-v100 "$v100"
 check "an unknown --op is bad input" [ $? -eq 0 ]
 

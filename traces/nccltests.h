@@ -116,6 +116,7 @@ int nccltests_gpus_per_process(const NcclTrace *t);
 bool nccltests_launch_waits(const NcclTrace *t);
 /* The largest number of ranks on one host (0 without Rank lines). */
 int nccltests_max_ranks_per_host(const NcclTrace *t);
+int nccltests_min_ranks_per_host(const NcclTrace *t); /* 0 without Rank lines */
 /* Distinct device names in rank order ("NVIDIA A100-SXM4-40GB"). */
 size_t nccltests_n_devices(const NcclTrace *t);
 const char *nccltests_device(const NcclTrace *t, size_t i);

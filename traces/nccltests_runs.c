@@ -322,6 +322,17 @@ int nccltests_max_ranks_per_host(const NcclTrace *t)
     return best;
 }
 
+int nccltests_min_ranks_per_host(const NcclTrace *t)
+{
+    int least = 0;
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, t->hosts);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        least = least == 0 ? GPOINTER_TO_INT(v) : MIN(least, GPOINTER_TO_INT(v));
+    return least;
+}
+
 size_t nccltests_n_devices(const NcclTrace *t) { return t->devices->len; }
 
 const char *nccltests_device(const NcclTrace *t, size_t i)

@@ -80,6 +80,13 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
         m->ranks_from = "busbw/algbw";
     m->hosts = nccltests_n_hosts(tr);
     m->ranks_per_host = nccltests_max_ranks_per_host(tr);
+    int least = nccltests_min_ranks_per_host(tr);
+    if (least > 0 && least != m->ranks_per_host) { /* the model places equal blocks per node */
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                    "%s: the Rank lines put %d to %d ranks on each of %d hosts; the model runs the same number "
+                    "of ranks on every node", m->name, least, m->ranks_per_host, m->hosts);
+        return false;
+    }
     m->gpus_per_thread = nccltests_gpus_per_thread(tr);
     if (nccltests_n_devices(tr) > 0)
         m->device = g_strdup(nccltests_device(tr, 0));
