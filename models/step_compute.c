@@ -399,7 +399,9 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     one.ep = 1;
     one.etp = 0;
     one.cp = 1;
-    one.capacity_factor = 1; /* model FLOPs count no expert padding; hardware FLOPs do */
+    /* model FLOPs count no expert padding (hardware FLOPs do) and no token
+     * dropped past a capacity below 1 (nothing computes it) */
+    one.capacity_factor = c->wp.capacity_factor < 1 ? c->wp.capacity_factor : 1;
     WorkloadParallel padded = one;
     padded.capacity_factor = c->wp.capacity_factor;
     double B = step_scenario_global_batch(c->sc);
