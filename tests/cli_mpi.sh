@@ -74,7 +74,7 @@ d = json.load(open(sys.argv[1]))
 assert d["library"] == "openmpi" and d["ranks"] == 144 and len(d["rows"]) == 2
 assert all(r["time_s"] > 0 and r["algo"].startswith("tuned:") for r in d["rows"])
 PY
-expect_exit 2 "goes with --library mpi" collective -t oci-bm-optimized3.36 --library mpi --flows
+expect_exit 2 "--library mpi takes no --algo, --proto or --flows" collective -t oci-bm-optimized3.36 --library mpi --flows
 check "collective --library mpi takes no --flows" [ $? -eq 0 ]
 expect_exit 2 "goes with --library mpi" collective -t oci-bm-optimized3.36 --mpi-library mpich
 check "--mpi-library alone is refused" [ $? -eq 0 ]

@@ -156,11 +156,15 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
         else if (!strcmp(head[i], "tokens_per_s") && !number_in(f[i], 1e-3, 1e12, &tps))
             return bad(err, file, line, "tokens_per_s must be a number from 1e-3 to 1e12");
     }
+    if (!scen || !*scen)
+        return bad(err, file, line, "the row names no scenario");
     char *dir = g_path_get_dirname(file), *path = g_path_is_absolute(scen) ? g_strdup(scen) : g_build_filename(dir, scen, NULL);
     g_free(dir);
     size_t len = 0;
     char *text0 = sim_file_read(path, SIM_FILE_JSON_MAX, "JSON input", &len, err);
     bool ok = text0 != NULL;
+    if (!ok) /* the table's line first: which row named it */
+        g_prefix_error(err, "%s:%d: ", file, line);
     cJSON *root = ok ? cJSON_ParseWithLength(text0, len) : NULL;
     if (ok && !root)
         ok = bad(err, path, 1, "not JSON (run it alone for the position)");

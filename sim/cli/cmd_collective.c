@@ -254,9 +254,9 @@ int cmd_collective(int argc, char **argv)
     }
     if (mpi || mpi_lib_s) {
         g_free(ids);
-        rc = algo_s || proto_s || flows || !mpi
-                 ? cli_usage_error("collective: --mpi-library goes with --library mpi, which takes no --algo, --proto "
-                                   "or --flows (the library selects)")
+        rc = !mpi ? cli_usage_error("collective: --mpi-library goes with --library mpi")
+             : algo_s || proto_s || flows
+                 ? cli_usage_error("collective: --library mpi takes no --algo, --proto or --flows (the library selects)")
                  : cli_collective_mpi(topo, n, used, (CollOp)op, mpi_lib_s, params, sizes, json);
         goto out;
     }
