@@ -1,5 +1,6 @@
 /* A sweep's results as output: the scaling curves against devices, the CSV
  * file of one row per point, and the scaling and memory plots. */
+#include "sim_file.h"
 #include "sweep_grid.h"
 #include "plot.h"
 
@@ -193,7 +194,7 @@ bool sweep_write_csv(const Sweep *s, const cJSON *run, const char *path, GError 
         g_string_append(out, "\r\n");
     }
     GError *e = NULL;
-    bool ok = g_file_set_contents(path, out->str, (gssize)out->len, &e);
+    bool ok = sim_file_write(path, out->str, (gssize)out->len, &e);
     if (!ok) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "%s: %s", path, e->message);
         g_error_free(e);

@@ -1,5 +1,6 @@
 /* gnuplot output: the scripts and data of scaling curves, memory breakdowns
  * and predicted-versus-measured plots, and running gnuplot on them (plot.h). */
+#include "sim_file.h"
 #include "plot.h"
 
 #include <glib/gstdio.h>
@@ -117,7 +118,7 @@ static const char *job_data(Job *j, const GString *data, GError **err)
     char *name = g_strdup_printf("d%u.dat", j->files->len);
     char *full = g_build_filename(j->dir, name, NULL);
     GError *e = NULL;
-    bool ok = g_file_set_contents(full, data->str, (gssize)data->len, &e);
+    bool ok = sim_file_write(full, data->str, (gssize)data->len, &e);
     g_free(full);
     g_ptr_array_add(j->files, name);
     if (!ok) {
@@ -143,7 +144,7 @@ static bool job_run(Job *j, const char *path, GError **err)
     char *script = g_build_filename(j->dir, "plot.gp", NULL);
     g_ptr_array_add(j->files, g_strdup("plot.gp"));
     GError *e = NULL;
-    if (!g_file_set_contents(script, j->script->str, (gssize)j->script->len, &e)) {
+    if (!sim_file_write(script, j->script->str, (gssize)j->script->len, &e)) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "plot: %s", e->message);
         g_error_free(e);
         g_free(script);
@@ -201,7 +202,7 @@ static bool job_run(Job *j, const char *path, GError **err)
         g_free(bytes);
         return false;
     }
-    ok = g_file_set_contents(path, bytes, (gssize)len, &e);
+    ok = sim_file_write(path, bytes, (gssize)len, &e);
     g_free(bytes);
     if (!ok) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "plot: %s", e->message);

@@ -1,5 +1,6 @@
 /* The self-contained HTML page of an answer: its parts collected in order,
  * escaped, SVG inlined safely, the --json output embedded (report.h). */
+#include "sim_file.h"
 #include "report.h"
 
 #include "sim_data.h"
@@ -429,7 +430,7 @@ bool report_write(const Report *r, const char *path, GError **err)
     }
     g_string_append(page, "</body>\n</html>\n");
     GError *e = NULL;
-    bool ok = g_file_set_contents(path, page->str, (gssize)page->len, &e);
+    bool ok = sim_file_write(path, page->str, (gssize)page->len, &e);
     g_string_free(page, TRUE);
     if (!ok) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "report: %s", e->message);

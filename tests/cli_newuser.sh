@@ -90,6 +90,16 @@ check "calibrate -o a folder" expect_exit 1 "^shardsim: calibrate: --output $tmp
 check "plan --csv in a folder that is not there" expect_exit 1 "^shardsim: plan: --csv $tmp/no/x.csv: there is no folder" \
   plan "$src/examples/plan-llama2-70b-h100.json" --csv "$tmp/no/x.csv"
 check "/dev/null still takes an output" "$bin" run "$base" --timeline /dev/null >/dev/null
+# written in place: renamed over, as g_file_set_contents does, a root run turned /dev/null into a file
+check "/dev/null is still a device after it" test -c /dev/null
+if [ -c /dev/full ]; then
+  check "an output on a full device fails" expect_exit 1 "^shardsim: timeline: Failed to write file .*/dev/full.*: No space left on device" \
+    run "$base" --timeline /dev/full
+  check "/dev/full is still a device after it" test -c /dev/full
+  "$bin" run "$base" >/dev/full 2>"$tmp/full.err"
+  check "stdout on a full device fails" [ $? -eq 1 ]
+  check "and says so" grep -q "cannot write the output: No space left on device" "$tmp/full.err"
+fi
 
 # a progression past the point limit says so (its end is a member)
 check "a progression too long" expect_exit 2 "^shardsim: --vary nodes: the progression up to 100000000 .* more than 100000 values" \

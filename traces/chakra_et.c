@@ -440,7 +440,7 @@ bool chakra_write_rank(const char *path, const ChakraRank *r, GError **err)
         ok = put_msg(out, &m.base);
     }
     if (ok)
-        ok = g_file_set_contents(path, (const char *)out->data, out->len, err);
+        ok = sim_file_write(path, (const char *)out->data, out->len, err);
     else
         g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "%s: a node too large to write", path);
     g_byte_array_free(out, TRUE);

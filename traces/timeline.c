@@ -1,5 +1,6 @@
 /* Chrome trace event JSON of a run task graph: processes per device, threads
  * per stream, network lanes for chunk flows (timeline.h). */
+#include "sim_file.h"
 #include "timeline.h"
 
 #include <math.h>
@@ -483,7 +484,7 @@ bool timeline_write(const SimGraph *g, const char *path, const TimelineOptions *
     } else {
         char *withnl = g_strconcat(text, "\n", NULL);
         GError *e = NULL;
-        ok = g_file_set_contents(path, withnl, (gssize)len + 1, &e);
+        ok = sim_file_write(path, withnl, (gssize)len + 1, &e);
         g_free(withnl);
         if (!ok) {
             g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "timeline: %s", e->message);

@@ -1,5 +1,6 @@
 /* shardsim calibrate: its options, the overlay file it writes and the human
  * form of the report; the fit itself is traces/calibrate.c. */
+#include "sim_file.h"
 #include "calibrate.h"
 #include "cli.h"
 
@@ -64,7 +65,7 @@ static bool write_overlay(const char *path, cJSON *overlay, GError **err)
     char *text = cJSON_Print(overlay);
     GString *s = g_string_new(text);
     g_string_append_c(s, '\n');
-    bool ok = g_file_set_contents(path, s->str, (gssize)s->len, err);
+    bool ok = sim_file_write(path, s->str, (gssize)s->len, err);
     if (!ok && err && *err)
         (*err)->code = SIM_ERROR_INPUT;
     g_string_free(s, TRUE);

@@ -2,6 +2,7 @@
  * kernel time per class, measured against the accelerator model
  * (traces/kineto.h), as a table or one JSON object; --gemm-table writes its
  * GEMM operators for calibrate --accelerator. */
+#include "sim_file.h"
 #include "cli.h"
 #include "kineto.h"
 #include "scenario.h"
@@ -66,7 +67,7 @@ int cmd_validate_kineto(const char *profile, const char *accel, const char *scen
         if (!t)
             g_set_error(&err, SIM_ERROR, SIM_ERROR_INPUT,
                         "%s: no GEMM operator with shapes (profile with record_shapes=True) for --gemm-table", profile);
-        else if (!g_file_set_contents(gemm_table, t, -1, &err))
+        else if (!sim_file_write(gemm_table, t, -1, &err))
             err->code = SIM_ERROR_INTERNAL, err->domain = SIM_ERROR;
         g_free(t);
         if (err) {

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "collective.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,6 +47,16 @@ static void keep_freed_memory(void)
 #endif
 }
 
+/* Output lost on the way out (stdout on a full disk, /dev/full, a closed
+ * pipe's buffer) fails the run: a result nobody received is not a success. */
+static int stdout_flushed(int code)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return code;
+    fprintf(stderr, "shardsim: cannot write the output: %s\n", g_strerror(errno));
+    return code ? code : 1;
+}
+
 int main(int argc, char **argv)
 {
     keep_freed_memory();
@@ -65,7 +76,7 @@ int main(int argc, char **argv)
             char *prg = g_strdup_printf("shardsim %s", commands[i].name);
             g_set_prgname(prg);
             g_free(prg);
-            return commands[i].fn(argc - 1, argv + 1);
+            return stdout_flushed(commands[i].fn(argc - 1, argv + 1));
         }
     return cli_usage_error("unknown command '%s' (see 'shardsim --help')", argv[1]);
 }

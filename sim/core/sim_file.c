@@ -112,6 +112,38 @@ static char *read_capped(int fd, const char *name, size_t cap, const char *what,
     return NULL;
 }
 
+static gboolean write_error(const char *path, int e, GError **err)
+{
+    g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e), "Failed to write file \u201c%s\u201d: %s", path,
+                g_strerror(e));
+    return FALSE;
+}
+
+gboolean sim_file_write(const char *path, const char *data, gssize len, GError **err)
+{
+    size_t n = len < 0 ? strlen(data) : (size_t)len;
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return g_file_set_contents(path, data, (gssize)n, err);
+    int fd = open(path, O_WRONLY | O_NOCTTY);
+    if (fd < 0)
+        return write_error(path, errno, err);
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(fd, data + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : EIO;
+            close(fd);
+            return write_error(path, e, err);
+        }
+        off += (size_t)w;
+    }
+    if (close(fd) != 0)
+        return write_error(path, errno, err);
+    return TRUE;
+}
+
 char *sim_file_read(const char *path, size_t cap, const char *what, size_t *len, GError **err)
 {
     size_t dummy;

@@ -18,6 +18,14 @@
  * `what` names the kind of input in the message ("JSON input"). */
 char *sim_file_read(const char *path, size_t cap, const char *what, size_t *len, GError **err);
 
+/* Writes one output whole.  A new or regular file is replaced atomically
+ * (g_file_set_contents: a temporary file renamed over it); an existing
+ * device or FIFO (/dev/null, /dev/full, a pipe) is written in place, since
+ * renaming over it would, run as root, turn /dev/null into a regular file.
+ * Errors are GLib's file errors (G_FILE_ERROR), with the path and errno's
+ * text: the caller says which output it was. */
+gboolean sim_file_write(const char *path, const char *data, gssize len, GError **err);
+
 /* The name messages use for `path`: "<stdin>" for "-". */
 const char *sim_file_display_name(const char *path);
 
