@@ -348,6 +348,15 @@ static void test_malformed_graphs(void)
     write_rank(d, 1, s1, 1);
     replay(d, CHAKRA_TIMES_MODEL, &msg);
     expect(msg, "1 sends from rank 0 to rank 1 (tag -1) but 0 receives");
+    /* a send of 100 bytes met by a receive of 1e15: one message, two lengths */
+    for (int r = 0; r < 2; r++) {
+        ChakraNode n[1] = {mk(1, r == 0 ? CHAKRA_SEND : CHAKRA_RECV, 1)};
+        n[0].comm_dst = n[0].comm_src = 1 - r;
+        n[0].comm_size = r == 0 ? 100 : 1000000000000000LL;
+        write_rank(d, r, n, 1);
+    }
+    replay(d, CHAKRA_TIMES_MODEL, &msg);
+    expect(msg, "t.1.et: node 0 (id 1, byte 8): receives 1000000000000000 bytes from rank 0 (tag -1), whose matching send has 100");
     rmdir_all(d);
 }
 

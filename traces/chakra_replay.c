@@ -248,7 +248,18 @@ static bool match_p2p(Rep *p, GError **err)
                          nb, send ? "receives" : "sends");
                 ok = node_err(err, &t->ranks[r], i, msg);
             } else if (send && p->meet[r][i] < 0) {
-                for (guint c = 0; c < na; c++) {
+                for (guint c = 0; ok && c < na; c++) {
+                    int sr = g_array_index(a, int, 2 * c), si = g_array_index(a, int, 2 * c + 1);
+                    int rr = g_array_index(b, int, 2 * c), ri = g_array_index(b, int, 2 * c + 1);
+                    int64_t ss = t->ranks[sr].nodes[si].comm_size, rs = t->ranks[rr].nodes[ri].comm_size;
+                    if (ss >= 0 && rs >= 0 && ss != rs) { /* one message: both ends say how long */
+                        char msg[200];
+                        snprintf(msg, sizeof msg,
+                                 "receives %" PRId64 " bytes from rank %d (tag %" PRId64 "), whose matching send has %" PRId64,
+                                 rs, sr, n->comm_tag, ss);
+                        ok = node_err(err, &t->ranks[rr], ri, msg);
+                        break;
+                    }
                     int mi = (int)p->meets->len;
                     meet_new(p, true);
                     meet_add(p, mi, g_array_index(a, int, 2 * c), g_array_index(a, int, 2 * c + 1));
@@ -389,16 +400,26 @@ static cJSON *report(Rep *p, sim_time_t span)
 static bool map_ranks(Rep *p, GError **err)
 {
     int nt = topo_num_ranks(p->pf->topo);
-    for (int r = 0; r < p->t->nranks; r++) {
+    GHashTable *taken = g_hash_table_new(g_direct_hash, g_direct_equal); /* topology rank + 1 -> trace rank + 1 */
+    bool ok = true;
+    for (int r = 0; ok && r < p->t->nranks; r++) {
         int64_t tr = p->t->ranks[r].topo_rank >= 0 ? p->t->ranks[r].topo_rank : r;
+        int before = tr < nt ? GPOINTER_TO_INT(g_hash_table_lookup(taken, GINT_TO_POINTER((int)tr + 1))) : 0;
         if (tr >= nt) {
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: rank %d runs on topology rank %" PRId64 ", and the topology has %d ranks",
                         p->t->ranks[r].path, r, tr, nt);
-            return false;
+            ok = false;
+        } else if (before) { /* two processes on one device: each would get its streams to itself */
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: rank %d runs on topology rank %" PRId64 ", as rank %d does",
+                        p->t->ranks[r].path, r, tr, before - 1);
+            ok = false;
+        } else {
+            g_hash_table_insert(taken, GINT_TO_POINTER((int)tr + 1), GINT_TO_POINTER(r + 1));
+            p->topo_rank[r] = (int)tr;
         }
-        p->topo_rank[r] = (int)tr;
     }
-    return true;
+    g_hash_table_destroy(taken);
+    return ok;
 }
 
 cJSON *chakra_replay(const ChakraTrace *t, const ChakraPlatform *pf, SimGraph **graph, GError **err)
