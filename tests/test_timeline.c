@@ -346,11 +346,28 @@ static void test_timeline_tags_counters_flows(void)
     sim_engine_free(e);
 }
 
+/* A step of more tasks than a timeline holds (1,000,000: about 2.7 GB
+ * while printed, and more than trace viewers take) is refused before a
+ * byte is built: exit 2, the count in the message. */
+static void test_timeline_too_many_tasks(void)
+{
+    SimGraph *g = sim_graph_new();
+    int r = sim_graph_resource(g, "gpu0.compute");
+    for (int i = 0; i <= 1000000; i++)
+        sim_graph_task(g, "t", r, 1);
+    GError *err = NULL;
+    CU_ASSERT_FALSE(timeline_write(g, "/nonexistent-dir/x/t.json", NULL, &err));
+    CU_ASSERT_TRUE(err && err->code == SIM_ERROR_INPUT && strstr(err->message, "1000001 tasks, more than a timeline holds"));
+    g_clear_error(&err);
+    sim_graph_free(g);
+}
+
 static const TestCase tests[] = {
     { "timeline tags, counters and flows", test_timeline_tags_counters_flows },
     { "timeline roundtrip", test_timeline_roundtrip },
     { "timeline without network", test_timeline_no_network },
     { "timeline skips tasks not run", test_timeline_not_run },
+    { "timeline of too many tasks", test_timeline_too_many_tasks },
 };
 
 TEST_MAIN("timeline", tests)
