@@ -47,7 +47,9 @@
  * Across nodes the search gives each NIC one channel (its speeds per
  * channel top out at 48 GB/s on sm90, src/graph/search.cc
  * sm90SpeedArrayInter: an NDR NIC's rate), and ncclTopoPostset doubles the
- * channels (src/graph/connect.cc: nChannels x 2, at most MAXCHANNELS): 2 x
+ * channels (src/graph/connect.cc: nChannels x 2, at most MAXCHANNELS;
+ * "execution channels are typically 2x the search channels", NCCL's
+ * maintainer in nccl#1041, where 8 dual-port CX7s gave H100 8): 2 x
  * the ring's channels (a NIC each, or the intra rings where there are
  * more), whatever the NICs' rate.  Not modelled: NCCL's further doubling
  * below 16 channels where a channel runs above 45 GB/s (sm90+), and a
