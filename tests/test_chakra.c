@@ -357,6 +357,13 @@ static void test_malformed_graphs(void)
     }
     replay(d, CHAKRA_TIMES_MODEL, &msg);
     expect(msg, "t.1.et: node 0 (id 1, byte 8): receives 1000000000000000 bytes from rank 0 (tag -1), whose matching send has 100");
+    /* an all-reduce of no named group (the whole job's) on rank 0 alone */
+    ChakraNode c0[1] = {mk(1, CHAKRA_COLL, 1)}, c1[1] = {mk(1, CHAKRA_COMP, 1)};
+    c0[0].comm_type = CHAKRA_ALL_REDUCE;
+    write_rank(d, 0, c0, 1);
+    write_rank(d, 1, c1, 1);
+    replay(d, CHAKRA_TIMES_MODEL, &msg);
+    expect(msg, "rank 0 has 1 collectives of no group (the whole job's), rank 1 has none");
     rmdir_all(d);
 }
 

@@ -154,6 +154,15 @@ static bool match_colls(Rep *p, GError **err)
             if (per[r] && first < 0)
                 first = r;
         guint cnt = per[first]->len;
+        /* a collective naming no group is the whole job's: a rank without it never joins */
+        bool world = !*(const char *)order->pdata[k];
+        for (int r = 0; ok && world && r < t->nranks; r++)
+            if (!per[r] && t->ranks[r].n > 0) {
+                char msg[256];
+                snprintf(msg, sizeof msg, "rank %d has %u collectives of no group (the whole job's), rank %d has none",
+                         first, cnt, r);
+                ok = node_err(err, &t->ranks[first], g_array_index(per[first], int, 0), msg);
+            }
         for (int r = 0; ok && r < t->nranks; r++)
             if (per[r] && per[r]->len != cnt) {
                 char msg[256];
