@@ -116,7 +116,8 @@ int nccltests_gpus_per_process(const NcclTrace *t);
 bool nccltests_launch_waits(const NcclTrace *t);
 /* The largest number of ranks on one host (0 without Rank lines). */
 int nccltests_max_ranks_per_host(const NcclTrace *t);
-int nccltests_min_ranks_per_host(const NcclTrace *t); /* 0 without Rank lines */
+/* The fewest and most ranks the Rank lines put on one host (0, 0 without them). */
+void nccltests_ranks_per_host(const NcclTrace *t, int *least, int *most);
 /* Distinct device names in rank order ("NVIDIA A100-SXM4-40GB"). */
 size_t nccltests_n_devices(const NcclTrace *t);
 const char *nccltests_device(const NcclTrace *t, size_t i);

@@ -313,24 +313,22 @@ int nccltests_n_hosts(const NcclTrace *t)
 
 int nccltests_max_ranks_per_host(const NcclTrace *t)
 {
-    int best = 0;
-    GHashTableIter it;
-    gpointer k, v;
-    g_hash_table_iter_init(&it, t->hosts);
-    while (g_hash_table_iter_next(&it, &k, &v))
-        best = MAX(best, GPOINTER_TO_INT(v));
-    return best;
+    int least, most;
+    nccltests_ranks_per_host(t, &least, &most);
+    return most;
 }
 
-int nccltests_min_ranks_per_host(const NcclTrace *t)
+void nccltests_ranks_per_host(const NcclTrace *t, int *least, int *most)
 {
-    int least = 0;
+    *least = *most = 0;
     GHashTableIter it;
     gpointer k, v;
     g_hash_table_iter_init(&it, t->hosts);
-    while (g_hash_table_iter_next(&it, &k, &v))
-        least = least == 0 ? GPOINTER_TO_INT(v) : MIN(least, GPOINTER_TO_INT(v));
-    return least;
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        int n = GPOINTER_TO_INT(v);
+        *most = MAX(*most, n);
+        *least = *least == 0 ? n : MIN(*least, n);
+    }
 }
 
 size_t nccltests_n_devices(const NcclTrace *t) { return t->devices->len; }

@@ -79,8 +79,8 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
     if (nccltests_ranks_from_bw(tr))
         m->ranks_from = "busbw/algbw";
     m->hosts = nccltests_n_hosts(tr);
-    m->ranks_per_host = nccltests_max_ranks_per_host(tr);
-    int least = nccltests_min_ranks_per_host(tr);
+    int least;
+    nccltests_ranks_per_host(tr, &least, &m->ranks_per_host);
     if (least > 0 && least != m->ranks_per_host) { /* the model places equal blocks per node */
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
                     "%s: the Rank lines put %d to %d ranks on each of %d hosts; the model runs the same number "
