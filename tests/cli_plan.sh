@@ -174,4 +174,14 @@ if ! ASAN_OPTIONS=detect_leaks=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT
     "$BIN" plan "$TMP/q.json" --gpus 8 --top 2 --mpi >/dev/null 2>"$TMP/mpi.err"; then
     bad "without MPI" plan "$TMP/q.json" --mpi
 fi
+# failures faster than any checkpoint: no step makes a candidate finish, so none is simulated
+# (a review's question took 16 s simulating every candidate only to discard them all)
+start=$(date +%s)
+"$BIN" "${Q[@]}" --failures-per-gpu-hour 1e9 > "$TMP/fail.out" 2> "$TMP/fail.err"
+rc=$?
+[ $rc -eq 2 ] || { echo "FAIL failing plan: exit $rc"; fail=1; }
+grep -q "0 ranked, 0 simulated in full" "$TMP/fail.out" && grep -q "[1-9][0-9]* fails faster than it checkpoints" "$TMP/fail.out" ||
+    { echo "FAIL failing plan: counts"; cat "$TMP/fail.out"; fail=1; }
+[ $(( $(date +%s) - start )) -le 5 ] || { echo "FAIL failing plan took over 5 s"; fail=1; }
+
 exit $fail
