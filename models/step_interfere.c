@@ -264,7 +264,8 @@ static void durations(const SimGraph *g, sim_time_t *d, int n)
         d[t] = sim_graph_task_duration(g, t);
 }
 
-/* What the stretches add to each stage's compute stream, as run. */
+/* What the stretches add to each stage's compute stream, as run: its
+ * compute, the optimizer apart (as the breakdown counts them). */
 static void stage_stretch(Build *b, const sim_time_t *base, int n)
 {
     int pp = b->c->p.pp, nres = sim_graph_num_resources(b->g);
@@ -275,7 +276,7 @@ static void stage_stretch(Build *b, const sim_time_t *base, int n)
         stage[b->res[s].compute] = s;
     for (int t = 0; t < n; t++) {
         int res = sim_graph_task_resource(b->g, t);
-        if (res >= 0 && stage[res] >= 0)
+        if (res >= 0 && stage[res] >= 0 && strcmp(sim_graph_task_category(b->g, t), "optimizer") != 0)
             b->interfere_stage_s[stage[res]] += sim_time_to_s(sim_graph_task_duration(b->g, t) - base[t]);
     }
     g_free(stage);

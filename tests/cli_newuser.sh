@@ -92,6 +92,10 @@ check "plan --csv in a folder that is not there" expect_exit 1 "^shardsim: plan:
 check "/dev/null still takes an output" "$bin" run "$base" --timeline /dev/null >/dev/null
 # written in place: renamed over, as g_file_set_contents does, a root run turned /dev/null into a file
 check "/dev/null is still a device after it" test -c /dev/null
+# through a link, too: the link stays (as /dev/stdout is one, which a rename would remove as root)
+ln -s /dev/null "$tmp/to-null"
+check "a link to /dev/null takes an output" "$bin" run "$base" --timeline "$tmp/to-null" >/dev/null
+check "and stays a link" test -L "$tmp/to-null"
 if [ -c /dev/full ]; then
   check "an output on a full device fails" expect_exit 1 "^shardsim: timeline: Failed to write file .*/dev/full.*: No space left on device" \
     run "$base" --timeline /dev/full

@@ -149,10 +149,6 @@ static void test_routes(void)
     }
 }
 
-/* Uneven ports: 4 groups x 5 switches x 1 port = 5 ports for 3 other
- * groups: 1 link to each, and of the partial row the port to the group
- * opposite (offset 2 pairs with itself) is wired, the other stays dark; 5 groups x 3 x 2 = 6 ports for 4: one each,
- * the partial row's two stay dark.  Every global link has its reverse. */
 /* One group (its switches on their local links alone): every routing
  * wires and routes it, adaptive's pools with no global port (it divided by
  * the g - 1 other groups: SIGFPE, found by an attack on the inputs). */
@@ -171,6 +167,10 @@ static void test_one_group(void)
     }
 }
 
+/* Uneven ports: 4 groups x 5 switches x 1 port = 5 ports for 3 other
+ * groups: 1 link to each, and of the partial row the port to the group
+ * opposite (offset 2 pairs with itself) is wired, the other stays dark; 5 groups x 3 x 2 = 6 ports for 4: one each,
+ * the partial row's two stay dark.  Every global link has its reverse. */
 static void test_uneven_ports(void)
 {
     static const struct {

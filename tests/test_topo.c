@@ -404,13 +404,19 @@ static void test_bad_input(void)
                      " \"nvlink\": {\"bandwidth\": \"25GB/s\", \"count\": 18, \"latency\": \"250ns\"},\n"
                      " \"pcie\": {\"bandwidth\": \"63GB/s\", \"latency\": \"300ns\"},\n"
                      " \"nic\": {\"bandwidth\": \"400Gbps\", \"latency\": \"350ns\"}, \"nodes_per_leaf\": 4,\n"
-                     " \"spines\": 32,%s\n \"uplink\": {\"latency\": \"200ns\"%s}\n}\n";
-    char *pinned = g_strdup_printf(ft, " \"fabric\": \"infiniband\",", "");
-    expect_error(pinned, 6, "32 spines for leaves of 4 nodes: each uplink would carry 4/32 of a NIC's rate (6.25 GB/s)", 0);
-    const char *fine[] = {" \"routing\": \"adaptive\",", ""};
-    const char *up[] = {"", ", \"bandwidth\": \"50GB/s\""};
-    for (int i = 0; i < 2; i++) {
-        char *text = g_strdup_printf(ft, fine[i], up[i]), *path = write_tmp("ok.json", text);
+                     " %s%s\n \"uplink\": {\"latency\": \"200ns\"%s}\n}\n";
+    char *pinned = g_strdup_printf(ft, "\"spines\": 32,", " \"fabric\": \"infiniband\",", "");
+    expect_error(pinned, 6, "32 spines for leaves of 4 nodes (oversubscription 1): each uplink would carry 6.25 GB/s, "
+                            "less than one NIC's 50", 0);
+    g_free(pinned);
+    /* accepted: adaptive routing, a given uplink bandwidth, 8 spines undersubscribed 2:1 (full-rate
+     * uplinks), and the default spine count (as many as rails, 8, kept to the 4 a leaf of 4 nodes fills) */
+    static const char *const ok[][3] = {{"\"spines\": 32,", " \"routing\": \"adaptive\",", ""},
+                                        {"\"spines\": 32,", "", ", \"bandwidth\": \"50GB/s\""},
+                                        {"\"spines\": 8,", " \"oversubscription\": 0.5,", ""},
+                                        {"", "", ""}};
+    for (size_t i = 0; i < G_N_ELEMENTS(ok); i++) {
+        char *text = g_strdup_printf(ft, ok[i][0], ok[i][1], ok[i][2]), *path = write_tmp("ok.json", text);
         GError *e = NULL;
         TopoOptions o = {0};
         Topo *t = topo_load(path, &o, &e);
@@ -422,7 +428,6 @@ static void test_bad_input(void)
         g_free(path);
         g_free(text);
     }
-    g_free(pinned);
     /* links counted before any is made: a fully connected node of 16384 GPUs (268 M links: an allocation
      * abort after 9 s) */
     expect_error("{\"family\": \"fat_tree\", \"ranks_per_node\": 16384, \"nodes\": 1, \"nics_per_node\": 1,\n"

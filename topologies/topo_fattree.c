@@ -8,6 +8,7 @@
  * first ids topo_route.c routes from. */
 #include "topo_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 /* What the file asks for, before any vertex exists. */
@@ -118,18 +119,20 @@ static bool parse_uplink(const SimJsonDoc *doc, const cJSON *root, long leaf_por
         return topo_parse_link_fields(doc, u, &f->up, false, err);
     }
     f->up.bw = (double)leaf_ports * f->nic.bw / (over * (double)f->spines);
-    /* More spines than a leaf has nodes cut each uplink below one NIC's
-     * rate before any oversubscription (which thins the uplinks on
-     * purpose): no switch one buys, and a flow that routing keeps on one
-     * spine would run at it.  A description slip, not a what-if. */
-    if (f->routing != TOPO_MULTIPATH_ADAPTIVE && f->spines > leaf_ports) {
-        const cJSON *at = cJSON_GetObjectItemCaseSensitive(root, "spines");
-        sim_json_error(doc, at ? at : root, err,
-                       "%ld spines for leaves of %ld nodes: each uplink would carry %ld/%ld of a NIC's rate (%.3g GB/s) "
-                       "before any oversubscription, and %s routing keeps a flow on one spine; give at most %ld spines, "
+    /* More spines than a leaf has ports up at full rate (its nodes, more
+     * where it is undersubscribed) cut each uplink below one NIC's rate
+     * before any oversubscription (which thins the uplinks on purpose): no
+     * switch one buys, and a flow that routing keeps on one spine would run
+     * at it.  A description slip, not a what-if (the default spine count is
+     * kept below it, parse_fat_tree). */
+    double up_ports = (double)leaf_ports / fmin(over, 1);
+    if (f->routing != TOPO_MULTIPATH_ADAPTIVE && f->spines > up_ports * (1 + 1e-9)) {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "spines"), err,
+                       "%ld spines for leaves of %ld nodes (oversubscription %g): each uplink would carry %.3g GB/s, "
+                       "less than one NIC's %.3g, and %s routing keeps a flow on one spine; give at most %ld spines, "
                        "an uplink \"bandwidth\", or \"routing\": \"adaptive\"",
-                       f->spines, leaf_ports, leaf_ports, f->spines, f->up.bw * over / 1e9, routings[f->routing],
-                       leaf_ports);
+                       f->spines, leaf_ports, over, f->up.bw * fmax(over, 1) / 1e9, f->nic.bw / 1e9,
+                       routings[f->routing], (long)floor(up_ports + 1e-9));
         return false;
     }
     return true;
@@ -179,8 +182,12 @@ static bool parse_fat_tree(const TopoCtx *c, int *intra, FatTree *f, GError **er
         f->npl = f->nodes;
     f->groups = (f->nodes + f->npl - 1) / f->npl;
     f->leaves = f->groups * f->nics;
-    if (f->spines == 0)
-        f->spines = f->nics; /* default: as many spines as rails */
+    if (f->spines == 0) { /* default: as many spines as rails, no more than a leaf's ports fill */
+        f->spines = f->nics;
+        double up_ports = (double)leaf_ports / fmin(over, 1);
+        if (f->routing != TOPO_MULTIPATH_ADAPTIVE && f->spines > up_ports)
+            f->spines = up_ports >= 1 ? (long)floor(up_ports) : 1;
+    }
     f->need_spine = f->leaves > 1;
     if (f->need_spine && !parse_uplink(doc, root, leaf_ports, over, f, err))
         return false;

@@ -159,7 +159,7 @@ static bool match_colls(Rep *p, GError **err)
         for (int r = 0; ok && world && r < t->nranks; r++)
             if (!per[r] && t->ranks[r].n > 0) {
                 char msg[256];
-                snprintf(msg, sizeof msg, "rank %d has %u collectives of no group (the whole job's), rank %d has none",
+                snprintf(msg, sizeof msg, "rank %d has %u collectives of no group (the whole job's), rank %d has none (a subgroup's need their pg_name)",
                          first, cnt, r);
                 ok = node_err(err, &t->ranks[first], g_array_index(per[first], int, 0), msg);
             }
@@ -462,14 +462,19 @@ cJSON *chakra_replay(const ChakraTrace *t, const ChakraPlatform *pf, SimGraph **
         SimEngine *e = sim_engine_new();
         sim_time_t span = sim_graph_run(p.g, e, NULL);
         sim_engine_free(e);
-        if (span == SIM_TIME_NEVER) {
-            const char *why = sim_graph_overflowed(p.g)
-                                  ? "never ends: the replay runs past " SIM_TIME_RANGE_TEXT
-                                  : "never runs: the ranks wait for each other (a collective or send/receive order that deadlocks)";
+        if (span == SIM_TIME_NEVER && sim_graph_overflowed(p.g)) {
+            int br = 0, bi = 0; /* the longest node is the one past the range, not one waiting behind it */
+            for (int r = 0; r < R; r++)
+                for (int i = 0; i < t->ranks[r].n; i++)
+                    if (p.dur[r][i] > p.dur[br][bi])
+                        br = r, bi = i;
+            ok = node_err(err, &t->ranks[br], bi, "takes so long that the replay runs past " SIM_TIME_RANGE_TEXT);
+        } else if (span == SIM_TIME_NEVER) {
             for (int r = 0; ok && r < R; r++)
                 for (int i = 0; ok && i < t->ranks[r].n; i++)
                     if (sim_graph_task_end(p.g, p.last[r][i]) == SIM_TIME_NEVER)
-                        ok = node_err(err, &t->ranks[r], i, why);
+                        ok = node_err(err, &t->ranks[r], i,
+                                      "never runs: the ranks wait for each other (a collective or send/receive order that deadlocks)");
             if (ok)
                 g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "the trace deadlocks");
         } else

@@ -51,9 +51,14 @@ static void keep_freed_memory(void)
  * pipe's buffer) fails the run: a result nobody received is not a success. */
 static int stdout_flushed(int code)
 {
-    if (fflush(stdout) == 0 && !ferror(stdout))
+    errno = 0;
+    int flushed = fflush(stdout), e = errno;
+    if (flushed == 0 && !ferror(stdout))
         return code;
-    fprintf(stderr, "shardsim: cannot write the output: %s\n", g_strerror(errno));
+    if (flushed != 0 && e)
+        fprintf(stderr, "shardsim: cannot write the output: %s\n", g_strerror(e));
+    else /* an earlier write failed; its errno is gone */
+        fprintf(stderr, "shardsim: cannot write the output\n");
     return code ? code : 1;
 }
 

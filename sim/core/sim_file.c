@@ -6,6 +6,9 @@
  * swallowed), only regular files by name (a directory, FIFO, socket or device
  * such as /dev/zero is refused before it is opened for reading), and "-" for
  * standard input, which can be read once per process. */
+/* realpath (XSI) */
+#undef _POSIX_C_SOURCE
+#define _XOPEN_SOURCE 700
 #include "sim_file.h"
 
 #include "sim_error.h"
@@ -13,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -119,12 +123,9 @@ static gboolean write_error(const char *path, int e, GError **err)
     return FALSE;
 }
 
-gboolean sim_file_write(const char *path, const char *data, gssize len, GError **err)
+/* Writes `n` bytes into an existing device or FIFO, in place. */
+static gboolean write_in_place(const char *path, const char *data, size_t n, GError **err)
 {
-    size_t n = len < 0 ? strlen(data) : (size_t)len;
-    struct stat st;
-    if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
-        return g_file_set_contents(path, data, (gssize)n, err);
     int fd = open(path, O_WRONLY | O_NOCTTY);
     if (fd < 0)
         return write_error(path, errno, err);
@@ -142,6 +143,21 @@ gboolean sim_file_write(const char *path, const char *data, gssize len, GError *
     if (close(fd) != 0)
         return write_error(path, errno, err);
     return TRUE;
+}
+
+gboolean sim_file_write(const char *path, const char *data, gssize len, GError **err)
+{
+    size_t n = len < 0 ? strlen(data) : (size_t)len;
+    /* a link is written through, never replaced: /dev/stdout is one, and
+     * renaming a temporary file over it would, as root, remove it */
+    char *real = realpath(path, NULL);
+    const char *target = real ? real : path;
+    struct stat st;
+    gboolean ok = stat(target, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)
+                      ? write_in_place(target, data, n, err)
+                      : g_file_set_contents(target, data, (gssize)n, err);
+    free(real);
+    return ok;
 }
 
 char *sim_file_read(const char *path, size_t cap, const char *what, size_t *len, GError **err)
