@@ -5,7 +5,8 @@
  * before and while reading (a huge or endless input is refused, never
  * swallowed), only regular files by name (a directory, FIFO, socket or device
  * such as /dev/zero is refused before it is opened for reading), and "-" for
- * standard input, which can be read once per process. */
+ * standard input, which can be read once per process.  Every output goes
+ * out through sim_file_write, so that none replaces a device or a link. */
 /* realpath (XSI) */
 #undef _POSIX_C_SOURCE
 #define _XOPEN_SOURCE 700

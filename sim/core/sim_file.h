@@ -1,5 +1,6 @@
 /* Reading one input file whole: size caps, regular files only, "-" for
- * standard input.  Every error is SIM_ERROR_INPUT (exit 2), named by file. */
+ * standard input; every reading error is SIM_ERROR_INPUT (exit 2), named by
+ * file.  Writing one output whole, without replacing a device or a link. */
 #ifndef SIM_FILE_H
 #define SIM_FILE_H
 
