@@ -173,6 +173,25 @@ static void test_hand_made(void)
     g_string_free(s, TRUE);
 }
 
+/* Sizes no tensor has (a fraction, 1e-300) give an operator no shape: it is
+ * not written into --gemm-table (calibrate refused the table it made). */
+static void test_fractional_dims(void)
+{
+    GString *s = g_string_new("{\"traceEvents\": [\n");
+    add_op(s, "aten::mm", "[[1e-300,4096],[4096,2048]]", "[\"c10::BFloat16\",\"c10::BFloat16\"]",
+           "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 1, 0, 100);
+    add_op(s, "aten::mm", "[[1024.5,4096],[4096,2048]]", "[\"c10::BFloat16\",\"c10::BFloat16\"]",
+           "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 2, 200, 100);
+    g_string_append(s, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"end\",\"pid\":1,\"tid\":2,\"ts\":900,\"dur\":1}\n]}");
+    KinetoProfile *p = kineto_parse("frac.json", s->str, s->len, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    char *t = kineto_gemm_table(p);
+    CU_ASSERT_PTR_NULL(t && strchr(t, '\n') ? strstr(strchr(t, '\n'), "bf16") : NULL);
+    g_free(t);
+    kineto_free(p);
+    g_string_free(s, TRUE);
+}
+
 static Accel *h200(void)
 {
     static Accel *a;
@@ -349,6 +368,7 @@ static void test_malformed(void)
 static const TestCase tests[] = {
     {"published", test_published},
     {"hand_made", test_hand_made},
+    {"fractional dims", test_fractional_dims},
     {"today", test_today},
     {"malformed", test_malformed},
 };

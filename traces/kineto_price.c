@@ -20,7 +20,8 @@ static const cJSON *arg_list(const cJSON *op, const char *key)
     return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(op, "args"), key);
 }
 
-/* Input Dims[i] as up to 4 positive sizes; its rank, 0 if it is none. */
+/* Input Dims[i] as up to 4 positive whole sizes; its rank, 0 if it is none
+ * (a fractional size is no tensor's: 1e-300 went into --gemm-table). */
 static int dims(const cJSON *op, int i, double d[4])
 {
     const cJSON *t = cJSON_GetArrayItem(arg_list(op, "Input Dims"), i), *x;
@@ -29,7 +30,7 @@ static int dims(const cJSON *op, int i, double d[4])
         return 0;
     cJSON_ArrayForEach(x, t)
     {
-        if (!cJSON_IsNumber(x) || !(x->valuedouble > 0) || x->valuedouble > 1e9)
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 1) || x->valuedouble > 1e9 || x->valuedouble != floor(x->valuedouble))
             return 0;
         d[n++] = x->valuedouble;
     }
