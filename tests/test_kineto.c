@@ -122,11 +122,17 @@ static void add_op(GString *s, const char *op, const char *dims, const char *typ
     add_op_c(s, op, dims, types, NULL, kernel, c, t, dur);
 }
 
+/* A BF16 aten::mm of the given Input Dims and its Hopper GEMM kernel, 100 us. */
+static void add_bf16_mm(GString *s, const char *dims, int c, double t)
+{
+    add_op(s, "aten::mm", dims, "[\"c10::BFloat16\",\"c10::BFloat16\"]",
+           "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", c, t, 100);
+}
+
 static void test_hand_made(void)
 {
     GString *s = g_string_new("{\"traceEvents\": [\n");
-    add_op(s, "aten::mm", "[[1024,4096],[4096,2048]]", "[\"c10::BFloat16\",\"c10::BFloat16\"]",
-           "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 1, 0, 100);
+    add_bf16_mm(s, "[[1024,4096],[4096,2048]]", 1, 0);
     add_op(s, "aten::addmm", "[[2048],[512,1024],[1024,2048],[],[]]", "[\"float\",\"float\",\"float\",\"Scalar\",\"Scalar\"]",
            "ampere_sgemm_128x64_nn", 2, 100, 50);
     add_op(s, "aten::_scaled_dot_product_flash_attention", "[[4,16,2048,128],[4,16,2048,128],[4,16,2048,128],[]]",
@@ -178,10 +184,8 @@ static void test_hand_made(void)
 static void test_fractional_dims(void)
 {
     GString *s = g_string_new("{\"traceEvents\": [\n");
-    add_op(s, "aten::mm", "[[1e-300,4096],[4096,2048]]", "[\"c10::BFloat16\",\"c10::BFloat16\"]",
-           "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 1, 0, 100);
-    add_op(s, "aten::mm", "[[1024.5,4096],[4096,2048]]", "[\"c10::BFloat16\",\"c10::BFloat16\"]",
-           "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 2, 200, 100);
+    add_bf16_mm(s, "[[1e-300,4096],[4096,2048]]", 1, 0);
+    add_bf16_mm(s, "[[1024.5,4096],[4096,2048]]", 2, 200);
     g_string_append(s, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"end\",\"pid\":1,\"tid\":2,\"ts\":900,\"dur\":1}\n]}");
     KinetoProfile *p = kineto_parse("frac.json", s->str, s->len, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
