@@ -69,6 +69,21 @@ open(sys.argv[2], "w").writelines(out)
 PY
 expect_exit 2 "uneven.txt: the Rank lines put 3 to 8 ranks on each of 3 hosts" validate -t dgx-h100-cluster "$tmp/uneven.txt"
 check "unequal ranks per host are refused, not predicted as equal blocks" [ $? -eq 0 ]
+# a row whose "#wrong" counts wrong results: still predicted, with a warning
+python3 - "$traces/nccl-tests_allreduce_h100-nebius_2node16gpu_ndr-ib_dstack-docs.txt" "$tmp/wrong.txt" <<'PY'
+import sys
+out = []
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 13 and f[0] == "1048576":
+        f[8] = "3"
+        line = " ".join(f) + "\n"
+    out.append(line)
+open(sys.argv[2], "w").writelines(out)
+PY
+"$bin" validate -t dgx-h100-cluster --nodes 2 "$tmp/wrong.txt" >/dev/null 2>"$tmp/wrong.err"
+check "a row the benchmark found wrong is still predicted" [ $? -eq 0 ]
+check "and warned about" grep -q 'wrong.txt: 1 row failed the benchmark.s own check ("#wrong" above 0)' "$tmp/wrong.err"
 expect_exit 2 "unknown --op" validate --op nope -t dgx1-v100 "$v100"
 check "an unknown --op is bad input" [ $? -eq 0 ]
 

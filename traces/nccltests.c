@@ -18,14 +18,15 @@ typedef struct {
     int n_fields;
     int size, count, type, redop, root;
     int time[2], alg[2], bus[2];
+    int wrong[2]; /* "#wrong" (nccl-tests 2.13 on), -1 where absent */
 } Layout;
 
 /* Layout from a column-header line's tokens (after the '#'). */
 static bool layout_from_header(const TraceTok *t, int n, Layout *L)
 {
     Layout l = { .size = -1, .count = -1, .type = -1, .redop = -1, .root = -1,
-                 .time = { -1, -1 }, .alg = { -1, -1 }, .bus = { -1, -1 } };
-    int nt = 0, na = 0, nb = 0, extra = 0;
+                 .time = { -1, -1 }, .alg = { -1, -1 }, .bus = { -1, -1 }, .wrong = { -1, -1 } };
+    int nt = 0, na = 0, nb = 0, nw = 0, extra = 0;
     if (n > TRACE_MAX_TOKS)
         return false;
     for (int i = 0; i < n; i++) {
@@ -45,6 +46,8 @@ static bool layout_from_header(const TraceTok *t, int n, Layout *L)
             l.alg[na++] = i;
         else if (trace_tok_is(t[i], "busbw") && nb < 2)
             l.bus[nb++] = i;
+        else if (trace_tok_is(t[i], "#wrong") && nw < 2)
+            l.wrong[nw++] = i;
         else if (trace_tok_is(t[i], "timestamp"))
             extra++; /* printed as "YYYY-MM-DD HH:MM:SS": two fields */
     }
@@ -63,7 +66,10 @@ static bool layout_from_count(int n, Layout *L)
     int b = n - 8; /* first timing column */
     *L = (Layout){ .n_fields = n, .size = 0, .count = 1, .type = 2,
                    .redop = n >= 12 ? 3 : -1, .root = n == 13 ? 4 : -1,
-                   .time = { b, b + 4 }, .alg = { b + 1, b + 5 }, .bus = { b + 2, b + 6 } };
+                   .time = { b, b + 4 }, .alg = { b + 1, b + 5 }, .bus = { b + 2, b + 6 },
+                   /* the fourth is "#wrong" from 2.13 on, a maximum error ("4e-07") before:
+                    * only a whole number is read as a count */
+                   .wrong = { b + 3, b + 7 } };
     return true;
 }
 
@@ -112,6 +118,9 @@ static bool parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, 
             }
             *dst[g][k] = v;
         }
+        uint64_t w; /* a count; anything else ("N/A") says nothing */
+        if (L->wrong[g] >= 0 && trace_tok_u64(t[L->wrong[g]], &w) && w > 0)
+            r.wrong = true;
     }
     /* nccl-tests prints rows of 0 bytes where the smallest size does not
      * split over the ranks (reduce_scatter, alltoall below ranks x the type):

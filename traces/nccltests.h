@@ -56,7 +56,8 @@ typedef struct {
     double ip_time_us; /* in-place; NaN when not printed */
     double ip_algbw_gbs;
     double ip_busbw_gbs;
-    int line; /* line of the row in the file */
+    bool wrong; /* its "#wrong" column (out-of-place or in-place) counts wrong results */
+    int line;   /* line of the row in the file */
 } NcclTestsRow;
 
 typedef struct NcclTrace NcclTrace;

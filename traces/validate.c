@@ -234,6 +234,7 @@ static void publish(Measured *m)
     p->library = m->library;
     p->device = m->device;
     p->accelerator = m->accelerator;
+    p->wrong_rows = m->wrong_rows;
     p->rows = m->out ? (const ValidateRow *)(void *)m->out->data : NULL;
     p->n_rows = m->out ? m->out->len : 0;
 }

@@ -85,6 +85,7 @@ typedef struct {
     const ValidateRow *rows; /* predicted so far, in trace order */
     size_t n_rows;
     int skipped;   /* once every row is predicted: rows with a zero size or time */
+    int wrong_rows; /* rows the benchmark itself found wrong results in ("#wrong" > 0) */
     bool done;     /* every row predicted and `errors` summarised */
     ValidateErrors errors;
 } ValidateRun;

@@ -74,6 +74,7 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
         const NcclTestsRow *r = nccltests_row(tr, i);
         MRow row = {op, (double)r->size_bytes, r->time_us * 1e-6};
         g_array_append_val(m->rows, row);
+        m->wrong_rows += r->wrong;
     }
     m->ranks = nccltests_n_ranks(tr);
     if (nccltests_ranks_from_bw(tr))

@@ -40,6 +40,7 @@ typedef struct {
     char *device;           /* the first device name the trace prints ("NVIDIA A100-SXM4-40GB"), or NULL */
     char *accelerator;      /* the topology's accelerator, once predicted (NULL: it names none) */
     bool sendrecv_pair;     /* predicted as one pair of ranks */
+    int wrong_rows;         /* rows whose "#wrong" column counts wrong results */
     /* the prediction, as far as it got */
     char *topology;
     GArray *out; /* ValidateRow */

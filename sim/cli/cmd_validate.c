@@ -33,6 +33,9 @@ static void print_run(const ValidateRun *r, bool human)
         cli_warn("%s: the trace ran on %s, topology %s models %s", r->trace, r->device, r->topology, r->accelerator);
     if (r->nccl_library)
         cli_warn_version(r->trace, coll_library_parse(r->nccl_library), r->nccl_version);
+    if (r->wrong_rows > 0)
+        cli_warn("%s: %d row%s failed the benchmark's own check (\"#wrong\" above 0): a faulty run's times", r->trace,
+                 r->wrong_rows, r->wrong_rows == 1 ? "" : "s");
     if (human) {
         char ver[48] = "";
         bool rccl = r->nccl_library && strcmp(r->nccl_library, "rccl") == 0;
