@@ -196,7 +196,7 @@ static void build_free(Build *b, bool keep_graph)
     g_free(b->head_bwd_end);
     g_free(b->offload_d2h);
     g_free(b->res);
-    g_free(b->interfere_stage_s);
+    g_free(b->unstretched);
     g_free(b->fw);
     g_free(b->bw);
     g_array_free(b->tags, TRUE);

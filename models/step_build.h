@@ -137,7 +137,7 @@ typedef struct {
     int *head_bwd_end;   /* [stage] */
     int *offload_d2h;    /* [layer]: the current forward's copy of that layer's activations to the host */
     GArray *tags;        /* CollTag: what each communication task runs */
-    double *interfere_stage_s; /* [stage]: its device's compute time added by overlapped communication (step_interfere.c) */
+    sim_time_t *unstretched; /* [task]: its duration before overlapped communication stretched it (step_interfere.c); NULL: none did */
     int interfere_passes; /* runs after the first that settled it (0: none needed) */
     bool interfere_settled; /* false: still moving after the last pass allowed */
 } Build;

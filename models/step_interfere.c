@@ -264,28 +264,10 @@ static void durations(const SimGraph *g, sim_time_t *d, int n)
         d[t] = sim_graph_task_duration(g, t);
 }
 
-/* What the stretches add to each stage's compute stream, as run: its
- * compute, the optimizer apart (as the breakdown counts them). */
-static void stage_stretch(Build *b, const sim_time_t *base, int n)
-{
-    int pp = b->c->p.pp, nres = sim_graph_num_resources(b->g);
-    int *stage = g_new(int, nres);
-    for (int k = 0; k < nres; k++)
-        stage[k] = -1;
-    for (int s = 0; s < pp; s++)
-        stage[b->res[s].compute] = s;
-    for (int t = 0; t < n; t++) {
-        int res = sim_graph_task_resource(b->g, t);
-        if (res >= 0 && stage[res] >= 0 && strcmp(sim_graph_task_category(b->g, t), "optimizer") != 0)
-            b->interfere_stage_s[stage[res]] += sim_time_to_s(sim_graph_task_duration(b->g, t) - base[t]);
-    }
-    g_free(stage);
-}
-
 sim_time_t interfere_run(Build *b, sim_time_t span)
 {
-    g_free(b->interfere_stage_s);
-    b->interfere_stage_s = g_new0(double, b->c->p.pp);
+    g_free(b->unstretched);
+    b->unstretched = NULL;
     b->interfere_passes = 0;
     b->interfere_settled = true;
     if (!b->c->p.comm_interference || span == SIM_TIME_NEVER)
@@ -323,11 +305,9 @@ sim_time_t interfere_run(Build *b, sim_time_t span)
         }
         span = next;
     }
-    if (span != SIM_TIME_NEVER)
-        stage_stretch(b, base, n);
     b->interfere_settled = settled;
     scratch_free(&x);
-    g_free(base);
+    b->unstretched = base; /* the report sets what the stretches added against it */
     g_free(prev);
     g_free(times);
     return span;

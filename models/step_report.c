@@ -68,8 +68,10 @@ typedef struct {
     int stage;
 } Breakdown;
 
-/* Task times of the graph's compute streams, per stage: optimizer apart. */
-static void busy_times(const Build *b, const int *stage_of_res, const int *kind_of_res, double *busy, double *optt)
+/* Task times of the graph's compute streams, per stage: optimizer apart,
+ * and of the rest what overlapped communication added (interf). */
+static void busy_times(const Build *b, const int *stage_of_res, const int *kind_of_res, double *busy, double *optt,
+                       double *interf)
 {
     SimGraph *g = b->g;
     size_t nt = sim_graph_num_tasks(g);
@@ -80,8 +82,11 @@ static void busy_times(const Build *b, const int *stage_of_res, const int *kind_
         double d = sim_time_to_s(sim_graph_task_end(g, (int)t) - sim_graph_task_start(g, (int)t));
         if (!strcmp(sim_graph_task_category(g, (int)t), "optimizer"))
             optt[stage_of_res[rs]] += d;
-        else
+        else {
             busy[stage_of_res[rs]] += d;
+            if (b->unstretched)
+                interf[stage_of_res[rs]] += sim_time_to_s(sim_graph_task_duration(g, (int)t) - b->unstretched[t]);
+        }
     }
 }
 
@@ -116,7 +121,7 @@ static double exposed_comm(const Build *b, int bs, const int *stage_of_res, cons
 static Breakdown breakdown(const Build *b, double step)
 {
     int pp = b->c->p.pp;
-    double *busy = g_new0(double, pp), *optt = g_new0(double, pp);
+    double *busy = g_new0(double, pp), *optt = g_new0(double, pp), *interf = g_new0(double, pp);
     int nres = sim_graph_num_resources(b->g);
     int *stage_of_res = g_new(int, nres);
     int *kind_of_res = g_new(int, nres); /* 0 compute, 1 comm-like */
@@ -128,19 +133,19 @@ static Breakdown breakdown(const Build *b, double step)
         stage_of_res[b->res[s].tp] = s, kind_of_res[b->res[s].tp] = 1;
         stage_of_res[b->res[s].p2p] = s, kind_of_res[b->res[s].p2p] = 1;
     }
-    busy_times(b, stage_of_res, kind_of_res, busy, optt);
+    busy_times(b, stage_of_res, kind_of_res, busy, optt, interf);
     int bs = 0;
     for (int s = 1; s < pp; s++)
         if (busy[s] + optt[s] > busy[bs] + optt[bs] + 1e-15)
             bs = s;
-    Breakdown r = {.compute = busy[bs], .optimizer = optt[bs], .stage = bs,
-                   .interference = b->interfere_stage_s ? b->interfere_stage_s[bs] : 0};
+    Breakdown r = {.compute = busy[bs], .optimizer = optt[bs], .interference = interf[bs], .stage = bs};
     r.exposed = exposed_comm(b, bs, stage_of_res, kind_of_res);
     r.bubble = step - r.compute - r.optimizer - r.exposed;
     if (r.bubble < 1e-12 * step) /* the parts' rounding, not a bubble */
         r.bubble = 0;
     g_free(busy);
     g_free(optt);
+    g_free(interf);
     g_free(stage_of_res);
     g_free(kind_of_res);
     return r;
