@@ -364,10 +364,12 @@ bool plan_run(Plan *p, SimDist *d, GError **err)
     for (int i = 0; i < n; i++) {
         const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
         p->res[i].reason = plan_space_check(p, c);
-        PlanTrain t;
-        plan_train_compute(p, c, 1, &t); /* failures against checkpoints: whatever the step takes */
-        if (p->res[i].reason == PLAN_OK && !isfinite(t.wall_s))
-            p->res[i].reason = PLAN_DISCARD_FAIL; /* never simulated: no step makes it finish */
+        if (p->res[i].reason == PLAN_OK) { /* failures against checkpoints: whatever the step takes */
+            PlanTrain t;
+            plan_train_compute(p, c, 1, &t);
+            if (!isfinite(t.wall_s))
+                p->res[i].reason = PLAN_DISCARD_FAIL; /* never simulated: no step makes it finish */
+        }
         if (p->res[i].reason == PLAN_OK)
             g_array_append_val(todo, i);
     }

@@ -186,9 +186,8 @@ static bool parse_dragonfly(const TopoCtx *c, int *intra, Dragonfly *f, GError *
         return false;
     }
     /* every block's links, the pooled ones included: memory stays bounded */
-    int64_t sw = (int64_t)f->groups * f->a, ranks = f->nodes * f->rpn;
-    int64_t mesh = *intra == TOPO_INTRA_FC ? ranks * (f->rpn - 1) : *intra == TOPO_INTRA_NVSWITCH ? 2 * ranks : 0;
-    int64_t links = mesh + 2 * ranks + 2 * f->nodes * f->nics + sw * (f->a - 1 + f->h) + 4 * sw +
+    int64_t sw = (int64_t)f->groups * f->a;
+    int64_t links = topo_node_links(*intra, f->nodes, f->rpn, f->nics) + sw * (f->a - 1 + f->h) + 4 * sw +
                     (int64_t)f->groups * (f->groups + 1);
     if (links > TOPO_MAX_LINKS) {
         sim_json_error(doc, root, err, "this dragonfly would have %lld links, more than %d", (long long)links,

@@ -90,6 +90,17 @@ bool topo_parse_intra(const SimJsonDoc *doc, const cJSON *root, int *intra_out, 
     return true;
 }
 
+int64_t topo_node_links(int intra, long nodes, long rpn, long nics)
+{
+    int64_t ranks = (int64_t)nodes * rpn;
+    int64_t mesh = intra == TOPO_INTRA_FC ? ranks * (rpn - 1) : intra == TOPO_INTRA_NVSWITCH ? 2 * ranks : 0;
+    return mesh + 2 * ranks + 2 * (int64_t)nodes * nics;
+}
+
+/* A leaf's uplinks at full rate: its nodes' ports, more where it is
+ * undersubscribed (oversubscription below 1). */
+static double leaf_up_ports(long leaf_ports, double over) { return (double)leaf_ports / fmin(over, 1); }
+
 /* The leaf <-> spine link: latency required; bandwidth given, or a leaf's
  * downlinks (one NIC of each of its `leaf_ports` nodes) over `over`, spread
  * across the spines. */
@@ -125,7 +136,7 @@ static bool parse_uplink(const SimJsonDoc *doc, const cJSON *root, long leaf_por
      * switch one buys, and a flow that routing keeps on one spine would run
      * at it.  A description slip, not a what-if (the default spine count is
      * kept below it, parse_fat_tree). */
-    double up_ports = (double)leaf_ports / fmin(over, 1);
+    double up_ports = leaf_up_ports(leaf_ports, over);
     if (f->routing != TOPO_MULTIPATH_ADAPTIVE && f->spines > up_ports * (1 + 1e-9)) {
         sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(root, "spines"), err,
                        "%ld spines for leaves of %ld nodes (oversubscription %g): each uplink would carry %.3g GB/s, "
@@ -184,7 +195,7 @@ static bool parse_fat_tree(const TopoCtx *c, int *intra, FatTree *f, GError **er
     f->leaves = f->groups * f->nics;
     if (f->spines == 0) { /* default: as many spines as rails, no more than a leaf's ports fill */
         f->spines = f->nics;
-        double up_ports = (double)leaf_ports / fmin(over, 1);
+        double up_ports = leaf_up_ports(leaf_ports, over);
         if (f->routing != TOPO_MULTIPATH_ADAPTIVE && f->spines > up_ports)
             f->spines = up_ports >= 1 ? (long)floor(up_ports) : 1;
     }
@@ -192,13 +203,11 @@ static bool parse_fat_tree(const TopoCtx *c, int *intra, FatTree *f, GError **er
     if (f->need_spine && !parse_uplink(doc, root, leaf_ports, over, f, err))
         return false;
     /* every block's links, a pool's included: memory stays bounded */
-    int64_t ranks = (int64_t)f->nodes * f->rpn;
-    int64_t mesh = *intra == TOPO_INTRA_FC ? ranks * (f->rpn - 1) : *intra == TOPO_INTRA_NVSWITCH ? 2 * ranks : 0;
-    int64_t links = mesh + 2 * ranks + 2 * (int64_t)f->nodes * f->nics +
-                    (f->need_spine ? 2 * (int64_t)f->leaves * (f->spines + 1) : 0);
+    int64_t node = topo_node_links(*intra, f->nodes, f->rpn, f->nics);
+    int64_t links = node + (f->need_spine ? 2 * (int64_t)f->leaves * (f->spines + 1) : 0);
     if (links > TOPO_MAX_LINKS) {
         sim_json_error(doc, root, err, "this fat tree would have %lld links, more than %d (%ld leaves x %ld spines, %lld "
-                       "links inside the nodes)", (long long)links, TOPO_MAX_LINKS, f->leaves, f->spines, (long long)mesh);
+                       "links of the nodes)", (long long)links, TOPO_MAX_LINKS, f->leaves, f->spines, (long long)node);
         return false;
     }
     return true;

@@ -161,6 +161,10 @@ bool topo_get_nodes_rpn(const TopoCtx *c, long def_rpn, long *nodes, long *rpn, 
 
 /* "intra": nvswitch (default), fully_connected or none (topo_fattree.c). */
 bool topo_parse_intra(const SimJsonDoc *doc, const cJSON *root, int *intra_out, GError **err);
+/* The links of `nodes` nodes of `rpn` GPUs and `nics` NICs under `intra`:
+ * the node's mesh or NVSwitch links, each GPU's to its NIC and each NIC's
+ * to the network, both ways (the families count their switches' apart). */
+int64_t topo_node_links(int intra, long nodes, long rpn, long nics);
 
 /* The ECMP hash of (src, dst, salt) (topo_route.c). */
 uint32_t topo_ecmp_hash(uint32_t src, uint32_t dst, uint32_t salt);

@@ -11,6 +11,7 @@
 #include "sweep.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,10 +65,27 @@ void calib_accel_free(AccelCalibration *c)
     g_free(c);
 }
 
-static bool bad(GError **err, const char *file, int line, const char *what)
+static bool bad(GError **err, const char *file, int line, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+
+static bool bad(GError **err, const char *file, int line, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    char *what = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
     g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: %s", file, line, what);
+    g_free(what);
     return false;
+}
+
+/* The first name a header gives twice, or NULL. */
+static const char *repeated_column(char **f)
+{
+    for (int j = 0; f[j]; j++)
+        for (int q = 0; q < j; q++)
+            if (!strcmp(f[q], f[j]))
+                return f[j];
+    return NULL;
 }
 
 /* A number in [lo, hi]: measurements outside any run's range (a step of
@@ -109,13 +127,9 @@ static bool gemm_row(AccelCalibration *c, char **f, const char *file, int line, 
     double rate = 2 * r.m * r.n * r.k / s, peak = 0;
     for (int d = 0; d < ACCEL_NUM_DTYPES; d++)
         peak = fmax(peak, accel_peak_flops(c->prior, (AccelDtype)d));
-    if (rate > peak) {
-        char *msg = g_strdup_printf("%.4g TFLOP/s, above this accelerator's fastest peak of %.4g TFLOP/s: seconds, not ms?",
-                                    rate / 1e12, peak / 1e12);
-        bool ok = bad(err, file, line, msg);
-        g_free(msg);
-        return ok;
-    }
+    if (rate > peak)
+        return bad(err, file, line, "%.4g TFLOP/s, above this accelerator's fastest peak of %.4g TFLOP/s: seconds, not ms?",
+                   rate / 1e12, peak / 1e12);
     add_row(c, &r, s);
     return true;
 }
@@ -224,18 +238,13 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
         gchar **f = g_strsplit(l, ",", -1);
         for (int j = 0; f[j]; j++)
             g_strstrip(f[j]);
+        const char *twice = head ? NULL : repeated_column(f);
+        if (twice) {
+            ok = bad(err, path, i + 1, "column \"%s\" given twice", twice);
+            g_strfreev(f);
+            break;
+        }
         if (!head) {
-            for (int j = 0; f[j] && ok; j++)
-                for (int q = 0; q < j && ok; q++)
-                    if (!strcmp(f[q], f[j])) {
-                        char *msg = g_strdup_printf("column \"%s\" given twice", f[j]);
-                        ok = bad(err, path, i + 1, msg);
-                        g_free(msg);
-                    }
-            if (!ok) {
-                g_strfreev(f);
-                break;
-            }
             head = g_strdupv(f);
             gemm = !strcmp(l, "m,n,k,dtype,seconds");
             bool scen = g_strv_contains((const char *const *)f, "scenario") &&

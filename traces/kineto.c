@@ -5,6 +5,7 @@
 #include "kineto_price.h"
 #include "sim_file.h"
 #include "sim_json.h"
+#include "trace_text.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -213,8 +214,7 @@ static bool collect(KinetoProfile *p, const cJSON *evs, int *bad_kernel, GError 
             continue;
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
         double dur = num(e, "dur", NAN), ts = num(e, "ts", NAN);
-        if (!cJSON_IsString(name) || !(dur == 0 || (dur >= 1e-3 && dur <= KINETO_MAX_DUR_US)) ||
-            !(fabs(ts) <= KINETO_MAX_TS_US)) {
+        if (!cJSON_IsString(name) || !trace_measure_ok(dur, KINETO_MAX_DUR_US) || !(fabs(ts) <= KINETO_MAX_TS_US)) {
             *bad_kernel = idx - 1;
             ok = false;
             break;
