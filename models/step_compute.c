@@ -205,9 +205,9 @@ static double modules_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb, 
     if (rm & WORKLOAD_RC_MOE) {
         static const char *const mlp[] = {"router", "expert_up", "shared_up", NULL},
                                  *const down[] = {"expert_down", "shared_down", NULL};
-        double routed = (double)mb * tr->seq_len / sp * tr->top_k * c->p.capacity_factor * tr->hidden;
+        double perm = workload_layer_permute_bytes(c->w, tr->layers - 1, mb, &c->wp, false); /* a MoE layer's */
         t += named_gemms_time(c, g, ng, mlp, NULL) + named_gemms_time(c, g, ng, down, &n);
-        return t + accel_mem_time(c->acc, act * e * n + 2 * 2 * routed * e); /* activations, permute and back */
+        return t + accel_mem_time(c->acc, act * e * n + perm); /* activations, the token copies */
     }
     for (int i = 0; i < ng && (rm & WORKLOAD_RC_MOE_ACT); i++)
         if (!strcmp(g[i].name, "expert_down")) /* its input is the activation's output */
@@ -283,8 +283,10 @@ static void layer_time(const Ctx *c, int layer, int mb, double *fwd, double *bwd
     WorkloadGemm g[WORKLOAD_MAX_GEMMS];
     int ng = workload_layer_gemms(c->w, layer, mb, &c->wp, g);
     double ew = workload_layer_elementwise_bytes(c->w, layer, mb, &c->wp);
-    *fwd = gemms_time(c, g, ng, false) + accel_mem_time(c->acc, ew);
-    *bwd = gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * ew);
+    double perm = workload_layer_permute_bytes(c->w, layer, mb, &c->wp, false),
+           perm_bwd = workload_layer_permute_bytes(c->w, layer, mb, &c->wp, true);
+    *fwd = gemms_time(c, g, ng, false) + accel_mem_time(c->acc, ew + perm);
+    *bwd = gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * ew + perm_bwd);
     if (c->wp.fused_attention) {
         *fwd += step_fused_attention_time(c, mb, false);
         *bwd += step_fused_attention_time(c, mb, true);

@@ -401,8 +401,6 @@ double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_
     }
     bool moe = moe_layer(t, layer);
     split += (t->gated_mlp ? 3 : 2) * mlp_token_width(t, moe, par, T) * e; /* GeLU: read, write; SwiGLU: read 2, write 1 */
-    if (moe) /* tokens permuted before the dispatch and back after the combine: read, write */
-        rows += 2 * 2 * routed_tokens(t, par, T) * h * e;
     if (t->qk_norm) /* q and k normed per head: read, write */
         split += 2 * T * (workload_q_dim(t) + kv_dim(t)) * e;
     if (workload_mla_on(t)) {
@@ -412,6 +410,29 @@ double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_
         split += ms;
     }
     return (rows / sp + split / tp) / cp_of(par); /* every term counts the device's tokens */
+}
+
+/* A MoE layer's token copies in Megatron-Core's alltoall dispatcher
+ * (token_dispatcher.py): the device's routed tokens permuted by expert
+ * before the dispatch and unpermuted (weighted and summed) after the
+ * combine; where the device holds several experts, the tokens it receives
+ * also sorted by expert and back before the combine (sort_chunks_by_idxs,
+ * or a transposing copy where tokens are dropped and padded).  Each copy
+ * reads and writes every routed row once, its gradient the same in the
+ * backward, where the unpermute's gradient of the routing weights also
+ * reads the experts' saved outputs again. */
+double workload_layer_permute_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
+                                    bool backward)
+{
+    if (!valid_layer(w, layer) || micro_batch < 1 || w->kind != WORKLOAD_TRANSFORMER || !moe_layer(&w->t, layer))
+        return 0;
+    const WorkloadTransformer *t = &w->t;
+    double tp = tp_of(par), T = (double)micro_batch * t->seq_len, e = act_bytes_of(par);
+    double sp = par && par->sequence_parallel ? tp : 1, ep = par && par->ep > 1 ? par->ep : 1;
+    double rows = t->experts / ep > 1 ? 2 * 4 : 2 * 2;
+    if (backward)
+        rows += 1;
+    return rows * routed_tokens(t, par, T) * t->hidden * e / sp / cp_of(par);
 }
 
 /* LoRA's saved tensors, for a layer whose linear layers are frozen: rows

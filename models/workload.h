@@ -282,6 +282,11 @@ double workload_forward_macs_per_sample(const Workload *w);
  * forward pass: norms, activation function, softmax, dropout, residual adds
  * (transformer); batch-norm + ReLU and residual adds (CNN).  */
 double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par);
+/* A MoE layer's token copies around the all-to-alls (permute, sort by
+ * local expert and back, unpermute): bytes read + written in the forward
+ * or the backward pass; 0 for a dense layer. */
+double workload_layer_permute_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
+                                    bool backward);
 
 /* Activation bytes one layer keeps for the backward pass, per micro-batch and
  * device.  With fused_attention the "5as/h" attention core becomes the fp32

@@ -314,6 +314,32 @@ static void test_bad_input(void)
     workload_free(w);
 }
 
+/* A MoE layer's token copies (Megatron-Core's alltoall dispatcher): the
+ * permute and the unpermute, read and write of every routed row; with
+ * several experts on the device the sort by expert and back too; the
+ * backward one pass more (the routing weights' gradient reads the
+ * experts' outputs again); none in a dense layer. */
+static void test_permute_bytes(void)
+{
+    Workload *w = load("mixtral-8x7b");
+    const WorkloadTransformer *t = workload_transformer(w);
+    WorkloadParallel p = workload_parallel_default();
+    double rows = 2.0 * t->seq_len * t->top_k * t->hidden * 2; /* micro-batch 2, bf16 */
+    p.ep = 8; /* one expert per device: no sort */
+    CU_ASSERT_TRUE(within(workload_layer_permute_bytes(w, 0, 2, &p, false), 4 * rows, 1e-12));
+    CU_ASSERT_TRUE(within(workload_layer_permute_bytes(w, 0, 2, &p, true), 5 * rows, 1e-12));
+    p.ep = 4; /* two per device: sorted and back */
+    CU_ASSERT_TRUE(within(workload_layer_permute_bytes(w, 0, 2, &p, false), 8 * rows, 1e-12));
+    CU_ASSERT_TRUE(within(workload_layer_permute_bytes(w, 0, 2, &p, true), 9 * rows, 1e-12));
+    p.tp = 2;
+    p.sequence_parallel = true; /* the device's half of the tokens */
+    CU_ASSERT_TRUE(within(workload_layer_permute_bytes(w, 0, 2, &p, false), 4 * rows, 1e-12));
+    workload_free(w);
+    Workload *dense = load("gpt3-175b");
+    CU_ASSERT_EQUAL(workload_layer_permute_bytes(dense, 0, 2, &p, true), 0);
+    workload_free(dense);
+}
+
 /* DeepSeek-V3 as its card counts it: 671B total, 37B active (37.6B here:
  * the card rounds down), MLA's attention block about 187M parameters
  * (down, norms, up, output), the 3 dense layers without experts, the MTP
@@ -372,6 +398,7 @@ static const TestCase tests[] = {
     {"resnet50", test_resnet50},
     {"activation memory", test_activation_memory},
     {"elementwise bytes", test_elementwise_bytes},
+    {"a MoE layer's token copies", test_permute_bytes},
     {"bad input", test_bad_input},
 };
 TEST_MAIN("workload", tests)
