@@ -6,6 +6,7 @@
  * rank ranks the same list; then the best k are simulated in full (flow
  * contention on) the same way and ranked again. */
 #include "plan_internal.h"
+#include "sim_file.h"
 #include "step.h"
 #include "sweep.h"
 
@@ -411,17 +412,14 @@ Plan *plan_new(const char *path, const PlanOptions *o, GError **err)
     p->o = *o;
     p->ref_index = -1;
     p->cache = step_cache_new();
-    gchar *text = NULL;
-    gsize len = 0;
-    GError *e = NULL;
-    if (!plan_space_build(p, err) || !g_file_get_contents(path, &text, &len, &e)) {
-        if (e)
-            g_propagate_error(err, e);
+    /* read once: the scenario and the candidates' base are the same bytes
+     * (and standard input can be read only once) */
+    p->text = sim_file_read(path, SIM_FILE_JSON_MAX, "JSON input", &p->text_len, err);
+    if (!p->text || !plan_space_build(p, err)) {
         plan_free(p);
         return NULL;
     }
-    p->base = cJSON_ParseWithLength(text, len); /* parsed as a scenario above: valid JSON */
-    g_free(text);
+    p->base = cJSON_ParseWithLength(p->text, p->text_len); /* parsed as a scenario above: valid JSON */
     if (!p->base || !plan_train_defaults(p, err)) {
         if (!p->base)
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: cannot read the scenario again", path);
@@ -449,5 +447,6 @@ void plan_free(Plan *p)
     g_free(p->accel);
     g_free(p->model);
     g_free(p->path);
+    g_free(p->text);
     g_free(p);
 }

@@ -34,6 +34,8 @@ typedef struct {
 
 struct Plan {
     char *path;
+    char *text;           /* the scenario file's bytes, read once ("-": standard input) */
+    size_t text_len;
     cJSON *base;          /* the scenario as written */
     PlanOptions o;
     int layers, heads, kv_heads, hidden, ffn, seq_len, experts, rpn; /* what the search divides */

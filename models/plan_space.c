@@ -5,6 +5,7 @@
  * rules reject is found when a candidate is screened (plan_eval.c). */
 #include "plan_internal.h"
 #include "scenario.h"
+#include "sim_file.h"
 #include "sim_json.h"
 
 #include <math.h>
@@ -86,7 +87,7 @@ static bool uneven_stages(const Plan *p, int pp, int vpp) { return p->layers % (
 /* The scenario's facts the search needs, and its own configuration. */
 static bool read_scenario(Plan *p, GError **err)
 {
-    StepScenario *sc = step_scenario_load(p->path, err);
+    StepScenario *sc = step_scenario_parse(sim_file_display_name(p->path), p->text, p->text_len, err);
     if (!sc)
         return false;
     const Workload *w = step_scenario_workload(sc);

@@ -13,6 +13,11 @@
 
 #define STEP_MAX_MICRO_BATCHES 65536
 #define STEP_MAX_BUCKETS 200000
+/* The step graph's tasks at most: the examples hold 80 to 131,000 (GPT-3
+ * 175B on 1024 A100s, interleaved); 10 million take about 3 GB and a
+ * minute, where a step ZeRO-2 reduce-scattering 3,300 buckets after each
+ * of 16,384 micro-batches aborted in allocation. */
+#define STEP_MAX_TASKS 1e7
 
 /* The line of `item`, recovered from sim_json_error's message. */
 static int item_line(const SimJsonDoc *d, const cJSON *item)
@@ -117,6 +122,27 @@ static bool parse_model(StepScenario *sc, const SimJsonDoc *d, const cJSON *root
     return true;
 }
 
+/* Gradient buckets per device: its fp32 gradients over the bucket size. */
+static double step_buckets(const StepScenario *sc)
+{
+    const StepPlan *p = &sc->plan;
+    return workload_params_total(sc->w) / ((double)p->tp * p->pp) * 4 / p->bucket_bytes;
+}
+
+/* About the tasks the step's graph holds (step_build.h), over all stages:
+ * per micro-batch and layer a forward, a backward and their collectives
+ * (about six each in the examples: eight here), and each stage's gradient
+ * buckets, reduced after every micro-batch under ZeRO-2. */
+static double step_tasks_estimate(const StepScenario *sc, long micro_batches, bool *zero2)
+{
+    const StepPlan *p = &sc->plan;
+    *zero2 = false;
+    for (int v = 0; v < sc->nvariants; v++)
+        *zero2 |= sc->variant_stage[v] == 2;
+    double layers = workload_num_layers(sc->w) + 2; /* the embedding and the head */
+    return (double)micro_batches * layers * 8 + p->pp * step_buckets(sc) * 2 * (*zero2 ? (double)micro_batches : 1);
+}
+
 /* The plan against the model: tp divides what it splits, pp no more stages
  * than layers, and a graph small enough to simulate in reasonable time. */
 static bool check_plan_model(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
@@ -142,7 +168,7 @@ static bool check_plan_model(const StepScenario *sc, const SimJsonDoc *d, const 
     }
     /* the graph grows with micro-batches and buckets: refuse what cannot be
      * simulated in reasonable time rather than run for minutes */
-    double buckets = workload_params_total(sc->w) / ((double)p->tp * p->pp) * 4 / p->bucket_bytes;
+    double buckets = step_buckets(sc);
     if (buckets > STEP_MAX_BUCKETS) {
         char *bb = sim_format_quantity(p->bucket_bytes, SIM_UNIT_BYTES);
         sim_json_error(d, key_or(where, "bucket_bytes", where), err,
@@ -172,6 +198,16 @@ static bool check_batch_dp(const StepScenario *sc, const SimJsonDoc *d, const cJ
                        "%ld micro-batches per step (global_batch / (dp x micro_batch)); at most %d can be simulated: "
                        "raise micro_batch or dp",
                        micro_batches, STEP_MAX_MICRO_BATCHES);
+        return false;
+    }
+    bool zero2;
+    double tasks = step_tasks_estimate(sc, micro_batches, &zero2);
+    if (tasks > STEP_MAX_TASKS) {
+        sim_json_error(d, gb_it, err,
+                       "the step's graph would hold about %.3g tasks (%ld micro-batches per step x %d layers%s); at "
+                       "most %.0f can be simulated: raise micro_batch or dp",
+                       tasks, micro_batches, workload_num_layers(sc->w),
+                       zero2 ? ", the gradient buckets reduced after each under ZeRO-2" : "", STEP_MAX_TASKS);
         return false;
     }
     return true;

@@ -449,6 +449,13 @@ static bool osu_row_line(OsuParser *P, const char *s)
     return true;
 }
 
+/* nccl-tests' parameter line or column header: another benchmark's output
+ * in the file, whose rows this reader would pass over as the job's. */
+static bool nccl_tests_line(const char *s)
+{
+    return (strstr(s, "nThread") && strstr(s, "nGpus")) || strstr(s, "out-of-place") || strstr(s, "(elements)");
+}
+
 static bool osu_line(OsuParser *P, char *raw)
 {
     g_strchomp(raw);
@@ -457,6 +464,11 @@ static bool osu_line(OsuParser *P, char *raw)
         s++;
     if (*s == 0)
         return true;
+    if (nccl_tests_line(s)) {
+        trace_input_error(P->err, P->tr->name, P->lineno,
+                          "nccl-tests output in an OSU file: one benchmark's output per file");
+        return false;
+    }
     if (*s == '#') {
         int klen = P->in_provenance ? trace_provenance_key(s) : 0;
         return klen > 0 ? osu_provenance(P, s, klen) : osu_comment(P, s);

@@ -466,19 +466,13 @@ cJSON *timeline_json(const SimGraph *g, const TimelineOptions *opt)
     return root;
 }
 
-/* A timeline's tasks at most: about 2.7 KiB of memory each while it is
- * printed (8192 micro-batches of a pp-8 GPT-3 1.3B: 524,000 tasks, 1.4 GB),
- * and past a million events trace viewers (Perfetto, chrome://tracing)
- * stall anyway. */
-#define TIMELINE_MAX_TASKS 1000000
-
 bool timeline_write(const SimGraph *g, const char *path, const TimelineOptions *opt, GError **err)
 {
     size_t n = sim_graph_num_tasks(g);
-    if (n > TIMELINE_MAX_TASKS) {
+    if (n > SIM_GRAPH_EXPORT_MAX_TASKS) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
                     "timeline: the step has %zu tasks, more than a timeline holds (%d): fewer micro-batches or "
-                    "layers give one of its pattern", n, TIMELINE_MAX_TASKS);
+                    "layers give one of its pattern", n, SIM_GRAPH_EXPORT_MAX_TASKS);
         return false;
     }
     cJSON *root = timeline_json(g, opt);

@@ -62,6 +62,12 @@ sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net);
 /* Whether the last run left a task unfinished because its end passed the
  * time range (2^64 ps, about 213 days), not for a cycle. */
 bool sim_graph_overflowed(const SimGraph *g);
+/* The tasks a graph written out (a timeline, Chakra ET files) holds at
+ * most: about 2.7 KiB of memory each while a timeline is printed (8192
+ * micro-batches of a pp-8 GPT-3 1.3B: 524,000 tasks, 1.4 GB; Chakra ET's
+ * protobuf nodes as much), and past a million events trace viewers
+ * (Perfetto, chrome://tracing) stall anyway. */
+#define SIM_GRAPH_EXPORT_MAX_TASKS 1000000
 #define SIM_TIME_RANGE_TEXT "the simulator's time range (2^64 ps, about 213 days)"
 
 /* Progress on a terminal for a long command: after sim_progress_begin, a
