@@ -64,7 +64,6 @@ printf '{"topology": "dgx-a100", "model": "gpt3-1.3b",\n "global_batch": 8,,}\n'
 if [ $? -ne 2 ] || ! grep -q "^shardsim: <stdin>:2: invalid JSON" "$tmp/err"; then
   echo "FAIL: errors in standard input are named <stdin>:LINE"; cat "$tmp/err"; fail=1
 fi
-[ "$fail" -eq 0 ] && echo "inputs: all refusals and stdin reads as expected"
 # A step past the simulator's time range (2^64 ps) is the input's doing, not a cycle in the graph:
 # a 1 GFLOP/s H100 (within the accepted range) on GPT-3 13B, 64 micro-batches per replica
 python3 - "$src/models/presets/accelerators/h100-sxm.json" "$tmp/slow.json" <<'PY'
@@ -81,5 +80,27 @@ d["global_batch"] = 4096
 json.dump(d, open(sys.argv[2], "w"))
 PY
 refused "the step runs past the simulator's time range" run "$tmp/slow-run.json"
+# ... and a plan over that chip finds it of every candidate before building their graphs (it took
+# minutes building millions of tasks for each, then aborted in allocation)
+timeout 10 "$bin" plan "$tmp/slow-run.json" --gpus 64 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q "no configuration is valid" "$tmp/err" || ! grep -q " 0 ranked.* [1-9][0-9]* invalid" "$tmp/out"; then
+  echo "FAIL: plan over a 1 GFLOP/s chip (exit $rc)"; cat "$tmp/err"; fail=1
+fi
+# A step graph past about 10 million tasks is refused at global_batch, not built until memory runs
+# out: GPT-3 175B reduce-scattering ZeRO-2's buckets after each of 16384 micro-batches (aborted
+# after 31 s and 6.4 GB)
+printf '{"accelerator": "a100-80gb", "topology": "dgx-a100-cluster", "nodes": 2, "model": "gpt3-175b",\n "global_batch": 32768, "micro_batch": 1, "precision": "bf16", "optimizer": "adam",\n "parallelism": {"dp": 2, "tp": 8, "pp": 1, "zero_stage": 2}}\n' >"$tmp/zero2.json"
+refused 'zero2.json:2: the step.s graph would hold about 1.22e+08 tasks (16384 micro-batches per step x 96 layers, the gradient buckets reduced after each under ZeRO-2)' run "$tmp/zero2.json"
+# nccl-tests output before an OSU table is refused, not passed over as the job's output
+cat "$v100" "$src/tests/data/traces/osu_allreduce_oci-bm-optimized3.36_4node144proc_rocev2-100g_ocitutorials.txt" >"$tmp/both.txt"
+refused "both.txt:[0-9]*: nccl-tests output in an OSU file" validate -t oci-bm-optimized3.36 "$tmp/both.txt"
+# plan reads its scenario once: standard input too
+"$bin" plan - --gpus 8 <"$src/examples/default.json" >"$tmp/plan.txt" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q "scenario's own configuration" "$tmp/plan.txt"; then
+  echo "FAIL: plan - (exit $rc)"; cat "$tmp/err"; fail=1
+fi
 
+[ "$fail" -eq 0 ] && echo "inputs: all refusals and stdin reads as expected"
 exit "$fail"
