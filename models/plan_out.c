@@ -320,9 +320,14 @@ void plan_print_table(const Plan *p, FILE *f)
         int i = p->order[k];
         const PlanResult *r = &p->res[i];
         char *label = plan_cand_label(&g_array_index(p->cands, PlanCand, i));
-        fprintf(f, "%4d %6d %-47s %9.4f %6.1f %8.2f %8.2f %6.1f%% %10.4g %11.4g %8.4g\n", k + 1,
-                g_array_index(p->cands, PlanCand, i).gpus, label, r->step_s, 100 * r->mfu, r->mem_bytes / GIB,
-                r->t.days, 100 * r->t.goodput, r->t.gpu_hours, r->t.cost, r->t.energy_j / 3.6e9);
+        char days[32], mwh[32];
+        /* days in the column's width however long the training; no energy
+         * where the chip states no board power */
+        snprintf(days, sizeof days, r->t.days < 1e5 ? "%.2f" : "%.3g", r->t.days);
+        snprintf(mwh, sizeof mwh, isfinite(r->t.energy_j) ? "%.4g" : "-", r->t.energy_j / 3.6e9);
+        fprintf(f, "%4d %6d %-47s %9.4f %6.1f %8.2f %8s %6.1f%% %10.4g %11.4g %8s\n", k + 1,
+                g_array_index(p->cands, PlanCand, i).gpus, label, r->step_s, 100 * r->mfu, r->mem_bytes / GIB, days,
+                100 * r->t.goodput, r->t.gpu_hours, r->t.cost, mwh);
         g_free(label);
     }
     if (p->nfull > 0) /* what the configuration's words mean (text only: --json has them as keys) */
@@ -391,10 +396,13 @@ bool plan_write_csv(const Plan *p, const char *path, GError **err)
         char *label = plan_cand_label(c);
         fprintf(f, "%d,%s,", k + 1, r->full && r->top ? "true" : "false");
         csv_field(f, label);
-        fprintf(f, ",%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%s,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\r\n", c->gpus,
+        fprintf(f, ",%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%s,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", c->gpus,
                 c->nodes, c->tp, c->pp, c->vpp, c->cp, c->dp, c->ep, c->mb, c->gb, c->zero, rc[c->recompute],
                 c->sp ? "true" : "false", c->tp_overlap ? "true" : "false", c->offload ? "true" : "false", r->top ? r->step_s : r->screen_s, r->lb_s, r->mfu,
-                r->mem_bytes, r->t.days, r->t.goodput, r->t.gpu_hours, r->t.cost, r->t.energy_j);
+                r->mem_bytes, r->t.days, r->t.goodput, r->t.gpu_hours, r->t.cost);
+        if (isfinite(r->t.energy_j)) /* empty where the chip states no board power */
+            fprintf(f, "%.6g", r->t.energy_j);
+        fputs("\r\n", f);
         g_free(label);
     }
     bool ok = fclose(f) == 0;

@@ -13,6 +13,7 @@
 
 #define STEP_MAX_MICRO_BATCHES 65536
 #define STEP_MAX_BUCKETS 200000
+#define SCENARIO_MAX_PROSE 65536 /* "description" and "source": bytes */
 /* The step graph's tasks at most: the examples hold 80 to 131,000 (GPT-3
  * 175B on 1024 A100s, interleaved); 10 million take about 3 GB and a
  * minute, where a step ZeRO-2 reduce-scattering 3,300 buckets after each
@@ -252,6 +253,19 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
     }
     if (!scenario_check_keys(d, root, "the scenario", keys, err))
         return NULL;
+    /* free text for people: a string of at most a page or so, since plan
+     * and sweep copy the scenario for every candidate (30 MB took minutes) */
+    static const char *const prose[] = {"description", "source"};
+    for (size_t i = 0; i < G_N_ELEMENTS(prose); i++) {
+        const char *text = NULL;
+        if (!sim_json_get_string(d, root, prose[i], false, &text, err))
+            return NULL;
+        if (text && strlen(text) > SCENARIO_MAX_PROSE) {
+            sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, prose[i]), err,
+                           "\"%s\" holds %zu bytes; at most %d", prose[i], strlen(text), SCENARIO_MAX_PROSE);
+            return NULL;
+        }
+    }
     StepScenario *sc = g_new0(StepScenario, 1);
     sc->cache = cache;
     const char *acc = NULL, *topo = NULL, *prec = "bf16", *opt = "adam", *name = NULL;

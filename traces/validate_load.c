@@ -215,6 +215,12 @@ static bool settle_counts(Measured *m, int ranks, int nodes, GError **err)
                     m->name);
         return false;
     }
+    if (m->ranks == 1) { /* NCCL copies the buffer locally: what a run measures is its launch, not a collective */
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                    "%s: one rank took part: its collective moves nothing between devices, nothing to predict",
+                    m->name);
+        return false;
+    }
     if (m->hosts <= 0)
         m->hosts = 1;
     if (m->ranks_per_host <= 0)

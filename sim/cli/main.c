@@ -4,6 +4,7 @@
 #include "collective.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +66,10 @@ static int stdout_flushed(int code)
 int main(int argc, char **argv)
 {
     keep_freed_memory();
+    /* the terminal's character set, so that GOption reads an option's
+     * non-ASCII text (a file name "tö.json") in a UTF-8 locale; numbers
+     * stay in the C locale's format, whatever the user's */
+    setlocale(LC_CTYPE, "");
     if (argc < 2) {
         usage(stderr);
         return 2;
