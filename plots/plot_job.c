@@ -38,6 +38,8 @@ void plot_append_number(GString *out, double v)
     g_string_append(out, g_ascii_formatd(buf, sizeof buf, "%.10g", v));
 }
 
+#define PLOT_MAX_PIXELS 32767
+
 static const char *plot_format(const char *path)
 {
     const char *dot = strrchr(path, '.');
@@ -57,6 +59,14 @@ Job *plot_job_begin(const char *path, int width, int height, GError **err)
     const char *ext = plot_format(path);
     if (!ext) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plot: %s: the file name must end in .png or .svg", path);
+        return NULL;
+    }
+    /* Cairo draws no picture over 32767 pixels a side (gnuplot: "Cairo is
+     * unhappy: invalid value") */
+    if (width > PLOT_MAX_PIXELS || height > PLOT_MAX_PIXELS) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                    "plot: %s would be %d x %d pixels, more than %d a side can be drawn: fewer values or series",
+                    path, width, height, PLOT_MAX_PIXELS);
         return NULL;
     }
     GError *e = NULL;

@@ -4,6 +4,7 @@
 # Usage: bash cli_collective.sh SHARDSIM_BINARY SOURCE_DIR
 set -u
 bin=$1
+src=${2:-$(dirname "${BASH_SOURCE[0]}")/..}
 . "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # $tmp, check, expect_exit
 bad() { # PATTERN ARGS...: exit 2, the pattern on stderr, nothing on stdout
   local pattern=$1
@@ -71,6 +72,18 @@ check "thousands of sizes' flows on 4096 ranks are refused before they run" \
   bad "flows in all, more than" -t dgx-a100-cluster --nodes 512 --flows --sizes 1:1TiB:1.01
 "$bin" collective -t dgx-a100-cluster --ranks 1 --sizes 8B --flows >"$tmp/one.txt" 2>&1
 check "one rank: no time, no band, no NaN" sh -c "! grep -qi nan '$tmp/one.txt' && tail -1 '$tmp/one.txt' | grep -q ' 0.00 *- '"
+check "the MPI libraries' algorithms on millions of ranks are refused before they run" \
+  bad "rank-sizes in all, more than" -t olivia-cpu --nodes 16000 --library mpi
+"$bin" validate -t dgx1-v100 --ranks 1 "$src/tests/data/traces/nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt" \
+  >/dev/null 2>"$tmp/one.err"
+check "validate refuses a run of one rank: nothing moves between devices" \
+  sh -c "grep -q 'the trace says 8 ranks' '$tmp/one.err'"
+# the V100 run cut to its first rank: busbw = 2 (n - 1) / n algbw = 0 on one
+grep -v "Rank  [1-7] " "$src/tests/data/traces/nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt" \
+  | sed 's/nGpus 8/nGpus 1/' | awk '/^ *[0-9]/ { $7 = "0.00"; $11 = "0.00" } { print }' >"$tmp/one-rank.txt"
+"$bin" validate -t dgx1-v100 "$tmp/one-rank.txt" >/dev/null 2>"$tmp/one.err"
+rc=$?
+check "a one-rank nccl-tests run is refused, exit 2" sh -c "[ $rc -eq 2 ] && grep -q 'one rank took part' '$tmp/one.err'"
 
 echo "cli_collective: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -61,6 +61,8 @@ static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool
 /* Every size computed before anything is printed, so that an error (an
  * algorithm that cannot run, a flow run too big for the simulator) never
  * leaves half a table; the exit status. */
+#define CLI_MPI_MAX_RANK_SIZES 2e7 /* about a minute */
+
 static int compute_rows(const Topo *topo, const CollGroup *grp, CollOp op, CollAlgo algo, CollProto proto,
                         const GArray *sizes, bool flows, CollSweepRow *rows)
 {
@@ -254,9 +256,17 @@ int cmd_collective(int argc, char **argv)
     }
     if (mpi || mpi_lib_s) {
         g_free(ids);
+        /* the libraries' algorithms step through the ranks: about 3.5 us
+         * per rank and size on this project's machine (4.6 million ranks:
+         * 16 s a size), so their product is bounded as --flows' flows are */
+        double work = (double)n * sizes->len;
         rc = !mpi ? cli_usage_error("collective: --mpi-library goes with --library mpi")
              : algo_s || proto_s || flows
                  ? cli_usage_error("collective: --library mpi takes no --algo, --proto or --flows (the library selects)")
+             : work > CLI_MPI_MAX_RANK_SIZES
+                 ? cli_usage_error("collective: --library mpi: %u sizes on %d ranks, %.3g rank-sizes in all, more than "
+                                   "%.3g: fewer sizes (--sizes) or ranks",
+                                   sizes->len, n, work, CLI_MPI_MAX_RANK_SIZES)
                  : cli_collective_mpi(topo, n, used, (CollOp)op, mpi_lib_s, params, sizes, json);
         goto out;
     }
