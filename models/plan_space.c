@@ -294,8 +294,10 @@ bool plan_space_build(Plan *p, GError **err)
     p->ref_index = find_ref(p);
     if (p->cands->len == 0) {
         char *fix = plan_match_text(&p->o.fix);
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: --fix %s and --deny leave no candidate to search",
-                    *fix ? fix : "(none)");
+        bool denied = p->o.deny != 1u << PLAN_FEAT_OFFLOAD; /* more than the default closes */
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: %s%s%s %s no candidate to search on %d-%d GPUs",
+                    *fix ? "--fix " : "", fix, denied ? (*fix ? " and --deny" : "--deny") : (*fix ? "" : "the limits"),
+                    denied && *fix ? "leave" : "leaves", lo, hi);
         g_free(fix);
         return false;
     }

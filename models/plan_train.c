@@ -8,7 +8,9 @@
  * restart time: every tau of work costs tau + w, and every failure r plus
  * on average half an interval of lost work, so the wall time W solves
  *   W = C (1 + w / tau) + lambda W (r + (tau + w) / 2)
- * and goodput = C / W.  tau defaults to Young's optimum sqrt(2 w / lambda).
+ * and goodput = C / W.  tau defaults to Young's optimum sqrt(2 w / lambda);
+ * where tau is not shorter than C no checkpoint is written during the job
+ * and a failure loses C / 2 on average: W = C + lambda W (r + C / 2).
  * Energy = GPUs x board power x utilisation x PUE x W. */
 #include "plan_internal.h"
 #include "sim_data.h"
@@ -95,9 +97,12 @@ void plan_train_compute(const Plan *p, const PlanCand *c, double step_s, PlanTra
     if (tau <= 0)
         tau = INFINITY;
     t->checkpoint_interval_s = tau;
-    double lost = isinf(tau) ? (lambda > 0 ? INFINITY : 0) : lambda * (in->restart_s + (tau + w) / 2);
+    /* an interval as long as the job writes no checkpoint on the way: a
+     * failure then loses half the job's work on average, not half of tau */
+    bool checkpoints = tau < t->compute_s;
+    double lost = lambda > 0 ? lambda * (in->restart_s + (checkpoints ? (tau + w) / 2 : t->compute_s / 2)) : 0;
     double denom = 1 - lost;
-    t->wall_s = denom > 0 ? t->compute_s * (1 + (isinf(tau) ? 0 : w / tau)) / denom : INFINITY;
+    t->wall_s = denom > 0 ? t->compute_s * (1 + (checkpoints ? w / tau : 0)) / denom : INFINITY;
     t->goodput = isfinite(t->wall_s) && t->wall_s > 0 ? t->compute_s / t->wall_s : 0;
     t->days = t->wall_s / 86400;
     t->gpu_hours = g * t->wall_s / 3600;

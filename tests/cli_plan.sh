@@ -161,6 +161,7 @@ bad "\-\-memory-fraction 1.5 must be at most 1" plan "$TMP/q.json" --memory-frac
 bad "\-\-power-utilisation 2 must be at most 1" plan "$TMP/q.json" --power-utilisation 2
 bad "\-\-memory-fraction" plan "$TMP/q.json" --memory-fraction 0
 bad "leave no candidate" plan "$TMP/q.json" --fix recompute=full --deny full-recompute
+bad "fix gpus=16 leaves no candidate to search on 8-8 GPUs" plan "$TMP/q.json" --gpus 8 --fix gpus=16
 bad "leave no candidate" plan "$TMP/q.json" --gpus 8 --fix pp=8 --deny uneven-pipeline
 bad "\-\-plot" plan "$TMP/q.json" --plot "$TMP/x.pdf"
 bad "\-\-csv" plan "$TMP/q.json" --csv "$TMP/q.json"
