@@ -10,7 +10,9 @@
 
 /* Appends `s` as a gnuplot single-quoted string: inside one only '' is
  * special.  Control characters become spaces and invalid UTF-8 is repaired,
- * so the string stays on one line and the SVG terminal emits valid XML. */
+ * so the string stays on one line, and "]]>" gets a space (the SVG terminal
+ * puts some text in CDATA sections, which it would close), so the SVG
+ * terminal emits valid XML. */
 void plot_append_quoted(GString *out, const char *s)
 {
     char *valid = g_utf8_make_valid(s ? s : "", -1);
@@ -19,6 +21,8 @@ void plot_append_quoted(GString *out, const char *s)
         unsigned char c = (unsigned char)*p;
         if (c == '\'')
             g_string_append(out, "''");
+        else if (c == ']' && p[1] == ']' && p[2] == '>')
+            g_string_append(out, "] ");
         else if (c < 0x20 || c == 0x7f)
             g_string_append_c(out, ' ');
         else

@@ -73,6 +73,10 @@ head -c 8 "$TMP/scaling.png" | od -An -tx1 | tr -d ' \n' | grep -q '^89504e470d0
     { echo "FAIL: --plot did not write a PNG"; fail=1; }
 python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$TMP/mem.svg" 2>/dev/null ||
     { echo "FAIL: --plot-memory SVG not well formed"; fail=1; }
+# a value that would close the SVG terminal's CDATA sections
+"$BIN" sweep "$TMP/base.json" --vary 'name=x]]>y,z' --plot-memory "$TMP/cdata.svg" >/dev/null 2>"$TMP/err" &&
+    python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$TMP/cdata.svg" 2>/dev/null ||
+    { echo "FAIL: a label with ]]> makes the SVG ill-formed"; fail=1; }
 
 # invalid points are rows with an error, the rest still runs (exit 0):
 # at 4 nodes dp is 32, and 32 x micro_batch 4 does not divide global_batch 64
