@@ -395,11 +395,11 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         ctx_free(&c);
         return NULL;
     }
-    /* a stage's forwards alone past the time range: refused before its
-     * graph is built (a plan of such candidates built millions of tasks
-     * to find each one past it) */
-    double forwards = (double)c.m * ((double)workload_num_layers(c.w) / c.p.pp) * (c.t_fwd + c.t_bwd);
-    if (!(forwards < sim_time_to_s(SIM_TIME_NEVER))) {
+    /* a stage's layer passes alone past the time range: refused before
+     * its graph is built (a plan of such candidates built millions of
+     * tasks to find each one past it) */
+    double passes = (double)c.m * ((double)workload_num_layers(c.w) / c.p.pp) * (c.t_fwd + c.t_bwd);
+    if (!(passes < sim_time_to_s(SIM_TIME_NEVER))) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the step runs past " SIM_TIME_RANGE_TEXT
                     ": an accelerator, a link or a batch far off the scale of training", step_scenario_path(sc));
         ctx_free(&c);
