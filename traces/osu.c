@@ -464,15 +464,16 @@ static bool osu_line(OsuParser *P, char *raw)
         s++;
     if (*s == 0)
         return true;
+    int klen = *s == '#' && P->in_provenance ? trace_provenance_key(s) : 0;
+    if (klen > 0) /* a provenance note may name anything */
+        return osu_provenance(P, s, klen);
     if (nccl_tests_line(s)) {
         trace_input_error(P->err, P->tr->name, P->lineno,
                           "nccl-tests output in an OSU file: one benchmark's output per file");
         return false;
     }
-    if (*s == '#') {
-        int klen = P->in_provenance ? trace_provenance_key(s) : 0;
-        return klen > 0 ? osu_provenance(P, s, klen) : osu_comment(P, s);
-    }
+    if (*s == '#')
+        return osu_comment(P, s);
     /* a sign before the digits is still a row (and a bad one): never skipped */
     const char *d = (*s == '-' || *s == '+') ? s + 1 : s;
     if (isdigit((unsigned char)*d) && !P->titled && !P->have_layout) {
