@@ -295,9 +295,10 @@ bool plan_space_build(Plan *p, GError **err)
     if (p->cands->len == 0) {
         char *fix = plan_match_text(&p->o.fix);
         bool denied = p->o.deny != 1u << PLAN_FEAT_OFFLOAD; /* more than the default closes */
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: %s%s%s %s no candidate to search on %d-%d GPUs",
-                    *fix ? "--fix " : "", fix, denied ? (*fix ? " and --deny" : "--deny") : (*fix ? "" : "the limits"),
-                    denied && *fix ? "leave" : "leaves", lo, hi);
+        char *who = *fix ? g_strdup_printf("--fix %s%s", fix, denied ? " and --deny leave" : " leaves")
+                         : g_strdup(denied ? "--deny leaves" : "the GPU range leaves");
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: %s no candidate to search on %d-%d GPUs", who, lo, hi);
+        g_free(who);
         g_free(fix);
         return false;
     }

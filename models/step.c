@@ -384,6 +384,14 @@ void step_memory_track(Build *b)
     }
 }
 
+/* A step past the simulator's time: the input's doing, whether seen before
+ * the graph is built or when it ran. */
+static void time_range_error(const StepScenario *sc, GError **err)
+{
+    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the step runs past " SIM_TIME_RANGE_TEXT
+                ": an accelerator, a link or a batch far off the scale of training", step_scenario_path(sc));
+}
+
 cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_out, GError **err)
 {
     if (variant < 0 || variant >= step_scenario_num_variants(sc)) {
@@ -400,8 +408,7 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
      * tasks to find each one past it) */
     double passes = (double)c.m * ((double)workload_num_layers(c.w) / c.p.pp) * (c.t_fwd + c.t_bwd);
     if (!(passes < sim_time_to_s(SIM_TIME_NEVER))) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the step runs past " SIM_TIME_RANGE_TEXT
-                    ": an accelerator, a link or a batch far off the scale of training", step_scenario_path(sc));
+        time_range_error(sc, err);
         ctx_free(&c);
         return NULL;
     }
@@ -419,8 +426,7 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
     span = interfere_run(&b, span);
     cJSON *out = NULL;
     if (span == SIM_TIME_NEVER && sim_graph_overflowed(b.g))
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the step runs past " SIM_TIME_RANGE_TEXT
-                    ": an accelerator, a link or a batch far off the scale of training", step_scenario_path(sc));
+        time_range_error(sc, err);
     else if (span == SIM_TIME_NEVER)
         g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "%s: the step's task graph has a cycle", step_scenario_path(sc));
     else

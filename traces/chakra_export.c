@@ -67,12 +67,8 @@ static void add_dep(ChakraNode *n, uint64_t id)
 
 int chakra_export(const SimGraph *g, const char *dir, GError **err)
 {
-    if (sim_graph_num_tasks(g) > SIM_GRAPH_EXPORT_MAX_TASKS) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                    "export-chakra: the step has %zu tasks, more than an export holds (%d): fewer micro-batches or "
-                    "layers give one of its pattern", sim_graph_num_tasks(g), SIM_GRAPH_EXPORT_MAX_TASKS);
+    if (!sim_graph_export_fits(g, "export-chakra", "an export", err))
         return -1;
-    }
     if (g_mkdir_with_parents(dir, 0777) != 0) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INTERNAL, "%s: cannot create the directory: %s", dir, g_strerror(errno));
         return -1;

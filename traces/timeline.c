@@ -468,13 +468,8 @@ cJSON *timeline_json(const SimGraph *g, const TimelineOptions *opt)
 
 bool timeline_write(const SimGraph *g, const char *path, const TimelineOptions *opt, GError **err)
 {
-    size_t n = sim_graph_num_tasks(g);
-    if (n > SIM_GRAPH_EXPORT_MAX_TASKS) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                    "timeline: the step has %zu tasks, more than a timeline holds (%d): fewer micro-batches or "
-                    "layers give one of its pattern", n, SIM_GRAPH_EXPORT_MAX_TASKS);
+    if (!sim_graph_export_fits(g, "timeline", "a timeline", err))
         return false;
-    }
     cJSON *root = timeline_json(g, opt);
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);

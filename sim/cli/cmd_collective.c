@@ -58,11 +58,11 @@ static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool
            "algo", "proto", flows ? "   flow(us)" : "");
 }
 
+#define CLI_MPI_MAX_RANK_SIZES 2e7 /* --library mpi: ranks x sizes, about a minute */
+
 /* Every size computed before anything is printed, so that an error (an
  * algorithm that cannot run, a flow run too big for the simulator) never
  * leaves half a table; the exit status. */
-#define CLI_MPI_MAX_RANK_SIZES 2e7 /* about a minute */
-
 static int compute_rows(const Topo *topo, const CollGroup *grp, CollOp op, CollAlgo algo, CollProto proto,
                         const GArray *sizes, bool flows, CollSweepRow *rows)
 {

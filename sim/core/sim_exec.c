@@ -1,6 +1,7 @@
 /* The task-graph executor: tasks with dependencies on FIFO resources, timed
  * tasks and flow tasks on the network, cycle detection (sim_exec.h). */
 #include "sim_exec.h"
+#include "sim_error.h"
 
 #include <glib.h>
 #include <stdio.h>
@@ -497,3 +498,14 @@ sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net)
 }
 
 bool sim_graph_overflowed(const SimGraph *g) { return g->overflowed; }
+
+bool sim_graph_export_fits(const SimGraph *g, const char *what, const char *holder, GError **err)
+{
+    size_t n = sim_graph_num_tasks(g);
+    if (n <= SIM_GRAPH_EXPORT_MAX_TASKS)
+        return true;
+    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                "%s: the step has %zu tasks, more than %s holds (%d): fewer micro-batches or layers give one of its "
+                "pattern", what, n, holder, SIM_GRAPH_EXPORT_MAX_TASKS);
+    return false;
+}

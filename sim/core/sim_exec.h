@@ -11,6 +11,7 @@
 
 #include "sim_net.h"
 
+#include <glib.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -62,13 +63,17 @@ sim_time_t sim_graph_run(SimGraph *g, SimEngine *e, SimNet *net);
 /* Whether the last run left a task unfinished because its end passed the
  * time range (2^64 ps, about 213 days), not for a cycle. */
 bool sim_graph_overflowed(const SimGraph *g);
-/* The tasks a graph written out (a timeline, Chakra ET files) holds at
- * most: about 2.7 KiB of memory each while a timeline is printed (8192
+#define SIM_TIME_RANGE_TEXT "the simulator's time range (2^64 ps, about 213 days)"
+
+/* Whether the graph is small enough to write out (a timeline, Chakra ET
+ * files): at most SIM_GRAPH_EXPORT_MAX_TASKS tasks, else false with
+ * SIM_ERROR_INPUT "WHAT: the step has N tasks, more than HOLDER holds".
+ * About 2.7 KiB of memory each while a timeline is printed (8192
  * micro-batches of a pp-8 GPT-3 1.3B: 524,000 tasks, 1.4 GB; Chakra ET's
  * protobuf nodes as much), and past a million events trace viewers
  * (Perfetto, chrome://tracing) stall anyway. */
 #define SIM_GRAPH_EXPORT_MAX_TASKS 1000000
-#define SIM_TIME_RANGE_TEXT "the simulator's time range (2^64 ps, about 213 days)"
+bool sim_graph_export_fits(const SimGraph *g, const char *what, const char *holder, GError **err);
 
 /* Progress on a terminal for a long command: after sim_progress_begin, a
  * graph run that is past 2 s of the command's wall time shows how many of
