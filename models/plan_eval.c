@@ -365,11 +365,15 @@ bool plan_run(Plan *p, SimDist *d, GError **err)
     for (int i = 0; i < n; i++) {
         const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
         p->res[i].reason = plan_space_check(p, c);
-        if (p->res[i].reason == PLAN_OK) { /* failures against checkpoints: whatever the step takes */
+        /* failures against checkpoints, whatever the step takes: a step of
+         * 0 s loses least (a restart per failure and no work), so a
+         * candidate that cannot finish at it finishes at no step.  plan_rank
+         * prices it at that step again (step_s stays 0): it stays discarded */
+        if (p->res[i].reason == PLAN_OK) {
             PlanTrain t;
-            plan_train_compute(p, c, 1, &t);
+            plan_train_compute(p, c, 0, &t);
             if (!isfinite(t.wall_s))
-                p->res[i].reason = PLAN_DISCARD_FAIL; /* never simulated: no step makes it finish */
+                p->res[i].reason = PLAN_DISCARD_FAIL; /* never simulated */
         }
         if (p->res[i].reason == PLAN_OK)
             g_array_append_val(todo, i);

@@ -163,6 +163,14 @@ bad "\-\-memory-fraction" plan "$TMP/q.json" --memory-fraction 0
 bad "leave no candidate" plan "$TMP/q.json" --fix recompute=full --deny full-recompute
 bad "fix gpus=16 leaves no candidate to search on 8-8 GPUs" plan "$TMP/q.json" --gpus 8 --fix gpus=16
 bad "leave no candidate" plan "$TMP/q.json" --gpus 8 --fix pp=8 --deny uneven-pipeline
+# without checkpoints in the job a failure loses half its work: candidates
+# that cannot finish at any step are discarded unsimulated, and none is
+# ranked with a step it never had (0 s, 0 days)
+"$BIN" plan "$TMP/q.json" --gpus 8 --checkpoint-interval-s 1e30 --failures-per-gpu-hour 0.1 --tokens 1e11 \
+    > "$TMP/nockpt" 2> "$TMP/err"
+if grep -q "^ *[0-9][0-9]* .* 0\.0000 " "$TMP/nockpt"; then
+    echo "FAIL: a candidate ranked with a step of 0 s:"; grep "^ *1 " "$TMP/nockpt"; fail=1
+fi
 bad "\-\-plot" plan "$TMP/q.json" --plot "$TMP/x.pdf"
 bad "\-\-csv" plan "$TMP/q.json" --csv "$TMP/q.json"
 echo '{"topology": "dgx-a100-cluster", "model": "gpt3-125m"}' > "$TMP/nob.json"
