@@ -205,6 +205,9 @@ double workload_params_total(const Workload *w)
 
 static int tp_of(const WorkloadParallel *par) { return par && par->tp > 1 ? par->tp : 1; }
 static int cp_of(const WorkloadParallel *par) { return par && par->cp > 1 ? par->cp : 1; }
+/* The ranks a layer's token rows split over: tp under sequence parallelism. */
+static int sp_of(const WorkloadParallel *par) { return par && par->sequence_parallel ? tp_of(par) : 1; }
+static int ep_of(const WorkloadParallel *par) { return par && par->ep > 1 ? par->ep : 1; }
 
 int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
                          WorkloadGemm *out)
@@ -242,7 +245,7 @@ int workload_layer_gemms(const Workload *w, int layer, int micro_batch, const Wo
         return n;
     }
     /* the device's E / ep experts each take their share of ep devices' tokens */
-    double ep = par && par->ep > 1 ? par->ep : 1, fe = t->expert_ffn, up = t->gated_mlp ? 2.0 : 1.0;
+    double ep = ep_of(par), fe = t->expert_ffn, up = t->gated_mlp ? 2.0 : 1.0;
     /* expert tensor parallelism: the etp ranks sharing the device's experts bring T / tp tokens each */
     double etp = par && par->etp > 0 ? par->etp : tp, Tg = T * etp / tp;
     double local = t->experts / ep, per_expert = routed_tokens(t, par, Tg) * ep / t->experts;
@@ -387,7 +390,7 @@ double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_
     }
     const WorkloadTransformer *t = &w->t;
     double tp = tp_of(par), T = b * t->seq_len, h = t->hidden;
-    double sp = par && par->sequence_parallel ? tp : 1;
+    double sp = sp_of(par);
     double scores = b * t->heads * (double)t->seq_len * t->seq_len;
     double rows = 2 * 2 * T * h * e     /* two norms: read, write */
                   + 2 * 3 * T * h * e;  /* two residual adds */
@@ -427,8 +430,8 @@ double workload_layer_permute_bytes(const Workload *w, int layer, int micro_batc
     if (!valid_layer(w, layer) || micro_batch < 1 || w->kind != WORKLOAD_TRANSFORMER || !moe_layer(&w->t, layer))
         return 0;
     const WorkloadTransformer *t = &w->t;
-    double tp = tp_of(par), T = (double)micro_batch * t->seq_len, e = act_bytes_of(par);
-    double sp = par && par->sequence_parallel ? tp : 1, ep = par && par->ep > 1 ? par->ep : 1;
+    double T = (double)micro_batch * t->seq_len, e = act_bytes_of(par);
+    double sp = sp_of(par), ep = ep_of(par);
     double rows = t->experts / ep > 1 ? 2 * 4 : 2 * 2;
     if (backward)
         rows += 1;
@@ -508,7 +511,7 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     }
     const WorkloadTransformer *t = &w->t;
     double tp = tp_of(par), T = b * t->seq_len, h = t->hidden, kv = kv_dim(t), f = t->ffn, q = workload_q_dim(t);
-    double sp = par && par->sequence_parallel ? tp : 1;
+    double sp = sp_of(par);
     if (rc == WORKLOAD_RECOMPUTE_FULL)
         return T * h * e / sp / cp_of(par);
     /* li: the linear layers' saved inputs (FP8 under Transformer Engine) */
