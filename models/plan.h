@@ -107,6 +107,7 @@ typedef struct {
     int nlocate;
     int top;                   /* simulated in full; default 50 */
     bool exhaustive;           /* screen every candidate that fits (else prune by the lower bound) */
+    bool exact_screen;         /* screen at every candidate's micro-batch count (else extrapolate long steps) */
     int jobs;                  /* threads; <= 0: the processors */
     PlanTrainInputs train;
 } PlanOptions;

@@ -56,12 +56,6 @@ cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full)
     return s;
 }
 
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 /* "NAME:LINE: msg" -> "msg": the generated scenario's lines mean nothing. */
 static const char *strip_prefix(const char *msg, const char *name)
 {
@@ -76,30 +70,93 @@ static const char *strip_prefix(const char *msg, const char *name)
 
 typedef enum { EVAL_ESTIMATE, EVAL_SCREEN, EVAL_FULL } EvalMode;
 
+/* Candidate i as a parsed scenario, at global batch gb (0: its own). */
+static StepScenario *cand_parse(const Plan *p, int i, int gb, bool full, const char *name, GError **err)
+{
+    cJSON *sc = plan_cand_scenario(p, &g_array_index(p->cands, PlanCand, i), full);
+    if (gb > 0)
+        set_num(sc, "global_batch", gb);
+    char *text = cJSON_PrintUnformatted(sc);
+    cJSON_Delete(sc);
+    StepScenario *ss = step_scenario_parse_cached(name, text, strlen(text), p->cache, err);
+    cJSON_free(text);
+    return ss;
+}
+
+/* The shortest micro-batch count m1 a step of m is extrapolated from (its
+ * steps at m1, 2 m1 and 3 m1), where that saves at least a quarter of its
+ * passes; 0: none.  Past the pipeline's warm-up every micro-batch adds the
+ * same passes and traffic (1F1B's steady state, GPipe's, gradient
+ * accumulation's without a pipeline), so the step is linear in m from
+ * there: warm-up, drain, gradient sync and optimizer are its intercept.
+ * m1 is a multiple of pp (interleaving needs one) of at least 2 pp, past
+ * every stage's warm-up.  tests/test_plan.c checks it against the step at m. */
+static int extrap_base(const Plan *p, const PlanCand *c)
+{
+    int m = c->gb / (c->dp * c->mb), lo = MAX(2 * c->pp, 4), m1 = (lo + c->pp - 1) / c->pp * c->pp;
+    return !p->o.exact_screen && m >= 8 * m1 ? m1 : 0;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+#define EXTRAP_LINEAR 1e-6 /* the most the three steps may leave a line, relative to the longest */
+
+/* Candidate i's step from its steps at m1, 2 m1 and 3 m1 micro-batches
+ * (extrap_base), in eval_text's form; throughput and MFU scale with the
+ * batch, memory is the estimate's (the run's own, at the candidate's m).
+ * NULL where the three are not on a line (the step is then simulated at
+ * m), or with err set. */
+static char *eval_extrapolated(const Plan *p, int i, int m1, bool full, const char *name, GError **err)
+{
+    const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
+    double t[3], rate = 0, tokens = 0, m = (double)(c->gb / (c->dp * c->mb));
+    for (int k = 0; k < 3; k++) {
+        int mk = (k + 1) * m1;
+        StepScenario *ss = cand_parse(p, i, mk * c->dp * c->mb, full, name, err);
+        cJSON *r = ss ? step_scenario_run_all(ss, err) : NULL;
+        step_scenario_free(ss);
+        if (!r)
+            return NULL;
+        t[k] = num(r, "step_time_s");
+        rate = num(r, "mfu") * t[k] * m / mk; /* MFU x step at m: model FLOPs grow with the batch */
+        tokens = num(r, "tokens_per_s") * t[k] * m / mk;
+        cJSON_Delete(r);
+    }
+    if (!(fabs(t[2] - 2 * t[1] + t[0]) <= EXTRAP_LINEAR * t[2]))
+        return NULL;
+    double step = t[0] + (m - m1) * (t[1] - t[0]) / m1;
+    return g_strdup_printf("ok %.17g %.17g %.17g %.17g 1 1", step, rate / step, p->res[i].mem_bytes, tokens / step);
+}
+
 /* One candidate's result as one line of text, the form it crosses ranks in:
- * "est MEM FITS LOWER_BOUND", "ok STEP MFU MEM TOKENS FITS" or
+ * "est MEM FITS LOWER_BOUND", "ok STEP MFU MEM TOKENS FITS EXTRAPOLATED" or
  * "err REASON MESSAGE". */
 static char *eval_text(const Plan *p, int i, EvalMode mode)
 {
     const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
-    cJSON *sc = plan_cand_scenario(p, c, mode == EVAL_FULL);
-    char *text = cJSON_PrintUnformatted(sc);
-    cJSON_Delete(sc);
     char name[32];
     snprintf(name, sizeof name, "plan#%d", i);
     GError *err = NULL;
-    StepScenario *ss = step_scenario_parse_cached(name, text, strlen(text), p->cache, &err);
-    cJSON_free(text);
     StepEstimate e;
     cJSON *r = NULL;
     char *out = NULL;
-    if (ss && mode == EVAL_ESTIMATE) {
-        if (step_scenario_estimate(ss, 0, &e, &err))
-            out = g_strdup_printf("est %.17g %d %.17g", e.memory_bytes, e.fits, e.step_lower_bound_s);
-    } else if (ss) {
-        r = step_scenario_run_all(ss, &err);
+    int m1 = mode == EVAL_ESTIMATE ? 0 : extrap_base(p, c);
+    if (m1 > 0)
+        out = eval_extrapolated(p, i, m1, mode == EVAL_FULL, name, &err);
+    if (!out && !err) {
+        StepScenario *ss = cand_parse(p, i, 0, mode == EVAL_FULL, name, &err);
+        if (ss && mode == EVAL_ESTIMATE) {
+            if (step_scenario_estimate(ss, 0, &e, &err))
+                out = g_strdup_printf("est %.17g %d %.17g", e.memory_bytes, e.fits, e.step_lower_bound_s);
+        } else if (ss) {
+            r = step_scenario_run_all(ss, &err);
+        }
+        step_scenario_free(ss);
     }
-    step_scenario_free(ss);
     if (out)
         return out;
     if (!r) {
@@ -113,7 +170,7 @@ static char *eval_text(const Plan *p, int i, EvalMode mode)
         return out;
     }
     const cJSON *mj = cJSON_GetObjectItemCaseSensitive(r, "memory_per_device_bytes");
-    out = g_strdup_printf("ok %.17g %.17g %.17g %.17g %d", num(r, "step_time_s"), num(r, "mfu"), num(mj, "total"),
+    out = g_strdup_printf("ok %.17g %.17g %.17g %.17g %d 0", num(r, "step_time_s"), num(r, "mfu"), num(mj, "total"),
                           num(r, "tokens_per_s"), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "fits")));
     cJSON_Delete(r);
     return out;
@@ -129,11 +186,11 @@ static void read_text(const Plan *p, PlanResult *res, const char *text, EvalMode
         res->error = g_strdup(end && *end ? end + 1 : "");
         return;
     }
-    int fits = 0;
+    int fits = 0, extrap = 0;
     bool ok = mode == EVAL_ESTIMATE
                   ? sscanf(text, "est %lg %d %lg", &res->mem_bytes, &fits, &res->lb_s) == 3
-                  : sscanf(text, "ok %lg %lg %lg %lg %d", &res->step_s, &res->mfu, &res->mem_bytes, &res->tokens_per_s,
-                           &fits) == 5;
+                  : sscanf(text, "ok %lg %lg %lg %lg %d %d", &res->step_s, &res->mfu, &res->mem_bytes,
+                           &res->tokens_per_s, &fits, &extrap) == 6;
     if (!ok) {
         res->reason = PLAN_DISCARD_INVALID;
         res->error = g_strdup("unreadable result");
@@ -146,6 +203,7 @@ static void read_text(const Plan *p, PlanResult *res, const char *text, EvalMode
     res->full = mode == EVAL_FULL;
     if (mode == EVAL_SCREEN)
         res->screen_s = res->step_s;
+    res->extrap[mode == EVAL_FULL] = extrap;
 }
 
 typedef struct {

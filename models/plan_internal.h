@@ -30,6 +30,7 @@ typedef struct {
     double lb_s;       /* the step's lower bound (step_scenario_estimate) */
     bool full;         /* simulated in full (with contention) */
     bool top;          /* among the best k of the screen */
+    bool extrap[2];    /* the screen's step, the full one: from three shorter steps (plan_eval.c, extrap_base) */
 } PlanResult;
 
 struct Plan {

@@ -106,6 +106,7 @@ static cJSON *cand_json(const Plan *p, int i, int rank, const PlanTrain *tt)
     cJSON_AddBoolToObject(o, "simulated_in_full", r->full);
     add_num(o, "step_time_s", r->step_s);
     add_num(o, "screen_step_time_s", r->screen_s);
+    cJSON_AddBoolToObject(o, "step_extrapolated", r->extrap[r->full]);
     add_num(o, "step_lower_bound_s", r->lb_s);
     add_num(o, "mfu", r->mfu);
     add_num(o, "memory_per_device_bytes", r->mem_bytes);
@@ -236,6 +237,15 @@ static void print_located(const Plan *p, int l, FILE *f)
 
 static const char *obj_name(PlanObjective o) { return o == PLAN_OBJ_COST ? "cost" : o == PLAN_OBJ_THROUGHPUT ? "throughput" : "time"; }
 
+/* Candidates whose screened (full) step was extrapolated (plan_eval.c). */
+static int count_extrap(const Plan *p, bool full)
+{
+    int n = 0;
+    for (guint i = 0; i < p->cands->len; i++)
+        n += p->res[i].extrap[full] && (full ? p->res[i].full : p->res[i].screen_s > 0);
+    return n;
+}
+
 cJSON *plan_result_json(const Plan *p)
 {
     cJSON *o = cJSON_CreateObject();
@@ -251,6 +261,8 @@ cJSON *plan_result_json(const Plan *p)
         pre += p->res[i].reason == PLAN_DISCARD_DIVIDE && !p->res[i].error;
     cJSON_AddNumberToObject(o, "screened", (double)p->cands->len - pre);
     cJSON_AddNumberToObject(o, "screen_simulated", p->nsim);
+    cJSON_AddNumberToObject(o, "screen_extrapolated", count_extrap(p, false));
+    cJSON_AddNumberToObject(o, "full_extrapolated", count_extrap(p, true));
     cJSON_AddNumberToObject(o, "simulated_in_full", p->nfull);
     cJSON *d = cJSON_AddObjectToObject(o, "discarded");
     for (int r = 1; r < PLAN_NREASONS; r++)
@@ -314,6 +326,10 @@ void plan_print_table(const Plan *p, FILE *f)
     for (int r = 1; r < PLAN_NREASONS; r++)
         fprintf(f, "%s %d %s", r > 1 ? "," : "", p->counts[r], plan_reason_name((PlanReason)r));
     fputc('\n', f);
+    int xs = count_extrap(p, false), xf = count_extrap(p, true);
+    if (xs + xf > 0)
+        fprintf(f, "# steps of many micro-batches from three shorter ones (linear past the pipeline's warm-up; "
+                   "--exact-screen: none): %d screened, %d in full\n", xs, xf);
     fprintf(f, "%4s %6s %-47s %9s %6s %8s %8s %7s %10s %11s %8s\n", "rank", "GPUs", "configuration", "step(s)", "MFU%",
             "mem(GiB)", "days", "goodput", "GPU-hours", "cost($)", "MWh");
     for (int k = 0; k < p->nfull; k++) {

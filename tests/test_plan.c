@@ -9,7 +9,9 @@
  *  - --locate: the located layout's rank and step are those of the
  *    exhaustive screen (the pruned screen keeps every candidate whose bound
  *    beats the located one);
- *  - time to train: Young's interval and goodput. */
+ *  - time to train: Young's interval and goodput;
+ *  - steps of many micro-batches extrapolated from three shorter ones are
+ *    those simulated at their own count (--exact-screen). */
 #include "test_plan_check.h"
 
 #include <glib/gstdio.h>
@@ -223,7 +225,62 @@ static void test_expert_tp(void)
     cJSON_Delete(j);
 }
 
+/* Pipelines of many micro-batches, screened and simulated in full from
+ * three shorter steps: the same candidates, ranks and steps as simulated at
+ * each one's own micro-batch count, interleaving, ZeRO 1-3, recomputation
+ * and MoE's experts among them. */
+static void test_extrapolated_steps(void)
+{
+    const char *fix[] = {"pp=4", "pp=1,tp=8", "pp=2"};
+    const char *scs[] = {
+        "{\"accelerator\": \"a100-80gb\", \"topology\": \"dgx-a100-cluster\", \"nodes\": 2,"
+        " \"model\": \"gpt3-1.3b\", \"global_batch\": 512, \"micro_batch\": 1,"
+        " \"parallelism\": {\"dp\": 4, \"tp\": 2, \"pp\": 2}}",
+        "{\"accelerator\": \"a100-80gb\", \"topology\": \"dgx-a100-cluster\", \"nodes\": 2,"
+        " \"model\": \"gpt3-1.3b\", \"global_batch\": 512, \"micro_batch\": 1,"
+        " \"parallelism\": {\"dp\": 2, \"tp\": 8, \"pp\": 1}}",
+        "{\"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", \"nodes\": 2,"
+        " \"model\": \"mixtral-8x7b\", \"global_batch\": 256, \"micro_batch\": 1,"
+        " \"parallelism\": {\"dp\": 4, \"tp\": 2, \"pp\": 2, \"ep\": 4, \"sequence_parallel\": true}}"};
+    for (size_t n = 0; n < G_N_ELEMENTS(scs); n++) {
+        PlanOptions o;
+        plan_options_default(&o);
+        o.top = 12;
+        o.gpus_lo = o.gpus_hi = 16;
+        GError *err = NULL;
+        CU_ASSERT_FATAL(plan_parse_match("--fix", fix[n], &o.fix, &err));
+        cJSON *fast = plan_check_json(scs[n], &o);
+        o.exact_screen = true;
+        cJSON *exact = plan_check_json(scs[n], &o);
+        CU_ASSERT_FATAL(fast && exact);
+        CU_ASSERT(jnum(fast, "screen_extrapolated") > 0 && jnum(fast, "full_extrapolated") > 0);
+        CU_ASSERT(jnum(exact, "screen_extrapolated") == 0 && jnum(exact, "full_extrapolated") == 0);
+        CU_ASSERT_EQUAL(jnum(fast, "ranked"), jnum(exact, "ranked"));
+        const cJSON *u = cJSON_GetObjectItem(fast, "best"), *v = cJSON_GetObjectItem(exact, "best");
+        CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(u), cJSON_GetArraySize(v));
+        double worst = 0;
+        int extrap = 0;
+        for (int i = 0; i < cJSON_GetArraySize(u); i++) {
+            const cJSON *a = cJSON_GetArrayItem(u, i), *b = cJSON_GetArrayItem(v, i);
+            CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(a, "label")->valuestring,
+                                   cJSON_GetObjectItem(b, "label")->valuestring);
+            extrap += cJSON_IsTrue(cJSON_GetObjectItem(a, "step_extrapolated"));
+            const char *keys[] = {"step_time_s", "screen_step_time_s", "mfu", "tokens_per_s", "memory_per_device_bytes"};
+            for (size_t k = 0; k < G_N_ELEMENTS(keys); k++)
+                worst = fmax(worst, fabs(jnum(a, keys[k]) / jnum(b, keys[k]) - 1));
+        }
+        printf("\n%s --fix %s: %d of the best %d extrapolated; %.0f / %.0f screened / full steps; largest difference "
+               "%.1e\n", n == 2 ? "mixtral-8x7b" : "gpt3-1.3b", fix[n], extrap, cJSON_GetArraySize(u), jnum(fast, "screen_extrapolated"),
+               jnum(fast, "full_extrapolated"), worst);
+        CU_ASSERT(extrap > 0);
+        CU_ASSERT(worst <= 1e-6);
+        cJSON_Delete(fast);
+        cJSON_Delete(exact);
+    }
+}
+
 static const TestCase tests[] = {
+    {"steps of many micro-batches: extrapolated = exact", test_extrapolated_steps},
     {"expert_tp 1: ep beyond dp searched", test_expert_tp},
     {"time to train: failures, checkpoints", test_train_model},
     {"pruned screen = exhaustive, threads", test_pruned_equals_exhaustive},
