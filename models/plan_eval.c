@@ -7,6 +7,7 @@
  * contention on) the same way and ranked again. */
 #include "plan_internal.h"
 #include "sim_file.h"
+#include "sim_time.h"
 #include "step.h"
 #include "sweep.h"
 
@@ -91,10 +92,14 @@ static StepScenario *cand_parse(const Plan *p, int i, int gb, bool full, const c
  * there: warm-up, drain, gradient sync and optimizer are its intercept.
  * m1 is a multiple of pp (interleaving needs one) of at least 2 pp, past
  * every stage's warm-up.  tests/test_plan.c checks it against the step at m. */
-static int extrap_base(const Plan *p, const PlanCand *c)
+static int extrap_base(const Plan *p, int i)
 {
+    const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
     int m = c->gb / (c->dp * c->mb), lo = MAX(2 * c->pp, 4), m1 = (lo + c->pp - 1) / c->pp * c->pp;
-    return !p->o.exact_screen && m >= 8 * m1 ? m1 : 0;
+    /* a step whose bound passes the simulator's range is refused at m,
+     * before its graph is built */
+    bool in_range = p->res[i].lb_s < sim_time_to_s(SIM_TIME_NEVER);
+    return !p->o.exact_screen && m >= 8 * m1 && in_range ? m1 : 0;
 }
 
 static double num(const cJSON *o, const char *key)
@@ -108,8 +113,9 @@ static double num(const cJSON *o, const char *key)
 /* Candidate i's step from its steps at m1, 2 m1 and 3 m1 micro-batches
  * (extrap_base), in eval_text's form; throughput and MFU scale with the
  * batch, memory is the estimate's (the run's own, at the candidate's m).
- * NULL where the three are not on a line (the step is then simulated at
- * m), or with err set. */
+ * NULL where the three are not on a line or the step passes the
+ * simulator's range (it is then simulated at m, which says so), or with
+ * err set. */
 static char *eval_extrapolated(const Plan *p, int i, int m1, bool full, const char *name, GError **err)
 {
     const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
@@ -129,6 +135,8 @@ static char *eval_extrapolated(const Plan *p, int i, int m1, bool full, const ch
     if (!(fabs(t[2] - 2 * t[1] + t[0]) <= EXTRAP_LINEAR * t[2]))
         return NULL;
     double step = t[0] + (m - m1) * (t[1] - t[0]) / m1;
+    if (!(step < sim_time_to_s(SIM_TIME_NEVER)))
+        return NULL;
     return g_strdup_printf("ok %.17g %.17g %.17g %.17g 1 1", step, rate / step, p->res[i].mem_bytes, tokens / step);
 }
 
@@ -137,14 +145,13 @@ static char *eval_extrapolated(const Plan *p, int i, int m1, bool full, const ch
  * "err REASON MESSAGE". */
 static char *eval_text(const Plan *p, int i, EvalMode mode)
 {
-    const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
     char name[32];
     snprintf(name, sizeof name, "plan#%d", i);
     GError *err = NULL;
     StepEstimate e;
     cJSON *r = NULL;
     char *out = NULL;
-    int m1 = mode == EVAL_ESTIMATE ? 0 : extrap_base(p, c);
+    int m1 = mode == EVAL_ESTIMATE ? 0 : extrap_base(p, i);
     if (m1 > 0)
         out = eval_extrapolated(p, i, m1, mode == EVAL_FULL, name, &err);
     if (!out && !err) {
