@@ -6,7 +6,9 @@
  * for each GPU count and discards what cannot be valid without running it
  * (does not divide, over the node limit); plan_eval.c screens every other
  * candidate with the fast model ("flow_contention": false) on a thread pool
- * and over MPI ranks (sim_dist.h), then simulates the best k in full;
+ * and over MPI ranks (sim_dist.h), then simulates the best k in full (a
+ * step of many micro-batches from three shorter ones, linear past the
+ * pipeline's warm-up);
  * plan_train.c turns a step into days, GPU-hours, cost and energy;
  * plan_out.c ranks, finds the Pareto fronts and writes table, JSON, CSV and
  * the plot.  Output never depends on the number of threads or ranks. */

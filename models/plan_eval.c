@@ -4,7 +4,9 @@
  * job (sim_dist.h) each take a block of the candidates to screen, threads
  * share a block (sweep_map), and the results travel as text so that every
  * rank ranks the same list; then the best k are simulated in full (flow
- * contention on) the same way and ranked again. */
+ * contention on) the same way and ranked again.  A step of many
+ * micro-batches is, both times, extrapolated from three shorter ones
+ * (extrap_base). */
 #include "plan_internal.h"
 #include "sim_file.h"
 #include "sim_time.h"
