@@ -109,7 +109,7 @@ typedef struct {
     int nlocate;
     int top;                   /* simulated in full; default 50 */
     bool exhaustive;           /* screen every candidate that fits (else prune by the lower bound) */
-    bool exact_screen;         /* screen at every candidate's micro-batch count (else extrapolate long steps) */
+    bool exact_steps;          /* every step at its own micro-batch count (else long ones extrapolated) */
     int jobs;                  /* threads; <= 0: the processors */
     PlanTrainInputs train;
 } PlanOptions;

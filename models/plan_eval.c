@@ -101,7 +101,7 @@ static int extrap_base(const Plan *p, int i)
     /* a step whose bound passes the simulator's range is refused at m,
      * before its graph is built */
     bool in_range = p->res[i].lb_s < sim_time_to_s(SIM_TIME_NEVER);
-    return !p->o.exact_screen && m >= 8 * m1 && in_range ? m1 : 0;
+    return !p->o.exact_steps && m >= 8 * m1 && in_range ? m1 : 0;
 }
 
 static double num(const cJSON *o, const char *key)
@@ -110,7 +110,10 @@ static double num(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-#define EXTRAP_LINEAR 1e-6 /* the most the three steps may leave a line, relative to the longest */
+/* The most the three steps may leave a line, relative to the longest: each
+ * is solved to 1e-6 (step_interfere.c), which moves the middle one's
+ * second difference by up to about 4e-6 */
+#define EXTRAP_LINEAR 1e-5
 
 /* Candidate i's step from its steps at m1, 2 m1 and 3 m1 micro-batches
  * (extrap_base), in eval_text's form; throughput and MFU scale with the
@@ -136,9 +139,12 @@ static char *eval_extrapolated(const Plan *p, int i, int m1, bool full, const ch
     }
     if (!(fabs(t[2] - 2 * t[1] + t[0]) <= EXTRAP_LINEAR * t[2]))
         return NULL;
-    double step = t[0] + (m - m1) * (t[1] - t[0]) / m1;
+    /* from the later two, furthest from the warm-up (where interference
+     * still settles, a step of 2 pp micro-batches can sit 1e-5 off) */
+    double step = t[2] + (m - 3 * m1) * (t[2] - t[1]) / m1;
     if (!(step < sim_time_to_s(SIM_TIME_NEVER)))
         return NULL;
+    /* fits: a candidate screened or run in full fitted in the estimate */
     return g_strdup_printf("ok %.17g %.17g %.17g %.17g 1 1", step, rate / step, p->res[i].mem_bytes, tokens / step);
 }
 

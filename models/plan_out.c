@@ -328,8 +328,8 @@ void plan_print_table(const Plan *p, FILE *f)
     fputc('\n', f);
     int xs = count_extrap(p, false), xf = count_extrap(p, true);
     if (xs + xf > 0)
-        fprintf(f, "# steps of many micro-batches from three shorter ones (linear past the pipeline's warm-up; "
-                   "--exact-screen: none): %d screened, %d in full\n", xs, xf);
+        fprintf(f, "# steps of many micro-batches from three shorter ones (linear past the pipeline's warm-up, to "
+                   "a few 1e-6; --exact-steps: none): %d screened, %d in full\n", xs, xf);
     fprintf(f, "%4s %6s %-47s %9s %6s %8s %8s %7s %10s %11s %8s\n", "rank", "GPUs", "configuration", "step(s)", "MFU%",
             "mem(GiB)", "days", "goodput", "GPU-hours", "cost($)", "MWh");
     for (int k = 0; k < p->nfull; k++) {
@@ -402,7 +402,7 @@ bool plan_write_csv(const Plan *p, const char *path, GError **err)
     }
     fputs("rank,simulated_in_full,label,gpus,nodes,tp,pp,virtual_stages,cp,dp,ep,micro_batch,global_batch,"
           "zero_stage,recompute,sequence_parallel,tp_comm_overlap,offload_optimizer,step_time_s,step_lower_bound_s,mfu,memory_per_device_bytes,"
-          "days,goodput,gpu_hours,cost,energy_j\r\n",
+          "days,goodput,gpu_hours,cost,energy_j,step_extrapolated\r\n",
           f);
     static const char *const rc[] = {"none", "selective", "full"};
     for (int k = 0; k < p->nranked; k++) {
@@ -418,7 +418,7 @@ bool plan_write_csv(const Plan *p, const char *path, GError **err)
                 r->mem_bytes, r->t.days, r->t.goodput, r->t.gpu_hours, r->t.cost);
         if (isfinite(r->t.energy_j)) /* empty where the chip states no board power */
             fprintf(f, "%.6g", r->t.energy_j);
-        fputs("\r\n", f);
+        fprintf(f, ",%s\r\n", r->extrap[r->top] ? "true" : "false");
         g_free(label);
     }
     bool ok = fclose(f) == 0;

@@ -64,6 +64,22 @@ PY
 cmp -s "$TMP/table" "$TMP/table1" || { echo "FAIL: output depends on the threads"; diff "$TMP/table" "$TMP/table1" | head; fail=1; }
 grep -q "^# Pareto front, GPUs against days: [0-9]* configuration" "$TMP/table" || { echo "FAIL: no Pareto line"; fail=1; }
 if grep -q "^# Pareto front, GPUs against days: 1 configurations" "$TMP/table"; then echo "FAIL: 1 configurations"; fail=1; fi
+# steps of many micro-batches: extrapolated from three shorter ones, said so in the table and the
+# CSV; --exact-steps simulates them at their own count (the same ranks, steps within 1e-5)
+printf '{"accelerator": "a100-80gb", "topology": "dgx-a100-cluster", "nodes": 2, "model": "gpt3-1.3b",
+ "global_batch": 512, "micro_batch": 1, "parallelism": {"dp": 4, "tp": 1, "pp": 4}}\n' > "$TMP/pp.json"
+"$BIN" plan "$TMP/pp.json" --gpus 16 --fix pp=4,mb=1 --top 5 --csv "$TMP/x.csv" > "$TMP/x.txt" 2>&1 || fail=1
+"$BIN" plan "$TMP/pp.json" --gpus 16 --fix pp=4,mb=1 --top 5 --exact-steps --csv "$TMP/y.csv" > "$TMP/y.txt" 2>&1 || fail=1
+grep -q "^# steps of many micro-batches from three shorter ones.*: 64 screened, 5 in full" "$TMP/x.txt" \
+    && ! grep -q "shorter ones" "$TMP/y.txt" || { echo "FAIL: extrapolated steps not stated"; fail=1; }
+python3 - "$TMP/x.csv" "$TMP/y.csv" <<'PY' || { echo "FAIL: --exact-steps against extrapolated steps"; fail=1; }
+import csv, sys
+x, y = (list(csv.DictReader(open(f, newline=""))) for f in sys.argv[1:])
+assert len(x) == len(y) == 64 and [r["label"] for r in x] == [r["label"] for r in y]
+assert all(r["step_extrapolated"] == "true" for r in x) and all(r["step_extrapolated"] == "false" for r in y)
+assert all(abs(float(a["step_time_s"]) / float(b["step_time_s"]) - 1) <= 1e-5 for a, b in zip(x, y))
+PY
+
 # an objective in capitals is the objective
 "$BIN" "${Q[@]}" --objective Cost --json > "$TMP/cost1.json" 2>/dev/null
 "$BIN" "${Q[@]}" --objective cost --json > "$TMP/cost2.json" 2>/dev/null

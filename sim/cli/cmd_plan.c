@@ -31,10 +31,12 @@ static const char plan_description[] =
     "The screen simulates the candidates that fit in the order of a lower bound of their step (the\n"
     "busiest pipeline stage's chain of compute and tensor-parallel collectives) and skips those whose\n"
     "bound cannot reach the --top best of their GPU count: the best --top and the Pareto fronts are\n"
-    "those of --exhaustive, which simulates them all (and gives every rank exactly).  A candidate of\n"
-    "many micro-batches is screened from two short steps (2 and 4 x pp micro-batches, at least 4 and\n"
-    "8): past the pipeline's warm-up each micro-batch adds the same time, so the step is linear in\n"
-    "their count; --exact-screen simulates every one at its own count (slower, the same ranking).\n"
+    "those of --exhaustive, which simulates them all (and gives every rank exactly).  A step of many\n"
+    "micro-batches (16 x pp or more, at least 32), screened or in full, is extrapolated from three\n"
+    "shorter ones (2, 4 and 6 x pp, at least 4, 8 and 12): past the pipeline's warm-up each micro-batch\n"
+    "adds the same time, so the step is linear in their count (to a few 1e-6, the tolerance the\n"
+    "interference of communication with compute is solved to); --exact-steps simulates every step at\n"
+    "its own count (slower).\n"
     "Constraints, to ask what a run's software allowed: --fix KEY=VALUE[,...] searches only those\n"
     "values (keys gpus, tp, pp, vpp, cp, dp, ep, mb, zero, recompute none|selective|full, sp, tp_overlap,\n"
     "offload on|off), e.g. --fix recompute=full,zero=0 for Megatron-LM 2021; --deny FEATURE[,...] and\n"
@@ -74,7 +76,7 @@ typedef struct {
     char *memfrac;
     char *fail, *restart, *storage, *interval, *watts, *util, *pue;
     char **allow, **deny, **fix, **locate;
-    gboolean json, mpi, exhaustive, exact_screen;
+    gboolean json, mpi, exhaustive, exact_steps;
 } Args;
 
 static void args_free(Args *a)
@@ -132,7 +134,7 @@ static int read_options(const Args *a, PlanOptions *o)
         return cli_usage_error("plan: --global-batch %s is not fixed or free", SIM_ECHO(a->batch));
     o->free_batch = a->batch && !strcmp(a->batch, "free");
     o->exhaustive = a->exhaustive;
-    o->exact_screen = a->exact_screen;
+    o->exact_steps = a->exact_steps;
     /* --allow before --deny: a feature both allowed and denied stays denied */
     const struct {
         const char *opt;
@@ -284,8 +286,8 @@ int cmd_plan(int argc, char **argv)
          "FILE.html"},
         {"exhaustive", 0, 0, G_OPTION_ARG_NONE, &a.exhaustive,
          "simulate every candidate that fits (default: skip those whose lower bound cannot rank)", NULL},
-        {"exact-screen", 0, 0, G_OPTION_ARG_NONE, &a.exact_screen,
-         "screen each candidate at its own micro-batch count (default: one of 8 x pp or more from two short steps)", NULL},
+        {"exact-steps", 0, 0, G_OPTION_ARG_NONE, &a.exact_steps,
+         "simulate every step at its own micro-batch count (default: one of 16 x pp or more from three shorter ones)", NULL},
         {"mpi", 0, 0, G_OPTION_ARG_NONE, &a.mpi, "split the candidates over the ranks of mpirun", NULL},
         {"failures-per-gpu-hour", 0, 0, G_OPTION_ARG_STRING, &a.fail, "failure rate", "R"},
         {"restart-s", 0, 0, G_OPTION_ARG_STRING, &a.restart, "seconds from a failure to training again", "S"},
