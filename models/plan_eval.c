@@ -118,20 +118,23 @@ static double num(const cJSON *o, const char *key)
 /* Candidate i's step from its steps at m1, 2 m1 and 3 m1 micro-batches
  * (extrap_base), in eval_text's form; throughput and MFU scale with the
  * batch, memory is the estimate's (the run's own, at the candidate's m).
- * NULL where the three are not on a line or the step passes the
- * simulator's range (it is then simulated at m, which says so), or with
- * err set. */
-static char *eval_extrapolated(const Plan *p, int i, int m1, bool full, const char *name, GError **err)
+ * NULL where one fails, the three are not on a line or the step passes
+ * the simulator's range: it is then simulated at m (which says what is
+ * wrong). */
+static char *eval_extrapolated(const Plan *p, int i, int m1, bool full, const char *name)
 {
     const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
     double t[3], rate = 0, tokens = 0, m = (double)(c->gb / (c->dp * c->mb));
     for (int k = 0; k < 3; k++) {
         int mk = (k + 1) * m1;
-        StepScenario *ss = cand_parse(p, i, mk * c->dp * c->mb, full, name, err);
-        cJSON *r = ss ? step_scenario_run_all(ss, err) : NULL;
+        GError *err = NULL;
+        StepScenario *ss = cand_parse(p, i, mk * c->dp * c->mb, full, name, &err);
+        cJSON *r = ss ? step_scenario_run_all(ss, &err) : NULL;
         step_scenario_free(ss);
-        if (!r)
+        if (!r) { /* the step at m says what is wrong, in its own words */
+            g_clear_error(&err);
             return NULL;
+        }
         t[k] = num(r, "step_time_s");
         rate = num(r, "mfu") * t[k] * m / mk; /* MFU x step at m: model FLOPs grow with the batch */
         tokens = num(r, "tokens_per_s") * t[k] * m / mk;
@@ -161,8 +164,8 @@ static char *eval_text(const Plan *p, int i, EvalMode mode)
     char *out = NULL;
     int m1 = mode == EVAL_ESTIMATE ? 0 : extrap_base(p, i);
     if (m1 > 0)
-        out = eval_extrapolated(p, i, m1, mode == EVAL_FULL, name, &err);
-    if (!out && !err) {
+        out = eval_extrapolated(p, i, m1, mode == EVAL_FULL, name);
+    if (!out) {
         StepScenario *ss = cand_parse(p, i, 0, mode == EVAL_FULL, name, &err);
         if (ss && mode == EVAL_ESTIMATE) {
             if (step_scenario_estimate(ss, 0, &e, &err))
