@@ -102,5 +102,17 @@ if [ "$rc" -ne 0 ] || ! grep -q "scenario's own configuration" "$tmp/plan.txt"; 
   echo "FAIL: plan - (exit $rc)"; cat "$tmp/err"; fail=1
 fi
 
+# A preset-or-file option takes a file name with non-ASCII bytes in any locale (GLib converted
+# string options from the locale's charset: "Invalid byte sequence" under LC_ALL=C)
+cp "$src/topologies/presets/dgx1-v100.json" "$tmp/tö.json"
+for loc in C C.UTF-8; do
+  if ! LC_ALL=$loc "$bin" validate -t "$tmp/tö.json" "$v100" >"$tmp/out" 2>"$tmp/err" || ! grep -q "median" "$tmp/out"; then
+    echo "FAIL: validate -t with a non-ASCII file name under LC_ALL=$loc"; cat "$tmp/err"; fail=1
+  fi
+  if ! LC_ALL=$loc "$bin" collective -t "$tmp/tö.json" -s 1MiB >"$tmp/out" 2>"$tmp/err"; then
+    echo "FAIL: collective -t with a non-ASCII file name under LC_ALL=$loc"; cat "$tmp/err"; fail=1
+  fi
+done
+
 [ "$fail" -eq 0 ] && echo "inputs: all refusals and stdin reads as expected"
 exit "$fail"

@@ -106,8 +106,8 @@ int cmd_calibrate(int argc, char **argv)
     gboolean json = FALSE;
     int ranks = 0, nodes = 0;
     GOptionEntry entries[] = {
-        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
-        {"accelerator", 'a', 0, G_OPTION_ARG_STRING, &accel,
+        {"topology", 't', 0, G_OPTION_ARG_FILENAME, &topology, "topology preset or JSON file", "PRESET|FILE"},
+        {"accelerator", 'a', 0, G_OPTION_ARG_FILENAME, &accel,
          "fit this accelerator's efficiencies to GEMM or step tables instead", "PRESET|FILE"},
         {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
          "the prior: collective-model parameters or an overlay (default models/presets/collectives.json)", "FILE"},

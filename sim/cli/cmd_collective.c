@@ -144,7 +144,7 @@ int cmd_collective(int argc, char **argv)
     TopoPlacement place = TOPO_PLACE_CONTIGUOUS;
     char *algo_help = g_strdup_printf("auto|%s (default auto)", coll_algo_choices()); /* the algorithm table's names */
     GOptionEntry entries[] = {
-        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "topology preset or JSON file", "PRESET|FILE"},
+        {"topology", 't', 0, G_OPTION_ARG_FILENAME, &topology, "topology preset or JSON file", "PRESET|FILE"},
         {"nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_s, "number of nodes, for topologies that scale", "N"},
         {"params", 0, 0, G_OPTION_ARG_FILENAME, &params,
          "collective-model parameters (default models/presets/collectives.json)", "FILE"},
