@@ -237,12 +237,13 @@ static void print_located(const Plan *p, int l, FILE *f)
 
 static const char *obj_name(PlanObjective o) { return o == PLAN_OBJ_COST ? "cost" : o == PLAN_OBJ_THROUGHPUT ? "throughput" : "time"; }
 
-/* Candidates whose screened (full) step was extrapolated (plan_eval.c). */
+/* Candidates whose screened step (full step, among the best k) was
+ * extrapolated (plan_eval.c). */
 static int count_extrap(const Plan *p, bool full)
 {
     int n = 0;
     for (guint i = 0; i < p->cands->len; i++)
-        n += p->res[i].extrap[full] && (full ? p->res[i].full : p->res[i].screen_s > 0);
+        n += p->res[i].extrap[full] && (full ? p->res[i].full && p->res[i].top : p->res[i].screen_s > 0);
     return n;
 }
 
