@@ -216,6 +216,9 @@ static cJSON *located_json(const Plan *p, int l)
     return o;
 }
 
+/* After "in full": whether that step came from three shorter ones. */
+static const char *extrap_mark(const PlanResult *r) { return r->extrap[1] ? " (extrapolated)" : ""; }
+
 static void print_located(const Plan *p, int l, FILE *f)
 {
     Located x;
@@ -223,10 +226,11 @@ static void print_located(const Plan *p, int l, FILE *f)
     if (located(p, l, &x)) {
         char *label = plan_cand_label(&g_array_index(p->cands, PlanCand, p->loc[l]));
         fprintf(f,
-                "# located %s (%d matching): %s ranks %d of %d (top %.1f%%, exact): step %.4f s in full, %.2f days; "
+                "# located %s (%d matching): %s ranks %d of %d (top %.1f%%, exact): step %.4f s in full%s, %.2f days; "
                 "%.3fx the best's step (%.4f s), %+.2f days\n",
-                spec, p->loc_matches[l], label, x.rank, p->nranked, 100.0 * x.rank / p->nranked, x.step_s, x.days,
-                x.step_s / x.best_step_s, x.best_step_s, x.days - x.best_days);
+                spec, p->loc_matches[l], label, x.rank, p->nranked, 100.0 * x.rank / p->nranked, x.step_s,
+                extrap_mark(&p->res[p->loc[l]]), x.days, x.step_s / x.best_step_s, x.best_step_s,
+                x.days - x.best_days);
         g_free(label);
     } else {
         fprintf(f, "# located %s (%d matching): none ranks (see --json's \"located\" for why)\n", spec,
@@ -322,6 +326,13 @@ void plan_print_table(const Plan *p, FILE *f)
     cJSON *j = plan_result_json(p);
     fprintf(f, "# plan for %s: %s on %s, objective %s, %.4g tokens\n", p->path, p->model, p->accel,
             obj_name(p->o.objective), p->train.tokens);
+    /* what cost($) and MWh assume (--json's "inputs" has them with their sources) */
+    fprintf(f, "# cost at $%.4g per GPU-hour; energy at ", p->train.price_per_gpu_hour);
+    if (isfinite(p->train.board_watts))
+        fprintf(f, "%.4g W per GPU drawn at %.4g%%, PUE %.4g\n", p->train.board_watts,
+                100 * p->train.power_utilisation, p->train.pue);
+    else
+        fputs("no board power known for this chip (--board-watts)\n", f);
     fprintf(f, "# %u candidates: %d ranked, %d simulated in full with contention; discarded:", p->cands->len,
             p->nranked, p->nfull);
     for (int r = 1; r < PLAN_NREASONS; r++)
@@ -329,8 +340,9 @@ void plan_print_table(const Plan *p, FILE *f)
     fputc('\n', f);
     int xs = count_extrap(p, false), xf = count_extrap(p, true);
     if (xs + xf > 0)
-        fprintf(f, "# steps of many micro-batches from three shorter ones (linear past the pipeline's warm-up, to "
-                   "a few 1e-6; --exact-steps: none): %d screened, %d in full\n", xs, xf);
+        fprintf(f, "# steps of many micro-batches, each extrapolated from three shorter ones (linear past the "
+                   "pipeline's warm-up, to a few 1e-6; --exact-steps simulates them at their own count): %d screened, "
+                   "%d of the best in full\n", xs, xf);
     fprintf(f, "%4s %6s %-47s %9s %6s %8s %8s %7s %10s %11s %8s\n", "rank", "GPUs", "configuration", "step(s)", "MFU%",
             "mem(GiB)", "days", "goodput", "GPU-hours", "cost($)", "MWh");
     for (int k = 0; k < p->nfull; k++) {
@@ -351,7 +363,8 @@ void plan_print_table(const Plan *p, FILE *f)
         fputs("# configuration: tpN tensor, ppN pipeline, vN virtual stages, cpN context, dpN data, epN expert "
               "parallel; mbN micro-batch; zN ZeRO stage (z0: replicated weight update); recomputation none, sel "
               "(selective) or full; sp sequence parallelism; tpov TP communication overlapped (Megatron-Core "
-              "tp_comm_overlap); offload optimizer state in host memory (offload_optimizer)\n",
+              "tp_comm_overlap); offload optimizer state in host memory (offload_optimizer); uneven pipeline stages of "
+              "unequal layer counts\n",
               f);
     if (p->ref_index >= 0) {
         int rk = rank_of(p, p->ref_index);
@@ -360,13 +373,13 @@ void plan_print_table(const Plan *p, FILE *f)
         plan_train_compute(p, &g_array_index(p->cands, PlanCand, p->ref_index), r->step_s, &full);
         char *label = plan_cand_label(&p->ref);
         if (rank_exact(p, rk))
-            fprintf(f, "# the scenario's own configuration (%s) ranks %d of %d: step %.4f s in full, %.2f days\n",
-                    label, rk, p->nranked, r->step_s, full.days);
+            fprintf(f, "# the scenario's own configuration (%s) ranks %d of %d: step %.4f s in full%s, %.2f days\n",
+                    label, rk, p->nranked, r->step_s, extrap_mark(r), full.days);
         else if (rk)
             fprintf(f,
-                    "# the scenario's own configuration (%s) ranks %d or lower (%d of the %d simulated; --exhaustive "
-                    "ranks the pruned too): step %.4f s in full, %.2f days\n",
-                    label, rk, rk, p->nranked, r->step_s, full.days);
+                    "# the scenario's own configuration (%s) ranks %d or worse (%d of the %d simulated; --exhaustive "
+                    "ranks the pruned too): step %.4f s in full%s, %.2f days\n",
+                    label, rk, rk, p->nranked, r->step_s, extrap_mark(r), full.days);
         else
             fprintf(f, "# the scenario's own configuration (%s) is discarded: %s\n", label,
                     plan_reason_name(r->reason));

@@ -297,7 +297,12 @@ bool plan_space_build(Plan *p, GError **err)
         bool denied = p->o.deny != 1u << PLAN_FEAT_OFFLOAD; /* more than the default closes */
         char *who = *fix ? g_strdup_printf("--fix %s%s", fix, denied ? " and --deny leave" : " leaves")
                          : g_strdup(denied ? "--deny leaves" : "the GPU range leaves");
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: %s no candidate to search on %d-%d GPUs", who, lo, hi);
+        char *range = lo == hi ? g_strdup_printf("%d", lo) : g_strdup_printf("%d-%d", lo, hi);
+        /* offload is closed unless --allow opens it: fixing it on finds nothing */
+        bool offload = p->o.fix.v[PLAN_KEY_OFFLOAD] == 1 && (p->o.deny & 1u << PLAN_FEAT_OFFLOAD);
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: %s no candidate to search on %s GPUs%s", who, range,
+                    offload ? " (offload is searched only with --allow offload)" : "");
+        g_free(range);
         g_free(who);
         g_free(fix);
         return false;

@@ -70,7 +70,7 @@ printf '{"accelerator": "a100-80gb", "topology": "dgx-a100-cluster", "nodes": 2,
  "global_batch": 512, "micro_batch": 1, "parallelism": {"dp": 4, "tp": 1, "pp": 4}}\n' > "$TMP/pp.json"
 "$BIN" plan "$TMP/pp.json" --gpus 16 --fix pp=4,mb=1 --top 5 --csv "$TMP/x.csv" > "$TMP/x.txt" 2>&1 || fail=1
 "$BIN" plan "$TMP/pp.json" --gpus 16 --fix pp=4,mb=1 --top 5 --exact-steps --csv "$TMP/y.csv" > "$TMP/y.txt" 2>&1 || fail=1
-grep -q "^# steps of many micro-batches from three shorter ones.*: 64 screened, 5 in full" "$TMP/x.txt" \
+grep -q "^# steps of many micro-batches, each extrapolated from three shorter ones.*: 64 screened, 5 of the best in full" "$TMP/x.txt" \
     && ! grep -q "shorter ones" "$TMP/y.txt" || { echo "FAIL: extrapolated steps not stated"; fail=1; }
 python3 - "$TMP/x.csv" "$TMP/y.csv" <<'PY' || { echo "FAIL: --exact-steps against extrapolated steps"; fail=1; }
 import csv, sys
@@ -79,6 +79,11 @@ assert len(x) == len(y) == 64 and [r["label"] for r in x] == [r["label"] for r i
 assert all(r["step_extrapolated"] == "true" for r in x) and all(r["step_extrapolated"] == "false" for r in y)
 assert all(abs(float(a["step_time_s"]) / float(b["step_time_s"]) - 1) <= 1e-5 for a, b in zip(x, y))
 PY
+
+# the table states what its cost and energy columns assume
+"$BIN" plan "$TMP/pp.json" --gpus 16 --fix pp=4,mb=1 --top 1 --price-per-gpu-hour 3.5 --pue 1.3 > "$TMP/price.txt" 2>&1
+grep -q '^# cost at \$3.5 per GPU-hour; energy at 400 W per GPU drawn at [0-9.]*%, PUE 1.3$' "$TMP/price.txt" \
+    || { echo "FAIL: the table's cost and energy line"; head -3 "$TMP/price.txt"; fail=1; }
 
 # an objective in capitals is the objective
 "$BIN" "${Q[@]}" --objective Cost --json > "$TMP/cost1.json" 2>/dev/null
@@ -177,8 +182,9 @@ bad "\-\-memory-fraction 1.5 must be at most 1" plan "$TMP/q.json" --memory-frac
 bad "\-\-power-utilisation 2 must be at most 1" plan "$TMP/q.json" --power-utilisation 2
 bad "\-\-memory-fraction" plan "$TMP/q.json" --memory-fraction 0
 bad "leave no candidate" plan "$TMP/q.json" --fix recompute=full --deny full-recompute
-bad "fix gpus=16 leaves no candidate to search on 8-8 GPUs" plan "$TMP/q.json" --gpus 8 --fix gpus=16
+bad "fix gpus=16 leaves no candidate to search on 8 GPUs" plan "$TMP/q.json" --gpus 8 --fix gpus=16
 bad "leave no candidate" plan "$TMP/q.json" --gpus 8 --fix pp=8 --deny uneven-pipeline
+bad "leaves no candidate to search on 8 GPUs (offload is searched only with --allow offload)" plan "$TMP/q.json" --gpus 8 --fix offload=on
 # without checkpoints in the job a failure loses half its work: candidates
 # that cannot finish at any step are discarded unsimulated, and none is
 # ranked with a step it never had (0 s, 0 days)
