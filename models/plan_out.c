@@ -58,6 +58,15 @@ void plan_rank(Plan *p)
     g_mutex_unlock(&sort_lock);
 }
 
+double plan_fewest_days_over(const Plan *p)
+{
+    double best = NAN;
+    for (guint i = 0; i < p->cands->len; i++)
+        if (p->res[i].reason == PLAN_DISCARD_DAYS && !(p->res[i].t.days >= best))
+            best = p->res[i].t.days;
+    return best;
+}
+
 static int rank_of(const Plan *p, int cand)
 {
     for (int k = 0; k < p->nranked; k++)
@@ -224,11 +233,14 @@ static void print_located(const Plan *p, int l, FILE *f)
     Located x;
     char *spec = plan_match_text(&p->o.locate[l]);
     if (located(p, l, &x)) {
+        /* the screen kept every candidate whose bound beats the located one:
+         * the pruned are all slower, ranked or not */
+        int valid = p->nranked + p->counts[PLAN_PRUNED];
         char *label = plan_cand_label(&g_array_index(p->cands, PlanCand, p->loc[l]));
         fprintf(f,
-                "# located %s (%d matching): %s ranks %d of %d (top %.1f%%, exact): step %.4f s in full%s, %.2f days; "
-                "%.3fx the best's step (%.4f s), %+.2f days\n",
-                spec, p->loc_matches[l], label, x.rank, p->nranked, 100.0 * x.rank / p->nranked, x.step_s,
+                "# located %s (%d matching): %s ranks %d of %d (top %.1f%%, exact; the %d pruned rank below it): step "
+                "%.4f s in full%s, %.2f days; %.3fx the best's step (%.4f s), %+.2f days\n",
+                spec, p->loc_matches[l], label, x.rank, valid, 100.0 * x.rank / valid, p->counts[PLAN_PRUNED], x.step_s,
                 extrap_mark(&p->res[p->loc[l]]), x.days, x.step_s / x.best_step_s, x.best_step_s,
                 x.days - x.best_days);
         g_free(label);

@@ -279,12 +279,29 @@ static int find_ref(const Plan *p)
     return -1;
 }
 
+/* A GPU count past one node is whole nodes (add_gpus): a search where no
+ * count is says so, rather than discarding every candidate. */
+static bool some_whole_nodes(const Plan *p, int lo, int hi, GError **err)
+{
+    for (long g = lo; g <= hi; g = g < hi && g * 2 > hi ? hi : g * 2)
+        if (g <= p->rpn || g % p->rpn == 0)
+            return true;
+    char *range = lo == hi ? g_strdup_printf("%d", lo) : g_strdup_printf("%d-%d", lo, hi);
+    g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                "plan: --gpus %s: a job of more than one node takes whole nodes, %d GPUs each on this topology", range,
+                p->rpn);
+    g_free(range);
+    return false;
+}
+
 bool plan_space_build(Plan *p, GError **err)
 {
     if (!read_scenario(p, err))
         return false;
     int lo = p->o.gpus_lo > 0 ? p->o.gpus_lo : p->ref.gpus, hi = p->o.gpus_hi > 0 ? p->o.gpus_hi : lo;
     p->cands = g_array_new(FALSE, FALSE, sizeof(PlanCand));
+    if (!some_whole_nodes(p, lo, hi, err))
+        return false;
     for (long g = lo; g <= hi; g *= 2) {
         if (!add_gpus(p, (int)g, err))
             return false;

@@ -244,7 +244,12 @@ static int run_plan(const Args *a, const char *path, const PlanOptions *o, SimDi
         cJSON *j = plan_result_json(p);
         int ranked = (int)cJSON_GetObjectItem(j, "ranked")->valuedouble;
         cJSON_Delete(j);
-        if (ranked == 0)
+        double over = plan_fewest_days_over(p);
+        if (ranked == 0 && isfinite(over))
+            rc = cli_usage_error("plan: no configuration trains within --days %g: the fastest that fits takes %.4g "
+                                 "days (see the counts)",
+                                 o->max_days, over);
+        else if (ranked == 0)
             rc = cli_usage_error("plan: no configuration is valid, fits and meets the limits (see the counts)");
         else if (a->csv && !plan_write_csv(p, a->csv, &err))
             rc = cli_fail(err);
