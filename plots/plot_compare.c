@@ -174,7 +174,9 @@ bool plot_pareto(const char *path, const char *title, const PlotParetoPanel *pan
             plot_job_free(j);
             return false;
         }
-        g_string_append(sc, pp->logx ? "set logscale x 2\n" : "unset logscale x\n");
+        /* a linear axis of dollars: SI prefixes ("2M"), so that its labels do
+         * not run into each other as 1e+06 2e+06 ... did */
+        g_string_append(sc, pp->logx ? "set logscale x 2\nset format x '%g'\n" : "unset logscale x\nset format x '%.1s%c'\n");
         g_string_append(sc, "set xlabel ");
         plot_append_quoted(sc, pp->xlabel);
         g_string_append_printf(sc, "\nplot '%s' using 1:2 with points pt 7 ps 0.4 lc rgb '#a0a0a0' title 'candidates', "
