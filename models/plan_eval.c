@@ -526,6 +526,7 @@ void plan_free(Plan *p)
     cJSON_Delete(p->sources);
     g_free(p->accel);
     g_free(p->model);
+    g_free(p->ref_variant);
     g_free(p->path);
     g_free(p->text);
     g_free(p);

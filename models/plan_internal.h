@@ -46,6 +46,8 @@ struct Plan {
     PlanTrainInputs train; /* with the preset's defaults filled */
     cJSON *sources;        /* the preset's "source" of each input */
     PlanCand ref;          /* the scenario's own configuration */
+    int ref_variants;      /* the weight updates the scenario compares; the reference is the first */
+    char *ref_variant;     /* its label */
     int ref_index;         /* its candidate, -1 when the search does not hold it */
     GArray *cands;         /* PlanCand */
     StepCache *cache;      /* the topologies of the GPU counts, loaded once */

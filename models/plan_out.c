@@ -399,6 +399,10 @@ void plan_print_table(const Plan *p, FILE *f)
     } else {
         fprintf(f, "# the scenario's own configuration is not in the search space\n");
     }
+    if (p->ref_variants > 1)
+        fprintf(f, "# the scenario compares %d weight updates: its own configuration is the first (%s)\n",
+                p->ref_variants, p->ref_variant ? p->ref_variant : "");
+
     for (int l = 0; l < p->o.nlocate; l++)
         print_located(p, l, f);
     const cJSON *par = cJSON_GetObjectItem(j, "pareto");

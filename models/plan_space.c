@@ -118,6 +118,8 @@ static bool read_scenario(Plan *p, GError **err)
     p->ref.gpus = sp.dp * sp.tp * sp.pp * sp.cp;
     p->ref.uneven = uneven_stages(p, sp.pp, sp.vpp > 0 ? sp.vpp : 1);
     p->ref.nodes = topo_num_nodes(step_scenario_topo(sc));
+    p->ref_variants = step_scenario_num_variants(sc);
+    p->ref_variant = g_strdup(step_scenario_variant_label(sc, 0));
     step_scenario_free(sc);
     return true;
 }

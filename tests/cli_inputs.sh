@@ -101,6 +101,9 @@ rc=$?
 if [ "$rc" -ne 0 ] || ! grep -q "scenario's own configuration" "$tmp/plan.txt"; then
   echo "FAIL: plan - (exit $rc)"; cat "$tmp/err"; fail=1
 fi
+# ... and says which of its weight updates is the reference
+grep -q "^# the scenario compares 2 weight updates: its own configuration is the first (replicated)$" "$tmp/plan.txt" \
+  || { echo "FAIL: plan of a scenario comparing weight updates"; fail=1; }
 
 # A preset-or-file option takes a file name with non-ASCII bytes in any locale (GLib converted
 # string options from the locale's charset: "Invalid byte sequence" under LC_ALL=C)
