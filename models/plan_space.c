@@ -281,6 +281,12 @@ static int find_ref(const Plan *p)
     return -1;
 }
 
+/* "512" or "256-1024", as --gpus wrote it. */
+static char *range_text(int lo, int hi)
+{
+    return lo == hi ? g_strdup_printf("%d", lo) : g_strdup_printf("%d-%d", lo, hi);
+}
+
 /* A GPU count past one node is whole nodes (add_gpus): a search where no
  * count is says so, rather than discarding every candidate. */
 static bool some_whole_nodes(const Plan *p, int lo, int hi, GError **err)
@@ -288,7 +294,7 @@ static bool some_whole_nodes(const Plan *p, int lo, int hi, GError **err)
     for (long g = lo; g <= hi; g = g < hi && g * 2 > hi ? hi : g * 2)
         if (g <= p->rpn || g % p->rpn == 0)
             return true;
-    char *range = lo == hi ? g_strdup_printf("%d", lo) : g_strdup_printf("%d-%d", lo, hi);
+    char *range = range_text(lo, hi);
     g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
                 "plan: --gpus %s: a job of more than one node takes whole nodes, %d GPUs each on this topology", range,
                 p->rpn);
@@ -316,7 +322,7 @@ bool plan_space_build(Plan *p, GError **err)
         bool denied = p->o.deny != 1u << PLAN_FEAT_OFFLOAD; /* more than the default closes */
         char *who = *fix ? g_strdup_printf("--fix %s%s", fix, denied ? " and --deny leave" : " leaves")
                          : g_strdup(denied ? "--deny leaves" : "the GPU range leaves");
-        char *range = lo == hi ? g_strdup_printf("%d", lo) : g_strdup_printf("%d-%d", lo, hi);
+        char *range = range_text(lo, hi);
         /* offload is closed unless --allow opens it: fixing it on finds nothing */
         bool offload = p->o.fix.v[PLAN_KEY_OFFLOAD] == 1 && (p->o.deny & 1u << PLAN_FEAT_OFFLOAD);
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: %s no candidate to search on %s GPUs%s", who, range,
