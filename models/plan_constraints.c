@@ -55,11 +55,12 @@ void plan_match_any(PlanMatch *m)
         m->v[k] = -1;
 }
 
+/* Keys and words in any case, as --objective takes Cost: TP=8, recompute=Full. */
 static int key_of(const char *s, size_t n)
 {
     for (int k = 0; k < PLAN_NKEYS; k++)
-        if ((strlen(key_names[k].name) == n && !strncmp(s, key_names[k].name, n)) ||
-            (key_names[k].alias && strlen(key_names[k].alias) == n && !strncmp(s, key_names[k].alias, n)))
+        if ((strlen(key_names[k].name) == n && !g_ascii_strncasecmp(s, key_names[k].name, n)) ||
+            (key_names[k].alias && strlen(key_names[k].alias) == n && !g_ascii_strncasecmp(s, key_names[k].alias, n)))
             return k;
     return -1;
 }
@@ -69,15 +70,15 @@ static int value_of(PlanKey k, const char *v)
     if (k == PLAN_KEY_RECOMPUTE) {
         static const char *const rc[] = {"none", "selective", "full", "sel"};
         for (int i = 0; i < 4; i++)
-            if (!strcmp(v, rc[i]))
+            if (!g_ascii_strcasecmp(v, rc[i]))
                 return i == 3 ? 1 : i;
         return -1;
     }
     if (k == PLAN_KEY_SP || k == PLAN_KEY_TPOV || k == PLAN_KEY_OFFLOAD) {
         static const char *const yes[] = {"on", "true", "yes", "1"}, *const no[] = {"off", "false", "no", "0"};
         for (int i = 0; i < 4; i++)
-            if (!strcmp(v, yes[i]) || !strcmp(v, no[i]))
-                return !strcmp(v, yes[i]);
+            if (!g_ascii_strcasecmp(v, yes[i]) || !g_ascii_strcasecmp(v, no[i]))
+                return !g_ascii_strcasecmp(v, yes[i]);
         return -1;
     }
     char *end = NULL;
@@ -130,7 +131,7 @@ bool plan_parse_features(const char *opt, const char *text, bool deny, unsigned 
     for (char **it = items; ok && *it; it++) {
         int f = -1;
         for (int i = 0; i < PLAN_NFEATURES && f < 0; i++)
-            if (!strcmp(*it, feature_names[i].name))
+            if (!g_ascii_strcasecmp(*it, feature_names[i].name))
                 f = i;
         if (f < 0) {
             GString *s = g_string_new(NULL);

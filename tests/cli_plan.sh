@@ -85,6 +85,12 @@ PY
 grep -q '^# cost at \$3.5 per GPU-hour; energy at 400 W per GPU drawn at [0-9.]*%, PUE 1.3$' "$TMP/x.txt" \
     || { echo "FAIL: the table's cost and energy line"; head -3 "$TMP/x.txt"; fail=1; }
 
+# --fix and --deny in capitals are the same question
+"$BIN" plan "$TMP/q.json" --gpus 8 --top 2 --fix TP=2,Recompute=Full --deny Sequence-Parallel --json > "$TMP/caps1.json" 2>&1
+"$BIN" plan "$TMP/q.json" --gpus 8 --top 2 --fix tp=2,recompute=full --deny sequence-parallel --json > "$TMP/caps2.json" 2>&1
+cmp -s "$TMP/caps1.json" "$TMP/caps2.json" && grep -q '"tp":[[:space:]]*2' "$TMP/caps1.json" \
+    || { echo "FAIL: --fix / --deny in capitals"; head -3 "$TMP/caps1.json"; fail=1; }
+
 # an objective in capitals is the objective
 "$BIN" "${Q[@]}" --objective Cost --json > "$TMP/cost1.json" 2>/dev/null
 "$BIN" "${Q[@]}" --objective cost --json > "$TMP/cost2.json" 2>/dev/null
