@@ -97,7 +97,7 @@ static StepScenario *cand_parse(const Plan *p, int i, int gb, bool full, const c
 static int extrap_base(const Plan *p, int i)
 {
     const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
-    int m = c->gb / (c->dp * c->mb), lo = MAX(2 * c->pp, 4), m1 = (lo + c->pp - 1) / c->pp * c->pp;
+    int m = plan_cand_micro_batches(c), lo = MAX(2 * c->pp, 4), m1 = (lo + c->pp - 1) / c->pp * c->pp;
     /* a step whose bound passes the simulator's range is refused at m,
      * before its graph is built */
     bool in_range = p->res[i].lb_s < sim_time_to_s(SIM_TIME_NEVER);
@@ -124,7 +124,7 @@ static double num(const cJSON *o, const char *key)
 static char *eval_extrapolated(const Plan *p, int i, int m1, bool full, const char *name)
 {
     const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
-    double t[3], rate = 0, tokens = 0, m = (double)(c->gb / (c->dp * c->mb));
+    double t[3], rate = 0, tokens = 0, m = plan_cand_micro_batches(c);
     for (int k = 0; k < 3; k++) {
         int mk = (k + 1) * m1;
         GError *err = NULL;
@@ -136,8 +136,10 @@ static char *eval_extrapolated(const Plan *p, int i, int m1, bool full, const ch
             return NULL;
         }
         t[k] = num(r, "step_time_s");
-        rate = num(r, "mfu") * t[k] * m / mk; /* MFU x step at m: model FLOPs grow with the batch */
-        tokens = num(r, "tokens_per_s") * t[k] * m / mk;
+        if (k == 2) { /* MFU and tokens/s x step at m: both grow with the batch */
+            rate = num(r, "mfu") * t[k] * m / mk;
+            tokens = num(r, "tokens_per_s") * t[k] * m / mk;
+        }
         cJSON_Delete(r);
     }
     if (!(fabs(t[2] - 2 * t[1] + t[0]) <= EXTRAP_LINEAR * t[2]))

@@ -15,6 +15,10 @@ typedef struct {
     bool uneven;                  /* the layers do not divide over pp x vpp: stages of unequal layers */
 } PlanCand;
 
+/* Micro-batches per step of a candidate: gb / (dp x mb), its data-parallel
+ * degree without cp, as the step model counts them. */
+static inline int plan_cand_micro_batches(const PlanCand *c) { return (int)(c->gb / ((long)c->dp * c->mb)); }
+
 /* Time to train from one step (plan_train.c). */
 typedef struct {
     double steps, compute_s, checkpoint_bytes, checkpoint_write_s, checkpoint_interval_s, goodput, wall_s, days;

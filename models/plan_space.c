@@ -143,7 +143,7 @@ PlanReason plan_space_check(const Plan *p, const PlanCand *c)
     if (c->nodes == 0 || c->gpus % per || p->heads % c->tp || p->kv_heads % c->tp || p->hidden % c->tp ||
         p->ffn % c->tp || c->pp > p->layers || (c->vpp > 1 && p->layers % (c->pp * c->vpp)))
         return PLAN_DISCARD_DIVIDE;
-    if (c->gb % ((long)c->dp * c->mb) || (c->vpp > 1 && (c->gb / ((long)c->dp * c->mb)) % c->pp))
+    if (c->gb % ((long)c->dp * c->mb) || (c->vpp > 1 && plan_cand_micro_batches(c) % c->pp))
         return PLAN_DISCARD_DIVIDE;
     if ((c->sp && (p->seq_len / c->cp) % c->tp) || (c->cp > 1 && p->seq_len % (2 * c->cp)))
         return PLAN_DISCARD_DIVIDE;
@@ -287,11 +287,14 @@ static char *range_text(int lo, int hi)
     return lo == hi ? g_strdup_printf("%d", lo) : g_strdup_printf("%d-%d", lo, hi);
 }
 
+/* The GPU counts of --gpus LO-HI: LO, 2 LO, 4 LO, ... and HI. */
+static long next_count(long g, long hi) { return g < hi && g * 2 > hi ? hi : g * 2; }
+
 /* A GPU count past one node is whole nodes (add_gpus): a search where no
  * count is says so, rather than discarding every candidate. */
 static bool some_whole_nodes(const Plan *p, int lo, int hi, GError **err)
 {
-    for (long g = lo; g <= hi; g = g < hi && g * 2 > hi ? hi : g * 2)
+    for (long g = lo; g <= hi; g = next_count(g, hi))
         if (g <= p->rpn || g % p->rpn == 0)
             return true;
     char *range = range_text(lo, hi);
@@ -310,12 +313,9 @@ bool plan_space_build(Plan *p, GError **err)
     p->cands = g_array_new(FALSE, FALSE, sizeof(PlanCand));
     if (!some_whole_nodes(p, lo, hi, err))
         return false;
-    for (long g = lo; g <= hi; g *= 2) {
+    for (long g = lo; g <= hi; g = next_count(g, hi))
         if (!add_gpus(p, (int)g, err))
             return false;
-        if (g < hi && g * 2 > hi && !add_gpus(p, hi, err)) /* the range's end, when not lo x 2^k */
-            return false;
-    }
     p->ref_index = find_ref(p);
     if (p->cands->len == 0) {
         char *fix = plan_match_text(&p->o.fix);
