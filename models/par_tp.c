@@ -71,25 +71,43 @@ int tp_after(Build *b, int s, const char *name, double seconds, int after)
     return t;
 }
 
-/* One pass's exposed time under tp_comm_overlap: Megatron-Core's
- * userbuffers split each all-gather / reduce-scatter in tp chunks sent
- * ring-wise while the GEMM works on the chunk before, so the first chunk
- * (all-gather) or the last (reduce-scatter) is exposed, and what the
- * compute `t_comp` cannot cover of the rest.  The hidden part overlaps the
- * GEMMs: they slow by its SM share (step_interfere.c) unless turned off. */
-static double overlap_pass(Ctx *c, double t_tp, double *t_comp)
+/* One collective's exposed time under tp_comm_overlap: Megatron-Core's
+ * userbuffers split it in tp chunks sent ring-wise while its GEMM works
+ * on the chunk before, so one chunk is exposed, and what the GEMM
+ * `gemm` cannot cover of the rest.  Adds the covered time to *covered. */
+static double overlap_one(const Ctx *c, double t, double gemm, double *covered)
+{
+    double hidden = t - t / c->p.tp, cov = hidden < gemm ? hidden : gemm;
+    *covered += cov;
+    return t - cov;
+}
+
+/* One pass's exposed time: each block's all-gather hides behind the GEMM
+ * it feeds and its reduce-scatter behind the GEMM before it (the
+ * backward runs them in reverse: the output's gradient is gathered for
+ * attn_out's or fc2's backward, the input's scattered after qkv's or
+ * fc1's); `partner` is tp_gemm's.  A pass of one block's collectives is
+ * the last block's (a MoE layer's attention alone, a recomputed MLP).
+ * The hidden part slows its GEMMs by the collective's SM share
+ * (step_interfere.c) unless turned off. */
+static double overlap_pass(Ctx *c, double t_tp, const double partner[2][4], bool bwd, double *t_comp)
 {
     if (t_tp <= 0)
         return t_tp;
-    double chunk = t_tp / c->p.tp, hidden = t_tp - chunk;
-    double covered = hidden < *t_comp ? hidden : *t_comp;
+    double ag = step_coll_time(c, c->tp_use[0]), rs = step_coll_time(c, c->tp_use[1]);
+    int last = tp_blocks(c) - 1, first = t_tp < 1.5 * (ag + rs) ? last : 0;
+    double exposed = 0, covered = 0;
+    for (int b = first; b <= last; b++) {
+        exposed += overlap_one(c, ag, partner[bwd][2 * b + bwd], &covered);
+        exposed += overlap_one(c, rs, partner[bwd][2 * b + !bwd], &covered);
+    }
     if (c->p.comm_interference) {
         double f, f1, h;
         interfere_shares(c, c->tp_use[0], &f, &h);
         interfere_shares(c, c->tp_use[1], &f1, &h);
         *t_comp += covered * (f > f1 ? f : f1); /* the GEMMs lose SMs */
     }
-    return t_tp - covered;
+    return exposed;
 }
 
 void tp_overlap_costs(Ctx *c)
@@ -97,11 +115,11 @@ void tp_overlap_costs(Ctx *c)
     if (!c->p.tp_comm_overlap || !c->tp_group || c->l_fwd)
         return;
     if (c->dense_layers) { /* the same collectives behind a dense layer's GEMMs */
-        overlap_pass(c, c->t_tp_fwd, &c->t_fwd_dense);
-        overlap_pass(c, c->t_tp_bwd, &c->t_bwd_dense);
+        overlap_pass(c, c->t_tp_fwd, c->tp_gemm[1], false, &c->t_fwd_dense);
+        overlap_pass(c, c->t_tp_bwd, c->tp_gemm[1], true, &c->t_bwd_dense);
     }
-    c->t_tp_fwd = overlap_pass(c, c->t_tp_fwd, &c->t_fwd);
-    c->t_tp_bwd = overlap_pass(c, c->t_tp_bwd, &c->t_bwd);
-    c->t_tp_recompute = overlap_pass(c, c->t_tp_recompute, &c->t_recompute);
-    c->t_tp_recompute_dense = overlap_pass(c, c->t_tp_recompute_dense, &c->t_recompute_dense);
+    c->t_tp_fwd = overlap_pass(c, c->t_tp_fwd, c->tp_gemm[0], false, &c->t_fwd);
+    c->t_tp_bwd = overlap_pass(c, c->t_tp_bwd, c->tp_gemm[0], true, &c->t_bwd);
+    c->t_tp_recompute = overlap_pass(c, c->t_tp_recompute, c->tp_gemm[0], false, &c->t_recompute);
+    c->t_tp_recompute_dense = overlap_pass(c, c->t_tp_recompute_dense, c->tp_gemm[1], false, &c->t_recompute_dense);
 }

@@ -136,6 +136,8 @@ bool plan_run(Plan *p, SimDist *d, GError **err);
  *  "pareto": {"gpus_days": [...], "cost_days": [...]}, "inputs": {...},
  *  "constraints": {"fixed", "denied"}, "located": [...]} */
 cJSON *plan_result_json(const Plan *p);
+/* How many candidates are ranked (valid, fit, within the limits). */
+int plan_num_ranked(const Plan *p);
 /* The days to train of the fastest candidate --days discarded (NaN: none). */
 double plan_fewest_days_over(const Plan *p);
 void plan_print_table(const Plan *p, FILE *f);

@@ -58,6 +58,8 @@ void plan_rank(Plan *p)
     g_mutex_unlock(&sort_lock);
 }
 
+int plan_num_ranked(const Plan *p) { return p->nranked; }
+
 double plan_fewest_days_over(const Plan *p)
 {
     double best = NAN;

@@ -54,6 +54,10 @@ typedef struct {
      * ("mlp" there; t_recompute then is a MoE layer's) and its tp part */
     double t_recompute_dense, t_tp_recompute_dense;
     int tp_use[2];    /* the collectives a layer's tp task runs twice each (-1: none) */
+    /* tp_comm_overlap's partners: [0] a (MoE) layer's, [1] a dense layer's
+     * forward [.][0] and backward [.][1] GEMM time of attention's input
+     * (qkv), attention's output (attn_out), the MLP's input and output */
+    double tp_gemm[2][2][4];
     double t_head_fwd, t_head_bwd;
     double layer_params, head_params; /* per device (after tp) */
     double grad_bytes_per_param, param_bytes; /* gradients: in grad_dtype (wire and buckets) */

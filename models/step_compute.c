@@ -145,9 +145,11 @@ static double gemms_time(const Ctx *c, const WorkloadGemm *g, int n, bool backwa
     return t;
 }
 
-/* The forward GEMMs of a layer (with their FP8 casts) whose names are
- * among `names` (NULL-terminated), and the elements their inputs hold. */
-static double named_gemms_time(const Ctx *c, const WorkloadGemm *g, int ng, const char *const *names, double *elems)
+/* The GEMMs of a layer (with their FP8 casts) whose names are among
+ * `names` (NULL-terminated), forward or `backward`, and the elements
+ * their inputs hold. */
+static double named_gemms_time(const Ctx *c, const WorkloadGemm *g, int ng, const char *const *names, bool backward,
+                               double *elems)
 {
     double t = 0;
     if (elems)
@@ -155,11 +157,32 @@ static double named_gemms_time(const Ctx *c, const WorkloadGemm *g, int ng, cons
     for (int i = 0; i < ng; i++)
         for (const char *const *n = names; *n; n++)
             if (!strcmp(g[i].name, *n)) {
-                t += gemms_time(c, &g[i], 1, false);
+                t += gemms_time(c, &g[i], 1, backward);
                 if (elems)
                     *elems += g[i].batch * g[i].m * g[i].k;
             }
     return t;
+}
+
+/* The GEMMs each tensor-parallel collective of a layer sits against (the
+ * block's input all-gather feeds the first, the output reduce-scatter
+ * follows the last): tp_comm_overlap hides a collective behind its own
+ * GEMM only (Megatron-Core's userbuffers overlap the all-gather with the
+ * qkv and fc1 GEMMs and the reduce-scatter with the proj and fc2 GEMMs,
+ * Transformer Engine's ub_overlap_ag / ub_overlap_rs; PyTorch's async
+ * tensor parallelism fuses the same pairs, fused_all_gather_matmul and
+ * fused_matmul_reduce_scatter), not behind attention or the norms. */
+static void tp_partner_times(const Ctx *c, int layer, int mb, double out[2][4])
+{
+    static const char *const sets[4][5] = {{"qkv", "q_down", "q_proj", "kv_down", NULL},
+                                           {"attn_out", NULL},
+                                           {"mlp_up", "expert_up", "shared_up", NULL},
+                                           {"mlp_down", "expert_down", "shared_down", NULL}};
+    WorkloadGemm g[WORKLOAD_MAX_GEMMS];
+    int ng = workload_layer_gemms(c->w, layer, mb, &c->wp, g);
+    for (int k = 0; k < 4; k++)
+        for (int pass = 0; pass < 2; pass++)
+            out[pass][k] = named_gemms_time(c, g, ng, sets[k], pass == 1, NULL);
 }
 
 /* Megatron's "mla_up_proj" recomputation: the q and kv up projections'
@@ -167,7 +190,7 @@ static double named_gemms_time(const Ctx *c, const WorkloadGemm *g, int ng, cons
 static double mla_up_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
 {
     static const char *const up[] = {"q_up", "kv_up", "q_proj", NULL};
-    double t = named_gemms_time(c, g, ng, up, NULL);
+    double t = named_gemms_time(c, g, ng, up, false, NULL);
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double T = (double)mb * tr->seq_len / c->p.cp, a = (double)tr->heads / c->p.tp;
     double qk = (double)tr->qk_nope_head_dim + tr->qk_rope_head_dim, v = tr->v_head_dim;
@@ -197,7 +220,7 @@ static double modules_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb, 
         t += accel_mem_time(c->acc, 2 * e * rows * ((tr->kv_lora_rank > 0) + moe));
     if (!moe && (rm & WORKLOAD_RC_MLP)) {
         static const char *const mlp[] = {"mlp_down", NULL}, *const up[] = {"mlp_up", NULL};
-        t += named_gemms_time(c, g, ng, mlp, &n) + named_gemms_time(c, g, ng, up, NULL);
+        t += named_gemms_time(c, g, ng, mlp, false, &n) + named_gemms_time(c, g, ng, up, false, NULL);
         t += accel_mem_time(c->acc, act * e * n + 2 * e * rows);
     }
     if (!moe)
@@ -206,7 +229,7 @@ static double modules_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb, 
         static const char *const mlp[] = {"router", "expert_up", "shared_up", NULL},
                                  *const down[] = {"expert_down", "shared_down", NULL};
         double perm = workload_layer_permute_bytes(c->w, tr->layers - 1, mb, &c->wp, false); /* a MoE layer's */
-        t += named_gemms_time(c, g, ng, mlp, NULL) + named_gemms_time(c, g, ng, down, &n);
+        t += named_gemms_time(c, g, ng, mlp, false, NULL) + named_gemms_time(c, g, ng, down, false, &n);
         return t + accel_mem_time(c->acc, act * e * n + perm); /* activations, the token copies */
     }
     for (int i = 0; i < ng && (rm & WORKLOAD_RC_MOE_ACT); i++)
@@ -214,7 +237,7 @@ static double modules_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb, 
             t += accel_mem_time(c->acc, act * e * g[i].batch * g[i].m * g[i].k);
     if (rm & WORKLOAD_RC_SHARED) {
         static const char *const up[] = {"shared_up", NULL}, *const down[] = {"shared_down", NULL};
-        t += named_gemms_time(c, g, ng, up, NULL) + named_gemms_time(c, g, ng, down, &n);
+        t += named_gemms_time(c, g, ng, up, false, NULL) + named_gemms_time(c, g, ng, down, false, &n);
         t += accel_mem_time(c->acc, act * e * n);
     }
     return t;
@@ -323,8 +346,11 @@ void compute_costs(Ctx *c)
     int mb = step_scenario_micro_batch(c->sc), L = tr->layers;
     int ng = workload_layer_gemms(c->w, L - 1, mb, &c->wp, g); /* a MoE layer where the first are dense */
     layer_time(c, L - 1, mb, &c->t_fwd, &c->t_bwd);
-    if (c->dense_layers)
+    tp_partner_times(c, L - 1, mb, c->tp_gemm[0]);
+    if (c->dense_layers) {
         layer_time(c, 0, mb, &c->t_fwd_dense, &c->t_bwd_dense);
+        tp_partner_times(c, 0, mb, c->tp_gemm[1]);
+    }
     c->t_recompute = recompute_time(c, g, ng, mb, workload_layer_is_moe(c->w, L - 1), c->t_fwd);
     if (c->dense_layers) {
         WorkloadGemm gd[WORKLOAD_MAX_GEMMS];

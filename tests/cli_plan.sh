@@ -171,6 +171,14 @@ bad "plan: \-\-objective fastest is not one of" plan "$TMP/q.json" --objective f
 bad "plan: \-\-gpus 0: give a GPU count" plan "$TMP/q.json" --gpus 0
 bad "\-\-tokens" plan "$TMP/q.json" --tokens -5
 bad "\-\-tokens" plan "$TMP/q.json" --tokens 3X
+bad "\-\-tokens" plan "$TMP/q.json" --tokens 3m      # milli, not mega: refused
+# the suffixes in either case but M: 2t = 2T, 300b = 300B tokens
+for t in 2t:2e12 300b:3e11 1.5P:1.5e15; do
+    "$BIN" plan "$TMP/q.json" --gpus 8 --top 1 --tokens "${t%%:*}" --json > "$TMP/tok.json" ||
+        { echo "FAIL: --tokens ${t%%:*} refused"; exit 1; }
+    python3 -c "import json,sys; v=json.load(open(sys.argv[1]))['inputs']['tokens']; assert v == float(sys.argv[2]), v" \
+        "$TMP/tok.json" "${t##*:}" || { echo "FAIL: --tokens ${t%%:*}"; exit 1; }
+done
 bad "\-\-top" plan "$TMP/q.json" --top 0
 bad "\-\-max-nodes" plan "$TMP/q.json" --max-nodes 0
 bad "\-\-jobs" plan "$TMP/q.json" --jobs 0

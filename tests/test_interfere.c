@@ -158,9 +158,11 @@ static double task_dur(const SimGraph *g, const char *name)
 }
 
 /* tp 8 with sequence parallelism: tp_comm_overlap leaves 1 chunk of 8 of
- * each layer's collectives exposed, plus what of the other 7 the layer's
- * GEMMs cannot cover (on this small model they cover less than 7/8), and
- * the GEMMs are longer by what they hide x 24 / 108. */
+ * each collective exposed, plus what of the other 7 its own GEMM cannot
+ * cover (the all-gather's qkv or fc1, the reduce-scatter's attn_out or
+ * fc2): attention and the norms hide nothing, so more stays exposed than
+ * if the whole layer's compute covered the collectives; and the GEMMs are
+ * longer by what they hide x 24 / 108. */
 static void test_tp_comm_overlap_hides_all_but_one_chunk(void)
 {
     const char *base = "{\"tp\": 8, \"sequence_parallel\": true, \"comm_interference\": %s%s}";
@@ -172,10 +174,11 @@ static void test_tp_comm_overlap_hides_all_but_one_chunk(void)
     double tp0 = task_dur(a.g, "tp_forward"), tp1 = task_dur(b.g, "tp_forward");
     double fw0 = task_dur(a.g, "forward"), fw1 = task_dur(b.g, "forward"), fw2 = task_dur(c.g, "forward");
     CU_ASSERT_FATAL(tp0 > 0 && fw0 > 0);
-    /* 7 chunks of 8 hide behind the layer's GEMMs, as far as they last */
-    double covered = fmin(7.0 / 8 * tp0, fw0);
-    CU_ASSERT_DOUBLE_EQUAL(tp1, tp0 - covered, 1e-11);
+    double covered = tp0 - tp1;
+    CU_ASSERT(covered > 0);
     CU_ASSERT(tp1 >= tp0 / 8 - 1e-12);
+    /* the layer's compute as a whole could have covered more */
+    CU_ASSERT(covered < fmin(7.0 / 8 * tp0, fw0) - 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(fw1, fw0, 1e-11);
     double f = channels(&a, 8) / A100_SMS;
     CU_ASSERT_DOUBLE_EQUAL(fw2, fw0 + covered * f, 1e-11);

@@ -54,7 +54,8 @@ static int parse_double(const char *opt, const char *text, double lo, double *ou
     static const struct {
         char c;
         double f;
-    } suffix[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'B', 1e9}, {'T', 1e12}, {'P', 1e15}};
+    } suffix[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'g', 1e9}, {'B', 1e9}, {'b', 1e9},
+                   {'T', 1e12}, {'t', 1e12}, {'P', 1e15}, {'p', 1e15}}; /* m would read as milli */
     char *end = NULL;
     double v = text ? g_ascii_strtod(text, &end) : NAN;
     if (end && end != text && *end)
@@ -64,7 +65,7 @@ static int parse_double(const char *opt, const char *text, double lo, double *ou
                 end++;
             }
     if (!text || end == text || *end || !isfinite(v) || v < lo || v > 1e30)
-        return cli_usage_error("plan: %s must be a number >= %g (suffixes k, M, G or B, T allowed), not '%s'", opt, lo,
+        return cli_usage_error("plan: %s must be a number >= %g (suffixes k, M, G or B, T, P; in either case but M), not '%s'", opt, lo,
                                SIM_ECHO(text ? text : ""));
     *out = v;
     return 0;
@@ -241,9 +242,7 @@ static int run_plan(const Args *a, const char *path, const PlanOptions *o, SimDi
         else
             plan_print_table(p, stdout);
         fflush(stdout);
-        cJSON *j = plan_result_json(p);
-        int ranked = (int)cJSON_GetObjectItem(j, "ranked")->valuedouble;
-        cJSON_Delete(j);
+        int ranked = plan_num_ranked(p);
         double over = plan_fewest_days_over(p);
         if (ranked == 0 && isfinite(over))
             rc = cli_usage_error("plan: no configuration trains within --days %g: the fastest that fits takes %.4g "
