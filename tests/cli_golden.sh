@@ -42,6 +42,7 @@ validate_preset() {
     *aws-p4d*) echo aws-p4d ;;
     *aws-p5_2node*) echo "aws-p5 --nodes 2" ;;
     *gcp-a3mega*) echo gcp-a3mega ;;
+    *gcp-a3high_2node*) echo "gcp-a3high --nodes 2" ;; # no Rank lines: the nodes given
     osu_*gh200-alps*1node2proc*) echo "gh200-slingshot --nodes 1 --ranks 2" ;; # two ranks of one node
     osu_*gh200-alps*) echo "gh200-slingshot --nodes 2" ;; # host-buffer MPI between two nodes
     *gh200*) echo gh200-slingshot ;;

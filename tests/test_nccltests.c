@@ -117,6 +117,9 @@ static const Expect EXPECT[] = {
       4096ull, 17179869184ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, "2.25.1" },
     { DATA_TRACES, "nccl-tests_allgather_h200-gcp-a3ultra_2node16gpu_8x400g-roce-gib_gcp-docs.txt", 0, 24, 1024ull,
       8589934592ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, NULL },
+    /* dstack's A3 High page: all-gather, no '#' prefixes, no Rank lines, no version */
+    { DATA_TRACES, "nccl-tests_allgather_h100-gcp-a3high_2node16gpu_tcpx_dstack-docs.txt", 0, 11, 8388608ull,
+      8589934592ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, NULL },
     /* four runs under "====== N-node ======" lines, no Rank lines: the nodes
      * from the separators, 8 ranks a node from busbw/algbw */
     { DATA_TRACES, MI325X, 1, 3, 4294967296ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 8, 1, 0, 8, NULL, NULL },

@@ -54,6 +54,7 @@ static void test_every_preset(void)
         {"oci-bm-optimized3.36", 144, 4, false},
         {"cirrus-ex4000", 576, 2, false}, {"olivia-cpu", 512, 2, false},
         {"aws-p4d", 16, 2, false},        {"gcp-a3mega", 16, 2, false},
+        {"gcp-a3high", 16, 2, false},
         {"aws-p5", 16, 2, false},         {"betzy-epyc7742", 256, 2, false},
     };
     char **names = topo_list_presets();
