@@ -169,12 +169,14 @@ static double named_gemms_time(const Ctx *c, const WorkloadGemm *g, int ng, cons
  * follows the last): tp_comm_overlap hides a collective behind its own
  * GEMM only (Megatron-Core's userbuffers overlap the all-gather with the
  * qkv and fc1 GEMMs and the reduce-scatter with the proj and fc2 GEMMs,
+ * MLA's all-gather with the up projections: its down projections run on
+ * the device's own tokens, before it,
  * Transformer Engine's ub_overlap_ag / ub_overlap_rs; PyTorch's async
  * tensor parallelism fuses the same pairs, fused_all_gather_matmul and
  * fused_matmul_reduce_scatter), not behind attention or the norms. */
 static void tp_partner_times(const Ctx *c, int layer, int mb, double out[2][4])
 {
-    static const char *const sets[4][5] = {{"qkv", "q_down", "q_proj", "kv_down", NULL},
+    static const char *const sets[4][5] = {{"qkv", "q_up", "q_proj", "kv_up", NULL},
                                            {"attn_out", NULL},
                                            {"mlp_up", "expert_up", "shared_up", NULL},
                                            {"mlp_down", "expert_down", "shared_down", NULL}};
