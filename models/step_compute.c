@@ -164,16 +164,16 @@ static double named_gemms_time(const Ctx *c, const WorkloadGemm *g, int ng, cons
     return t;
 }
 
-/* The GEMMs each tensor-parallel collective of a layer sits against (the
+/* The GEMMs each tensor-parallel collective of a layer sits against: the
  * block's input all-gather feeds the first, the output reduce-scatter
- * follows the last): tp_comm_overlap hides a collective behind its own
- * GEMM only (Megatron-Core's userbuffers overlap the all-gather with the
- * qkv and fc1 GEMMs and the reduce-scatter with the proj and fc2 GEMMs,
- * MLA's all-gather with the up projections: its down projections run on
- * the device's own tokens, before it,
- * Transformer Engine's ub_overlap_ag / ub_overlap_rs; PyTorch's async
- * tensor parallelism fuses the same pairs, fused_all_gather_matmul and
- * fused_matmul_reduce_scatter), not behind attention or the norms. */
+ * follows the last.  tp_comm_overlap hides a collective behind its own
+ * GEMM only, not behind attention or the norms: Megatron-Core's
+ * userbuffers (Transformer Engine's ub_overlap_ag / ub_overlap_rs) pair
+ * the all-gather with qkv and fc1 and the reduce-scatter with proj and
+ * fc2, and PyTorch's async tensor parallelism fuses the same pairs
+ * (fused_all_gather_matmul, fused_matmul_reduce_scatter).  MLA gathers
+ * the compressed latents for its up projections: its down projections
+ * run on the device's own tokens, before the all-gather. */
 static void tp_partner_times(const Ctx *c, int layer, int mb, double out[2][4])
 {
     static const char *const sets[4][5] = {{"qkv", "q_up", "q_proj", "kv_up", NULL},
