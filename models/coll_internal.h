@@ -128,6 +128,7 @@ struct CollParams {
     double link_eff[TOPO_LINK_NVLINK_BRIDGE + 1];
     int max_channels;
     double launch_s;
+    double p2p_ll_threshold; /* all-to-all: LL up to this many bytes per peer, then Simple */
     bool ll128_multinode;
     double ring_plateau;                    /* latency factor of multi-node Simple ring all-reduce */
     double ring_plateau_volta;              /* the same on Volta GPUs (compute capability 7) */

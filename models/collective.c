@@ -243,9 +243,17 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
         return true; /* RCCL's MSCCL algorithm runs ahead of its tuner */
     if (proto == COLL_PROTO_AUTO && coll_rccl_multinode_proto(g, op, bytes, &mp) && coll_cost(g, op, algo, mp, bytes, out))
         return true; /* across nodes RCCL sets the protocol by size (coll_rccl.c) */
-    /* auto: NCCL's choices first, within what the transport's environment
-     * leaves it; an op none of them runs (all-to-all) takes any */
     const CollNcclProfile *env = transport_profile(g);
+    if (proto == COLL_PROTO_AUTO && op == COLL_ALLTOALL && g->n > 1 && g->gpu_gen != GEN_NOT_NCCL) {
+        /* NCCL's and RCCL's sends and receives, not the tuner: LL up to the
+         * p2p threshold per peer where the environment leaves LL buffers
+         * (collectives.json); TPUs run no NCCL */
+        bool ll = bytes / g->n <= g->p.p2p_ll_threshold && proto_allowed(g, COLL_LL) &&
+                  !(env && env->protos && !(env->protos & (1u << COLL_LL)));
+        return coll_cost(g, op, algo, ll ? COLL_LL : COLL_SIMPLE, bytes, out);
+    }
+    /* auto: NCCL's choices first, within what the transport's environment
+     * leaves it */
     for (int pass = 0; pass < 2 && !found; pass++)
     for (int a = 0; a < COLL_NUM_ALGOS; a++) {
         if (algo != COLL_ALGO_AUTO ? a != (int)algo : pass == 0 && !coll_algo_desc(a)->tuner)

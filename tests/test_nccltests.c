@@ -38,6 +38,9 @@ static const Expect EXPECT[] = {
       8589934592ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, NULL, "2.26.6" },
     { DATA_TRACES, "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400_rccl2.27.7_vultr.txt", 0, 31, 16,
       17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "AMD Radeon Graphics", "2.27.7" },
+    /* the same hosts' all-to-all: its four zero-size rows skipped */
+    { DATA_TRACES, "rccl-tests_alltoall_mi355x_2node-16gpu_pollara400_rccl2.27.7_vultr.txt", 0, 27, 256,
+      17179869184ull, NCCLTESTS_ALLTOALL, 16, 2, 8, 16, "AMD Radeon Graphics", "2.27.7" },
     /* sendrecv's factor is 1: busbw/algbw cannot tell the ranks */
     { DATA_TRACES, "nccl-tests_sendrecv_a100_8gpu_nvlink.txt", 0, 4, 134217728ull, 1073741824ull,
       NCCLTESTS_SENDRECV, 0, 0, 0, 8, NULL, NULL },
@@ -73,6 +76,9 @@ static const Expect EXPECT[] = {
       2147483648ull, NCCLTESTS_ALLREDUCE, 16, 0, 0, 16, NULL, NULL },
     { DATA_TRACES, "nccl-tests_allreduce_h100-aws-p5_2node16gpu_efa_awsome-distributed-training.txt", 0, 32, 8ull,
       17179869184ull, NCCLTESTS_ALLREDUCE, 16, 0, 0, 16, NULL, NULL },
+    /* mpirun --tag-output's "[1,0]<stdout>:" labels, one p5 instance, no Rank lines */
+    { DATA_TRACES, "nccl-tests_allreduce_h100-aws-p5_1node8gpu_awsome-distributed-training-aws-batch.txt", 0, 32, 8ull,
+      17179869184ull, NCCLTESTS_ALLREDUCE, 8, 0, 0, 8, NULL, NULL },
     { DATA_TRACES, "nccl-tests_allreduce_h100-sxm-dell-xe9680_2node16gpu_8x400g-ib_nccl2.26.2_nccl-tests-issue309.txt", 0,
       32, 8ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H100 80GB HBM3", "2.26.2" },
     { DATA_TRACES, "nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt", 0, 31, 8ull,
@@ -119,6 +125,8 @@ static const Expect EXPECT[] = {
       8589934592ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, NULL },
     /* dstack's A3 High page: all-gather, no '#' prefixes, no Rank lines, no version */
     { DATA_TRACES, "nccl-tests_allgather_h100-gcp-a3high_2node16gpu_tcpx_dstack-docs.txt", 0, 11, 8388608ull,
+      8589934592ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, NULL },
+    { DATA_TRACES, "nccl-tests_allgather_h100-gcp-a3mega_2node16gpu_tcpxo_dstack-docs.txt", 0, 11, 8388608ull,
       8589934592ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, NULL },
     /* four runs under "====== N-node ======" lines, no Rank lines: the nodes
      * from the separators, 8 ranks a node from busbw/algbw */

@@ -438,6 +438,47 @@ static void test_tree_ll128_ceiling(void)
     g_free(path);
 }
 
+/* All-to-all is NCCL's (and RCCL's) sends and receives, not the tuner's:
+ * LL up to 16 KiB per peer, Simple above, never LL128 (enqueue.cc
+ * addP2pToPlan); where the transport's environment leaves no LL buffers
+ * (GPUDirect-TCPX's NCCL_PROTO=Simple), Simple at every size; TPUs run no
+ * NCCL and take the fastest. */
+static void test_alltoall_p2p_protocol(void)
+{
+    const struct {
+        const char *preset;
+        int nodes;
+    } cases[] = {{"dgx-h100-cluster", 2}, {"dgx-h100", 1}, {"mi355x-cluster", 2}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Topo *t = load(cases[i].preset, cases[i].nodes);
+        CollGroup *g = group(t);
+        int n = coll_group_size(g);
+        CollCost c;
+        CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLTOALL, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 16384.0 * n, &c));
+        CU_ASSERT_EQUAL(c.proto, COLL_LL);
+        for (double per_peer = 16385; per_peer < 1e9; per_peer *= 4) {
+            CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLTOALL, COLL_ALGO_AUTO, COLL_PROTO_AUTO, per_peer * n, &c));
+            CU_ASSERT_EQUAL(c.proto, COLL_SIMPLE);
+        }
+        coll_group_free(g);
+        topo_free(t);
+    }
+    Topo *t = load("gcp-a3high", 2);
+    CollGroup *g = group(t);
+    CollCost c;
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLTOALL, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 8, &c));
+    CU_ASSERT_EQUAL(c.proto, COLL_SIMPLE);
+    coll_group_free(g);
+    topo_free(t);
+    /* a forced protocol is run as asked */
+    t = load("dgx-h100-cluster", 2);
+    g = group(t);
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLTOALL, COLL_ALGO_AUTO, COLL_LL, 1 << 30, &c));
+    CU_ASSERT_EQUAL(c.proto, COLL_LL);
+    coll_group_free(g);
+    topo_free(t);
+}
+
 static const TestCase tests[] = {
     {"the LL128 tree's per-channel ceiling", test_tree_ll128_ceiling},
     {"the LL ring's channel share across nodes", test_ring_ll_channel_share},
@@ -455,5 +496,6 @@ static const TestCase tests[] = {
     {"LL ceiling on one node by GPU generation", test_ll_ceiling_one_node},
     {"network post overhead by host CPU", test_net_overhead_by_host},
     {"bad host_cpu", test_bad_host_cpu},
+    {"all-to-all: NCCL's send/receive protocol rule", test_alltoall_p2p_protocol},
 };
 TEST_MAIN("tuner", tests)
