@@ -51,6 +51,19 @@ base=$("$bin" collective --json -t dgx-a100-cluster --nodes 2 --sizes 4GiB --alg
 slow=$("$bin" collective --json -t dgx-a100-cluster --nodes 2 --sizes 4GiB --algo ring --params "$tmp/slow.json" | json "['rows'][0]['time_s']")
 check "collective --params OVERLAY: half the network efficiency, about twice the time" "1.8 < $slow / $base < 2.05"
 
+# a full parameters file of before "p2p_ll_threshold" loads, at NCCL's 16 KiB
+python3 - "$src/models/presets/collectives.json" "$tmp/old-params.json" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+del p["p2p_ll_threshold"], p["p2p_ll_threshold_source"]
+json.dump(p, open(sys.argv[2], "w"))
+EOF
+protos() { python3 -c "import json,sys; print(' '.join(r['proto'] for r in json.load(sys.stdin)['rows']))"; }
+# 16 ranks: 256 KiB is 16 KiB per peer, 512 KiB twice that
+a=$("$bin" collective --json -t dgx-h100-cluster --nodes 2 --op alltoall --sizes 256KiB,512KiB | protos)
+b=$("$bin" collective --json -t dgx-h100-cluster --nodes 2 --op alltoall --sizes 256KiB,512KiB --params "$tmp/old-params.json" | protos)
+check "a parameters file without p2p_ll_threshold: all-to-all LL to 16 KiB per peer" "'$a' == '$b' == 'll simple'"
+
 # run reads it through the scenario: slower network, slower step.
 python3 - "$src/examples/default.json" "$tmp/slow.json" "$tmp/slow-scenario.json" <<'EOF'
 import json, sys
