@@ -253,7 +253,7 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
         return coll_cost(g, op, algo, ll ? COLL_LL : COLL_SIMPLE, bytes, out);
     }
     /* auto: NCCL's choices first, within what the transport's environment
-     * leaves it */
+     * leaves it; an op none of them runs (a TPU's all-to-all) takes any */
     for (int pass = 0; pass < 2 && !found; pass++)
     for (int a = 0; a < COLL_NUM_ALGOS; a++) {
         if (algo != COLL_ALGO_AUTO ? a != (int)algo : pass == 0 && !coll_algo_desc(a)->tuner)
