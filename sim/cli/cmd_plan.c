@@ -267,7 +267,7 @@ int cmd_plan(int argc, char **argv)
     a.cmdline = cli_command_line(argc, argv); /* before options are taken out */
     GOptionEntry entries[] = {
         {"gpus", 0, 0, G_OPTION_ARG_STRING, &a.gpus, "GPU count or range (default: the scenario's)", "N|LO-HI"},
-        {"tokens", 0, 0, G_OPTION_ARG_STRING, &a.tokens, "tokens to train (default: 20 per parameter)", "N"},
+        {"tokens", 0, 0, G_OPTION_ARG_STRING, &a.tokens, "tokens to train, e.g. 300B or 2t (default: 20 per parameter)", "N"},
         {"days", 0, 0, G_OPTION_ARG_STRING, &a.days, "keep configurations that train within D days", "D"},
         {"objective", 0, 0, G_OPTION_ARG_STRING, &a.objective, "rank by time (default), cost or throughput", "OBJ"},
         {"max-nodes", 0, 0, G_OPTION_ARG_STRING, &a.max_nodes, "at most N nodes", "N"},
