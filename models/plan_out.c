@@ -352,7 +352,8 @@ void plan_print_table(const Plan *p, FILE *f)
     for (int r = 1; r < PLAN_NREASONS; r++)
         fprintf(f, "%s %d %s", r > 1 ? "," : "", p->counts[r], plan_reason_name((PlanReason)r));
     fputc('\n', f);
-    int xs = count_extrap(p, false), xf = count_extrap(p, true);
+    int xs = (int)cJSON_GetObjectItem(j, "screen_extrapolated")->valuedouble,
+        xf = (int)cJSON_GetObjectItem(j, "full_extrapolated")->valuedouble;
     if (xs + xf > 0)
         fprintf(f, "# steps of many micro-batches, each extrapolated from three shorter ones (linear past the "
                    "pipeline's warm-up, to a few 1e-6; --exact-steps simulates them at their own count): %d screened, "

@@ -174,14 +174,12 @@ static double named_gemms_time(const Ctx *c, const WorkloadGemm *g, int ng, cons
  * (fused_all_gather_matmul, fused_matmul_reduce_scatter).  MLA gathers
  * the compressed latents for its up projections: its down projections
  * run on the device's own tokens, before the all-gather. */
-static void tp_partner_times(const Ctx *c, int layer, int mb, double out[2][4])
+static void tp_partner_times(const Ctx *c, const WorkloadGemm *g, int ng, double out[2][4])
 {
     static const char *const sets[4][5] = {{"qkv", "q_up", "q_proj", "kv_up", NULL},
                                            {"attn_out", NULL},
                                            {"mlp_up", "expert_up", "shared_up", NULL},
                                            {"mlp_down", "expert_down", "shared_down", NULL}};
-    WorkloadGemm g[WORKLOAD_MAX_GEMMS];
-    int ng = workload_layer_gemms(c->w, layer, mb, &c->wp, g);
     for (int k = 0; k < 4; k++)
         for (int pass = 0; pass < 2; pass++)
             out[pass][k] = named_gemms_time(c, g, ng, sets[k], pass == 1, NULL);
@@ -348,15 +346,13 @@ void compute_costs(Ctx *c)
     int mb = step_scenario_micro_batch(c->sc), L = tr->layers;
     int ng = workload_layer_gemms(c->w, L - 1, mb, &c->wp, g); /* a MoE layer where the first are dense */
     layer_time(c, L - 1, mb, &c->t_fwd, &c->t_bwd);
-    tp_partner_times(c, L - 1, mb, c->tp_gemm[0]);
-    if (c->dense_layers) {
-        layer_time(c, 0, mb, &c->t_fwd_dense, &c->t_bwd_dense);
-        tp_partner_times(c, 0, mb, c->tp_gemm[1]);
-    }
+    tp_partner_times(c, g, ng, c->tp_gemm[0]);
     c->t_recompute = recompute_time(c, g, ng, mb, workload_layer_is_moe(c->w, L - 1), c->t_fwd);
     if (c->dense_layers) {
         WorkloadGemm gd[WORKLOAD_MAX_GEMMS];
         int nd = workload_layer_gemms(c->w, 0, mb, &c->wp, gd);
+        layer_time(c, 0, mb, &c->t_fwd_dense, &c->t_bwd_dense);
+        tp_partner_times(c, gd, nd, c->tp_gemm[1]);
         c->t_recompute_dense = recompute_time(c, gd, nd, mb, false, c->t_fwd_dense);
     }
     double lf, lb;
