@@ -237,6 +237,22 @@ static bool precheck_batch(const StepScenario *sc, const SimJsonDoc *d, const cJ
     return check_batch_dp(sc, d, root, (int)(ranks / per_replica), false, err);
 }
 
+/* "recompute": "op" (workload_sac.c): what the model has of it. */
+static bool check_op_recompute(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
+{
+    const char *why = workload_op_sac_check(workload_transformer(sc->w), sc->plan.tp, sc->plan.cp);
+    if (!why && sc->attention == STEP_ATTN_UNFUSED)
+        why = "keeps the fused attention kernel's output: not with \"attention\": \"unfused\"";
+    if (!why && sc->finetune.method != FINETUNE_NONE)
+        why = "with \"finetune\" is not modelled";
+    if (!why && (sc->plan.recompute_overlap || sc->plan.partition_activations))
+        why = "with \"recompute_overlap\" or \"partition_activations\" is not modelled";
+    if (!why)
+        return true;
+    sim_json_error(d, key_or(where, "recompute", where), err, "\"recompute\": \"op\" %s", why);
+    return false;
+}
+
 /* The checks run in the order a reader fixes a scenario: its own keys, the
  * model, the plan against the model, the machine, dp and the batch. */
 static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GError **err)
@@ -370,6 +386,8 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                        "\"fp8_dot_product_attention\" is a fused attention kernel's: not with \"attention\": \"unfused\"");
         goto fail;
     }
+    if (sc->plan.recompute == WORKLOAD_RECOMPUTE_OP && !check_op_recompute(sc, d, where, err))
+        goto fail;
     sc->cache = NULL;
     return sc;
 fail:

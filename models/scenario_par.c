@@ -70,8 +70,9 @@ static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GE
         sim_json_error(d, m, err, "\"recompute_modules\" must be an array of module names");
         return false;
     }
-    if (p->recompute == WORKLOAD_RECOMPUTE_FULL) {
-        sim_json_error(d, m, err, "\"recompute_modules\" is selective recomputation: not with \"recompute\": \"full\"");
+    if (p->recompute == WORKLOAD_RECOMPUTE_FULL || p->recompute == WORKLOAD_RECOMPUTE_OP) {
+        sim_json_error(d, m, err, "\"recompute_modules\" is Megatron-Core's selective recomputation: not with \"recompute\": \"%s\"",
+                       p->recompute == WORKLOAD_RECOMPUTE_OP ? "op" : "full");
         return false;
     }
     for (const cJSON *e = m->child; e; e = e->next) {

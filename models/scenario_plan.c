@@ -175,12 +175,14 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
     p->dp = (int)dp;
     p->tp = (int)tp;
     p->pp = (int)pp;
-    static const char *const rc_names[] = {"none", "selective", "full", NULL};
+    static const char *const rc_names[] = {"none", "selective", "full", "op", NULL};
     static const char *const sched_names[] = {"1f1b", "gpipe", NULL};
     int rc = 0, sched = 0;
     if (!get_choice(d, par, "recompute", rc_names, &rc, err) || !get_choice(d, par, "schedule", sched_names, &sched, err))
         return false;
-    p->recompute = rc == 0 ? WORKLOAD_RECOMPUTE_NONE : rc == 1 ? WORKLOAD_RECOMPUTE_SELECTIVE : WORKLOAD_RECOMPUTE_FULL;
+    static const WorkloadRecompute rcs[] = {WORKLOAD_RECOMPUTE_NONE, WORKLOAD_RECOMPUTE_SELECTIVE,
+                                            WORKLOAD_RECOMPUTE_FULL, WORKLOAD_RECOMPUTE_OP};
+    p->recompute = rcs[rc];
     p->gpipe = sched == 1;
     bool ag_overlap = true;
     if (!sim_json_get_bool(d, par, "allgather_overlap", &ag_overlap, err))

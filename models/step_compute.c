@@ -252,12 +252,31 @@ static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb
     return modules_time(c, g, ng, mb, moe) + recompute_core_time(c, g, ng, mb, fwd);
 }
 
-/* Full or selective (attention core) recomputation's cost. */
+/* Recompute OP: the block's mm's the policy did not keep (workload_sac.c),
+ * each its share of the fused GEMM (so at its own shape's efficiency), and
+ * every element-wise op of the forward: the norms and the activation feed
+ * the recomputed mm's and the backward (a dense block: layer 0's). */
+static double op_sac_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    double t = accel_mem_time(c->acc, workload_layer_elementwise_bytes(c->w, 0, mb, &c->wp));
+    for (int i = 0; i < ng; i++) {
+        WorkloadGemm piece = g[i];
+        piece.n *= workload_op_sac_share(tr, g[i].name);
+        if (piece.n > 0)
+            t += gemms_time(c, &piece, 1, false);
+    }
+    return t;
+}
+
+/* Full, selective (attention core) or per-op recomputation's cost. */
 static double recompute_core_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb, double fwd)
 {
     const StepPlan *p = &c->p;
     if (p->recompute == WORKLOAD_RECOMPUTE_FULL)
         return fwd;
+    if (p->recompute == WORKLOAD_RECOMPUTE_OP)
+        return op_sac_time(c, g, ng, mb);
     if (p->recompute != WORKLOAD_RECOMPUTE_SELECTIVE)
         return 0;
     if (c->wp.fused_attention)
@@ -474,6 +493,11 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
             if (is_attention_core(&gg[i]))
                 *hw_flops += B * tr->layers * workload_gemm_flops(&gg[i]);
         *hw_flops -= B * excess;
+    } else if (c->p.recompute == WORKLOAD_RECOMPUTE_OP) {
+        WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
+        int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);
+        for (int i = 0; i < ng; i++)
+            *hw_flops += B * tr->layers * workload_op_sac_share(tr, gg[i].name) * workload_gemm_flops(&gg[i]);
     }
 }
 

@@ -420,6 +420,7 @@ static void add_config(cJSON *out, const Build *b)
     cJSON_AddStringToObject(cfg, "recompute",
                             p->recompute == WORKLOAD_RECOMPUTE_FULL        ? "full"
                             : p->recompute == WORKLOAD_RECOMPUTE_SELECTIVE ? "selective"
+                            : p->recompute == WORKLOAD_RECOMPUTE_OP        ? "op"
                                                                            : "none");
     if (p->recompute_layers)
         cJSON_AddNumberToObject(cfg, "recompute_layers", p->recompute_layers);

@@ -514,6 +514,8 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     double sp = sp_of(par);
     if (rc == WORKLOAD_RECOMPUTE_FULL)
         return T * h * e / sp / cp_of(par);
+    if (rc == WORKLOAD_RECOMPUTE_OP) /* tp 1, cp 1 (workload_op_sac_check) */
+        return workload_op_sac_kept(t, b, e);
     /* li: the linear layers' saved inputs (FP8 under Transformer Engine) */
     double li = par && par->linear_input_bytes > 0 ? par->linear_input_bytes : e;
     bool fused = par && par->fused_attention;

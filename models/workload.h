@@ -88,6 +88,7 @@ typedef enum {
     WORKLOAD_RECOMPUTE_NONE,
     WORKLOAD_RECOMPUTE_SELECTIVE, /* attention core (softmax, dropout) recomputed */
     WORKLOAD_RECOMPUTE_FULL,      /* only each layer's input is kept */
+    WORKLOAD_RECOMPUTE_OP,        /* PyTorch's per-op checkpointing, torchtitan's "op" policy (workload_sac.c) */
 } WorkloadRecompute;
 
 /* How a device's share of a layer is cut and what it keeps. */
@@ -305,6 +306,14 @@ double workload_layer_permute_bytes(const Workload *w, int layer, int micro_batc
  * layer at tp 1 (2 sbh + 4 sbh - 1 sbh).
  * CNN: the conv output and the BN/ReLU output of the layer. */
 double workload_layer_activation_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par);
+
+/* Recompute OP (workload_sac.c): the share of a forward GEMM of
+ * workload_layer_gemms (by name) that runs again before the backward; the
+ * bytes a block keeps for `batch` sequences at `e` bytes per element
+ * (tp 1); NULL when the model can run it, else why not. */
+double workload_op_sac_share(const WorkloadTransformer *t, const char *gemm);
+double workload_op_sac_kept(const WorkloadTransformer *t, double batch, double e);
+const char *workload_op_sac_check(const WorkloadTransformer *t, int tp, int cp);
 
 /* Megatron-LM's model FLOPs per iteration of `batch` sequences (Narayanan et
  * al. 2021, eq. 3): with full recomputation 96 B s l h^2 (1 + s/(6h) +

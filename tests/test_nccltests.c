@@ -41,6 +41,9 @@ static const Expect EXPECT[] = {
     /* the same hosts' all-to-all: its four zero-size rows skipped */
     { DATA_TRACES, "rccl-tests_alltoall_mi355x_2node-16gpu_pollara400_rccl2.27.7_vultr.txt", 0, 27, 256,
       17179869184ull, NCCLTESTS_ALLTOALL, 16, 2, 8, 16, "AMD Radeon Graphics", "2.27.7" },
+    /* one of those hosts alone, 8 GPUs in one process (-g 8) */
+    { DATA_TRACES, "rccl-tests_alltoall_mi355x_1node8gpu_xgmi_rccl2.27.7_vultr.txt", 0, 21, 128, 134217728ull,
+      NCCLTESTS_ALLTOALL, 8, 1, 8, 8, "AMD Radeon Graphics", "2.27.7" },
     /* sendrecv's factor is 1: busbw/algbw cannot tell the ranks */
     { DATA_TRACES, "nccl-tests_sendrecv_a100_8gpu_nvlink.txt", 0, 4, 134217728ull, 1073741824ull,
       NCCLTESTS_SENDRECV, 0, 0, 0, 8, NULL, NULL },

@@ -323,7 +323,9 @@ static bool provenance_line(Parser *P, const char *s, int klen)
 static void version_line(NcclTrace *tr, const TraceTok *toks, int n)
 {
     for (int i = 1; i < n && i < TRACE_MAX_TOKS && !tr->nccl_version; i++) {
-        if (toks[i].len > 13 && strncmp(toks[i].s, "nccl-library=", 13) == 0) {
+        /* rccl-tests prints "rccl-library=", RCCL's code in NCCL's encoding */
+        if (toks[i].len > 13 &&
+            (strncmp(toks[i].s, "nccl-library=", 13) == 0 || strncmp(toks[i].s, "rccl-library=", 13) == 0)) {
             int code = 0;
             TraceTok c = { toks[i].s + 13, toks[i].len - 13 };
             if (trace_tok_int(c, &code) && code > 0)
@@ -338,7 +340,7 @@ static bool comment_line(Parser *P, const char *s)
     TraceTok toks[TRACE_MAX_TOKS];
     P->in_provenance = P->last_was_provenance = false;
     int n = trace_tokenize(s + 1, toks);
-    bool banner = n >= 1 && trace_tok_is(toks[0], "nccl-tests");
+    bool banner = n >= 1 && (trace_tok_is(toks[0], "nccl-tests") || trace_tok_is(toks[0], "rccl-tests"));
     bool starting = strstr(s, "Collective test starting") != NULL;
     bool params = n >= 4 && trace_tok_is(toks[0], "nThread") && trace_tok_is(toks[2], "nGpus");
     bool rank = n >= 2 && trace_tok_is(toks[0], "Rank");

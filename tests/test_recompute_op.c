@@ -1,0 +1,133 @@
+/* "recompute": "op" (models/workload_sac.c): PyTorch's per-op selective
+ * checkpointing as torchtitan runs it.  What a block keeps (its input, the
+ * 1st, 3rd, 5th and 7th mm's outputs, the attention kernel's output and
+ * log-sum-exp), the mm's it runs again (wk, wo, w3; a GPT block's fc2),
+ * and what the model refuses. */
+#include "test_steps.h"
+
+#include "workload.h"
+
+/* MODEL on 2 H100 nodes (dp fills them) with the parallelism PAR and TAIL
+ * appended to the scenario. */
+static cJSON *model_run(const char *model, const char *par, const char *tail, GError **err)
+{
+    char *h = g_strdup_printf("{\"name\": \"op\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", "
+                              "\"nodes\": 2, \"model\": \"%s\", \"global_batch\": 32, \"micro_batch\": 2, "
+                              "\"parallelism\": {",
+                              model);
+    char *t = g_strdup_printf("}%s}", tail);
+    cJSON *r = steps_run_with("op.json", h, par, t, err);
+    g_free(h);
+    g_free(t);
+    return r;
+}
+
+/* Llama 2 70B (GQA: 8 KV heads) under FSDP with FlashAttention-2, as
+ * torchtitan runs it, PAR appended to its parallelism. */
+static cJSON *llama_run(const char *par, const char *tail, GError **err)
+{
+    char *t = g_strdup_printf(", \"attention\": \"fused-v2\"%s", tail);
+    char *p = g_strdup_printf("\"zero_stage\": 3%s", par);
+    cJSON *r = model_run("llama2-70b", p, t, err);
+    g_free(p);
+    g_free(t);
+    return r;
+}
+
+static double num(const cJSON *res, const char *key) { return cJSON_GetObjectItem(res, key)->valuedouble; }
+static double act(const cJSON *res)
+{
+    return cJSON_GetObjectItem(cJSON_GetObjectItem(res, "memory_per_device_bytes"), "activations")->valuedouble;
+}
+
+/* The rule by hand on Llama 2 70B (h 8192, q 8192, kv 1024, ffn 28672):
+ * mm's wq wk wv wo w1 w3 w2, the even ones run again.  Kept per layer and
+ * token: the input h, wq's q, wv's kv, w1's ffn, w2's h and the kernel's
+ * O (q), in bf16, and 4 bytes of log-sum-exp per head. */
+static void test_kept_and_recomputed(void)
+{
+    GError *err = NULL;
+    cJSON *none = llama_run("", "", &err), *op = llama_run(", \"recompute\": \"op\"", "", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(none);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(op);
+    double L = 80, b = 2, s = 4096, T = b * s, h = 8192, kv = 1024, f = 28672, heads = 64;
+    double kept = L * (T * 2 * (h + h + kv + f + h + h) + 4 * b * heads * s);
+    CU_ASSERT_DOUBLE_EQUAL(act(op), kept, 1e-9 * kept);
+    CU_ASSERT_TRUE(act(op) < act(none));
+    /* wk, wo and w3 again for each of the 32 samples: 2 s h (kv + h + f) FLOPs each per layer */
+    double again = 32 * L * 2 * s * h * (kv + h + f);
+    double extra = num(op, "hardware_flops_per_step") - num(none, "hardware_flops_per_step");
+    CU_ASSERT_DOUBLE_EQUAL(extra, again, 1e-9 * again);
+    CU_ASSERT_DOUBLE_EQUAL(num(op, "model_flops_per_step"), num(none, "model_flops_per_step"), 1);
+    CU_ASSERT_TRUE(num(op, "step_time_s") > num(none, "step_time_s"));
+    const cJSON *rc = cJSON_GetObjectItem(cJSON_GetObjectItem(op, "config"), "recompute");
+    CU_ASSERT_TRUE(cJSON_IsString(rc) && !strcmp(rc->valuestring, "op"));
+    printf("\nllama2-70b, h100 x 16, FSDP, mb 2: none %.3f s / %.1f GiB, op %.3f s / %.1f GiB of activations\n",
+           num(none, "step_time_s"), act(none) / (1 << 30), num(op, "step_time_s"), act(op) / (1 << 30));
+    cJSON_Delete(none);
+    cJSON_Delete(op);
+}
+
+/* The share of each fused GEMM run again: a gated block's wk of qkv, wo,
+ * w3 (half of mlp_up); a GPT block (q k v o fc1 fc2) runs fc2 again and
+ * keeps fc1. */
+static void test_shares(void)
+{
+    GError *err = NULL;
+    Workload *w = workload_load("llama2-70b", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    WorkloadTransformer t = *workload_transformer(w);
+    CU_ASSERT_DOUBLE_EQUAL(workload_op_sac_share(&t, "qkv"), 1024.0 / (8192 + 2 * 1024), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(workload_op_sac_share(&t, "attn_out"), 1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(workload_op_sac_share(&t, "mlp_up"), 0.5, 0);
+    CU_ASSERT_DOUBLE_EQUAL(workload_op_sac_share(&t, "mlp_down"), 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(workload_op_sac_share(&t, "attn_score"), 0, 0);
+    t.gated_mlp = false;
+    CU_ASSERT_DOUBLE_EQUAL(workload_op_sac_share(&t, "mlp_up"), 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(workload_op_sac_share(&t, "mlp_down"), 1, 0);
+    /* kept per token: h + q + kv + fc1's ffn (the 5th mm) + O */
+    double kept = workload_op_sac_kept(&t, 1, 2) - 4.0 * t.heads * t.seq_len;
+    CU_ASSERT_DOUBLE_EQUAL(kept, t.seq_len * 2.0 * (8192 + 8192 + 1024 + 28672 + 8192), 1);
+    workload_free(w);
+}
+
+static void refused_on(const char *model, const char *par, const char *tail, const char *what)
+{
+    GError *err = NULL;
+    cJSON *r = model_run(model, par, tail, &err);
+    CU_ASSERT_PTR_NULL(r);
+    cJSON_Delete(r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    if (!strstr(err->message, what))
+        printf("\n  got: %s\n  want: ...%s...\n", err->message, what);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, what));
+    g_clear_error(&err);
+}
+
+static void refused(const char *par, const char *tail, const char *what)
+{
+    char *p = g_strdup_printf("\"zero_stage\": 3%s", par);
+    refused_on("llama2-70b", p, tail, what);
+    g_free(p);
+}
+
+static void test_refused(void)
+{
+    refused(", \"recompute\": \"op\", \"tp\": 2", "", "\"recompute\": \"op\" is modelled with \"tp\": 1");
+    refused(", \"recompute\": \"op\", \"cp\": 2", "", "\"cp\": 1");
+    refused(", \"recompute\": \"op\"", ", \"attention\": \"unfused\"", "not with \"attention\": \"unfused\"");
+    refused(", \"recompute\": \"op\", \"recompute_modules\": [\"core_attn\"]", "", "not with \"recompute\": \"op\"");
+    refused(", \"recompute\": \"op\", \"recompute_layers\": 2", "", "needs a transformer and \"recompute\": \"full\"");
+    refused(", \"recompute\": \"ops\"", "", "\"recompute\" = \"ops\" is not one of");
+    refused_on("mixtral-8x7b", "\"ep\": 8, \"recompute\": \"op\"", "", "dense blocks");
+    refused_on("gpt3-1.3b", "\"recompute\": \"op\"", "", "addmm");
+    refused_on("resnet50", "\"recompute\": \"op\"", "", "(\"recompute\" is for transformers)");
+}
+
+static const TestCase tests[] = {
+    {"recompute op: what a block keeps and runs again (Llama 2 70B)", test_kept_and_recomputed},
+    {"recompute op: each GEMM's share, gated and GPT blocks", test_shares},
+    {"recompute op: what is refused", test_refused},
+};
+
+TEST_MAIN("recompute_op", tests)
