@@ -253,6 +253,26 @@ static bool check_op_recompute(const StepScenario *sc, const SimJsonDoc *d, cons
     return false;
 }
 
+/* "elementwise": "fused" (default: one kernel per norm, fused SwiGLU and
+ * rotary, as Transformer Engine and torch.compile run them) or "eager"
+ * (PyTorch eager, workload_eager.c). */
+static bool parse_elementwise(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    const char *s = NULL;
+    if (!sim_json_get_string(d, root, "elementwise", false, &s, err))
+        return false;
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "elementwise");
+    if (s && strcmp(s, "fused") && strcmp(s, "eager")) {
+        sim_json_error(d, it, err, "\"elementwise\" = \"%s\" is not one of \"fused\", \"eager\"", SIM_ECHO(s));
+        return false;
+    }
+    sc->eager_elementwise = s && !strcmp(s, "eager");
+    const char *why = sc->eager_elementwise ? workload_eager_check(workload_transformer(sc->w)) : NULL;
+    if (why)
+        sim_json_error(d, it, err, "\"elementwise\": \"eager\" %s", why);
+    return !why;
+}
+
 /* The checks run in the order a reader fixes a scenario: its own keys, the
  * model, the plan against the model, the machine, dp and the batch. */
 static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GError **err)
@@ -262,7 +282,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                                        "flow_contention", "collective_params", "placement", "placement_seed",
                                        "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process",
                                        "finetune", "activation_func_fp8_input_store",
-                                       "fp8_dot_product_attention", "fp8_param_gather", "fp8_recipe", NULL};
+                                       "fp8_dot_product_attention", "fp8_param_gather", "fp8_recipe", "elementwise", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -386,7 +406,8 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                        "\"fp8_dot_product_attention\" is a fused attention kernel's: not with \"attention\": \"unfused\"");
         goto fail;
     }
-    if (sc->plan.recompute == WORKLOAD_RECOMPUTE_OP && !check_op_recompute(sc, d, where, err))
+    if ((sc->plan.recompute == WORKLOAD_RECOMPUTE_OP && !check_op_recompute(sc, d, where, err)) ||
+        !parse_elementwise(sc, d, root, err))
         goto fail;
     sc->cache = NULL;
     return sc;
@@ -479,6 +500,7 @@ int step_scenario_nccl_version(const StepScenario *sc) { return sc->nccl_version
 int step_scenario_nccl_library(const StepScenario *sc) { return sc->nccl_library; }
 StepAttention step_scenario_attention(const StepScenario *sc) { return sc->attention; }
 StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc) { return sc->cross_entropy; }
+bool step_scenario_eager_elementwise(const StepScenario *sc) { return sc->eager_elementwise; }
 int step_scenario_gpus_per_process(const StepScenario *sc) { return sc->gpus_per_process; }
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }
 const int *step_scenario_rank_map(const StepScenario *sc) { return sc->rank_map; }

@@ -259,7 +259,10 @@ static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb
 static double op_sac_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    double t = accel_mem_time(c->acc, workload_layer_elementwise_bytes(c->w, 0, mb, &c->wp));
+    double xf = 0, xb;
+    if (c->wp.eager_elementwise)
+        workload_layer_eager_bytes(c->w, 0, mb, &c->wp, &xf, &xb);
+    double t = accel_mem_time(c->acc, workload_layer_elementwise_bytes(c->w, 0, mb, &c->wp) + xf);
     for (int i = 0; i < ng; i++) {
         WorkloadGemm piece = g[i];
         piece.n *= workload_op_sac_share(tr, g[i].name);
@@ -327,8 +330,11 @@ static void layer_time(const Ctx *c, int layer, int mb, double *fwd, double *bwd
     double ew = workload_layer_elementwise_bytes(c->w, layer, mb, &c->wp);
     double perm = workload_layer_permute_bytes(c->w, layer, mb, &c->wp, false),
            perm_bwd = workload_layer_permute_bytes(c->w, layer, mb, &c->wp, true);
-    *fwd = gemms_time(c, g, ng, false) + accel_mem_time(c->acc, ew + perm);
-    *bwd = gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * ew + perm_bwd);
+    double xf = 0, xb = 0; /* PyTorch eager's extra passes */
+    if (c->wp.eager_elementwise)
+        workload_layer_eager_bytes(c->w, layer, mb, &c->wp, &xf, &xb);
+    *fwd = gemms_time(c, g, ng, false) + accel_mem_time(c->acc, ew + xf + perm);
+    *bwd = gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * ew + xb + perm_bwd);
     if (c->wp.fused_attention) {
         *fwd += step_fused_attention_time(c, mb, false);
         *bwd += step_fused_attention_time(c, mb, true);

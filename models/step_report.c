@@ -424,6 +424,8 @@ static void add_config(cJSON *out, const Build *b)
                                                                            : "none");
     if (p->recompute_layers)
         cJSON_AddNumberToObject(cfg, "recompute_layers", p->recompute_layers);
+    if (b->c->wp.eager_elementwise)
+        cJSON_AddStringToObject(cfg, "elementwise", "eager");
     static const char *const mods[] = {"mla_up_proj", "layernorm", "moe_act", "mlp", "moe", "shared_experts", "core_attn"};
     cJSON *rm = p->recompute_modules ? cJSON_AddArrayToObject(cfg, "recompute_modules") : NULL;
     for (int i = 0; rm && i < (int)G_N_ELEMENTS(mods); i++)

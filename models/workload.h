@@ -145,6 +145,9 @@ typedef struct {
      * 16-bit input (held anyway by attention, the router) instead of an
      * FP8 copy (set_save_original_input) */
     bool fp8_save_original;
+    /* "elementwise": "eager": PyTorch eager's element-wise kernels one op
+     * at a time (workload_layer_eager_bytes) instead of fused ones */
+    bool eager_elementwise;
 } WorkloadParallel;
 
 /* Megatron-Core's recompute_modules (transformer_config.py):
@@ -314,6 +317,14 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
 double workload_op_sac_share(const WorkloadTransformer *t, const char *gemm);
 double workload_op_sac_kept(const WorkloadTransformer *t, double batch, double e);
 const char *workload_op_sac_check(const WorkloadTransformer *t, int tp, int cp);
+
+/* "elementwise": "eager" (workload_eager.c): the HBM bytes PyTorch eager's
+ * one-kernel-per-op element-wise passes move in layer `layer`'s forward
+ * (*fwd) and backward (*bwd) beyond the fused kernels of
+ * workload_layer_elementwise_bytes; NULL when the model can run it. */
+void workload_layer_eager_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
+                                double *fwd, double *bwd);
+const char *workload_eager_check(const WorkloadTransformer *t);
 
 /* Megatron-LM's model FLOPs per iteration of `batch` sequences (Narayanan et
  * al. 2021, eq. 3): with full recomputation 96 B s l h^2 (1 + s/(6h) +

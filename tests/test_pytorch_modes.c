@@ -1,8 +1,9 @@
-/* "recompute": "op" (models/workload_sac.c): PyTorch's per-op selective
- * checkpointing as torchtitan runs it.  What a block keeps (its input, the
- * 1st, 3rd, 5th and 7th mm's outputs, the attention kernel's output and
- * log-sum-exp), the mm's it runs again (wk, wo, w3; a GPT block's fc2),
- * and what the model refuses. */
+/* PyTorch's ways of running a block as torchtitan does.  "recompute": "op"
+ * (models/workload_sac.c), per-op selective checkpointing: what a block
+ * keeps (its input, the 1st, 3rd, 5th and 7th mm's outputs, the attention
+ * kernel's output and log-sum-exp), the mm's it runs again (wk, wo, w3; a
+ * GPT block's fc2).  "elementwise": "eager" (models/workload_eager.c): the
+ * element-wise bytes one kernel per op adds.  And what the model refuses. */
 #include "test_steps.h"
 
 #include "workload.h"
@@ -122,12 +123,64 @@ static void test_refused(void)
     refused_on("mixtral-8x7b", "\"ep\": 8, \"recompute\": \"op\"", "", "dense blocks");
     refused_on("gpt3-1.3b", "\"recompute\": \"op\"", "", "addmm");
     refused_on("resnet50", "\"recompute\": \"op\"", "", "(\"recompute\" is for transformers)");
+    refused("", ", \"elementwise\": \"jit\"", "\"elementwise\" = \"jit\" is not one of \"fused\", \"eager\"");
+    refused("", ", \"elementwise\": 1", "\"elementwise\"");
+    refused_on("mixtral-8x7b", "\"ep\": 8", ", \"elementwise\": \"eager\"", "\"elementwise\": \"eager\" is modelled for dense blocks");
+    refused_on("resnet50", "\"dp\": 16", ", \"elementwise\": \"eager\"", "of a transformer block");
+}
+
+/* The eager bytes by hand on Llama 2 70B (RMSNorm, rotary, SwiGLU; e = 2):
+ * per token, forward 2 (28 + 2e) h + (16 + 2e)(q + kv) + 2e f, backward
+ * 2 (44 + 2e) h + (16 + 2e)(q + kv) + 3e f; under tp 2 with sequence
+ * parallelism all of it halves. */
+static void test_eager_bytes(void)
+{
+    GError *err = NULL;
+    Workload *w = workload_load("llama2-70b", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    WorkloadParallel par = workload_parallel_default();
+    double T = 2.0 * 4096, h = 8192, qkv = 8192 + 1024, f = 28672, fwd, bwd;
+    workload_layer_eager_bytes(w, 0, 2, &par, &fwd, &bwd);
+    CU_ASSERT_DOUBLE_EQUAL(fwd, T * (64 * h + 20 * qkv + 4 * f), 1);
+    CU_ASSERT_DOUBLE_EQUAL(bwd, T * (96 * h + 20 * qkv + 6 * f), 1);
+    par.tp = 2;
+    par.sequence_parallel = true;
+    double f2, b2;
+    workload_layer_eager_bytes(w, 0, 2, &par, &f2, &b2);
+    CU_ASSERT_DOUBLE_EQUAL(f2, fwd / 2, 1);
+    CU_ASSERT_DOUBLE_EQUAL(b2, bwd / 2, 1);
+    workload_free(w);
+}
+
+/* Eager's passes cost time in the forward and backward, and again in the
+ * recomputation "op" runs; the report says so. */
+static void test_eager_step(void)
+{
+    GError *err = NULL;
+    cJSON *r[4];
+    const char *par[] = {"", "", ", \"recompute\": \"op\"", ", \"recompute\": \"op\""};
+    for (int i = 0; i < 4; i++) {
+        r[i] = llama_run(par[i], i % 2 ? ", \"elementwise\": \"eager\"" : "", &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r[i]);
+    }
+    double none = num(r[1], "step_time_s") - num(r[0], "step_time_s");
+    double op = num(r[3], "step_time_s") - num(r[2], "step_time_s");
+    CU_ASSERT_TRUE(none > 0 && op > none);
+    CU_ASSERT_DOUBLE_EQUAL(act(r[1]), act(r[0]), 0);
+    const cJSON *ew = cJSON_GetObjectItem(cJSON_GetObjectItem(r[1], "config"), "elementwise");
+    CU_ASSERT_TRUE(cJSON_IsString(ew) && !strcmp(ew->valuestring, "eager"));
+    CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(cJSON_GetObjectItem(r[0], "config"), "elementwise"));
+    printf("\nllama2-70b, h100 x 16, FSDP, mb 2: eager adds %.3f s (%.3f s with recompute op)\n", none, op);
+    for (int i = 0; i < 4; i++)
+        cJSON_Delete(r[i]);
 }
 
 static const TestCase tests[] = {
     {"recompute op: what a block keeps and runs again (Llama 2 70B)", test_kept_and_recomputed},
     {"recompute op: each GEMM's share, gated and GPT blocks", test_shares},
-    {"recompute op: what is refused", test_refused},
+    {"elementwise eager: the bytes by hand (Llama 2 70B)", test_eager_bytes},
+    {"elementwise eager: its time, with and without recompute op", test_eager_step},
+    {"recompute op and elementwise eager: what is refused", test_refused},
 };
 
-TEST_MAIN("recompute_op", tests)
+TEST_MAIN("pytorch_modes", tests)
