@@ -45,6 +45,8 @@ double fp8_cast_bytes(Fp8Recipe r, double e, bool columnwise, bool any_layout, b
     return read + 1 + scale_bytes(r, weight) + (columnwise ? columnwise_bytes(r, any_layout, weight) : 0);
 }
 
+double fp8_gathered_bytes(Fp8Recipe r) { return 1 + scale_bytes(r, false); }
+
 double fp8_requant_bytes(Fp8Recipe r, double e, bool any_layout)
 {
     double col = columnwise_bytes(r, any_layout, false);

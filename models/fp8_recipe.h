@@ -51,6 +51,14 @@ double fp8_requant_bytes(Fp8Recipe r, double e, bool any_layout);
  * transpose on every chip (its scales, 4 bytes per 16384, left out). */
 double fp8_weight_copy_bytes(Fp8Recipe r, bool any_layout, bool fp8_params);
 
+/* Bytes per element of a tensor all-gathered quantized (its rowwise data
+ * and scales): sequence-parallel tensor parallelism in FP8 gathers the
+ * linear's input (and in the backward its output gradient) after the
+ * cast, in Transformer Engine (layernorm_linear.py / linear.py: the input
+ * quantizer applied before gather_along_first_dim) and torchao's
+ * Float8ColwiseParallel / PrepareFloat8ModuleInput alike. */
+double fp8_gathered_bytes(Fp8Recipe r);
+
 /* "fp8_recipe" of the scenario root: a recipe name (default "delayed");
  * refused without "precision": "fp8", where the chip's preset does not
  * state block-scaled GEMMs ("mxfp8", "blockwise"), and MXFP8 with

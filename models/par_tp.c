@@ -35,9 +35,15 @@ bool tp_init(Ctx *c, GError **err)
     if (!c->tp_group)
         return false;
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    double act = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * tr->hidden * c->wp.act_bytes;
+    double elems = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * tr->hidden;
+    double act = elems * c->wp.act_bytes;
     if (p->sequence_parallel) {
-        c->tp_use[0] = step_coll(c, "tp_allgather", "tp", c->tp_group, COLL_ALLGATHER, act);
+        /* in FP8 the all-gathers carry the quantized input (forward) and
+         * output gradient (backward); the reduce-scatters stay 16-bit */
+        double ag = step_scenario_dtype(c->sc) == ACCEL_FP8
+                        ? elems * fp8_gathered_bytes(step_scenario_fp8_recipe(c->sc))
+                        : act;
+        c->tp_use[0] = step_coll(c, "tp_allgather", "tp", c->tp_group, COLL_ALLGATHER, ag);
         c->tp_use[1] = step_coll(c, "tp_reducescatter", "tp", c->tp_group, COLL_REDUCESCATTER, act);
     } else {
         c->tp_use[0] = step_coll(c, "tp_allreduce", "tp", c->tp_group, COLL_ALLREDUCE, act);

@@ -207,12 +207,51 @@ static void test_recipes_h100(void)
     refused("", ", \"fp8_recipe\": \"tensorwise\"", "\"fp8_recipe\" needs \"precision\": \"fp8\"");
 }
 
+/* The bytes of the step's collective NAME. */
+static double coll_bytes(const cJSON *res, const char *name)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(res, "collectives"))
+        if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, name))
+            return cJSON_GetObjectItem(c, "bytes")->valuedouble;
+    return -1;
+}
+
+/* Sequence-parallel tensor parallelism in FP8 gathers the quantized input
+ * (Transformer Engine, torchao): 1 byte per element under per-tensor
+ * recipes, plus MXFP8's scale byte per 32 (B200), while the
+ * reduce-scatters and the 16-bit run's all-gathers carry 2. */
+static void test_fp8_tp_allgather(void)
+{
+    const struct {
+        const char *accel, *tail;
+        double per_elem_ag;
+    } runs[] = {{"h100-sxm", "", 2}, {"h100-sxm", ", \"precision\": \"fp8\"", 1},
+                {"h100-sxm", ", \"precision\": \"fp8\", \"fp8_recipe\": \"tensorwise\"", 1},
+                {"b200", ", \"precision\": \"fp8\", \"fp8_recipe\": \"mxfp8\"", 1 + 1.0 / 32}};
+    double elems = 2.0 * 4096 * 4096; /* micro-batch 2 of Llama 2 7B's 4096 tokens, hidden 4096 */
+    for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
+        GError *err = NULL;
+        char *head = g_strdup_printf("{\"name\": \"t\", \"accelerator\": \"%s\", \"topology\": \"dgx-h100-cluster\", "
+                                     "\"nodes\": 1, \"model\": \"llama2-7b\", \"global_batch\": 16, "
+                                     "\"micro_batch\": 2, \"parallelism\": {\"tp\": 4, \"sequence_parallel\": true}",
+                                     runs[i].accel);
+        cJSON *r = steps_run_with("t.json", head, runs[i].tail, "}", &err);
+        g_free(head);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r, "tp_allgather"), elems * runs[i].per_elem_ag, 1);
+        CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r, "tp_reducescatter"), elems * 2, 1);
+        cJSON_Delete(r);
+    }
+}
+
 static const TestCase tests[] = {
     {"recompute_modules: memory and time per module (GPT-OSS 120B)", test_modules_memory_time},
     {"recompute_modules: mlp and shared_experts (DeepSeek-V3)", test_mlp_shared},
     {"recompute_modules: what is refused", test_modules_refused},
     {"fp8_recipe: quantization bytes per element", test_recipe_bytes},
     {"fp8_recipe: on H100, and what is refused", test_recipes_h100},
+    {"fp8: sequence-parallel all-gathers carry the quantized data", test_fp8_tp_allgather},
 };
 
 TEST_MAIN("recompute", tests)

@@ -14,9 +14,11 @@
  *    the worst of their tables by far: 8B at +72 / +81 %, 405B at +55 /
  *    +81 %, against +27-33 % at CP 1-2; their attention runs at about half
  *    the rate of CP 1-2's, which the model's TE-style ring does not see;
- *  - the model's gain from AsyncTP (tp_comm_overlap) is larger than the
- *    measured one on every pair (70B on 256 GPUs: 1.06x, 1.09x and 1.16x
- *    measured).
+ *  - the model's gain from AsyncTP (tp_comm_overlap) against the measured
+ *    one (70B on 256 GPUs: 1.06x, 1.09x and 1.16x measured): within 10 %
+ *    on every pair since the FP8 rows' all-gathers carry FP8 data, as
+ *    torchao's Float8ColwiseParallel gathers them (2.5-12.9 % too large
+ *    before).
  * And, held out, what eager mode costs over torch.compile on the same
  * step (Tables 1 and 3): within 3 % of the measured ratio. */
 #include "test_steps.h"
@@ -49,12 +51,13 @@ static void test_table(void)
         CU_ASSERT_TRUE(fabs(d) < 0.03);
     }
     /* AsyncTP's gain: predicted step ratio against the measured one, the
-     * three pairs (rows 11/12, 18/19, 20/21) */
+     * three pairs (rows 11/12, 18/19, 20/21), within 10 % (12.9 % off on
+     * the first before the FP8 all-gathers) */
     const int pairs[3][2] = {{10, 11}, {17, 18}, {19, 20}};
     for (int k = 0; k < 3; k++) {
         double pred_gain = s.row_logr[pairs[k][0]] - s.row_logr[pairs[k][1]];
-        printf("AsyncTP pair %d: the model's gain %.1f%% more than the measured\n", k + 1, 100 * expm1(pred_gain));
-        CU_ASSERT_TRUE(pred_gain > 0);
+        printf("AsyncTP pair %d: the model's gain %+.1f%% off the measured\n", k + 1, 100 * expm1(pred_gain));
+        CU_ASSERT_TRUE(fabs(expm1(pred_gain)) < 0.10);
     }
 }
 
