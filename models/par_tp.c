@@ -7,6 +7,7 @@
  * for the report's counts.
  * The GEMMs' split by tp is the workload module's (WorkloadParallel.tp). */
 #include "step_build.h"
+#include "workload_mla.h"
 
 /* The blocks of a layer whose input and output cross the tp group: attention
  * and the MLP; a mixture of experts folded over tp x dp (expert_tp below tp)
@@ -19,6 +20,30 @@ static int tp_blocks(const Ctx *c)
     const WorkloadTransformer *tr = workload_transformer(c->w);
     return tr && tr->experts > 0 && moe_etp(c) < c->p.tp ? 1 : 2;
 }
+
+/* Whether block b's (0 attention, 1 the MLP) all-gather carries FP8 data:
+ * in FP8 Transformer Engine's linears (layernorm_linear.py, linear.py) and
+ * torchao's Float8ColwiseParallel gather their input after the cast, and
+ * gather the output gradient so in the backward; MLA gathers its
+ * compressed latents and a MoE block's dispatcher the hidden states in 16
+ * bits first (Megatron-Core gather_from_sequence_parallel_region).  A MoE
+ * model's dense layers take its MoE layers' collectives. */
+static bool ag_quantized(const Ctx *c, int b)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    if (step_scenario_dtype(c->sc) != ACCEL_FP8)
+        return false;
+    return b == 0 ? !workload_mla_on(tr) : tr->experts == 0;
+}
+
+/* Block b's all-gather time (tp_use[2]: the MLP's, where it differs). */
+static double ag_time(const Ctx *c, int b)
+{
+    return step_coll_time(c, b == 1 && c->tp_use[2] >= 0 ? c->tp_use[2] : c->tp_use[0]);
+}
+
+/* A block's collectives, all-gather and reduce-scatter (or all-reduce). */
+static double block_time(const Ctx *c, int b) { return ag_time(c, b) + step_coll_time(c, c->tp_use[1]); }
 
 /* The group of stage 0, replica 0 (every tp group looks the same), and the
  * per-layer collective times. */
@@ -38,24 +63,23 @@ bool tp_init(Ctx *c, GError **err)
     double elems = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * tr->hidden;
     double act = elems * c->wp.act_bytes;
     if (p->sequence_parallel) {
-        /* in FP8 the all-gathers carry the quantized input (forward) and
-         * output gradient (backward); the reduce-scatters stay 16-bit */
-        double ag = step_scenario_dtype(c->sc) == ACCEL_FP8
-                        ? elems * fp8_gathered_bytes(step_scenario_fp8_recipe(c->sc))
-                        : act;
-        c->tp_use[0] = step_coll(c, "tp_allgather", "tp", c->tp_group, COLL_ALLGATHER, ag);
+        /* the reduce-scatters stay 16-bit */
+        double q = ag_quantized(c, 0) || ag_quantized(c, 1) ? elems * fp8_gathered_bytes(step_scenario_fp8_recipe(c->sc)) : act;
+        c->tp_use[0] = step_coll(c, "tp_allgather", "tp", c->tp_group, COLL_ALLGATHER, ag_quantized(c, 0) ? q : act);
         c->tp_use[1] = step_coll(c, "tp_reducescatter", "tp", c->tp_group, COLL_REDUCESCATTER, act);
+        if (tp_blocks(c) == 2 && ag_quantized(c, 1) != ag_quantized(c, 0))
+            c->tp_use[2] = step_coll(c, "tp_allgather", "tp", c->tp_group, COLL_ALLGATHER, ag_quantized(c, 1) ? q : act);
     } else {
         c->tp_use[0] = step_coll(c, "tp_allreduce", "tp", c->tp_group, COLL_ALLREDUCE, act);
     }
-    c->t_tp_fwd = c->t_tp_bwd = tp_blocks(c) * (step_coll_time(c, c->tp_use[0]) + step_coll_time(c, c->tp_use[1]));
+    c->t_tp_fwd = c->t_tp_bwd = block_time(c, 0) + (tp_blocks(c) == 2 ? block_time(c, 1) : 0);
     /* full recomputation repeats the forward's collectives (layer_tasks
      * gives its pass the same tp task) */
     if (p->recompute == WORKLOAD_RECOMPUTE_FULL)
         c->t_tp_recompute = c->t_tp_recompute_dense = c->t_tp_fwd;
     /* a checkpointed MLP ("mlp": a dense layer's; "moe": a MoE layer's)
      * runs its block's collectives again, where the layer has two */
-    double block = tp_blocks(c) == 2 ? c->t_tp_fwd / 2 : 0;
+    double block = tp_blocks(c) == 2 ? block_time(c, 1) : 0;
     bool moe = tr->experts > 0;
     if (p->recompute_modules & WORKLOAD_RC_MLP)
         *(moe ? &c->t_tp_recompute_dense : &c->t_tp_recompute) = block;
@@ -72,8 +96,12 @@ int tp_after(Build *b, int s, const char *name, double seconds, int after)
         return after;
     int t = step_task(b->g, name, b->res[s].tp, seconds, "tp");
     step_dep(b->g, after, t);
-    for (int k = 0; k < 2; k++)
-        step_coll_tag(b, t, b->c->tp_use[k], tp_blocks(b->c), s);
+    const Ctx *c = b->c;
+    int n = tp_blocks(c), split = c->tp_use[2] >= 0; /* the MLP's all-gather apart */
+    step_coll_tag(b, t, c->tp_use[0], n - split, s);
+    step_coll_tag(b, t, c->tp_use[1], n, s);
+    if (split)
+        step_coll_tag(b, t, c->tp_use[2], 1, s);
     return t;
 }
 
@@ -100,11 +128,11 @@ static double overlap_pass(Ctx *c, double t_tp, const double partner[2][4], bool
 {
     if (t_tp <= 0)
         return t_tp;
-    double ag = step_coll_time(c, c->tp_use[0]), rs = step_coll_time(c, c->tp_use[1]);
-    int last = tp_blocks(c) - 1, first = t_tp < 1.5 * (ag + rs) ? last : 0;
+    double rs = step_coll_time(c, c->tp_use[1]);
+    int last = tp_blocks(c) - 1, first = t_tp < 1.5 * block_time(c, last) ? last : 0;
     double exposed = 0, covered = 0;
     for (int b = first; b <= last; b++) {
-        exposed += overlap_one(c, ag, partner[bwd][2 * b + bwd], &covered);
+        exposed += overlap_one(c, ag_time(c, b), partner[bwd][2 * b + bwd], &covered);
         exposed += overlap_one(c, rs, partner[bwd][2 * b + !bwd], &covered);
     }
     if (c->p.comm_interference) {

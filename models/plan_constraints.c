@@ -101,7 +101,16 @@ bool plan_parse_match(const char *opt, const char *text, PlanMatch *m, GError **
         const char *eq = strchr(*it, '=');
         int k = eq ? key_of(*it, (size_t)(eq - *it)) : -1;
         int v = k >= 0 ? value_of((PlanKey)k, eq + 1) : -1;
-        if (k < 0 || v < 0) {
+        if (k >= 0 && v < 0) { /* a known key, a value it does not take */
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "plan: %s %s: %s takes %s, not '%s'", opt, SIM_ECHO(text),
+                        key_names[k].name,
+                        k == PLAN_KEY_RECOMPUTE ? "none, selective or full (the ones plan searches)"
+                        : k == PLAN_KEY_SP || k == PLAN_KEY_TPOV || k == PLAN_KEY_OFFLOAD ? "on or off"
+                        : k == PLAN_KEY_ZERO ? "0-3"
+                                             : "a count >= 1",
+                        SIM_ECHO(eq + 1));
+            ok = false;
+        } else if (k < 0) {
             GString *keys = g_string_new(NULL);
             list_keys(keys);
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,

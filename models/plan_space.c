@@ -111,6 +111,14 @@ static bool read_scenario(Plan *p, GError **err)
     p->ckpt_bytes_per_param = memory_param_bytes(prec) + memory_optimizer_bytes(step_scenario_optimizer(sc), prec);
     StepPlan sp = step_scenario_plan(sc, 0);
     WorkloadRecompute rc = sp.recompute;
+    if (rc == WORKLOAD_RECOMPUTE_OP) { /* tp 1 only: its candidates would be refused or mislabelled */
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
+                    "%s: plan searches recompute none, selective and full; \"recompute\": \"op\" (PyTorch's per-op "
+                    "checkpointing) is not searched: set one of those in the scenario, or run it with 'shardsim run'",
+                    p->path);
+        step_scenario_free(sc);
+        return false;
+    }
     p->ref = (PlanCand){.tp = sp.tp, .pp = sp.pp, .vpp = sp.vpp, .cp = sp.cp, .dp = sp.dp, .ep = sp.ep,
                         .mb = step_scenario_micro_batch(sc), .gb = step_scenario_global_batch(sc),
                         .zero = sp.zero_stage, .sp = sp.sequence_parallel, .tp_overlap = sp.tp_comm_overlap, .offload = sp.offload_optimizer,

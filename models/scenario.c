@@ -262,11 +262,11 @@ static bool parse_elementwise(StepScenario *sc, const SimJsonDoc *d, const cJSON
     if (!sim_json_get_string(d, root, "elementwise", false, &s, err))
         return false;
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "elementwise");
-    if (s && strcmp(s, "fused") && strcmp(s, "eager")) {
+    if (s && g_ascii_strcasecmp(s, "fused") && g_ascii_strcasecmp(s, "eager")) {
         sim_json_error(d, it, err, "\"elementwise\" = \"%s\" is not one of \"fused\", \"eager\"", SIM_ECHO(s));
         return false;
     }
-    sc->eager_elementwise = s && !strcmp(s, "eager");
+    sc->eager_elementwise = s && !g_ascii_strcasecmp(s, "eager"); /* as "recompute" and the other choices */
     const char *why = sc->eager_elementwise ? workload_eager_check(workload_transformer(sc->w)) : NULL;
     if (why)
         sim_json_error(d, it, err, "\"elementwise\": \"eager\" %s", why);

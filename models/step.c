@@ -90,7 +90,7 @@ int step_coll_task(Build *b, const char *name, int s, int res, int use, const ch
 static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
 {
     memset(c, 0, sizeof *c);
-    c->tp_use[0] = c->tp_use[1] = -1;
+    c->tp_use[0] = c->tp_use[1] = c->tp_use[2] = -1;
     c->sc = sc;
     c->p = step_scenario_plan(sc, variant);
     c->w = step_scenario_workload(sc);

@@ -53,7 +53,8 @@ typedef struct {
     /* recompute_modules' recomputation of one of DeepSeek's dense_layers
      * ("mlp" there; t_recompute then is a MoE layer's) and its tp part */
     double t_recompute_dense, t_tp_recompute_dense;
-    int tp_use[2];    /* the collectives a layer's tp task runs twice each (-1: none) */
+    int tp_use[3];    /* a layer's tp collectives: all-gather (or all-reduce), reduce-scatter,
+                         the MLP's all-gather where its bytes differ (-1: none) */
     /* tp_comm_overlap's partners: [0] a (MoE) layer's, [1] a dense layer's
      * forward [.][0] and backward [.][1] GEMM time of attention's input
      * (qkv), attention's output (attn_out), the MLP's input and output */

@@ -55,7 +55,7 @@ void workload_layer_eager_bytes(const Workload *w, int layer, int micro_batch, c
 const char *workload_eager_check(const WorkloadTransformer *t)
 {
     if (!t)
-        return "is PyTorch's eager mode of a transformer block";
+        return "needs a transformer: it is PyTorch's eager mode of a transformer block";
     if (t->experts > 0 || workload_mla_on(t))
         return "is modelled for dense blocks with multi-head attention (no experts, no MLA)";
     return NULL;

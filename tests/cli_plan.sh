@@ -189,7 +189,11 @@ bad "\-\-allow" plan "$TMP/q.json" --allow magic
 bad "\-\-deny magic: the features are: offload, selective-recompute" plan "$TMP/q.json" --deny magic
 bad "\-\-fix tq=2: 'tq=2' is not KEY=VALUE" plan "$TMP/q.json" --fix tq=2
 bad "\-\-fix recompute=some" plan "$TMP/q.json" --fix recompute=some
-bad "\-\-fix zero=4" plan "$TMP/q.json" --fix zero=4
+bad "\-\-fix recompute=op: recompute takes none, selective or full (the ones plan searches), not 'op'" plan "$TMP/q.json" --fix recompute=op
+bad "\-\-fix zero=4: zero takes 0-3" plan "$TMP/q.json" --fix zero=4
+# a scenario whose own recompute plan does not search (PyTorch's per-op checkpointing): refused, not relabelled
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['model']='llama2-7b'; d.setdefault('parallelism', {})['recompute']='op'; json.dump(d, open(sys.argv[2], 'w'))" "$TMP/q.json" "$TMP/qop.json"
+bad "\"recompute\": \"op\" (PyTorch's per-op checkpointing) is not searched" plan "$TMP/qop.json"
 bad "tp is given two values" plan "$TMP/q.json" --fix tp=2,tp=4
 bad "\-\-locate pp" plan "$TMP/q.json" --locate pp
 bad "\-\-memory-fraction 1.5 must be at most 1" plan "$TMP/q.json" --memory-fraction 1.5

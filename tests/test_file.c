@@ -1,4 +1,5 @@
-/* sim_file: size caps, regular files only, "-" for standard input once. */
+/* sim_file: size caps, regular files only, "-" for standard input once;
+ * and SIM_ECHO, how messages quote a user's text. */
 #include "sim_json.h"
 #include "sim_file.h"
 
@@ -96,8 +97,34 @@ static void test_stdin(void)
     g_free(dir);
 }
 
+/* SIM_ECHO: short text as given, control characters escaped (a message
+ * stays on one line), at most SIM_ECHO_MAX characters then "...", whole
+ * UTF-8 characters, the widest within its buffer. */
+static void test_echo(void)
+{
+    CU_ASSERT_STRING_EQUAL(SIM_ECHO("fused"), "fused");
+    CU_ASSERT_STRING_EQUAL(SIM_ECHO("ab\ncd\t\x01\x7f"), "ab\\ncd\\t\\x01\\x7f");
+    CU_ASSERT_STRING_EQUAL(SIM_ECHO(NULL), "(null)");
+    GString *longs = g_string_new(NULL), *want = g_string_new(NULL);
+    for (int i = 0; i < SIM_ECHO_MAX + 5; i++) {
+        g_string_append(longs, "\xf0\x9f\x98\x80"); /* 4 bytes in UTF-8 */
+        if (i < SIM_ECHO_MAX)
+            g_string_append(want, "\xf0\x9f\x98\x80");
+    }
+    g_string_append(want, "...");
+    CU_ASSERT_STRING_EQUAL(SIM_ECHO(longs->str), want->str);
+    g_string_truncate(longs, 0);
+    for (int i = 0; i < SIM_ECHO_MAX + 5; i++)
+        g_string_append_c(longs, '\x02');
+    const char *e = SIM_ECHO(longs->str);
+    CU_ASSERT_EQUAL(strlen(e), 4 * SIM_ECHO_MAX + 3);
+    g_string_free(longs, TRUE);
+    g_string_free(want, TRUE);
+}
+
 static const TestCase tests[] = {
     {"size cap", test_cap},
+    {"SIM_ECHO: quoted text", test_echo},
     {"only regular files by name", test_not_regular},
     {"standard input once", test_stdin},
 };

@@ -217,10 +217,24 @@ static double coll_bytes(const cJSON *res, const char *name)
     return -1;
 }
 
+/* The step's collective NAME of BYTES, by its count per step (0: none). */
+static double coll_count(const cJSON *res, const char *name, double bytes)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(res, "collectives"))
+        if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, name) &&
+            fabs(cJSON_GetObjectItem(c, "bytes")->valuedouble - bytes) < 1)
+            return cJSON_GetObjectItem(c, "count_per_step")->valuedouble;
+    return 0;
+}
+
 /* Sequence-parallel tensor parallelism in FP8 gathers the quantized input
  * (Transformer Engine, torchao): 1 byte per element under per-tensor
  * recipes, plus MXFP8's scale byte per 32 (B200), while the
- * reduce-scatters and the 16-bit run's all-gathers carry 2. */
+ * reduce-scatters and the 16-bit run's all-gathers carry 2.  A MoE
+ * block's dispatcher and MLA gather 16-bit data: Mixtral with its experts
+ * split over tp gathers attention's input in FP8 and the MoE block's in
+ * bf16, as many of each. */
 static void test_fp8_tp_allgather(void)
 {
     const struct {
@@ -243,6 +257,18 @@ static void test_fp8_tp_allgather(void)
         CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r, "tp_reducescatter"), elems * 2, 1);
         cJSON_Delete(r);
     }
+    GError *err = NULL;
+    cJSON *m = steps_run_with("m.json",
+                              "{\"name\": \"m\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", "
+                              "\"nodes\": 1, \"model\": \"mixtral-8x7b\", \"global_batch\": 16, \"micro_batch\": 1, "
+                              "\"precision\": \"fp8\", \"parallelism\": {\"tp\": 2, \"expert_tp\": 2, \"ep\": 4, "
+                              "\"sequence_parallel\": true, \"zero_stage\": 1",
+                              "", "}}", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    double mel = 4096.0 * 4096, fp8 = coll_count(m, "tp_allgather", mel), bf16 = coll_count(m, "tp_allgather", 2 * mel);
+    CU_ASSERT_TRUE(fp8 > 0 && fp8 == bf16);
+    CU_ASSERT_DOUBLE_EQUAL(coll_count(m, "tp_reducescatter", 2 * mel), 2 * fp8, 0);
+    cJSON_Delete(m);
 }
 
 static const TestCase tests[] = {

@@ -10,18 +10,24 @@ const char *sim_echo_into(char *buf, const char *s)
 {
     if (!s)
         return "(null)";
-    const char *p = s;
-    int n = 0;
-    /* whole characters when the text is UTF-8, bytes otherwise */
+    /* whole characters when the text is UTF-8, bytes otherwise; control
+     * characters escaped, so that a message stays on its line (each
+     * character takes at most 4 bytes of buf: SIM_ECHO_BUF) */
     bool utf8 = g_utf8_validate(s, -1, NULL);
-    while (*p && n < SIM_ECHO_MAX) {
-        p = utf8 ? g_utf8_next_char(p) : p + 1;
-        n++;
+    const char *p = s;
+    char *o = buf;
+    for (int n = 0; *p && n < SIM_ECHO_MAX; n++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch < 0x20 || ch == 0x7f) {
+            o += ch == '\n' ? g_snprintf(o, 5, "\\n") : ch == '\t' ? g_snprintf(o, 5, "\\t") : g_snprintf(o, 5, "\\x%02x", ch);
+            p++;
+            continue;
+        }
+        const char *next = utf8 ? g_utf8_next_char(p) : p + 1;
+        memcpy(o, p, (size_t)(next - p));
+        o += next - p;
+        p = next;
     }
-    if (!*p)
-        return s;
-    size_t len = (size_t)(p - s);
-    memcpy(buf, s, len);
-    memcpy(buf + len, "...", 4);
+    memcpy(o, *p ? "..." : "", *p ? 4 : 1);
     return buf;
 }
