@@ -184,7 +184,9 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
      * parameters are FP8 ("fp8_param_gather"): TE then saves the gathered
      * parameter itself, whose storage FSDP frees after the forward and
      * gathers again for the backward (Megatron-Bridge also sets
-     * keep_fp8_transpose_cache false under Megatron-FSDP) */
+     * keep_fp8_transpose_cache false under Megatron-FSDP).  A layer whose
+     * forward ran checkpointed (full or per-op recomputation) saved no
+     * copy: its recomputation casts the weight again. */
     bool fp8 = mc.precision == MEMORY_MIXED_FP8;
     mc.fp8_params = fp8 && step_scenario_fp8_params(c->sc);
     mc.fp8_copy_bytes = fp8_weight_copy_bytes(step_scenario_fp8_recipe(c->sc), accel_fp8_any_layout(c->acc), mc.fp8_params);
@@ -194,12 +196,14 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     WorkloadParallel kept = c->wp; /* a layer "recompute_layers" leaves out keeps everything */
     kept.recompute = WORKLOAD_RECOMPUTE_NONE;
     kept.recompute_modules = 0;
-    for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++)
+    bool checkpointed = p->recompute == WORKLOAD_RECOMPUTE_FULL || p->recompute == WORKLOAD_RECOMPUTE_OP;
+    for (int l = c->stage_l0[s]; l < c->stage_l0[s + 1]; l++) {
+        bool rec = step_layer_recomputed(c, s, l - c->stage_l0[s]);
         if (!pact_layer_offloaded(c, s, l - c->stage_l0[s])) /* in host memory at the peak */
             mc.activation_bytes +=
-                workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc),
-                                                step_layer_recomputed(c, s, l - c->stage_l0[s]) ? &c->wp : &kept) +
-                (fp8_saved ? c->layer_params : 0);
+                workload_layer_activation_bytes(c->w, l, step_scenario_micro_batch(c->sc), rec ? &c->wp : &kept) +
+                (fp8_saved && !(rec && checkpointed) ? c->layer_params : 0);
+    }
     const WorkloadTransformer *tr = workload_transformer(c->w);
     if (tr && s == c->p.pp - 1) /* the MTP modules' layers, with the head */
         for (int k = 0; k < tr->mtp_layers; k++)

@@ -271,6 +271,34 @@ static void test_fp8_tp_allgather(void)
     cJSON_Delete(m);
 }
 
+/* FP8 under ZeRO-3: a layer saves the FP8 copy of its gathered weight for
+ * the backward (1 B per parameter, with the activations), unless its
+ * forward ran checkpointed (full recomputation casts the weight again):
+ * then FP8's activations are BF16's. */
+static void test_fp8_zero3_copies(void)
+{
+    const char *rc[] = {"none", "full"};
+    double act_of[2][2];
+    for (int r = 0; r < 2; r++)
+        for (int f = 0; f < 2; f++) {
+            GError *err = NULL;
+            char *head = g_strdup_printf("{\"name\": \"z\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", "
+                                         "\"nodes\": 1, \"model\": \"llama2-7b\", \"global_batch\": 8, \"micro_batch\": 1, "
+                                         "\"precision\": \"%s\", \"parallelism\": {\"dp\": 8, \"zero_stage\": 3, "
+                                         "\"recompute\": \"%s\"",
+                                         f ? "fp8" : "bf16", rc[r]);
+            cJSON *res = steps_run_with("z.json", head, "", "}}", &err);
+            g_free(head);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+            act_of[r][f] = act(res);
+            cJSON_Delete(res);
+        }
+    CU_ASSERT_DOUBLE_EQUAL(act_of[1][1], act_of[1][0], 1);
+    /* none: the copies (202 MB a layer) stay, beyond what the linears'
+     * 1-byte inputs save (about 95 MB a layer at 4096 tokens) */
+    CU_ASSERT_TRUE(act_of[0][1] > act_of[0][0]);
+}
+
 static const TestCase tests[] = {
     {"recompute_modules: memory and time per module (GPT-OSS 120B)", test_modules_memory_time},
     {"recompute_modules: mlp and shared_experts (DeepSeek-V3)", test_mlp_shared},
@@ -278,6 +306,7 @@ static const TestCase tests[] = {
     {"fp8_recipe: quantization bytes per element", test_recipe_bytes},
     {"fp8_recipe: on H100, and what is refused", test_recipes_h100},
     {"fp8: sequence-parallel all-gathers carry the quantized data", test_fp8_tp_allgather},
+    {"fp8 under ZeRO-3: the weight copies a checkpointed layer does not keep", test_fp8_zero3_copies},
 };
 
 TEST_MAIN("recompute", tests)
