@@ -15,9 +15,9 @@
  * the band is h100-sxm's held-out band widened on each side by the step-time
  * shift of the other reading of the memory transfer (the H100's absolute
  * rate, mem_eff 0.64 x 3.35 / 4.8) on these rows.  Whether a row is
- * predicted to fit is printed, not asserted (the model's ~108 GiB against the
- * run's 47-48 GiB: torchtitan's op-level selective checkpointing keeps less
- * than the model's selective recomputation; the memory model's business). */
+ * predicted to fit is printed, not asserted (the model's 69.5 and 67.7 GiB
+ * against the run's 47-48 GiB under torchtitan's per-op checkpointing,
+ * "recompute": "op"; ~108 GiB when it ran as selective recomputation). */
 #include "test_steps.h"
 
 #define TABLE STEPS "torchtitan-h200-llama3-8b.csv"
