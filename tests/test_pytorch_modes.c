@@ -35,11 +35,6 @@ static cJSON *llama_run(const char *par, const char *tail, GError **err)
     return r;
 }
 
-static double num(const cJSON *res, const char *key) { return cJSON_GetObjectItem(res, key)->valuedouble; }
-static double act(const cJSON *res)
-{
-    return cJSON_GetObjectItem(cJSON_GetObjectItem(res, "memory_per_device_bytes"), "activations")->valuedouble;
-}
 
 /* The rule by hand on Llama 2 70B (h 8192, q 8192, kv 1024, ffn 28672):
  * mm's wq wk wv wo w1 w3 w2, the even ones run again.  Kept per layer and
@@ -53,18 +48,19 @@ static void test_kept_and_recomputed(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(op);
     double L = 80, b = 2, s = 4096, T = b * s, h = 8192, kv = 1024, f = 28672, heads = 64;
     double kept = L * (T * 2 * (h + h + kv + f + h + h) + 4 * b * heads * s);
-    CU_ASSERT_DOUBLE_EQUAL(act(op), kept, 1e-9 * kept);
-    CU_ASSERT_TRUE(act(op) < act(none));
+    CU_ASSERT_DOUBLE_EQUAL(steps_activations(op), kept, 1e-9 * kept);
+    CU_ASSERT_TRUE(steps_activations(op) < steps_activations(none));
     /* wk, wo and w3 again for each of the 32 samples: 2 s h (kv + h + f) FLOPs each per layer */
     double again = 32 * L * 2 * s * h * (kv + h + f);
-    double extra = num(op, "hardware_flops_per_step") - num(none, "hardware_flops_per_step");
+    double extra = steps_num(op, "hardware_flops_per_step") - steps_num(none, "hardware_flops_per_step");
     CU_ASSERT_DOUBLE_EQUAL(extra, again, 1e-9 * again);
-    CU_ASSERT_DOUBLE_EQUAL(num(op, "model_flops_per_step"), num(none, "model_flops_per_step"), 1);
-    CU_ASSERT_TRUE(num(op, "step_time_s") > num(none, "step_time_s"));
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(op, "model_flops_per_step"), steps_num(none, "model_flops_per_step"), 1);
+    CU_ASSERT_TRUE(steps_num(op, "step_time_s") > steps_num(none, "step_time_s"));
     const cJSON *rc = cJSON_GetObjectItem(cJSON_GetObjectItem(op, "config"), "recompute");
     CU_ASSERT_TRUE(cJSON_IsString(rc) && !strcmp(rc->valuestring, "op"));
     printf("\nllama2-70b, h100 x 16, FSDP, mb 2: none %.3f s / %.1f GiB, op %.3f s / %.1f GiB of activations\n",
-           num(none, "step_time_s"), act(none) / (1 << 30), num(op, "step_time_s"), act(op) / (1 << 30));
+           steps_num(none, "step_time_s"), steps_activations(none) / (1 << 30), steps_num(op, "step_time_s"),
+           steps_activations(op) / (1 << 30));
     cJSON_Delete(none);
     cJSON_Delete(op);
 }
@@ -95,14 +91,7 @@ static void test_shares(void)
 static void refused_on(const char *model, const char *par, const char *tail, const char *what)
 {
     GError *err = NULL;
-    cJSON *r = model_run(model, par, tail, &err);
-    CU_ASSERT_PTR_NULL(r);
-    cJSON_Delete(r);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
-    if (!strstr(err->message, what))
-        printf("\n  got: %s\n  want: ...%s...\n", err->message, what);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, what));
-    g_clear_error(&err);
+    steps_expect_refused(model_run(model, par, tail, &err), &err, what);
 }
 
 static void refused(const char *par, const char *tail, const char *what)
@@ -125,7 +114,8 @@ static void test_refused(void)
     refused_on("resnet50", "\"recompute\": \"op\"", "", "(\"recompute\" is for transformers)");
     refused("", ", \"elementwise\": \"jit\"", "\"elementwise\" = \"jit\" is not one of \"fused\", \"eager\"");
     refused("", ", \"elementwise\": 1", "\"elementwise\"");
-    refused_on("mixtral-8x7b", "\"ep\": 8", ", \"elementwise\": \"eager\"", "\"elementwise\": \"eager\" is modelled for dense blocks");
+    refused_on("mixtral-8x7b", "\"ep\": 8", ", \"elementwise\": \"eager\"",
+               "\"elementwise\": \"eager\" is modelled for dense blocks");
     refused_on("resnet50", "\"dp\": 16", ", \"elementwise\": \"eager\"", "of a transformer block");
 }
 
@@ -163,10 +153,10 @@ static void test_eager_step(void)
         r[i] = llama_run(par[i], i % 2 ? ", \"elementwise\": \"eager\"" : "", &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(r[i]);
     }
-    double none = num(r[1], "step_time_s") - num(r[0], "step_time_s");
-    double op = num(r[3], "step_time_s") - num(r[2], "step_time_s");
+    double none = steps_num(r[1], "step_time_s") - steps_num(r[0], "step_time_s");
+    double op = steps_num(r[3], "step_time_s") - steps_num(r[2], "step_time_s");
     CU_ASSERT_TRUE(none > 0 && op > none);
-    CU_ASSERT_DOUBLE_EQUAL(act(r[1]), act(r[0]), 0);
+    CU_ASSERT_DOUBLE_EQUAL(steps_activations(r[1]), steps_activations(r[0]), 0);
     const cJSON *ew = cJSON_GetObjectItem(cJSON_GetObjectItem(r[1], "config"), "elementwise");
     CU_ASSERT_TRUE(cJSON_IsString(ew) && !strcmp(ew->valuestring, "eager"));
     CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(cJSON_GetObjectItem(r[0], "config"), "elementwise"));

@@ -137,6 +137,27 @@ static inline cJSON *steps_row_scenario(const char *file, gchar **head, gchar **
     return root;
 }
 
+/* A step result's number KEY; its activations' bytes per device. */
+static inline double steps_num(const cJSON *res, const char *key) { return cJSON_GetObjectItem(res, key)->valuedouble; }
+static inline double steps_activations(const cJSON *res)
+{
+    return cJSON_GetObjectItem(cJSON_GetObjectItem(res, "memory_per_device_bytes"), "activations")->valuedouble;
+}
+
+/* Asserts that a run gave no result (RES, freed) and an input error
+ * holding WHAT (printed beside the message where it does not); clears it. */
+static inline void steps_expect_refused(cJSON *res, GError **err, const char *what)
+{
+    CU_ASSERT_PTR_NULL(res);
+    cJSON_Delete(res);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*err);
+    if (!strstr((*err)->message, what))
+        printf("\n  got: %s\n  want: ...%s...\n", (*err)->message, what);
+    CU_ASSERT_PTR_NOT_NULL(strstr((*err)->message, what));
+    CU_ASSERT_EQUAL((*err)->code, SIM_ERROR_INPUT);
+    g_clear_error(err);
+}
+
 /* The step's result for the scenario text HEAD PAR TAIL, named NAME in
  * its errors: a test's fixed scenario with what the case adds. */
 static inline cJSON *steps_run_with(const char *name, const char *head, const char *par, const char *tail, GError **err)
