@@ -55,6 +55,10 @@ static void print_result(const cJSON *r)
         printf("; %.1f M trainable parameters, the base frozen (%s weights)\n", num(ft, "trainable_params") / 1e6,
                str(ft, "base_dtype"));
     }
+    bool op = !strcmp(str(cfg, "recompute"), "op"), eager = cJSON_GetObjectItem(cfg, "elementwise") != NULL;
+    if (op || eager) /* PyTorch's ways of running a block (models/README.md) */
+        printf("  PyTorch: %s%s%s\n", op ? "per-op checkpointing (recompute op)" : "", op && eager ? ", " : "",
+               eager ? "eager element-wise kernels" : "");
     if (cJSON_GetObjectItem(cfg, "virtual_stages"))
         printf("  interleaved 1F1B: %g model chunks per pipeline stage\n", num(cfg, "virtual_stages"));
     if (cJSON_GetObjectItem(cfg, "shard_group"))
