@@ -13,15 +13,11 @@ static const struct {
                {"linear_fc1", WORKLOAD_LINEAR_FC1},
                {"linear_fc2", WORKLOAD_LINEAR_FC2}};
 
-static bool parse_targets(const SimJsonDoc *d, const cJSON *it, unsigned *out, GError **err)
+bool finetune_parse_linears(const SimJsonDoc *d, const cJSON *it, const char *key, unsigned *out, GError **err)
 {
-    if (!it || cJSON_IsNull(it)) {
-        *out = WORKLOAD_LINEAR_QKV | WORKLOAD_LINEAR_PROJ | WORKLOAD_LINEAR_FC1 | WORKLOAD_LINEAR_FC2;
-        return true;
-    }
     if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) == 0) {
-        sim_json_error(d, it, err, "\"targets\" must be a non-empty list of \"linear_qkv\", \"linear_proj\", "
-                                   "\"linear_fc1\", \"linear_fc2\"");
+        sim_json_error(d, it, err, "\"%s\" must be a non-empty list of \"linear_qkv\", \"linear_proj\", "
+                                   "\"linear_fc1\", \"linear_fc2\"", key);
         return false;
     }
     *out = 0;
@@ -32,15 +28,32 @@ static bool parse_targets(const SimJsonDoc *d, const cJSON *it, unsigned *out, G
             if (!strcmp(e->valuestring, targets[i].name))
                 bit = targets[i].bit;
         if (!bit || (*out & bit)) {
-            sim_json_error(d, e, err, bit ? "\"targets\": \"%s\" is listed twice"
-                                          : "\"targets\": %s is not one of \"linear_qkv\", \"linear_proj\", "
+            sim_json_error(d, e, err, bit ? "\"%s\": \"%s\" is listed twice"
+                                          : "\"%s\": %s is not one of \"linear_qkv\", \"linear_proj\", "
                                             "\"linear_fc1\", \"linear_fc2\"",
-                           cJSON_IsString(e) ? SIM_ECHO(e->valuestring) : "an entry");
+                           key, cJSON_IsString(e) ? SIM_ECHO(e->valuestring) : "an entry");
             return false;
         }
         *out |= bit;
     }
     return true;
+}
+
+const char *finetune_linear_name(unsigned bit)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(targets); i++)
+        if (targets[i].bit == bit)
+            return targets[i].name;
+    return NULL;
+}
+
+static bool parse_targets(const SimJsonDoc *d, const cJSON *it, unsigned *out, GError **err)
+{
+    if (!it || cJSON_IsNull(it)) {
+        *out = WORKLOAD_LINEAR_QKV | WORKLOAD_LINEAR_PROJ | WORKLOAD_LINEAR_FC1 | WORKLOAD_LINEAR_FC2;
+        return true;
+    }
+    return finetune_parse_linears(d, it, "targets", out, err);
 }
 
 bool finetune_parse(const SimJsonDoc *d, const cJSON *root, Finetune *out, GError **err)

@@ -7,6 +7,7 @@
 #include "scenario_internal.h"
 #include "collective.h"
 #include "scenario_plan.h"
+#include "workload_mla.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +254,22 @@ static bool check_op_recompute(const StepScenario *sc, const SimJsonDoc *d, cons
     return false;
 }
 
+/* "recompute_keep": GEMMs of a dense block with multi-head attention, one
+ * tensor-parallel rank (the recomputation's collectives would change too). */
+static bool check_recompute_keep(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
+{
+    const WorkloadTransformer *t = workload_transformer(sc->w);
+    const char *why = !t                                   ? "needs a transformer"
+                      : t->experts > 0 || workload_mla_on(t) ? "is modelled for dense blocks with multi-head attention"
+                      : sc->plan.tp > 1                      ? "is modelled with \"tp\": 1"
+                      : sc->plan.partition_activations || sc->plan.recompute_overlap || sc->finetune.method != FINETUNE_NONE
+                          ? "with \"partition_activations\", \"recompute_overlap\" or \"finetune\" is not modelled"
+                          : NULL;
+    if (why)
+        sim_json_error(d, key_or(where, "recompute_keep", where), err, "\"recompute_keep\" %s", why);
+    return !why;
+}
+
 /* "elementwise": "fused" (default: one kernel per norm, fused SwiGLU and
  * rotary, as Transformer Engine and torch.compile run them) or "eager"
  * (PyTorch eager, workload_eager.c). */
@@ -407,7 +424,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
         goto fail;
     }
     if ((sc->plan.recompute == WORKLOAD_RECOMPUTE_OP && !check_op_recompute(sc, d, where, err)) ||
-        !parse_elementwise(sc, d, root, err))
+        (sc->plan.recompute_keep && !check_recompute_keep(sc, d, where, err)) || !parse_elementwise(sc, d, root, err))
         goto fail;
     sc->cache = NULL;
     return sc;

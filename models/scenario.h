@@ -95,6 +95,11 @@ typedef struct {
      * module, WORKLOAD_RC_* bits (workload.h); "core_attn" also sets
      * recompute SELECTIVE */
     unsigned recompute_modules;
+    /* "recompute_keep": under full recomputation, the linear layers whose
+     * forward outputs the checkpoint keeps, so their GEMMs do not run again
+     * (JAX's save_only_these_names policies, MaxText's remat_policy
+     * save_qkv_proj, custom): WORKLOAD_LINEAR_* bits */
+    unsigned recompute_keep;
 } StepPlan;
 
 /* The plan `variant` runs: the scenario's, with that variant's ZeRO stage. */

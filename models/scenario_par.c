@@ -13,7 +13,8 @@
 const char *const scenario_par_keys[] = {"ep", "expert_tp", "capacity_factor", "virtual_stages", "cp", "shard_group",
                                          "offload_optimizer", "pcie_bandwidth", "host_memory_bandwidth",
                                          "account_for_embedding_in_pipeline_split",
-                                         "account_for_loss_in_pipeline_split", "pipeline_layout", "moe_a2a_overlap", "recompute_modules", NULL};
+                                         "account_for_loss_in_pipeline_split", "pipeline_layout", "moe_a2a_overlap", "recompute_modules",
+                                         "recompute_keep", NULL};
 
 static const cJSON *item(const cJSON *where, const char *key);
 static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err);
@@ -49,6 +50,13 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
     p->vpp = (int)vpp;
     p->cp = (int)cp;
     p->shard_group = (int)sg;
+    const cJSON *keep = cJSON_GetObjectItemCaseSensitive(par, "recompute_keep");
+    if (keep && p->recompute != WORKLOAD_RECOMPUTE_FULL) {
+        sim_json_error(d, keep, err, "\"recompute_keep\" names what full recomputation keeps: it needs \"recompute\": \"full\"");
+        return false;
+    }
+    if (keep && !finetune_parse_linears(d, keep, "recompute_keep", &p->recompute_keep, err))
+        return false;
     return parse_modules(d, par, p, err);
 }
 

@@ -115,6 +115,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp.act_bytes = accel_dtype_bytes(step_activation_dtype(c));
     c->wp.fused_attention = step_scenario_attention(sc) != STEP_ATTN_UNFUSED;
     c->wp.eager_elementwise = step_scenario_eager_elementwise(sc);
+    c->wp.recompute_keep = p->recompute_keep;
     /* Transformer Engine's FP8 linear layers keep their inputs in FP8 */
     c->wp.linear_input_bytes = step_scenario_precision(sc) == MEMORY_MIXED_FP8 ? 1 : 0;
     c->wp.fp8_save_original = step_scenario_precision(sc) == MEMORY_MIXED_FP8 && step_scenario_fp8_recipe(sc) != FP8_DELAYED;

@@ -276,8 +276,12 @@ static double op_sac_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
 static double recompute_core_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb, double fwd)
 {
     const StepPlan *p = &c->p;
-    if (p->recompute == WORKLOAD_RECOMPUTE_FULL)
+    if (p->recompute == WORKLOAD_RECOMPUTE_FULL) { /* less the GEMMs whose outputs were kept */
+        for (int i = 0; i < ng && p->recompute_keep; i++)
+            if (workload_gemm_linear(&g[i]) & p->recompute_keep)
+                fwd -= gemms_time(c, &g[i], 1, false);
         return fwd;
+    }
     if (p->recompute == WORKLOAD_RECOMPUTE_OP)
         return op_sac_time(c, g, ng, mb);
     if (p->recompute != WORKLOAD_RECOMPUTE_SELECTIVE)
@@ -491,7 +495,12 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
         for (int s = 0; s < c->p.pp; s++)
             for (int l = 0; l < step_stage_layers(c, s); l++)
                 rec += step_layer_recomputed(c, s, l);
-        *hw_flops += B * layer_f * rec / tr->layers;
+        WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
+        int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);
+        double kept = 0; /* "recompute_keep": a dense layer's kept GEMMs (dense blocks only) */
+        for (int i = 0; i < ng; i++)
+            kept += workload_gemm_linear(&gg[i]) & c->p.recompute_keep ? workload_gemm_flops(&gg[i]) : 0;
+        *hw_flops += B * (layer_f - tr->layers * kept) * rec / tr->layers;
     } else if (c->p.recompute == WORKLOAD_RECOMPUTE_SELECTIVE) {
         WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
         int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);

@@ -428,6 +428,12 @@ static void add_config(cJSON *out, const Build *b)
                                                                            : "none");
     if (p->recompute_layers)
         cJSON_AddNumberToObject(cfg, "recompute_layers", p->recompute_layers);
+    if (p->recompute_keep) {
+        cJSON *keep = cJSON_AddArrayToObject(cfg, "recompute_keep");
+        for (unsigned bit = 1; bit <= WORKLOAD_LINEAR_FC2; bit <<= 1)
+            if (p->recompute_keep & bit)
+                cJSON_AddItemToArray(keep, cJSON_CreateString(finetune_linear_name(bit)));
+    }
     if (b->c->wp.eager_elementwise)
         cJSON_AddStringToObject(cfg, "elementwise", "eager");
     static const char *const mods[] = {"mla_up_proj", "layernorm", "moe_act", "mlp", "moe", "shared_experts", "core_attn"};

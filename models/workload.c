@@ -281,6 +281,21 @@ static void lora_target_dims(const WorkloadTransformer *t, unsigned bit, double 
     *out = bit == WORKLOAD_LINEAR_QKV ? q + 2 * kv_dim(t) : bit == WORKLOAD_LINEAR_FC1 ? up * f : h;
 }
 
+/* What full recomputation keeps beside the layer's input ("recompute_keep"):
+ * the kept linears' outputs, T tokens of e bytes (column-parallel ones
+ * split over tp). */
+static double kept_outputs(const WorkloadTransformer *t, double T, double e, const WorkloadParallel *par)
+{
+    double bytes = 0, in, out;
+    bool row;
+    for (unsigned bit = 1; par && bit <= WORKLOAD_LINEAR_FC2; bit <<= 1)
+        if (par->recompute_keep & bit) {
+            lora_target_dims(t, bit, &in, &out, &row);
+            bytes += T * out * e / (row ? 1 : tp_of(par));
+        }
+    return bytes;
+}
+
 static bool lora_on(const Workload *w, const WorkloadParallel *par)
 {
     return w->kind == WORKLOAD_TRANSFORMER && w->t.experts == 0 && par && par->frozen_linears &&
@@ -513,7 +528,7 @@ double workload_layer_activation_bytes(const Workload *w, int layer, int micro_b
     double tp = tp_of(par), T = b * t->seq_len, h = t->hidden, kv = kv_dim(t), f = t->ffn, q = workload_q_dim(t);
     double sp = sp_of(par);
     if (rc == WORKLOAD_RECOMPUTE_FULL)
-        return T * h * e / sp / cp_of(par);
+        return (T * h * e / sp + kept_outputs(t, T, e, par)) / cp_of(par);
     if (rc == WORKLOAD_RECOMPUTE_OP) /* tp 1, cp 1 (workload_op_sac_check) */
         return workload_op_sac_kept(t, b, e);
     /* li: the linear layers' saved inputs (FP8 under Transformer Engine) */

@@ -148,6 +148,9 @@ typedef struct {
     /* "elementwise": "eager": PyTorch eager's element-wise kernels one op
      * at a time (workload_layer_eager_bytes) instead of fused ones */
     bool eager_elementwise;
+    /* under recompute FULL, the linears (WORKLOAD_LINEAR_* bits) whose
+     * forward outputs are kept with the layer's input ("recompute_keep") */
+    unsigned recompute_keep;
 } WorkloadParallel;
 
 /* Megatron-Core's recompute_modules (transformer_config.py):

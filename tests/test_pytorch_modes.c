@@ -1,9 +1,12 @@
-/* PyTorch's ways of running a block as torchtitan does.  "recompute": "op"
+/* The ways frameworks run a block beyond Megatron-Core's.  PyTorch's, as
+ * torchtitan does.  "recompute": "op"
  * (models/workload_sac.c), per-op selective checkpointing: what a block
  * keeps (its input, the 1st, 3rd, 5th and 7th mm's outputs, the attention
  * kernel's output and log-sum-exp), the mm's it runs again (wk, wo, w3; a
  * GPT block's fc2).  "elementwise": "eager" (models/workload_eager.c): the
- * element-wise bytes one kernel per op adds.  And what the model refuses. */
+ * element-wise bytes one kernel per op adds.  JAX's named checkpoints
+ * ("recompute_keep" under full recomputation, MaxText's remat policies).
+ * And what the model refuses. */
 #include "test_steps.h"
 
 #include "workload.h"
@@ -112,6 +115,13 @@ static void test_refused(void)
     refused_on("mixtral-8x7b", "\"ep\": 8, \"recompute\": \"op\"", "", "dense blocks");
     refused_on("gpt3-1.3b", "\"recompute\": \"op\"", "", "addmm");
     refused_on("resnet50", "\"recompute\": \"op\"", "", "(\"recompute\" is for transformers)");
+    refused(", \"recompute_keep\": [\"linear_qkv\"]", "", "it needs \"recompute\": \"full\"");
+    refused(", \"recompute\": \"full\", \"recompute_keep\": [\"qkv\"]", "", "\"recompute_keep\": qkv is not one of");
+    refused(", \"recompute\": \"full\", \"recompute_keep\": []", "", "must be a non-empty list");
+    refused(", \"recompute\": \"full\", \"tp\": 2, \"recompute_keep\": [\"linear_fc2\"]", "",
+            "\"recompute_keep\" is modelled with \"tp\": 1");
+    refused_on("mixtral-8x7b", "\"ep\": 8, \"recompute\": \"full\", \"recompute_keep\": [\"linear_proj\"]", "",
+               "\"recompute_keep\" is modelled for dense blocks");
     refused("", ", \"elementwise\": \"jit\"", "\"elementwise\" = \"jit\" is not one of \"fused\", \"eager\"");
     refused("", ", \"elementwise\": 1", "\"elementwise\"");
     refused_on("mixtral-8x7b", "\"ep\": 8", ", \"elementwise\": \"eager\"",
@@ -165,12 +175,37 @@ static void test_eager_step(void)
         cJSON_Delete(r[i]);
 }
 
+/* "recompute_keep" under full recomputation (JAX's save_only_these_names,
+ * MaxText's remat policies): the kept linears' outputs are held with the
+ * layer's input, their GEMMs do not run again.  Llama 2 70B, 2 x 4096
+ * tokens a device: keeping linear_qkv adds T (q + 2 kv) bf16 a layer and
+ * takes 2 s h (q + 2 kv) FLOPs a sample and layer off the recomputation. */
+static void test_keep(void)
+{
+    GError *err = NULL;
+    cJSON *full = llama_run(", \"recompute\": \"full\"", "", &err),
+          *keep = llama_run(", \"recompute\": \"full\", \"recompute_keep\": [\"linear_qkv\"]", "", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(full);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(keep);
+    double L = 80, T = 2.0 * 4096, s = 4096, h = 8192, qkv = 8192 + 2 * 1024;
+    CU_ASSERT_DOUBLE_EQUAL(steps_activations(keep) - steps_activations(full), L * T * qkv * 2, 1);
+    double saved = 32 * L * 2 * s * h * qkv;
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(full, "hardware_flops_per_step") - steps_num(keep, "hardware_flops_per_step"), saved,
+                           1e-9 * saved);
+    CU_ASSERT_TRUE(steps_num(keep, "step_time_s") < steps_num(full, "step_time_s"));
+    const cJSON *k = cJSON_GetObjectItem(cJSON_GetObjectItem(keep, "config"), "recompute_keep");
+    CU_ASSERT_TRUE(cJSON_IsArray(k) && !strcmp(cJSON_GetArrayItem(k, 0)->valuestring, "linear_qkv"));
+    cJSON_Delete(full);
+    cJSON_Delete(keep);
+}
+
 static const TestCase tests[] = {
     {"recompute op: what a block keeps and runs again (Llama 2 70B)", test_kept_and_recomputed},
     {"recompute op: each GEMM's share, gated and GPT blocks", test_shares},
     {"elementwise eager: the bytes by hand (Llama 2 70B)", test_eager_bytes},
+    {"recompute_keep: what full recomputation keeps (Llama 2 70B)", test_keep},
     {"elementwise eager: its time, with and without recompute op", test_eager_step},
-    {"recompute op and elementwise eager: what is refused", test_refused},
+    {"recompute op, elementwise eager, recompute_keep: what is refused", test_refused},
 };
 
 TEST_MAIN("pytorch_modes", tests)
