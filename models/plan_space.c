@@ -111,11 +111,14 @@ static bool read_scenario(Plan *p, GError **err)
     p->ckpt_bytes_per_param = memory_param_bytes(prec) + memory_optimizer_bytes(step_scenario_optimizer(sc), prec);
     StepPlan sp = step_scenario_plan(sc, 0);
     WorkloadRecompute rc = sp.recompute;
-    if (rc == WORKLOAD_RECOMPUTE_OP) { /* tp 1 only: its candidates would be refused or mislabelled */
+    if (rc == WORKLOAD_RECOMPUTE_OP || sp.recompute_keep) { /* its candidates would be refused or mislabelled */
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                    "%s: plan searches recompute none, selective and full; \"recompute\": \"op\" (PyTorch's per-op "
-                    "checkpointing) is not searched: set one of those in the scenario, or run it with 'shardsim run'",
-                    p->path);
+                    "%s: plan searches recompute none, selective and full; %s is not searched: %s, or run the scenario "
+                    "with 'shardsim run'",
+                    p->path,
+                    rc == WORKLOAD_RECOMPUTE_OP ? "\"recompute\": \"op\" (PyTorch's per-op checkpointing)"
+                                                : "\"recompute_keep\" (named checkpoints under full recomputation)",
+                    rc == WORKLOAD_RECOMPUTE_OP ? "set one of those in the scenario" : "leave it out of the scenario");
         step_scenario_free(sc);
         return false;
     }

@@ -194,6 +194,8 @@ bad "\-\-fix zero=4: zero takes 0-3" plan "$TMP/q.json" --fix zero=4
 # a scenario whose own recompute plan does not search (PyTorch's per-op checkpointing): refused, not relabelled
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['model']='llama2-7b'; d.setdefault('parallelism', {})['recompute']='op'; json.dump(d, open(sys.argv[2], 'w'))" "$TMP/q.json" "$TMP/qop.json"
 bad "\"recompute\": \"op\" (PyTorch's per-op checkpointing) is not searched" plan "$TMP/qop.json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['model']='llama2-7b'; d['parallelism'].update(recompute='full', recompute_keep=['linear_qkv']); json.dump(d, open(sys.argv[2], 'w'))" "$TMP/q.json" "$TMP/qkeep.json"
+bad "\"recompute_keep\" (named checkpoints under full recomputation) is not searched" plan "$TMP/qkeep.json"
 bad "tp is given two values" plan "$TMP/q.json" --fix tp=2,tp=4
 bad "\-\-locate pp" plan "$TMP/q.json" --locate pp
 bad "\-\-memory-fraction 1.5 must be at most 1" plan "$TMP/q.json" --memory-fraction 1.5
