@@ -9,6 +9,9 @@
 #include "step_build.h"
 #include "workload_mla.h"
 
+#include <math.h>
+#include <string.h>
+
 /* The blocks of a layer whose input and output cross the tp group: attention
  * and the MLP; a mixture of experts folded over tp x dp (expert_tp below tp)
  * dispatches each rank's own sequence shard to its experts and combines
@@ -88,6 +91,13 @@ bool tp_init(Ctx *c, GError **err)
     return true;
 }
 
+/* Whether the backward gathers a column-parallel linear's input again
+ * (async_bwd_pass): Megatron's sequence parallelism, no userbuffers. */
+static bool regathers(const Ctx *c)
+{
+    return c->tp_group && c->p.sequence_parallel && !c->p.tp_dtensor && !c->p.tp_comm_overlap;
+}
+
 /* The layer's tensor-parallel collectives on stage s's tp stream after its
  * compute `after`; returns the task, or `after` when there are none. */
 int tp_after(Build *b, int s, const char *name, double seconds, int after)
@@ -98,10 +108,14 @@ int tp_after(Build *b, int s, const char *name, double seconds, int after)
     step_dep(b->g, after, t);
     const Ctx *c = b->c;
     int n = tp_blocks(c), split = c->tp_use[2] >= 0; /* the MLP's all-gather apart */
-    step_coll_tag(b, t, c->tp_use[0], n - split, s);
+    /* the backward gathers qkv's and fc1's inputs again (async_bwd_pass; a
+     * MoE block's dispatcher does not) */
+    bool again = regathers(c) && !strcmp(name, "tp_backward");
+    bool mlp_again = again && n == 2 && !workload_transformer(c->w)->experts;
+    step_coll_tag(b, t, c->tp_use[0], 1 + again + (n == 2 && !split) * (1 + mlp_again), s);
     step_coll_tag(b, t, c->tp_use[1], n, s);
     if (split)
-        step_coll_tag(b, t, c->tp_use[2], 1, s);
+        step_coll_tag(b, t, c->tp_use[2], 1 + mlp_again, s);
     return t;
 }
 
@@ -144,9 +158,50 @@ static double overlap_pass(Ctx *c, double t_tp, const double partner[2][4], bool
     return exposed;
 }
 
+/* Megatron-Core's and Transformer Engine's backward under sequence
+ * parallelism without tp_comm_overlap (Megatron-LM tensor_parallel/
+ * layers.py LinearWithGradAccumulationAndAsyncCommunication.backward, TE's
+ * _LayerNormLinear / _Linear backward): a block's output gradient is
+ * all-gathered before attn_out's or fc2's backward (exposed); qkv's or
+ * fc1's input, saved as its sequence shard, is gathered again behind their
+ * data-gradient GEMM and their input gradient reduce-scattered behind the
+ * weight-gradient GEMM, half of their backward GEMM time each.  A MoE
+ * block's dispatcher gathers and scatters in line.  The hidden part slows
+ * the GEMMs by its SM share, as overlap_pass's. */
+static double async_bwd_pass(Ctx *c, const double partner[2][4], double *t_comp)
+{
+    double rs = step_coll_time(c, c->tp_use[1]), exposed = 0, covered = 0;
+    bool moe = workload_transformer(c->w)->experts > 0;
+    for (int b = 0; b < tp_blocks(c); b++) {
+        double ag = ag_time(c, b), half = partner[1][2 * b] / 2;
+        if (b == 1 && moe) {
+            exposed += ag + rs;
+            continue;
+        }
+        double again = fmin(ag, half), scatter = fmin(rs, half);
+        exposed += ag + (ag - again) + (rs - scatter);
+        covered += again + scatter;
+    }
+    if (c->p.comm_interference) {
+        double f, f1, h;
+        interfere_shares(c, c->tp_use[0], &f, &h);
+        interfere_shares(c, c->tp_use[1], &f1, &h);
+        *t_comp += covered * (f > f1 ? f : f1);
+    }
+    return exposed;
+}
+
 void tp_overlap_costs(Ctx *c)
 {
-    if (!c->p.tp_comm_overlap || !c->tp_group || c->l_fwd)
+    if (c->l_fwd || !c->tp_group)
+        return;
+    if (regathers(c)) {
+        if (c->dense_layers) /* the same collectives behind a dense layer's GEMMs */
+            async_bwd_pass(c, c->tp_gemm[1], &c->t_bwd_dense);
+        c->t_tp_bwd = async_bwd_pass(c, c->tp_gemm[0], &c->t_bwd);
+        return;
+    }
+    if (!c->p.tp_comm_overlap)
         return;
     if (c->dense_layers) { /* the same collectives behind a dense layer's GEMMs */
         overlap_pass(c, c->t_tp_fwd, c->tp_gemm[1], false, &c->t_fwd_dense);

@@ -222,7 +222,7 @@ static double coll_count(const cJSON *res, const char *name, double bytes)
  * reduce-scatters and the 16-bit run's all-gathers carry 2.  A MoE
  * block's dispatcher and MLA gather 16-bit data: Mixtral with its experts
  * split over tp gathers attention's input in FP8 and the MoE block's in
- * bf16, as many of each. */
+ * bf16. */
 static void test_fp8_tp_allgather(void)
 {
     const struct {
@@ -254,8 +254,11 @@ static void test_fp8_tp_allgather(void)
                               "", "}}", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     double mel = 4096.0 * 4096, fp8 = coll_count(m, "tp_allgather", mel), bf16 = coll_count(m, "tp_allgather", 2 * mel);
-    CU_ASSERT_TRUE(fp8 > 0 && fp8 == bf16);
-    CU_ASSERT_DOUBLE_EQUAL(coll_count(m, "tp_reducescatter", 2 * mel), 2 * fp8, 0);
+    /* a layer and micro-batch: attention's gathers forward, backward and again
+     * behind qkv's data gradient (test_sp_backward), the MoE block's two,
+     * four reduce-scatters */
+    CU_ASSERT_TRUE(fp8 > 0 && 2 * fp8 == 3 * bf16);
+    CU_ASSERT_DOUBLE_EQUAL(3 * coll_count(m, "tp_reducescatter", 2 * mel), 4 * fp8, 0);
     cJSON_Delete(m);
 }
 
@@ -287,6 +290,36 @@ static void test_fp8_zero3_copies(void)
     CU_ASSERT_TRUE(act_of[0][1] > act_of[0][0]);
 }
 
+/* Megatron-Core's sequence-parallel backward (no userbuffers) gathers qkv's
+ * and fc1's inputs again, behind their data-gradient GEMMs, and scatters
+ * their input gradients behind the weight-gradient GEMMs: 3 gathers a
+ * block per micro-batch where PyTorch DTensor, which keeps the gathered
+ * input and runs its collectives in line, has 2; and a shorter step. */
+static void test_sp_backward(void)
+{
+    const char *impl[] = {"megatron", "dtensor"};
+    double ag[2], rs[2], step[2], elems = 1.0 * 4096 * 4096;
+    for (int i = 0; i < 2; i++) {
+        GError *err = NULL;
+        char *head = g_strdup_printf(
+            "{\"name\": \"sp\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", \"nodes\": 1, "
+            "\"model\": \"llama2-7b\", \"global_batch\": 2, \"micro_batch\": 1, \"parallelism\": {\"tp\": 4, "
+            "\"dp\": 2, \"sequence_parallel\": true, \"tp_impl\": \"%s\"",
+            impl[i]);
+        cJSON *r = steps_run_with("sp.json", head, "", "}}", &err);
+        g_free(head);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        ag[i] = coll_count(r, "tp_allgather", 2 * elems);
+        rs[i] = coll_count(r, "tp_reducescatter", 2 * elems);
+        step[i] = steps_num(r, "step_time_s");
+        cJSON_Delete(r);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(ag[1], 32 * 2 * 2, 0); /* 32 layers, 2 blocks, forward and backward */
+    CU_ASSERT_DOUBLE_EQUAL(ag[0], 32 * 2 * 3, 0);
+    CU_ASSERT_DOUBLE_EQUAL(rs[0], rs[1], 0);
+    CU_ASSERT_TRUE(step[0] < step[1]);
+}
+
 static const TestCase tests[] = {
     {"recompute_modules: memory and time per module (GPT-OSS 120B)", test_modules_memory_time},
     {"recompute_modules: mlp and shared_experts (DeepSeek-V3)", test_mlp_shared},
@@ -295,6 +328,7 @@ static const TestCase tests[] = {
     {"fp8_recipe: on H100, and what is refused", test_recipes_h100},
     {"fp8: sequence-parallel all-gathers carry the quantized data", test_fp8_tp_allgather},
     {"fp8 under ZeRO-3: the weight copies a checkpointed layer does not keep", test_fp8_zero3_copies},
+    {"sequence parallelism's backward, Megatron-Core against DTensor", test_sp_backward},
 };
 
 TEST_MAIN("recompute", tests)
