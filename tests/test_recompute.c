@@ -205,6 +205,23 @@ static double coll_bytes(const cJSON *res, const char *name)
     return -1;
 }
 
+/* MODEL on one H100 node's topology with the accelerator ACCEL, the
+ * scenario keys TOP (batch, precision) and the parallelism PAR; the
+ * result, which must run. */
+static cJSON *node_run(const char *accel, const char *model, const char *top, const char *par)
+{
+    GError *err = NULL;
+    char *text = g_strdup_printf("{\"name\": \"n\", \"accelerator\": \"%s\", \"topology\": \"dgx-h100-cluster\", "
+                                 "\"nodes\": 1, \"model\": \"%s\", %s, \"parallelism\": {%s}}",
+                                 accel, model, top, par);
+    cJSON *r = steps_run_with("n.json", text, "", "", &err);
+    g_free(text);
+    if (!r)
+        printf("\n%s\n", err->message);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    return r;
+}
+
 /* The step's collective NAME of BYTES, by its count per step (0: none). */
 static double coll_count(const cJSON *res, const char *name, double bytes)
 {
@@ -233,26 +250,15 @@ static void test_fp8_tp_allgather(void)
                 {"b200", ", \"precision\": \"fp8\", \"fp8_recipe\": \"mxfp8\"", 1 + 1.0 / 32}};
     double elems = 2.0 * 4096 * 4096; /* micro-batch 2 of Llama 2 7B's 4096 tokens, hidden 4096 */
     for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
-        GError *err = NULL;
-        char *head = g_strdup_printf("{\"name\": \"t\", \"accelerator\": \"%s\", \"topology\": \"dgx-h100-cluster\", "
-                                     "\"nodes\": 1, \"model\": \"llama2-7b\", \"global_batch\": 16, "
-                                     "\"micro_batch\": 2, \"parallelism\": {\"tp\": 4, \"sequence_parallel\": true}",
-                                     runs[i].accel);
-        cJSON *r = steps_run_with("t.json", head, runs[i].tail, "}", &err);
-        g_free(head);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        char *top = g_strdup_printf("\"global_batch\": 16, \"micro_batch\": 2%s", runs[i].tail);
+        cJSON *r = node_run(runs[i].accel, "llama2-7b", top, "\"tp\": 4, \"sequence_parallel\": true");
+        g_free(top);
         CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r, "tp_allgather"), elems * runs[i].per_elem_ag, 1);
         CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r, "tp_reducescatter"), elems * 2, 1);
         cJSON_Delete(r);
     }
-    GError *err = NULL;
-    cJSON *m = steps_run_with("m.json",
-                              "{\"name\": \"m\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", "
-                              "\"nodes\": 1, \"model\": \"mixtral-8x7b\", \"global_batch\": 16, \"micro_batch\": 1, "
-                              "\"precision\": \"fp8\", \"parallelism\": {\"tp\": 2, \"expert_tp\": 2, \"ep\": 4, "
-                              "\"sequence_parallel\": true, \"zero_stage\": 1",
-                              "", "}}", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    cJSON *m = node_run("h100-sxm", "mixtral-8x7b", "\"global_batch\": 16, \"micro_batch\": 1, \"precision\": \"fp8\"",
+                        "\"tp\": 2, \"expert_tp\": 2, \"ep\": 4, \"sequence_parallel\": true, \"zero_stage\": 1");
     double mel = 4096.0 * 4096, fp8 = coll_count(m, "tp_allgather", mel), bf16 = coll_count(m, "tp_allgather", 2 * mel);
     /* a layer and micro-batch: attention's gathers forward, backward and again
      * behind qkv's data gradient (test_sp_backward), the MoE block's two,
@@ -272,15 +278,11 @@ static void test_fp8_zero3_copies(void)
     double act_of[2][2];
     for (int r = 0; r < 2; r++)
         for (int f = 0; f < 2; f++) {
-            GError *err = NULL;
-            char *head = g_strdup_printf(
-                "{\"name\": \"z\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", \"nodes\": 1, "
-                "\"model\": \"llama2-7b\", \"global_batch\": 8, \"micro_batch\": 1, \"precision\": \"%s\", "
-                "\"parallelism\": {\"dp\": 8, \"zero_stage\": 3, \"recompute\": \"%s\"",
-                f ? "fp8" : "bf16", rc[r]);
-            cJSON *res = steps_run_with("z.json", head, "", "}}", &err);
-            g_free(head);
-            CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+            char *top = g_strdup_printf("\"global_batch\": 8, \"micro_batch\": 1, \"precision\": \"%s\"", f ? "fp8" : "bf16"),
+                 *par = g_strdup_printf("\"dp\": 8, \"zero_stage\": 3, \"recompute\": \"%s\"", rc[r]);
+            cJSON *res = node_run("h100-sxm", "llama2-7b", top, par);
+            g_free(top);
+            g_free(par);
             act_of[r][f] = steps_activations(res);
             cJSON_Delete(res);
         }
@@ -300,15 +302,9 @@ static void test_sp_backward(void)
     const char *impl[] = {"megatron", "dtensor"};
     double ag[2], rs[2], step[2], elems = 1.0 * 4096 * 4096;
     for (int i = 0; i < 2; i++) {
-        GError *err = NULL;
-        char *head = g_strdup_printf(
-            "{\"name\": \"sp\", \"accelerator\": \"h100-sxm\", \"topology\": \"dgx-h100-cluster\", \"nodes\": 1, "
-            "\"model\": \"llama2-7b\", \"global_batch\": 2, \"micro_batch\": 1, \"parallelism\": {\"tp\": 4, "
-            "\"dp\": 2, \"sequence_parallel\": true, \"tp_impl\": \"%s\"",
-            impl[i]);
-        cJSON *r = steps_run_with("sp.json", head, "", "}}", &err);
-        g_free(head);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        char *par = g_strdup_printf("\"tp\": 4, \"dp\": 2, \"sequence_parallel\": true, \"tp_impl\": \"%s\"", impl[i]);
+        cJSON *r = node_run("h100-sxm", "llama2-7b", "\"global_batch\": 2, \"micro_batch\": 1", par);
+        g_free(par);
         ag[i] = coll_count(r, "tp_allgather", 2 * elems);
         rs[i] = coll_count(r, "tp_reducescatter", 2 * elems);
         step[i] = steps_num(r, "step_time_s");
