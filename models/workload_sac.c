@@ -66,7 +66,7 @@ double workload_op_sac_kept(const WorkloadTransformer *t, double batch, double e
 const char *workload_op_sac_check(const WorkloadTransformer *t, int tp, int cp)
 {
     if (!t)
-        return "is PyTorch's per-op checkpointing of a transformer block";
+        return "needs a transformer: it is PyTorch's per-op checkpointing of a transformer block";
     if (t->experts > 0 || workload_mla_on(t))
         return "is modelled for dense blocks with multi-head attention (no experts, no MLA)";
     if (tp > 1 || cp > 1)
