@@ -7,7 +7,6 @@
  * for the report's counts.
  * The GEMMs' split by tp is the workload module's (WorkloadParallel.tp). */
 #include "step_build.h"
-#include "workload_mla.h"
 
 #include <math.h>
 #include <string.h>
@@ -31,12 +30,16 @@ static int tp_blocks(const Ctx *c)
  * compressed latents and a MoE block's dispatcher the hidden states in 16
  * bits first (Megatron-Core gather_from_sequence_parallel_region).  A MoE
  * model's dense layers take its MoE layers' collectives. */
+/* Whether block b is a MoE block's, whose dispatcher gathers and scatters
+ * the hidden states itself (gather_from_sequence_parallel_region), in line
+ * and before any FP8 cast. */
+static bool dispatcher_block(const Ctx *c, int b) { return b == 1 && workload_transformer(c->w)->experts > 0; }
+
 static bool ag_quantized(const Ctx *c, int b)
 {
-    const WorkloadTransformer *tr = workload_transformer(c->w);
     if (step_scenario_dtype(c->sc) != ACCEL_FP8)
         return false;
-    return b == 0 ? !workload_mla_on(tr) : tr->experts == 0;
+    return b == 0 ? workload_transformer(c->w)->kv_lora_rank == 0 /* not MLA */ : !dispatcher_block(c, b);
 }
 
 /* Block b's all-gather time (tp_use[2]: the MLP's, where it differs). */
@@ -111,12 +114,25 @@ int tp_after(Build *b, int s, const char *name, double seconds, int after)
     /* the backward gathers qkv's and fc1's inputs again (async_bwd_pass; a
      * MoE block's dispatcher does not) */
     bool again = regathers(c) && !strcmp(name, "tp_backward");
-    bool mlp_again = again && n == 2 && !workload_transformer(c->w)->experts;
+    bool mlp_again = again && n == 2 && !dispatcher_block(c, 1);
     step_coll_tag(b, t, c->tp_use[0], 1 + again + (n == 2 && !split) * (1 + mlp_again), s);
     step_coll_tag(b, t, c->tp_use[1], n, s);
     if (split)
         step_coll_tag(b, t, c->tp_use[2], 1 + mlp_again, s);
     return t;
+}
+
+/* GEMMs that ran beside `covered` seconds of the layer's tp collectives
+ * lose those collectives' SM share of them (step_interfere.c), unless
+ * interference is turned off. */
+static void slow_gemms(const Ctx *c, double covered, double *t_comp)
+{
+    if (!c->p.comm_interference)
+        return;
+    double f, f1, h;
+    interfere_shares(c, c->tp_use[0], &f, &h);
+    interfere_shares(c, c->tp_use[1], &f1, &h);
+    *t_comp += covered * (f > f1 ? f : f1);
 }
 
 /* One collective's exposed time under tp_comm_overlap: Megatron-Core's
@@ -149,12 +165,7 @@ static double overlap_pass(Ctx *c, double t_tp, const double partner[2][4], bool
         exposed += overlap_one(c, ag_time(c, b), partner[bwd][2 * b + bwd], &covered);
         exposed += overlap_one(c, rs, partner[bwd][2 * b + !bwd], &covered);
     }
-    if (c->p.comm_interference) {
-        double f, f1, h;
-        interfere_shares(c, c->tp_use[0], &f, &h);
-        interfere_shares(c, c->tp_use[1], &f1, &h);
-        *t_comp += covered * (f > f1 ? f : f1); /* the GEMMs lose SMs */
-    }
+    slow_gemms(c, covered, t_comp);
     return exposed;
 }
 
@@ -171,10 +182,9 @@ static double overlap_pass(Ctx *c, double t_tp, const double partner[2][4], bool
 static double async_bwd_pass(Ctx *c, const double partner[2][4], double *t_comp)
 {
     double rs = step_coll_time(c, c->tp_use[1]), exposed = 0, covered = 0;
-    bool moe = workload_transformer(c->w)->experts > 0;
     for (int b = 0; b < tp_blocks(c); b++) {
         double ag = ag_time(c, b), half = partner[1][2 * b] / 2;
-        if (b == 1 && moe) {
+        if (dispatcher_block(c, b)) {
             exposed += ag + rs;
             continue;
         }
@@ -182,12 +192,7 @@ static double async_bwd_pass(Ctx *c, const double partner[2][4], double *t_comp)
         exposed += ag + (ag - again) + (rs - scatter);
         covered += again + scatter;
     }
-    if (c->p.comm_interference) {
-        double f, f1, h;
-        interfere_shares(c, c->tp_use[0], &f, &h);
-        interfere_shares(c, c->tp_use[1], &f1, &h);
-        *t_comp += covered * (f > f1 ? f : f1);
-    }
+    slow_gemms(c, covered, t_comp);
     return exposed;
 }
 

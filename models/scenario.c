@@ -7,7 +7,6 @@
 #include "scenario_internal.h"
 #include "collective.h"
 #include "scenario_plan.h"
-#include "workload_mla.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -238,16 +237,23 @@ static bool precheck_batch(const StepScenario *sc, const SimJsonDoc *d, const cJ
     return check_batch_dp(sc, d, root, (int)(ranks / per_replica), false, err);
 }
 
+/* What "recompute": "op" and "recompute_keep" are not modelled with: the
+ * other changes to what a checkpoint holds, and LoRA's frozen layers. */
+static const char *checkpoint_clash(const StepScenario *sc)
+{
+    return sc->plan.partition_activations || sc->plan.recompute_overlap || sc->finetune.method != FINETUNE_NONE
+               ? "with \"partition_activations\", \"recompute_overlap\" or \"finetune\" is not modelled"
+               : NULL;
+}
+
 /* "recompute": "op" (workload_sac.c): what the model has of it. */
 static bool check_op_recompute(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
 {
     const char *why = workload_op_sac_check(workload_transformer(sc->w), sc->plan.tp, sc->plan.cp);
     if (!why && sc->attention == STEP_ATTN_UNFUSED)
         why = "keeps the fused attention kernel's output: not with \"attention\": \"unfused\"";
-    if (!why && sc->finetune.method != FINETUNE_NONE)
-        why = "with \"finetune\" is not modelled";
-    if (!why && (sc->plan.recompute_overlap || sc->plan.partition_activations))
-        why = "with \"recompute_overlap\" or \"partition_activations\" is not modelled";
+    if (!why)
+        why = checkpoint_clash(sc);
     if (!why)
         return true;
     sim_json_error(d, key_or(where, "recompute", where), err, "\"recompute\": \"op\" %s", why);
@@ -259,12 +265,9 @@ static bool check_op_recompute(const StepScenario *sc, const SimJsonDoc *d, cons
 static bool check_recompute_keep(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
 {
     const WorkloadTransformer *t = workload_transformer(sc->w);
-    const char *why = !t                                   ? "needs a transformer"
-                      : t->experts > 0 || workload_mla_on(t) ? "is modelled for dense blocks with multi-head attention"
-                      : sc->plan.tp > 1                      ? "is modelled with \"tp\": 1"
-                      : sc->plan.partition_activations || sc->plan.recompute_overlap || sc->finetune.method != FINETUNE_NONE
-                          ? "with \"partition_activations\", \"recompute_overlap\" or \"finetune\" is not modelled"
-                          : NULL;
+    const char *why = !t ? "needs a transformer" : workload_dense_check(t);
+    if (!why)
+        why = sc->plan.tp > 1 ? "is modelled with \"tp\": 1" : checkpoint_clash(sc);
     if (why)
         sim_json_error(d, key_or(where, "recompute_keep", where), err, "\"recompute_keep\" %s", why);
     return !why;
@@ -284,7 +287,10 @@ static bool parse_elementwise(StepScenario *sc, const SimJsonDoc *d, const cJSON
         return false;
     }
     sc->eager_elementwise = s && !g_ascii_strcasecmp(s, "eager"); /* as "recompute" and the other choices */
-    const char *why = sc->eager_elementwise ? workload_eager_check(workload_transformer(sc->w)) : NULL;
+    const WorkloadTransformer *t = workload_transformer(sc->w);
+    const char *why = !sc->eager_elementwise ? NULL
+                      : !t                   ? "needs a transformer: it is PyTorch's eager mode of a transformer block"
+                                             : workload_dense_check(t);
     if (why)
         sim_json_error(d, it, err, "\"elementwise\": \"eager\" %s", why);
     return !why;

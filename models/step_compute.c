@@ -259,9 +259,8 @@ static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb
 static double op_sac_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    double xf = 0, xb;
-    if (c->wp.eager_elementwise)
-        workload_layer_eager_bytes(c->w, 0, mb, &c->wp, &xf, &xb);
+    double xf, xb; /* PyTorch eager's extra passes, repeated */
+    workload_layer_eager_bytes(c->w, 0, mb, &c->wp, &xf, &xb);
     double t = accel_mem_time(c->acc, workload_layer_elementwise_bytes(c->w, 0, mb, &c->wp) + xf);
     for (int i = 0; i < ng; i++) {
         WorkloadGemm piece = g[i];
@@ -334,9 +333,8 @@ static void layer_time(const Ctx *c, int layer, int mb, double *fwd, double *bwd
     double ew = workload_layer_elementwise_bytes(c->w, layer, mb, &c->wp);
     double perm = workload_layer_permute_bytes(c->w, layer, mb, &c->wp, false),
            perm_bwd = workload_layer_permute_bytes(c->w, layer, mb, &c->wp, true);
-    double xf = 0, xb = 0; /* PyTorch eager's extra passes */
-    if (c->wp.eager_elementwise)
-        workload_layer_eager_bytes(c->w, layer, mb, &c->wp, &xf, &xb);
+    double xf, xb; /* PyTorch eager's extra passes */
+    workload_layer_eager_bytes(c->w, layer, mb, &c->wp, &xf, &xb);
     *fwd = gemms_time(c, g, ng, false) + accel_mem_time(c->acc, ew + xf + perm);
     *bwd = gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * ew + xb + perm_bwd);
     if (c->wp.fused_attention) {
@@ -490,27 +488,24 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
         *hw_flops += 3 * B * (workload_layer_forward_flops(c->w, l, 1, &padded) - workload_layer_forward_flops(c->w, l, 1, &one));
     for (int l = 0; l < tr->layers && (c->wp.recompute_modules & ~(unsigned)WORKLOAD_RC_LAYERNORM); l++)
         *hw_flops += B * modules_flops(c, l, &padded);
+    /* what each recompute mode runs again of a layer's GEMMs (layer 0's) */
+    WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
+    int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);
     if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL) {
         int rec = 0; /* the layers that recompute ("recompute_layers") */
         for (int s = 0; s < c->p.pp; s++)
             for (int l = 0; l < step_stage_layers(c, s); l++)
                 rec += step_layer_recomputed(c, s, l);
-        WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
-        int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);
         double kept = 0; /* "recompute_keep": a dense layer's kept GEMMs (dense blocks only) */
         for (int i = 0; i < ng; i++)
             kept += workload_gemm_linear(&gg[i]) & c->p.recompute_keep ? workload_gemm_flops(&gg[i]) : 0;
         *hw_flops += B * (layer_f - tr->layers * kept) * rec / tr->layers;
     } else if (c->p.recompute == WORKLOAD_RECOMPUTE_SELECTIVE) {
-        WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
-        int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);
         for (int i = 0; i < ng; i++)
             if (is_attention_core(&gg[i]))
                 *hw_flops += B * tr->layers * workload_gemm_flops(&gg[i]);
         *hw_flops -= B * excess;
     } else if (c->p.recompute == WORKLOAD_RECOMPUTE_OP) {
-        WorkloadGemm gg[WORKLOAD_MAX_GEMMS];
-        int ng = workload_layer_gemms(c->w, 0, 1, &one, gg);
         for (int i = 0; i < ng; i++)
             *hw_flops += B * tr->layers * workload_op_sac_share(tr, gg[i].name) * workload_gemm_flops(&gg[i]);
     }

@@ -324,10 +324,13 @@ const char *workload_op_sac_check(const WorkloadTransformer *t, int tp, int cp);
 /* "elementwise": "eager" (workload_eager.c): the HBM bytes PyTorch eager's
  * one-kernel-per-op element-wise passes move in layer `layer`'s forward
  * (*fwd) and backward (*bwd) beyond the fused kernels of
- * workload_layer_elementwise_bytes; NULL when the model can run it. */
+ * workload_layer_elementwise_bytes; 0 unless par->eager_elementwise. */
 void workload_layer_eager_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
                                 double *fwd, double *bwd);
-const char *workload_eager_check(const WorkloadTransformer *t);
+/* NULL for a dense block with multi-head attention, the only one the
+ * frameworks' modes above ("op", "eager", "recompute_keep") are modelled
+ * on; else why not (no experts, no MLA). */
+const char *workload_dense_check(const WorkloadTransformer *t);
 
 /* Megatron-LM's model FLOPs per iteration of `batch` sequences (Narayanan et
  * al. 2021, eq. 3): with full recomputation 96 B s l h^2 (1 + s/(6h) +

@@ -18,19 +18,19 @@
  * modes (torchtitan's repeat_kv under GQA, the attention output's
  * transpose), which are left out.  The saved tensors are not changed here:
  * the fp32 intermediates are transients of the norm. */
-#include "workload_mla.h"
+#include "workload.h"
 
 void workload_layer_eager_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
                                 double *fwd, double *bwd)
 {
     *fwd = *bwd = 0;
     const WorkloadTransformer *t = workload_transformer(w);
-    if (!t || layer < 0 || layer >= t->layers || micro_batch < 1)
+    if (!par || !par->eager_elementwise || !t || layer < 0 || layer >= t->layers || micro_batch < 1)
         return;
-    double e = par && par->act_bytes > 0 ? par->act_bytes : 2, T = (double)micro_batch * t->seq_len;
+    double e = par->act_bytes > 0 ? par->act_bytes : 2, T = (double)micro_batch * t->seq_len;
     double h = t->hidden, q = workload_q_dim(t), kv = workload_kv_dim(t), f = t->ffn;
-    double tp = par && par->tp > 1 ? par->tp : 1, cp = par && par->cp > 1 ? par->cp : 1;
-    double sp = par && par->sequence_parallel ? tp : 1;
+    double tp = par->tp > 1 ? par->tp : 1, cp = par->cp > 1 ? par->cp : 1;
+    double sp = par->sequence_parallel ? tp : 1;
     double rows_f = 0, rows_b = 0, split_f = 0, split_b = 0; /* rows: h wide (split by sp); split: by tp */
     if (t->norm == WORKLOAD_NORM_RMSNORM) {
         rows_f += 2 * (28 + 2 * e) * h;
@@ -50,13 +50,4 @@ void workload_layer_eager_bytes(const Workload *w, int layer, int micro_batch, c
     }
     *fwd = T * (rows_f / sp + split_f / tp) / cp;
     *bwd = T * (rows_b / sp + split_b / tp) / cp;
-}
-
-const char *workload_eager_check(const WorkloadTransformer *t)
-{
-    if (!t)
-        return "needs a transformer: it is PyTorch's eager mode of a transformer block";
-    if (t->experts > 0 || workload_mla_on(t))
-        return "is modelled for dense blocks with multi-head attention (no experts, no MLA)";
-    return NULL;
 }

@@ -15,6 +15,12 @@
 
 bool workload_mla_on(const WorkloadTransformer *t) { return t->kv_lora_rank > 0; }
 
+const char *workload_dense_check(const WorkloadTransformer *t)
+{
+    return t->experts > 0 || workload_mla_on(t) ? "is modelled for dense blocks with multi-head attention (no experts, no MLA)"
+                                                : NULL;
+}
+
 const char *workload_mla_check(const WorkloadTransformer *t)
 {
     if (t->q_lora_rank < 0 || t->kv_lora_rank < 0 || t->qk_nope_head_dim < 0 || t->qk_rope_head_dim < 0 ||

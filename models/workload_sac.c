@@ -18,7 +18,7 @@
  * block's input, wq, wv, w1 and w2's outputs (fc1's), and the attention
  * kernel's output and log-sum-exp.  Each mm is costed as its share of the
  * fused GEMM workload_layer_gemms lists. */
-#include "workload_mla.h"
+#include "workload.h"
 
 #include <string.h>
 
@@ -67,8 +67,9 @@ const char *workload_op_sac_check(const WorkloadTransformer *t, int tp, int cp)
 {
     if (!t)
         return "needs a transformer: it is PyTorch's per-op checkpointing of a transformer block";
-    if (t->experts > 0 || workload_mla_on(t))
-        return "is modelled for dense blocks with multi-head attention (no experts, no MLA)";
+    const char *dense = workload_dense_check(t);
+    if (dense)
+        return dense;
     if (tp > 1 || cp > 1)
         return "is modelled with \"tp\": 1 and \"cp\": 1 (under tensor or context parallelism the policy also "
                "decides which collectives run again)";

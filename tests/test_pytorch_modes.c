@@ -139,6 +139,10 @@ static void test_eager_bytes(void)
     Workload *w = workload_load("llama2-70b", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(w);
     WorkloadParallel par = workload_parallel_default();
+    double none_f, none_b;
+    workload_layer_eager_bytes(w, 0, 2, &par, &none_f, &none_b); /* not eager: nothing beyond the fused passes */
+    CU_ASSERT_DOUBLE_EQUAL(none_f + none_b, 0, 0);
+    par.eager_elementwise = true;
     double T = 2.0 * 4096, h = 8192, qkv = 8192 + 1024, f = 28672, fwd, bwd;
     workload_layer_eager_bytes(w, 0, 2, &par, &fwd, &bwd);
     CU_ASSERT_DOUBLE_EQUAL(fwd, T * (64 * h + 20 * qkv + 4 * f), 1);
