@@ -144,7 +144,7 @@ StepAttention step_scenario_attention(const StepScenario *sc);
 typedef enum { STEP_CE_UNFUSED, STEP_CE_FP32, STEP_CE_FUSED, STEP_CE_LOSS_PARALLEL } StepCrossEntropy;
 StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc);
 /* "elementwise": "eager": PyTorch eager's element-wise kernels, one per op
- * (workload_layer_eager_bytes); false: fused kernels (default). */
+ * (workload_layer_pass_bytes); false: fused kernels (default). */
 bool step_scenario_eager_elementwise(const StepScenario *sc);
 /* GPUs one process drives, launching on them one after another
  * ("gpus_per_process", default 1: a process per GPU). */

@@ -259,8 +259,8 @@ static double recompute_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb
 static double op_sac_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    double xf, xb; /* PyTorch eager's extra passes, repeated */
-    workload_layer_eager_bytes(c->w, 0, mb, &c->wp, &xf, &xb);
+    double xf, xb; /* the rotary and eager passes, repeated */
+    workload_layer_pass_bytes(c->w, 0, mb, &c->wp, &xf, &xb);
     double t = accel_mem_time(c->acc, workload_layer_elementwise_bytes(c->w, 0, mb, &c->wp) + xf);
     for (int i = 0; i < ng; i++) {
         WorkloadGemm piece = g[i];
@@ -333,8 +333,8 @@ static void layer_time(const Ctx *c, int layer, int mb, double *fwd, double *bwd
     double ew = workload_layer_elementwise_bytes(c->w, layer, mb, &c->wp);
     double perm = workload_layer_permute_bytes(c->w, layer, mb, &c->wp, false),
            perm_bwd = workload_layer_permute_bytes(c->w, layer, mb, &c->wp, true);
-    double xf, xb; /* PyTorch eager's extra passes */
-    workload_layer_eager_bytes(c->w, layer, mb, &c->wp, &xf, &xb);
+    double xf, xb; /* the rotary and eager passes */
+    workload_layer_pass_bytes(c->w, layer, mb, &c->wp, &xf, &xb);
     *fwd = gemms_time(c, g, ng, false) + accel_mem_time(c->acc, ew + xf + perm);
     *bwd = gemms_time(c, g, ng, true) + accel_mem_time(c->acc, 2 * ew + xb + perm_bwd);
     if (c->wp.fused_attention) {

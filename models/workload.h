@@ -146,7 +146,7 @@ typedef struct {
      * FP8 copy (set_save_original_input) */
     bool fp8_save_original;
     /* "elementwise": "eager": PyTorch eager's element-wise kernels one op
-     * at a time (workload_layer_eager_bytes) instead of fused ones */
+     * at a time (workload_layer_pass_bytes) instead of fused ones */
     bool eager_elementwise;
     /* under recompute FULL, the linears (WORKLOAD_LINEAR_* bits) whose
      * forward outputs are kept with the layer's input ("recompute_keep") */
@@ -321,12 +321,13 @@ double workload_op_sac_share(const WorkloadTransformer *t, const char *gemm);
 double workload_op_sac_kept(const WorkloadTransformer *t, double batch, double e);
 const char *workload_op_sac_check(const WorkloadTransformer *t, int tp, int cp);
 
-/* "elementwise": "eager" (workload_eager.c): the HBM bytes PyTorch eager's
- * one-kernel-per-op element-wise passes move in layer `layer`'s forward
- * (*fwd) and backward (*bwd) beyond the fused kernels of
- * workload_layer_elementwise_bytes; 0 unless par->eager_elementwise. */
-void workload_layer_eager_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
-                                double *fwd, double *bwd);
+/* The HBM bytes of layer `layer`'s element-wise passes beyond
+ * workload_layer_elementwise_bytes, forward (*fwd) and backward (*bwd)
+ * (workload_eager.c): the rotary embedding's pass over q and k, and under
+ * "elementwise": "eager" (par->eager_elementwise) PyTorch eager's
+ * one-kernel-per-op passes in place of the fused kernels. */
+void workload_layer_pass_bytes(const Workload *w, int layer, int micro_batch, const WorkloadParallel *par,
+                               double *fwd, double *bwd);
 /* NULL for a dense block with multi-head attention, the only one the
  * frameworks' modes above ("op", "eager", "recompute_keep") are modelled
  * on; else why not (no experts, no MLA). */

@@ -131,7 +131,8 @@ static void test_refused(void)
 
 /* The eager bytes by hand on Llama 2 70B (RMSNorm, rotary, SwiGLU; e = 2):
  * per token, forward 2 (28 + 2e) h + (16 + 2e)(q + kv) + 2e f, backward
- * 2 (44 + 2e) h + (16 + 2e)(q + kv) + 3e f; under tp 2 with sequence
+ * 2 (44 + 2e) h + (16 + 2e)(q + kv) + 3e f, where fused kernels leave only
+ * the rotary pass, 2e (q + kv) each way; under tp 2 with sequence
  * parallelism all of it halves. */
 static void test_eager_bytes(void)
 {
@@ -139,18 +140,18 @@ static void test_eager_bytes(void)
     Workload *w = workload_load("llama2-70b", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(w);
     WorkloadParallel par = workload_parallel_default();
-    double none_f, none_b;
-    workload_layer_eager_bytes(w, 0, 2, &par, &none_f, &none_b); /* not eager: nothing beyond the fused passes */
-    CU_ASSERT_DOUBLE_EQUAL(none_f + none_b, 0, 0);
-    par.eager_elementwise = true;
     double T = 2.0 * 4096, h = 8192, qkv = 8192 + 1024, f = 28672, fwd, bwd;
-    workload_layer_eager_bytes(w, 0, 2, &par, &fwd, &bwd);
+    workload_layer_pass_bytes(w, 0, 2, &par, &fwd, &bwd); /* fused: the rotary pass alone */
+    CU_ASSERT_DOUBLE_EQUAL(fwd, T * 4 * qkv, 1);
+    CU_ASSERT_DOUBLE_EQUAL(bwd, T * 4 * qkv, 1);
+    par.eager_elementwise = true;
+    workload_layer_pass_bytes(w, 0, 2, &par, &fwd, &bwd);
     CU_ASSERT_DOUBLE_EQUAL(fwd, T * (64 * h + 20 * qkv + 4 * f), 1);
     CU_ASSERT_DOUBLE_EQUAL(bwd, T * (96 * h + 20 * qkv + 6 * f), 1);
     par.tp = 2;
     par.sequence_parallel = true;
     double f2, b2;
-    workload_layer_eager_bytes(w, 0, 2, &par, &f2, &b2);
+    workload_layer_pass_bytes(w, 0, 2, &par, &f2, &b2);
     CU_ASSERT_DOUBLE_EQUAL(f2, fwd / 2, 1);
     CU_ASSERT_DOUBLE_EQUAL(b2, bwd / 2, 1);
     workload_free(w);
