@@ -107,11 +107,13 @@ static inline void check_params(gchar **head, gchar **f, int seq)
     workload_free(w);
 }
 
-/* A row's override; an accelerator file (overlay) named by the table lives
- * beside it in tests/data/steps. */
+/* A row's override; an accelerator file (overlay), a model or a topology
+ * file named by the table lives beside it in tests/data/steps (as
+ * calibrate reads them: calib_accel_set_file_key). */
 static inline void set_key(cJSON *root, const char *key, const char *value)
 {
-    if (!strcmp(key, "accelerator") && g_str_has_suffix(value, ".json") && !g_path_is_absolute(value)) {
+    bool file = !strcmp(key, "accelerator") || !strcmp(key, "model") || !strcmp(key, "topology");
+    if (file && g_str_has_suffix(value, ".json") && !g_path_is_absolute(value)) {
         char *path = g_build_filename(STEPS, value, NULL);
         calib_accel_set_key(root, key, path);
         g_free(path);

@@ -7,6 +7,7 @@
 #include "calib_core.h"
 #include "kineto.h"
 #include "scenario.h"
+#include "sim_data.h"
 #include "sim_file.h"
 #include "sweep.h"
 
@@ -159,6 +160,19 @@ void calib_accel_set_key(cJSON *root, const char *key, const char *cell)
     g_strfreev(parts);
 }
 
+void calib_accel_set_file_key(cJSON *root, const char *key, const char *cell, const char *table)
+{
+    if ((strcmp(key, "model") && strcmp(key, "topology")) || !sim_data_is_path(cell) || g_path_is_absolute(cell) ||
+        !strcmp(cell, "-")) {
+        calib_accel_set_key(root, key, cell);
+        return;
+    }
+    char *dir = g_path_get_dirname(table), *path = g_build_filename(dir, cell, NULL);
+    calib_accel_set_key(root, key, path);
+    g_free(dir);
+    g_free(path);
+}
+
 /* A scenario row: "scenario" (a file, relative to the table's folder), the
  * measurement (step_time_s or tokens_per_s) and overrides by dotted key;
  * ref.* columns (the source's own labels) are not applied. */
@@ -191,7 +205,7 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
     for (int i = 0; ok && head[i]; i++)
         if (strcmp(head[i], "scenario") && strcmp(head[i], "step_time_s") && strcmp(head[i], "tokens_per_s") &&
             !g_str_has_prefix(head[i], "ref.")) /* ref.*: the source's labels, not overrides */
-            calib_accel_set_key(root, head[i], f[i]);
+            calib_accel_set_file_key(root, head[i], f[i], file);
     if (ok) {
         char *text = cJSON_Print(root), *name = g_strdup_printf("%s:%d (%s)", file, line, scen);
         Row r = {.sc = step_scenario_parse(name, text, strlen(text), err)};

@@ -47,6 +47,10 @@ cJSON *calib_accel_report_json(const AccelCalibration *c);
  * row's scenario: a JSON number, true, false or null as such, anything else
  * as a string; a component on the way that is not an object is replaced. */
 void calib_accel_set_key(cJSON *root, const char *key, const char *cell);
+/* The same for the cell of column KEY of table TABLE: a "model" or
+ * "topology" file named by a relative path is relative to the table's
+ * folder, as the "scenario" cell is, not to the working directory. */
+void calib_accel_set_file_key(cJSON *root, const char *key, const char *cell, const char *table);
 /* {"overlay", "base": PRESET, "parameters", "calibration"}: an accelerator
  * file every scenario accepts as "accelerator". */
 cJSON *calib_accel_overlay_json(const AccelCalibration *c);
