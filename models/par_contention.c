@@ -47,6 +47,8 @@ void dp_contention_set_work_budget(uint64_t work) { work_budget = work ? work : 
 
 typedef struct {
     Ctx *c;
+    const CollGroup *base; /* the collective scaled: dp_group, or rep_group under hybrid sharding */
+    int all;               /* concurrent groups: one per (stage, tensor rank[, shard]) */
     CollOp op;
     CollCost cc;
     double bytes;
@@ -192,7 +194,7 @@ static sim_time_t simulate(const Dp *d, const bool *keep, bool nonblocking, bool
     SimNet *net = sim_net_new(e);
     const Topo *t = d->c->topo;
     for (int l = 0; l < topo_num_links(t); l++) {
-        double cap = coll_group_link_cap(d->c->dp_group, l);
+        double cap = coll_group_link_cap(d->base, l);
         if (nonblocking && topo_link_is_fabric(t, l))
             cap *= DP_NONBLOCKING;
         sim_net_add_link(net, cap, sim_time_from_s(topo_link_latency(t, l)));
@@ -276,8 +278,8 @@ static double uplink_bound(const Dp *d)
 {
     double worst = 0;
     for (int l = 0; l < topo_num_links(d->c->topo); l++)
-        if (d->load[l] > 0 && d->load[l] / coll_group_link_cap(d->c->dp_group, l) > worst)
-            worst = d->load[l] / coll_group_link_cap(d->c->dp_group, l);
+        if (d->load[l] > 0 && d->load[l] / coll_group_link_cap(d->base, l) > worst)
+            worst = d->load[l] / coll_group_link_cap(d->base, l);
     return worst;
 }
 
@@ -299,26 +301,35 @@ static void by_bound(Ctx *c, const Dp *d, double fb, int counted, char *why)
     set_warning(c, "uplink bound",
                 g_strdup_printf("%s; DP collectives are scaled by the uplink bound only (factor %.4g: the busiest "
                                 "fabric link takes %.4g s for %d of %d groups)",
-                                why, fb, c->dp_uplink_bound_s, counted, d->c->p.pp * d->c->p.tp));
+                                why, fb, c->dp_uplink_bound_s, counted, d->all));
     g_free(why);
 }
 
-/* Builds the DP groups of every (stage, tensor rank) that the search for
- * components may hold (COLL_MAX_FLOWS flows in all); false if one fails. */
+/* Group k's ranks into ids; returns how many.  The DP group of (stage,
+ * tensor rank) k; under hybrid sharding the replicas of shard position
+ * k % shard of (stage, tensor rank) k / shard, as zero_init builds group 0. */
+static int group_ranks(const Dp *d, int k, int *ids)
+{
+    const Ctx *c = d->c;
+    int zr = d->base == c->rep_group ? c->zero_ranks : 1, n = c->p.dp / zr, j = k % zr, st = k / zr;
+    for (int r = 0; r < n; r++)
+        ids[r] = step_rank_of(c, st / c->p.tp, j + r * zr, st % c->p.tp);
+    return n;
+}
+
+/* Builds the groups that the search for components may hold
+ * (COLL_MAX_FLOWS flows in all); false if one fails. */
 static bool build_groups(Dp *d, int64_t per)
 {
-    const StepPlan *p = &d->c->p;
     if ((int64_t)d->ngroups > COLL_MAX_FLOWS / per)
         d->ngroups = (int)(COLL_MAX_FLOWS / per > 1 ? COLL_MAX_FLOWS / per : 1);
     d->groups = g_new0(CollGroup *, d->ngroups);
     d->comp = g_new(int, d->ngroups);
-    int *ids = g_new(int, p->dp);
+    int *ids = g_new(int, d->c->p.dp);
     bool ok = true;
     for (int k = 0; k < d->ngroups && ok; k++) {
-        int s = k / p->tp, t = k % p->tp;
-        for (int r = 0; r < p->dp; r++)
-            ids[r] = step_rank_of(d->c, s, r, t);
-        ok = (d->groups[k] = step_group_new(d->c, ids, p->dp, NULL)) != NULL;
+        int n = group_ranks(d, k, ids);
+        ok = (d->groups[k] = step_group_new(d->c, ids, n, NULL)) != NULL;
     }
     g_free(ids);
     return ok;
@@ -360,27 +371,44 @@ static void concurrent(Ctx *c, Dp *d, sim_time_t alone, sim_time_t ref, uint64_t
                                 fb));
 }
 
+/* The collective whose groups run at once across the fabric: the DP
+ * groups' reduce-scatter (all-reduce without ZeRO) of one bucket or layer;
+ * under hybrid sharding the replicas' all-reduce of a layer's gradient
+ * shard (par_zero.c), one group per shard position, which share the NICs
+ * where a node has fewer NICs than GPUs.  False if there is none. */
+static bool dp_which(Ctx *c, Dp *d)
+{
+    const StepPlan *p = &c->p;
+    d->c = c;
+    d->all = p->pp * p->tp;
+    if (c->zero_ranks != p->dp) {
+        if (!c->rep_group)
+            return false;
+        d->base = c->rep_group;
+        d->op = COLL_ALLREDUCE;
+        d->bytes = c->layer_params * c->grad_bytes_per_param * p->compression / c->zero_ranks;
+        d->all *= c->zero_ranks;
+    } else {
+        d->base = c->dp_group;
+        d->op = p->zero_stage >= 1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+        d->bytes = p->zero_stage == 3 ? c->layer_params * c->param_bytes : p->bucket_bytes * p->compression;
+    }
+    return coll_cost(d->base, d->op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, d->bytes, &d->cc);
+}
+
 /* How much slower one data-parallel collective gets than the closed form
- * says: the DP groups of every (pipeline stage, tensor rank) run theirs at
- * the same time on the real fabric, against one alone on a non-blocking
- * fabric (the closed form's assumption), on one bucket. */
+ * says: the groups of dp_which run theirs at the same time on the real
+ * fabric, against one alone on a non-blocking fabric (the closed form's
+ * assumption). */
 void dp_contention(Ctx *c)
 {
     c->dp_factor = 1;
-    if (!c->dp_group || !step_scenario_flow_contention(c->sc))
+    c->dp_scaled = NULL;
+    Dp d = {.t0 = g_get_monotonic_time()};
+    if (!c->dp_group || !step_scenario_flow_contention(c->sc) || !dp_which(c, &d))
         return;
-    const StepPlan *p = &c->p;
-    if (c->zero_ranks != p->dp) { /* hybrid sharding: its groups are not the dp groups simulated here */
-        snprintf(c->dp_method, sizeof c->dp_method, "not simulated (hybrid sharding)");
-        return;
-    }
-    Dp d = {.c = c, .t0 = g_get_monotonic_time(), .op = p->zero_stage >= 1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE};
-    d.bytes = p->bucket_bytes * p->compression;
-    if (p->zero_stage == 3)
-        d.bytes = c->layer_params * c->param_bytes;
-    if (!coll_cost(c->dp_group, d.op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, d.bytes, &d.cc))
-        return;
-    int nlinks = topo_num_links(c->topo), all = p->pp * p->tp;
+    c->dp_scaled = d.base;
+    int nlinks = topo_num_links(c->topo), all = d.all;
     for (int l = 0; l < nlinks && !d.fabric; l++)
         d.fabric = topo_link_is_fabric(c->topo, l);
     if (all == 1 && !d.fabric)

@@ -50,7 +50,7 @@ int step_coll(Ctx *c, const char *name, const char *group_name, const CollGroup 
     CollCost cost;
     if (!coll_cost(g, op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &cost))
         return -1;
-    if (g == c->dp_group && c->dp_factor > 1) {
+    if (g == c->dp_scaled && c->dp_factor > 1) {
         cost.time_s *= c->dp_factor;
         cost.algbw_Bps /= c->dp_factor;
     }

@@ -73,6 +73,7 @@ typedef struct {
      * as non-blocking) is scaled by this factor: the flow simulation of the
      * concurrent groups on the real fabric over one group alone on a
      * non-blocking one, or the uplink bound past the budget (1: neither) */
+    const CollGroup *dp_scaled; /* the group dp_factor scales (par_contention.c) */
     double dp_factor, dp_flow_alone_s, dp_flow_concurrent_s;
     double dp_flow_nonblocking_s; /* group 0 alone with the fabric's uplinks never binding */
     double dp_uplink_bound_s;     /* busiest fabric link's bytes / capacity, all groups built */

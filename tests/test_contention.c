@@ -1,7 +1,8 @@
 /* Contention reaches the training step: an oversubscribed fat tree slows the
  * data-parallel collectives by what the flow model gives for them (one DP
  * group or many), leaves tensor parallelism inside a node alone, and still
- * counts when the flow simulation is past its budget (the uplink bound). */
+ * counts when the flow simulation is past its budget (the uplink bound);
+ * hybrid sharding's replica groups share a node's NICs. */
 #include "collective.h"
 #include "step.h"
 #include "step_build.h"
@@ -206,6 +207,64 @@ static void test_uplink_bound(void)
     }
 }
 
+/* FSDP hybrid sharding on 4 nodes whose 800 Gb/s leave through `nics` NICs:
+ * the replicas' all-reduce (one group per shard position, all at once). */
+static cJSON *run_hybrid(int nics, char **path)
+{
+    if (!dir)
+        dir = g_dir_make_tmp("shardsim-contention-XXXXXX", NULL);
+    char name[32];
+    snprintf(name, sizeof name, "nics%d.json", nics);
+    *path = g_build_filename(dir, name, NULL);
+    char *topo = g_strdup_printf(
+        "{\"name\": \"nics%d\", \"accelerator\": \"a100-80gb\", \"family\": \"fat_tree\", \"fabric\": \"roce\","
+        " \"nodes\": 4, \"ranks_per_node\": 8, \"nics_per_node\": %d, \"intra\": \"nvswitch\","
+        " \"nvlink\": {\"bandwidth\": \"25GB/s\", \"count\": 12, \"latency\": \"250ns\"},"
+        " \"pcie\": {\"bandwidth\": \"31.5GB/s\", \"latency\": \"300ns\"},"
+        " \"nic\": {\"bandwidth\": \"%dGbps\", \"latency\": \"500ns\"}, \"uplink\": {\"latency\": \"500ns\"}}",
+        nics, nics, 800 / nics);
+    CU_ASSERT_TRUE(g_file_set_contents(*path, topo, -1, NULL));
+    g_free(topo);
+    char *text = g_strdup_printf("{\"topology\": \"%s\", \"model\": \"gpt3-1.3b\", \"global_batch\": 32,"
+                                 " \"micro_batch\": 1, \"precision\": \"bf16\", \"optimizer\": \"adam\","
+                                 " \"parallelism\": {\"dp\": 32, \"zero_stage\": 3, \"shard_group\": 8}}",
+                                 *path);
+    GError *err = NULL;
+    cJSON *r = step_run_text("t.json", text, &err);
+    if (!r)
+        printf("\nunexpected error: %s\n", err->message);
+    g_clear_error(&err);
+    g_free(text);
+    return r;
+}
+
+/* Hybrid sharding's replica all-reduces run eight at once, one per GPU of
+ * a node: with a NIC per GPU each has its own, with four NICs two share
+ * each.  The same 800 Gb/s per node gives the same all-reduce either way
+ * (before, the four-NIC node's ran at twice its share). */
+static void test_hybrid_shares_nics(void)
+{
+    double t[2], f[2];
+    const int nics[2] = {8, 4};
+    for (int i = 0; i < 2; i++) {
+        char *path;
+        cJSON *r = run_hybrid(nics[i], &path);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        CU_ASSERT_STRING_EQUAL(method(r), "exact");
+        const cJSON *c = coll(r, "hybrid_allreduce");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        t[i] = num(c, "time_s", NULL);
+        f[i] = num(r, "dp_contention", "factor");
+        cJSON_Delete(r);
+        CU_ASSERT_EQUAL(g_unlink(path), 0);
+        g_free(path);
+    }
+    printf("\nhybrid all-reduce: 8 NICs %.4g s (factor %.3f), 4 NICs %.4g s (factor %.3f)\n", t[0], f[0], t[1], f[1]);
+    CU_ASSERT_DOUBLE_EQUAL(f[0], 1, 1e-9);
+    CU_ASSERT_TRUE(f[1] > 1.8 && f[1] < 2.05);
+    CU_ASSERT_DOUBLE_EQUAL(t[1] / t[0], 1, 0.05);
+}
+
 /* Removes the topology files. */
 static void test_cleanup(void)
 {
@@ -224,6 +283,7 @@ static const TestCase tests[] = {
     {"dp over leaves grows with oversubscription as the flow model does", test_dp_oversubscribed},
     {"tp inside a node is unaffected by the fabric", test_tp_inside_node},
     {"uplink bound past the work budget", test_uplink_bound},
+    {"hybrid sharding's replica all-reduces share a node's NICs", test_hybrid_shares_nics},
     {"cleanup", test_cleanup},
 };
 
