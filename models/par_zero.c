@@ -27,6 +27,31 @@ bool zero_init(Ctx *c, GError **err)
     return c->rep_group != NULL;
 }
 
+/* FSDP2 ("zero_impl": "fsdp2") shards each parameter on its own, so its
+ * collectives work on flat buffers that it copies in and out of (PyTorch
+ * torch/distributed/_composable/fsdp/_fsdp_collectives.py):
+ * foreach_all_gather_copy_out splits every all-gathered layer into its
+ * parameters (split_with_sizes_copy: read and write the gathered bytes) on
+ * the compute stream, before the forward and again before the backward;
+ * foreach_reduce's copy-in (_chunk_cat) reads the layer's unsharded 16-bit
+ * gradients and writes them in the reduce dtype, and the compute stream
+ * waits for it before it frees them.  So per layer and pass the compute
+ * stream carries 2 P e bytes forward and 2 P e + P (g + r) backward (P the
+ * layer's parameters, e the gathered bytes, g and r the gradients' and the
+ * reduction's).  FSDP1's flat parameters gather and reduce in place. */
+void zero_fsdp2_costs(Ctx *c)
+{
+    if (!c->p.zero_fsdp2 || c->p.zero_stage != 3 || c->zero_ranks < 2)
+        return;
+    double P = c->layer_params, g = memory_param_bytes(step_scenario_precision(c->sc));
+    double fwd = accel_mem_time(c->acc, 2 * P * c->param_bytes);
+    double bwd = fwd + accel_mem_time(c->acc, P * (g + c->grad_bytes_per_param));
+    c->t_fwd += fwd;
+    c->t_bwd += bwd;
+    c->t_fwd_dense += c->dense_layers ? fwd : 0;
+    c->t_bwd_dense += c->dense_layers ? bwd : 0;
+}
+
 /* Hybrid sharding: the shard of `grad_bytes` of gradients all-reduced
  * across the replicas after `after`; returns that task, or `after`. */
 static int replica_allreduce(Build *b, int s, double grad_bytes, int after)

@@ -68,8 +68,10 @@ typedef struct {
      * default, saves the shard and gathers it again in the backward);
      * "zero_impl" "fsdp" (FSDP1/FSDP2 mixed precision: the sharded parameter
      * is the fp32 master, cast per unit at its all-gather: no persistent
-     * 16-bit shard under stage 3; DeepSpeed, the default, keeps one) */
-    bool tp_dtensor, zero_fsdp;
+     * 16-bit shard under stage 3; DeepSpeed, the default, keeps one);
+     * "fsdp2" as "fsdp", with FSDP2's per-parameter copies timed
+     * (zero_fsdp2_costs in par_zero.c) */
+    bool tp_dtensor, zero_fsdp, zero_fsdp2;
     /* "recompute_layers": with full recomputation, only the first N layers
      * of each model chunk recompute (Megatron's recompute_method "block",
      * NeMo's activations_checkpoint_num_layers); 0: every layer */

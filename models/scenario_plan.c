@@ -196,12 +196,13 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
         return false;
     if (grd >= 0)
         p->grad_reduce_dtype = grd == 0 ? ACCEL_BF16 : grd == 1 ? ACCEL_FP16 : ACCEL_FP32;
-    static const char *const tpi_names[] = {"megatron", "dtensor", NULL}, *const zi_names[] = {"deepspeed", "fsdp", NULL};
+    static const char *const tpi_names[] = {"megatron", "dtensor", NULL}, *const zi_names[] = {"deepspeed", "fsdp", "fsdp2", NULL};
     int tpi = 0, zi = 0;
     if (!get_choice(d, par, "tp_impl", tpi_names, &tpi, err) || !get_choice(d, par, "zero_impl", zi_names, &zi, err))
         return false;
     p->tp_dtensor = tpi == 1;
-    p->zero_fsdp = zi == 1;
+    p->zero_fsdp = zi >= 1;
+    p->zero_fsdp2 = zi == 2;
     if (!sim_json_get_bool(d, par, "sequence_parallel", &p->sequence_parallel, err) ||
         !sim_json_get_bool(d, par, "overlap", &p->overlap, err) ||
         !sim_json_get_bool(d, par, "comm_interference", &p->comm_interference, err) ||

@@ -136,6 +136,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     tp_overlap_costs(c);
     moe_overlap_costs(c);
     dp_costs(c);
+    zero_fsdp2_costs(c);
     dp_contention(c);
     return true;
 }

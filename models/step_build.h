@@ -363,6 +363,7 @@ int zero_head_gather(ZeroPass *z, Build *b, int s, double params);
 int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after);
 void zero3_grad_ends(Build *b, int s, int last_bwd, GArray *ends);
 bool zero_init(Ctx *c, GError **err);
+void zero_fsdp2_costs(Ctx *c);
 
 /* par_zeropp.c: ZeRO++ and SDP4Bit.  The groups; the quantised gather of
  * `params` weights (kind `name`, on `g`) after `after`: quantise the shard,

@@ -6,7 +6,7 @@
  * GPT block's fc2).  "elementwise": "eager" (models/workload_eager.c): the
  * element-wise bytes one kernel per op adds.  JAX's named checkpoints
  * ("recompute_keep" under full recomputation, MaxText's remat policies).
- * And what the model refuses. */
+ * FSDP2's copies ("zero_impl": "fsdp2").  And what the model refuses. */
 #include "test_steps.h"
 
 #include "workload.h"
@@ -204,6 +204,39 @@ static void test_keep(void)
     cJSON_Delete(keep);
 }
 
+/* "zero_impl": "fsdp2": FSDP2's copies on the compute stream, per layer of
+ * P parameters in bf16 (16 GPUs, one micro-batch each): the all-gather's
+ * copy-out, 2 P x 2 bytes, before the forward and again before the
+ * backward, and the reduce-scatter's copy-in of the bf16 gradients, P x
+ * (2 + 2) bytes; the same with "fsdp" adds nothing, and memory is
+ * "fsdp"'s. */
+static void test_fsdp2_copies(void)
+{
+    GError *err = NULL;
+    cJSON *one = llama_run(", \"zero_impl\": \"fsdp\"", "", &err),
+          *two = llama_run(", \"zero_impl\": \"fsdp2\"", "", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(two);
+    Workload *w = workload_load("llama2-70b", &err);
+    Accel *a = steps_accel("h100-sxm");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    double P = workload_params_layer(w, 0), L = 80;
+    double want = L * (2 * accel_mem_time(a, 2 * P * 2) + accel_mem_time(a, P * (2 + 2)));
+    double got = cJSON_GetObjectItem(cJSON_GetObjectItem(two, "breakdown"), "compute")->valuedouble -
+                 cJSON_GetObjectItem(cJSON_GetObjectItem(one, "breakdown"), "compute")->valuedouble;
+    printf("\nfsdp2 copies: %.4f s per step (expected %.4f)\n", got, want);
+    CU_ASSERT_DOUBLE_EQUAL(got, want, 1e-6 * want);
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(two, "step_time_s") - steps_num(one, "step_time_s"), want, 0.05 * want);
+    CU_ASSERT_DOUBLE_EQUAL(steps_activations(two), steps_activations(one), 0);
+    cJSON *mem1 = cJSON_GetObjectItem(one, "memory_per_device_bytes"), *mem2 = cJSON_GetObjectItem(two, "memory_per_device_bytes");
+    CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(mem2, "total")->valuedouble, cJSON_GetObjectItem(mem1, "total")->valuedouble, 0);
+    accel_free(a);
+    workload_free(w);
+    cJSON_Delete(one);
+    cJSON_Delete(two);
+}
+
 static const TestCase tests[] = {
     {"recompute op: what a block keeps and runs again (Llama 2 70B)", test_kept_and_recomputed},
     {"recompute op: each GEMM's share, gated and GPT blocks", test_shares},
@@ -211,6 +244,7 @@ static const TestCase tests[] = {
     {"recompute_keep: what full recomputation keeps (Llama 2 70B)", test_keep},
     {"elementwise eager: its time, with and without recompute op", test_eager_step},
     {"recompute op, elementwise eager, recompute_keep: what is refused", test_refused},
+    {"zero_impl fsdp2: FSDP2's copy-out and copy-in on the compute stream", test_fsdp2_copies},
 };
 
 TEST_MAIN("pytorch_modes", tests)
