@@ -40,6 +40,18 @@ static char *topo_path(int over)
     return path;
 }
 
+/* The step of scenario TEXT (freed), or NULL with the error printed. */
+static cJSON *run_text(char *text)
+{
+    GError *err = NULL;
+    cJSON *r = step_run_text("t.json", text, &err);
+    if (!r)
+        printf("\nunexpected error: %s\n", err->message);
+    g_clear_error(&err);
+    g_free(text);
+    return r;
+}
+
 /* GPT-3 6.7B on all 512 GPUs with tensor parallelism `tp`, at `over`:1. */
 static cJSON *run(int over, int tp)
 {
@@ -48,14 +60,8 @@ static cJSON *run(int over, int tp)
                                  " \"micro_batch\": 1, \"precision\": \"bf16\", \"optimizer\": \"adam\","
                                  " \"parallelism\": {\"dp\": %d, \"tp\": %d, \"weight_update\": \"replicated\"}}",
                                  path, 8 * NODES / tp, tp);
-    GError *err = NULL;
-    cJSON *r = step_run_text("t.json", text, &err);
-    if (!r)
-        printf("\nunexpected error: %s\n", err->message);
-    g_clear_error(&err);
-    g_free(text);
     g_free(path);
-    return r;
+    return run_text(text);
 }
 
 /* tp 2's exact results, kept for the bound's test (each run is seconds
@@ -229,13 +235,7 @@ static cJSON *run_hybrid(int nics, char **path)
                                  " \"micro_batch\": 1, \"precision\": \"bf16\", \"optimizer\": \"adam\","
                                  " \"parallelism\": {\"dp\": 32, \"zero_stage\": 3, \"shard_group\": 8}}",
                                  *path);
-    GError *err = NULL;
-    cJSON *r = step_run_text("t.json", text, &err);
-    if (!r)
-        printf("\nunexpected error: %s\n", err->message);
-    g_clear_error(&err);
-    g_free(text);
-    return r;
+    return run_text(text);
 }
 
 /* Hybrid sharding's replica all-reduces run eight at once, one per GPU of
