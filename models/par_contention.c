@@ -48,6 +48,7 @@ void dp_contention_set_work_budget(uint64_t work) { work_budget = work ? work : 
 typedef struct {
     Ctx *c;
     const CollGroup *base; /* the collective scaled: dp_group, or rep_group under hybrid sharding */
+    const char *what;      /* its groups, in warnings: "data-parallel" or "replica" */
     int all;               /* concurrent groups: one per (stage, tensor rank[, shard]) */
     CollOp op;
     CollCost cc;
@@ -299,21 +300,24 @@ static void by_bound(Ctx *c, const Dp *d, double fb, int counted, char *why)
 {
     c->dp_factor = fb;
     set_warning(c, "uplink bound",
-                g_strdup_printf("%s; DP collectives are scaled by the uplink bound only (factor %.4g: the busiest "
-                                "fabric link takes %.4g s for %d of %d groups)",
-                                why, fb, c->dp_uplink_bound_s, counted, d->all));
+                g_strdup_printf("%s; the %s collectives are scaled by the uplink bound only (factor %.4g: the "
+                                "busiest fabric link takes %.4g s for %d of %d groups)",
+                                why, d->what, fb, c->dp_uplink_bound_s, counted, d->all));
     g_free(why);
 }
 
-/* Group k's ranks into ids; returns how many.  The DP group of (stage,
- * tensor rank) k; under hybrid sharding the replicas of shard position
- * k % shard of (stage, tensor rank) k / shard, as zero_init builds group 0. */
+/* Group k's ranks into ids; returns how many.  The DP (shard) group of
+ * replica k % replicas of (stage, tensor rank) k / replicas; or the
+ * replica group of shard position k % shard of (stage, tensor rank)
+ * k / shard, as zero_init builds group 0. */
 static int group_ranks(const Dp *d, int k, int *ids)
 {
     const Ctx *c = d->c;
-    int zr = d->base == c->rep_group ? c->zero_ranks : 1, n = c->p.dp / zr, j = k % zr, st = k / zr;
-    for (int r = 0; r < n; r++)
-        ids[r] = step_rank_of(c, st / c->p.tp, j + r * zr, st % c->p.tp);
+    int zr = c->zero_ranks, nrep = c->p.dp / zr;
+    bool rep = d->base == c->rep_group;
+    int per = rep ? zr : nrep, st = k / per, i = k % per, n = rep ? nrep : zr;
+    for (int r = 0; r < n; r++) /* replica group i: shard position i; shard group i: replica i */
+        ids[r] = step_rank_of(c, st / c->p.tp, rep ? i + r * zr : i * zr + r, st % c->p.tp);
     return n;
 }
 
@@ -347,9 +351,9 @@ static void concurrent(Ctx *c, Dp *d, sim_time_t alone, sim_time_t ref, uint64_t
         span = run_components(d, work, &sim_groups, &covered, &ncomp, &overrun);
     if (sim_groups == 0) {
         by_bound(c, d, fb, d->ngroups,
-                 g_strdup_printf("dp_contention: the data-parallel groups sharing links with the first one take "
+                 g_strdup_printf("dp_contention: the %s groups sharing links with the first one take "
                                  "more than the contention run's work budget (%llu)",
-                                 (unsigned long long)work_budget));
+                                 d->what, (unsigned long long)work_budget));
         return;
     }
     c->dp_flow_alone_s = sim_time_to_s(alone);
@@ -364,61 +368,58 @@ static void concurrent(Ctx *c, Dp *d, sim_time_t alone, sim_time_t ref, uint64_t
     }
     c->dp_factor = ff > fb ? ff : fb;
     set_warning(c, "sampled",
-                g_strdup_printf("dp_contention: sampled: %d of %d data-parallel groups simulated, standing for %d "
+                g_strdup_printf("dp_contention: sampled: %d of %d %s groups simulated, standing for %d "
                                 "(%d components of link sharing, the rest past the work budget %llu); the factor "
                                 "is the larger of theirs (%.4g) and the uplink bound's over %d groups (%.4g)",
-                                sim_groups, all, covered, ncomp, (unsigned long long)work_budget, ff, d->ngroups,
+                                sim_groups, all, d->what, covered, ncomp, (unsigned long long)work_budget, ff, d->ngroups,
                                 fb));
 }
 
 /* The collective whose groups run at once across the fabric: the DP
- * groups' reduce-scatter (all-reduce without ZeRO) of one bucket or layer;
- * under hybrid sharding the replicas' all-reduce of a layer's gradient
- * shard (par_zero.c), one group per shard position, which share the NICs
- * where a node has fewer NICs than GPUs.  False if there is none. */
-static bool dp_which(Ctx *c, Dp *d)
+ * groups' reduce-scatter (all-reduce without ZeRO) of one bucket or layer,
+ * one group per (stage, tensor rank) and, under hybrid sharding, replica;
+ * or (`replicas`) hybrid sharding's all-reduce of a layer's gradient shard
+ * across the replicas (par_zero.c), one group per shard position, which
+ * share the NICs where a node has fewer NICs than GPUs.  False if there is
+ * none. */
+static bool dp_which(Ctx *c, Dp *d, bool replicas)
 {
     const StepPlan *p = &c->p;
     d->c = c;
-    d->all = p->pp * p->tp;
-    if (c->zero_ranks != p->dp) {
-        if (!c->rep_group)
-            return false;
+    d->what = replicas ? "replica" : "data-parallel";
+    d->all = p->pp * p->tp * (replicas ? c->zero_ranks : p->dp / c->zero_ranks);
+    if (replicas) {
         d->base = c->rep_group;
         d->op = COLL_ALLREDUCE;
         d->bytes = c->layer_params * c->grad_bytes_per_param * p->compression / c->zero_ranks;
-        d->all *= c->zero_ranks;
     } else {
         d->base = c->dp_group;
         d->op = p->zero_stage >= 1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
         d->bytes = p->zero_stage == 3 ? c->layer_params * c->param_bytes : p->bucket_bytes * p->compression;
     }
-    return coll_cost(d->base, d->op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, d->bytes, &d->cc);
+    return d->base && coll_cost(d->base, d->op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, d->bytes, &d->cc);
 }
 
-/* How much slower one data-parallel collective gets than the closed form
- * says: the groups of dp_which run theirs at the same time on the real
- * fabric, against one alone on a non-blocking fabric (the closed form's
- * assumption). */
-void dp_contention(Ctx *c)
+/* How much slower one collective of dp_which's gets than the closed form
+ * says (c->dp_factor and the dp_* fields): its groups run it at the same
+ * time on the real fabric, against one alone on a non-blocking fabric (the
+ * closed form's assumption). */
+static void contention(Ctx *c, bool replicas)
 {
-    c->dp_factor = 1;
-    c->dp_scaled = NULL;
     Dp d = {.t0 = g_get_monotonic_time()};
-    if (!c->dp_group || !step_scenario_flow_contention(c->sc) || !dp_which(c, &d))
+    if (!dp_which(c, &d, replicas))
         return;
-    c->dp_scaled = d.base;
     int nlinks = topo_num_links(c->topo), all = d.all;
     for (int l = 0; l < nlinks && !d.fabric; l++)
         d.fabric = topo_link_is_fabric(c->topo, l);
     if (all == 1 && !d.fabric)
         return; /* one group, nobody to contend with and nothing above its NICs */
-    int64_t per = coll_flow_count(c->dp_group, d.op, d.cc.algo, d.cc.proto, d.bytes);
+    int64_t per = coll_flow_count(d.base, d.op, d.cc.algo, d.cc.proto, d.bytes);
     if (per > COLL_MAX_FLOWS) {
         set_warning(c, "not simulated",
-                    g_strdup_printf("dp_contention: one data-parallel group's %s takes %lld flows, more than a "
-                                    "flow simulation holds (%d); DP collectives are not scaled for contention",
-                                    coll_algo_name(d.cc.algo), (long long)per, COLL_MAX_FLOWS));
+                    g_strdup_printf("dp_contention: one %s group's %s takes %lld flows, more than a "
+                                    "flow simulation holds (%d); its collectives are not scaled for contention",
+                                    d.what, coll_algo_name(d.cc.algo), (long long)per, COLL_MAX_FLOWS));
         return;
     }
     d.ngroups = all;
@@ -442,9 +443,9 @@ void dp_contention(Ctx *c)
     double fb = bound_factor(&d, c->dp_uplink_bound_s);
     if (ok && overrun)
         by_bound(c, &d, fb, 1,
-                 g_strdup_printf("dp_contention: one data-parallel group's %s (%lld flows) alone takes more than "
+                 g_strdup_printf("dp_contention: one %s group's %s (%lld flows) alone takes more than "
                                  "the contention run's work budget (%llu)",
-                                 coll_algo_name(d.cc.algo), (long long)per, (unsigned long long)work_budget));
+                                 d.what, coll_algo_name(d.cc.algo), (long long)per, (unsigned long long)work_budget));
     else if (ok && ref > 0)
         concurrent(c, &d, alone, ref, work, fb, all);
     for (int k = 0; k < d.ngroups; k++)
@@ -454,4 +455,25 @@ void dp_contention(Ctx *c)
     g_free(d.load);
     if (d.shown)
         fputs("\r\033[K", stderr);
+}
+
+/* The data-parallel groups' factor, and under hybrid sharding the
+ * replicas' (rep_factor, rep_method, rep_warning), found first. */
+void dp_contention(Ctx *c)
+{
+    c->dp_factor = c->rep_factor = 1;
+    if (!c->dp_group || !step_scenario_flow_contention(c->sc))
+        return;
+    if (c->rep_group) {
+        contention(c, true);
+        c->rep_factor = c->dp_factor;
+        g_strlcpy(c->rep_method, c->dp_method, sizeof c->rep_method);
+        c->rep_warning = c->dp_warning;
+        c->dp_warning = NULL;
+        c->dp_factor = 1;
+        c->dp_method[0] = 0;
+        c->dp_flow_alone_s = c->dp_flow_concurrent_s = c->dp_flow_nonblocking_s = c->dp_uplink_bound_s = 0;
+        c->dp_flow_groups = 0;
+    }
+    contention(c, false);
 }

@@ -39,17 +39,21 @@ bool zero_init(Ctx *c, GError **err)
  * stream carries 2 P e bytes forward and 2 P e + P (g + r) backward (P the
  * layer's parameters, e the gathered bytes, g and r the gradients' and the
  * reduction's).  FSDP1's flat parameters gather and reduce in place. */
+static void fsdp2_copies(const Ctx *c, double P, double *fwd, double *bwd)
+{
+    double g = memory_param_bytes(step_scenario_precision(c->sc));
+    double out = accel_mem_time(c->acc, 2 * P * c->param_bytes);
+    *fwd += out;
+    *bwd += out + accel_mem_time(c->acc, P * (g + c->grad_bytes_per_param));
+}
+
 void zero_fsdp2_costs(Ctx *c)
 {
     if (!c->p.zero_fsdp2 || c->p.zero_stage != 3 || c->zero_ranks < 2)
         return;
-    double P = c->layer_params, g = memory_param_bytes(step_scenario_precision(c->sc));
-    double fwd = accel_mem_time(c->acc, 2 * P * c->param_bytes);
-    double bwd = fwd + accel_mem_time(c->acc, P * (g + c->grad_bytes_per_param));
-    c->t_fwd += fwd;
-    c->t_bwd += bwd;
-    c->t_fwd_dense += c->dense_layers ? fwd : 0;
-    c->t_bwd_dense += c->dense_layers ? bwd : 0;
+    fsdp2_copies(c, c->layer_params, &c->t_fwd, &c->t_bwd);
+    if (c->dense_layers)
+        fsdp2_copies(c, c->layer_params_dense, &c->t_fwd_dense, &c->t_bwd_dense);
 }
 
 /* Hybrid sharding: the shard of `grad_bytes` of gradients all-reduced

@@ -50,9 +50,10 @@ int step_coll(Ctx *c, const char *name, const char *group_name, const CollGroup 
     CollCost cost;
     if (!coll_cost(g, op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &cost))
         return -1;
-    if (g == c->dp_scaled && c->dp_factor > 1) {
-        cost.time_s *= c->dp_factor;
-        cost.algbw_Bps /= c->dp_factor;
+    double f = g == c->dp_group ? c->dp_factor : g == c->rep_group ? c->rep_factor : 1;
+    if (f > 1) {
+        cost.time_s *= f;
+        cost.algbw_Bps /= f;
     }
     CollUse u = {name, group_name, op, NULL, g, coll_group_size(g), bytes, cost};
     g_array_append_val(c->colls, u);
@@ -155,6 +156,7 @@ static void ctx_free(Ctx *c)
     coll_group_free(c->tp_group);
     coll_group_free(c->dp_group);
     g_free(c->dp_warning);
+    g_free(c->rep_warning);
     if (c->colls)
         g_array_free(c->colls, TRUE);
 }

@@ -73,13 +73,16 @@ typedef struct {
      * as non-blocking) is scaled by this factor: the flow simulation of the
      * concurrent groups on the real fabric over one group alone on a
      * non-blocking one, or the uplink bound past the budget (1: neither) */
-    const CollGroup *dp_scaled; /* the group dp_factor scales (par_contention.c) */
     double dp_factor, dp_flow_alone_s, dp_flow_concurrent_s;
     double dp_flow_nonblocking_s; /* group 0 alone with the fabric's uplinks never binding */
     double dp_uplink_bound_s;     /* busiest fabric link's bytes / capacity, all groups built */
     int dp_flow_groups;
     char dp_method[128]; /* "exact", "sampled", "uplink bound", "not simulated" (par_contention.c) */
     char *dp_warning;    /* why the factor is not the full simulation's, or NULL */
+    /* the same for hybrid sharding's replica all-reduce (rep_group) */
+    double rep_factor;
+    char rep_method[128];
+    char *rep_warning;
     /* par_moe.c: a mixture of experts.  layer_params above are the dense
      * part; the routed experts a device holds of one layer are apart. */
     CollGroup *ep_group, *edp_group; /* expert parallel; expert data parallel (dp / ep) */

@@ -281,6 +281,8 @@ static void add_warnings(cJSON *out, const Build *b)
                                                             "weight update"));
     if (c->dp_warning)
         cJSON_AddItemToArray(warn, cJSON_CreateString(c->dp_warning));
+    if (c->rep_warning)
+        cJSON_AddItemToArray(warn, cJSON_CreateString(c->rep_warning));
     if (!b->interfere_settled) {
         char *w = g_strdup_printf("the slowdown of compute by overlapped communication had not settled after %d "
                                   "reruns: the step time is the last one's",
@@ -514,6 +516,10 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     cJSON_AddNumberToObject(ct, "flow_time_concurrent_s", c->dp_flow_concurrent_s);
     cJSON_AddNumberToObject(ct, "flow_time_nonblocking_s", c->dp_flow_nonblocking_s);
     cJSON_AddNumberToObject(ct, "uplink_bound_s", c->dp_uplink_bound_s);
+    if (c->rep_method[0]) { /* hybrid sharding: the replicas' all-reduce */
+        cJSON_AddNumberToObject(ct, "replica_factor", c->rep_factor);
+        cJSON_AddStringToObject(ct, "replica_method", c->rep_method);
+    }
     return out;
 }
 

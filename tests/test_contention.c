@@ -213,9 +213,9 @@ static void test_uplink_bound(void)
     }
 }
 
-/* FSDP hybrid sharding on 4 nodes whose 800 Gb/s leave through `nics` NICs:
- * the replicas' all-reduce (one group per shard position, all at once). */
-static cJSON *run_hybrid(int nics, char **path)
+/* FSDP hybrid sharding (shard groups of 8) on 4 nodes whose 800 Gb/s leave
+ * through `nics` NICs, with tensor parallelism `tp`. */
+static cJSON *run_hybrid(int nics, int tp, char **path)
 {
     if (!dir)
         dir = g_dir_make_tmp("shardsim-contention-XXXXXX", NULL);
@@ -233,8 +233,8 @@ static cJSON *run_hybrid(int nics, char **path)
     g_free(topo);
     char *text = g_strdup_printf("{\"topology\": \"%s\", \"model\": \"gpt3-1.3b\", \"global_batch\": 32,"
                                  " \"micro_batch\": 1, \"precision\": \"bf16\", \"optimizer\": \"adam\","
-                                 " \"parallelism\": {\"dp\": 32, \"zero_stage\": 3, \"shard_group\": 8}}",
-                                 *path);
+                                 " \"parallelism\": {\"dp\": %d, \"tp\": %d, \"zero_stage\": 3, \"shard_group\": 8}}",
+                                 *path, 32 / tp, tp);
     return run_text(text);
 }
 
@@ -248,13 +248,15 @@ static void test_hybrid_shares_nics(void)
     const int nics[2] = {8, 4};
     for (int i = 0; i < 2; i++) {
         char *path;
-        cJSON *r = run_hybrid(nics[i], &path);
+        cJSON *r = run_hybrid(nics[i], 1, &path);
         CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-        CU_ASSERT_STRING_EQUAL(method(r), "exact");
+        const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "dp_contention"), "replica_method");
+        CU_ASSERT_TRUE(cJSON_IsString(m) && !strcmp(m->valuestring, "exact"));
         const cJSON *c = coll(r, "hybrid_allreduce");
         CU_ASSERT_PTR_NOT_NULL_FATAL(c);
         t[i] = num(c, "time_s", NULL);
-        f[i] = num(r, "dp_contention", "factor");
+        f[i] = num(r, "dp_contention", "replica_factor");
+        CU_ASSERT_DOUBLE_EQUAL(num(r, "dp_contention", "factor"), 1, 1e-9); /* shard groups inside a node */
         cJSON_Delete(r);
         CU_ASSERT_EQUAL(g_unlink(path), 0);
         g_free(path);
@@ -263,6 +265,24 @@ static void test_hybrid_shares_nics(void)
     CU_ASSERT_DOUBLE_EQUAL(f[0], 1, 1e-9);
     CU_ASSERT_TRUE(f[1] > 1.8 && f[1] < 2.05);
     CU_ASSERT_DOUBLE_EQUAL(t[1] / t[0], 1, 0.05);
+}
+
+/* With tp 2 the shard groups of 8 span two nodes, and the four tensor
+ * ranks' groups of a node pair share its NICs: their all-gathers are
+ * scaled as a plain FSDP group's would be, and the replicas' too. */
+static void test_hybrid_shard_groups(void)
+{
+    char *path;
+    cJSON *r = run_hybrid(4, 2, &path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    double f = num(r, "dp_contention", "factor"), fr = num(r, "dp_contention", "replica_factor");
+    printf("\nshard groups across 2 nodes on 4 NICs, tp 2: factor %.3f, replicas %.3f\n", f, fr);
+    CU_ASSERT_STRING_EQUAL(method(r), "exact");
+    CU_ASSERT_TRUE(f > 1.5 && f < 2.05);
+    CU_ASSERT_TRUE(fr > 1.5 && fr < 2.05);
+    cJSON_Delete(r);
+    CU_ASSERT_EQUAL(g_unlink(path), 0);
+    g_free(path);
 }
 
 /* Removes the topology files. */
@@ -284,6 +304,7 @@ static const TestCase tests[] = {
     {"tp inside a node is unaffected by the fabric", test_tp_inside_node},
     {"uplink bound past the work budget", test_uplink_bound},
     {"hybrid sharding's replica all-reduces share a node's NICs", test_hybrid_shares_nics},
+    {"hybrid sharding's shard groups across nodes contend too", test_hybrid_shard_groups},
     {"cleanup", test_cleanup},
 };
 

@@ -202,10 +202,14 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
     cJSON *root = ok ? cJSON_ParseWithLength(text0, len) : NULL;
     if (ok && !root)
         ok = bad(err, path, 1, "not JSON (run it alone for the position)");
-    for (int i = 0; ok && head[i]; i++)
-        if (strcmp(head[i], "scenario") && strcmp(head[i], "step_time_s") && strcmp(head[i], "tokens_per_s") &&
-            !g_str_has_prefix(head[i], "ref.")) /* ref.*: the source's labels, not overrides */
+    for (int i = 0; ok && head[i]; i++) {
+        if (!strcmp(f[i], "-") && (!strcmp(head[i], "model") || !strcmp(head[i], "topology")))
+            ok = bad(err, file, line, "\"%s\" = \"-\": a table's cell names a file or a preset, not standard input",
+                     head[i]);
+        else if (strcmp(head[i], "scenario") && strcmp(head[i], "step_time_s") && strcmp(head[i], "tokens_per_s") &&
+                 !g_str_has_prefix(head[i], "ref.")) /* ref.*: the source's labels, not overrides */
             calib_accel_set_file_key(root, head[i], f[i], file);
+    }
     if (ok) {
         char *text = cJSON_Print(root), *name = g_strdup_printf("%s:%d (%s)", file, line, scen);
         Row r = {.sc = step_scenario_parse(name, text, strlen(text), err)};
