@@ -50,6 +50,7 @@ struct Plan {
     PlanTrainInputs train; /* with the preset's defaults filled */
     cJSON *sources;        /* the preset's "source" of each input */
     PlanCand ref;          /* the scenario's own configuration */
+    int ref_shard_group;   /* its hybrid sharding's shard group, which the search does not vary (0: none) */
     int ref_variants;      /* the weight updates the scenario compares; the reference is the first */
     char *ref_variant;     /* its label */
     int ref_index;         /* its candidate, -1 when the search does not hold it */

@@ -400,7 +400,13 @@ void plan_print_table(const Plan *p, FILE *f)
                     plan_reason_name(r->reason));
         g_free(label);
     } else {
-        fprintf(f, "# the scenario's own configuration is not in the search space\n");
+        if (p->ref_shard_group)
+            fprintf(f,
+                    "# the scenario's own configuration is not in the search space: its hybrid sharding "
+                    "(\"shard_group\": %d) is not searched, every candidate shards over all its dp ranks\n",
+                    p->ref_shard_group);
+        else
+            fprintf(f, "# the scenario's own configuration is not in the search space\n");
     }
     if (p->ref_variants > 1)
         fprintf(f, "# the scenario compares %d weight updates: its own configuration is the first (%s)\n",

@@ -127,6 +127,7 @@ static bool read_scenario(Plan *p, GError **err)
                         .zero = sp.zero_stage, .sp = sp.sequence_parallel, .tp_overlap = sp.tp_comm_overlap, .offload = sp.offload_optimizer,
                         .recompute = rc == WORKLOAD_RECOMPUTE_NONE ? 0 : rc == WORKLOAD_RECOMPUTE_SELECTIVE ? 1 : 2};
     p->ref.gpus = sp.dp * sp.tp * sp.pp * sp.cp;
+    p->ref_shard_group = sp.shard_group > 0 && sp.shard_group < sp.dp * sp.cp ? sp.shard_group : 0;
     p->ref.uneven = uneven_stages(p, sp.pp, sp.vpp > 0 ? sp.vpp : 1);
     p->ref.nodes = topo_num_nodes(step_scenario_topo(sc));
     p->ref_variants = step_scenario_num_variants(sc);
@@ -281,6 +282,8 @@ static bool add_gpus(Plan *p, int gpus, GError **err)
 /* The candidate that is the scenario's own configuration, if searched. */
 static int find_ref(const Plan *p)
 {
+    if (p->ref_shard_group) /* every candidate shards over all its dp ranks */
+        return -1;
     for (guint i = 0; i < p->cands->len; i++) {
         const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
         const PlanCand *r = &p->ref;

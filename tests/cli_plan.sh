@@ -53,6 +53,10 @@ cat "$TMP/table"
 grep -q "^   1 " "$TMP/table" || { echo "FAIL: no rank 1 row"; fail=1; }
 grep -q "discarded:.*does not divide" "$TMP/table" || { echo "FAIL: no discard counts"; fail=1; }
 grep -q "scenario's own configuration" "$TMP/table" || { echo "FAIL: no reference line"; fail=1; }
+# a hybrid-sharded scenario: the search shards over all dp ranks, so its own configuration is not ranked as another
+"$BIN" plan "$SRC/examples/gpt3-6.7b-hsdp-a100.json" > "$TMP/hsdp" 2> "$TMP/err" || { echo "FAIL hsdp plan:"; cat "$TMP/err"; fail=1; }
+grep -q 'own configuration is not in the search space: its hybrid sharding ("shard_group": 8) is not searched' "$TMP/hsdp" ||
+    { echo "FAIL: hybrid sharding's reference line"; cat "$TMP/hsdp"; fail=1; }
 head -c 8 "$TMP/p.png" | od -An -tx1 | grep -q "89 50 4e 47" || { echo "FAIL: not a PNG"; fail=1; }
 python3 - "$TMP/p.csv" <<'PY' || { echo "FAIL plan CSV"; fail=1; }
 import csv, sys
