@@ -86,6 +86,8 @@ static bool check_quant(const SimJsonDoc *d, const cJSON *where, const StepPlan 
     const char *key = zpp ? "zeropp" : "sdp4bit";
     if ((zpp || sdp) && p->shard_group)
         return fail(d, where, key, err, "with \"shard_group\" (hybrid sharding) is not modelled");
+    if (zpp && p->zero_fsdp)
+        return fail(d, where, key, err, "is DeepSpeed's: not with \"zero_impl\": \"fsdp\" or \"fsdp2\"");
     if ((p->qgz || p->sdp4bit_gradients) && p->compression < 1)
         return fail(d, where, key, err, "quantises the gradients: it contradicts \"gradient_compression\"");
     if (!p->hpz && !p->qgz && !p->sdp4bit_gradients)

@@ -46,6 +46,7 @@ case_ zeropp_replicated 'needs "zero_stage": 3' '"zeropp": {"qwz": true}'
 case_ zeropp_unknown 'unknown key "qxz"' '"zero_stage": 3' '"zeropp": {"qxz": true}'
 case_ zeropp_type 'must be true, false or an object' '"zero_stage": 3' '"zeropp": 1'
 case_ zeropp_hybrid 'with "shard_group"' '"zero_stage": 3' '"shard_group": 8' '"zeropp": {"hpz": true}'
+case_ zeropp_fsdp2 'is DeepSpeed'"'"'s: not with "zero_impl"' '"zero_stage": 3' '"zero_impl": "fsdp2"' '"zeropp": {"qwz": true}'
 case_ zeropp_compress 'contradicts "gradient_compression"' '"zero_stage": 3' '"gradient_compression": 0.5' \
     '"zeropp": {"qgz": true}'
 case_ hpz_tp8 'hpZ needs 2 or more dp ranks' '"zero_stage": 3' '"tp": 8' '"zeropp": {"hpz": true}'
