@@ -1,6 +1,8 @@
 /* Contention of data-parallel collectives with the fabric and with each
  * other: every (pipeline stage, tensor rank) has its own DP group, and all of
- * them reduce their gradients at the same time over shared NICs and fabric.
+ * them reduce their gradients at the same time over shared NICs and fabric
+ * (under FSDP hybrid sharding, one shard group per replica, and the
+ * replicas' all-reduce groups, one per shard position, found separately).
  * The closed form (coll_cost) takes its beta from the NICs, as if the fabric
  * above them never narrowed; the step's DP collectives (step_coll_use) are
  * scaled by the factor

@@ -438,6 +438,8 @@ static void add_config(cJSON *out, const Build *b)
     }
     if (b->c->wp.eager_elementwise)
         cJSON_AddStringToObject(cfg, "elementwise", "eager");
+    if (p->zero_fsdp) /* not DeepSpeed's, the default */
+        cJSON_AddStringToObject(cfg, "zero_impl", p->zero_fsdp2 ? "fsdp2" : "fsdp");
     static const char *const mods[] = {"mla_up_proj", "layernorm", "moe_act", "mlp", "moe", "shared_experts", "core_attn"};
     cJSON *rm = p->recompute_modules ? cJSON_AddArrayToObject(cfg, "recompute_modules") : NULL;
     for (int i = 0; rm && i < (int)G_N_ELEMENTS(mods); i++)

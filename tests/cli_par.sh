@@ -109,4 +109,11 @@ printf '{%s,\n "parallelism": {"weight_update": ["replicated", "sharded"]}}\n' "
 "$BIN" run --json "$S/cnn_ok.json" > "$TMP/out" 2> "$TMP/err" || { echo "FAIL cnn_runs: exit $?"; cat "$TMP/err"; fail=1; }
 grep -q '"speedup"' "$TMP/out" || { echo "FAIL cnn_runs: no comparison"; fail=1; }
 
+# FSDP2 says what it adds; a bad zero_impl names the values
+printf '{%s,\n "parallelism": {"dp": 16, "zero_stage": 3,\n  "zero_impl": "fsdp2"}}\n' "$dense" > "$S/fsdp2.json"
+"$BIN" run "$S/fsdp2.json" > "$TMP/out" 2> "$TMP/err" || { echo "FAIL fsdp2_runs: exit $?"; cat "$TMP/err"; fail=1; }
+grep -q "FSDP2: each layer's parameters copied out of its all-gather" "$TMP/out" || { echo "FAIL fsdp2_runs: no FSDP2 line"; fail=1; }
+sed 's/"fsdp2"/"fsdp3"/' "$S/fsdp2.json" > "$S/fsdp3.json"
+expect zero_impl_bad '"fsdp2"' "$S/fsdp3.json:3" -- run "$S/fsdp3.json"
+
 exit $fail

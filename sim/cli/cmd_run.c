@@ -61,6 +61,9 @@ static void print_result(const cJSON *r)
                eager ? "eager element-wise kernels" : "");
     if (cJSON_GetObjectItem(cfg, "virtual_stages"))
         printf("  interleaved 1F1B: %g model chunks per pipeline stage\n", num(cfg, "virtual_stages"));
+    if (!strcmp(str(cfg, "zero_impl"), "fsdp2") && num(cfg, "zero_stage") == 3)
+        printf("  FSDP2: each layer's parameters copied out of its all-gather, its gradients into its reduce-scatter, "
+               "on the compute stream\n");
     if (cJSON_GetObjectItem(cfg, "shard_group"))
         printf("  hybrid sharding: ZeRO-3 inside groups of %g ranks, replicated across\n", num(cfg, "shard_group"));
     if (cJSON_GetObjectItem(cfg, "offload_optimizer"))
