@@ -376,7 +376,7 @@ static void add_config(cJSON *out, const Build *b)
         cJSON_AddNumberToObject(cfg, "virtual_stages", p->vpp);
     if (p->cp > 1)
         cJSON_AddNumberToObject(cfg, "cp", p->cp);
-    if (p->shard_group > 0)
+    if (p->shard_group > 0 && c->rep_group) /* a group of all dp ranks is plain FSDP: no replicas */
         cJSON_AddNumberToObject(cfg, "shard_group", p->shard_group);
     if (p->offload_optimizer)
         cJSON_AddBoolToObject(cfg, "offload_optimizer", true);
