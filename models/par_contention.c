@@ -51,6 +51,7 @@ typedef struct {
     Ctx *c;
     const CollGroup *base; /* the collective scaled: dp_group, or rep_group under hybrid sharding */
     const char *what;      /* its groups, in warnings: "data-parallel" or "replica" */
+    DpContention *out;     /* where the run's result goes: c->dp_ct or c->rep_ct */
     int all;               /* concurrent groups: one per (stage, tensor rank[, shard]) */
     CollOp op;
     CollCost cc;
@@ -269,10 +270,10 @@ static sim_time_t run_components(Dp *d, uint64_t work, int *sim_groups, int *cov
     return latest;
 }
 
-static void set_warning(Ctx *c, const char *method, char *why)
+static void set_warning(DpContention *o, const char *method, char *why)
 {
-    g_strlcpy(c->dp_method, method, sizeof c->dp_method);
-    c->dp_warning = why;
+    g_strlcpy(o->method, method, sizeof o->method);
+    o->warning = why;
 }
 
 /* The uplink bound (s): the bytes the groups built send over the busiest
@@ -298,13 +299,13 @@ static double bound_factor(const Dp *d, double up)
  * counts the traffic of `counted` groups (group 0 alone when even it is
  * past the budget: on a rail-optimised layout the others' uplinks are other
  * leaves'; elsewhere it may be low). */
-static void by_bound(Ctx *c, const Dp *d, double fb, int counted, char *why)
+static void by_bound(const Dp *d, double fb, int counted, char *why)
 {
-    c->dp_factor = fb;
-    set_warning(c, "uplink bound",
+    d->out->factor = fb;
+    set_warning(d->out, "uplink bound",
                 g_strdup_printf("%s; the %s collectives are scaled by the uplink bound only (factor %.4g: the "
                                 "busiest fabric link takes %.4g s for %d of %d groups)",
-                                why, d->what, fb, c->dp_uplink_bound_s, counted, d->all));
+                                why, d->what, fb, d->out->uplink_bound_s, counted, d->all));
     g_free(why);
 }
 
@@ -344,32 +345,33 @@ static bool build_groups(Dp *d, int64_t per)
 /* The flow simulations once group 0 alone (`alone`, real fabric) and its
  * non-blocking reference (`ref`) are known: the components together, or
  * the bound past the budget. */
-static void concurrent(Ctx *c, Dp *d, sim_time_t alone, sim_time_t ref, uint64_t work, double fb, int all)
+static void concurrent(Dp *d, sim_time_t alone, sim_time_t ref, uint64_t work, double fb, int all)
 {
+    DpContention *o = d->out;
     int sim_groups = 1, covered = 1, ncomp = 1;
     bool overrun = false;
     sim_time_t span = alone;
     if (d->ngroups > 1) /* components() has run */
         span = run_components(d, work, &sim_groups, &covered, &ncomp, &overrun);
     if (sim_groups == 0) {
-        by_bound(c, d, fb, d->ngroups,
+        by_bound(d, fb, d->ngroups,
                  g_strdup_printf("dp_contention: the %s groups sharing links with the first one take "
                                  "more than the contention run's work budget (%llu)",
                                  d->what, (unsigned long long)work_budget));
         return;
     }
-    c->dp_flow_alone_s = sim_time_to_s(alone);
-    c->dp_flow_nonblocking_s = sim_time_to_s(ref);
-    c->dp_flow_concurrent_s = sim_time_to_s(span);
-    c->dp_flow_groups = covered == all ? all : sim_groups;
-    double ff = span > ref ? c->dp_flow_concurrent_s / c->dp_flow_nonblocking_s : 1;
+    o->flow_alone_s = sim_time_to_s(alone);
+    o->flow_nonblocking_s = sim_time_to_s(ref);
+    o->flow_concurrent_s = sim_time_to_s(span);
+    o->flow_groups = covered == all ? all : sim_groups;
+    double ff = span > ref ? o->flow_concurrent_s / o->flow_nonblocking_s : 1;
     if (covered == all) {
-        c->dp_factor = ff;
-        g_strlcpy(c->dp_method, "exact", sizeof c->dp_method);
+        o->factor = ff;
+        g_strlcpy(o->method, "exact", sizeof o->method);
         return;
     }
-    c->dp_factor = ff > fb ? ff : fb;
-    set_warning(c, "sampled",
+    o->factor = ff > fb ? ff : fb;
+    set_warning(o, "sampled",
                 g_strdup_printf("dp_contention: sampled: %d of %d %s groups simulated, standing for %d "
                                 "(%d components of link sharing, the rest past the work budget %llu); the factor "
                                 "is the larger of theirs (%.4g) and the uplink bound's over %d groups (%.4g)",
@@ -403,12 +405,12 @@ static bool dp_which(Ctx *c, Dp *d, bool replicas)
 }
 
 /* How much slower one collective of dp_which's gets than the closed form
- * says (c->dp_factor and the dp_* fields): its groups run it at the same
- * time on the real fabric, against one alone on a non-blocking fabric (the
- * closed form's assumption). */
-static void contention(Ctx *c, bool replicas)
+ * says (into `out`): its groups run it at the same time on the real
+ * fabric, against one alone on a non-blocking fabric (the closed form's
+ * assumption). */
+static void contention(Ctx *c, bool replicas, DpContention *out)
 {
-    Dp d = {.t0 = g_get_monotonic_time()};
+    Dp d = {.t0 = g_get_monotonic_time(), .out = out};
     if (!dp_which(c, &d, replicas))
         return;
     int nlinks = topo_num_links(c->topo), all = d.all;
@@ -418,7 +420,7 @@ static void contention(Ctx *c, bool replicas)
         return; /* one group, nobody to contend with and nothing above its NICs */
     int64_t per = coll_flow_count(d.base, d.op, d.cc.algo, d.cc.proto, d.bytes);
     if (per > COLL_MAX_FLOWS) {
-        set_warning(c, "not simulated",
+        set_warning(out, "not simulated",
                     g_strdup_printf("dp_contention: one %s group's %s takes %lld flows, more than a "
                                     "flow simulation holds (%d); its collectives are not scaled for contention",
                                     d.what, coll_algo_name(d.cc.algo), (long long)per, COLL_MAX_FLOWS));
@@ -433,23 +435,23 @@ static void contention(Ctx *c, bool replicas)
     keep[0] = true;
     sim_time_t alone = ok ? simulate(&d, keep, false, true, &work, &overrun) : SIM_TIME_NEVER;
     sim_time_t ref = alone;
-    c->dp_uplink_bound_s = ok ? uplink_bound(&d) : 0; /* group 0's */
-    if (ok && !overrun && c->dp_uplink_bound_s > 0) /* else nothing crosses the fabric: the reference is alone */
+    out->uplink_bound_s = ok ? uplink_bound(&d) : 0; /* group 0's */
+    if (ok && !overrun && out->uplink_bound_s > 0) /* else nothing crosses the fabric: the reference is alone */
         ref = simulate(&d, keep, true, false, &work, &overrun);
     g_free(keep);
     if (ok && !overrun && d.ngroups > 1) { /* every group's loads, found with the components */
         memset(d.load, 0, sizeof *d.load * (size_t)nlinks);
         components(&d, nlinks);
-        c->dp_uplink_bound_s = uplink_bound(&d);
+        out->uplink_bound_s = uplink_bound(&d);
     }
-    double fb = bound_factor(&d, c->dp_uplink_bound_s);
+    double fb = bound_factor(&d, out->uplink_bound_s);
     if (ok && overrun)
-        by_bound(c, &d, fb, 1,
+        by_bound(&d, fb, 1,
                  g_strdup_printf("dp_contention: one %s group's %s (%lld flows) alone takes more than "
                                  "the contention run's work budget (%llu)",
                                  d.what, coll_algo_name(d.cc.algo), (long long)per, (unsigned long long)work_budget));
     else if (ok && ref > 0)
-        concurrent(c, &d, alone, ref, work, fb, all);
+        concurrent(&d, alone, ref, work, fb, all);
     for (int k = 0; k < d.ngroups; k++)
         coll_group_free(d.groups[k]);
     g_free(d.groups);
@@ -459,23 +461,14 @@ static void contention(Ctx *c, bool replicas)
         fputs("\r\033[K", stderr);
 }
 
-/* The data-parallel groups' factor, and under hybrid sharding the
- * replicas' (rep_factor, rep_method, rep_warning), found first. */
+/* The data-parallel groups' contention (c->dp_ct), and under hybrid
+ * sharding the replicas' (c->rep_ct). */
 void dp_contention(Ctx *c)
 {
-    c->dp_factor = c->rep_factor = 1;
+    c->dp_ct.factor = c->rep_ct.factor = 1;
     if (!c->dp_group || !step_scenario_flow_contention(c->sc))
         return;
-    if (c->rep_group) {
-        contention(c, true);
-        c->rep_factor = c->dp_factor;
-        g_strlcpy(c->rep_method, c->dp_method, sizeof c->rep_method);
-        c->rep_warning = c->dp_warning;
-        c->dp_warning = NULL;
-        c->dp_factor = 1;
-        c->dp_method[0] = 0;
-        c->dp_flow_alone_s = c->dp_flow_concurrent_s = c->dp_flow_nonblocking_s = c->dp_uplink_bound_s = 0;
-        c->dp_flow_groups = 0;
-    }
-    contention(c, false);
+    if (c->rep_group)
+        contention(c, true, &c->rep_ct);
+    contention(c, false, &c->dp_ct);
 }

@@ -50,7 +50,7 @@ int step_coll(Ctx *c, const char *name, const char *group_name, const CollGroup 
     CollCost cost;
     if (!coll_cost(g, op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &cost))
         return -1;
-    double f = g == c->dp_group ? c->dp_factor : g == c->rep_group ? c->rep_factor : 1;
+    double f = g == c->dp_group ? c->dp_ct.factor : g == c->rep_group ? c->rep_ct.factor : 1;
     if (f > 1) {
         cost.time_s *= f;
         cost.algbw_Bps /= f;
@@ -155,8 +155,8 @@ static void ctx_free(Ctx *c)
     g_free(c->chunk_layers);
     coll_group_free(c->tp_group);
     coll_group_free(c->dp_group);
-    g_free(c->dp_warning);
-    g_free(c->rep_warning);
+    g_free(c->dp_ct.warning);
+    g_free(c->rep_ct.warning);
     if (c->colls)
         g_array_free(c->colls, TRUE);
 }

@@ -34,6 +34,20 @@ typedef struct {
     int task, use, times, stage;
 } CollTag;
 
+/* One contention run's result (par_contention.c): its groups' closed-form
+ * time (NIC-bound, the fabric taken as non-blocking) is scaled by factor,
+ * the flow simulation of the concurrent groups on the real fabric over one
+ * group alone on a non-blocking one, or the uplink bound past the budget
+ * (1: neither). */
+typedef struct {
+    double factor, flow_alone_s, flow_concurrent_s;
+    double flow_nonblocking_s; /* group 0 alone with the fabric's uplinks never binding */
+    double uplink_bound_s;     /* busiest fabric link's bytes / capacity, all groups built */
+    int flow_groups;
+    char method[128]; /* "exact", "sampled", "uplink bound", "not simulated"; "": not run */
+    char *warning;    /* why the factor is not the full simulation's, or NULL */
+} DpContention;
+
 typedef struct {
     const StepScenario *sc;
     StepPlan p;
@@ -69,20 +83,10 @@ typedef struct {
     double *t_p2p;                    /* [stage]: one send from stage s to s+1 */
     int *p2p_use;                     /* [4 s + k]: boundary s's send/recv of activations, send/recv of gradients */
     /* data-parallel collectives: all tp x pp groups run at once and share
-     * NICs and fabric; their closed-form time (NIC-bound, the fabric taken
-     * as non-blocking) is scaled by this factor: the flow simulation of the
-     * concurrent groups on the real fabric over one group alone on a
-     * non-blocking one, or the uplink bound past the budget (1: neither) */
-    double dp_factor, dp_flow_alone_s, dp_flow_concurrent_s;
-    double dp_flow_nonblocking_s; /* group 0 alone with the fabric's uplinks never binding */
-    double dp_uplink_bound_s;     /* busiest fabric link's bytes / capacity, all groups built */
-    int dp_flow_groups;
-    char dp_method[128]; /* "exact", "sampled", "uplink bound", "not simulated" (par_contention.c) */
-    char *dp_warning;    /* why the factor is not the full simulation's, or NULL */
-    /* the same for hybrid sharding's replica all-reduce (rep_group) */
-    double rep_factor;
-    char rep_method[128];
-    char *rep_warning;
+     * NICs and fabric (par_contention.c): dp_ct for the DP groups' (under
+     * hybrid sharding, the shard groups'), rep_ct for hybrid sharding's
+     * replica all-reduce (rep_group) */
+    DpContention dp_ct, rep_ct;
     /* par_moe.c: a mixture of experts.  layer_params above are the dense
      * part; the routed experts a device holds of one layer are apart. */
     CollGroup *ep_group, *edp_group; /* expert parallel; expert data parallel (dp / ep) */

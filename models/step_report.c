@@ -279,10 +279,10 @@ static void add_warnings(cJSON *out, const Build *b)
                                                             "which gathers every layer's parameters anyway"
                                                           : "\"allgather_overlap\" has no effect on a replicated "
                                                             "weight update"));
-    if (c->dp_warning)
-        cJSON_AddItemToArray(warn, cJSON_CreateString(c->dp_warning));
-    if (c->rep_warning)
-        cJSON_AddItemToArray(warn, cJSON_CreateString(c->rep_warning));
+    if (c->dp_ct.warning)
+        cJSON_AddItemToArray(warn, cJSON_CreateString(c->dp_ct.warning));
+    if (c->rep_ct.warning)
+        cJSON_AddItemToArray(warn, cJSON_CreateString(c->rep_ct.warning));
     if (!b->interfere_settled) {
         char *w = g_strdup_printf("the slowdown of compute by overlapped communication had not settled after %d "
                                   "reruns: the step time is the last one's",
@@ -436,7 +436,7 @@ static void add_config(cJSON *out, const Build *b)
             if (p->recompute_keep & bit)
                 cJSON_AddItemToArray(keep, cJSON_CreateString(finetune_linear_name(bit)));
     }
-    if (b->c->wp.eager_elementwise)
+    if (c->wp.eager_elementwise)
         cJSON_AddStringToObject(cfg, "elementwise", "eager");
     if (p->zero_fsdp) /* not DeepSpeed's, the default */
         cJSON_AddStringToObject(cfg, "zero_impl", p->zero_fsdp2 ? "fsdp2" : "fsdp");
@@ -510,17 +510,18 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     add_config(out, b);
     cJSON_AddItemToObject(out, "collectives", coll_report(b));
     cJSON *ct = cJSON_AddObjectToObject(out, "dp_contention");
-    cJSON_AddNumberToObject(ct, "factor", c->dp_factor);
-    if (c->dp_method[0])
-        cJSON_AddStringToObject(ct, "method", c->dp_method);
-    cJSON_AddNumberToObject(ct, "groups_simulated", c->dp_flow_groups);
-    cJSON_AddNumberToObject(ct, "flow_time_alone_s", c->dp_flow_alone_s);
-    cJSON_AddNumberToObject(ct, "flow_time_concurrent_s", c->dp_flow_concurrent_s);
-    cJSON_AddNumberToObject(ct, "flow_time_nonblocking_s", c->dp_flow_nonblocking_s);
-    cJSON_AddNumberToObject(ct, "uplink_bound_s", c->dp_uplink_bound_s);
-    if (c->rep_method[0]) { /* hybrid sharding: the replicas' all-reduce */
-        cJSON_AddNumberToObject(ct, "replica_factor", c->rep_factor);
-        cJSON_AddStringToObject(ct, "replica_method", c->rep_method);
+    const DpContention *o = &c->dp_ct;
+    cJSON_AddNumberToObject(ct, "factor", o->factor);
+    if (o->method[0])
+        cJSON_AddStringToObject(ct, "method", o->method);
+    cJSON_AddNumberToObject(ct, "groups_simulated", o->flow_groups);
+    cJSON_AddNumberToObject(ct, "flow_time_alone_s", o->flow_alone_s);
+    cJSON_AddNumberToObject(ct, "flow_time_concurrent_s", o->flow_concurrent_s);
+    cJSON_AddNumberToObject(ct, "flow_time_nonblocking_s", o->flow_nonblocking_s);
+    cJSON_AddNumberToObject(ct, "uplink_bound_s", o->uplink_bound_s);
+    if (c->rep_ct.method[0]) { /* hybrid sharding: the replicas' all-reduce */
+        cJSON_AddNumberToObject(ct, "replica_factor", c->rep_ct.factor);
+        cJSON_AddStringToObject(ct, "replica_method", c->rep_ct.method);
     }
     return out;
 }

@@ -107,13 +107,11 @@ static inline void check_params(gchar **head, gchar **f, int seq)
     workload_free(w);
 }
 
-/* A row's override; an accelerator file (overlay), a model or a topology
- * file named by the table lives beside it in tests/data/steps (as
- * calibrate reads them: calib_accel_set_file_key). */
+/* A row's override; an accelerator file (overlay) named by the table lives
+ * beside it in tests/data/steps. */
 static inline void set_key(cJSON *root, const char *key, const char *value)
 {
-    bool file = !strcmp(key, "accelerator") || !strcmp(key, "model") || !strcmp(key, "topology");
-    if (file && g_str_has_suffix(value, ".json") && !g_path_is_absolute(value)) {
+    if (!strcmp(key, "accelerator") && g_str_has_suffix(value, ".json") && !g_path_is_absolute(value)) {
         char *path = g_build_filename(STEPS, value, NULL);
         calib_accel_set_key(root, key, path);
         g_free(path);
@@ -133,9 +131,14 @@ static inline cJSON *steps_row_scenario(const char *file, gchar **head, gchar **
     CU_ASSERT_FATAL(read);
     cJSON *root = cJSON_Parse(base);
     g_free(base);
-    for (int i = 0; head[i]; i++)
-        if (strcmp(head[i], "scenario") && strcmp(head[i], "tokens_per_s") && !g_str_has_prefix(head[i], "ref."))
+    for (int i = 0; head[i]; i++) {
+        if (!strcmp(head[i], "scenario") || !strcmp(head[i], "tokens_per_s") || g_str_has_prefix(head[i], "ref."))
+            continue;
+        if (!strcmp(head[i], "accelerator"))
             set_key(root, head[i], f[i]);
+        else /* model and topology files beside the table, as calibrate reads them */
+            calib_accel_set_file_key(root, head[i], f[i], file);
+    }
     return root;
 }
 
