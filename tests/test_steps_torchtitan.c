@@ -1,36 +1,46 @@
 /* torchtitan's Llama 3.1 8B / 70B / 405B runs on Meta's Grand Teton H100
  * hosts, 8 to 512 GPUs, FSDP2 alone and with TP, PP and CP, 8k to 256k
  * tokens (tests/data/steps/torchtitan-h100-llama3.1.csv: provenance, the
- * mapping, the rows left out), never fitted on, on the h100-sxm preset: the
- * runs' H100s are 500 W parts with 96 GB of HBM2e at 2.4 TB/s, which no
- * preset describes and whose clocks under that cap no public source gives,
- * so every error below holds the chip's share too.  Every row printed;
- * asserted: a regression guard at today's figures plus a margin (median
- * |tokens/s error| <= 30 %, max <= 90 %: 25.0 % and 81.1 % on 2026-12-06,
- * Tables 1 and 3 with torchtitan's per-op checkpointing, "recompute": "op",
- * and their eager rows "elementwise": "eager"),
- * not a goal and not a fit; and what the table shows apart from the chip:
+ * mapping, the rows left out), never fitted on, on the h100-hbm2e-500w
+ * preset: the runs' 96 GB HBM2e parts at 2.4 TB/s and 500 W, their peak
+ * derived from NVIDIA's datasheet (between H100 NVL at 400 W and SXM at
+ * 700 W), the fractions of peak h100-sxm's (on h100-sxm: median 22.9 %,
+ * max 81.8 %, 9 of 21 predicted to fit).  Every row printed; asserted:
+ *  - a regression guard at today's figures plus a margin (median |tokens/s
+ *    error| <= 9 %, max <= 70 %: 6.3 % and 61.7 % on 2026-12-06), not a
+ *    goal and not a fit, and every row, all of which ran, predicted to fit;
  *  - the CP 4 and CP 8 rows (PyTorch's experimental ring attention) are
- *    the worst of their tables by far: 8B at +72 / +81 %, 405B at +55 /
- *    +81 %, against +27-33 % at CP 1-2; their attention runs at about half
- *    the rate of CP 1-2's, which the model's TE-style ring does not see;
+ *    the worst of their tables: 8B at +52 / +61 %, 405B at +38 / +62 %,
+ *    against +10-14 % at CP 1-2 and -1..+11 % at 8k tokens; the model's
+ *    TE-style ring does not see what slows them;
  *  - the model's gain from AsyncTP (tp_comm_overlap) against the measured
  *    one (70B on 256 GPUs: 1.06x, 1.09x and 1.16x measured): within 10 %
  *    on every pair since the FP8 rows' all-gathers carry FP8 data, as
  *    torchao's Float8ColwiseParallel gathers them (2.5-12.9 % too large
  *    before).
  * And, held out, what eager mode costs over torch.compile on the same
- * step (Tables 1 and 3): within 3 % of the measured ratio. */
+ * step (Tables 1 and 3): within 5 % of the measured ratio. */
 #include "test_steps.h"
 
 #define TABLE STEPS "torchtitan-h100-llama3.1.csv"
+
+/* Eager over compiled (rows 1/2 and 8/9): the log of the step ratio the
+ * model gives ("elementwise": "eager") over the measured one, printed. */
+static double eager_ratio_off(const Summary *s, int base, const char *where)
+{
+    double d = s->row_logr[base] - s->row_logr[base + 1];
+    printf("Table %d, eager against torch.compile%s: the model's step ratio %+.1f%% off the measured\n", base ? 3 : 1,
+           where, 100 * expm1(d));
+    return d;
+}
 
 static void test_table(void)
 {
     Summary s = run_table(TABLE);
     CU_ASSERT_TRUE(s.n == 21);
-    CU_ASSERT_TRUE(s.median <= 0.30);
-    CU_ASSERT_TRUE(s.worst <= 0.90);
+    CU_ASSERT_TRUE(s.median <= 0.09);
+    CU_ASSERT_TRUE(s.worst <= 0.70);
+    CU_ASSERT_TRUE(s.fits == s.n);
     /* rows 4-7: 8B at CP 1, 2, 4, 8; rows 14-17: 405B at CP 1, 2, 4, 8 */
     for (int base = 3; base <= 13; base += 10) {
         double lo = fmin(s.row_logr[base], s.row_logr[base + 1]);
@@ -42,14 +52,11 @@ static void test_table(void)
         printf("%s %+.1f / %+.1f / %+.1f%%", base ? " and" : "", 100 * expm1(-s.row_logr[base]),
                100 * expm1(-s.row_logr[base + 1]), 100 * expm1(-s.row_logr[base + 2]));
     printf("\n");
-    /* eager over compiled (rows 1/2 and 8/9): the step ratio the model gives
-     * ("elementwise": "eager") against the measured one, within 3 % */
-    for (int base = 0; base <= 7; base += 7) {
-        double d = s.row_logr[base] - s.row_logr[base + 1];
-        printf("Table %d, eager against torch.compile: the model's step ratio %+.1f%% off the measured\n",
-               base ? 3 : 1, 100 * expm1(d));
-        CU_ASSERT_TRUE(fabs(d) < 0.03);
-    }
+    /* eager over compiled: within 5 %: +0.2 / -0.1 % on h100-sxm (3.35
+     * TB/s), +3.2 / +3.0 % here, whose eager passes run at the transferred
+     * 0.64 of 2.4 TB/s */
+    for (int base = 0; base <= 7; base += 7)
+        CU_ASSERT_TRUE(fabs(eager_ratio_off(&s, base, "")) < 0.05);
     /* AsyncTP's gain: predicted step ratio against the measured one, the
      * three pairs (rows 11/12, 18/19, 20/21), within 10 % (12.9 % off on
      * the first before the FP8 all-gathers) */
@@ -61,8 +68,23 @@ static void test_table(void)
     }
 }
 
+/* The same rows on h100-sxm (80 GiB of HBM3 at 3.35 TB/s, 700 W), what
+ * they ran on until the card had a preset: too fast on every row, and
+ * further off than on their own card's preset; some rows that ran do not
+ * fit its 80 GiB. */
+static void test_on_sxm(void)
+{
+    Summary own = run_table(TABLE), sxm = run_table_with(TABLE, "h100-sxm", NULL);
+    CU_ASSERT_TRUE(sxm.logr[sxm.n - 1] < 0);
+    CU_ASSERT_TRUE(sxm.median > 2 * own.median);
+    CU_ASSERT_TRUE(sxm.fits < sxm.n);
+    for (int base = 0; base <= 7; base += 7)
+        CU_ASSERT_TRUE(fabs(eager_ratio_off(&sxm, base, " on h100-sxm")) < 0.03);
+}
+
 static const TestCase tests[] = {
     {"torchtitan Llama 3.1 on 8-512 H100 (500 W, HBM2e), held out: every row with its error", test_table},
+    {"the same rows on the 700 W HBM3 h100-sxm preset", test_on_sxm},
 };
 
 TEST_MAIN("steps_torchtitan", tests)
