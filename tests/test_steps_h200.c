@@ -78,10 +78,33 @@ static void test_band(void)
     steps_band_widened("h200", "h100-sxm", w, NULL, NULL);
 }
 
+/* GH200's GPU: the same transfer, its own 96 GiB of HBM3 at 4 TB/s between
+ * H100's and H200's, and h200's band (the wider memory step covers it). */
+static void test_gh200(void)
+{
+    Accel *g = steps_accel("gh200"), *h = steps_accel("h100-sxm"), *t = steps_accel("h200");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int i = 0; i < accel_param_count(); i++)
+        CU_ASSERT_DOUBLE_EQUAL(accel_param_get(g, i), accel_param_get(h, i), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(accel_peak_flops(g, ACCEL_BF16), accel_peak_flops(h, ACCEL_BF16), 1);
+    CU_ASSERT_DOUBLE_EQUAL(accel_hbm_bytes(g), 96.0 * (1 << 30), 1);
+    CU_ASSERT_TRUE(accel_hbm_bandwidth(g) > accel_hbm_bandwidth(h) && accel_hbm_bandwidth(g) < accel_hbm_bandwidth(t));
+    double g10, g90, t10, t90;
+    CU_ASSERT_TRUE(accel_band(g, &g10, &g90) && accel_band(t, &t10, &t90));
+    CU_ASSERT_DOUBLE_EQUAL(g10, t10, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(g90, t90, 1e-12);
+    accel_free(g);
+    accel_free(h);
+    accel_free(t);
+}
+
 static const TestCase tests[] = {
     {"h200 takes h100-sxm's fitted efficiencies, its own HBM3e", test_transfer},
     {"torchtitan Llama 3.1 8B FSDP FP8 on H200, held out: inside the band", test_table},
     {"h200's band: h100-sxm's held-out band widened by the memory transfer's spread", test_band},
+    {"gh200: h100-sxm's efficiencies, 96 GiB of HBM3 at 4 TB/s, h200's band", test_gh200},
 };
 
 TEST_MAIN("steps_h200", tests)

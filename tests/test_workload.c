@@ -60,6 +60,18 @@ static void test_param_counts(void)
     w = load("llama2-70b");
     CU_ASSERT_TRUE(within(workload_params_total(w), 69e9, 0.015));
     workload_free(w);
+    /* Llama 3.1: 8.03B, 70.6B and 406B, as the released checkpoints' model
+     * cards round them (the architecture's own counts: 8,030,261,248,
+     * 70,553,706,496 and 405,853,388,800) */
+    static const struct { const char *name; double params; } llama3[] = {
+        {"llama3.1-8b", 8.03e9}, {"llama3.1-70b", 70.6e9}, {"llama3.1-405b", 406e9}};
+    for (size_t i = 0; i < G_N_ELEMENTS(llama3); i++) {
+        w = load(llama3[i].name);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+        CU_ASSERT_TRUE(within(workload_params_total(w), llama3[i].params, 0.002));
+        CU_ASSERT_DOUBLE_EQUAL(workload_params_embedding(w), 2.0 * 128256 * workload_transformer(w)->hidden, 0.5);
+        workload_free(w);
+    }
 
     /* GPT-3 paper Table 2.1 sizes, to the precision of their names. */
     static const struct { const char *name; double params; double rel; } gpt3[] = {
