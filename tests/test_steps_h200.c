@@ -20,6 +20,8 @@
  * "recompute": "op"; ~108 GiB when it ran as selective recomputation). */
 #include "test_steps.h"
 
+#include <unistd.h>
+
 #define TABLE STEPS "torchtitan-h200-llama3-8b.csv"
 
 static void test_transfer(void)
@@ -54,7 +56,7 @@ static void test_table(void)
  * the build's temporary files), summed. */
 static double steps_on_overlay(const char *overlay)
 {
-    char *path = g_build_filename(g_get_tmp_dir(), "shardsim-test-h200-alt.json", NULL);
+    char *path = g_strdup_printf("%s/shardsim-test-h200-alt-%d.json", g_get_tmp_dir(), (int)getpid());
     CU_ASSERT_FATAL(g_file_set_contents(path, overlay, -1, NULL));
     Summary s = run_table_with(TABLE, path, "fused");
     remove(path);

@@ -30,6 +30,8 @@
  *    that memory reading's step shift. */
 #include "test_steps.h"
 
+#include <unistd.h>
+
 #define TABLE STEPS "torchtitan-h100-llama3.1.csv"
 
 /* Eager over compiled (rows 1/2 and 8/9): the log of the step ratio the
@@ -90,8 +92,8 @@ static void test_on_sxm(void)
 
 #define PRESET SHARDSIM_SOURCE_DIR "/models/presets/accelerators/h100-hbm2e-500w.json"
 
-/* The rows on h100-hbm2e-500w with EDIT applied to its JSON (written beside
- * the build's temporary files); NAME says which. */
+/* The rows on h100-hbm2e-500w with EDIT applied to its JSON (written to a
+ * temporary file); NAME says which. */
 static Summary on_variant(const char *name, void (*edit)(cJSON *, double), double x)
 {
     gchar *text = NULL;
@@ -99,7 +101,10 @@ static Summary on_variant(const char *name, void (*edit)(cJSON *, double), doubl
     cJSON *root = cJSON_Parse(text);
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
     edit(root, x);
-    char *out = cJSON_Print(root), *path = g_build_filename(g_get_tmp_dir(), "shardsim-test-h100-500w.json", NULL);
+    char *out = cJSON_Print(root), *path = NULL;
+    int fd = g_file_open_tmp("shardsim-h100-500w-XXXXXX.json", &path, NULL); /* a name of its own: suites may run at once */
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
     CU_ASSERT_FATAL(g_file_set_contents(path, out, -1, NULL));
     printf("\n%s:", name);
     Summary s = run_table_with(TABLE, path, NULL);
@@ -115,7 +120,11 @@ static Summary on_variant(const char *name, void (*edit)(cJSON *, double), doubl
 static void scale_peaks(cJSON *root, double f)
 {
     cJSON *it, *pk = cJSON_GetObjectItem(root, "peak_flops"), *eff = cJSON_GetObjectItem(root, "efficiency");
-    cJSON_ArrayForEach(it, pk) if (cJSON_IsNumber(it)) cJSON_SetNumberValue(it, it->valuedouble * f);
+    cJSON_ArrayForEach(it, pk)
+    {
+        if (cJSON_IsNumber(it))
+            cJSON_SetNumberValue(it, it->valuedouble * f);
+    }
     it = cJSON_GetObjectItem(eff, "gemm_half_flops");
     cJSON_SetNumberValue(it, it->valuedouble * f);
 }
