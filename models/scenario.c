@@ -34,11 +34,41 @@ static int item_line(const SimJsonDoc *d, const cJSON *item)
     return line;
 }
 
+/* An inline model's "base" (a preset's name or a workload file): its JSON
+ * with the model's other keys in place of its own (a preset at another
+ * seq_len); else the model as given.  NULL, the error at "base", if the
+ * base does not load. */
+static cJSON *inline_model_json(const SimJsonDoc *d, const cJSON *m, GError **err)
+{
+    const cJSON *base = cJSON_GetObjectItemCaseSensitive(m, "base");
+    if (!base)
+        return cJSON_Duplicate(m, true);
+    if (!cJSON_IsString(base)) {
+        sim_json_error(d, base, err, "\"base\" names a workload preset or file");
+        return NULL;
+    }
+    GError *e = NULL;
+    cJSON *copy = workload_load_json(base->valuestring, &e);
+    if (!copy) {
+        sim_json_error(d, base, err, "model base \"%s\": %s", SIM_ECHO(base->valuestring), e->message);
+        g_error_free(e);
+        return NULL;
+    }
+    for (const cJSON *c = m->child; c; c = c->next)
+        if (strcmp(c->string, "base")) {
+            cJSON_DeleteItemFromObjectCaseSensitive(copy, c->string);
+            cJSON_AddItemToObject(copy, c->string, cJSON_Duplicate(c, true));
+        }
+    return copy;
+}
+
 /* An inline model: its text is re-parsed by the workload module, shifted so
  * that its errors name the line of "model" in the scenario. */
 static Workload *parse_inline_model(const SimJsonDoc *d, const cJSON *m, GError **err)
 {
-    cJSON *copy = cJSON_Duplicate(m, true);
+    cJSON *copy = inline_model_json(d, m, err);
+    if (!copy)
+        return NULL;
     if (!cJSON_GetObjectItemCaseSensitive(copy, "name")) /* the workload format wants one */
         cJSON_AddStringToObject(copy, "name", "custom");
     if (!cJSON_GetObjectItemCaseSensitive(copy, "type"))
@@ -92,8 +122,8 @@ static bool parse_training(StepScenario *sc, const SimJsonDoc *d, const cJSON *r
     return true;
 }
 
-/* "model": a preset's name, a workload file, or hyper-parameters inline;
- * a transformer for now. */
+/* "model": a preset's name, a workload file, or hyper-parameters inline
+ * (on a "base" preset or file, or all of them); a transformer for now. */
 static bool parse_model(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model");

@@ -41,6 +41,10 @@ cJSON *sweep_parse_values(const char *text, GError **err);
  * creating missing objects; an error when a component on the way exists but
  * is not an object (value is then freed). */
 bool sweep_set_path(cJSON *root, const char *key, cJSON *value, GError **err);
+/* A dotted KEY into "model" where the scenario names its model (a preset or
+ * file): the model becomes {"base": that name}, so that the key sets one of
+ * its fields (model.seq_len on a preset); anything else is left alone. */
+void sweep_model_by_name(cJSON *root, const char *key);
 
 /* Loads the base scenario and checks that it parses as a scenario; its
  * errors name FILE:LINE. */

@@ -185,8 +185,20 @@ cJSON *sweep_parse_values(const char *text, GError **err)
     return arr;
 }
 
+void sweep_model_by_name(cJSON *root, const char *key)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model");
+    if (!g_str_has_prefix(key, "model.") || !cJSON_IsString(m))
+        return;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "base", m->valuestring);
+    cJSON_ReplaceItemInObjectCaseSensitive(root, "model", o);
+}
+
 bool sweep_set_path(cJSON *root, const char *key, cJSON *value, GError **err)
 {
+    if (cJSON_IsObject(root))
+        sweep_model_by_name(root, key);
     char **parts = g_strsplit(key, ".", -1);
     cJSON *o = root;
     bool ok = cJSON_IsObject(root);

@@ -196,6 +196,9 @@ unsigned workload_gemm_linear(const WorkloadGemm *g);
 #define WORKLOAD_MAX_GEMMS 12
 
 Workload *workload_load(const char *name_or_path, GError **err);
+/* A preset's or workload file's JSON, a copy the caller owns (an inline
+ * model's "base", whose keys the model's own replace). */
+cJSON *workload_load_json(const char *name_or_path, GError **err);
 Workload *workload_parse(const char *name, const char *text, size_t len, GError **err);
 /* Checks `cfg` (err names the offending field, without position). */
 Workload *workload_new_transformer(const char *name, const WorkloadTransformer *cfg, GError **err);

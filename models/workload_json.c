@@ -261,6 +261,16 @@ Workload *workload_parse(const char *name, const char *text, size_t len, GError 
     return w;
 }
 
+cJSON *workload_load_json(const char *name_or_path, GError **err)
+{
+    SimJsonDoc *doc = sim_data_load(WORKLOAD_PRESETS, "workload", name_or_path, err);
+    if (!doc)
+        return NULL;
+    cJSON *copy = cJSON_Duplicate(sim_json_root(doc), true);
+    sim_json_free(doc);
+    return copy;
+}
+
 Workload *workload_load(const char *name_or_path, GError **err)
 {
     SimJsonDoc *doc = sim_data_load(WORKLOAD_PRESETS, "workload", name_or_path, err);

@@ -40,6 +40,33 @@ bad grad_reduce_dtype '{"topology": "dgx-a100-cluster", "model": "gpt3-1.3b", "g
  "parallelism": {"dp": 8,
    "grad_reduce_dtype": "fp8"}}' 'grad_reduce_dtype'
 
+bad model_base '{"topology": "dgx-a100-cluster", "global_batch": 8,
+ "model": {"base": "no-such-model", "seq_len": 4096}}' 'model base "no-such-model"'
+bad model_base_type '{"topology": "dgx-a100-cluster", "global_batch": 8,
+ "model": {"base": 7}}' '"base" names a workload preset or file'
+bad model_base_key '{"topology": "dgx-a100-cluster", "global_batch": 8,
+ "model": {"base": "gpt3-1.3b", "seq_lenn": 4096}}' 'unknown field "seq_lenn"'
+
+# a preset as the base of an inline model: its other keys replace the
+# preset's (its sequence length here), the rest is the preset's; and a sweep
+# over model.seq_len on a model given by name does the same
+base='{"topology": "dgx-a100-cluster", "nodes": 1, "global_batch": 8, "micro_batch": 1,
+ "model": {"base": "gpt3-1.3b", "seq_len": 4096}}'
+printf '%s\n' "$base" > "$TMP/base.json"
+printf '%s\n' "${base/\{\"base\": \"gpt3-1.3b\", \"seq_len\": 4096\}/\"gpt3-1.3b\"}" > "$TMP/named.json"
+if ! python3 - "$BIN" "$TMP" <<'PY'
+import json, subprocess, sys
+b, t = sys.argv[1], sys.argv[2]
+run = lambda f: json.loads(subprocess.run([b, "run", "--json", f], capture_output=True, text=True, check=True).stdout)
+based, named = run(t + "/base.json"), run(t + "/named.json")
+assert based["flops_per_device"] > 0 and based["model_flops_per_step"] > 1.9 * named["model_flops_per_step"], (based, named)
+sw = subprocess.run([b, "sweep", "--json", t + "/named.json", "--vary", "model.seq_len=2048,4096"],
+                    capture_output=True, text=True, check=True).stdout
+pt = json.loads(sw)["points"][1]
+assert pt["values"]["model.seq_len"] == 4096 and pt["result"]["step_time_s"] == based["step_time_s"], pt
+PY
+then echo "FAIL model base / sweep of model.seq_len"; fail=1; fi
+
 # a missing file is an error too (exit non-zero, message on stderr)
 "$BIN" run "$TMP/none.json" > /dev/null 2> "$TMP/err"
 if [ $? -eq 0 ]; then echo "FAIL missing file: exit 0"; fail=1; fi

@@ -109,7 +109,7 @@ bad bad_range "not a member of the progression" "$TMP/base.json" --vary nodes=1,
 bad twice "varied twice" "$TMP/base.json" --vary nodes=1 --vary nodes=2
 bad no_vary "--vary" "$TMP/base.json"
 bad plot_ext ".png or .svg" "$TMP/base.json" --vary nodes=1 --plot "$TMP/x.txt"
-bad through_string "\"model\" is not an object" "$TMP/base.json" --vary model.layers=2
+bad through_string "\"topology\" is not an object" "$TMP/base.json" --vary topology.nodes=2
 # an unknown key fails every point: the message names the point and the key
 bad unknown_key 'point 0 (parallelism.dpp=1): unknown key "dpp"' "$TMP/base.json" --vary parallelism.dpp=1,2
 printf '{"topology": "dgx-a100-cluster",\n "model": "gpt3-125m", "global_batch": 0}\n' > "$TMP/badbase.json"

@@ -130,7 +130,8 @@ static void test_value_types(void)
 
 static void test_set_path(void)
 {
-    cJSON *root = cJSON_Parse("{\"nodes\": 2, \"model\": \"gpt3-125m\", \"parallelism\": {\"dp\": 8}}");
+    cJSON *root = cJSON_Parse("{\"nodes\": 2, \"model\": \"gpt3-125m\", \"topology\": \"dgx-a100\", "
+                              "\"parallelism\": {\"dp\": 8}}");
     GError *err = NULL;
     CU_ASSERT_TRUE(sweep_set_path(root, "nodes", cJSON_CreateNumber(4), &err));
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(root, "nodes")->valuedouble, 4);
@@ -144,11 +145,17 @@ static void test_set_path(void)
     CU_ASSERT_TRUE(cJSON_IsString(c) && !strcmp(c->valuestring, "x"));
     CU_ASSERT_PTR_NULL(err);
     /* through a string: an error naming the component */
-    CU_ASSERT_FALSE(sweep_set_path(root, "model.layers", cJSON_CreateNumber(12), &err));
+    CU_ASSERT_FALSE(sweep_set_path(root, "topology.nodes", cJSON_CreateNumber(12), &err));
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "\"model\" is not an object"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "\"topology\" is not an object"));
     g_clear_error(&err);
-    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(root, "model")->valuestring, "gpt3-125m");
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(root, "topology")->valuestring, "dgx-a100");
+    /* but a model given by name becomes that preset as a base, the key one
+     * of its fields */
+    CU_ASSERT_TRUE(sweep_set_path(root, "model.layers", cJSON_CreateNumber(12), &err));
+    const cJSON *m = cJSON_GetObjectItem(root, "model");
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(m, "base")->valuestring, "gpt3-125m");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(m, "layers")->valueint, 12);
     cJSON_Delete(root);
 }
 
@@ -298,11 +305,11 @@ static void test_bad_axes(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "twice"));
     g_clear_error(&err);
     /* a path through a string fails before anything runs */
-    CU_ASSERT_TRUE(sweep_add_axis(s, "model.layers=2,4", &err));
+    CU_ASSERT_TRUE(sweep_add_axis(s, "topology.nodes=2,4", &err));
     CU_ASSERT_FALSE(sweep_prepare(s, &err));
     CU_ASSERT_PTR_NOT_NULL(err);
     if (err)
-        CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "--vary model.layers"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "--vary topology.nodes"));
     g_clear_error(&err);
     sweep_free(s);
 

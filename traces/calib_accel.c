@@ -139,6 +139,7 @@ static bool gemm_row(AccelCalibration *c, char **f, const char *file, int line, 
  * false or null as such, anything else as a string. */
 void calib_accel_set_key(cJSON *root, const char *key, const char *cell)
 {
+    sweep_model_by_name(root, key);
     gchar **parts = g_strsplit(key, ".", -1);
     cJSON *o = root;
     for (int i = 0; parts[i + 1]; i++) {

@@ -40,10 +40,11 @@ static void print_result(const cJSON *r)
     const cJSON *from = cJSON_GetObjectItem(cfg, "dp_from");
     bool filled = cJSON_IsString(from) && strcmp(from->valuestring, "the scenario") != 0;
     double np = num(cfg, "params"); /* a CNN's millions are not 0.0 B */
-    printf("  %s (%.1f %s params) on %s: %s of %s (%s), dp %g%s x tp %g x pp %g, %g micro-batches of %g\n",
+    double mbs = num(cfg, "micro_batches");
+    printf("  %s (%.1f %s params) on %s: %s of %s (%s), dp %g%s x tp %g x pp %g, %g micro-batch%s of %g\n",
            str(cfg, "model"), np >= 1e9 ? np / 1e9 : np / 1e6, np >= 1e9 ? "B" : "M", str(cfg, "topology"), str(cfg, "devices_used"),
            str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), filled ? " (= ranks / (tp x pp))" : "",
-           num(cfg, "tp"), num(cfg, "pp"), num(cfg, "micro_batches"), num(cfg, "micro_batch"));
+           num(cfg, "tp"), num(cfg, "pp"), mbs, mbs == 1 ? "" : "es", num(cfg, "micro_batch"));
     if (cJSON_GetObjectItem(cfg, "cp"))
         printf("  context parallel: cp %g (ring attention; gradients reduced over dp x cp)\n", num(cfg, "cp"));
     const cJSON *ft = cJSON_GetObjectItem(cfg, "finetune");
