@@ -151,7 +151,22 @@ refused "nope.csv:2: .*nope.json: No such file" calibrate --accelerator a100-40g
 mkdir -p "$tmp/tab"
 cp "$src/tests/data/steps/mpt-a100-40gb-fsdp.json" "$tmp/tab/"
 printf 'scenario,topology,tokens_per_s\nmpt-a100-40gb-fsdp.json,nope-topology.json,1000\n' >"$tmp/tab/t.csv"
-refused "t.csv:2 .*tab/nope-topology.json: No such file" calibrate --accelerator a100-40gb "$tmp/tab/t.csv"
+refused 't.csv:2: .*tab/mpt-a100-40gb-fsdp.json:[0-9]*: .*tab/nope-topology.json: No such file' \
+    calibrate --accelerator a100-40gb "$tmp/tab/t.csv"
+# an error in a row's scenario is said at the key's line in the scenario's file, or at the row where a
+# cell set the key (not at a line of the re-printed scenario the row makes)
+python3 - "$tmp/tab/mpt-a100-40gb-fsdp.json" "$tmp/tab/rc.json" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["parallelism"]["recompute"] = "sometimes"
+json.dump(s, open(sys.argv[2], "w"), indent=1)
+EOF
+line=$(grep -n '"sometimes"' "$tmp/tab/rc.json" | cut -d: -f1)
+printf 'scenario,micro_batch,tokens_per_s\nrc.json,1,1000\n' >"$tmp/tab/rc.csv"
+refused "rc.csv:2: .*tab/rc.json:$line: \"recompute\" = \"sometimes\"" calibrate --accelerator a100-40gb "$tmp/tab/rc.csv"
+printf 'scenario,parallelism.zero_stage,tokens_per_s\nmpt-a100-40gb-fsdp.json,7,1000\n' >"$tmp/tab/zs.csv"
+refused 'zs.csv:2: "parallelism.zero_stage" as the row sets it: "zero_stage" must be between 0 and 3' \
+    calibrate --accelerator a100-40gb "$tmp/tab/zs.csv"
 printf 'scenario,model,tokens_per_s\nmpt-a100-40gb-fsdp.json,-,1000\n' >"$tmp/tab/dash.csv"
 refused 'dash.csv:2: "model" = "-": a table.s cell names a file or a preset, not standard input' \
     calibrate --accelerator a100-40gb "$tmp/tab/dash.csv"

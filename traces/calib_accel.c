@@ -174,6 +174,73 @@ void calib_accel_set_file_key(cJSON *root, const char *key, const char *cell, co
     g_free(path);
 }
 
+/* The dotted path of the first value (pre-order) on LINE of DOC under O;
+ * NULL if none. */
+static char *path_at_line(const SimJsonDoc *doc, const cJSON *o, int line, const char *prefix)
+{
+    for (const cJSON *c = o->child; c; c = c->next) {
+        if (!c->string)
+            continue; /* inside arrays: the array's own path is said */
+        char *p = *prefix ? g_strdup_printf("%s.%s", prefix, c->string) : g_strdup(c->string);
+        if (sim_json_line(doc, c) == line)
+            return p;
+        char *q = cJSON_IsObject(c) ? path_at_line(doc, c, line, p) : NULL;
+        g_free(p);
+        if (q)
+            return q;
+    }
+    return NULL;
+}
+
+/* Whether the table's columns HEAD set the dotted PATH or what holds it. */
+static bool cell_sets(char **head, const char *path)
+{
+    for (int i = 0; head[i]; i++) {
+        size_t n = strlen(head[i]);
+        if (!strncmp(path, head[i], n) && (path[n] == 0 || path[n] == '.'))
+            return true;
+    }
+    return false;
+}
+
+/* A row scenario's error is at a line of its merged text (the file with the
+ * row's cells set, re-printed), which no one sees: said instead at the
+ * key's own line in the scenario's file, or at the table's row where a
+ * cell set it.  E's message is left as it is where the line is not found. */
+static void say_row_error_where(GError *e, const char *merged_name, const char *merged, const char *scen_path,
+                                const char *scen_text, size_t scen_len, char **head, const char *table, int row)
+{
+    size_t n = strlen(merged_name);
+    if (!e || strncmp(e->message, merged_name, n) || e->message[n] != ':')
+        return;
+    char *end = NULL;
+    long line = strtol(e->message + n + 1, &end, 10);
+    if (line <= 0 || *end != ':')
+        return;
+    SimJsonDoc *d1 = sim_json_parse(merged_name, merged, strlen(merged), NULL);
+    SimJsonDoc *d0 = sim_json_parse(scen_path, scen_text, scen_len, NULL);
+    char *path = d1 ? path_at_line(d1, sim_json_root(d1), (int)line, "") : NULL;
+    const cJSON *it = path && d0 && !cell_sets(head, path) ? sim_json_root(d0) : NULL;
+    gchar **parts = path ? g_strsplit(path, ".", -1) : NULL;
+    for (gchar **p = parts; it && p && *p; p++)
+        it = cJSON_GetObjectItemCaseSensitive(it, *p);
+    char *msg = NULL;
+    if (it && sim_json_line(d0, it) > 0)
+        msg = g_strdup_printf("%s:%d: %s:%d:%s", table, row, scen_path, sim_json_line(d0, it), end + 1);
+    else if (path)
+        msg = g_strdup_printf("%s:%d: \"%s\" as the row sets it:%s", table, row, path, end + 1);
+    if (msg) {
+        g_free(e->message);
+        e->message = msg;
+    }
+    g_strfreev(parts);
+    g_free(path);
+    if (d0)
+        sim_json_free(d0);
+    if (d1)
+        sim_json_free(d1);
+}
+
 /* A scenario row: "scenario" (a file, relative to the table's folder), the
  * measurement (step_time_s or tokens_per_s) and overrides by dotted key;
  * ref.* columns (the source's own labels) are not applied. */
@@ -215,6 +282,8 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
         char *text = cJSON_Print(root), *name = g_strdup_printf("%s:%d (%s)", file, line, scen);
         Row r = {.sc = step_scenario_parse(name, text, strlen(text), err)};
         ok = r.sc != NULL;
+        if (!ok)
+            say_row_error_where(*err, name, text, path, text0, len, head, file, line);
         if (ok) {
             step_scenario_set_accel(r.sc, c->prior);
             add_row(c, &r, tps > 0 ? -tps : step); /* tokens/s turned into seconds once predicted */

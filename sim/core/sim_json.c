@@ -198,6 +198,11 @@ void sim_json_free(SimJsonDoc *doc)
 const cJSON *sim_json_root(const SimJsonDoc *doc) { return doc->root; }
 const char *sim_json_path(const SimJsonDoc *doc) { return doc->path; }
 
+int sim_json_line(const SimJsonDoc *doc, const cJSON *item)
+{
+    return item ? GPOINTER_TO_INT(g_hash_table_lookup(doc->lines, item)) : 0;
+}
+
 void sim_json_error(const SimJsonDoc *doc, const cJSON *item, GError **err, const char *fmt, ...)
 {
     va_list ap;
@@ -209,7 +214,7 @@ void sim_json_error(const SimJsonDoc *doc, const cJSON *item, GError **err, cons
         const char *cut = g_utf8_find_prev_char(msg, msg + SIM_MESSAGE_MAX - 3);
         strcpy((char *)(cut ? cut : msg + SIM_MESSAGE_MAX - 3), "...");
     }
-    int line = item ? GPOINTER_TO_INT(g_hash_table_lookup(doc->lines, item)) : 0;
+    int line = sim_json_line(doc, item);
     if (line > 0)
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: %s", doc->path, line, msg);
     else

@@ -19,6 +19,9 @@ void sim_json_free(SimJsonDoc *doc);
 const cJSON *sim_json_root(const SimJsonDoc *doc);
 const char *sim_json_path(const SimJsonDoc *doc);
 
+/* The line of `item` in the document's text; 0 if it is not the document's. */
+int sim_json_line(const SimJsonDoc *doc, const cJSON *item);
+
 /* Sets `err` to "FILE:LINE: <fmt>" where LINE is that of `item` in the
  * document's text (found from cJSON's parse order; 0 if unknown). */
 void sim_json_error(const SimJsonDoc *doc, const cJSON *item, GError **err, const char *fmt, ...)
