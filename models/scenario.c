@@ -43,8 +43,8 @@ static cJSON *inline_model_json(const SimJsonDoc *d, const cJSON *m, GError **er
     const cJSON *base = cJSON_GetObjectItemCaseSensitive(m, "base");
     if (!base)
         return cJSON_Duplicate(m, true);
-    if (!cJSON_IsString(base)) {
-        sim_json_error(d, base, err, "\"base\" names a workload preset or file");
+    if (!cJSON_IsString(base) || !strcmp(base->valuestring, "-")) {
+        sim_json_error(d, base, err, "\"base\" names a workload preset or file (not standard input)");
         return NULL;
     }
     GError *e = NULL;
@@ -129,6 +129,12 @@ static bool parse_model(StepScenario *sc, const SimJsonDoc *d, const cJSON *root
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model");
     if (!m || cJSON_IsNull(m)) {
         sim_json_error(d, root, err, "missing required field \"model\"");
+        return false;
+    }
+    if (cJSON_IsString(m) && !strcmp(m->valuestring, "-")) {
+        /* the scenario may itself be standard input: a second read would
+         * find it empty, or wait on a pipe that stays open */
+        sim_json_error(d, m, err, "\"model\" names a preset or a workload file, not standard input");
         return false;
     }
     if (cJSON_IsString(m)) {

@@ -44,6 +44,10 @@ bad model_base '{"topology": "dgx-a100-cluster", "global_batch": 8,
  "model": {"base": "no-such-model", "seq_len": 4096}}' 'model base "no-such-model"'
 bad model_base_type '{"topology": "dgx-a100-cluster", "global_batch": 8,
  "model": {"base": 7}}' '"base" names a workload preset or file'
+bad model_base_stdin '{"topology": "dgx-a100-cluster", "global_batch": 8,
+ "model": {"base": "-"}}' '"base" names a workload preset or file (not standard input)'
+bad model_stdin '{"topology": "dgx-a100-cluster", "global_batch": 8,
+ "model": "-"}' '"model" names a preset or a workload file, not standard input'
 bad model_base_key '{"topology": "dgx-a100-cluster", "global_batch": 8,
  "model": {"base": "gpt3-1.3b", "seq_lenn": 4096}}' 'unknown field "seq_lenn"'
 
