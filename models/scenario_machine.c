@@ -123,6 +123,10 @@ bool scenario_load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *r
                    {"accelerator", "models/presets/accelerators", "accelerator"}};
     for (size_t i = 0; i < G_N_ELEMENTS(presets); i++) {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, presets[i].key);
+        if (cJSON_IsString(it) && !strcmp(it->valuestring, "-")) { /* as "model": never a second stdin */
+            sim_json_error(d, it, err, "\"%s\" names a preset or a file, not standard input", presets[i].key);
+            return false;
+        }
         if (!cJSON_IsString(it) || sim_data_is_path(it->valuestring))
             continue;
         GError *e = NULL;
