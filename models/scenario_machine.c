@@ -270,6 +270,11 @@ bool scenario_load_coll_params(StepScenario *sc, const SimJsonDoc *d, const cJSO
     const char *path = NULL;
     if (!sim_json_get_string(d, root, "collective_params", false, &path, err))
         return false;
+    if (path && !strcmp(path, "-")) { /* as "model": never a second stdin */
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "collective_params"), err,
+                       "\"collective_params\" names a file, not standard input");
+        return false;
+    }
     GError *e = NULL;
     sc->coll_params = coll_params_new(path, &e);
     if (!sc->coll_params) {

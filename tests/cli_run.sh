@@ -52,6 +52,8 @@ bad accelerator_stdin '{"topology": "dgx-a100-cluster", "nodes": 1, "global_batc
  "accelerator": "-"}' '"accelerator" names a preset or a file, not standard input'
 bad topology_stdin '{"global_batch": 8, "model": "gpt3-1.3b",
  "topology": "-"}' '"topology" names a preset or a file, not standard input'
+bad params_stdin '{"topology": "dgx-a100-cluster", "nodes": 1, "global_batch": 8, "model": "gpt3-1.3b",
+ "collective_params": "-"}' '"collective_params" names a file, not standard input'
 bad model_base_key '{"topology": "dgx-a100-cluster", "global_batch": 8,
  "model": {"base": "gpt3-1.3b", "seq_lenn": 4096}}' 'unknown field "seq_lenn"'
 
