@@ -32,6 +32,7 @@ struct Accel {
      * preset was checked on ("uncertainty"); UNCALIBRATED_BAND otherwise */
     double band[2];
     bool band_given;
+    bool band_transferred; /* "basis": "transferred": another chip's rows, carried over */
     bool fp8_any_layout; /* "fp8_gemm": FP8 GEMMs take any operand layout (no FP8 transpose kept) */
     bool fp8_mxfp8, fp8_blockwise; /* "fp8_gemm": block-scaled FP8 GEMMs (MXFP8 1x32 E8M0; 1x128 / 128x128 fp32) */
 };
@@ -142,6 +143,24 @@ static bool read_fp8_gemm(const SimJsonDoc *doc, const cJSON *root, Accel *a, GE
            sim_json_get_bool(doc, g, "blockwise", &a->fp8_blockwise, err);
 }
 
+/* A preset's "uncertainty" "basis": "measured" (default: held-out rows of
+ * this chip's own steps) or "transferred" (another chip's band, carried over
+ * and widened; its source says how). */
+static bool read_basis(const SimJsonDoc *doc, const cJSON *o, Accel *a, GError **err)
+{
+    static const char *const keys[] = {"log_residual", "basis", "source", NULL};
+    const char *basis = NULL;
+    if (!sim_json_only_keys(doc, o, keys, NULL, err) || !sim_json_get_string(doc, o, "basis", false, &basis, err))
+        return false;
+    if (basis && strcmp(basis, "measured") && strcmp(basis, "transferred")) {
+        sim_json_error(doc, cJSON_GetObjectItemCaseSensitive(o, "basis"), err,
+                       "\"basis\" = \"%s\" is not one of \"measured\", \"transferred\"", SIM_ECHO(basis));
+        return false;
+    }
+    a->band_transferred = basis && !strcmp(basis, "transferred");
+    return true;
+}
+
 /* {"log_residual": [P10, P90], "source"} (a preset's "uncertainty", an
  * overlay's "calibration"); absent: the uncalibrated band. */
 static bool read_band(const SimJsonDoc *doc, const cJSON *o, Accel *a, GError **err)
@@ -164,6 +183,7 @@ static bool read_band(const SimJsonDoc *doc, const cJSON *o, Accel *a, GError **
     a->band[0] = x->valuedouble;
     a->band[1] = y->valuedouble;
     a->band_given = true;
+    a->band_transferred = false; /* a calibration's rows are this chip's */
     return true;
 }
 
@@ -243,7 +263,8 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
         !sim_json_get_number(doc, eff, "sm_count", false, 1, 100000, &a.sm_count, err))
         return NULL;
 
-    if (!read_band(doc, cJSON_GetObjectItemCaseSensitive(root, "uncertainty"), &a, err) ||
+    const cJSON *unc = cJSON_GetObjectItemCaseSensitive(root, "uncertainty");
+    if (!read_band(doc, unc, &a, err) || (unc && !read_basis(doc, unc, &a, err)) ||
         !read_fp8_gemm(doc, root, &a, err))
         return NULL;
     Accel *out = g_new(Accel, 1);
@@ -569,6 +590,8 @@ static Accel *from_overlay(const SimJsonDoc *doc, GError **err)
     }
     return a;
 }
+
+bool accel_band_transferred(const Accel *a) { return a->band_transferred; }
 
 bool accel_band(const Accel *a, double *r10, double *r90)
 {

@@ -137,5 +137,7 @@ Accel *accel_copy(const Accel *a);
  * "uncertainty", or a calibrated overlay's); false (and a wide judged band,
  * +-0.3) for a chip no measured step was checked on. */
 bool accel_band(const Accel *a, double *r10, double *r90);
+/* Whether that band is another chip's, carried over ("basis": "transferred"). */
+bool accel_band_transferred(const Accel *a);
 
 #endif

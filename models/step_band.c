@@ -41,8 +41,11 @@ void step_band(const Build *b, double step, double exposed_comm, cJSON *out)
     cJSON_AddNumberToObject(out, "step_time_p90_s", step * exp(hi));
     cJSON *u = cJSON_AddObjectToObject(out, "uncertainty");
     cJSON_AddItemToObject(u, "compute_log_residual", cJSON_CreateDoubleArray((double[]){r10, r90}, 2));
-    cJSON_AddStringToObject(u, "compute_basis", measured ? "the accelerator's measured steps"
-                                                         : "no measured step on this accelerator: a judged +-0.3");
+    cJSON_AddStringToObject(u, "compute_basis",
+                            !measured ? "no measured step on this accelerator: a judged +-0.3"
+                            : accel_band_transferred(b->c->acc)
+                                ? "another accelerator's measured steps, carried over (the preset's uncertainty source)"
+                                : "the accelerator's measured steps");
     cJSON_AddItemToObject(u, "communication_log_band", cJSON_CreateDoubleArray((double[]){clo, chi}, 2));
     cJSON_AddNumberToObject(u, "exposed_communication_share", fm);
 }

@@ -57,6 +57,21 @@ bad params_stdin '{"topology": "dgx-a100-cluster", "nodes": 1, "global_batch": 8
 bad model_base_key '{"topology": "dgx-a100-cluster", "global_batch": 8,
  "model": {"base": "gpt3-1.3b", "seq_lenn": 4096}}' 'unknown field "seq_lenn"'
 
+# a preset's band says whose rows it is: "measured" or "transferred", nothing else, no other key
+python3 - "$SRC/models/presets/accelerators/h200.json" "$TMP" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["uncertainty"]["basis"] = "guessed"
+json.dump(d, open(sys.argv[2] + "/basis.json", "w"), indent=1)
+d["uncertainty"]["basis"] = "transferred"
+d["uncertainty"]["width"] = 1
+json.dump(d, open(sys.argv[2] + "/width.json", "w"), indent=1)
+PY
+bad accel_basis '{"topology": "dgx-h200-cluster", "nodes": 1, "global_batch": 8, "model": "gpt3-1.3b",
+ "accelerator": "'"$TMP"'/basis.json"}' '"basis" = "guessed" is not one of "measured", "transferred"'
+bad accel_band_key '{"topology": "dgx-h200-cluster", "nodes": 1, "global_batch": 8, "model": "gpt3-1.3b",
+ "accelerator": "'"$TMP"'/width.json"}' 'unknown field "width"'
+
 # a preset as the base of an inline model: its other keys replace the
 # preset's (its sequence length here), the rest is the preset's; and a sweep
 # over model.seq_len on a model given by name does the same
