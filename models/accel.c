@@ -561,6 +561,8 @@ static Accel *from_overlay(const SimJsonDoc *doc, GError **err)
                        "an accelerator overlay needs \"base\": PRESET and \"parameters\": {KEY: VALUE}");
         return NULL;
     }
+    if (!sim_json_not_stdin(doc, base, err))
+        return NULL;
     GError *e = NULL;
     SimJsonDoc *bd = sim_data_load(ACCEL_PRESETS, "accelerator", base->valuestring, &e);
     Accel *a = bd ? from_doc(bd, &e) : NULL; /* a full description: overlays do not stack */

@@ -43,10 +43,12 @@ static cJSON *inline_model_json(const SimJsonDoc *d, const cJSON *m, GError **er
     const cJSON *base = cJSON_GetObjectItemCaseSensitive(m, "base");
     if (!base)
         return cJSON_Duplicate(m, true);
-    if (!cJSON_IsString(base) || !strcmp(base->valuestring, "-")) {
-        sim_json_error(d, base, err, "\"base\" names a workload preset or file (not standard input)");
+    if (!cJSON_IsString(base)) {
+        sim_json_error(d, base, err, "\"base\" names a workload preset or file");
         return NULL;
     }
+    if (!sim_json_not_stdin(d, base, err))
+        return NULL;
     GError *e = NULL;
     cJSON *copy = workload_load_json(base->valuestring, &e);
     if (!copy) {
@@ -131,12 +133,8 @@ static bool parse_model(StepScenario *sc, const SimJsonDoc *d, const cJSON *root
         sim_json_error(d, root, err, "missing required field \"model\"");
         return false;
     }
-    if (cJSON_IsString(m) && !strcmp(m->valuestring, "-")) {
-        /* the scenario may itself be standard input: a second read would
-         * find it empty, or wait on a pipe that stays open */
-        sim_json_error(d, m, err, "\"model\" names a preset or a workload file, not standard input");
+    if (!sim_json_not_stdin(d, m, err))
         return false;
-    }
     if (cJSON_IsString(m)) {
         GError *e = NULL;
         sc->w = workload_load(m->valuestring, &e);

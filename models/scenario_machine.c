@@ -123,10 +123,8 @@ bool scenario_load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *r
                    {"accelerator", "models/presets/accelerators", "accelerator"}};
     for (size_t i = 0; i < G_N_ELEMENTS(presets); i++) {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, presets[i].key);
-        if (cJSON_IsString(it) && !strcmp(it->valuestring, "-")) { /* as "model": never a second stdin */
-            sim_json_error(d, it, err, "\"%s\" names a preset or a file, not standard input", presets[i].key);
+        if (!sim_json_not_stdin(d, it, err))
             return false;
-        }
         if (!cJSON_IsString(it) || sim_data_is_path(it->valuestring))
             continue;
         GError *e = NULL;
@@ -270,11 +268,8 @@ bool scenario_load_coll_params(StepScenario *sc, const SimJsonDoc *d, const cJSO
     const char *path = NULL;
     if (!sim_json_get_string(d, root, "collective_params", false, &path, err))
         return false;
-    if (path && !strcmp(path, "-")) { /* as "model": never a second stdin */
-        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "collective_params"), err,
-                       "\"collective_params\" names a file, not standard input");
+    if (!sim_json_not_stdin(d, cJSON_GetObjectItemCaseSensitive(root, "collective_params"), err))
         return false;
-    }
     GError *e = NULL;
     sc->coll_params = coll_params_new(path, &e);
     if (!sc->coll_params) {

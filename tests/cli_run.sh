@@ -45,15 +45,23 @@ bad model_base '{"topology": "dgx-a100-cluster", "global_batch": 8,
 bad model_base_type '{"topology": "dgx-a100-cluster", "global_batch": 8,
  "model": {"base": 7}}' '"base" names a workload preset or file'
 bad model_base_stdin '{"topology": "dgx-a100-cluster", "global_batch": 8,
- "model": {"base": "-"}}' '"base" names a workload preset or file (not standard input)'
+ "model": {"base": "-"}}' '"base" = "-": a file named in a file is not read from standard input'
 bad model_stdin '{"topology": "dgx-a100-cluster", "global_batch": 8,
- "model": "-"}' '"model" names a preset or a workload file, not standard input'
+ "model": "-"}' '"model" = "-": a file named in a file is not read from standard input'
 bad accelerator_stdin '{"topology": "dgx-a100-cluster", "nodes": 1, "global_batch": 8, "model": "gpt3-1.3b",
- "accelerator": "-"}' '"accelerator" names a preset or a file, not standard input'
+ "accelerator": "-"}' '"accelerator" = "-": a file named in a file is not read from standard input'
 bad topology_stdin '{"global_batch": 8, "model": "gpt3-1.3b",
- "topology": "-"}' '"topology" names a preset or a file, not standard input'
+ "topology": "-"}' '"topology" = "-": a file named in a file is not read from standard input'
 bad params_stdin '{"topology": "dgx-a100-cluster", "nodes": 1, "global_batch": 8, "model": "gpt3-1.3b",
- "collective_params": "-"}' '"collective_params" names a file, not standard input'
+ "collective_params": "-"}' '"collective_params" = "-": a file named in a file is not read from standard input'
+# and one file further: an accelerator overlay's base, a topology's accelerator
+printf '{"overlay": "x", "base": "-", "parameters": {}}\n' > "$TMP/ov.json"
+bad overlay_base_stdin '{"topology": "dgx-a100-cluster", "nodes": 1, "global_batch": 8, "model": "gpt3-1.3b",
+ "accelerator": "'"$TMP"'/ov.json"}' 'ov.json:1: "base" = "-": a file named in a file is not read from standard input'
+sed 's/"accelerator": "a100-80gb"/"accelerator": "-"/' "$SRC/topologies/presets/dgx-a100-cluster.json" > "$TMP/topo.json"
+grep -q '"accelerator": "-"' "$TMP/topo.json" || { echo "FAIL: the topology preset names no a100-80gb"; fail=1; }
+bad topo_accel_stdin '{"nodes": 1, "global_batch": 8, "model": "gpt3-1.3b",
+ "topology": "'"$TMP"'/topo.json"}' '"accelerator" = "-": a file named in a file is not read from standard input'
 bad model_base_key '{"topology": "dgx-a100-cluster", "global_batch": 8,
  "model": {"base": "gpt3-1.3b", "seq_lenn": 4096}}' 'unknown field "seq_lenn"'
 

@@ -214,6 +214,7 @@ static Topo *build(const SimJsonDoc *doc, const char *default_name, const TopoOp
     const char *name = default_name, *accel = NULL, *fam = NULL;
     bool ok = sim_json_get_string(doc, root, "name", false, &name, err) &&
               sim_json_get_string(doc, root, "accelerator", false, &accel, err) &&
+              sim_json_not_stdin(doc, cJSON_GetObjectItemCaseSensitive(root, "accelerator"), err) &&
               sim_json_get_bool(doc, root, "in_network_reduction", &t->inr, err) &&
               sim_json_get_bool(doc, root, "nvlink_sharp", &t->nvls, err) &&
               sim_json_get_string(doc, root, "family", false, &fam, err) &&

@@ -222,6 +222,15 @@ void sim_json_error(const SimJsonDoc *doc, const cJSON *item, GError **err, cons
     g_free(msg);
 }
 
+bool sim_json_not_stdin(const SimJsonDoc *doc, const cJSON *item, GError **err)
+{
+    if (!cJSON_IsString(item) || strcmp(item->valuestring, "-"))
+        return true;
+    sim_json_error(doc, item, err, "\"%s\" = \"-\": a file named in a file is not read from standard input",
+                   item->string ? item->string : "");
+    return false;
+}
+
 static const cJSON *field(const SimJsonDoc *doc, const cJSON *obj, const char *key, bool required, GError **err,
                           bool *missing)
 {

@@ -22,6 +22,12 @@ const char *sim_json_path(const SimJsonDoc *doc);
 /* The line of `item` in the document's text; 0 if it is not the document's. */
 int sim_json_line(const SimJsonDoc *doc, const cJSON *item);
 
+/* False, with the error at its line, where the string `item` (a file or a
+ * preset named inside a JSON file) is "-": only a command line's own files
+ * may be standard input, read once; a second reader finds it empty, or
+ * waits on a pipe that stays open.  True otherwise. */
+bool sim_json_not_stdin(const SimJsonDoc *doc, const cJSON *item, GError **err);
+
 /* Sets `err` to "FILE:LINE: <fmt>" where LINE is that of `item` in the
  * document's text (found from cJSON's parse order; 0 if unknown). */
 void sim_json_error(const SimJsonDoc *doc, const cJSON *item, GError **err, const char *fmt, ...)
