@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define STEPS SHARDSIM_SOURCE_DIR "/tests/data/steps/"
 
@@ -262,6 +263,31 @@ static inline Summary run_table_with(const char *file, const char *accel, const 
 static inline Summary run_table_on(const char *file, const char *accel) { return run_table_as(file, accel, NULL, NULL); }
 
 static inline Summary run_table(const char *file) { return run_table_on(file, NULL); }
+
+/* The table on the accelerator the JSON text ACCEL describes (a preset's
+ * variant, or an overlay), written to a temporary file of its own (suites
+ * may run at once), with "attention" ATTENTION where given. */
+static inline Summary run_table_on_text(const char *file, const char *accel, const char *attention)
+{
+    char *path = NULL;
+    int fd = g_file_open_tmp("shardsim-accel-XXXXXX.json", &path, NULL);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    CU_ASSERT_FATAL(g_file_set_contents(path, accel, -1, NULL));
+    Summary s = run_table_with(file, path, attention);
+    remove(path);
+    g_free(path);
+    return s;
+}
+
+/* The mean of the rows' log(predicted / measured) step times. */
+static inline double steps_mean_logr(const Summary *s)
+{
+    double t = 0;
+    for (int i = 0; i < s->n; i++)
+        t += s->logr[i];
+    return t / s->n;
+}
 
 /* The p10/p90 of the log residuals of several tables' rows together. */
 static inline void band_of(const Summary *s, int k, double *p10, double *p90)

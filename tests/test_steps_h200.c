@@ -20,8 +20,6 @@
  * "recompute": "op"; ~108 GiB when it ran as selective recomputation). */
 #include "test_steps.h"
 
-#include <unistd.h>
-
 #define TABLE STEPS "torchtitan-h200-llama3-8b.csv"
 
 static void test_transfer(void)
@@ -52,19 +50,11 @@ static void test_table(void)
     accel_free(a);
 }
 
-/* The step time of every row under the overlay text OVERLAY (written beside
- * the build's temporary files), summed. */
+/* The rows' mean log step time under the overlay text OVERLAY. */
 static double steps_on_overlay(const char *overlay)
 {
-    char *path = g_strdup_printf("%s/shardsim-test-h200-alt-%d.json", g_get_tmp_dir(), (int)getpid());
-    CU_ASSERT_FATAL(g_file_set_contents(path, overlay, -1, NULL));
-    Summary s = run_table_with(TABLE, path, "fused");
-    remove(path);
-    g_free(path);
-    double t = 0;
-    for (int i = 0; i < s.n; i++)
-        t += s.logr[i];
-    return t / s.n;
+    Summary s = run_table_on_text(TABLE, overlay, "fused");
+    return steps_mean_logr(&s);
 }
 
 static void test_band(void)

@@ -30,8 +30,6 @@
  *    that memory reading's step shift. */
 #include "test_steps.h"
 
-#include <unistd.h>
-
 #define TABLE STEPS "torchtitan-h100-llama3.1.csv"
 
 /* Eager over compiled (rows 1/2 and 8/9): the log of the step ratio the
@@ -92,8 +90,8 @@ static void test_on_sxm(void)
 
 #define PRESET SHARDSIM_SOURCE_DIR "/models/presets/accelerators/h100-hbm2e-500w.json"
 
-/* The rows on h100-hbm2e-500w with EDIT applied to its JSON (written to a
- * temporary file); NAME says which. */
+/* The rows on h100-hbm2e-500w with EDIT applied to its JSON; NAME says
+ * which. */
 static Summary on_variant(const char *name, void (*edit)(cJSON *, double), double x)
 {
     gchar *text = NULL;
@@ -101,15 +99,9 @@ static Summary on_variant(const char *name, void (*edit)(cJSON *, double), doubl
     cJSON *root = cJSON_Parse(text);
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
     edit(root, x);
-    char *out = cJSON_Print(root), *path = NULL;
-    int fd = g_file_open_tmp("shardsim-h100-500w-XXXXXX.json", &path, NULL); /* a name of its own: suites may run at once */
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    CU_ASSERT_FATAL(g_file_set_contents(path, out, -1, NULL));
+    char *out = cJSON_Print(root);
     printf("\n%s:", name);
-    Summary s = run_table_with(TABLE, path, NULL);
-    remove(path);
-    g_free(path);
+    Summary s = run_table_on_text(TABLE, out, NULL);
     free(out);
     cJSON_Delete(root);
     g_free(text);
@@ -134,14 +126,6 @@ static void set_mem_eff(cJSON *root, double m)
     cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "efficiency"), "mem_eff"), m);
 }
 
-static double mean_logr(const Summary *s)
-{
-    double t = 0;
-    for (int i = 0; i < s->n; i++)
-        t += s->logr[i];
-    return t / s->n;
-}
-
 /* The peak rule's range, NVL's 0.844 to SXM's 1.0 of SXM's peak (0.8962
  * here): the rows at either end, printed; and the band: h100-sxm's widened
  * on each side by the farther end's log distance and by the step shift of
@@ -151,11 +135,10 @@ static void test_band(void)
 {
     Summary nvl = on_variant("the peak at NVL's 0.844 of SXM's", scale_peaks, 0.844 / 0.8962),
             sxm = on_variant("the peak at SXM's", scale_peaks, 1 / 0.8962);
-    Summary base = on_variant("as the preset", set_mem_eff, 0.64),
-            alt = on_variant("mem_eff as h100-sxm's absolute rate", set_mem_eff, 0.8933);
+    Summary base = run_table(TABLE), alt = on_variant("mem_eff as h100-sxm's absolute rate", set_mem_eff, 0.8933);
     /* too fast at every end: the lower the peak, the closer */
     CU_ASSERT_TRUE(nvl.median < base.median && base.median < sxm.median);
-    double w = mean_logr(&base) - mean_logr(&alt), peak = log(1 / 0.8962);
+    double w = steps_mean_logr(&base) - steps_mean_logr(&alt), peak = log(1 / 0.8962);
     printf("mem_eff as h100-sxm's absolute rate: log step shift %.3f; the peak's farther end %.3f\n", -w, peak);
     CU_ASSERT_TRUE(w > 0.02);
     steps_band_widened("h100-hbm2e-500w", "h100-sxm", w + peak, NULL, NULL);
