@@ -189,19 +189,21 @@ static inline cJSON *steps_run_scenario(const char *file, const cJSON *root, con
     return res;
 }
 
-/* Runs every row of the table (on the accelerator ACCEL, the fabric TOPOLOGY
- * and with "attention" ATTENTION instead of the rows' own, where given),
- * prints it, checks its parameter count. */
-static inline Summary run_table_as(const char *file, const char *accel, const char *topology, const char *attention)
+/* Runs every row of the table with the keys KV (NULL-terminated pairs of
+ * key and value, set over the rows' own; NULL for none), prints it, checks
+ * its parameter count. */
+static inline Summary run_table_keys(const char *file, const char *const *kv)
 {
     Summary s = {0};
     gchar *text = NULL;
     CU_ASSERT_FATAL(g_file_get_contents(file, &text, NULL, NULL));
     gchar **lines = g_strsplit(text, "\n", -1), **head = NULL;
     double errs[128], *logr = s.logr;
-    printf("\n%s%s%s%s%s\n%-10s %6s %5s %4s %3s %5s %9s %11s %11s %7s %7s %s\n", file, accel ? " on " : "",
-           accel ? accel : "", attention ? ", attention " : "", attention ? attention : "", "model", "seq", "GPUs", "prec", "mb",
-           "batch", "recompute", "tokens/s", "model", "error", "GiB", "fits");
+    printf("\n%s", file);
+    for (int k = 0; kv && kv[k]; k += 2)
+        printf("%s%s %s", k ? ", " : " with ", kv[k], kv[k + 1]);
+    printf("\n%-10s %6s %5s %4s %3s %5s %9s %11s %11s %7s %7s %s\n", "model", "seq", "GPUs", "prec", "mb", "batch",
+           "recompute", "tokens/s", "model", "error", "GiB", "fits");
     for (gchar **l = lines; *l && s.n < 128; l++) {
         if (!**l || **l == '#')
             continue;
@@ -212,12 +214,8 @@ static inline Summary run_table_as(const char *file, const char *accel, const ch
         }
         CU_ASSERT_EQUAL_FATAL(g_strv_length(f), g_strv_length(head));
         cJSON *root = steps_row_scenario(file, head, f);
-        if (accel)
-            set_key(root, "accelerator", accel);
-        if (topology)
-            set_key(root, "topology", topology);
-        if (attention)
-            set_key(root, "attention", attention);
+        for (int k = 0; kv && kv[k]; k += 2)
+            set_key(root, kv[k], kv[k + 1]);
         cJSON *res = steps_run_scenario(file, root, *l);
         int seq = atoi(cell(head, f, "model.seq_len", "ref.seq_len")), gb = atoi(f[col(head, "global_batch")]);
         double meas = atof(f[col(head, "tokens_per_s")]);
@@ -226,10 +224,11 @@ static inline Summary run_table_as(const char *file, const char *accel, const ch
                      (1024.0 * 1024 * 1024);
         bool fit = cJSON_IsTrue(cJSON_GetObjectItem(res, "fits"));
         const cJSON *par = cJSON_GetObjectItem(root, "parallelism");
+        int mb = cJSON_GetNumberValue(cJSON_GetObjectItem(root, "micro_batch")); /* the row's, or a key's over it */
         const char *prec = cJSON_GetStringValue(cJSON_GetObjectItem(root, "precision")),
                    *rc = cJSON_GetStringValue(cJSON_GetObjectItem(par, "recompute"));
-        printf("%-10s %6d %5s %4s %3s %5d %9s %11.0f %11.0f %+6.1f%% %7.2f %s%s%s\n", cell(head, f, "ref.mpt", "ref.model"),
-               seq, cell(head, f, "ref.gpus", "parallelism.dp"), prec ? prec : "-", cell(head, f, "micro_batch", NULL), gb,
+        printf("%-10s %6d %5s %4s %3d %5d %9s %11.0f %11.0f %+6.1f%% %7.2f %s%s%s\n", cell(head, f, "ref.mpt", "ref.model"),
+               seq, cell(head, f, "ref.gpus", "parallelism.dp"), prec ? prec : "-", mb, gb,
                rc ? rc : "-", meas, tok, 100 * e, gib, fit ? "yes" : "NO", col(head, "ref.system") >= 0 ? "  " : "",
                col(head, "ref.system") >= 0 ? f[col(head, "ref.system")] : "");
         s.fits += fit;
@@ -254,6 +253,22 @@ static inline Summary run_table_as(const char *file, const char *accel, const ch
     g_strfreev(lines);
     g_free(text);
     return s;
+}
+
+/* ...on the accelerator ACCEL, the fabric TOPOLOGY and with "attention"
+ * ATTENTION instead of the rows' own, where given. */
+static inline Summary run_table_as(const char *file, const char *accel, const char *topology, const char *attention)
+{
+    const char *kv[7];
+    int n = 0;
+    const char *keys[] = {"accelerator", "topology", "attention"}, *vals[] = {accel, topology, attention};
+    for (int i = 0; i < 3; i++)
+        if (vals[i]) {
+            kv[n++] = keys[i];
+            kv[n++] = vals[i];
+        }
+    kv[n] = NULL;
+    return run_table_keys(file, kv);
 }
 
 static inline Summary run_table_with(const char *file, const char *accel, const char *attention)

@@ -1,0 +1,146 @@
+/* Megatron-LM's H100 weak-scaling table (Megatron-Core r0.8.0, 2024: GPT
+ * 1.7B to 462B on 48 to 6144 H100s, TP 1-8, PP 1-16, DP 48, 4096-token
+ * sequences), held out for h100-sxm, never fitted on
+ * (tests/data/steps/megatron-core-0.8-h100-weak-scaling.csv; provenance, the
+ * derived tokens/s and what each column assumes are in its header).  Every
+ * row printed, twice: at the micro-batch column (the largest of 1, 2, 4 that
+ * the model predicts to fit, a planner's rule chosen after seeing the rows at
+ * micro-batch 1) and at micro-batch 1.  Asserted: the table as printed
+ * (aggregate = TFLOP/s x GPUs, MFU over BF16's 989 TFLOP/s), the
+ * architecture's size, the column's rule, the physics behind it (at one of
+ * four micro-batches the 32B row's fp32 reduce-scatter stays exposed), and
+ * the errors at today's figures. */
+#include "test_steps.h"
+
+#define TABLE STEPS "megatron-core-0.8-h100-weak-scaling.csv"
+
+/* The table's rows (header first), the caller's to free. */
+static gchar **table_rows(gchar **text)
+{
+    CU_ASSERT_FATAL(g_file_get_contents(TABLE, text, NULL, NULL));
+    gchar **lines = g_strsplit(*text, "\n", -1);
+    int n = 0;
+    for (int i = 0; lines[i]; i++)
+        if (*lines[i] && *lines[i] != '#')
+            lines[n++] = lines[i];
+        else
+            g_free(lines[i]);
+    lines[n] = NULL;
+    return lines;
+}
+
+/* A row's step result with micro_batch MB (0: the row's own). */
+static cJSON *row_run(gchar **head, gchar **f, int mb)
+{
+    cJSON *root = steps_row_scenario(TABLE, head, f);
+    if (mb) {
+        char v[16];
+        g_snprintf(v, sizeof v, "%d", mb);
+        set_key(root, "micro_batch", v);
+    }
+    cJSON *res = steps_run_scenario(TABLE, root, f[col(head, "ref.model")]);
+    cJSON_Delete(root);
+    return res;
+}
+
+/* The printed table agrees with itself: aggregate petaFLOP/s is TFLOP/s x
+ * GPUs, MFU is TFLOP/s over 989 (NVIDIA's rounding of 989.5), GPUs = tp x pp x dp; the inline model has
+ * the table's parameter count (12 L h^2 + 2 V h; positions, norms and
+ * biases add under 1 %: s h of learned positions). */
+static void test_printed(void)
+{
+    gchar *text = NULL, **lines = table_rows(&text), **head = g_strsplit(lines[0], ",", -1);
+    int n = 0;
+    for (int i = 1; lines[i]; i++, n++) {
+        gchar **f = g_strsplit(lines[i], ",", -1);
+        double tf = atof(f[col(head, "ref.tflops_per_gpu")]), gpus = atof(f[col(head, "ref.gpus")]);
+        CU_ASSERT_DOUBLE_EQUAL(tf * gpus / 1e3, atof(f[col(head, "ref.pflops")]), 0.051);
+        CU_ASSERT_DOUBLE_EQUAL(100 * tf / 989, atof(f[col(head, "ref.mfu")]), 0.5);
+        CU_ASSERT_EQUAL(atoi(f[col(head, "parallelism.tp")]) * atoi(f[col(head, "parallelism.pp")]) *
+                            atoi(f[col(head, "parallelism.dp")]),
+                        (int)gpus);
+        cJSON *res = row_run(head, f, 0);
+        double p = steps_num(cJSON_GetObjectItem(res, "config"), "params"), want = atof(f[col(head, "ref.params")]);
+        if (!(p >= want && p / want - 1 < 0.01))
+            printf("%s: %.0f parameters, the table %.0f\n", f[1], p, want);
+        CU_ASSERT_TRUE(p >= want && p / want - 1 < 0.01);
+        cJSON_Delete(res);
+        g_strfreev(f);
+    }
+    CU_ASSERT_EQUAL(n, 9);
+    g_strfreev(head);
+    g_strfreev(lines);
+    g_free(text);
+}
+
+/* The micro-batch column is the rule: the row's fits, twice it (up to the
+ * batch per pipeline, 4) does not. */
+static void test_micro_batch_rule(void)
+{
+    gchar *text = NULL, **lines = table_rows(&text), **head = g_strsplit(lines[0], ",", -1);
+    for (int i = 1; lines[i]; i++) {
+        gchar **f = g_strsplit(lines[i], ",", -1);
+        int mb = atoi(f[col(head, "micro_batch")]), per = atoi(f[col(head, "global_batch")]) /
+                                                         (atoi(f[col(head, "parallelism.dp")]) * atoi(f[col(head, "parallelism.pp")]));
+        CU_ASSERT_EQUAL(per, 4);
+        cJSON *own = row_run(head, f, 0);
+        CU_ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(own, "fits")));
+        cJSON_Delete(own);
+        if (2 * mb <= per) {
+            cJSON *twice = row_run(head, f, 2 * mb);
+            CU_ASSERT_FALSE(cJSON_IsTrue(cJSON_GetObjectItem(twice, "fits")));
+            cJSON_Delete(twice);
+        }
+        g_strfreev(f);
+    }
+    g_strfreev(head);
+    g_strfreev(lines);
+    g_free(text);
+}
+
+/* Why the rule: the 32B row (TP 8, DP 48 across 48 nodes) reduces 15.7 GB
+ * of fp32 gradients per GPU per step through one 400G NIC, ~0.38 s, behind
+ * only the last micro-batch's backward; at 4 micro-batches of 1 most of it
+ * is exposed, at one micro-batch of 4 little. */
+static void test_exposed_at_mb1(void)
+{
+    gchar *text = NULL, **lines = table_rows(&text), **head = g_strsplit(lines[0], ",", -1);
+    gchar **f = g_strsplit(lines[4], ",", -1);
+    CU_ASSERT_STRING_EQUAL(f[col(head, "ref.model")], "32b");
+    cJSON *one = row_run(head, f, 1), *four = row_run(head, f, 4);
+    double e1 = steps_num(cJSON_GetObjectItem(one, "breakdown"), "exposed_communication"),
+           e4 = steps_num(cJSON_GetObjectItem(four, "breakdown"), "exposed_communication");
+    printf("\n32B: exposed communication %.3f s at 4 micro-batches of 1, %.3f s at one of 4\n", e1, e4);
+    CU_ASSERT_TRUE(e1 > 0.3 && e4 < 0.15);
+    cJSON_Delete(one);
+    cJSON_Delete(four);
+    g_strfreev(f);
+    g_strfreev(head);
+    g_strfreev(lines);
+    g_free(text);
+}
+
+/* Held out: median and max |tokens/s error| at today's figures (the
+ * issue's goal on unseen runs is a median within 10 %); micro-batch 1 printed
+ * beside, guarded too. */
+static void test_table(void)
+{
+    Summary s = run_table(TABLE);
+    CU_ASSERT_TRUE(s.n == 9 && s.fits == 9);
+    CU_ASSERT_TRUE(s.median <= 0.03);
+    CU_ASSERT_TRUE(s.worst <= 0.19);
+    static const char *const mb1[] = {"micro_batch", "1", NULL};
+    Summary m = run_table_keys(TABLE, mb1);
+    CU_ASSERT_TRUE(m.n == 9 && m.fits == 9);
+    CU_ASSERT_TRUE(m.median <= 0.07);
+    CU_ASSERT_TRUE(m.worst <= 0.28);
+}
+
+static const TestCase tests[] = {
+    {"the table as printed: aggregate, MFU, GPUs, parameter counts", test_printed},
+    {"micro-batch column: the largest of 1, 2, 4 predicted to fit", test_micro_batch_rule},
+    {"32B: the fp32 reduce-scatter exposed at 4 micro-batches of 1, not at one of 4", test_exposed_at_mb1},
+    {"Megatron-Core r0.8.0 H100 weak scaling, held out: every row with its error", test_table},
+};
+
+TEST_MAIN("steps_megatron_core", tests)
