@@ -29,7 +29,8 @@ validate_preset() {
     *h100-sxm_2node*) echo "dgx-h100-cluster --nodes 2" ;;
     *h100-sxm-dell-xe9680_2node*) echo "dgx-h100-cluster --nodes 2" ;;
     *h100-sxm_4node*) echo "dgx-h100-cluster --nodes 4" ;;
-    *h100-sxm_1node8gpu*|*h100-aws-p5_1node8gpu*) echo dgx-h100 ;;
+    *h100-sxm_1node8gpu*|*h100-aws-p5_1node8gpu*|*h100-dgx_1node8gpu*) echo dgx-h100 ;;
+    *h100-oci-bm-gpu-h100.8_2node*) echo oci-bm-gpu-h100.8 ;;
     *_h200-*_2node*) echo "dgx-h200-cluster --nodes 2" ;; # 2 x 8 H200 (Dell, OCI, Nebius, GCP A3 Ultra), not GH200
     *a100-80gb-crusoe_2node*) echo "dgx-a100-cluster --nodes 2" ;; # no Rank lines: the nodes given
     *h100-nebius_2node*) echo "dgx-h100-cluster --nodes 2" ;;

@@ -41,7 +41,11 @@ heldout = [("oci-bm-gpu4.8", [], "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2
            ("gcp-a3mega", ["--nccl-version", "2.21.5"], "nccl-tests_allreduce_h100-gcp-a3mega_2node16gpu_tcpxo_create-a3mega.txt"),
            ("gh200-slingshot", [], "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-alps-ce.txt"),
            ("gh200-slingshot", [], "nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-santis-cxi-container.txt"),
-           ("mi300x-cluster", [], "rccl-tests_allreduce_mi300x_2node-16gpu_roce.txt")]
+           ("mi300x-cluster", [], "rccl-tests_allreduce_mi300x_2node-16gpu_roce.txt"),
+           ("dgx-h100-cluster", ["--nodes", "2"], "nccl-tests_allreduce_h100-nebius_2node16gpu_ndr-ib_k8s_skypilot-docs.txt"),
+           ("dgx-h200-cluster", ["--nodes", "2"], "nccl-tests_allreduce_h200-coreweave_2node16gpu_ib_skypilot-docs.txt"),
+           ("oci-bm-gpu-h100.8", [], "nccl-tests_allreduce_h100-oci-bm-gpu-h100.8_2node16gpu_16x200g-roce_nccl2.23.4_oci-hpc-troubleshooting.txt"),
+           ("dgx-h100", [], "nccl-tests_allreduce_h100-dgx_1node8gpu_nvswitch-nvls_dgxc-benchmarking.txt")]
 sys.path.insert(0, src + "/tests")
 from shardsim_json import bad, runner, exit_status
 run = runner(bin)

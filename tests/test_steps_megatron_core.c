@@ -1,15 +1,17 @@
-/* Megatron-LM's H100 weak-scaling table (Megatron-Core r0.8.0, 2024: GPT
- * 1.7B to 462B on 48 to 6144 H100s, TP 1-8, PP 1-16, DP 48, 4096-token
- * sequences), held out for h100-sxm, never fitted on
- * (tests/data/steps/megatron-core-0.8-h100-weak-scaling.csv; provenance, the
- * derived tokens/s and what each column assumes are in its header).  Every
- * row printed, twice: at the micro-batch column (the largest of 1, 2, 4 that
- * the model predicts to fit, a planner's rule chosen after seeing the rows at
- * micro-batch 1) and at micro-batch 1.  Asserted: the table as printed
- * (aggregate = TFLOP/s x GPUs, MFU over BF16's 989 TFLOP/s), the
- * architecture's size, the column's rule, the physics behind it (at one of
- * four micro-batches the 32B row's fp32 reduce-scatter stays exposed), and
- * the errors at today's figures. */
+/* Megatron-LM's H100 scaling runs (Megatron-Core r0.8.0, 2024), held out
+ * for h100-sxm, never fitted on: the weak-scaling table (GPT 1.7B to 462B on
+ * 48 to 6144 H100s, TP 1-8, PP 1-16, DP 48, 4096-token sequences;
+ * tests/data/steps/megatron-core-0.8-h100-weak-scaling.csv) and the GPT-3
+ * strong-scaling end points (96 and 4608 GPUs;
+ * megatron-core-0.8-h100-strong-scaling.csv); provenance, the derived
+ * tokens/s and what each column assumes are in their headers.  Every row
+ * printed at the micro-batch column (the largest of 1, 2, 4 that the model
+ * predicts to fit, a planner's rule chosen after seeing the rows at
+ * micro-batch 1), at micro-batch 1 and with FlashAttention-2's rates.
+ * Asserted: the table as printed (aggregate = TFLOP/s x GPUs, MFU over
+ * BF16's 989 TFLOP/s), the architecture's size, the column's rule, the
+ * physics behind it (at one of four micro-batches the 32B row's fp32
+ * reduce-scatter stays exposed), and the errors at today's figures. */
 #include "test_steps.h"
 
 #define TABLE STEPS "megatron-core-0.8-h100-weak-scaling.csv"
@@ -45,9 +47,9 @@ static cJSON *row_run(const char *file, gchar **head, gchar **f, int mb)
 }
 
 /* The printed table agrees with itself: aggregate petaFLOP/s is TFLOP/s x
- * GPUs, MFU is TFLOP/s over 989 (NVIDIA's rounding of 989.5), GPUs = tp x pp x dp; the inline model has
- * the table's parameter count (12 L h^2 + 2 V h; positions, norms and
- * biases add under 1 %: s h of learned positions). */
+ * GPUs, MFU is TFLOP/s over 989 (989.5 as NVIDIA rounds it), GPUs = tp x
+ * pp x dp; the inline model has the table's parameter count (12 L h^2 +
+ * 2 V h; learned positions (s h), norms and biases add under 1 %). */
 static void test_printed(void)
 {
     gchar *text = NULL, **lines = table_rows(TABLE, &text), **head = g_strsplit(lines[0], ",", -1);
