@@ -63,7 +63,8 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
         !(c->reserve_bytes >= 0) || !(c->working_set_bytes >= 0) || !isfinite(c->working_set_bytes) ||
         !isfinite(c->bucket_bytes) || !isfinite(c->zero3_gathered_params) ||
         !isfinite(c->activation_bytes) || !isfinite(c->reserve_bytes) || !(c->fp8_weight_params >= 0) ||
-        !isfinite(c->fp8_weight_params) || !(c->stream_pool_bytes >= 0) || !isfinite(c->stream_pool_bytes))
+        !isfinite(c->fp8_weight_params) || !(c->stream_pool_bytes >= 0) || !isfinite(c->stream_pool_bytes) ||
+        !(c->tp_overlap_bytes >= 0) || !isfinite(c->tp_overlap_bytes))
         return bad(err, "byte counts must be finite and >= 0");
     if (!(c->fp8_copy_bytes >= 0 && c->fp8_copy_bytes <= 3))
         return bad(err, "fp8_copy_bytes must be in [0, 3]");
@@ -81,7 +82,8 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
                (fp8 ? c->fp8_copy_bytes * c->fp8_weight_params : 0);
     b.grads = G * psi / (c->zero_stage >= 2 ? n : 1);
     b.optimizer = K * psi / (c->zero_stage >= 1 ? n : 1);
-    b.buffers = c->bucket_bytes + (c->zero_stage >= 3 ? P * c->zero3_gathered_params : 0) + c->stream_pool_bytes;
+    b.buffers = c->bucket_bytes + (c->zero_stage >= 3 ? P * c->zero3_gathered_params : 0) + c->stream_pool_bytes +
+                c->tp_overlap_bytes;
     b.activations = c->activation_bytes * c->inflight_microbatches;
     b.reserve = c->reserve_bytes;
     b.working_set = c->working_set_bytes;

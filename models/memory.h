@@ -92,6 +92,10 @@ typedef struct {
      * no other, so what FSDP's reduce-scatter stream once held stays
      * reserved while the compute stream peaks (counted in buffers) */
     double stream_pool_bytes;
+    /* Transformer Engine's userbuffers under Megatron's tp_comm_overlap:
+     * communication buffers registered once for the overlapped GEMMs, held
+     * for the whole run (counted in buffers) */
+    double tp_overlap_bytes;
     /* The peak's transient working set on top of the steady state: the
      * logits and the loss (fp32) of the last stage, the activations of the
      * layer being recomputed, ZeRO-3's unsharded gradient of the layer being

@@ -217,3 +217,19 @@ void tp_overlap_costs(Ctx *c)
     c->t_tp_recompute = overlap_pass(c, c->t_tp_recompute, c->tp_gemm[0], false, &c->t_recompute);
     c->t_tp_recompute_dense = overlap_pass(c, c->t_tp_recompute_dense, c->tp_gemm[1], false, &c->t_recompute_dense);
 }
+
+/* Transformer Engine's userbuffers (initialize_ub, transformer_engine/
+ * pytorch/module/base.py, called by Megatron's _initialize_tp_communicators
+ * with the shape (seq_length x micro_batch / cp, hidden)): one buffer of that
+ * shape per overlapped GEMM, ten of them (qkv, fc1: fprop, dgrad, wgrad;
+ * proj, fc2: fprop, dgrad), in the 16-bit type, but for the six all-gather
+ * buffers, which hold FP8 (1 byte) under FP8 training. */
+double tp_userbuffer_bytes(const Ctx *c)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    if (!tr || !c->tp_group || !c->p.tp_comm_overlap || c->p.tp_dtensor) /* DTensor's AsyncTP: not TE's buffers */
+        return 0;
+    double elems = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * tr->hidden;
+    bool fp8 = step_scenario_precision(c->sc) == MEMORY_MIXED_FP8;
+    return elems * (6 * (fp8 ? 1 : c->wp.act_bytes) + 4 * c->wp.act_bytes);
+}

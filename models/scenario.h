@@ -135,15 +135,26 @@ int step_scenario_nccl_library(const StepScenario *sc);
 /* How attention runs: fused kernels keep no s x s scores in HBM. */
 typedef enum { STEP_ATTN_UNFUSED, STEP_ATTN_FUSED, STEP_ATTN_FUSED_V1, STEP_ATTN_FUSED_V2 } StepAttention;
 StepAttention step_scenario_attention(const StepScenario *sc);
-/* How the loss runs over the logits ("cross_entropy"), which sets the last
- * stage's working set per logit: "unfused" (default: PyTorch's
- * cross_entropy on fp32 logits), "fp32" (Megatron's
- * vocab-parallel cross entropy: an fp32 copy, softmax and gradient in
- * place), "fused" (a fused kernel on the 16-bit logits: flash-attn's /
- * apex's xentropy, llm-foundry's default), "loss_parallel" (PyTorch
- * DTensor's loss_parallel() on vocab-sharded logits, torchtitan's; with tp
- * 1 it is PyTorch's cross_entropy, "unfused"). */
-typedef enum { STEP_CE_UNFUSED, STEP_CE_FP32, STEP_CE_FUSED, STEP_CE_LOSS_PARALLEL } StepCrossEntropy;
+/* How the loss runs over the logits ("cross_entropy"), which sets its
+ * traffic over the logits and the last stage's working set per logit:
+ * "unfused" (default: PyTorch's cross_entropy on fp32 logits), "fp32"
+ * (Megatron-Core's vocab-parallel cross entropy: an fp32 copy, softmax and
+ * gradient in place), "fp32_fused" (the same under
+ * cross_entropy_loss_fusion, its "native" implementation: the passes fused
+ * by torch.compile), "te" (Megatron-Core's cross_entropy_fusion_impl "te":
+ * Transformer Engine's Triton kernel on the 16-bit logits), "fused" (a fused
+ * kernel on the 16-bit logits: flash-attn's / apex's xentropy,
+ * llm-foundry's default), "loss_parallel" (PyTorch DTensor's
+ * loss_parallel() on vocab-sharded logits, torchtitan's; with tp 1 it is
+ * PyTorch's cross_entropy, "unfused"). */
+typedef enum {
+    STEP_CE_UNFUSED,
+    STEP_CE_FP32,
+    STEP_CE_FUSED,
+    STEP_CE_LOSS_PARALLEL,
+    STEP_CE_FP32_FUSED,
+    STEP_CE_TE
+} StepCrossEntropy;
 StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc);
 /* "elementwise": "eager": PyTorch eager's element-wise kernels, one per op
  * (workload_layer_pass_bytes); false: fused kernels (default). */

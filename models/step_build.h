@@ -314,6 +314,8 @@ int tp_after(Build *b, int s, const char *name, double seconds, int after);
 /* tp_comm_overlap: what of each pass's collectives stays exposed (after
  * compute_costs; the hidden part slows the GEMMs it overlaps). */
 void tp_overlap_costs(Ctx *c);
+/* Bytes of Transformer Engine's userbuffers under tp_comm_overlap (0 without). */
+double tp_userbuffer_bytes(const Ctx *c);
 
 /* step_interfere.c: the shares of the SMs and of HBM bandwidth a
  * collective's kernels take (0 for use -1), and the stretch of every compute task of the run graph

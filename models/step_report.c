@@ -163,6 +163,7 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     mc.fsdp_fp32_shards = p->zero_fsdp;
     mc.optimizer = step_scenario_optimizer(c->sc);
     mc.bucket_bytes = p->dp > 1 ? p->bucket_bytes : 0;
+    mc.tp_overlap_bytes = tp_userbuffer_bytes(c);
     /* ZeRO-3 (FSDP): two layers gathered (the current one and the
      * prefetched next) and the root unit, the parameters outside the layers
      * (embeddings, final norm, output layer), which FSDP1 and FSDP2 do not

@@ -121,6 +121,16 @@ static const Expect EXPECT[] = {
       1073741824ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.27.5" },
     { DATA_TRACES, "nccl-tests_allreduce_h200-nebius_2node16gpu_ib_runai-ml-cookbook.txt", 0, 5, 1073741824ull,
       17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", NULL },
+    /* 2 x 8 H100 / H200 at 512 MiB-8 GiB on Kubernetes (SkyPilot's pages: tables without Rank lines) and
+     * 2 x 8 H100 on OCI RoCE at 1-16 GiB; one DGX H100 node, 8 B-16 GiB (NVIDIA dgxc-benchmarking) */
+    { DATA_TRACES, "nccl-tests_allreduce_h100-nebius_2node16gpu_ndr-ib_k8s_skypilot-docs.txt", 0, 5, 536870912ull,
+      8589934592ull, NCCLTESTS_ALLREDUCE, 16, 0, 0, 16, NULL, NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_h200-coreweave_2node16gpu_ib_skypilot-docs.txt", 0, 5, 536870912ull,
+      8589934592ull, NCCLTESTS_ALLREDUCE, 16, 0, 0, 16, NULL, NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_h100-oci-bm-gpu-h100.8_2node16gpu_16x200g-roce_nccl2.23.4_oci-hpc-troubleshooting.txt",
+      0, 5, 1073741824ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H100 80GB HBM3", "2.23.4" },
+    { DATA_TRACES, "nccl-tests_allreduce_h100-dgx_1node8gpu_nvswitch-nvls_dgxc-benchmarking.txt", 0, 32, 8ull,
+      17179869184ull, NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "NVIDIA H100 80GB HBM3", NULL },
     /* Google Cloud's gIB pages: all-gather tables without Rank lines (16 ranks from busbw/algbw) */
     { DATA_TRACES, "nccl-tests_allgather_b200-gcp-a4_2node16gpu_8x400g-roce-gib_nccl2.25.1_gcp-docs-vms.txt", 0, 23,
       4096ull, 17179869184ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, "2.25.1" },
