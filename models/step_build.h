@@ -308,6 +308,12 @@ double step_fused_attention_time(const Ctx *c, int mb, bool backward);
  * being recomputed, ZeRO-3's unsharded layer gradient). */
 double compute_working_set(const Ctx *c, int s);
 
+/* step_loss.c: the loss's bytes per logit through HBM, forward and
+ * backward, and those it holds at its peak (*kept: still held while the
+ * layers' backward runs). */
+void step_loss_traffic(const Ctx *c, double *fwd, double *bwd);
+double step_loss_bytes_per_logit(const Ctx *c, double *kept);
+
 /* par_tp.c: the tensor-parallel group and its per-layer collectives. */
 bool tp_init(Ctx *c, GError **err);
 int tp_after(Build *b, int s, const char *name, double seconds, int after);

@@ -343,65 +343,6 @@ static void layer_time(const Ctx *c, int layer, int mb, double *fwd, double *bwd
     }
 }
 
-/* Bytes per logit the loss streams through HBM ("cross_entropy"), forward
- * into *fwd and backward into *bwd, e the 16-bit logits' bytes: its passes
- * over the vocabulary read off the kernels' source (a reduction reads, an
- * elementwise pass reads and writes; the per-token parts omitted):
- *  - fp32 (Megatron-Core's tensor_parallel/cross_entropy.py): forward the
- *    cast to fp32 (e + 4), max (4), in-place subtract (8), exp (8), sum (4),
- *    in-place divide (8); backward the in-place multiply by the incoming
- *    gradient (8) and autograd's cast back (4 + e);
- *  - fp32_fused (fusions/fused_cross_entropy.py, the same steps in compiled
- *    graphs): cast with max (e + 4), subtract-exp-sum in place (8), divide
- *    (8); backward one pass writing the fp32 result and the 16-bit
- *    gradient (4 + 4 + e);
- *  - te (Transformer Engine's Triton cross entropy): forward an online
- *    max and sum (e), then the gradient written into the logits (2 e);
- *    backward its in-place scaling (2 e);
- *  - fused (apex's xentropy kernel, flash-attn's loss): forward max and
- *    log-sum-exp in two reads (2 e); backward a read and a write (2 e);
- *  - unfused (PyTorch's cross_entropy on upcast logits): forward the cast
- *    (e + 4) and log_softmax, whose rows are too long to stay on chip (max,
- *    sum of exp, then the output: 16); backward nll_loss's dense zero
- *    gradient (4), log_softmax's backward (a row-sum read, then gradient
- *    and output read, input gradient written: 16), the cast back (4 + e);
- *  - loss_parallel with tp > 1 (torch.distributed.tensor.parallel.loss):
- *    forward the cast (e + 4), max (4), shifted copy (8), exp (8), sum (4),
- *    log-softmax (8); backward the zeros_like gradient (4), exp of the
- *    log-softmax (8), the row sum (4), the product (8), the difference (12)
- *    and the cast back (4 + e); with tp 1, unfused. */
-static void loss_traffic_per_logit(const Ctx *c, double *fwd, double *bwd)
-{
-    double e = c->wp.act_bytes;
-    switch (step_scenario_cross_entropy(c->sc)) {
-    case STEP_CE_FP32:
-        *fwd = e + 4 + 4 + 8 + 8 + 4 + 8;
-        *bwd = 8 + 4 + e;
-        return;
-    case STEP_CE_FP32_FUSED:
-        *fwd = e + 4 + 8 + 8;
-        *bwd = 4 + 4 + e;
-        return;
-    case STEP_CE_TE:
-        *fwd = 3 * e;
-        *bwd = 2 * e;
-        return;
-    case STEP_CE_FUSED:
-        *fwd = *bwd = 2 * e;
-        return;
-    case STEP_CE_LOSS_PARALLEL:
-        if (c->p.tp > 1) {
-            *fwd = e + 4 + 4 + 8 + 8 + 4 + 8;
-            *bwd = 4 + 8 + 4 + 8 + 12 + 4 + e;
-            return;
-        }
-        break;
-    case STEP_CE_UNFUSED: break;
-    }
-    *fwd = e + 4 + 16;
-    *bwd = 4 + 16 + 4 + e;
-}
-
 /* Megatron-Core's multi-token prediction modules after the head, on the
  * last stage: per module its MoE layer and all-to-alls, the 2h -> h
  * projection, three norms (read, write), and its own logits and loss
@@ -449,7 +390,7 @@ void compute_costs(Ctx *c)
     c->t_recompute += c->p.recompute == WORKLOAD_RECOMPUTE_FULL ? lf : 0;
     int nh = workload_head_gemms(c->w, mb, &c->wp, g);
     double logits = (double)mb * tr->seq_len / c->p.cp * tr->vocab / c->p.tp, per_f, per_b;
-    loss_traffic_per_logit(c, &per_f, &per_b);
+    step_loss_traffic(c, &per_f, &per_b);
     c->t_head_fwd = gemms_time(c, g, nh, false) + accel_mem_time(c->acc, logits * per_f);
     c->t_head_bwd = gemms_time(c, g, nh, true) + accel_mem_time(c->acc, logits * per_b);
     double mf, mbw;
@@ -571,53 +512,9 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
     }
 }
 
-/* Bytes per logit the loss holds at its peak ("cross_entropy"), and
- * (`kept`) those still held while the layers' backward runs:
- *  - unfused (PyTorch's cross_entropy on fp32 logits, as autocast or a
- *    model's logits.float() runs it): log_softmax saves its fp32 output, and
- *    its backward holds that, the incoming fp32 gradient (nll_loss's,
- *    dense) and the fp32 gradient it makes: 3 x 4 bytes (the forward's
- *    logits, upcast and log-softmax, 2 + 4 + 4, are fewer);
- *  - fp32, fp32_fused (Megatron's vocab_parallel_cross_entropy on
- *    logits.float(): the bf16 logits are freed once cast, exp, softmax and
- *    the gradient are computed in place in the fp32 copy): the fp32 copy
- *    and the 16-bit logits or gradient beside it while casting;
- *  - te (Transformer Engine's Triton kernel): the 16-bit logits, into which
- *    it writes their gradient;
- *  - fused (flash-attn's / apex's xentropy kernel, llm-foundry's MPT
- *    default loss_fn "fused_crossentropy"; fp32 only in registers, the
- *    log-sum-exp per token): the 16-bit logits and, without
- *    inplace_backward (its default), their 16-bit gradient; the logits are
- *    kept to the end of the step, as the model's output that the loop
- *    holds (Composer's state.outputs);
- *  - loss_parallel (PyTorch's torch.distributed.tensor.parallel.loss, on
- *    logits sharded over the vocabulary, as torchtitan runs it with tp):
- *    its log-softmax builds the shifted fp32 copy and its exp beside the
- *    fp32 logits (with the 16-bit ones, 2 + 3 x 4), and its fused
- *    nll/log-softmax backward holds the saved fp32 log-softmax, a zeros_like
- *    gradient, exp of the log-softmax and their sum: 4 x 4 bytes.  With tp
- *    1 there is no DTensor and the loss is PyTorch's own (unfused). */
-static double loss_bytes_per_logit(const Ctx *c, double *kept)
-{
-    double e = c->wp.act_bytes;
-    *kept = 0;
-    switch (step_scenario_cross_entropy(c->sc)) {
-    case STEP_CE_FP32:
-    case STEP_CE_FP32_FUSED: return 4 + e;
-    case STEP_CE_TE: return e; /* the gradient written into the logits */
-    case STEP_CE_FUSED: *kept = e; return 2 * e;
-    case STEP_CE_LOSS_PARALLEL:
-        if (c->p.tp > 1)
-            return 4 * 4;
-        break;
-    case STEP_CE_UNFUSED: break;
-    }
-    return 3 * 4;
-}
-
 /* The transient peak on stage s on top of the steady state (memory.h): the
  * larger of
- *  - the last stage's loss at its peak (loss_bytes_per_logit) for the
+ *  - the last stage's loss at its peak (step_loss_bytes_per_logit) for the
  *    device's tokens of one micro-batch (seq_len / cp of each sequence)
  *    and its 1 / tp of the vocabulary, at the end of the forward, with the
  *    output layer's saved input (the final norm's output: 1 / tp of the
@@ -635,7 +532,7 @@ double compute_working_set(const Ctx *c, int s)
     double loss = 0, kept = 0, ws = 0;
     if (s == c->p.pp - 1 && tr) {
         double logits = (double)mb * tr->seq_len / c->p.cp * tr->vocab / c->p.tp, per_kept;
-        loss = logits * loss_bytes_per_logit(c, &per_kept);
+        loss = logits * step_loss_bytes_per_logit(c, &per_kept);
         kept = logits * per_kept;
         bool sharded = c->wp.sequence_parallel && !c->wp.sp_gathered_inputs;
         loss += (double)mb * tr->seq_len / c->p.cp * tr->hidden * c->wp.act_bytes / (sharded ? c->p.tp : 1);

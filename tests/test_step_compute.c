@@ -487,7 +487,38 @@ static void test_workload_fused(void)
     workload_free(bert);
 }
 
+/* The loss's HBM traffic per implementation ("cross_entropy"), bytes per
+ * 16-bit logit forward + backward (step_loss.c): Megatron-Core's unfused
+ * 52, its native fused 32, Transformer Engine's 10, xentropy's 8, PyTorch's
+ * cross_entropy on upcast logits 48.  One GPU, a 50,304-word vocabulary:
+ * the compute differs from "te"'s by exactly that traffic at the preset's
+ * memory rate. */
+static void test_loss_traffic(void)
+{
+    static const char *const kinds[] = {"fp32", "fp32_fused", "fused", "unfused"};
+    static const double bytes[] = {52, 32, 8, 48};
+    const char *par = "{\"dp\": 1, \"recompute\": \"none\"}";
+    char *base = scen("h100-sxm", "dgx-h100", 2048, 1024, "bf16", NULL, par);
+    GError *err = NULL;
+    Accel *a = accel_load("h100-sxm", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    double per_byte = accel_mem_time(a, 1e9) / 1e9, logits = 16.0 * 2048 * 50304, t[5];
+    for (int k = 0; k < 5; k++) {
+        char *text = g_strdup(base), *at = strstr(text, "\"global_batch\"");
+        char *with = g_strdup_printf("%.*s\"cross_entropy\": \"%s\", %s", (int)(at - text), text, k < 4 ? kinds[k] : "te", at);
+        cJSON *r = run_ok(with);
+        t[k] = num(r, "breakdown", "compute");
+        cJSON_Delete(r);
+        g_free(text);
+    }
+    for (int k = 0; k < 4; k++)
+        CU_ASSERT_DOUBLE_EQUAL(t[k] - t[4], (bytes[k] - 10) * logits * per_byte, 1e-6 * t[4]);
+    g_free(base);
+    accel_free(a);
+}
+
 static const TestCase tests[] = {
+    {"the loss's HBM traffic per implementation", test_loss_traffic},
     {"workload: fused attention's activations and traffic", test_workload_fused},
     {"fused attention: default on A100/H100, faster, no s^2 memory", test_fused_attention},
     {"FP8 attention kernel: H100/H200 forward at the FP8 fraction, B200 both at cuDNN's measured rates", test_attention_fp8},
