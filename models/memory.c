@@ -82,10 +82,9 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
                (fp8 ? c->fp8_copy_bytes * c->fp8_weight_params : 0);
     b.grads = G * psi / (c->zero_stage >= 2 ? n : 1);
     b.optimizer = K * psi / (c->zero_stage >= 1 ? n : 1);
-    b.buffers = c->bucket_bytes + (c->zero_stage >= 3 ? P * c->zero3_gathered_params : 0) + c->stream_pool_bytes +
-                c->tp_overlap_bytes;
+    b.buffers = c->bucket_bytes + (c->zero_stage >= 3 ? P * c->zero3_gathered_params : 0) + c->stream_pool_bytes;
     b.activations = c->activation_bytes * c->inflight_microbatches;
-    b.reserve = c->reserve_bytes;
+    b.reserve = c->reserve_bytes + c->tp_overlap_bytes; /* both outside the caching allocator */
     b.working_set = c->working_set_bytes;
     b.model_states = b.params + b.grads + b.optimizer;
     b.total = b.model_states + b.buffers + b.activations + b.working_set + b.reserve;

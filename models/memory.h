@@ -94,7 +94,8 @@ typedef struct {
     double stream_pool_bytes;
     /* Transformer Engine's userbuffers under Megatron's tp_comm_overlap:
      * communication buffers registered once for the overlapped GEMMs, held
-     * for the whole run (counted in buffers) */
+     * for the whole run outside PyTorch's caching allocator (counted in the
+     * reserve, not fragmented) */
     double tp_overlap_bytes;
     /* The peak's transient working set on top of the steady state: the
      * logits and the loss (fp32) of the last stage, the activations of the

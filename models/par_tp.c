@@ -223,7 +223,11 @@ void tp_overlap_costs(Ctx *c)
  * with the shape (seq_length x micro_batch / cp, hidden)): one buffer of that
  * shape per overlapped GEMM, ten of them (qkv, fc1: fprop, dgrad, wgrad;
  * proj, fc2: fprop, dgrad), in the 16-bit type, but for the six all-gather
- * buffers, which hold FP8 (1 byte) under FP8 training. */
+ * buffers, which hold FP8 (1 byte) under FP8 training: TE 1.x's count.  Not
+ * counted: TE 2.7 on adds two (proj and fc2 wgrad, "external"), and a
+ * reduce-scatter run ring-wise (NeMo 2's and Megatron-Bridge's FP8
+ * proj/fc2 fprop) keeps (2 tp - 1) / tp of a buffer more: at most ~0.6 GiB
+ * on the tables' rows. */
 double tp_userbuffer_bytes(const Ctx *c)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);

@@ -144,7 +144,9 @@ StepAttention step_scenario_attention(const StepScenario *sc);
  * by torch.compile), "te" (Megatron-Core's cross_entropy_fusion_impl "te":
  * Transformer Engine's Triton kernel on the 16-bit logits), "fused" (a fused
  * kernel on the 16-bit logits: flash-attn's / apex's xentropy,
- * llm-foundry's default), "loss_parallel" (PyTorch DTensor's
+ * llm-foundry's default), "compiled" (a compiler-fused loss on the 16-bit
+ * logits: torch.compile's, XLA's), "bf16" (PyTorch's cross_entropy on the
+ * 16-bit logits, no upcast), "loss_parallel" (PyTorch DTensor's
  * loss_parallel() on vocab-sharded logits, torchtitan's; with tp 1 it is
  * PyTorch's cross_entropy, "unfused"). */
 typedef enum {
@@ -153,7 +155,9 @@ typedef enum {
     STEP_CE_FUSED,
     STEP_CE_LOSS_PARALLEL,
     STEP_CE_FP32_FUSED,
-    STEP_CE_TE
+    STEP_CE_TE,
+    STEP_CE_COMPILED,
+    STEP_CE_BF16
 } StepCrossEntropy;
 StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc);
 /* "elementwise": "eager": PyTorch eager's element-wise kernels, one per op

@@ -94,7 +94,7 @@ static bool parse_attention(StepScenario *sc, const SimJsonDoc *d, const cJSON *
 
 static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
 {
-    static const char *const names[] = {"unfused", "fp32", "fused", "loss_parallel", "fp32_fused", "te"};
+    static const char *const names[] = {"unfused", "fp32", "fused", "loss_parallel", "fp32_fused", "te", "compiled", "bf16"};
     const char *ce = NULL;
     if (!sim_json_get_string(d, root, "cross_entropy", false, &ce, err))
         return false;
@@ -107,8 +107,8 @@ static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJS
             return true;
         }
     sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "cross_entropy"), err,
-                   "\"cross_entropy\" = \"%s\" is not one of \"unfused\", \"fp32\", \"fp32_fused\", \"te\", \"fused\", "
-                   "\"loss_parallel\"",
+                   "\"cross_entropy\" = \"%s\" is not one of \"unfused\", \"bf16\", \"fp32\", \"fp32_fused\", \"te\", "
+                   "\"fused\", \"compiled\", \"loss_parallel\"",
                    SIM_ECHO(ce));
     return false;
 }

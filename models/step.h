@@ -10,11 +10,12 @@
  *     "precision": "bf16"|"fp16"|"fp32"|"tf32"|"fp8", "optimizer": "sgd"|"sgd_momentum"|"adam"|"adamw"|"lamb",
  *     "attention": "fused"|"fused-v1"|"fused-v2"|"unfused",  (default: fused where the
  *                                        accelerator's preset has a fused kernel)
- *     "cross_entropy": "unfused"|"fp32"|"fp32_fused"|"te"|"fused"|"loss_parallel",
+ *     "cross_entropy": "unfused"|"bf16"|"fp32"|"fp32_fused"|"te"|"fused"|"compiled"|"loss_parallel",
  *                                       (the loss's traffic and memory; default unfused,
- *                                        PyTorch's; fp32, fp32_fused, te: Megatron-Core's
- *                                        unfused, fused and Transformer Engine's; loss_parallel:
- *                                        PyTorch DTensor's on vocab-sharded logits)
+ *                                        PyTorch's on upcast logits, bf16 without the upcast;
+ *                                        fp32, fp32_fused, te: Megatron-Core's unfused, fused
+ *                                        and Transformer Engine's; compiled: torch.compile's or
+ *                                        XLA's; loss_parallel: PyTorch DTensor's on vocab-sharded logits)
  *     "parallelism": { "dp": 8, "tp": 8, "pp": 1,   (dp not given: ranks / (tp x pp))
  *        "weight_update": "replicated"|"sharded" (or a list of both: compares),
  *        "zero_stage": 0..3, "recompute": "none"|"selective"|"full",

@@ -14,14 +14,22 @@
  *    in-place divide (8); backward the in-place multiply by the incoming
  *    gradient (8) and autograd's cast back (4 + e);
  *  - fp32_fused (fusions/fused_cross_entropy.py, the same steps in compiled
- *    graphs): cast with max (e + 4), subtract-exp-sum in place (8), divide
- *    (8); backward one pass writing the fp32 result and the 16-bit
- *    gradient (4 + 4 + e);
+ *    graphs, as torch.compile is expected to schedule them, not observed):
+ *    cast with max (e + 4), subtract-exp-sum in place (8), divide (8);
+ *    backward one pass writing the fp32 result and the 16-bit gradient
+ *    (4 + 4 + e);
  *  - te (Transformer Engine's Triton cross entropy): forward an online
  *    max and sum (e), then the gradient written into the logits (2 e);
  *    backward its in-place scaling (2 e);
  *  - fused (apex's xentropy kernel, flash-attn's loss): forward max and
  *    log-sum-exp in two reads (2 e); backward a read and a write (2 e);
+ *  - compiled (torch.compile's or XLA's fusion of cross_entropy on the
+ *    upcast logits, the cast folded in; expected, not observed): forward
+ *    one online max-and-sum read (e); backward a read and a write (2 e);
+ *  - bf16 (PyTorch's cross_entropy on the 16-bit logits, no upcast):
+ *    forward log_softmax (max, sum of exp, then the output: 4 e); backward
+ *    nll_loss's dense zero gradient (e) and log_softmax's backward (a
+ *    row-sum read, gradient and output read, input gradient written: 4 e);
  *  - unfused (PyTorch's cross_entropy on upcast logits): forward the cast
  *    (e + 4) and log_softmax, whose rows are too long to stay on chip (max,
  *    sum of exp, then the output: 16); backward nll_loss's dense zero
@@ -30,8 +38,8 @@
  *  - loss_parallel with tp > 1 (torch.distributed.tensor.parallel.loss):
  *    forward the cast (e + 4), max (4), shifted copy (8), exp (8), sum (4),
  *    log-softmax (8); backward the zeros_like gradient (4), exp of the
- *    log-softmax (8), the row sum (4), the product (8), the difference (12)
- *    and the cast back (4 + e); with tp 1, unfused. */
+ *    log-softmax (8), their sum (12), the product with the incoming
+ *    gradient (8) and the cast back (4 + e); with tp 1, unfused. */
 void step_loss_traffic(const Ctx *c, double *fwd, double *bwd)
 {
     double e = c->wp.act_bytes;
@@ -51,10 +59,18 @@ void step_loss_traffic(const Ctx *c, double *fwd, double *bwd)
     case STEP_CE_FUSED:
         *fwd = *bwd = 2 * e;
         return;
+    case STEP_CE_COMPILED:
+        *fwd = e;
+        *bwd = 2 * e;
+        return;
+    case STEP_CE_BF16:
+        *fwd = 4 * e;
+        *bwd = e + 4 * e;
+        return;
     case STEP_CE_LOSS_PARALLEL:
         if (c->p.tp > 1) {
             *fwd = e + 4 + 4 + 8 + 8 + 4 + 8;
-            *bwd = 4 + 8 + 4 + 8 + 12 + 4 + e;
+            *bwd = 4 + 8 + 12 + 8 + 4 + e;
             return;
         }
         break;
@@ -77,6 +93,8 @@ void step_loss_traffic(const Ctx *c, double *fwd, double *bwd)
  *    and the 16-bit logits or gradient beside it while casting;
  *  - te (Transformer Engine's Triton kernel): the 16-bit logits, into which
  *    it writes their gradient;
+ *  - compiled: the 16-bit logits and their gradient;
+ *  - bf16: as unfused, in 16 bits (3 e);
  *  - fused (flash-attn's / apex's xentropy kernel, llm-foundry's MPT
  *    default loss_fn "fused_crossentropy"; fp32 only in registers, the
  *    log-sum-exp per token): the 16-bit logits and, without
@@ -98,6 +116,8 @@ double step_loss_bytes_per_logit(const Ctx *c, double *kept)
     case STEP_CE_FP32:
     case STEP_CE_FP32_FUSED: return 4 + e;
     case STEP_CE_TE: return e; /* the gradient written into the logits */
+    case STEP_CE_COMPILED: return 2 * e; /* the logits and their gradient */
+    case STEP_CE_BF16: return 3 * e;     /* as unfused, in 16 bits */
     case STEP_CE_FUSED: *kept = e; return 2 * e;
     case STEP_CE_LOSS_PARALLEL:
         if (c->p.tp > 1)

@@ -489,30 +489,31 @@ static void test_workload_fused(void)
 
 /* The loss's HBM traffic per implementation ("cross_entropy"), bytes per
  * 16-bit logit forward + backward (step_loss.c): Megatron-Core's unfused
- * 52, its native fused 32, Transformer Engine's 10, xentropy's 8, PyTorch's
- * cross_entropy on upcast logits 48.  One GPU, a 50,304-word vocabulary:
- * the compute differs from "te"'s by exactly that traffic at the preset's
- * memory rate. */
+ * 52, its native fused 32, Transformer Engine's 10, xentropy's 8, a
+ * compiled loss 6, PyTorch's cross_entropy on upcast logits 48 and on the
+ * 16-bit ones 18.  One GPU, a 50,304-word vocabulary: the compute differs
+ * from "te"'s by exactly that traffic at the preset's memory rate. */
 static void test_loss_traffic(void)
 {
-    static const char *const kinds[] = {"fp32", "fp32_fused", "fused", "unfused"};
-    static const double bytes[] = {52, 32, 8, 48};
+    static const char *const kinds[] = {"fp32", "fp32_fused", "fused", "unfused", "compiled", "bf16"};
+    static const double bytes[] = {52, 32, 8, 48, 6, 18};
+    enum { N = G_N_ELEMENTS(kinds) };
     const char *par = "{\"dp\": 1, \"recompute\": \"none\"}";
     char *base = scen("h100-sxm", "dgx-h100", 2048, 1024, "bf16", NULL, par);
     GError *err = NULL;
     Accel *a = accel_load("h100-sxm", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    double per_byte = accel_mem_time(a, 1e9) / 1e9, logits = 16.0 * 2048 * 50304, t[5];
-    for (int k = 0; k < 5; k++) {
+    double per_byte = accel_mem_time(a, 1e9) / 1e9, logits = 16.0 * 2048 * 50304, t[N + 1];
+    for (int k = 0; k <= N; k++) {
         char *text = g_strdup(base), *at = strstr(text, "\"global_batch\"");
-        char *with = g_strdup_printf("%.*s\"cross_entropy\": \"%s\", %s", (int)(at - text), text, k < 4 ? kinds[k] : "te", at);
+        char *with = g_strdup_printf("%.*s\"cross_entropy\": \"%s\", %s", (int)(at - text), text, k < N ? kinds[k] : "te", at);
         cJSON *r = run_ok(with);
         t[k] = num(r, "breakdown", "compute");
         cJSON_Delete(r);
         g_free(text);
     }
-    for (int k = 0; k < 4; k++)
-        CU_ASSERT_DOUBLE_EQUAL(t[k] - t[4], (bytes[k] - 10) * logits * per_byte, 1e-6 * t[4]);
+    for (int k = 0; k < N; k++)
+        CU_ASSERT_DOUBLE_EQUAL(t[k] - t[N], (bytes[k] - 10) * logits * per_byte, 1e-6 * t[N]);
     g_free(base);
     accel_free(a);
 }

@@ -32,6 +32,28 @@ static gchar **table_rows(const char *file, gchar **text)
     return lines;
 }
 
+/* Row K of table FILE with its header (row_open), freed by row_close. */
+typedef struct {
+    gchar *text, **lines, **head, **f;
+} Row;
+
+static Row row_open(const char *file, int k)
+{
+    Row r = {0};
+    r.lines = table_rows(file, &r.text);
+    r.head = g_strsplit(r.lines[0], ",", -1);
+    r.f = g_strsplit(r.lines[k], ",", -1);
+    return r;
+}
+
+static void row_close(Row *r)
+{
+    g_strfreev(r->f);
+    g_strfreev(r->head);
+    g_strfreev(r->lines);
+    g_free(r->text);
+}
+
 /* A row's step result with micro_batch MB (0: the row's own). */
 static cJSON *row_run(const char *file, gchar **head, gchar **f, int mb)
 {
@@ -113,52 +135,48 @@ static void test_micro_batch_rule(void)
  * is exposed, at one micro-batch of 4 little. */
 static void test_exposed_at_mb1(void)
 {
-    gchar *text = NULL, **lines = table_rows(TABLE, &text), **head = g_strsplit(lines[0], ",", -1);
-    gchar **f = g_strsplit(lines[4], ",", -1);
-    CU_ASSERT_STRING_EQUAL(f[col(head, "ref.model")], "32b");
-    cJSON *one = row_run(TABLE, head, f, 1), *four = row_run(TABLE, head, f, 4);
+    Row r = row_open(TABLE, 4);
+    CU_ASSERT_STRING_EQUAL(r.f[col(r.head, "ref.model")], "32b");
+    cJSON *one = row_run(TABLE, r.head, r.f, 1), *four = row_run(TABLE, r.head, r.f, 4);
     double e1 = steps_num(cJSON_GetObjectItem(one, "breakdown"), "exposed_communication"),
            e4 = steps_num(cJSON_GetObjectItem(four, "breakdown"), "exposed_communication");
     printf("\n32B: exposed communication %.3f s at 4 micro-batches of 1, %.3f s at one of 4\n", e1, e4);
     CU_ASSERT_TRUE(e1 > 0.3 && e4 < 0.15);
     cJSON_Delete(one);
     cJSON_Delete(four);
-    g_strfreev(f);
-    g_strfreev(head);
-    g_strfreev(lines);
-    g_free(text);
+    row_close(&r);
+}
+
+/* The reserve of the row at micro-batch 4 in PRECISION, with
+ * tp_comm_overlap ON or not. */
+static double reserve_of(const Row *r, const char *precision, bool on)
+{
+    cJSON *root = steps_row_scenario(TABLE, r->head, r->f);
+    set_key(root, "micro_batch", "4");
+    set_key(root, "precision", precision);
+    set_key(root, "parallelism.tp_comm_overlap", on ? "true" : "false");
+    cJSON *res = steps_run_scenario(TABLE, root, "70b");
+    double b = steps_num(cJSON_GetObjectItem(res, "memory_per_device_bytes"), "reserve");
+    if (on && !strcmp(precision, "bf16"))
+        CU_ASSERT_FALSE(cJSON_IsTrue(cJSON_GetObjectItem(res, "fits")));
+    cJSON_Delete(res);
+    cJSON_Delete(root);
+    return b;
 }
 
 /* Transformer Engine's userbuffers under tp_comm_overlap: ten buffers of
  * (4096 x micro-batch) x hidden, 2 bytes each in BF16; in FP8 the six
- * all-gather ones 1 byte.  The 70B row at micro-batch 4: 2.68 GB, which
- * take it past 80 GiB (the rule's micro-batch 2). */
+ * all-gather ones 1 byte, held outside the caching allocator (the
+ * reserve).  The 70B row at micro-batch 4: 2.68 GB, which take it past 80
+ * GiB (the rule's micro-batch 2). */
 static void test_userbuffers(void)
 {
-    gchar *text = NULL, **lines = table_rows(TABLE, &text), **head = g_strsplit(lines[0], ",", -1);
-    gchar **f = g_strsplit(lines[5], ",", -1);
-    CU_ASSERT_STRING_EQUAL(f[col(head, "ref.model")], "70b");
-    static const char *const keys[][2] = {{"parallelism.tp_comm_overlap", "false"}, {"precision", "fp8"}};
-    /* what each variant takes off: all ten BF16 buffers; the FP8 ones' saving */
-    double elems = 4096.0 * 4 * 8192, less[] = {10 * 2 * elems, 10 * 2 * elems - (6 * 1 + 4 * 2) * elems};
-    cJSON *on = row_run(TABLE, head, f, 4);
-    CU_ASSERT_FALSE(cJSON_IsTrue(cJSON_GetObjectItem(on, "fits")));
-    double b_on = steps_num(cJSON_GetObjectItem(on, "memory_per_device_bytes"), "buffers");
-    for (int k = 0; k < 2; k++) {
-        cJSON *root = steps_row_scenario(TABLE, head, f);
-        set_key(root, "micro_batch", "4");
-        set_key(root, keys[k][0], keys[k][1]);
-        cJSON *res = steps_run_scenario(TABLE, root, "70b");
-        double b = steps_num(cJSON_GetObjectItem(res, "memory_per_device_bytes"), "buffers");
-        CU_ASSERT_DOUBLE_EQUAL(b_on - b, less[k], 1);
-        cJSON_Delete(res);
-        cJSON_Delete(root);
-    }
-    cJSON_Delete(on);
-    g_strfreev(f);
-    g_strfreev(head);
-    g_strfreev(lines);
-    g_free(text);
+    Row r = row_open(TABLE, 5);
+    CU_ASSERT_STRING_EQUAL(r.f[col(r.head, "ref.model")], "70b");
+    double elems = 4096.0 * 4 * 8192;
+    CU_ASSERT_DOUBLE_EQUAL(reserve_of(&r, "bf16", true) - reserve_of(&r, "bf16", false), 10 * 2 * elems, 1);
+    CU_ASSERT_DOUBLE_EQUAL(reserve_of(&r, "fp8", true) - reserve_of(&r, "fp8", false), (6 * 1 + 4 * 2) * elems, 1);
+    row_close(&r);
 }
 
 /* Held out: median and max |tokens/s error| at today's figures (the
