@@ -160,6 +160,7 @@ typedef enum {
     STEP_CE_BF16
 } StepCrossEntropy;
 StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc);
+const char *step_cross_entropy_name(StepCrossEntropy ce);
 /* "elementwise": "eager": PyTorch eager's element-wise kernels, one per op
  * (workload_layer_pass_bytes); false: fused kernels (default). */
 bool step_scenario_eager_elementwise(const StepScenario *sc);

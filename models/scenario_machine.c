@@ -92,17 +92,26 @@ static bool parse_attention(StepScenario *sc, const SimJsonDoc *d, const cJSON *
     return true;
 }
 
+/* "cross_entropy"'s names, in StepCrossEntropy's order. */
+static const char *const ce_names[] = {"unfused", "fp32", "fused", "loss_parallel", "fp32_fused", "te", "compiled", "bf16"};
+
+const char *step_cross_entropy_name(StepCrossEntropy ce) { return ce_names[ce]; }
+
 static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
 {
-    static const char *const names[] = {"unfused", "fp32", "fused", "loss_parallel", "fp32_fused", "te", "compiled", "bf16"};
     const char *ce = NULL;
     if (!sim_json_get_string(d, root, "cross_entropy", false, &ce, err))
         return false;
     sc->cross_entropy = STEP_CE_UNFUSED;
     if (!ce)
         return true;
-    for (int i = 0; i < (int)G_N_ELEMENTS(names); i++)
-        if (!strcmp(ce, names[i])) {
+    if (!workload_transformer(sc->w)) { /* a CNN's loss over its classes is not modelled */
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "cross_entropy"), err,
+                       "\"cross_entropy\" is for transformers: a CNN's loss is not modelled");
+        return false;
+    }
+    for (int i = 0; i < (int)G_N_ELEMENTS(ce_names); i++)
+        if (!strcmp(ce, ce_names[i])) {
             sc->cross_entropy = (StepCrossEntropy)i;
             return true;
         }

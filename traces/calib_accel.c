@@ -95,6 +95,8 @@ static const char *repeated_column(char **f)
 static bool number_in(const char *s, double lo, double hi, double *out)
 {
     char *end;
+    if (strpbrk(s, "xXpP")) /* strtod's hexadecimal floats: not how a table writes a measurement */
+        return false;
     *out = g_ascii_strtod(s, &end);
     return end != s && *end == '\0' && isfinite(*out) && *out >= lo && *out <= hi;
 }
@@ -136,7 +138,9 @@ static bool gemm_row(AccelCalibration *c, char **f, const char *file, int line, 
 }
 
 /* Sets the dotted key (a.b.c) of `root` to the cell: a JSON number, true,
- * false or null as such, anything else as a string. */
+ * false or null as such (the whole cell: "2x" is a string, which the
+ * scenario then refuses where it wants a number), anything else as a
+ * string. */
 void calib_accel_set_key(cJSON *root, const char *key, const char *cell)
 {
     sweep_model_by_name(root, key);
@@ -151,7 +155,7 @@ void calib_accel_set_key(cJSON *root, const char *key, const char *cell)
         o = next;
     }
     const char *last = parts[g_strv_length(parts) - 1];
-    cJSON *v = cJSON_Parse(cell);
+    cJSON *v = cJSON_ParseWithOpts(cell, NULL, true);
     if (!v || cJSON_IsObject(v) || cJSON_IsArray(v) || cJSON_IsString(v)) {
         cJSON_Delete(v);
         v = cJSON_CreateString(cell);
@@ -303,6 +307,15 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
     char *text = sim_file_read(path, SIM_FILE_TRACE_MAX, "table", &len, err);
     if (!text)
         return false;
+    const char *nul = memchr(text, '\0', len);
+    if (nul) { /* the split below would end the table there, silently */
+        int line = 1;
+        for (const char *p = text; p < nul; p++)
+            line += *p == '\n';
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: a NUL byte in the table: not text", path, line);
+        g_free(text);
+        return false;
+    }
     if (kineto_looks_like(text)) { /* a PyTorch profile: its GEMM operators with shapes as the table */
         KinetoProfile *p = kineto_parse(path, text, len, err);
         g_free(text);

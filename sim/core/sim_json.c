@@ -117,6 +117,21 @@ static const cJSON *duplicate_key(const cJSON *item, int depth)
     return found;
 }
 
+/* The offset of a \u0000 escape in TEXT (a backslash itself unescaped),
+ * or -1: cJSON decodes it into a NUL that ends the C string early, so
+ * "te\u0000x" would read as "te". */
+static long nul_escape(const char *text, size_t len)
+{
+    for (size_t i = 0; i + 5 < len; i++) {
+        if (text[i] != '\\')
+            continue;
+        if (!strncmp(text + i + 1, "u0000", 5))
+            return (long)i;
+        i++; /* the escaped character: a second backslash is not an escape's start */
+    }
+    return -1;
+}
+
 SimJsonDoc *sim_json_parse(const char *name, const char *text, size_t len, GError **err)
 {
     const char *bad = NULL;
@@ -130,6 +145,12 @@ SimJsonDoc *sim_json_parse(const char *name, const char *text, size_t len, GErro
         lead++;
     if (lead == len) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:1: the file is empty: no JSON in it", name);
+        return NULL;
+    }
+    long nul = nul_escape(text, len);
+    if (nul >= 0) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: a string holds \\u0000 (a NUL character): not allowed",
+                    name, line_at(text, (size_t)nul));
         return NULL;
     }
     const char *end = NULL;
