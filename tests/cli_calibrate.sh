@@ -170,6 +170,23 @@ refused 'zs.csv:2: "parallelism.zero_stage" as the row sets it: "zero_stage" mus
 printf 'scenario,model,tokens_per_s\nmpt-a100-40gb-fsdp.json,-,1000\n' >"$tmp/tab/dash.csv"
 refused 'dash.csv:2: "model" = "-": a table.s cell names a file or a preset, not standard input' \
     calibrate --accelerator a100-40gb "$tmp/tab/dash.csv"
+# a cell is JSON only whole ("2x" is no number), measurements are decimal, no NUL byte, rows as long as the
+# header; a spreadsheet's byte-order mark before the header is read past
+printf 'scenario,micro_batch,tokens_per_s\nmpt-a100-40gb-fsdp.json,2x,1000\n' >"$tmp/tab/mb.csv"
+refused 'mb.csv:2: "micro_batch" as the row sets it: "micro_batch" must be a number' \
+    calibrate --accelerator a100-40gb "$tmp/tab/mb.csv"
+printf 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,0x10\n' >"$tmp/tab/hex.csv"
+refused "hex.csv:2: tokens_per_s must be a number" calibrate --accelerator a100-40gb "$tmp/tab/hex.csv"
+printf 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000\0\n' >"$tmp/tab/nul.csv"
+refused "nul.csv:2: a NUL byte in the table" calibrate --accelerator a100-40gb "$tmp/tab/nul.csv"
+printf 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000,5\n' >"$tmp/tab/long.csv"
+refused "long.csv:2: the row has 3 cells, the header 2" calibrate --accelerator a100-40gb "$tmp/tab/long.csv"
+printf 'scenario,tokens_per_s\n-,1000\n' >"$tmp/tab/sdash.csv"
+refused 'sdash.csv:2: "scenario" = "-": a table.s cell names a file, not standard input' \
+    calibrate --accelerator a100-40gb "$tmp/tab/sdash.csv"
+printf '\357\273\277scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,100000\n' >"$tmp/tab/bom.csv"
+timeout 120 "$bin" calibrate --accelerator a100-40gb "$tmp/tab/bom.csv" >/dev/null 2>"$tmp/err" ||
+    { echo "FAIL: a byte-order mark before the header"; cat "$tmp/err"; fail=1; }
 printf '{"overlay": "x",\n "parameters": {"link_efficiency.warp": 0.5}}\n' >"$tmp/bad.json"
 refused "bad.json:2: unknown collective parameter" collective -t dgx-a100 --sizes 1MiB --params "$tmp/bad.json"
 refused "bad.json:2: unknown collective parameter" calibrate -t mi355x-cluster --params "$tmp/bad.json" "$mi355"

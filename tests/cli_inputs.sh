@@ -82,7 +82,7 @@ PY
 refused "the step runs past the simulator's time range" run "$tmp/slow-run.json"
 # ... and a plan over that chip finds it of every candidate before building their graphs (it took
 # minutes building millions of tasks for each, then aborted in allocation)
-timeout 10 "$bin" plan "$tmp/slow-run.json" --gpus 64 >"$tmp/out" 2>"$tmp/err"
+timeout 60 "$bin" plan "$tmp/slow-run.json" --gpus 64 >"$tmp/out" 2>"$tmp/err" # seconds, not minutes (ASan on a loaded machine: ~15 s)
 rc=$?
 if [ "$rc" -ne 2 ] || ! grep -q "no configuration is valid" "$tmp/err" || ! grep -q " 0 ranked.* [1-9][0-9]* invalid" "$tmp/out"; then
   echo "FAIL: plan over a 1 GFLOP/s chip (exit $rc)"; cat "$tmp/err"; fail=1
@@ -116,6 +116,12 @@ for loc in C C.UTF-8; do
     echo "FAIL: collective -t with a non-ASCII file name under LC_ALL=$loc"; cat "$tmp/err"; fail=1
   fi
 done
+
+# a JSON string holding \u0000 (cJSON would end it there), and the loss of a CNN
+printf '{"model": "gpt3-1.3b", "topology": "dgx-a100", "global_batch": 8,\n "cross_entropy": "te\\u0000x"}\n' >"$tmp/nul.json"
+refused 'nul.json:2: a string holds \\u0000' run "$tmp/nul.json"
+printf '{"model": "resnet50", "topology": "dgx1-v100", "global_batch": 256, "micro_batch": 32,\n "cross_entropy": "te"}\n' >"$tmp/cnn.json"
+refused 'cnn.json:2: "cross_entropy" is for transformers' run "$tmp/cnn.json"
 
 [ "$fail" -eq 0 ] && echo "inputs: all refusals and stdin reads as expected"
 exit "$fail"

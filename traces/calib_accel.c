@@ -251,7 +251,8 @@ static void say_row_error_where(GError *e, const char *merged_name, const char *
 static bool step_row(AccelCalibration *c, char **head, char **f, const char *file, int line, GError **err)
 {
     if (g_strv_length(f) != g_strv_length(head))
-        return bad(err, file, line, "the row has not as many cells as the header");
+        return bad(err, file, line, "the row has %u cells, the header %u (quoted cells are not read: no comma inside a cell)",
+                   g_strv_length(f), g_strv_length(head));
     const char *scen = NULL;
     double step = 0, tps = 0;
     for (int i = 0; head[i]; i++) {
@@ -264,6 +265,8 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
     }
     if (!scen || !*scen)
         return bad(err, file, line, "the row names no scenario");
+    if (!strcmp(scen, "-"))
+        return bad(err, file, line, "\"scenario\" = \"-\": a table's cell names a file, not standard input");
     char *dir = g_path_get_dirname(file), *path = g_path_is_absolute(scen) ? g_strdup(scen) : g_build_filename(dir, scen, NULL);
     g_free(dir);
     size_t len = 0;
@@ -329,7 +332,8 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
         }
     }
     g_ptr_array_add(c->files, g_strdup(path));
-    gchar **lines = g_strsplit(text, "\n", -1), **head = NULL;
+    /* a UTF-8 byte-order mark, as spreadsheets save CSV, is not the header's */
+    gchar **lines = g_strsplit(g_str_has_prefix(text, "\xEF\xBB\xBF") ? text + 3 : text, "\n", -1), **head = NULL;
     bool ok = true, gemm = false;
     int rows = 0;
     for (int i = 0; ok && lines[i]; i++) {
