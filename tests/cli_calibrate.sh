@@ -33,6 +33,11 @@ refused() { # PATTERN ARGS...: exit 2, PATTERN on stderr, nothing on stdout
   fi
 }
 
+table_refused() { # NAME CONTENT PATTERN: the table $tmp/NAME.csv (CONTENT as printf writes it) refused
+  printf "$2" >"$tmp/$1.csv"
+  refused "$3" calibrate --accelerator a100-40gb "$tmp/$1.csv"
+}
+
 # Calibrate; twice gives the same bytes.
 "$bin" calibrate -t mi355x-cluster "$mi355" -o "$tmp/a.json" --json >"$tmp/report.json" || { echo "FAIL: calibrate"; exit 1; }
 "$bin" calibrate -t mi355x-cluster "$mi355" -o "$tmp/b.json" >/dev/null || fail=1
@@ -135,18 +140,14 @@ printf '{"overlay": "x",\n "parameters": {"mpi.warp": 1}}\n' >"$tmp/badmpi.json"
 refused "badmpi.json:2: unknown MPI model parameter" collective -t oci-bm-optimized3.36 --library mpi --sizes 1MiB --params "$tmp/badmpi.json"
 refused "would be overwritten" calibrate -t mi355x-cluster "$mi355" -o "$mi355"
 # measurements no run gives (they would overflow the fit, far from their row)
-printf 'm,n,k,dtype,seconds\n4096.5,4096,4096,bf16,0.001\n' >"$tmp/g.csv"
-refused "g.csv:2: a GEMM row is" calibrate --accelerator a100-40gb "$tmp/g.csv"
+table_refused g 'm,n,k,dtype,seconds\n4096.5,4096,4096,bf16,0.001\n' "g.csv:2: a GEMM row is"
 cp "$src/tests/data/steps/mpt-a100-40gb-fsdp.json" "$tmp/"
-printf 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1e-308\n' >"$tmp/s.csv"
-refused "s.csv:2: tokens_per_s must be" calibrate --accelerator a100-40gb "$tmp/s.csv"
+table_refused s 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1e-308\n' "s.csv:2: tokens_per_s must be"
 # a GEMM faster than the chip's peak (1e-9 s for 4096^3: 137,000 x an A100), a column given twice
-printf 'm,n,k,dtype,seconds\n4096,4096,4096,bf16,1e-9\n' >"$tmp/fast.csv"
-refused "fast.csv:2: 1.374e+08 TFLOP/s, above this accelerator's fastest peak of" calibrate --accelerator a100-40gb "$tmp/fast.csv"
-printf 'scenario,tokens_per_s,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000,5\n' >"$tmp/dup.csv"
-refused 'dup.csv:1: column "tokens_per_s" given twice' calibrate --accelerator a100-40gb "$tmp/dup.csv"
-printf 'scenario,tokens_per_s\nnope.json,1000\n' >"$tmp/nope.csv"
-refused "nope.csv:2: .*nope.json: No such file" calibrate --accelerator a100-40gb "$tmp/nope.csv"
+table_refused fast 'm,n,k,dtype,seconds\n4096,4096,4096,bf16,1e-9\n' \
+    "fast.csv:2: 1.374e+08 TFLOP/s, above this accelerator's fastest peak of"
+table_refused dup 'scenario,tokens_per_s,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000,5\n' 'dup.csv:1: column "tokens_per_s" given twice'
+table_refused nope 'scenario,tokens_per_s\nnope.json,1000\n' "nope.csv:2: .*nope.json: No such file"
 # a model or topology cell names a file beside the table (from any working directory), never standard input
 mkdir -p "$tmp/tab"
 cp "$src/tests/data/steps/mpt-a100-40gb-fsdp.json" "$tmp/tab/"
@@ -172,18 +173,12 @@ refused 'dash.csv:2: "model" = "-": a table.s cell names a file or a preset, not
     calibrate --accelerator a100-40gb "$tmp/tab/dash.csv"
 # a cell is JSON only whole ("2x" is no number), measurements are decimal, no NUL byte, rows as long as the
 # header; a spreadsheet's byte-order mark before the header is read past
-printf 'scenario,micro_batch,tokens_per_s\nmpt-a100-40gb-fsdp.json,2x,1000\n' >"$tmp/tab/mb.csv"
-refused 'mb.csv:2: "micro_batch" as the row sets it: "micro_batch" must be a number' \
-    calibrate --accelerator a100-40gb "$tmp/tab/mb.csv"
-printf 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,0x10\n' >"$tmp/tab/hex.csv"
-refused "hex.csv:2: tokens_per_s must be a number" calibrate --accelerator a100-40gb "$tmp/tab/hex.csv"
-printf 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000\0\n' >"$tmp/tab/nul.csv"
-refused "nul.csv:2: a NUL byte in the table" calibrate --accelerator a100-40gb "$tmp/tab/nul.csv"
-printf 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000,5\n' >"$tmp/tab/long.csv"
-refused "long.csv:2: the row has 3 cells, the header 2" calibrate --accelerator a100-40gb "$tmp/tab/long.csv"
-printf 'scenario,tokens_per_s\n-,1000\n' >"$tmp/tab/sdash.csv"
-refused 'sdash.csv:2: "scenario" = "-": a table.s cell names a file, not standard input' \
-    calibrate --accelerator a100-40gb "$tmp/tab/sdash.csv"
+table_refused tab/mb 'scenario,micro_batch,tokens_per_s\nmpt-a100-40gb-fsdp.json,2x,1000\n' \
+    'mb.csv:2: "micro_batch" as the row sets it: "micro_batch" must be a number'
+table_refused tab/hex 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,0x10\n' "hex.csv:2: tokens_per_s must be a number"
+table_refused tab/nul 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000\0\n' "nul.csv:2: a NUL byte in the table"
+table_refused tab/long 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000,5\n' "long.csv:2: the row has 3 cells, the header 2"
+table_refused tab/sdash 'scenario,tokens_per_s\n-,1000\n' 'sdash.csv:2: "scenario" = "-": a table.s cell names a file, not standard input'
 printf '\357\273\277scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,100000\n' >"$tmp/tab/bom.csv"
 timeout 120 "$bin" calibrate --accelerator a100-40gb "$tmp/tab/bom.csv" >/dev/null 2>"$tmp/err" ||
     { echo "FAIL: a byte-order mark before the header"; cat "$tmp/err"; fail=1; }
