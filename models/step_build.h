@@ -308,9 +308,11 @@ double step_fused_attention_time(const Ctx *c, int mb, bool backward);
  * being recomputed, ZeRO-3's unsharded layer gradient). */
 double compute_working_set(const Ctx *c, int s);
 
-/* step_loss.c: the loss's bytes per logit through HBM, forward and
+/* step_loss.c: the loss that runs ("cross_entropy"; loss_parallel at tp 1
+ * is PyTorch's own, unfused), its bytes per logit through HBM, forward and
  * backward, and those it holds at its peak (*kept: still held while the
  * layers' backward runs). */
+StepCrossEntropy step_loss_kind(const Ctx *c);
 void step_loss_traffic(const Ctx *c, double *fwd, double *bwd);
 double step_loss_bytes_per_logit(const Ctx *c, double *kept);
 

@@ -40,10 +40,16 @@
  *    log-softmax (8); backward the zeros_like gradient (4), exp of the
  *    log-softmax (8), their sum (12), the product with the incoming
  *    gradient (8) and the cast back (4 + e); with tp 1, unfused. */
+StepCrossEntropy step_loss_kind(const Ctx *c)
+{
+    StepCrossEntropy ce = step_scenario_cross_entropy(c->sc);
+    return ce == STEP_CE_LOSS_PARALLEL && c->p.tp == 1 ? STEP_CE_UNFUSED : ce; /* DTensor's needs sharded logits */
+}
+
 void step_loss_traffic(const Ctx *c, double *fwd, double *bwd)
 {
     double e = c->wp.act_bytes;
-    switch (step_scenario_cross_entropy(c->sc)) {
+    switch (step_loss_kind(c)) {
     case STEP_CE_FP32:
         *fwd = e + 4 + 4 + 8 + 8 + 4 + 8;
         *bwd = 8 + 4 + e;
@@ -68,12 +74,9 @@ void step_loss_traffic(const Ctx *c, double *fwd, double *bwd)
         *bwd = e + 4 * e;
         return;
     case STEP_CE_LOSS_PARALLEL:
-        if (c->p.tp > 1) {
-            *fwd = e + 4 + 4 + 8 + 8 + 4 + 8;
-            *bwd = 4 + 8 + 12 + 8 + 4 + e;
-            return;
-        }
-        break;
+        *fwd = e + 4 + 4 + 8 + 8 + 4 + 8;
+        *bwd = 4 + 8 + 12 + 8 + 4 + e;
+        return;
     case STEP_CE_UNFUSED: break;
     }
     *fwd = e + 4 + 16;
@@ -112,17 +115,14 @@ double step_loss_bytes_per_logit(const Ctx *c, double *kept)
 {
     double e = c->wp.act_bytes;
     *kept = 0;
-    switch (step_scenario_cross_entropy(c->sc)) {
+    switch (step_loss_kind(c)) {
     case STEP_CE_FP32:
     case STEP_CE_FP32_FUSED: return 4 + e;
     case STEP_CE_TE: return e; /* the gradient written into the logits */
     case STEP_CE_COMPILED: return 2 * e; /* the logits and their gradient */
     case STEP_CE_BF16: return 3 * e;     /* as unfused, in 16 bits */
     case STEP_CE_FUSED: *kept = e; return 2 * e;
-    case STEP_CE_LOSS_PARALLEL:
-        if (c->p.tp > 1)
-            return 4 * 4;
-        break;
+    case STEP_CE_LOSS_PARALLEL: return 4 * 4;
     case STEP_CE_UNFUSED: break;
     }
     return 3 * 4;

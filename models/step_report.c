@@ -414,11 +414,8 @@ static void add_config(cJSON *out, const Build *b)
         if (pv[k])
             cJSON_AddBoolToObject(cfg, pk[k], true);
     cJSON_AddStringToObject(cfg, "grad_reduce_dtype", accel_dtype_name(c->grad_dtype));
-    StepCrossEntropy ce = step_scenario_cross_entropy(c->sc);
-    if (ce == STEP_CE_LOSS_PARALLEL && c->p.tp == 1) /* DTensor's loss needs sharded logits */
-        ce = STEP_CE_UNFUSED;
     if (workload_transformer(c->w))
-        cJSON_AddStringToObject(cfg, "cross_entropy", step_cross_entropy_name(ce));
+        cJSON_AddStringToObject(cfg, "cross_entropy", step_cross_entropy_name(step_loss_kind(c)));
     cJSON_AddNumberToObject(cfg, "micro_batches", c->m);
     cJSON_AddNumberToObject(cfg, "micro_batch", step_scenario_micro_batch(sc));
     cJSON_AddNumberToObject(cfg, "global_batch", step_scenario_global_batch(sc));

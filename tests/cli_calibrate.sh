@@ -176,7 +176,7 @@ refused 'dash.csv:2: "model" = "-": a table.s cell names a file or a preset, not
 table_refused tab/mb 'scenario,micro_batch,tokens_per_s\nmpt-a100-40gb-fsdp.json,2x,1000\n' \
     'mb.csv:2: "micro_batch" as the row sets it: "micro_batch" must be a number'
 table_refused tab/hex 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,0x10\n' "hex.csv:2: tokens_per_s must be a number"
-table_refused tab/nul 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000\0\n' "nul.csv:2: a NUL byte in the table"
+table_refused tab/nul 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000\0\n' "nul.csv:2: binary file (NUL byte)"
 table_refused tab/long 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000,5\n' "long.csv:2: the row has 3 cells, the header 2"
 table_refused tab/sdash 'scenario,tokens_per_s\n-,1000\n' 'sdash.csv:2: "scenario" = "-": a table.s cell names a file, not standard input'
 printf '\357\273\277scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,100000\n' >"$tmp/tab/bom.csv"

@@ -189,29 +189,38 @@ static inline cJSON *steps_run_scenario(const char *file, const cJSON *root, con
     return res;
 }
 
+/* The lines of table FILE that are neither empty nor comments, the header
+ * first; *TEXT holds them.  Both the caller's to free. */
+static inline gchar **steps_table_rows(const char *file, gchar **text)
+{
+    CU_ASSERT_FATAL(g_file_get_contents(file, text, NULL, NULL));
+    gchar **lines = g_strsplit(*text, "\n", -1);
+    int n = 0;
+    for (int i = 0; lines[i]; i++)
+        if (*lines[i] && *lines[i] != '#')
+            lines[n++] = lines[i];
+        else
+            g_free(lines[i]);
+    lines[n] = NULL;
+    CU_ASSERT_FATAL(n > 0); /* a header at least */
+    return lines;
+}
+
 /* Runs every row of the table with the keys KV (NULL-terminated pairs of
  * key and value, set over the rows' own; NULL for none), prints it, checks
  * its parameter count. */
 static inline Summary run_table_keys(const char *file, const char *const *kv)
 {
     Summary s = {0};
-    gchar *text = NULL;
-    CU_ASSERT_FATAL(g_file_get_contents(file, &text, NULL, NULL));
-    gchar **lines = g_strsplit(text, "\n", -1), **head = NULL;
+    gchar *text = NULL, **lines = steps_table_rows(file, &text), **head = g_strsplit(lines[0], ",", -1);
     double errs[128], *logr = s.logr;
     printf("\n%s", file);
     for (int k = 0; kv && kv[k]; k += 2)
         printf("%s%s %s", k ? ", " : " with ", kv[k], kv[k + 1]);
     printf("\n%-10s %6s %5s %4s %3s %5s %9s %11s %11s %7s %7s %s\n", "model", "seq", "GPUs", "prec", "mb", "batch",
            "recompute", "tokens/s", "model", "error", "GiB", "fits");
-    for (gchar **l = lines; *l && s.n < 128; l++) {
-        if (!**l || **l == '#')
-            continue;
+    for (gchar **l = lines + 1; *l && s.n < 128; l++) {
         gchar **f = g_strsplit(*l, ",", -1);
-        if (!head) {
-            head = f;
-            continue;
-        }
         CU_ASSERT_EQUAL_FATAL(g_strv_length(f), g_strv_length(head));
         cJSON *root = steps_row_scenario(file, head, f);
         for (int k = 0; kv && kv[k]; k += 2)

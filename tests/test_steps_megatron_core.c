@@ -17,21 +17,6 @@
 #define TABLE STEPS "megatron-core-0.8-h100-weak-scaling.csv"
 #define STRONG STEPS "megatron-core-0.8-h100-strong-scaling.csv"
 
-/* The rows of table FILE (header first), the caller's to free. */
-static gchar **table_rows(const char *file, gchar **text)
-{
-    CU_ASSERT_FATAL(g_file_get_contents(file, text, NULL, NULL));
-    gchar **lines = g_strsplit(*text, "\n", -1);
-    int n = 0;
-    for (int i = 0; lines[i]; i++)
-        if (*lines[i] && *lines[i] != '#')
-            lines[n++] = lines[i];
-        else
-            g_free(lines[i]);
-    lines[n] = NULL;
-    return lines;
-}
-
 /* Row K of table FILE with its header (row_open), freed by row_close. */
 typedef struct {
     gchar *text, **lines, **head, **f;
@@ -40,7 +25,7 @@ typedef struct {
 static Row row_open(const char *file, int k)
 {
     Row r = {0};
-    r.lines = table_rows(file, &r.text);
+    r.lines = steps_table_rows(file, &r.text);
     r.head = g_strsplit(r.lines[0], ",", -1);
     r.f = g_strsplit(r.lines[k], ",", -1);
     return r;
@@ -92,7 +77,7 @@ static double model_params(const char *l, const char *h, const char *heads)
  * 2 V h; learned positions (s h), norms and biases add under 1 %). */
 static void test_printed(void)
 {
-    gchar *text = NULL, **lines = table_rows(TABLE, &text), **head = g_strsplit(lines[0], ",", -1);
+    gchar *text = NULL, **lines = steps_table_rows(TABLE, &text), **head = g_strsplit(lines[0], ",", -1);
     int n = 0;
     for (int i = 1; lines[i]; i++, n++) {
         gchar **f = g_strsplit(lines[i], ",", -1);
@@ -119,7 +104,7 @@ static void test_printed(void)
  * pipeline, the row's fits, twice it (up to that batch and 4) does not. */
 static void check_rule(const char *file)
 {
-    gchar *text = NULL, **lines = table_rows(file, &text), **head = g_strsplit(lines[0], ",", -1);
+    gchar *text = NULL, **lines = steps_table_rows(file, &text), **head = g_strsplit(lines[0], ",", -1);
     for (int i = 1; lines[i]; i++) {
         gchar **f = g_strsplit(lines[i], ",", -1);
         int mb = atoi(f[col(head, "micro_batch")]), per = atoi(f[col(head, "global_batch")]) /

@@ -10,6 +10,7 @@
 #include "sim_data.h"
 #include "sim_file.h"
 #include "sweep.h"
+#include "trace_text.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -95,7 +96,7 @@ static const char *repeated_column(char **f)
 static bool number_in(const char *s, double lo, double hi, double *out)
 {
     char *end;
-    if (strpbrk(s, "xXpP")) /* strtod's hexadecimal floats: not how a table writes a measurement */
+    if (strpbrk(s, "xX")) /* strtod's hexadecimal floats: not how a table writes a measurement */
         return false;
     *out = g_ascii_strtod(s, &end);
     return end != s && *end == '\0' && isfinite(*out) && *out >= lo && *out <= hi;
@@ -265,8 +266,11 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
     }
     if (!scen || !*scen)
         return bad(err, file, line, "the row names no scenario");
-    if (!strcmp(scen, "-"))
-        return bad(err, file, line, "\"scenario\" = \"-\": a table's cell names a file, not standard input");
+    for (int i = 0; head[i]; i++) /* standard input is the command line's, read once */
+        if (!strcmp(f[i], "-") &&
+            (!strcmp(head[i], "scenario") || !strcmp(head[i], "model") || !strcmp(head[i], "topology")))
+            return bad(err, file, line, "\"%s\" = \"-\": a table's cell names a file%s, not standard input", head[i],
+                       strcmp(head[i], "scenario") ? " or a preset" : "");
     char *dir = g_path_get_dirname(file), *path = g_path_is_absolute(scen) ? g_strdup(scen) : g_build_filename(dir, scen, NULL);
     g_free(dir);
     size_t len = 0;
@@ -277,14 +281,10 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
     cJSON *root = ok ? cJSON_ParseWithLength(text0, len) : NULL;
     if (ok && !root)
         ok = bad(err, path, 1, "not JSON (run it alone for the position)");
-    for (int i = 0; ok && head[i]; i++) {
-        if (!strcmp(f[i], "-") && (!strcmp(head[i], "model") || !strcmp(head[i], "topology")))
-            ok = bad(err, file, line, "\"%s\" = \"-\": a table's cell names a file or a preset, not standard input",
-                     head[i]);
-        else if (strcmp(head[i], "scenario") && strcmp(head[i], "step_time_s") && strcmp(head[i], "tokens_per_s") &&
-                 !g_str_has_prefix(head[i], "ref.")) /* ref.*: the source's labels, not overrides */
+    for (int i = 0; ok && head[i]; i++)
+        if (strcmp(head[i], "scenario") && strcmp(head[i], "step_time_s") && strcmp(head[i], "tokens_per_s") &&
+            !g_str_has_prefix(head[i], "ref.")) /* ref.*: the source's labels, not overrides */
             calib_accel_set_file_key(root, head[i], f[i], file);
-    }
     if (ok) {
         char *text = cJSON_Print(root), *name = g_strdup_printf("%s:%d (%s)", file, line, scen);
         Row r = {.sc = step_scenario_parse(name, text, strlen(text), err)};
@@ -310,12 +310,7 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
     char *text = sim_file_read(path, SIM_FILE_TRACE_MAX, "table", &len, err);
     if (!text)
         return false;
-    const char *nul = memchr(text, '\0', len);
-    if (nul) { /* the split below would end the table there, silently */
-        int line = 1;
-        for (const char *p = text; p < nul; p++)
-            line += *p == '\n';
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s:%d: a NUL byte in the table: not text", path, line);
+    if (!trace_text_has_no_nul(path, text, len, err)) {
         g_free(text);
         return false;
     }

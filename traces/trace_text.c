@@ -91,14 +91,23 @@ int trace_provenance_key(const char *s)
     return i - 2;
 }
 
+bool trace_text_has_no_nul(const char *path, const char *text, size_t len, GError **err)
+{
+    const char *nul = memchr(text, 0, len);
+    if (!nul)
+        return true;
+    int line = 1;
+    for (const char *p = text; p < nul; p++)
+        line += *p == '\n';
+    trace_input_error(err, sim_file_display_name(path), line, "binary file (NUL byte)");
+    return false;
+}
+
 char *trace_read_text(const char *path, GError **err)
 {
     size_t len = 0;
     char *text = sim_file_read(path, SIM_FILE_TRACE_MAX, "a trace", &len, err);
-    if (!text)
-        return NULL;
-    if (memchr(text, 0, len)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: binary file (NUL byte)", sim_file_display_name(path));
+    if (text && !trace_text_has_no_nul(path, text, len, err)) {
         g_free(text);
         return NULL;
     }

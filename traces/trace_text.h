@@ -38,6 +38,10 @@ int trace_provenance_key(const char *s);
 /* The whole file as text; missing, unreadable or binary (a NUL byte) files
  * are bad input.  Free with g_free. */
 char *trace_read_text(const char *path, GError **err);
+/* False, with "PATH:LINE: binary file (NUL byte)", where TEXT (LEN bytes
+ * read from PATH) holds a NUL byte: a reader splitting it into lines would
+ * stop there, silently. */
+bool trace_text_has_no_nul(const char *path, const char *text, size_t len, GError **err);
 /* "NAME:LINE: message", bad input. */
 void trace_input_error(GError **err, const char *name, int line, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 
