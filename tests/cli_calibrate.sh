@@ -179,6 +179,11 @@ table_refused tab/hex 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,0x10\n' "h
 table_refused tab/nul 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000\0\n' "nul.csv:2: binary file (NUL byte)"
 table_refused tab/long 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000,5\n' "long.csv:2: the row has 3 cells, the header 2"
 table_refused tab/sdash 'scenario,tokens_per_s\n-,1000\n' 'sdash.csv:2: "scenario" = "-": a table.s cell names a file, not standard input'
+# a quoted cell holds commas (RFC 4180 within a line): a JSON array reaches the scenario whole
+table_refused tab/qa 'scenario,parallelism.recompute_modules,tokens_per_s\n"mpt-a100-40gb-fsdp.json", "[""core_attn"",""mlp""]",1000\n' \
+    'qa.csv:2: "parallelism.recompute_modules" as the row sets it: "recompute_modules" is Megatron-Core.s selective'
+table_refused tab/qopen 'scenario,tokens_per_s\n"mpt-a100-40gb-fsdp.json,1000\n' "qopen.csv:2: cell 1: a quote opened and not closed"
+table_refused tab/qtail 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,"1000"5\n' "qtail.csv:2: cell 2: text after a quoted cell"
 printf '\357\273\277scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,100000\n' >"$tmp/tab/bom.csv"
 timeout 120 "$bin" calibrate --accelerator a100-40gb "$tmp/tab/bom.csv" >/dev/null 2>"$tmp/err" ||
     { echo "FAIL: a byte-order mark before the header"; cat "$tmp/err"; fail=1; }

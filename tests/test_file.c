@@ -122,7 +122,32 @@ static void test_echo(void)
     g_string_free(want, TRUE);
 }
 
+/* CSV cells: quotes hold commas and doubled quotes; spaces around a cell
+ * dropped, inside quotes kept; an open quote or text after one refused. */
+static void test_csv(void)
+{
+    GError *err = NULL;
+    gchar **f = sim_csv_fields(" a , \"b, \"\"c\"\"\" ,,\" d \"", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(g_strv_length(f), 4);
+    CU_ASSERT_STRING_EQUAL(f[0], "a");
+    CU_ASSERT_STRING_EQUAL(f[1], "b, \"c\"");
+    CU_ASSERT_STRING_EQUAL(f[2], "");
+    CU_ASSERT_STRING_EQUAL(f[3], " d ");
+    g_strfreev(f);
+    f = sim_csv_fields("x,", &err);
+    CU_ASSERT_EQUAL(g_strv_length(f), 2);
+    g_strfreev(f);
+    const char *bad[] = {"a,\"b", "\"a\"b,c", "a,\"\"\"", NULL};
+    for (int i = 0; bad[i]; i++) {
+        CU_ASSERT_PTR_NULL(sim_csv_fields(bad[i], &err));
+        CU_ASSERT_PTR_NOT_NULL(err);
+        g_clear_error(&err);
+    }
+}
+
 static const TestCase tests[] = {
+    {"CSV cells", test_csv},
     {"size cap", test_cap},
     {"SIM_ECHO: quoted text", test_echo},
     {"only regular files by name", test_not_regular},

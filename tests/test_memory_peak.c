@@ -44,7 +44,7 @@ static int peak_table(const char *file, Row *rows)
     for (gchar **l = lines; *l && n < MAX_ROWS; l++) {
         if (!**l || **l == '#')
             continue;
-        gchar **f = g_strsplit(*l, ",", -1);
+        gchar **f = steps_cells(*l);
         if (!head) {
             head = f;
             continue;

@@ -7,6 +7,7 @@
 
 #include "accel.h"
 #include "calibrate.h"
+#include "sim_file.h"
 #include "step.h"
 #include "test_main.h"
 #include "workload.h"
@@ -121,6 +122,18 @@ static inline void set_key(cJSON *root, const char *key, const char *value)
     }
 }
 
+/* The cells of a table's line, as calibrate reads them (quoted cells). */
+static inline gchar **steps_cells(const char *line)
+{
+    GError *err = NULL;
+    gchar **f = sim_csv_fields(line, &err);
+    if (!f)
+        printf("%s: %s\n", line, err->message);
+    g_clear_error(&err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    return f;
+}
+
 /* A table row's scenario: the file the row names, beside the table, with
  * every other column but tokens_per_s and ref.* set on it (the caller's). */
 static inline cJSON *steps_row_scenario(const char *file, gchar **head, gchar **f)
@@ -212,7 +225,7 @@ static inline gchar **steps_table_rows(const char *file, gchar **text)
 static inline Summary run_table_keys(const char *file, const char *const *kv)
 {
     Summary s = {0};
-    gchar *text = NULL, **lines = steps_table_rows(file, &text), **head = g_strsplit(lines[0], ",", -1);
+    gchar *text = NULL, **lines = steps_table_rows(file, &text), **head = steps_cells(lines[0]);
     double errs[128], *logr = s.logr;
     printf("\n%s", file);
     for (int k = 0; kv && kv[k]; k += 2)
@@ -220,7 +233,7 @@ static inline Summary run_table_keys(const char *file, const char *const *kv)
     printf("\n%-10s %6s %5s %4s %3s %5s %9s %11s %11s %7s %7s %s\n", "model", "seq", "GPUs", "prec", "mb", "batch",
            "recompute", "tokens/s", "model", "error", "GiB", "fits");
     for (gchar **l = lines + 1; *l && s.n < 128; l++) {
-        gchar **f = g_strsplit(*l, ",", -1);
+        gchar **f = steps_cells(*l);
         CU_ASSERT_EQUAL_FATAL(g_strv_length(f), g_strv_length(head));
         cJSON *root = steps_row_scenario(file, head, f);
         for (int k = 0; kv && kv[k]; k += 2)

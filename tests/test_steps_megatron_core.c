@@ -26,8 +26,8 @@ static Row row_open(const char *file, int k)
 {
     Row r = {0};
     r.lines = steps_table_rows(file, &r.text);
-    r.head = g_strsplit(r.lines[0], ",", -1);
-    r.f = g_strsplit(r.lines[k], ",", -1);
+    r.head = steps_cells(r.lines[0]);
+    r.f = steps_cells(r.lines[k]);
     return r;
 }
 
@@ -77,10 +77,10 @@ static double model_params(const char *l, const char *h, const char *heads)
  * 2 V h; learned positions (s h), norms and biases add under 1 %). */
 static void test_printed(void)
 {
-    gchar *text = NULL, **lines = steps_table_rows(TABLE, &text), **head = g_strsplit(lines[0], ",", -1);
+    gchar *text = NULL, **lines = steps_table_rows(TABLE, &text), **head = steps_cells(lines[0]);
     int n = 0;
     for (int i = 1; lines[i]; i++, n++) {
-        gchar **f = g_strsplit(lines[i], ",", -1);
+        gchar **f = steps_cells(lines[i]);
         double tf = atof(f[col(head, "ref.tflops_per_gpu")]), gpus = atof(f[col(head, "ref.gpus")]);
         CU_ASSERT_DOUBLE_EQUAL(tf * gpus / 1e3, atof(f[col(head, "ref.pflops")]), 0.051);
         CU_ASSERT_DOUBLE_EQUAL(100 * tf / 989, atof(f[col(head, "ref.mfu")]), 0.5);
@@ -104,9 +104,9 @@ static void test_printed(void)
  * pipeline, the row's fits, twice it (up to that batch and 4) does not. */
 static void check_rule(const char *file)
 {
-    gchar *text = NULL, **lines = steps_table_rows(file, &text), **head = g_strsplit(lines[0], ",", -1);
+    gchar *text = NULL, **lines = steps_table_rows(file, &text), **head = steps_cells(lines[0]);
     for (int i = 1; lines[i]; i++) {
-        gchar **f = g_strsplit(lines[i], ",", -1);
+        gchar **f = steps_cells(lines[i]);
         int mb = atoi(f[col(head, "micro_batch")]), per = atoi(f[col(head, "global_batch")]) /
                                                          (atoi(f[col(head, "parallelism.dp")]) * atoi(f[col(head, "parallelism.pp")]));
         CU_ASSERT_TRUE((mb == 1 || mb == 2 || mb == 4) && per % mb == 0);

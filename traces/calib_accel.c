@@ -139,9 +139,9 @@ static bool gemm_row(AccelCalibration *c, char **f, const char *file, int line, 
 }
 
 /* Sets the dotted key (a.b.c) of `root` to the cell: a JSON number, true,
- * false or null as such (the whole cell: "2x" is a string, which the
- * scenario then refuses where it wants a number), anything else as a
- * string. */
+ * false, null or array as such (the whole cell: "2x" is a string, which the
+ * scenario then refuses where it wants a number; an array's commas need the
+ * cell quoted), anything else as a string. */
 void calib_accel_set_key(cJSON *root, const char *key, const char *cell)
 {
     sweep_model_by_name(root, key);
@@ -157,7 +157,7 @@ void calib_accel_set_key(cJSON *root, const char *key, const char *cell)
     }
     const char *last = parts[g_strv_length(parts) - 1];
     cJSON *v = cJSON_ParseWithOpts(cell, NULL, true);
-    if (!v || cJSON_IsObject(v) || cJSON_IsArray(v) || cJSON_IsString(v)) {
+    if (!v || cJSON_IsObject(v) || cJSON_IsString(v)) {
         cJSON_Delete(v);
         v = cJSON_CreateString(cell);
     }
@@ -252,7 +252,7 @@ static void say_row_error_where(GError *e, const char *merged_name, const char *
 static bool step_row(AccelCalibration *c, char **head, char **f, const char *file, int line, GError **err)
 {
     if (g_strv_length(f) != g_strv_length(head))
-        return bad(err, file, line, "the row has %u cells, the header %u (quoted cells are not read: no comma inside a cell)",
+        return bad(err, file, line, "the row has %u cells, the header %u (a cell holding a comma goes in double quotes)",
                    g_strv_length(f), g_strv_length(head));
     const char *scen = NULL;
     double step = 0, tps = 0;
@@ -335,9 +335,12 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
         char *l = g_strstrip(lines[i]);
         if (!*l || *l == '#')
             continue;
-        gchar **f = g_strsplit(l, ",", -1);
-        for (int j = 0; f[j]; j++)
-            g_strstrip(f[j]);
+        gchar **f = sim_csv_fields(l, err);
+        if (!f) {
+            g_prefix_error(err, "%s:%d: ", path, i + 1);
+            ok = false;
+            break;
+        }
         const char *twice = head ? NULL : repeated_column(f);
         if (twice) {
             ok = bad(err, path, i + 1, "column \"%s\" given twice", twice);

@@ -44,7 +44,7 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err);
 bool calib_accel_run(AccelCalibration *c, GError **err);
 cJSON *calib_accel_report_json(const AccelCalibration *c);
 /* How a steps table's override column sets its dotted key (a.b.c) in the
- * row's scenario: a JSON number, true, false or null as such, anything else
+ * row's scenario: a JSON number, true, false, null or array as such, anything else
  * as a string; a component on the way that is not an object is replaced. */
 void calib_accel_set_key(cJSON *root, const char *key, const char *cell);
 /* The same for the cell of column KEY of table TABLE: a "model" or

@@ -185,3 +185,54 @@ char *sim_file_read(const char *path, size_t cap, const char *what, size_t *len,
     close(fd);
     return text;
 }
+
+/* A quoted cell: from after its opening quote to its closing one, "" as
+ * one quote.  Returns where reading goes on (after the closing quote), or
+ * NULL where the line ends first. */
+static const char *csv_quoted(const char *p, GString *cell)
+{
+    for (;; p++) {
+        if (!*p)
+            return NULL;
+        if (*p == '"' && p[1] != '"')
+            return p + 1;
+        if (*p == '"')
+            p++; /* "" */
+        g_string_append_c(cell, *p);
+    }
+}
+
+gchar **sim_csv_fields(const char *line, GError **err)
+{
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    const char *p = line;
+    for (;;) {
+        GString *cell = g_string_new(NULL);
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '"') {
+            const char *q = csv_quoted(p + 1, cell);
+            while (q && (*q == ' ' || *q == '\t'))
+                q++;
+            if (!q || (*q && *q != ',')) {
+                g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "cell %u: %s", out->len + 1,
+                            q ? "text after a quoted cell's closing quote" : "a quote opened and not closed on this line");
+                g_string_free(cell, TRUE);
+                g_ptr_array_free(out, TRUE);
+                return NULL;
+            }
+            p = q;
+        } else {
+            const char *e = strchr(p, ',');
+            g_string_append_len(cell, p, e ? e - p : (gssize)strlen(p));
+            while (cell->len && (cell->str[cell->len - 1] == ' ' || cell->str[cell->len - 1] == '\t'))
+                g_string_truncate(cell, cell->len - 1);
+            p = e ? e : p + strlen(p);
+        }
+        g_ptr_array_add(out, g_string_free(cell, FALSE));
+        if (!*p++)
+            break;
+    }
+    g_ptr_array_add(out, NULL);
+    return (gchar **)g_ptr_array_free(out, FALSE);
+}

@@ -1,6 +1,7 @@
 /* Reading one input file whole: size caps, regular files only, "-" for
  * standard input; every reading error is SIM_ERROR_INPUT (exit 2), named by
- * file.  Writing one output whole, without replacing a device or a link. */
+ * file.  Writing one output whole, without replacing a device or a link.
+ * The cells of a line of CSV, as tables are read. */
 #ifndef SIM_FILE_H
 #define SIM_FILE_H
 
@@ -29,5 +30,11 @@ gboolean sim_file_write(const char *path, const char *data, gssize len, GError *
 
 /* The name messages use for `path`: "<stdin>" for "-". */
 const char *sim_file_display_name(const char *path);
+
+/* The cells of one line of CSV (RFC 4180 within a line): split at commas,
+ * spaces around a cell dropped; a cell in double quotes may hold commas,
+ * "" for a quote.  NULL with `err` (no position: the caller's line) where a
+ * quote is not closed on the line or text follows a closing quote. */
+gchar **sim_csv_fields(const char *line, GError **err);
 
 #endif
