@@ -528,6 +528,8 @@ ValidateErrors validate_errors(const Validation *v)
     return e;
 }
 
+double validate_row_pct_error(const ValidateRow *row) { return 100 * (row->predicted_s / row->measured_s - 1); }
+
 static cJSON *row_json(const ValidateRow *row, bool mixed)
 {
     cJSON *jo = cJSON_CreateObject();
@@ -539,6 +541,7 @@ static cJSON *row_json(const ValidateRow *row, bool mixed)
     cJSON_AddNumberToObject(jo, "predicted_p10_s", row->p10_s);
     cJSON_AddNumberToObject(jo, "predicted_p90_s", row->p90_s);
     cJSON_AddNumberToObject(jo, "abs_pct_error", row->abs_pct_error);
+    cJSON_AddNumberToObject(jo, "pct_error", validate_row_pct_error(row));
     cJSON_AddStringToObject(jo, "algo", row->algo);
     cJSON_AddStringToObject(jo, "proto", row->proto);
     return jo;

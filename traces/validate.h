@@ -45,6 +45,10 @@ typedef struct {
     double p10_s, p90_s;      /* the prediction's band (coll_band) */
 } ValidateRow;
 
+/* The row's signed error in percent: + where the model is slower than the
+ * run (what validate prints; the medians are over abs_pct_error). */
+double validate_row_pct_error(const ValidateRow *row);
+
 /* Absolute percentage errors over rows; the "large" rows are those of 1 MiB
  * and up, the "small" ones those below (their medians mean nothing when
  * n_large or n_small is 0). */

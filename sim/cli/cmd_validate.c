@@ -55,8 +55,8 @@ static void print_run(const ValidateRun *r, bool human)
                r->mixed ? "  op" : "");
         for (size_t i = 0; i < r->n_rows; i++) {
             const ValidateRow *row = &r->rows[i];
-            printf("%14.0f %12.2f %12.2f %8.1f %8s %7s%s%s\n", row->size_bytes, row->measured_s * 1e6,
-                   row->predicted_s * 1e6, row->abs_pct_error, row->algo, row->proto, r->mixed ? "  " : "",
+            printf("%14.0f %12.2f %12.2f %+8.1f %8s %7s%s%s\n", row->size_bytes, row->measured_s * 1e6,
+                   row->predicted_s * 1e6, validate_row_pct_error(row), row->algo, row->proto, r->mixed ? "  " : "",
                    r->mixed ? row->op : "");
         }
     }
@@ -106,7 +106,7 @@ static int write_report(const char *path, char **cmdline, Validation *v, const V
         {"predicted (us)", "predicted_s", 1e6, 2},
         {"p10 (us)", "predicted_p10_s", 1e6, 2},
         {"p90 (us)", "predicted_p90_s", 1e6, 2},
-        {"|error| (%)", "abs_pct_error", 0, 1},
+        {"error (%), + slower", "pct_error", 0, 1},
         {"algorithm", "algo", 0, 0},
         {"protocol", "proto", 0, 0},
     };
