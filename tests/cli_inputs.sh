@@ -28,6 +28,11 @@ refused "is a directory" run "$tmp"
 refused "fifo: is a FIFO" run "$tmp/fifo"
 refused "/dev/zero: is a device" collective -t /dev/zero --sizes 1MiB
 refused "/dev/zero: is a device" validate -t dgx1-v100 /dev/zero
+# a trace naming no hosts is not put on one node it cannot fit; a run refused before its first row prints nothing
+refused "16 ranks, more than one node of topology oci-bm-gpu-h100.8 holds (8), and the trace names no hosts: give the run's node count with --nodes" \
+    validate -t oci-bm-gpu-h100.8 "$src/tests/data/traces/nccl-tests_allgather_h100-gcp-a3high_2node16gpu_tcpx_dstack-docs.txt"
+refused "nvls across nodes needs in-network reduction" validate -t oci-bm-gpu-h100.8 --algo nvls \
+    "$src/tests/data/traces/nccl-tests_allreduce_h100-oci-bm-gpu-h100.8_2node16gpu_16x200g-roce_nccl2.23.4_oci-hpc-troubleshooting.txt"
 refused "fifo: is a FIFO" validate -t dgx1-v100 "$tmp/fifo"
 refused "/dev/zero: is a device" sweep /dev/zero --vary nodes=1,2
 printf '{"topology": "/dev/zero", "model": "gpt3-1.3b", "global_batch": 8}\n' >"$tmp/topo-dev.json"

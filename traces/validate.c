@@ -103,12 +103,15 @@ static int *rank_ids(const char *topology, const Measured *m, Topo **topo, GErro
     if (!*topo)
         return NULL;
     int tppn = topo_ranks_per_node(*topo), rph = m->ranks_per_host;
+    if (m->hosts_unnamed && m->ranks > tppn) {
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %d ranks, more than one node of topology %s holds (%d), and the "
+                    "trace names no hosts: give the run's node count with --nodes", m->name, m->ranks, topo_name(*topo), tppn);
+        return NULL;
+    }
     if (rph > tppn || m->hosts * rph < m->ranks) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %d ranks on %d hosts do not fit topology %s (%d nodes of %d)%s",
-                    m->name, m->ranks, m->hosts, topo_name(*topo), topo_num_nodes(*topo), tppn,
-                    m->hosts == 1 && m->ranks > tppn
-                        ? "; the trace names no more hosts: give the run's node count with --nodes"
-                        : "");
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %d ranks on %d host%s do not fit topology %s (%d node%s of %d)",
+                    m->name, m->ranks, m->hosts, m->hosts == 1 ? "" : "s", topo_name(*topo), topo_num_nodes(*topo),
+                    topo_num_nodes(*topo) == 1 ? "" : "s", tppn);
         return NULL;
     }
     int *ids = g_new(int, m->ranks);

@@ -221,6 +221,7 @@ static bool settle_counts(Measured *m, int ranks, int nodes, GError **err)
                     m->name);
         return false;
     }
+    m->hosts_unnamed = m->hosts <= 0;
     if (m->hosts <= 0)
         m->hosts = 1;
     if (m->ranks_per_host <= 0)

@@ -24,6 +24,7 @@ typedef struct {
     int run;      /* 0 for a file of one run */
     GArray *rows; /* MRow */
     int ranks, hosts, ranks_per_host, gpus_per_thread;
+    bool hosts_unnamed; /* neither the trace nor --nodes said the hosts: 1 taken */
     int nccl_version; /* version code the trace printed (or its '# nccl:' header); 0: none */
     int nccl_library; /* CollLibrary the trace shows (rccl-tests, RCCL's log); -1: it does not say */
     bool launch_waits; /* host launch and GPU time add (nccltests_launch_waits) */

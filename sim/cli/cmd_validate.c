@@ -36,7 +36,7 @@ static void print_run(const ValidateRun *r, bool human)
     if (r->wrong_rows > 0)
         cli_warn("%s: %d row%s failed the benchmark's own check (\"#wrong\" above 0): a faulty run's times", r->trace,
                  r->wrong_rows, r->wrong_rows == 1 ? "" : "s");
-    if (human) {
+    if (human && (r->done || r->n_rows > 0)) { /* a run refused before its first row prints nothing */
         char ver[48] = "";
         bool rccl = r->nccl_library && strcmp(r->nccl_library, "rccl") == 0;
         if (r->nccl_version > 0)
