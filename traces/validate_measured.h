@@ -1,6 +1,6 @@
 /* Private to validation: one run of measured rows and what its prediction
- * gave, shared by the trace loading (validate_load.c) and the prediction
- * (validate.c). */
+ * gave, shared by the trace loading (validate_load.c), the prediction
+ * (validate.c) and the results (validate_out.c). */
 #ifndef VALIDATE_MEASURED_H
 #define VALIDATE_MEASURED_H
 
@@ -51,6 +51,15 @@ typedef struct {
 } Measured;
 
 void validate_measured_free(gpointer m);
+
+struct Validation {
+    ValidateOptions o;
+    GPtrArray *runs; /* Measured, of every trace so far */
+};
+
+/* Predicts run M's rows with options O (validate.c); the plot's baseline
+ * (validate_out.c) predicts them again with the default parameters. */
+bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err);
 
 /* Reads a trace into its runs (`out`, Measured): nccl-tests/rccl-tests output
  * (one or several runs), OSU micro-benchmarks output or an OTF2 archive.
