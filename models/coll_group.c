@@ -30,9 +30,10 @@ static Path route_into(const CollGroup *g, int src, int dst, uint32_t salt, int 
     return pa;
 }
 
-/* Bandwidth a ring order would get from the residual link capacities. */
+/* Bandwidth a ring order would get from the residual link capacities; the
+ * residuals of its links summed into *sum (NULL: not wanted). */
 static double ring_bandwidth(const CollGroup *g, const int *order, int p, const Path *paths, const double *resid,
-                             int *use, int *touched)
+                             int *use, int *touched, double *sum)
 {
     int nt = 0;
     for (int i = 0; i < p; i++) {
@@ -42,13 +43,16 @@ static double ring_bandwidth(const CollGroup *g, const int *order, int p, const 
                 touched[nt++] = pa->links[k];
         }
     }
-    double bw = INFINITY;
+    double bw = INFINITY, s = 0;
     for (int i = 0; i < nt; i++) {
         double b = resid[touched[i]] / use[touched[i]];
         if (b < bw)
             bw = b;
+        s += resid[touched[i]];
         use[touched[i]] = 0;
     }
+    if (sum)
+        *sum = s;
     return bw;
 }
 
@@ -76,19 +80,37 @@ static double ring_bound(int p, const Path *paths, const double *resid)
     return bound;
 }
 
+/* The search's state: the node's paths between its ranks, the links'
+ * residual capacities, a channel's cap (INFINITY: none), the best order so
+ * far. */
+typedef struct {
+    int p;
+    const Path *paths;
+    double *resid;
+    int *use, *touched;
+    double cap, bound, best_bw, best_sum;
+    int best[COLL_MAX_PPN];
+} RingSearch;
+
 /* Every ring order from rank 0, in lexicographic order; the first of the
  * best is kept (a later one must be better by 1e-9), so the search stops
- * once the best meets the bound: nothing after it could replace it. */
-static void next_perm_search(const CollGroup *g, int *cur, int depth, int p, bool *used, const Path *paths,
-                             const double *resid, int *use, int *touched, double bound, double *best_bw, int *best)
+ * once the best meets the bound: nothing after it could replace it.  Under
+ * a cap, orders that reach it tie, and the one leaving its links the most
+ * (the largest sum of their residuals) wins: the next channels keep the
+ * links the others need. */
+static void next_perm_search(const CollGroup *g, RingSearch *rs, int *cur, int depth, bool *used)
 {
-    if (*best_bw * (1 + 1e-9) >= bound)
+    bool capped = isfinite(rs->cap);
+    if (!capped && rs->best_bw * (1 + 1e-9) >= rs->bound)
         return;
+    int p = rs->p;
     if (depth == p) {
-        double bw = ring_bandwidth(g, cur, p, paths, resid, use, touched);
-        if (bw > *best_bw * (1 + 1e-9)) {
-            *best_bw = bw;
-            memcpy(best, cur, sizeof(int) * (size_t)p);
+        double sum, bw = fmin(ring_bandwidth(g, cur, p, rs->paths, rs->resid, rs->use, rs->touched, &sum), rs->cap);
+        bool tie = capped && bw >= rs->best_bw * (1 - 1e-9);
+        if (bw > rs->best_bw * (1 + 1e-9) || (tie && sum > rs->best_sum * (1 + 1e-9))) {
+            rs->best_bw = bw;
+            rs->best_sum = sum;
+            memcpy(rs->best, cur, sizeof(int) * (size_t)p);
         }
         return;
     }
@@ -97,13 +119,89 @@ static void next_perm_search(const CollGroup *g, int *cur, int depth, int p, boo
             continue;
         used[i] = true;
         cur[depth] = i;
-        next_perm_search(g, cur, depth + 1, p, used, paths, resid, use, touched, bound, best_bw, best);
+        next_perm_search(g, rs, cur, depth + 1, used);
         used[i] = false;
     }
 }
 
+/* The best ring order on the residual capacities into rs->best (its
+ * bandwidth, capped; 0 if none). */
+static double best_ring(const CollGroup *g, RingSearch *rs)
+{
+    int p = rs->p, cur[COLL_MAX_PPN];
+    bool used[COLL_MAX_PPN] = {false};
+    rs->best_bw = rs->best_sum = 0;
+    if (p <= MAX_ENUM_PPN) {
+        cur[0] = 0;
+        rs->bound = ring_bound(p, rs->paths, rs->resid);
+        next_perm_search(g, rs, cur, 1, used);
+    } else {
+        for (int i = 0; i < p && i < COLL_MAX_PPN; i++)
+            rs->best[i] = i;
+        rs->best_bw = fmin(ring_bandwidth(g, rs->best, p, rs->paths, rs->resid, rs->use, rs->touched, NULL), rs->cap);
+    }
+    return rs->best_bw;
+}
+
 /* Greedy channel search in the spirit of NCCL's: take the ring order with the
- * most bandwidth on what is left of the links, subtract it, repeat. */
+ * most bandwidth on what is left of the links, at most `cap` each (INFINITY:
+ * all it gets), subtract it, repeat.  Fills g's rings; returns their total. */
+static double greedy_rings(CollGroup *g, RingSearch *rs, const double *cap0, double cap)
+{
+    int p = rs->p, nl = topo_num_links(g->t), *best = rs->best;
+    memcpy(rs->resid, cap0, sizeof(double) * (size_t)nl);
+    double total = 0, first = 0;
+    g->nch = 0;
+    rs->cap = cap;
+    while (g->nch < g->p.max_channels && g->nch < MAX_CH) {
+        double best_bw = best_ring(g, rs);
+        if (!(best_bw > 0) || !isfinite(best_bw) || best_bw < 0.05 * first || (isfinite(cap) && best_bw < cap * (1 - 1e-9)))
+            break;
+        if (first == 0)
+            first = best_bw;
+        memcpy(g->ring[g->nch], best, sizeof(int) * (size_t)p);
+        g->ring_bw[g->nch++] = best_bw;
+        total += best_bw;
+        for (int i = 0; i < p; i++) {
+            const Path *pa = &rs->paths[best[i] * p + best[(i + 1) % p]];
+            for (int k = 0; k < pa->len; k++)
+                rs->resid[pa->links[k]] = fmax(0, rs->resid[pa->links[k]] - best_bw);
+        }
+    }
+    return total;
+}
+
+/* The node's ring channels.  Taking each ring at all it can get is not always
+ * best: on 4 GPUs joined all to all (Perlmutter, Polaris, GH200 nodes) the
+ * two directions of one cycle take every link a third cycle would need, two
+ * rings where six at half the rate carry 1.5x (no 3 directed Hamiltonian
+ * cycles cover the 12 directed links of 4 nodes: Tillson, 1980).  NCCL's
+ * search tries channel speeds from high to low and keeps the most channels x
+ * speed (src/graph/search.cc, ncclTopoCompute); so here: the greedy rings at
+ * all they get, then capped at 1/2, 1/3, 1/4 of the first, the largest total
+ * kept (a split only where it carries more than 1% more).  On one node
+ * only: across nodes NCCL searches rings through the NICs, one per channel,
+ * and the NICs, not these links, bound them.  RCCL takes the predefined rings
+ * of the AMD nodes it knows instead (src/graph/rome_models.cc,
+ * romeTopoModels), and keeps the greedy's here. */
+static double search_rings(CollGroup *g, RingSearch *rs)
+{
+    int nl = topo_num_links(g->t);
+    double *cap0 = g_new(double, nl);
+    memcpy(cap0, rs->resid, sizeof(double) * (size_t)nl);
+    double total = greedy_rings(g, rs, cap0, INFINITY), first = g->nch > 0 ? g->ring_bw[0] : 0;
+    int best_k = 1;
+    bool split = coll_library_default(g->t) == COLL_LIB_NCCL && g->nnodes == 1;
+    for (int k = 2; k <= 4 && first > 0 && split; k++)
+        if (greedy_rings(g, rs, cap0, first / k) > total * 1.01) {
+            total = greedy_rings(g, rs, cap0, first / k);
+            best_k = k;
+        }
+    total = greedy_rings(g, rs, cap0, best_k == 1 ? INFINITY : first / best_k);
+    g_free(cap0);
+    return total;
+}
+
 static bool find_rings(CollGroup *g, GError **err)
 {
     int p = g->ppn;
@@ -142,37 +240,11 @@ static bool find_rings(CollGroup *g, GError **err)
     g_free(off);
     g_free(buf);
     g->gpu_link = topo_link_bandwidth(g->t, paths[0 * p + 1].links[0]);
-    double *resid = g_new(double, nl);
+    RingSearch rs = {.p = p, .paths = paths, .resid = g_new(double, nl), .use = g_new0(int, nl),
+                     .touched = g_new(int, (size_t)total_len + 1)};
     for (int l = 0; l < nl; l++)
-        resid[l] = coll_link_cap(g, l);
-    int *use = g_new0(int, nl), *touched = g_new(int, (size_t)total_len + 1);
-    int cur[COLL_MAX_PPN], best[COLL_MAX_PPN];
-    bool used[COLL_MAX_PPN] = {false};
-    double total = 0, first = 0;
-    while (g->nch < g->p.max_channels) {
-        double best_bw = 0;
-        if (p <= MAX_ENUM_PPN) {
-            cur[0] = 0;
-            next_perm_search(g, cur, 1, p, used, paths, resid, use, touched, ring_bound(p, paths, resid), &best_bw,
-                             best);
-        } else {
-            for (int i = 0; i < p && i < COLL_MAX_PPN; i++)
-                best[i] = i;
-            best_bw = ring_bandwidth(g, best, p, paths, resid, use, touched);
-        }
-        if (!(best_bw > 0) || !isfinite(best_bw) || best_bw < 0.05 * first)
-            break;
-        if (first == 0)
-            first = best_bw;
-        memcpy(g->ring[g->nch], best, sizeof(int) * (size_t)p);
-        g->ring_bw[g->nch++] = best_bw;
-        total += best_bw;
-        for (int i = 0; i < p; i++) {
-            const Path *pa = &paths[best[i] * p + best[(i + 1) % p]];
-            for (int k = 0; k < pa->len; k++)
-                resid[pa->links[k]] = fmax(0, resid[pa->links[k]] - best_bw);
-        }
-    }
+        rs.resid[l] = coll_link_cap(g, l);
+    double total = search_rings(g, &rs);
     /* the slowest link kind on the first ring sets the per-step latency class */
     int worst = -1;
     for (int i = 0; i < p && g->nch > 0; i++) {
@@ -185,9 +257,9 @@ static bool find_rings(CollGroup *g, GError **err)
     g->intra_bw = total > 0 ? total : INFINITY;
     g_free(paths);
     g_array_free(pool, TRUE);
-    g_free(resid);
-    g_free(use);
-    g_free(touched);
+    g_free(rs.resid);
+    g_free(rs.use);
+    g_free(rs.touched);
     return true;
 }
 
@@ -208,7 +280,7 @@ static double before_nic(const CollGroup *g, const Path *pa, int pick, const int
 
 static void find_nics(CollGroup *g)
 {
-    g->inter_bw = INFINITY;
+    g->inter_bw = g->inter_nominal = INFINITY;
     g->nics = 0;
     if (g->nnodes <= 1)
         return;
@@ -225,7 +297,7 @@ static void find_nics(CollGroup *g)
         for (int k = 0; k < paths[i].len; k++)
             uses[paths[i].links[k]]++;
     }
-    double sum = 0, *supply = g_new0(double, nl);
+    double sum = 0, nominal = 0, *supply = g_new0(double, nl);
     int *picks = g_new(int, p);
     for (int i = 0; i < p; i++) {
         const Path *pa = &paths[i];
@@ -249,6 +321,7 @@ static void find_nics(CollGroup *g)
         if (picks[i] >= 0 && !seen[picks[i]]) {
             seen[picks[i]] = true;
             sum += fmin(coll_link_cap(g, picks[i]), supply[picks[i]]);
+            nominal += topo_link_bandwidth(g->t, picks[i]);
             g->nics++;
         }
     g_free(supply);
@@ -258,6 +331,7 @@ static void find_nics(CollGroup *g)
     g_free(uses);
     g_free(seen);
     g->inter_bw = sum > 0 ? sum : INFINITY;
+    g->inter_nominal = nominal > 0 ? nominal : INFINITY;
 }
 
 

@@ -244,9 +244,9 @@ double coll_tree_rated_net_bw_two_nodes(const CollGroup *g)
     double inter = g->inter_bw / k, intra = g->ppn > 1 ? g->intra_bw / k : INFINITY;
     double raised = fmax(inter, fmin(2 * inter, intra));
     /* NCCL's bandwidths are the NICs' nominal rates, inter_bw what they
-     * carry: the cap in the same terms */
-    const CollTransport *tr = &g->p.transport[g->transport];
-    double eff = tr->given ? tr->fraction : g->p.link_eff[TOPO_LINK_NET];
+     * carry (their transport's fraction, and the path to them where it is
+     * narrower: GPUDirect through a host bridge): the cap in the same terms */
+    double eff = isfinite(g->inter_nominal) ? g->inter_bw / g->inter_nominal : 1;
     return k * fmin(raised, cap * eff / g->p.proto_bw[KIND_TREE][COLL_SIMPLE]);
 }
 

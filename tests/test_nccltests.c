@@ -141,6 +141,23 @@ static const Expect EXPECT[] = {
       8589934592ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, NULL },
     { DATA_TRACES, "nccl-tests_allgather_h100-gcp-a3mega_2node16gpu_tcpxo_dstack-docs.txt", 0, 11, 8388608ull,
       8589934592ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, NULL },
+    /* Perlmutter (NERSC's logs: NCCL INFO lines between the rows) and Polaris
+     * (ALCF's study, its all-gathers' rows of 0 bytes skipped; a user's page
+     * without Rank lines for the 1-node run, its version in the header only) */
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-perlmutter_2node8gpu_slingshot11-cxi_nccl2.22.3_nersc-job918494.txt", 0,
+      30, 8ull, 4294967296ull, NCCLTESTS_ALLREDUCE, 8, 2, 4, 8, "NVIDIA A100-SXM4-40GB", "2.22.3" },
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-perlmutter_2node8gpu_slingshot11-cxi_nccl2.22.3_ngc24.10_nersc-job918498.txt",
+      0, 30, 8ull, 4294967296ull, NCCLTESTS_ALLREDUCE, 8, 2, 4, 8, "NVIDIA A100-SXM4-40GB", "2.22.3" },
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-polaris_1node4gpu_nvlink3_nccl2.28.3_rcc-uchicago-pedramh-profiling.txt", 0,
+      30, 8ull, 4294967296ull, NCCLTESTS_ALLREDUCE, 4, 0, 0, 4, NULL, NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-polaris_2node8gpu_slingshot11-cxi_nccl2.18_alcf-nccl-tests.txt", 0, 29, 4ull,
+      1073741824ull, NCCLTESTS_ALLREDUCE, 8, 2, 4, 8, "NVIDIA A100-SXM4-40GB", NULL },
+    { DATA_TRACES, "nccl-tests_allgather_a100-40gb-polaris_2node8gpu_slingshot11-cxi_nccl2.18_alcf-nccl-tests.txt", 0, 24, 128ull,
+      1073741824ull, NCCLTESTS_ALLGATHER, 8, 2, 4, 8, "NVIDIA A100-SXM4-40GB", NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb-polaris_8node32gpu_slingshot11-cxi_nccl2.18_alcf-nccl-tests.txt", 0, 29, 4ull,
+      1073741824ull, NCCLTESTS_ALLREDUCE, 32, 8, 4, 32, "NVIDIA A100-SXM4-40GB", NULL },
+    { DATA_TRACES, "nccl-tests_allgather_a100-40gb-polaris_8node32gpu_slingshot11-cxi_nccl2.18_alcf-nccl-tests.txt", 0, 22, 512ull,
+      1073741824ull, NCCLTESTS_ALLGATHER, 32, 8, 4, 32, "NVIDIA A100-SXM4-40GB", NULL },
     /* four runs under "====== N-node ======" lines, no Rank lines: the nodes
      * from the separators, 8 ranks a node from busbw/algbw */
     { DATA_TRACES, MI325X, 1, 3, 4294967296ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 8, 1, 0, 8, NULL, NULL },

@@ -57,6 +57,7 @@ static void test_every_preset(void)
         {"aws-p4d", 16, 2, false},        {"gcp-a3mega", 16, 2, false},
         {"gcp-a3high", 16, 2, false},
         {"aws-p5", 16, 2, false},         {"betzy-epyc7742", 256, 2, false},
+        {"perlmutter-gpu", 8, 2, false},  {"polaris", 8, 2, false},
     };
     char **names = topo_list_presets();
     CU_ASSERT_EQUAL(g_strv_length(names), G_N_ELEMENTS(want));
