@@ -11,65 +11,57 @@
 
 #include <math.h>
 
-/* Polaris on one node: every one of a GPU's 3 links (4 NVLinks of 25 GB/s
- * each way, NCCL's 0.77 of them) in both directions, 231 GB/s in all, over 6
- * channels; the two rings of one cycle alone would carry 154. */
-static void test_all_to_all_node(void)
+/* What a group of all of TOPO's ranks carries inside a node and between
+ * nodes (bytes/s), its ring channels, and the all-reduce of 1 GiB NCCL's
+ * tuner would choose on it; TOPO is freed. */
+typedef struct {
+    double intra, inter;
+    int channels;
+    CollAlgo gib_algo;
+} Rings;
+
+static Rings rings_of(Topo *t)
 {
-    Topo *t = load("polaris", 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CollGroup *g = group(t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    CU_ASSERT_DOUBLE_EQUAL(coll_group_intra_bw(g) / 1e9, 3 * 100 * 0.77, 0.5);
-    CU_ASSERT_EQUAL(coll_group_ring_channels(g), 6);
+    Rings r = {coll_group_intra_bw(g), coll_group_inter_bw(g), coll_group_ring_channels(g),
+               allreduce_cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 1 << 30).algo};
     coll_group_free(g);
     topo_free(t);
-    /* an 8-GPU node of NVSwitches is not split: its first ring meets the bound */
-    t = load("dgx-a100", 1);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    g = group(t);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    CU_ASSERT_DOUBLE_EQUAL(coll_group_intra_bw(g) / 1e9, 12 * 25 * 0.77, 0.5);
-    coll_group_free(g);
-    topo_free(t);
+    return r;
+}
+
+/* Polaris on one node: every one of a GPU's 3 links (4 NVLinks of 25 GB/s
+ * each way, NCCL's 0.77 of them) in both directions, 231 GB/s in all, over 6
+ * channels; the two rings of one cycle alone would carry 154.  An 8-GPU
+ * node of NVSwitches is not split: its first ring meets the bound. */
+static void test_all_to_all_node(void)
+{
+    Rings r = rings_of(load("polaris", 1));
+    CU_ASSERT_DOUBLE_EQUAL(r.intra / 1e9, 3 * 100 * 0.77, 0.5);
+    CU_ASSERT_EQUAL(r.channels, 6);
+    CU_ASSERT_DOUBLE_EQUAL(rings_of(load("dgx-a100", 1)).intra / 1e9, 12 * 25 * 0.77, 0.5);
 }
 
 /* RCCL's MI300X node (7 xGMI links per GPU) keeps the greedy's rings: the
- * split would carry more, RCCL does not search for it. */
+ * split would carry more (every link both ways), RCCL does not search for it. */
 static void test_rccl_keeps_its_rings(void)
 {
-    Topo *t = load("mi300x-node", 1);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CollGroup *g = group(t);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    double bound = 7 * 64e9 * 0.77; /* every link both ways */
-    CU_ASSERT_TRUE(coll_group_intra_bw(g) < 0.95 * bound);
-    coll_group_free(g);
-    topo_free(t);
+    CU_ASSERT_TRUE(rings_of(load("mi300x-node", 1)).intra < 0.95 * 7 * 64e9 * 0.77);
 }
 
 /* Perlmutter, 2 nodes: 4 NICs at 0.74 of 25 GB/s (GPUDirect through the
- * EPYC's host bridge) = 74 GB/s; the 1 GiB all-reduce runs NCCL's ring (its
- * tables rate the ring above the tree there), and without the host bridge's
- * factor (the cxi transport's 0.96) it carries 96. */
+ * EPYC's host bridge) = 74 GB/s, and the 1 GiB all-reduce on NCCL's ring
+ * (its tables rate the ring above the tree there); without the host
+ * bridge's factor (the cxi transport's 0.96) the NICs carry 96. */
 static void test_host_bridge_nic(void)
 {
-    Topo *t = load("perlmutter-gpu", 2);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CollGroup *g = group(t);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    CU_ASSERT_DOUBLE_EQUAL(coll_group_inter_bw(g) / 1e9, 4 * 25 * 0.74, 0.01);
-    CollCost best = allreduce_cost(g, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 1 << 30);
-    CU_ASSERT_EQUAL(best.algo, COLL_RING);
-    coll_group_free(g);
-    topo_free(t);
-    t = load_edited("perlmutter-gpu", "\"efficiency\": 0.74,", "", 2);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    g = group(t);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    CU_ASSERT_DOUBLE_EQUAL(coll_group_inter_bw(g) / 1e9, 4 * 25 * 0.96, 0.01);
-    coll_group_free(g);
-    topo_free(t);
+    Rings r = rings_of(load("perlmutter-gpu", 2));
+    CU_ASSERT_DOUBLE_EQUAL(r.inter / 1e9, 4 * 25 * 0.74, 0.01);
+    CU_ASSERT_EQUAL(r.gib_algo, COLL_RING);
+    CU_ASSERT_DOUBLE_EQUAL(rings_of(load_edited("perlmutter-gpu", "\"efficiency\": 0.74,", "", 2)).inter / 1e9,
+                           4 * 25 * 0.96, 0.01);
 }
 
 static const TestCase tests[] = {
