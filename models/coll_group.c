@@ -92,16 +92,31 @@ typedef struct {
     int best[COLL_MAX_PPN];
 } RingSearch;
 
+/* The narrowest residual on the path from a to b: no ring through that hop
+ * gets more. */
+static double hop_resid(const RingSearch *rs, int a, int b)
+{
+    const Path *pa = &rs->paths[a * rs->p + b];
+    double c = INFINITY;
+    for (int k = 0; k < pa->len; k++)
+        c = fmin(c, rs->resid[pa->links[k]]);
+    return c;
+}
+
 /* Every ring order from rank 0, in lexicographic order; the first of the
  * best is kept (a later one must be better by 1e-9), so the search stops
- * once the best meets the bound: nothing after it could replace it.  Under
- * a cap, orders that reach it tie, and the one leaving its links the most
- * (the largest sum of their residuals) wins: the next channels keep the
+ * once the best meets the bound: nothing after it could replace it, and a
+ * prefix whose hops already hold less than the best (ub) is not extended.
+ * Under a cap, orders that reach it tie, and the one leaving its links the
+ * most (the largest sum of their residuals) wins: the next channels keep the
  * links the others need. */
-static void next_perm_search(const CollGroup *g, RingSearch *rs, int *cur, int depth, bool *used)
+static void next_perm_search(const CollGroup *g, RingSearch *rs, int *cur, int depth, bool *used, double ub)
 {
     bool capped = isfinite(rs->cap);
     if (!capped && rs->best_bw * (1 + 1e-9) >= rs->bound)
+        return;
+    /* uncapped, a ring must beat the best; capped, it may tie it */
+    if (ub < rs->best_bw * (capped ? 1 - 1e-9 : 1 + 1e-9))
         return;
     int p = rs->p;
     if (depth == p) {
@@ -117,9 +132,12 @@ static void next_perm_search(const CollGroup *g, RingSearch *rs, int *cur, int d
     for (int i = 1; i < p; i++) {
         if (used[i])
             continue;
+        double u = fmin(ub, hop_resid(rs, cur[depth - 1], i));
+        if (depth == p - 1)
+            u = fmin(u, hop_resid(rs, i, cur[0])); /* the hop that closes the ring */
         used[i] = true;
         cur[depth] = i;
-        next_perm_search(g, rs, cur, depth + 1, used);
+        next_perm_search(g, rs, cur, depth + 1, used, u);
         used[i] = false;
     }
 }
@@ -134,7 +152,9 @@ static double best_ring(const CollGroup *g, RingSearch *rs)
     if (p <= MAX_ENUM_PPN) {
         cur[0] = 0;
         rs->bound = ring_bound(p, rs->paths, rs->resid);
-        next_perm_search(g, rs, cur, 1, used);
+        if (isfinite(rs->cap) && rs->bound < rs->cap * (1 - 1e-9))
+            return 0; /* no order reaches the cap */
+        next_perm_search(g, rs, cur, 1, used, INFINITY);
     } else {
         for (int i = 0; i < p && i < COLL_MAX_PPN; i++)
             rs->best[i] = i;
@@ -171,33 +191,59 @@ static double greedy_rings(CollGroup *g, RingSearch *rs, const double *cap0, dou
     return total;
 }
 
+/* The most every ring together can carry on a node: no rank sends (or
+ * receives) more than the links its paths leave (or enter) it by. */
+static double rank_bound(const RingSearch *rs, const double *cap0)
+{
+    int p = rs->p;
+    double bound = INFINITY;
+    for (int dir = 0; dir < 2; dir++)
+        for (int a = 0; a < p; a++) {
+            double sum = 0;
+            for (int b = 0; b < p; b++) {
+                const Path *pa = dir ? &rs->paths[b * p + a] : &rs->paths[a * p + b];
+                int l = b == a ? -1 : dir ? pa->links[pa->len - 1] : pa->links[0];
+                bool seen = false;
+                for (int c = 0; c < b && l >= 0 && !seen; c++) {
+                    const Path *q = dir ? &rs->paths[c * p + a] : &rs->paths[a * p + c];
+                    seen = c != a && (dir ? q->links[q->len - 1] : q->links[0]) == l;
+                }
+                sum += l >= 0 && !seen ? cap0[l] : 0;
+            }
+            bound = fmin(bound, sum);
+        }
+    return bound;
+}
+
 /* The node's ring channels.  Taking each ring at all it can get is not always
  * best: on 4 GPUs joined all to all (Perlmutter, Polaris, GH200 nodes) the
- * two directions of one cycle take every link a third cycle would need, two
- * rings where six at half the rate carry 1.5x (no 3 directed Hamiltonian
- * cycles cover the 12 directed links of 4 nodes: Tillson, 1980).  NCCL's
- * search tries channel speeds from high to low and keeps the most channels x
- * speed (src/graph/search.cc, ncclTopoCompute); so here: the greedy rings at
- * all they get, then capped at 1/2, 1/3, 1/4 of the first, the largest total
- * kept (a split only where it carries more than 1% more).  On one node
- * only: across nodes NCCL searches rings through the NICs, one per channel,
- * and the NICs, not these links, bound them.  RCCL takes the predefined rings
- * of the AMD nodes it knows instead (src/graph/rome_models.cc,
- * romeTopoModels), and keeps the greedy's here. */
+ * two directions of one cycle take every link a third cycle would need (each
+ * directed Hamiltonian cycle of 4 nodes shares a link with every other but
+ * its reverse), two rings where six at half the rate carry 1.5x.  NCCL's
+ * search (src/graph/search.cc, ncclTopoCompute) tries channel speeds from a
+ * table, high to low, down to about half the best per-channel rate it has
+ * found, and keeps the most channels x speed; an approximation of it here:
+ * where the greedy's rings leave a rank's links short of what they could
+ * send, the greedy again with every channel at half the first's rate, kept
+ * if it carries more than 1% more (NCCL's backtracking and its doubling of
+ * channels afterwards are not modelled).  On one node only: across nodes
+ * NCCL searches rings through the NICs, which bound them.  Not for RCCL,
+ * which takes the predefined rings of the AMD nodes it knows
+ * (src/graph/rome_models.cc, romeTopoModels), nor for TPUs: the rings follow
+ * the topology's default library (a later --nccl-library does not redo
+ * them). */
 static double search_rings(CollGroup *g, RingSearch *rs)
 {
     int nl = topo_num_links(g->t);
     double *cap0 = g_new(double, nl);
     memcpy(cap0, rs->resid, sizeof(double) * (size_t)nl);
     double total = greedy_rings(g, rs, cap0, INFINITY), first = g->nch > 0 ? g->ring_bw[0] : 0;
-    int best_k = 1;
-    bool split = coll_library_default(g->t) == COLL_LIB_NCCL && g->nnodes == 1;
-    for (int k = 2; k <= 4 && first > 0 && split; k++)
-        if (greedy_rings(g, rs, cap0, first / k) > total * 1.01) {
-            total = greedy_rings(g, rs, cap0, first / k);
-            best_k = k;
-        }
-    total = greedy_rings(g, rs, cap0, best_k == 1 ? INFINITY : first / best_k);
+    bool split = g->nnodes == 1 && coll_library_default(g->t) == COLL_LIB_NCCL && g->gpu_gen != GEN_NOT_NCCL &&
+                 first > 0 && total < rank_bound(rs, cap0) * (1 - 1e-9);
+    if (split) {
+        double half = greedy_rings(g, rs, cap0, first / 2);
+        total = half > total * 1.01 ? half : greedy_rings(g, rs, cap0, INFINITY);
+    }
     g_free(cap0);
     return total;
 }
@@ -270,11 +316,13 @@ static bool find_rings(CollGroup *g, GError **err)
  * on the way (a PCIe link slower than the NIC, a PCIe switch's uplink shared
  * by several ranks: its share), so that the closed forms see what the flows
  * do. */
-static double before_nic(const CollGroup *g, const Path *pa, int pick, const int *uses)
+static double before_nic(const CollGroup *g, const Path *pa, int pick, const int *uses, bool nominal)
 {
     double bw = INFINITY;
-    for (int k = 0; k < pa->len && pa->links[k] != pick; k++)
-        bw = fmin(bw, coll_link_cap(g, pa->links[k]) / uses[pa->links[k]]);
+    for (int k = 0; k < pa->len && pa->links[k] != pick; k++) {
+        int l = pa->links[k];
+        bw = fmin(bw, (nominal ? topo_link_bandwidth(g->t, l) : coll_link_cap(g, l)) / uses[l]);
+    }
     return bw;
 }
 
@@ -297,7 +345,7 @@ static void find_nics(CollGroup *g)
         for (int k = 0; k < paths[i].len; k++)
             uses[paths[i].links[k]]++;
     }
-    double sum = 0, nominal = 0, *supply = g_new0(double, nl);
+    double sum = 0, nominal = 0, *supply = g_new0(double, nl), *supply0 = g_new0(double, nl);
     int *picks = g_new(int, p);
     for (int i = 0; i < p; i++) {
         const Path *pa = &paths[i];
@@ -314,17 +362,21 @@ static void find_nics(CollGroup *g)
         if (pick >= 0 && g->transport == TOPO_TRANSPORT_NONE)
             g->transport = topo_link_transport(g->t, pick);
         picks[i] = pick;
-        if (pick >= 0)
-            supply[pick] += topo_link_kind(g->t, pick) == TOPO_LINK_NET ? before_nic(g, pa, pick, uses) : INFINITY;
+        bool net = pick >= 0 && topo_link_kind(g->t, pick) == TOPO_LINK_NET;
+        if (pick >= 0) {
+            supply[pick] += net ? before_nic(g, pa, pick, uses, false) : INFINITY;
+            supply0[pick] += net ? before_nic(g, pa, pick, uses, true) : INFINITY;
+        }
     }
     for (int i = 0; i < p; i++)
         if (picks[i] >= 0 && !seen[picks[i]]) {
             seen[picks[i]] = true;
             sum += fmin(coll_link_cap(g, picks[i]), supply[picks[i]]);
-            nominal += topo_link_bandwidth(g->t, picks[i]);
+            nominal += fmin(topo_link_bandwidth(g->t, picks[i]), supply0[picks[i]]);
             g->nics++;
         }
     g_free(supply);
+    g_free(supply0);
     g_free(picks);
     g_free(paths);
     g_free(pool);

@@ -180,7 +180,7 @@ struct CollGroup {
     int ring[MAX_CH][COLL_MAX_PPN];
     double ring_bw[MAX_CH];
     double intra_bw, inter_bw;
-    double inter_nominal; /* the NICs' nominal rates, summed as inter_bw is (NCCL's terms) */
+    double inter_nominal; /* as inter_bw, at the links' nominal rates (NCCL's terms) */
     int intra_hw;
     int nics;
     bool in_network;

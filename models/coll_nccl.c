@@ -246,7 +246,7 @@ double coll_tree_rated_net_bw_two_nodes(const CollGroup *g)
     /* NCCL's bandwidths are the NICs' nominal rates, inter_bw what they
      * carry (their transport's fraction, and the path to them where it is
      * narrower: GPUDirect through a host bridge): the cap in the same terms */
-    double eff = isfinite(g->inter_nominal) ? g->inter_bw / g->inter_nominal : 1;
+    double eff = isfinite(g->inter_nominal) && isfinite(g->inter_bw) ? g->inter_bw / g->inter_nominal : 1;
     return k * fmin(raised, cap * eff / g->p.proto_bw[KIND_TREE][COLL_SIMPLE]);
 }
 

@@ -24,7 +24,7 @@ validate_preset() {
     *v100-sxm2*) echo dgx1-v100 ;;
     *abci*) echo abci-a100 ;;
     *perlmutter*) echo perlmutter-gpu ;;
-    *polaris_1node*) echo "polaris --nodes 1 --proto simple" ;; # its run pinned NCCL_PROTO=Simple (the trace's notes)
+    *polaris_1node*) echo "polaris --nodes 1 --proto simple" ;; # Simple as the page pinned it for the job (the trace's notes)
     *polaris*) echo polaris ;;
     *a100-40gb-oci*1node*) echo oci-bm-gpu4.8 ;;
     *sendrecv_a100*) echo "dgx-a100 --ranks 8" ;;

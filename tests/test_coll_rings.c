@@ -41,7 +41,20 @@ static void test_all_to_all_node(void)
     Rings r = rings_of(load("polaris", 1));
     CU_ASSERT_DOUBLE_EQUAL(r.intra / 1e9, 3 * 100 * 0.77, 0.5);
     CU_ASSERT_EQUAL(r.channels, 6);
-    CU_ASSERT_DOUBLE_EQUAL(rings_of(load("dgx-a100", 1)).intra / 1e9, 12 * 25 * 0.77, 0.5);
+    r = rings_of(load("dgx-a100", 1));
+    CU_ASSERT_DOUBLE_EQUAL(r.intra / 1e9, 12 * 25 * 0.77, 0.5);
+    CU_ASSERT_EQUAL(r.channels, 1);
+    /* GH200's 4-GPU node likewise (6 NVLinks per pair, the default NVLink
+     * efficiency 0.82 of collectives.json): 3 x 150 x 0.82 */
+    r = rings_of(load("gh200-slingshot", 1));
+    CU_ASSERT_EQUAL(r.channels, 6);
+    CU_ASSERT_DOUBLE_EQUAL(r.intra / 1e9, 3 * 150 * 0.82, 0.5);
+}
+
+/* A TPU host's chips keep the greedy's ring: no NCCL searches there. */
+static void test_tpu_not_split(void)
+{
+    CU_ASSERT_EQUAL(rings_of(load("tpu-v3-pod", 1)).channels, 1);
 }
 
 /* RCCL's MI300X node (7 xGMI links per GPU) keeps the greedy's rings: the
@@ -60,6 +73,16 @@ static void test_host_bridge_nic(void)
     Rings r = rings_of(load("perlmutter-gpu", 2));
     CU_ASSERT_DOUBLE_EQUAL(r.inter / 1e9, 4 * 25 * 0.74, 0.01);
     CU_ASSERT_EQUAL(r.gib_algo, COLL_RING);
+    /* the tree's rating: NCCL's Ampere cap of 23.6 GB/s a channel, in what
+     * the NICs carry (x 0.74), x 0.5 for the tree's two halves, x 0.9 for
+     * NCCL's tree correction at 128 MiB */
+    Topo *t = load("perlmutter-gpu", 2);
+    CollGroup *g = group(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_DOUBLE_EQUAL(allreduce_cost(g, COLL_TREE, COLL_SIMPLE, 128.0 * (1 << 20)).tuner_algbw_Bps,
+                           0.5 * 4 * 23.6e9 * 0.74 * 0.9, 1e3);
+    coll_group_free(g);
+    topo_free(t);
     CU_ASSERT_DOUBLE_EQUAL(rings_of(load_edited("perlmutter-gpu", "\"efficiency\": 0.74,", "", 2)).inter / 1e9,
                            4 * 25 * 0.96, 0.01);
 }
@@ -67,6 +90,7 @@ static void test_host_bridge_nic(void)
 static const TestCase tests[] = {
     {"4 GPUs all to all: every link in both directions", test_all_to_all_node},
     {"RCCL keeps its rings", test_rccl_keeps_its_rings},
+    {"TPU hosts are not split", test_tpu_not_split},
     {"GPUDirect through a host bridge", test_host_bridge_nic},
 };
 TEST_MAIN("coll_rings", tests)
