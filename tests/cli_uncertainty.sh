@@ -45,7 +45,13 @@ heldout = [("oci-bm-gpu4.8", [], "nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2
            ("dgx-h100-cluster", ["--nodes", "2"], "nccl-tests_allreduce_h100-nebius_2node16gpu_ndr-ib_k8s_skypilot-docs.txt"),
            ("dgx-h200-cluster", ["--nodes", "2"], "nccl-tests_allreduce_h200-coreweave_2node16gpu_ib_skypilot-docs.txt"),
            ("oci-bm-gpu-h100.8", [], "nccl-tests_allreduce_h100-oci-bm-gpu-h100.8_2node16gpu_16x200g-roce_nccl2.23.4_oci-hpc-troubleshooting.txt"),
-           ("dgx-h100", [], "nccl-tests_allreduce_h100-dgx_1node8gpu_nvswitch-nvls_dgxc-benchmarking.txt")]
+           ("dgx-h100", [], "nccl-tests_allreduce_h100-dgx_1node8gpu_nvswitch-nvls_dgxc-benchmarking.txt"),
+           ("perlmutter-gpu", [], "nccl-tests_allreduce_a100-40gb-perlmutter_2node8gpu_slingshot11-cxi_nccl2.22.3_ngc24.10_nersc-job918498.txt"),
+           ("polaris", [], "nccl-tests_allreduce_a100-40gb-polaris_2node8gpu_slingshot11-cxi_nccl2.18_alcf-nccl-tests.txt"),
+           ("polaris", [], "nccl-tests_allgather_a100-40gb-polaris_2node8gpu_slingshot11-cxi_nccl2.18_alcf-nccl-tests.txt"),
+           ("polaris", [], "nccl-tests_allreduce_a100-40gb-polaris_8node32gpu_slingshot11-cxi_nccl2.18_alcf-nccl-tests.txt"),
+           ("polaris", [], "nccl-tests_allgather_a100-40gb-polaris_8node32gpu_slingshot11-cxi_nccl2.18_alcf-nccl-tests.txt"),
+           ("polaris", ["--nodes", "1", "--proto", "simple"], "nccl-tests_allreduce_a100-40gb-polaris_1node4gpu_nvlink3_nccl2.28.3_rcc-uchicago-pedramh-profiling.txt")]
 sys.path.insert(0, src + "/tests")
 from shardsim_json import bad, runner, exit_status
 run = runner(bin)
@@ -80,7 +86,7 @@ if not (total > 100 and 0.7 <= inside / total <= 0.9):
     bad("coverage %d/%d is not about 80%%" % (inside, total))
 # The held-out runs: how many of their measurements the band holds (printed; a regression guard,
 # not a goal: the clouds' floors and the anomalous stacks of the README's "Not yet" fall outside).
-for name, sel in (("all", lambda t: True), ("InfiniBand/RoCE/NVLink", lambda t: t not in ("aws-p4d", "aws-p5", "gcp-a3mega", "gh200-slingshot", "mi300x-cluster"))):
+for name, sel in (("all", lambda t: True), ("InfiniBand/RoCE/NVLink", lambda t: t not in ("aws-p4d", "aws-p5", "gcp-a3mega", "gh200-slingshot", "mi300x-cluster", "perlmutter-gpu", "polaris"))):
     inside = total = 0
     for topo, extra, f in heldout:
         if not sel(topo):
