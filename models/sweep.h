@@ -40,6 +40,7 @@ cJSON *sweep_parse_values(const char *text, GError **err);
 /* Sets the dotted `key` in `root` to `value` (taking ownership of it),
  * creating missing objects; an error when a component on the way exists but
  * is not an object (value is then freed). */
+#define SWEEP_KEY_MAX_PARTS 16 /* dotted components of a key, at most */
 bool sweep_set_path(cJSON *root, const char *key, cJSON *value, GError **err);
 /* A dotted KEY into "model" where the scenario names its model (a preset or
  * file): the model becomes {"base": that name}, so that the key sets one of

@@ -210,6 +210,11 @@ bool sweep_set_path(cJSON *root, const char *key, cJSON *value, GError **err)
             sweep_input_error(err, "\"%s\": empty component in the key", SIM_ECHO(key));
             ok = false;
         }
+    if (ok && (n == 0 || n > SWEEP_KEY_MAX_PARTS)) { /* a scenario's keys nest a few levels, not thousands */
+        sweep_input_error(err, n ? "\"%s\": more than %d components in the key" : "\"%s\": an empty key",
+                          SIM_ECHO(key), SWEEP_KEY_MAX_PARTS);
+        ok = false;
+    }
     for (int i = 0; i + 1 < n && ok; i++) {
         cJSON *c = cJSON_GetObjectItemCaseSensitive(o, parts[i]);
         if (!c || cJSON_IsNull(c)) {

@@ -184,6 +184,12 @@ table_refused tab/qa 'scenario,parallelism.recompute_modules,tokens_per_s\n"mpt-
     'qa.csv:2: "parallelism.recompute_modules" as the row sets it: "recompute_modules" is Megatron-Core.s selective'
 table_refused tab/qopen 'scenario,tokens_per_s\n"mpt-a100-40gb-fsdp.json,1000\n' "qopen.csv:2: cell 1: a quote opened and not closed"
 table_refused tab/qtail 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,"1000"5\n' "qtail.csv:2: cell 2: text after a quoted cell"
+# a trailing comma's nameless column, an empty or endless dotted name, a number past double's range
+table_refused tab/trail 'scenario,tokens_per_s,\nmpt-a100-40gb-fsdp.json,1000,\n' "trail.csv:1: column 3 has no name"
+table_refused tab/dots 'scenario,tokens_per_s,model..layers\nmpt-a100-40gb-fsdp.json,1000,3\n' 'dots.csv:1: column 3 ("model..layers") has an empty part'
+table_refused tab/deep "scenario,tokens_per_s,$(printf 'a.%.0s' $(seq 40))a\nmpt-a100-40gb-fsdp.json,1000,1\n" "deep.csv:1: column 3 .* has too many parts"
+table_refused tab/inf 'scenario,parallelism.zero_stage,tokens_per_s\nmpt-a100-40gb-fsdp.json,1e999,1000\n' \
+    'inf.csv:2: "parallelism.zero_stage" as the row sets it: "zero_stage" must be a number'
 printf '\357\273\277scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,100000\n' >"$tmp/tab/bom.csv"
 timeout 120 "$bin" calibrate --accelerator a100-40gb "$tmp/tab/bom.csv" >/dev/null 2>"$tmp/err" ||
     { echo "FAIL: a byte-order mark before the header"; cat "$tmp/err"; fail=1; }

@@ -107,6 +107,7 @@ bad() { # NAME EXPECTED-FRAGMENT ARGS...
 bad no_equals "expected KEY=V1,V2" "$TMP/base.json" --vary nodes
 bad bad_range "not a member of the progression" "$TMP/base.json" --vary nodes=1,2,4,...,100
 bad twice "varied twice" "$TMP/base.json" --vary nodes=1 --vary nodes=2
+bad deep_key "more than 16 components in the key" "$TMP/base.json" --vary "$(printf 'a.%.0s' $(seq 40))a=1"
 bad no_vary "--vary" "$TMP/base.json"
 bad plot_ext ".png or .svg" "$TMP/base.json" --vary nodes=1 --plot "$TMP/x.txt"
 bad through_string "\"topology\" is not an object" "$TMP/base.json" --vary topology.nodes=2

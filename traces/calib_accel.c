@@ -157,7 +157,8 @@ void calib_accel_set_key(cJSON *root, const char *key, const char *cell)
     }
     const char *last = parts[g_strv_length(parts) - 1];
     cJSON *v = cJSON_ParseWithOpts(cell, NULL, true);
-    if (!v || cJSON_IsObject(v) || cJSON_IsString(v)) {
+    /* 1e999 is read as infinity, which would print as null: a string, refused where a number is wanted */
+    if (!v || cJSON_IsObject(v) || cJSON_IsString(v) || (cJSON_IsNumber(v) && !isfinite(v->valuedouble))) {
         cJSON_Delete(v);
         v = cJSON_CreateString(cell);
     }
@@ -244,6 +245,27 @@ static void say_row_error_where(GError *e, const char *merged_name, const char *
         sim_json_free(d0);
     if (d1)
         sim_json_free(d1);
+}
+
+/* The header's column names are keys: each a dotted path of at most
+ * SWEEP_KEY_MAX_PARTS non-empty names (a trailing comma's empty column, or
+ * thousands of parts, refused at the header's line). */
+static bool columns_are_keys(char **head, const char *file, int line, GError **err)
+{
+    for (int i = 0; head[i]; i++) {
+        gchar **parts = g_strsplit(head[i], ".", -1);
+        int n = (int)g_strv_length(parts);
+        bool empty = n == 0;
+        for (int k = 0; k < n; k++)
+            empty |= !*parts[k];
+        g_strfreev(parts);
+        if (!*head[i])
+            return bad(err, file, line, "column %d has no name", i + 1);
+        if (empty || n > SWEEP_KEY_MAX_PARTS)
+            return bad(err, file, line, "column %d (\"%s\") %s", i + 1, SIM_ECHO(head[i]),
+                       empty ? "has an empty part in its dotted name" : "has too many parts in its dotted name");
+    }
+    return true;
 }
 
 /* A scenario row: "scenario" (a file, relative to the table's folder), the
@@ -344,6 +366,11 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
         const char *twice = head ? NULL : repeated_column(f);
         if (twice) {
             ok = bad(err, path, i + 1, "column \"%s\" given twice", twice);
+            g_strfreev(f);
+            break;
+        }
+        if (!head && !columns_are_keys(f, path, i + 1, err)) {
+            ok = false;
             g_strfreev(f);
             break;
         }

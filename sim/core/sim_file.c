@@ -6,7 +6,8 @@
  * swallowed), only regular files by name (a directory, FIFO, socket or device
  * such as /dev/zero is refused before it is opened for reading), and "-" for
  * standard input, which can be read once per process.  Every output goes
- * out through sim_file_write, so that none replaces a device or a link. */
+ * out through sim_file_write, so that none replaces a device or a link.
+ * The tables read line by line split their lines here too (sim_csv_fields). */
 /* realpath (XSI) */
 #undef _POSIX_C_SOURCE
 #define _XOPEN_SOURCE 700
