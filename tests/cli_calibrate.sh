@@ -184,6 +184,9 @@ table_refused tab/qa 'scenario,parallelism.recompute_modules,tokens_per_s\n"mpt-
     'qa.csv:2: "parallelism.recompute_modules" as the row sets it: "recompute_modules" is Megatron-Core.s selective'
 table_refused tab/qopen 'scenario,tokens_per_s\n"mpt-a100-40gb-fsdp.json,1000\n' "qopen.csv:2: cell 1: a quote opened and not closed"
 table_refused tab/qtail 'scenario,tokens_per_s\nmpt-a100-40gb-fsdp.json,"1000"5\n' "qtail.csv:2: cell 2: text after a quoted cell"
+# an error the scenario says at an object a cell set something inside is the row's, not the file's
+table_refused tab/lay 'scenario,tokens_per_s,model.layers\nmpt-a100-40gb-fsdp.json,1000,abc\n' \
+    'lay.csv:2: "model" as the row sets it: "layers" must be a number'
 # a trailing comma's nameless column, an empty or endless dotted name, a number past double's range
 table_refused tab/trail 'scenario,tokens_per_s,\nmpt-a100-40gb-fsdp.json,1000,\n' "trail.csv:1: column 3 has no name"
 table_refused tab/dots 'scenario,tokens_per_s,model..layers\nmpt-a100-40gb-fsdp.json,1000,3\n' 'dots.csv:1: column 3 ("model..layers") has an empty part'

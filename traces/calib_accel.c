@@ -198,12 +198,17 @@ static char *path_at_line(const SimJsonDoc *doc, const cJSON *o, int line, const
     return NULL;
 }
 
-/* Whether the table's columns HEAD set the dotted PATH or what holds it. */
+/* Whether the table's columns HEAD set the dotted PATH, what holds it, or
+ * something inside it (an error said at "model" when a cell set
+ * model.layers). */
 static bool cell_sets(char **head, const char *path)
 {
+    size_t m = strlen(path);
     for (int i = 0; head[i]; i++) {
         size_t n = strlen(head[i]);
         if (!strncmp(path, head[i], n) && (path[n] == 0 || path[n] == '.'))
+            return true;
+        if (!strncmp(head[i], path, m) && head[i][m] == '.')
             return true;
     }
     return false;
