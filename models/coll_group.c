@@ -56,30 +56,6 @@ static double ring_bandwidth(const CollGroup *g, const int *order, int p, const 
     return bw;
 }
 
-/* No ring beats, on the residual capacities, what its worst rank could
- * send to (or receive from) its best neighbour alone: each rank sends on
- * one path and receives on one.  On a switched node (NVSwitch) the first
- * order meets this bound, and the search can stop there. */
-static double ring_bound(int p, const Path *paths, const double *resid)
-{
-    double bound = INFINITY;
-    for (int dir = 0; dir < 2; dir++)
-        for (int a = 0; a < p; a++) {
-            double most = 0;
-            for (int b = 0; b < p; b++) {
-                if (a == b)
-                    continue;
-                const Path *pa = dir ? &paths[b * p + a] : &paths[a * p + b];
-                double c = INFINITY;
-                for (int k = 0; k < pa->len; k++)
-                    c = fmin(c, resid[pa->links[k]]);
-                most = fmax(most, c);
-            }
-            bound = fmin(bound, most);
-        }
-    return bound;
-}
-
 /* The search's state: the node's paths between its ranks, the links'
  * residual capacities, a channel's cap (INFINITY: none), the best order so
  * far. */
@@ -101,6 +77,24 @@ static double hop_resid(const RingSearch *rs, int a, int b)
     for (int k = 0; k < pa->len; k++)
         c = fmin(c, rs->resid[pa->links[k]]);
     return c;
+}
+
+/* No ring beats, on the residual capacities, what its worst rank could
+ * send to (or receive from) its best neighbour alone: each rank sends on
+ * one path and receives on one.  On a switched node (NVSwitch) the first
+ * order meets this bound, and the search can stop there. */
+static double ring_bound(const RingSearch *rs)
+{
+    double bound = INFINITY;
+    for (int dir = 0; dir < 2; dir++)
+        for (int a = 0; a < rs->p; a++) {
+            double most = 0;
+            for (int b = 0; b < rs->p; b++)
+                if (a != b)
+                    most = fmax(most, dir ? hop_resid(rs, b, a) : hop_resid(rs, a, b));
+            bound = fmin(bound, most);
+        }
+    return bound;
 }
 
 /* Every ring order from rank 0, in lexicographic order; the first of the
@@ -151,7 +145,7 @@ static double best_ring(const CollGroup *g, RingSearch *rs)
     rs->best_bw = rs->best_sum = 0;
     if (p <= MAX_ENUM_PPN) {
         cur[0] = 0;
-        rs->bound = ring_bound(p, rs->paths, rs->resid);
+        rs->bound = ring_bound(rs);
         if (isfinite(rs->cap) && rs->bound < rs->cap * (1 - 1e-9))
             return 0; /* no order reaches the cap */
         next_perm_search(g, rs, cur, 1, used, INFINITY);
@@ -316,12 +310,14 @@ static bool find_rings(CollGroup *g, GError **err)
  * on the way (a PCIe link slower than the NIC, a PCIe switch's uplink shared
  * by several ranks: its share), so that the closed forms see what the flows
  * do. */
-static double before_nic(const CollGroup *g, const Path *pa, int pick, const int *uses, bool nominal)
+static double before_nic(const CollGroup *g, const Path *pa, int pick, const int *uses, double *nominal)
 {
     double bw = INFINITY;
+    *nominal = INFINITY; /* the same at the links' nominal rates (NCCL's terms) */
     for (int k = 0; k < pa->len && pa->links[k] != pick; k++) {
         int l = pa->links[k];
-        bw = fmin(bw, (nominal ? topo_link_bandwidth(g->t, l) : coll_link_cap(g, l)) / uses[l]);
+        bw = fmin(bw, coll_link_cap(g, l) / uses[l]);
+        *nominal = fmin(*nominal, topo_link_bandwidth(g->t, l) / uses[l]);
     }
     return bw;
 }
@@ -363,9 +359,10 @@ static void find_nics(CollGroup *g)
             g->transport = topo_link_transport(g->t, pick);
         picks[i] = pick;
         bool net = pick >= 0 && topo_link_kind(g->t, pick) == TOPO_LINK_NET;
+        double nominal_before = INFINITY;
         if (pick >= 0) {
-            supply[pick] += net ? before_nic(g, pa, pick, uses, false) : INFINITY;
-            supply0[pick] += net ? before_nic(g, pa, pick, uses, true) : INFINITY;
+            supply[pick] += net ? before_nic(g, pa, pick, uses, &nominal_before) : INFINITY;
+            supply0[pick] += nominal_before;
         }
     }
     for (int i = 0; i < p; i++)

@@ -40,8 +40,14 @@ cJSON *sweep_parse_values(const char *text, GError **err);
 /* Sets the dotted `key` in `root` to `value` (taking ownership of it),
  * creating missing objects; an error when a component on the way exists but
  * is not an object (value is then freed). */
-#define SWEEP_KEY_MAX_PARTS 16 /* dotted components of a key, at most */
 bool sweep_set_path(cJSON *root, const char *key, cJSON *value, GError **err);
+/* What is wrong with a dotted key's shape: none, empty, an empty component
+ * ("a..b", ".a"), or more than SWEEP_KEY_MAX_PARTS components (a scenario's
+ * keys nest a few levels, not thousands); sweep_set_path and calibrate's
+ * table columns each say it in their own words. */
+#define SWEEP_KEY_MAX_PARTS 16
+typedef enum { SWEEP_KEY_OK, SWEEP_KEY_EMPTY, SWEEP_KEY_EMPTY_PART, SWEEP_KEY_TOO_DEEP } SweepKeyShape;
+SweepKeyShape sweep_key_shape(const char *key);
 /* A dotted KEY into "model" where the scenario names its model (a preset or
  * file): the model becomes {"base": that name}, so that the key sets one of
  * its fields (model.seq_len on a preset); anything else is left alone. */

@@ -195,6 +195,20 @@ void sweep_model_by_name(cJSON *root, const char *key)
     cJSON_ReplaceItemInObjectCaseSensitive(root, "model", o);
 }
 
+SweepKeyShape sweep_key_shape(const char *key)
+{
+    if (!*key)
+        return SWEEP_KEY_EMPTY;
+    int n = 1;
+    for (const char *p = key; *p; p++)
+        if (*p == '.') {
+            if (p == key || p[1] == '.' || !p[1])
+                return SWEEP_KEY_EMPTY_PART;
+            n++;
+        }
+    return n > SWEEP_KEY_MAX_PARTS ? SWEEP_KEY_TOO_DEEP : SWEEP_KEY_OK;
+}
+
 bool sweep_set_path(cJSON *root, const char *key, cJSON *value, GError **err)
 {
     if (cJSON_IsObject(root))
@@ -205,13 +219,11 @@ bool sweep_set_path(cJSON *root, const char *key, cJSON *value, GError **err)
     if (!ok)
         sweep_input_error(err, "the scenario is not an object");
     int n = (int)g_strv_length(parts);
-    for (int i = 0; i < n && ok; i++)
-        if (!*parts[i]) {
-            sweep_input_error(err, "\"%s\": empty component in the key", SIM_ECHO(key));
-            ok = false;
-        }
-    if (ok && (n == 0 || n > SWEEP_KEY_MAX_PARTS)) { /* a scenario's keys nest a few levels, not thousands */
-        sweep_input_error(err, n ? "\"%s\": more than %d components in the key" : "\"%s\": an empty key",
+    SweepKeyShape shape = sweep_key_shape(key);
+    if (ok && shape != SWEEP_KEY_OK) {
+        sweep_input_error(err, shape == SWEEP_KEY_EMPTY_PART ? "\"%s\": empty component in the key"
+                               : shape == SWEEP_KEY_TOO_DEEP ? "\"%s\": more than %d components in the key"
+                                                             : "\"%s\": an empty key",
                           SIM_ECHO(key), SWEEP_KEY_MAX_PARTS);
         ok = false;
     }

@@ -252,24 +252,22 @@ static void say_row_error_where(GError *e, const char *merged_name, const char *
         sim_json_free(d1);
 }
 
-/* The header's column names are keys: each a dotted path of at most
- * SWEEP_KEY_MAX_PARTS non-empty names (a trailing comma's empty column, or
- * thousands of parts, refused at the header's line). */
+/* The header's column names are keys (sweep_key_shape): a trailing
+ * comma's empty column, an empty part or thousands of parts refused at the
+ * header's line. */
 static bool columns_are_keys(char **head, const char *file, int line, GError **err)
 {
-    for (int i = 0; head[i]; i++) {
-        gchar **parts = g_strsplit(head[i], ".", -1);
-        int n = (int)g_strv_length(parts);
-        bool empty = n == 0;
-        for (int k = 0; k < n; k++)
-            empty |= !*parts[k];
-        g_strfreev(parts);
-        if (!*head[i])
-            return bad(err, file, line, "column %d has no name", i + 1);
-        if (empty || n > SWEEP_KEY_MAX_PARTS)
-            return bad(err, file, line, "column %d (\"%s\") %s", i + 1, SIM_ECHO(head[i]),
-                       empty ? "has an empty part in its dotted name" : "has too many parts in its dotted name");
-    }
+    for (int i = 0; head[i]; i++)
+        switch (sweep_key_shape(head[i])) {
+        case SWEEP_KEY_OK: break;
+        case SWEEP_KEY_EMPTY: return bad(err, file, line, "column %d has no name", i + 1);
+        case SWEEP_KEY_EMPTY_PART:
+            return bad(err, file, line, "column %d (\"%s\") has an empty part in its dotted name", i + 1,
+                       SIM_ECHO(head[i]));
+        case SWEEP_KEY_TOO_DEEP:
+            return bad(err, file, line, "column %d (\"%s\") has too many parts in its dotted name", i + 1,
+                       SIM_ECHO(head[i]));
+        }
     return true;
 }
 
@@ -381,7 +379,8 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
         }
         if (!head) {
             head = g_strdupv(f);
-            gemm = !strcmp(l, "m,n,k,dtype,seconds");
+            static const char *const gemm_head[] = {"m", "n", "k", "dtype", "seconds", NULL};
+            gemm = g_strv_equal((const gchar *const *)f, gemm_head); /* the cells, as every line is read */
             bool scen = g_strv_contains((const char *const *)f, "scenario") &&
                         (g_strv_contains((const char *const *)f, "step_time_s") ||
                          g_strv_contains((const char *const *)f, "tokens_per_s"));
