@@ -324,7 +324,9 @@ static bool parse_elementwise(StepScenario *sc, const SimJsonDoc *d, const cJSON
     const WorkloadTransformer *t = workload_transformer(sc->w);
     const char *why = !sc->eager_elementwise ? NULL
                       : !t                   ? "needs a transformer: it is PyTorch's eager mode of a transformer block"
-                                             : workload_dense_check(t);
+                      : sc->framework == STEP_FRAMEWORK_JAX
+                          ? "is PyTorch's eager mode: \"framework\": \"jax\" runs one compiled program"
+                          : workload_dense_check(t);
     if (why)
         sim_json_error(d, it, err, "\"elementwise\": \"eager\" %s", why);
     return !why;
@@ -339,7 +341,8 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                                        "flow_contention", "collective_params", "placement", "placement_seed",
                                        "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process",
                                        "finetune", "activation_func_fp8_input_store",
-                                       "fp8_dot_product_attention", "fp8_param_gather", "fp8_recipe", "elementwise", NULL};
+                                       "fp8_dot_product_attention", "fp8_param_gather", "fp8_recipe", "elementwise",
+                                       "framework", "memory_fraction", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -557,6 +560,8 @@ int step_scenario_nccl_version(const StepScenario *sc) { return sc->nccl_version
 int step_scenario_nccl_library(const StepScenario *sc) { return sc->nccl_library; }
 StepAttention step_scenario_attention(const StepScenario *sc) { return sc->attention; }
 StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc) { return sc->cross_entropy; }
+StepFramework step_scenario_framework(const StepScenario *sc) { return sc->framework; }
+double step_scenario_memory_fraction(const StepScenario *sc) { return sc->memory_fraction; }
 bool step_scenario_eager_elementwise(const StepScenario *sc) { return sc->eager_elementwise; }
 int step_scenario_gpus_per_process(const StepScenario *sc) { return sc->gpus_per_process; }
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }

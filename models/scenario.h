@@ -164,6 +164,20 @@ const char *step_cross_entropy_name(StepCrossEntropy ce);
 /* "elementwise": "eager": PyTorch eager's element-wise kernels, one per op
  * (workload_layer_pass_bytes); false: fused kernels (default). */
 bool step_scenario_eager_elementwise(const StepScenario *sc);
+/* The framework that runs the step ("framework"): "pytorch" (default:
+ * eager PyTorch, Megatron-Core and Transformer Engine: tensors come and go
+ * through the caching allocator, FSDP's root unit stays gathered, TE casts
+ * to FP8 in kernels of their own) or "jax" (one XLA program: buffers
+ * planned when it compiles, parameters outside the layers gathered around
+ * their use, FP8 casts fused into the ops that produce their inputs;
+ * "cross_entropy" then "compiled" unless given). */
+typedef enum { STEP_FRAMEWORK_PYTORCH, STEP_FRAMEWORK_JAX } StepFramework;
+StepFramework step_scenario_framework(const StepScenario *sc);
+/* The share of HBM the framework's allocator may hold ("memory_fraction",
+ * default 1): JAX's XLA_PYTHON_CLIENT_MEM_FRACTION, PyTorch's
+ * set_per_process_memory_fraction.  The reserve outside the allocator (the
+ * CUDA context, NCCL's buffers) is not in it. */
+double step_scenario_memory_fraction(const StepScenario *sc);
 /* GPUs one process drives, launching on them one after another
  * ("gpus_per_process", default 1: a process per GPU). */
 int step_scenario_gpus_per_process(const StepScenario *sc);

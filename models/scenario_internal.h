@@ -30,6 +30,8 @@ struct StepScenario {
     StepAttention attention; /* "attention": fused by default where the chip has a fused kernel */
     StepCrossEntropy cross_entropy; /* "cross_entropy": unfused by default */
     bool eager_elementwise;         /* "elementwise": "eager" (PyTorch eager's kernels) */
+    StepFramework framework;        /* "framework" */
+    double memory_fraction;         /* "memory_fraction", (0, 1] */
     int gpus_per_process; /* GPUs one process drives (launches serially); 1 = one per GPU */
     bool dp_given;        /* else dp = ranks / (tp x pp): the replicas fill the machine */
     int nvariants;

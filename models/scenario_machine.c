@@ -102,7 +102,9 @@ static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJS
     const char *ce = NULL;
     if (!sim_json_get_string(d, root, "cross_entropy", false, &ce, err))
         return false;
-    sc->cross_entropy = STEP_CE_UNFUSED;
+    /* XLA compiles the loss with the logits' producer (its own fusion) */
+    sc->cross_entropy = sc->framework == STEP_FRAMEWORK_JAX && workload_transformer(sc->w) ? STEP_CE_COMPILED
+                                                                                           : STEP_CE_UNFUSED;
     if (!ce)
         return true;
     if (!workload_transformer(sc->w)) { /* a CNN's loss over its classes is not modelled */
@@ -119,6 +121,28 @@ static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJS
                    "\"cross_entropy\" = \"%s\" is not one of \"unfused\", \"bf16\", \"fp32\", \"fp32_fused\", \"te\", "
                    "\"fused\", \"compiled\", \"loss_parallel\"",
                    SIM_ECHO(ce));
+    return false;
+}
+
+/* "framework" (scenario.h) and "memory_fraction", the share of HBM its
+ * allocator may hold: read before "cross_entropy", whose default follows
+ * the framework. */
+static bool parse_framework(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    const char *f = NULL;
+    sc->memory_fraction = 1;
+    if (!sim_json_get_string(d, root, "framework", false, &f, err) ||
+        !sim_json_get_number(d, root, "memory_fraction", false, 0.01, 1, &sc->memory_fraction, err))
+        return false;
+    sc->framework = STEP_FRAMEWORK_PYTORCH;
+    if (!f || !g_ascii_strcasecmp(f, "pytorch"))
+        return true;
+    if (!g_ascii_strcasecmp(f, "jax")) {
+        sc->framework = STEP_FRAMEWORK_JAX;
+        return true;
+    }
+    sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "framework"), err,
+                   "\"framework\" = \"%s\" is not one of \"pytorch\", \"jax\"", SIM_ECHO(f));
     return false;
 }
 
@@ -176,7 +200,8 @@ bool scenario_load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *r
         g_clear_error(&e);
         return false;
     }
-    if (!parse_attention(sc, d, root, err) || !parse_cross_entropy(sc, d, root, err))
+    if (!parse_attention(sc, d, root, err) || !parse_framework(sc, d, root, err) ||
+        !parse_cross_entropy(sc, d, root, err))
         return false;
     if (!accel_has_dtype(sc->acc, sc->dtype)) {
         bool given = key_or(root, "precision", NULL) != NULL;

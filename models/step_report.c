@@ -151,6 +151,14 @@ static Breakdown breakdown(const Build *b, double step)
     return r;
 }
 
+/* The output layer's parameters per device (vocab x hidden over tp, tied
+ * or not); a CNN's head is all its parameters outside the layers. */
+static double xla_output_layer_params(const Ctx *c)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    return tr ? (double)tr->vocab * tr->hidden / c->p.tp : c->head_params;
+}
+
 bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, GError **err)
 {
     const StepPlan *p = &c->p;
@@ -171,9 +179,19 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
      * from the forward's start to the backward's end.  Their reduce-scatter
      * stream's pool keeps the largest gradient it reduced in the reduce
      * dtype: the root unit's or two layers' (FSDP2 holds one reduce-scatter
-     * input until the next is issued). */
+     * input until the next is issued).  XLA instead gathers the parameters
+     * outside the layers where they are used and frees them: at the peak,
+     * the forward's end and the backward's start, the last stage holds the
+     * output layer's alone (the input embedding's gradient needs no
+     * gathered weight), and its buffers are planned when the program
+     * compiles, with no allocator's holes between them. */
+    bool xla = step_scenario_framework(c->sc) == STEP_FRAMEWORK_JAX;
+    if (xla)
+        mc.fragmentation = 0;
     if (p->zero_stage == 3) {
         double root = mc.params - step_stage_layer_params(c, s);
+        if (xla)
+            root = s == c->p.pp - 1 ? fmin(root, xla_output_layer_params(c)) : 0;
         mc.zero3_gathered_params = 2 * c->layer_params + (c->zero_ranks > 1 ? root : 0);
         if (c->zero_ranks > 1)
             mc.stream_pool_bytes = fmax(root, 2 * c->layer_params) * c->grad_bytes_per_param;
@@ -312,9 +330,10 @@ static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int
     cJSON_AddNumberToObject(mj, "total", mem->total);
     cJSON_AddNumberToObject(mj, "stage", mem_stage);
     cJSON_AddNumberToObject(mj, "hbm", accel_hbm_bytes(c->acc));
+    cJSON_AddNumberToObject(mj, "memory_fraction", step_scenario_memory_fraction(c->sc));
     if (c->p.offload_optimizer) /* ZeRO-Offload: in host memory, not in total */
         cJSON_AddNumberToObject(mj, "host_optimizer_state", host);
-    cJSON_AddBoolToObject(out, "fits", memory_fits(mem, accel_hbm_bytes(c->acc)));
+    cJSON_AddBoolToObject(out, "fits", memory_fits(mem, accel_hbm_bytes(c->acc), step_scenario_memory_fraction(c->sc)));
 }
 
 static void add_throughput(cJSON *out, const Ctx *c, double step)
@@ -441,6 +460,8 @@ static void add_config(cJSON *out, const Build *b)
     }
     if (c->wp.eager_elementwise)
         cJSON_AddStringToObject(cfg, "elementwise", "eager");
+    if (step_scenario_framework(sc) == STEP_FRAMEWORK_JAX)
+        cJSON_AddStringToObject(cfg, "framework", "jax");
     if (p->zero_fsdp) /* not DeepSpeed's, the default */
         cJSON_AddStringToObject(cfg, "zero_impl", p->zero_fsdp2 ? "fsdp2" : "fsdp");
     static const char *const mods[] = {"mla_up_proj", "layernorm", "moe_act", "mlp", "moe", "shared_experts", "core_attn"};

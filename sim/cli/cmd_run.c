@@ -60,6 +60,8 @@ static void print_result(const cJSON *r)
     if (op || eager) /* PyTorch's ways of running a block (models/README.md) */
         printf("  PyTorch: %s%s%s\n", op ? "per-op checkpointing (recompute op)" : "", op && eager ? ", " : "",
                eager ? "eager element-wise kernels" : "");
+    if (cJSON_GetObjectItem(cfg, "framework")) /* models/README.md, "JAX" */
+        printf("  JAX: one XLA program: buffers planned when it compiles, FP8 casts fused into their producers\n");
     if (cJSON_GetObjectItem(cfg, "virtual_stages"))
         printf("  interleaved 1F1B: %g model chunks per pipeline stage\n", num(cfg, "virtual_stages"));
     if (!strcmp(str(cfg, "zero_impl"), "fsdp2") && num(cfg, "zero_stage") == 3)
@@ -117,8 +119,13 @@ static void print_result(const cJSON *r)
     print_gib("working set (peak)", mem, "working_set");
     print_gib("reserve", mem, "reserve");
     print_gib("total", mem, "total");
-    printf("    %s %.1f GiB of HBM\n", cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")) ? "fits in" : "DOES NOT FIT in",
-           num(mem, "hbm") / (1024.0 * 1024 * 1024));
+    double gib = 1024.0 * 1024 * 1024, frac = num(mem, "memory_fraction");
+    printf("    %s %.1f GiB of HBM", cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")) ? "fits in" : "DOES NOT FIT in",
+           num(mem, "hbm") / gib);
+    if (frac < 1) /* the allocator's pool, the reserve outside it */
+        printf(", its allocator's %.0f %%: %.1f GiB for %.2f GiB", 100 * frac, frac * num(mem, "hbm") / gib,
+               num(mem, "allocator_reserved") / gib);
+    printf("\n");
     const cJSON *colls = cJSON_GetObjectItem(r, "collectives");
     if (cJSON_GetArraySize(colls) > 0) {
         printf("  collectives (one device, per step):\n");
