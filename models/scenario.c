@@ -342,7 +342,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                                        "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process",
                                        "finetune", "activation_func_fp8_input_store",
                                        "fp8_dot_product_attention", "fp8_param_gather", "fp8_recipe", "elementwise",
-                                       "framework", "memory_fraction", NULL};
+                                       "framework", "memory_fraction", "fp8_casts", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -562,6 +562,7 @@ StepAttention step_scenario_attention(const StepScenario *sc) { return sc->atten
 StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc) { return sc->cross_entropy; }
 StepFramework step_scenario_framework(const StepScenario *sc) { return sc->framework; }
 double step_scenario_memory_fraction(const StepScenario *sc) { return sc->memory_fraction; }
+bool step_scenario_fp8_casts_fused(const StepScenario *sc) { return sc->fp8_casts_fused; }
 bool step_scenario_eager_elementwise(const StepScenario *sc) { return sc->eager_elementwise; }
 int step_scenario_gpus_per_process(const StepScenario *sc) { return sc->gpus_per_process; }
 bool step_scenario_dp_given(const StepScenario *sc) { return sc->dp_given; }

@@ -178,6 +178,12 @@ StepFramework step_scenario_framework(const StepScenario *sc);
  * set_per_process_memory_fraction.  The reserve outside the allocator (the
  * CUDA context, NCCL's buffers) is not in it. */
 double step_scenario_memory_fraction(const StepScenario *sc);
+/* FP8 only: the casts of activations and gradients fused into the ops that
+ * produce them ("fp8_casts": "fused": a compiler's, XLA's fusions of Flax's
+ * FP8 ops; the default under "jax") rather than kernels of their own
+ * ("kernels": Transformer Engine's, in PyTorch or in JAX; the default under
+ * "pytorch").  The weights' casts are kernels either way. */
+bool step_scenario_fp8_casts_fused(const StepScenario *sc);
 /* GPUs one process drives, launching on them one after another
  * ("gpus_per_process", default 1: a process per GPU). */
 int step_scenario_gpus_per_process(const StepScenario *sc);

@@ -124,26 +124,41 @@ static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJS
     return false;
 }
 
-/* "framework" (scenario.h) and "memory_fraction", the share of HBM its
- * allocator may hold: read before "cross_entropy", whose default follows
- * the framework. */
+/* One of `names` (NULL-terminated, any case) at `key`, or -1 when absent;
+ * -2 (and `err`) when it is another string or not a string. */
+static int choice(const SimJsonDoc *d, const cJSON *root, const char *key, const char *const *names, GError **err)
+{
+    const char *v = NULL;
+    if (!sim_json_get_string(d, root, key, false, &v, err))
+        return -2;
+    if (!v)
+        return -1;
+    for (int i = 0; names[i]; i++)
+        if (!g_ascii_strcasecmp(v, names[i]))
+            return i;
+    sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, key), err, "\"%s\" = \"%s\" is not one of \"%s\", \"%s\"",
+                   key, SIM_ECHO(v), names[0], names[1]);
+    return -2;
+}
+
+/* "framework" (scenario.h), "memory_fraction", the share of HBM its
+ * allocator may hold, and "fp8_casts", whose default follows the
+ * framework: read before "cross_entropy", whose default does too. */
 static bool parse_framework(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
 {
-    const char *f = NULL;
+    static const char *const frameworks[] = {"pytorch", "jax", NULL}, *const casts[] = {"kernels", "fused", NULL};
     sc->memory_fraction = 1;
-    if (!sim_json_get_string(d, root, "framework", false, &f, err) ||
-        !sim_json_get_number(d, root, "memory_fraction", false, 0.01, 1, &sc->memory_fraction, err))
+    int f = choice(d, root, "framework", frameworks, err), k = f < -1 ? -2 : choice(d, root, "fp8_casts", casts, err);
+    if (k < -1 || !sim_json_get_number(d, root, "memory_fraction", false, 0.01, 1, &sc->memory_fraction, err))
         return false;
-    sc->framework = STEP_FRAMEWORK_PYTORCH;
-    if (!f || !g_ascii_strcasecmp(f, "pytorch"))
-        return true;
-    if (!g_ascii_strcasecmp(f, "jax")) {
-        sc->framework = STEP_FRAMEWORK_JAX;
-        return true;
+    sc->framework = f == 1 ? STEP_FRAMEWORK_JAX : STEP_FRAMEWORK_PYTORCH;
+    sc->fp8_casts_fused = k >= 0 ? k == 1 : sc->framework == STEP_FRAMEWORK_JAX;
+    if (k >= 0 && sc->precision != MEMORY_MIXED_FP8) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "fp8_casts"), err,
+                       "\"fp8_casts\" is for FP8 training: give \"precision\": \"fp8\"");
+        return false;
     }
-    sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "framework"), err,
-                   "\"framework\" = \"%s\" is not one of \"pytorch\", \"jax\"", SIM_ECHO(f));
-    return false;
+    return true;
 }
 
 /* The topology and accelerator, loaded once here: whatever is wrong between

@@ -113,10 +113,11 @@ static double fp8_cast_time(const Ctx *c, const WorkloadGemm *g, bool backward)
     bool any = accel_fp8_any_layout(c->acc), orig = !frozen && saves_original(c, g);
     double e = c->wp.act_bytes;
     double w = frozen && step_scenario_finetune(c->sc)->fp8_base ? 0 : g->k * g->n / (c->m > 0 ? c->m : 1);
-    /* XLA fuses an activation's or gradient's scaling, amax and cast into
-     * the fusion that produces it (one multi-output fusion writing FP8):
-     * no pass of its own; the weight, a parameter, is cast on its own */
-    double act = step_scenario_framework(c->sc) == STEP_FRAMEWORK_JAX ? 0 : 1;
+    /* "fp8_casts": "fused": a compiler (XLA) puts an activation's or
+     * gradient's scaling, amax and cast in the fusion that produces it (one
+     * multi-output fusion writing FP8): no pass of its own; the weight, a
+     * parameter, is cast on its own */
+    double act = step_scenario_fp8_casts_fused(c->sc) ? 0 : 1;
     double bytes;
     if (backward)
         bytes = act * (fp8_cast_bytes(r, e, !frozen, any, false) * g->m * g->n +

@@ -471,6 +471,8 @@ static void add_config(cJSON *out, const Build *b)
             cJSON_AddItemToArray(rm, cJSON_CreateString(mods[i]));
     if (step_scenario_dtype(sc) == ACCEL_FP8)
         cJSON_AddStringToObject(cfg, "fp8_recipe", fp8_recipe_name(step_scenario_fp8_recipe(sc)));
+    if (step_scenario_dtype(sc) == ACCEL_FP8 && step_scenario_fp8_casts_fused(sc))
+        cJSON_AddStringToObject(cfg, "fp8_casts", "fused");
     lora_report(c, cfg);
     cJSON_AddNumberToObject(cfg, "graph_tasks", (double)sim_graph_num_tasks(b->g));
 }

@@ -131,6 +131,8 @@ static void test_refused(void)
     refused("", ", \"framework\": \"tensorflow\"", "\"framework\" = \"tensorflow\" is not one of \"pytorch\", \"jax\"");
     refused("", ", \"framework\": \"jax\", \"elementwise\": \"eager\"", "\"framework\": \"jax\" runs one compiled program");
     refused("", ", \"memory_fraction\": 0", "\"memory_fraction\"");
+    refused("", ", \"fp8_casts\": \"fused\"", "\"fp8_casts\" is for FP8 training");
+    refused("", ", \"precision\": \"fp8\", \"fp8_casts\": \"xla\"", "\"fp8_casts\" = \"xla\" is not one of \"kernels\", \"fused\"");
     refused("", ", \"memory_fraction\": 1.5", "\"memory_fraction\"");
 }
 
@@ -253,7 +255,8 @@ static double mem_term(const cJSON *r, const char *k)
  * the final norm, 2 (vocab + 1) h bytes (the reduce-scatter pool stays two
  * layers' gradients, larger than either); the loss "compiled" unless
  * given.  In FP8 the activations' casts cost nothing (fused into their
- * producers): a faster step.  "memory_fraction" caps what the allocator
+ * producers): a faster step, as "fp8_casts": "fused" makes it under
+ * PyTorch, and "kernels" under JAX gives PyTorch's.  "memory_fraction" caps what the allocator
  * holds: a hair under it, a run that fits (Llama 2 13B) no longer does. */
 static void test_jax(void)
 {
@@ -273,6 +276,15 @@ static void test_jax(void)
     CU_ASSERT_TRUE(mem_term(r[0], "fragmentation") > 0);
     CU_ASSERT_DOUBLE_EQUAL(mem_term(r[1], "fragmentation"), 0, 0);
     CU_ASSERT_TRUE(steps_num(r[3], "step_time_s") < steps_num(r[2], "step_time_s"));
+    /* the casts follow "fp8_casts", whatever the framework */
+    cJSON *kern = llama_run("", ", \"framework\": \"jax\", \"precision\": \"fp8\", \"fp8_casts\": \"kernels\"", &err),
+          *fused = llama_run("", ", \"cross_entropy\": \"compiled\", \"precision\": \"fp8\", \"fp8_casts\": \"fused\"", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kern);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fused);
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(kern, "step_time_s"), steps_num(r[2], "step_time_s"), 0);
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(fused, "step_time_s"), steps_num(r[3], "step_time_s"), 0);
+    cJSON_Delete(kern);
+    cJSON_Delete(fused);
     cJSON *full = model_run("llama2-13b", "\"zero_stage\": 3", ", \"framework\": \"jax\"", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(full);
     double hbm = mem_term(full, "hbm"), alloc = mem_term(full, "allocator_reserved");

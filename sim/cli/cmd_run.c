@@ -61,7 +61,9 @@ static void print_result(const cJSON *r)
         printf("  PyTorch: %s%s%s\n", op ? "per-op checkpointing (recompute op)" : "", op && eager ? ", " : "",
                eager ? "eager element-wise kernels" : "");
     if (cJSON_GetObjectItem(cfg, "framework")) /* models/README.md, "JAX" */
-        printf("  JAX: one XLA program: buffers planned when it compiles, FP8 casts fused into their producers\n");
+        printf("  JAX: one XLA program, its buffers planned when it compiles\n");
+    if (cJSON_GetObjectItem(cfg, "fp8_casts"))
+        printf("  FP8: the activations' and gradients' casts fused into the ops that produce them\n");
     if (cJSON_GetObjectItem(cfg, "virtual_stages"))
         printf("  interleaved 1F1B: %g model chunks per pipeline stage\n", num(cfg, "virtual_stages"));
     if (!strcmp(str(cfg, "zero_impl"), "fsdp2") && num(cfg, "zero_stage") == 3)
