@@ -35,6 +35,7 @@ struct Accel {
     bool band_transferred; /* "basis": "transferred": another chip's rows, carried over */
     bool fp8_any_layout; /* "fp8_gemm": FP8 GEMMs take any operand layout (no FP8 transpose kept) */
     bool fp8_mxfp8, fp8_blockwise; /* "fp8_gemm": block-scaled FP8 GEMMs (MXFP8 1x32 E8M0; 1x128 / 128x128 fp32) */
+    bool xla_only;                 /* "runtime": programs run only as XLA-compiled ones */
 };
 
 /* A chip no measured step was checked on: judged, not fitted (the presets
@@ -143,6 +144,23 @@ static bool read_fp8_gemm(const SimJsonDoc *doc, const cJSON *root, Accel *a, GE
            sim_json_get_bool(doc, g, "blockwise", &a->fp8_blockwise, err);
 }
 
+/* {"xla_only": BOOL, "source"} (a preset's optional "runtime"): whether
+ * the chip runs only programs XLA compiles (TPUs: JAX, TensorFlow and
+ * PyTorch/XLA alike), whose buffers are planned at compile time. */
+static bool read_runtime(const SimJsonDoc *doc, const cJSON *root, Accel *a, GError **err)
+{
+    static const char *const keys[] = {"xla_only", "source", NULL};
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "runtime");
+    if (!r)
+        return true;
+    if (!cJSON_IsObject(r)) {
+        sim_json_error(doc, r, err, "\"runtime\" must be an object");
+        return false;
+    }
+    return sim_json_only_keys(doc, r, keys, NULL, err) && sim_json_need_source(doc, r, err) &&
+           sim_json_get_bool(doc, r, "xla_only", &a->xla_only, err);
+}
+
 /* A preset's "uncertainty" "basis": "measured" (default: held-out rows of
  * this chip's own steps) or "transferred" (another chip's band, carried over
  * and widened; its source says how). */
@@ -195,7 +213,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
         return NULL;
     }
     static const char *const top_keys[] = {"name", "description", "source", "peak_flops", "hbm", "efficiency",
-                                           "uncertainty", "fp8_gemm", NULL};
+                                           "uncertainty", "fp8_gemm", "runtime", NULL};
     static const char *const peak_keys[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "source", NULL};
     static const char *const hbm_keys[] = {"bytes", "bandwidth", "source", NULL};
     static const char *const eff_keys[] = {"gemm_eff_max", "gemm_eff_max_by_dtype", "gemm_half_flops", "mem_eff",
@@ -265,7 +283,7 @@ static Accel *from_doc(const SimJsonDoc *doc, GError **err)
 
     const cJSON *unc = cJSON_GetObjectItemCaseSensitive(root, "uncertainty");
     if (!read_band(doc, unc, &a, err) || (unc && !read_basis(doc, unc, &a, err)) ||
-        !read_fp8_gemm(doc, root, &a, err))
+        !read_fp8_gemm(doc, root, &a, err) || !read_runtime(doc, root, &a, err))
         return NULL;
     Accel *out = g_new(Accel, 1);
     *out = a;
@@ -438,6 +456,7 @@ double accel_mem_time(const Accel *a, double bytes)
 bool accel_has_fused_attention(const Accel *a) { return a->attn_fwd > 0; }
 
 bool accel_fp8_any_layout(const Accel *a) { return a->fp8_any_layout; }
+bool accel_xla_only(const Accel *a) { return a->xla_only; }
 bool accel_fp8_mxfp8(const Accel *a) { return a->fp8_mxfp8; }
 bool accel_fp8_blockwise(const Accel *a) { return a->fp8_blockwise; }
 

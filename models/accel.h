@@ -89,6 +89,8 @@ bool accel_has_fused_attention(const Accel *a);
  * Engine's fp8_dot_product_attention), forward or backward:
  * "fused_attention": {"fp8_fwd", "fp8_bwd"}, fractions of the FP8 peak. */
 bool accel_has_fp8_attention(const Accel *a, bool backward);
+/* The chip runs only XLA-compiled programs (the preset's "runtime"). */
+bool accel_xla_only(const Accel *a);
 /* The preset's "fp8_gemm" "any_layout": FP8 GEMMs take any operand layout
  * (Blackwell data-center parts), so Transformer Engine keeps no FP8
  * transpose of a weight; false (Hopper, Ada: TN only) where not given. */

@@ -107,9 +107,10 @@ void memory_apply_fragmentation(MemoryBreakdown *b, double f)
 
 double memory_allocator_reserved(const MemoryBreakdown *b) { return b->total - (b->reserve - b->fragmentation); }
 
-bool memory_fits(const MemoryBreakdown *b, double hbm_bytes, double pool_fraction)
+bool memory_fits(const MemoryBreakdown *b, double hbm_bytes, double pool_fraction, bool preallocated)
 {
-    return b->total <= hbm_bytes && memory_allocator_reserved(b) <= pool_fraction * hbm_bytes;
+    double pool = pool_fraction * hbm_bytes, outside = b->total - memory_allocator_reserved(b);
+    return b->total <= hbm_bytes && memory_allocator_reserved(b) <= pool && (!preallocated || pool + outside <= hbm_bytes);
 }
 
 int memory_1f1b_inflight(int pp, int stage, int num_microbatches)

@@ -162,9 +162,11 @@ void memory_apply_fragmentation(MemoryBreakdown *b, double fragmentation);
  * "reserved_bytes.all.peak" reports it: total less the reserve outside it. */
 double memory_allocator_reserved(const MemoryBreakdown *b);
 /* total <= hbm_bytes (the reserve is already in total), and what the
- * allocator holds within its share of HBM, pool_fraction x hbm_bytes
- * (1: none set; JAX's XLA_PYTHON_CLIENT_MEM_FRACTION preallocates its pool). */
-bool memory_fits(const MemoryBreakdown *b, double hbm_bytes, double pool_fraction);
+ * allocator holds within its share of HBM, pool_fraction x hbm_bytes (1:
+ * none set); a `preallocated` pool (JAX's XLA_PYTHON_CLIENT_MEM_FRACTION)
+ * takes all of its share at once, so the memory outside the allocator
+ * must fit beside the whole pool. */
+bool memory_fits(const MemoryBreakdown *b, double hbm_bytes, double pool_fraction, bool preallocated);
 
 /* Micro-batches whose activations pipeline stage `stage` (0-based, of `pp`)
  * holds at peak under 1F1B (PipeDream-Flush, Narayanan et al. 2021):

@@ -44,6 +44,7 @@ struct Plan {
     cJSON *base;          /* the scenario as written */
     PlanOptions o;
     int layers, heads, kv_heads, hidden, ffn, seq_len, experts, rpn; /* what the search divides */
+    bool jax;                  /* "framework": "jax": no Megatron tp_comm_overlap to search */
     int etp; /* the scenario's "expert_tp" (0: none), which every candidate keeps */
     double params, peak_flops, hbm_bytes, ckpt_bytes_per_param;
     char *accel, *model;

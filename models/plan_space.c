@@ -101,6 +101,7 @@ static bool read_scenario(Plan *p, GError **err)
     p->layers = tr->layers, p->heads = tr->heads, p->kv_heads = tr->kv_heads, p->hidden = tr->hidden;
     p->ffn = tr->ffn, p->seq_len = tr->seq_len, p->experts = tr->experts;
     p->etp = step_scenario_plan(sc, 0).etp;
+    p->jax = step_scenario_framework(sc) == STEP_FRAMEWORK_JAX;
     p->rpn = topo_ranks_per_node(step_scenario_topo(sc));
     p->params = workload_params_total(w);
     p->peak_flops = accel_peak_flops(step_scenario_accel(sc), step_scenario_dtype(sc));
@@ -233,7 +234,7 @@ static bool add_options(Plan *p, PlanCand c, GError **err)
                 /* sequence parallelism only with tp; tp_comm_overlap needs it; offload needs ZeRO */
                 Values sp = values(p, PLAN_KEY_SP, 0, c.tp > 1, false, 0);
                 for (int s = 0; s < sp.n; s++) {
-                    Values ov = values(p, PLAN_KEY_TPOV, 0, sp.v[s], false, 0);
+                    Values ov = values(p, PLAN_KEY_TPOV, 0, sp.v[s] && !p->jax, false, 0);
                     Values off = values(p, PLAN_KEY_OFFLOAD, 0, !(p->o.deny >> PLAN_FEAT_OFFLOAD & 1u) && c.zero > 0,
                                         false, 0);
                     for (int o = 0; o < ov.n; o++)

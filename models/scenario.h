@@ -178,6 +178,7 @@ StepFramework step_scenario_framework(const StepScenario *sc);
  * set_per_process_memory_fraction.  The reserve outside the allocator (the
  * CUDA context, NCCL's buffers) is not in it. */
 double step_scenario_memory_fraction(const StepScenario *sc);
+bool step_scenario_memory_fraction_given(const StepScenario *sc);
 /* FP8 only: the casts of activations and gradients fused into the ops that
  * produce them ("fp8_casts": "fused": a compiler's, XLA's fusions of Flax's
  * FP8 ops; the default under "jax") rather than kernels of their own

@@ -31,7 +31,8 @@ struct StepScenario {
     StepCrossEntropy cross_entropy; /* "cross_entropy": unfused by default */
     bool eager_elementwise;         /* "elementwise": "eager" (PyTorch eager's kernels) */
     StepFramework framework;        /* "framework" */
-    double memory_fraction;         /* "memory_fraction", (0, 1] */
+    double memory_fraction;         /* "memory_fraction", [0.01, 1] */
+    bool memory_fraction_given;
     bool fp8_casts_fused;           /* "fp8_casts": "fused" */
     int gpus_per_process; /* GPUs one process drives (launches serially); 1 = one per GPU */
     bool dp_given;        /* else dp = ranks / (tp x pp): the replicas fill the machine */

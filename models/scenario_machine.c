@@ -151,7 +151,16 @@ static bool parse_framework(StepScenario *sc, const SimJsonDoc *d, const cJSON *
     int f = choice(d, root, "framework", frameworks, err), k = f < -1 ? -2 : choice(d, root, "fp8_casts", casts, err);
     if (k < -1 || !sim_json_get_number(d, root, "memory_fraction", false, 0.01, 1, &sc->memory_fraction, err))
         return false;
-    sc->framework = f == 1 ? STEP_FRAMEWORK_JAX : STEP_FRAMEWORK_PYTORCH;
+    sc->memory_fraction_given = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "memory_fraction"));
+    /* a chip that runs only XLA's programs (TPUs) runs its step as jax does */
+    bool xla = accel_xla_only(sc->acc);
+    if (f == 0 && xla) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "framework"), err,
+                       "accelerator %s runs only XLA-compiled programs (PyTorch/XLA too): \"framework\": \"jax\"",
+                       SIM_ECHO(accel_name(sc->acc)));
+        return false;
+    }
+    sc->framework = f == 1 || xla ? STEP_FRAMEWORK_JAX : STEP_FRAMEWORK_PYTORCH;
     sc->fp8_casts_fused = k >= 0 ? k == 1 : sc->framework == STEP_FRAMEWORK_JAX;
     if (k >= 0 && sc->precision != MEMORY_MIXED_FP8) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "fp8_casts"), err,

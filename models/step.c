@@ -489,7 +489,7 @@ bool step_scenario_estimate(const StepScenario *sc, int variant, StepEstimate *e
     bool ok = ctx_init(&c, sc, variant, err) && step_peak_memory(&c, &mem, &stage, &host, err);
     if (ok) {
         e->memory_bytes = mem.total;
-        e->fits = memory_fits(&mem, accel_hbm_bytes(c.acc), step_scenario_memory_fraction(sc));
+        e->fits = step_fits(&c, &mem);
         e->step_lower_bound_s = compute_lower_bound(&c);
     }
     ctx_free(&c);

@@ -471,5 +471,9 @@ void step_memory_track(Build *b);
 cJSON *step_report(const Build *b, int variant, double step_s, GError **err);
 /* The memory of the stage that needs most (its breakdown, stage, host bytes). */
 bool step_peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, double *host, GError **err);
+/* Whether `mem` fits the scenario's accelerator (memory_fits, with its
+ * "memory_fraction"; a fraction JAX is told to preallocate must leave the
+ * memory outside the pool room as well). */
+bool step_fits(const Ctx *c, const MemoryBreakdown *mem);
 
 #endif

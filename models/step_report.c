@@ -241,6 +241,12 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     return true;
 }
 
+bool step_fits(const Ctx *c, const MemoryBreakdown *mem)
+{
+    bool prealloc = step_scenario_framework(c->sc) == STEP_FRAMEWORK_JAX && step_scenario_memory_fraction_given(c->sc);
+    return memory_fits(mem, accel_hbm_bytes(c->acc), step_scenario_memory_fraction(c->sc), prealloc);
+}
+
 /* The memory of the stage that needs most. */
 bool step_peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, double *host, GError **err)
 {
@@ -333,7 +339,7 @@ static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int
     cJSON_AddNumberToObject(mj, "memory_fraction", step_scenario_memory_fraction(c->sc));
     if (c->p.offload_optimizer) /* ZeRO-Offload: in host memory, not in total */
         cJSON_AddNumberToObject(mj, "host_optimizer_state", host);
-    cJSON_AddBoolToObject(out, "fits", memory_fits(mem, accel_hbm_bytes(c->acc), step_scenario_memory_fraction(c->sc)));
+    cJSON_AddBoolToObject(out, "fits", step_fits(c, mem));
 }
 
 static void add_throughput(cJSON *out, const Ctx *c, double step)

@@ -183,7 +183,7 @@ static void test_buffers_activations_fit(void)
     c.bucket_bytes = 2 * 25.0 * 1024 * 1024;
     MemoryBreakdown b;
     CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, &err));
-    CU_ASSERT_TRUE(memory_fits(&b, accel_hbm_bytes(a), 1));
+    CU_ASSERT_TRUE(memory_fits(&b, accel_hbm_bytes(a), 1, false));
     CU_ASSERT_DOUBLE_EQUAL(b.activations, 8 * c.activation_bytes, 1);
     CU_ASSERT_DOUBLE_EQUAL(b.total, b.model_states + b.buffers + b.activations + b.reserve, 1);
     /* Without recomputation and sequence parallelism the s x s scores blow it. */
@@ -191,19 +191,19 @@ static void test_buffers_activations_fit(void)
     par.recompute = WORKLOAD_RECOMPUTE_NONE;
     c.activation_bytes = layers * workload_layer_activation_bytes(w, 0, 1, &par);
     CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, &err));
-    CU_ASSERT_FALSE(memory_fits(&b, accel_hbm_bytes(a), 1));
+    CU_ASSERT_FALSE(memory_fits(&b, accel_hbm_bytes(a), 1, false));
     /* Nor does the whole model replicated on one device. */
     c = memory_config_default();
     c.params = workload_params_total(w);
     CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, &err));
-    CU_ASSERT_FALSE(memory_fits(&b, accel_hbm_bytes(a), 1));
+    CU_ASSERT_FALSE(memory_fits(&b, accel_hbm_bytes(a), 1, false));
     /* ZeRO-3 over 1024 GPUs gathers a layer at a time. */
     c.zero_stage = 3;
     c.dp = 1024;
     c.zero3_gathered_params = 2 * workload_params_layer(w, 0);
     CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, &err));
     CU_ASSERT_DOUBLE_EQUAL(b.buffers, 2 * 2 * workload_params_layer(w, 0), 1);
-    CU_ASSERT_TRUE(memory_fits(&b, accel_hbm_bytes(a), 1));
+    CU_ASSERT_TRUE(memory_fits(&b, accel_hbm_bytes(a), 1, false));
     workload_free(w);
     accel_free(a);
 }

@@ -132,6 +132,11 @@ static void test_refused(void)
     refused("", ", \"framework\": \"jax\", \"elementwise\": \"eager\"", "\"framework\": \"jax\" runs one compiled program");
     refused("", ", \"memory_fraction\": 0", "\"memory_fraction\"");
     refused("", ", \"fp8_casts\": \"fused\"", "\"fp8_casts\" is for FP8 training");
+    refused(", \"recompute\": \"op\"", ", \"framework\": \"jax\"", "\"recompute\": \"op\" is PyTorch's");
+    refused(", \"zero_impl\": \"fsdp2\"", ", \"framework\": \"jax\"", "\"zero_impl\": \"fsdp2\" is PyTorch's");
+    refused(", \"tp\": 2, \"tp_impl\": \"dtensor\"", ", \"framework\": \"jax\"", "\"tp_impl\": \"dtensor\" is");
+    refused(", \"tp\": 2, \"sequence_parallel\": true, \"tp_comm_overlap\": true", ", \"framework\": \"jax\"",
+            "\"tp_comm_overlap\": true is");
     refused("", ", \"precision\": \"fp8\", \"fp8_casts\": \"xla\"", "\"fp8_casts\" = \"xla\" is not one of \"kernels\", \"fused\"");
     refused("", ", \"memory_fraction\": 1.5", "\"memory_fraction\"");
 }
@@ -257,7 +262,8 @@ static double mem_term(const cJSON *r, const char *k)
  * given.  In FP8 the activations' casts cost nothing (fused into their
  * producers): a faster step, as "fp8_casts": "fused" makes it under
  * PyTorch, and "kernels" under JAX gives PyTorch's.  "memory_fraction" caps what the allocator
- * holds: a hair under it, a run that fits (Llama 2 13B) no longer does. */
+ * holds: a hair under it, a run that fits (Llama 2 13B) no longer does;
+ * and a share JAX preallocates must leave room for what is outside it. */
 static void test_jax(void)
 {
     GError *err = NULL;
@@ -301,8 +307,36 @@ static void test_jax(void)
         cJSON_Delete(f);
         g_free(t);
     }
+    /* JAX takes its whole share at once: 99.9 % leaves no room for the
+     * memory outside its pool; PyTorch's cap is only a cap */
+    const char *fw[] = {"jax", "pytorch"};
+    for (int k = 0; k < 2; k++) {
+        char *t = g_strdup_printf(", \"framework\": \"%s\", \"memory_fraction\": 0.999", fw[k]);
+        cJSON *f = model_run("llama2-13b", "\"zero_stage\": 3", t, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        CU_ASSERT_EQUAL(cJSON_IsTrue(cJSON_GetObjectItem(f, "fits")), k == 1);
+        cJSON_Delete(f);
+        g_free(t);
+    }
     for (int i = 0; i < 4; i++)
         cJSON_Delete(r[i]);
+}
+
+/* A TPU runs only XLA's programs (its preset's "runtime"): its step is
+ * jax's without being told, no allocator's holes; "pytorch" is refused. */
+static void test_tpu(void)
+{
+    GError *err = NULL;
+    const char *h = "{\"name\": \"tpu\", \"topology\": \"tpu-v3-pod\", \"nodes\": 16, \"model\": \"resnet50\", "
+                    "\"global_batch\": 512, \"micro_batch\": 8, \"optimizer\": \"sgd_momentum\", \"parallelism\": {";
+    cJSON *r = steps_run_with("tpu.json", h, "", "}}", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_DOUBLE_EQUAL(mem_term(r, "fragmentation"), 0, 0);
+    const cJSON *fw = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "framework");
+    CU_ASSERT_TRUE(cJSON_IsString(fw) && !strcmp(fw->valuestring, "jax"));
+    cJSON_Delete(r);
+    steps_expect_refused(steps_run_with("tpu.json", h, "", "}, \"framework\": \"pytorch\"}", &err), &err,
+                         "runs only XLA-compiled programs");
 }
 
 static const TestCase tests[] = {
@@ -314,6 +348,7 @@ static const TestCase tests[] = {
     {"recompute op, elementwise eager, recompute_keep: what is refused", test_refused},
     {"zero_impl fsdp2: FSDP2's copy-out and copy-in on the compute stream", test_fsdp2_copies},
     {"framework jax: XLA's planned buffers, gathers and fused FP8 casts", test_jax},
+    {"TPU: its step is XLA's", test_tpu},
 };
 
 TEST_MAIN("pytorch_modes", tests)

@@ -118,6 +118,8 @@ void cli_report_step_tables(Report *r, const cJSON *rows, const char *source)
         {"reserve (GiB)", "memory_per_device_bytes.reserve", 1 / GIB, 2},
         {"total (GiB)", "memory_per_device_bytes.total", 1 / GIB, 2},
         {"HBM (GiB)", "memory_per_device_bytes.hbm", 1 / GIB, 1},
+        {"allocator holds (GiB)", "memory_per_device_bytes.allocator_reserved", 1 / GIB, 2},
+        {"its share of HBM (%)", "memory_per_device_bytes.memory_fraction", 100, 1},
         {"stage", "memory_per_device_bytes.stage", 0, 0},
     };
     report_add_table(r, "Memory per device (the stage that needs most)", rows, source, mem, G_N_ELEMENTS(mem));

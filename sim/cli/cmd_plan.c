@@ -280,7 +280,8 @@ int cmd_plan(int argc, char **argv)
         {"locate", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.locate,
          "report the rank, step and gap to the best of the best candidate that matches (exact rank)", "KEY=V[,...]"},
         {"memory-fraction", 0, 0, G_OPTION_ARG_STRING, &a.memfrac,
-         "a candidate fits below F x the accelerator's memory (default 1)", "F"},
+         "a candidate fits below F x the accelerator's memory (default 1; headroom on top of the scenario's "
+         "\"memory_fraction\", its allocator's share)", "F"},
         {"top", 0, 0, G_OPTION_ARG_STRING, &a.top, "simulate the best K in full (default 50)", "K"},
         {"jobs", 'j', 0, G_OPTION_ARG_STRING, &a.jobs, "threads (default: the number of CPUs)", "N"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &a.json, "print one JSON object", NULL},

@@ -124,9 +124,9 @@ static void print_result(const cJSON *r)
     double gib = 1024.0 * 1024 * 1024, frac = num(mem, "memory_fraction");
     printf("    %s %.1f GiB of HBM", cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")) ? "fits in" : "DOES NOT FIT in",
            num(mem, "hbm") / gib);
-    if (frac < 1) /* the allocator's pool, the reserve outside it */
-        printf(", its allocator's %.0f %%: %.1f GiB for %.2f GiB", 100 * frac, frac * num(mem, "hbm") / gib,
-               num(mem, "allocator_reserved") / gib);
+    if (frac < 1) /* the allocator's pool ("memory_fraction"), the reserve outside it */
+        printf("; its allocator may hold %.4g %% of it (%.2f GiB) and holds %.2f GiB", 100 * frac,
+               frac * num(mem, "hbm") / gib, num(mem, "allocator_reserved") / gib);
     printf("\n");
     const cJSON *colls = cJSON_GetObjectItem(r, "collectives");
     if (cJSON_GetArraySize(colls) > 0) {

@@ -128,6 +128,7 @@ static void print_table(const Sweep *s, const cJSON *run)
     printf("%7s %6s %10s %11s %12s %6s %8s %9s %5s\n", "devices", "dp", "step(s)", "samples/s", "tokens/s", "MFU%",
            "TFLOP/s", "mem(GiB)", "fits");
     const cJSON *p;
+    bool share = false; /* a point within HBM but over its allocator's "memory_fraction" */
     cJSON_ArrayForEach(p, cJSON_GetObjectItem(run, "points"))
     {
         int i = (int)num(p, "index");
@@ -141,12 +142,16 @@ static void print_table(const Sweep *s, const cJSON *run)
             printf("error: %s\n", cJSON_GetObjectItem(p, "error")->valuestring);
             continue;
         }
-        const cJSON *cfg = cJSON_GetObjectItem(r, "config");
+        const cJSON *cfg = cJSON_GetObjectItem(r, "config"), *mem = cJSON_GetObjectItem(r, "memory_per_device_bytes");
+        bool fits = cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")), over = !fits && num(mem, "total") <= num(mem, "hbm");
+        share |= over;
         printf("%7g %6g %10.4f %11.1f %12.0f %6.1f %8.1f %9.2f %5s\n", num(cfg, "devices"), num(cfg, "dp"),
                num(r, "step_time_s"), num(r, "samples_per_s"), num(r, "tokens_per_s"), 100 * num(r, "mfu"),
-               num(r, "flops_per_device") / 1e12, num(cJSON_GetObjectItem(r, "memory_per_device_bytes"), "total") / GIB,
-               cJSON_IsTrue(cJSON_GetObjectItem(r, "fits")) ? "yes" : "NO");
+               num(r, "flops_per_device") / 1e12, num(mem, "total") / GIB, fits ? "yes" : over ? "NO*" : "NO");
     }
+    if (share)
+        printf("# NO*: within HBM, but not within the allocator's \"memory_fraction\" of it (run --json: "
+               "memory_per_device_bytes.allocator_reserved)\n");
     g_free(w);
     print_warnings(run);
 }
@@ -194,6 +199,7 @@ static int write_report(const char *path, char **cmdline, const char *base, cons
         {"MFU (%)", "result.mfu", 100, 1},
         {"TFLOP/s per device", "result.flops_per_device", 1e-12, 1},
         {"memory per device (GiB)", "result.memory_per_device_bytes.total", 1 / GIB, 2},
+        {"allocator's share of HBM (%)", "result.memory_per_device_bytes.memory_fraction", 100, 1},
         {"fits in HBM", "result.fits", 0, 0},
         {"error", "error", 0, 0},
     };
