@@ -13,25 +13,25 @@ static const struct {
                {"linear_fc1", WORKLOAD_LINEAR_FC1},
                {"linear_fc2", WORKLOAD_LINEAR_FC2}};
 
-bool finetune_parse_linears(const SimJsonDoc *d, const cJSON *it, const char *key, unsigned *out, GError **err)
+bool finetune_parse_linears(const SimJsonDoc *d, const cJSON *it, const char *key, bool core_attn, unsigned *out,
+                            GError **err)
 {
+    const char *names = core_attn ? "\"linear_qkv\", \"linear_proj\", \"linear_fc1\", \"linear_fc2\", \"core_attn\""
+                                  : "\"linear_qkv\", \"linear_proj\", \"linear_fc1\", \"linear_fc2\"";
     if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) == 0) {
-        sim_json_error(d, it, err, "\"%s\" must be a non-empty list of \"linear_qkv\", \"linear_proj\", "
-                                   "\"linear_fc1\", \"linear_fc2\"", key);
+        sim_json_error(d, it, err, "\"%s\" must be a non-empty list of %s", key, names);
         return false;
     }
     *out = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, it) {
-        unsigned bit = 0;
+        unsigned bit = core_attn && cJSON_IsString(e) && !strcmp(e->valuestring, "core_attn") ? WORKLOAD_KEEP_CORE_ATTN : 0;
         for (size_t i = 0; cJSON_IsString(e) && i < G_N_ELEMENTS(targets); i++)
             if (!strcmp(e->valuestring, targets[i].name))
                 bit = targets[i].bit;
         if (!bit || (*out & bit)) {
-            sim_json_error(d, e, err, bit ? "\"%s\": \"%s\" is listed twice"
-                                          : "\"%s\": %s is not one of \"linear_qkv\", \"linear_proj\", "
-                                            "\"linear_fc1\", \"linear_fc2\"",
-                           key, cJSON_IsString(e) ? SIM_ECHO(e->valuestring) : "an entry");
+            sim_json_error(d, e, err, bit ? "\"%s\": \"%s\" is listed twice" : "\"%s\": %s is not one of %s", key,
+                           cJSON_IsString(e) ? SIM_ECHO(e->valuestring) : "an entry", names);
             return false;
         }
         *out |= bit;
@@ -53,7 +53,7 @@ static bool parse_targets(const SimJsonDoc *d, const cJSON *it, unsigned *out, G
         *out = WORKLOAD_LINEAR_QKV | WORKLOAD_LINEAR_PROJ | WORKLOAD_LINEAR_FC1 | WORKLOAD_LINEAR_FC2;
         return true;
     }
-    return finetune_parse_linears(d, it, "targets", out, err);
+    return finetune_parse_linears(d, it, "targets", false, out, err);
 }
 
 bool finetune_parse(const SimJsonDoc *d, const cJSON *root, Finetune *out, GError **err)

@@ -46,9 +46,11 @@ typedef struct {
  * errors at the key's line. */
 bool finetune_parse(const SimJsonDoc *d, const cJSON *root, Finetune *out, GError **err);
 /* A non-empty JSON list of linear layers by Megatron-Core's names
- * ("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"), each once,
- * into WORKLOAD_LINEAR_* bits; errors name KEY.  And a bit's name. */
-bool finetune_parse_linears(const SimJsonDoc *d, const cJSON *it, const char *key, unsigned *out, GError **err);
+ * ("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"; with
+ * `core_attn`, that name too: WORKLOAD_KEEP_CORE_ATTN), each once, into
+ * WORKLOAD_LINEAR_* bits; errors name KEY.  And a bit's name. */
+bool finetune_parse_linears(const SimJsonDoc *d, const cJSON *it, const char *key, bool core_attn, unsigned *out,
+                            GError **err);
 const char *finetune_linear_name(unsigned bit);
 /* Its checks against the model and the precision (LoRA on a transformer
  * without experts; an fp8 base only in fp8 training). */

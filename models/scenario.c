@@ -302,6 +302,8 @@ static bool check_recompute_keep(const StepScenario *sc, const SimJsonDoc *d, co
     const char *why = !t ? "needs a transformer" : workload_dense_check(t);
     if (!why)
         why = sc->plan.tp > 1 ? "is modelled with \"tp\": 1" : checkpoint_clash(sc);
+    if (!why && (sc->plan.recompute_keep & WORKLOAD_KEEP_CORE_ATTN) && sc->attention == STEP_ATTN_UNFUSED)
+        why = "keeps \"core_attn\", a fused attention kernel's output: not with \"attention\": \"unfused\"";
     if (why)
         sim_json_error(d, key_or(where, "recompute_keep", where), err, "\"recompute_keep\" %s", why);
     return !why;

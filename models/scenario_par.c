@@ -55,7 +55,7 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
         sim_json_error(d, keep, err, "\"recompute_keep\" names what full recomputation keeps: it needs \"recompute\": \"full\"");
         return false;
     }
-    if (keep && !finetune_parse_linears(d, keep, "recompute_keep", &p->recompute_keep, err))
+    if (keep && !finetune_parse_linears(d, keep, "recompute_keep", true, &p->recompute_keep, err))
         return false;
     return parse_modules(d, par, p, err);
 }

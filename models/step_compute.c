@@ -280,10 +280,12 @@ static double op_sac_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb)
 static double recompute_core_time(const Ctx *c, const WorkloadGemm *g, int ng, int mb, double fwd)
 {
     const StepPlan *p = &c->p;
-    if (p->recompute == WORKLOAD_RECOMPUTE_FULL) { /* less the GEMMs whose outputs were kept */
+    if (p->recompute == WORKLOAD_RECOMPUTE_FULL) { /* less the GEMMs (and the kernel) whose outputs were kept */
         for (int i = 0; i < ng && p->recompute_keep; i++)
             if (workload_gemm_linear(&g[i]) & p->recompute_keep)
                 fwd -= gemms_time(c, &g[i], 1, false);
+        if (p->recompute_keep & WORKLOAD_KEEP_CORE_ATTN) /* fused attention (scenario.c) */
+            fwd -= step_fused_attention_time(c, mb, false);
         return fwd;
     }
     if (p->recompute == WORKLOAD_RECOMPUTE_OP)
@@ -504,7 +506,10 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
                 rec += step_layer_recomputed(c, s, l);
         double kept = 0; /* "recompute_keep": a dense layer's kept GEMMs (dense blocks only) */
         for (int i = 0; i < ng; i++)
-            kept += workload_gemm_linear(&gg[i]) & c->p.recompute_keep ? workload_gemm_flops(&gg[i]) : 0;
+            kept += (workload_gemm_linear(&gg[i]) & c->p.recompute_keep) ||
+                            (is_attention_core(&gg[i]) && (c->p.recompute_keep & WORKLOAD_KEEP_CORE_ATTN))
+                        ? workload_gemm_flops(&gg[i])
+                        : 0;
         *hw_flops += B * (layer_f - tr->layers * kept) * rec / tr->layers;
     } else if (c->p.recompute == WORKLOAD_RECOMPUTE_SELECTIVE) {
         for (int i = 0; i < ng; i++)

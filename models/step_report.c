@@ -463,6 +463,8 @@ static void add_config(cJSON *out, const Build *b)
         for (unsigned bit = 1; bit <= WORKLOAD_LINEAR_FC2; bit <<= 1)
             if (p->recompute_keep & bit)
                 cJSON_AddItemToArray(keep, cJSON_CreateString(finetune_linear_name(bit)));
+        if (p->recompute_keep & WORKLOAD_KEEP_CORE_ATTN)
+            cJSON_AddItemToArray(keep, cJSON_CreateString("core_attn"));
     }
     if (c->wp.eager_elementwise)
         cJSON_AddStringToObject(cfg, "elementwise", "eager");

@@ -283,11 +283,13 @@ static void lora_target_dims(const WorkloadTransformer *t, unsigned bit, double 
 
 /* What full recomputation keeps beside the layer's input ("recompute_keep"):
  * the kept linears' outputs, T tokens of e bytes (column-parallel ones
- * split over tp). */
+ * split over tp), and the fused attention's output with its log-sum-exp. */
 static double kept_outputs(const WorkloadTransformer *t, double T, double e, const WorkloadParallel *par)
 {
     double bytes = 0, in, out;
     bool row;
+    if (par && (par->recompute_keep & WORKLOAD_KEEP_CORE_ATTN)) /* O, and 4 bytes of log-sum-exp a head */
+        bytes += T * (workload_q_dim(t) * e + 4.0 * t->heads) / tp_of(par);
     for (unsigned bit = 1; par && bit <= WORKLOAD_LINEAR_FC2; bit <<= 1)
         if (par->recompute_keep & bit) {
             lora_target_dims(t, bit, &in, &out, &row);

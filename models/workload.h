@@ -179,6 +179,10 @@ enum {
  * PEFT target_modules') names: linear_qkv, linear_proj (attention output),
  * linear_fc1 (gate and up when gated), linear_fc2 (down). */
 enum { WORKLOAD_LINEAR_QKV = 1, WORKLOAD_LINEAR_PROJ = 2, WORKLOAD_LINEAR_FC1 = 4, WORKLOAD_LINEAR_FC2 = 8 };
+/* Beside them in "recompute_keep": the fused attention kernel's output O
+ * and log-sum-exp ("core_attn"; JAX's "context" name in MaxText's
+ * policies), so its forward does not run again. */
+enum { WORKLOAD_KEEP_CORE_ATTN = 16 };
 
 /* One GEMM: `batch` independent products (m x k) * (k x n). */
 typedef struct {

@@ -216,6 +216,31 @@ static void test_keep(void)
     cJSON_Delete(keep);
 }
 
+/* "core_attn" kept (MaxText's "context"): the fused kernel's output O and
+ * its log-sum-exp held, T (q x 2 + 4 a) bytes a layer, and its forward,
+ * 4 s^2 h FLOPs a sample and layer (the model's count, causal or not), not
+ * run again. */
+static void test_keep_core_attn(void)
+{
+    GError *err = NULL;
+    cJSON *full = llama_run(", \"recompute\": \"full\"", "", &err),
+          *keep = llama_run(", \"recompute\": \"full\", \"recompute_keep\": [\"core_attn\"]", "", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(full);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(keep);
+    double L = 80, T = 2.0 * 4096, s = 4096, h = 8192, a = 64;
+    CU_ASSERT_DOUBLE_EQUAL(steps_activations(keep) - steps_activations(full), L * T * (h * 2 + 4 * a), 1);
+    double saved = 32 * L * 4 * s * s * h;
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(full, "hardware_flops_per_step") - steps_num(keep, "hardware_flops_per_step"), saved,
+                           1e-9 * saved);
+    CU_ASSERT_TRUE(steps_num(keep, "step_time_s") < steps_num(full, "step_time_s"));
+    const cJSON *k = cJSON_GetObjectItem(cJSON_GetObjectItem(keep, "config"), "recompute_keep");
+    CU_ASSERT_TRUE(cJSON_IsArray(k) && !strcmp(cJSON_GetArrayItem(k, 0)->valuestring, "core_attn"));
+    cJSON_Delete(full);
+    cJSON_Delete(keep);
+    refused(", \"recompute\": \"full\", \"recompute_keep\": [\"core_attn\"]", ", \"attention\": \"unfused\"",
+            "not with \"attention\": \"unfused\"");
+}
+
 /* "zero_impl": "fsdp2": FSDP2's copies on the compute stream, per layer of
  * P parameters in bf16 (16 GPUs, one micro-batch each): the all-gather's
  * copy-out, 2 P x 2 bytes, before the forward and again before the
@@ -344,6 +369,7 @@ static const TestCase tests[] = {
     {"recompute op: each GEMM's share, gated and GPT blocks", test_shares},
     {"elementwise eager: the bytes by hand (Llama 2 70B)", test_eager_bytes},
     {"recompute_keep: what full recomputation keeps (Llama 2 70B)", test_keep},
+    {"recompute_keep core_attn: the fused kernel's output kept", test_keep_core_attn},
     {"elementwise eager: its time, with and without recompute op", test_eager_step},
     {"recompute op, elementwise eager, recompute_keep: what is refused", test_refused},
     {"zero_impl fsdp2: FSDP2's copy-out and copy-in on the compute stream", test_fsdp2_copies},
