@@ -92,6 +92,23 @@ static const cJSON *need_object(const SimJsonDoc *doc, const cJSON *obj, const c
     return it;
 }
 
+/* The optional object at `key` of `obj`: *out NULL when absent; else it
+ * must be an object of `keys` only, with a "source" (false and `err`). */
+static bool sourced_object(const SimJsonDoc *doc, const cJSON *obj, const char *key, const char *const *keys,
+                           const cJSON **out, GError **err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *out = NULL;
+    if (!it)
+        return true;
+    if (!cJSON_IsObject(it)) {
+        sim_json_error(doc, it, err, "\"%s\" must be an object", key);
+        return false;
+    }
+    *out = it;
+    return sim_json_only_keys(doc, it, keys, NULL, err) && sim_json_need_source(doc, it, err);
+}
+
 /* "fused_attention": {"fwd": 0.7, "bwd": 0.6, "half_seq": 512, "source": ...}
  * inside "efficiency"; absent: the chip has no fused attention kernel.
  * Optional "v1_fwd", "v1_bwd": the FlashAttention-1 generation's plateaus
@@ -104,15 +121,11 @@ static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel
 {
     static const char *const keys[] = {"fwd", "bwd", "half_seq", "v1_fwd", "v1_bwd", "v2_fwd", "v2_bwd",
                                          "fp8_fwd", "fp8_bwd", "source", NULL};
-    const cJSON *fa = cJSON_GetObjectItemCaseSensitive(eff, "fused_attention");
-    if (!fa)
-        return true;
-    if (!cJSON_IsObject(fa)) {
-        sim_json_error(doc, fa, err, "\"fused_attention\" must be an object");
+    const cJSON *fa = NULL;
+    if (!sourced_object(doc, eff, "fused_attention", keys, &fa, err))
         return false;
-    }
-    return sim_json_only_keys(doc, fa, keys, NULL, err) && sim_json_need_source(doc, fa, err) &&
-           sim_json_get_number(doc, fa, "fwd", true, 0.01, 1, &a->attn_fwd, err) &&
+    return !fa ||
+           (sim_json_get_number(doc, fa, "fwd", true, 0.01, 1, &a->attn_fwd, err) &&
            sim_json_get_number(doc, fa, "bwd", true, 0.01, 1, &a->attn_bwd, err) &&
            sim_json_get_number(doc, fa, "half_seq", true, 0, 1e7, &a->attn_half_seq, err) &&
            sim_json_get_number(doc, fa, "v1_fwd", false, 0.01, 1, &a->attn_v1_fwd, err) &&
@@ -120,7 +133,7 @@ static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel
            sim_json_get_number(doc, fa, "v2_fwd", false, 0.01, 1, &a->attn_v2_fwd, err) &&
            sim_json_get_number(doc, fa, "v2_bwd", false, 0.01, 1, &a->attn_v2_bwd, err) &&
            sim_json_get_number(doc, fa, "fp8_fwd", false, 0.01, 1, &a->attn_fp8_fwd, err) &&
-           sim_json_get_number(doc, fa, "fp8_bwd", false, 0.01, 1, &a->attn_fp8_bwd, err);
+           sim_json_get_number(doc, fa, "fp8_bwd", false, 0.01, 1, &a->attn_fp8_bwd, err));
 }
 
 /* {"any_layout": BOOL, "mxfp8": BOOL, "blockwise": BOOL, "source"} (a
@@ -131,17 +144,11 @@ static bool parse_fused_attention(const SimJsonDoc *doc, const cJSON *eff, Accel
 static bool read_fp8_gemm(const SimJsonDoc *doc, const cJSON *root, Accel *a, GError **err)
 {
     static const char *const keys[] = {"any_layout", "mxfp8", "blockwise", "source", NULL};
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "fp8_gemm");
-    if (!g)
-        return true;
-    if (!cJSON_IsObject(g)) {
-        sim_json_error(doc, g, err, "\"fp8_gemm\" must be an object");
-        return false;
-    }
-    return sim_json_only_keys(doc, g, keys, NULL, err) && sim_json_need_source(doc, g, err) &&
-           sim_json_get_bool(doc, g, "any_layout", &a->fp8_any_layout, err) &&
-           sim_json_get_bool(doc, g, "mxfp8", &a->fp8_mxfp8, err) &&
-           sim_json_get_bool(doc, g, "blockwise", &a->fp8_blockwise, err);
+    const cJSON *g = NULL;
+    return sourced_object(doc, root, "fp8_gemm", keys, &g, err) &&
+           (!g || (sim_json_get_bool(doc, g, "any_layout", &a->fp8_any_layout, err) &&
+                   sim_json_get_bool(doc, g, "mxfp8", &a->fp8_mxfp8, err) &&
+                   sim_json_get_bool(doc, g, "blockwise", &a->fp8_blockwise, err)));
 }
 
 /* {"xla_only": BOOL, "source"} (a preset's optional "runtime"): whether
@@ -150,15 +157,9 @@ static bool read_fp8_gemm(const SimJsonDoc *doc, const cJSON *root, Accel *a, GE
 static bool read_runtime(const SimJsonDoc *doc, const cJSON *root, Accel *a, GError **err)
 {
     static const char *const keys[] = {"xla_only", "source", NULL};
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "runtime");
-    if (!r)
-        return true;
-    if (!cJSON_IsObject(r)) {
-        sim_json_error(doc, r, err, "\"runtime\" must be an object");
-        return false;
-    }
-    return sim_json_only_keys(doc, r, keys, NULL, err) && sim_json_need_source(doc, r, err) &&
-           sim_json_get_bool(doc, r, "xla_only", &a->xla_only, err);
+    const cJSON *r = NULL;
+    return sourced_object(doc, root, "runtime", keys, &r, err) &&
+           (!r || sim_json_get_bool(doc, r, "xla_only", &a->xla_only, err));
 }
 
 /* A preset's "uncertainty" "basis": "measured" (default: held-out rows of

@@ -192,6 +192,27 @@ static void test_eager_step(void)
         cJSON_Delete(r[i]);
 }
 
+/* Full recomputation keeping NAME against keeping nothing: KEPT more bytes
+ * of activations, SAVED fewer hardware FLOPs, a faster step, the name in
+ * the report. */
+static void keep_against_full(const char *name, double kept, double saved)
+{
+    GError *err = NULL;
+    char *par = g_strdup_printf(", \"recompute\": \"full\", \"recompute_keep\": [\"%s\"]", name);
+    cJSON *full = llama_run(", \"recompute\": \"full\"", "", &err), *keep = llama_run(par, "", &err);
+    g_free(par);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(full);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(keep);
+    CU_ASSERT_DOUBLE_EQUAL(steps_activations(keep) - steps_activations(full), kept, 1);
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(full, "hardware_flops_per_step") - steps_num(keep, "hardware_flops_per_step"), saved,
+                           1e-9 * saved);
+    CU_ASSERT_TRUE(steps_num(keep, "step_time_s") < steps_num(full, "step_time_s"));
+    const cJSON *k = cJSON_GetObjectItem(cJSON_GetObjectItem(keep, "config"), "recompute_keep");
+    CU_ASSERT_TRUE(cJSON_IsArray(k) && !strcmp(cJSON_GetArrayItem(k, 0)->valuestring, name));
+    cJSON_Delete(full);
+    cJSON_Delete(keep);
+}
+
 /* "recompute_keep" under full recomputation (JAX's save_only_these_names,
  * MaxText's remat policies): the kept linears' outputs are held with the
  * layer's input, their GEMMs do not run again.  Llama 2 70B, 2 x 4096
@@ -199,21 +220,8 @@ static void test_eager_step(void)
  * takes 2 s h (q + 2 kv) FLOPs a sample and layer off the recomputation. */
 static void test_keep(void)
 {
-    GError *err = NULL;
-    cJSON *full = llama_run(", \"recompute\": \"full\"", "", &err),
-          *keep = llama_run(", \"recompute\": \"full\", \"recompute_keep\": [\"linear_qkv\"]", "", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(full);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(keep);
     double L = 80, T = 2.0 * 4096, s = 4096, h = 8192, qkv = 8192 + 2 * 1024;
-    CU_ASSERT_DOUBLE_EQUAL(steps_activations(keep) - steps_activations(full), L * T * qkv * 2, 1);
-    double saved = 32 * L * 2 * s * h * qkv;
-    CU_ASSERT_DOUBLE_EQUAL(steps_num(full, "hardware_flops_per_step") - steps_num(keep, "hardware_flops_per_step"), saved,
-                           1e-9 * saved);
-    CU_ASSERT_TRUE(steps_num(keep, "step_time_s") < steps_num(full, "step_time_s"));
-    const cJSON *k = cJSON_GetObjectItem(cJSON_GetObjectItem(keep, "config"), "recompute_keep");
-    CU_ASSERT_TRUE(cJSON_IsArray(k) && !strcmp(cJSON_GetArrayItem(k, 0)->valuestring, "linear_qkv"));
-    cJSON_Delete(full);
-    cJSON_Delete(keep);
+    keep_against_full("linear_qkv", L * T * qkv * 2, 32 * L * 2 * s * h * qkv);
 }
 
 /* "core_attn" kept (MaxText's "context"): the fused kernel's output O and
@@ -222,21 +230,8 @@ static void test_keep(void)
  * run again. */
 static void test_keep_core_attn(void)
 {
-    GError *err = NULL;
-    cJSON *full = llama_run(", \"recompute\": \"full\"", "", &err),
-          *keep = llama_run(", \"recompute\": \"full\", \"recompute_keep\": [\"core_attn\"]", "", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(full);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(keep);
     double L = 80, T = 2.0 * 4096, s = 4096, h = 8192, a = 64;
-    CU_ASSERT_DOUBLE_EQUAL(steps_activations(keep) - steps_activations(full), L * T * (h * 2 + 4 * a), 1);
-    double saved = 32 * L * 4 * s * s * h;
-    CU_ASSERT_DOUBLE_EQUAL(steps_num(full, "hardware_flops_per_step") - steps_num(keep, "hardware_flops_per_step"), saved,
-                           1e-9 * saved);
-    CU_ASSERT_TRUE(steps_num(keep, "step_time_s") < steps_num(full, "step_time_s"));
-    const cJSON *k = cJSON_GetObjectItem(cJSON_GetObjectItem(keep, "config"), "recompute_keep");
-    CU_ASSERT_TRUE(cJSON_IsArray(k) && !strcmp(cJSON_GetArrayItem(k, 0)->valuestring, "core_attn"));
-    cJSON_Delete(full);
-    cJSON_Delete(keep);
+    keep_against_full("core_attn", L * T * (h * 2 + 4 * a), 32 * L * 4 * s * s * h);
     refused(", \"recompute\": \"full\", \"recompute_keep\": [\"core_attn\"]", ", \"attention\": \"unfused\"",
             "not with \"attention\": \"unfused\"");
 }
