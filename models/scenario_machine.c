@@ -161,6 +161,12 @@ static bool parse_framework(StepScenario *sc, const SimJsonDoc *d, const cJSON *
         return false;
     }
     sc->framework = f == 1 || xla ? STEP_FRAMEWORK_JAX : STEP_FRAMEWORK_PYTORCH;
+    /* MaxText's and Praxis's pipelines differentiate through a loop over
+     * the micro-batches: every forward before the backwards (GPipe), unless
+     * "schedule" says otherwise */
+    const cJSON *par = cJSON_GetObjectItemCaseSensitive(root, "parallelism");
+    if (sc->framework == STEP_FRAMEWORK_JAX && sc->plan.pp > 1 && !cJSON_GetObjectItemCaseSensitive(par, "schedule"))
+        sc->plan.gpipe = true;
     sc->fp8_casts_fused = k >= 0 ? k == 1 : sc->framework == STEP_FRAMEWORK_JAX;
     if (k >= 0 && sc->precision != MEMORY_MIXED_FP8) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "fp8_casts"), err,

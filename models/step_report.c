@@ -159,6 +159,19 @@ static double xla_output_layer_params(const Ctx *c)
     return tr ? (double)tr->vocab * tr->hidden / c->p.tp : c->head_params;
 }
 
+/* A layer's largest weight per device (a transformer's linear layers; a
+ * CNN's layer as a whole). */
+static double xla_largest_weight(const Ctx *c)
+{
+    WorkloadGemm g[WORKLOAD_MAX_GEMMS];
+    int n = workload_transformer(c->w) ? workload_layer_gemms(c->w, 0, 1, &c->wp, g) : 0;
+    double most = n > 0 ? 0 : c->layer_params;
+    for (int i = 0; i < n; i++)
+        if (workload_gemm_linear(&g[i]))
+            most = fmax(most, g[i].batch * g[i].n * g[i].k);
+    return most;
+}
+
 bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, GError **err)
 {
     const StepPlan *p = &c->p;
@@ -183,8 +196,12 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
      * outside the layers where they are used and frees them: at the peak,
      * the forward's end and the backward's start, the last stage holds the
      * output layer's alone (the input embedding's gradient needs no
-     * gathered weight), and its buffers are planned when the program
-     * compiles, with no allocator's holes between them. */
+     * gathered weight); it reduce-scatters each weight's gradient as the
+     * backward makes it (combined only up to a few MiB to a few hundred:
+     * the recipes' xla_gpu_reduce_scatter_combine_threshold_bytes), so the
+     * full gradients held at once are the largest tensor's, not two
+     * layers'; and its buffers are planned when the program compiles, with
+     * no allocator's holes between them. */
     bool xla = step_scenario_framework(c->sc) == STEP_FRAMEWORK_JAX;
     if (xla)
         mc.fragmentation = 0;
@@ -193,8 +210,9 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
         if (xla)
             root = s == c->p.pp - 1 ? fmin(root, xla_output_layer_params(c)) : 0;
         mc.zero3_gathered_params = 2 * c->layer_params + (c->zero_ranks > 1 ? root : 0);
+        double held = xla ? xla_largest_weight(c) : 2 * c->layer_params;
         if (c->zero_ranks > 1)
-            mc.stream_pool_bytes = fmax(root, 2 * c->layer_params) * c->grad_bytes_per_param;
+            mc.stream_pool_bytes = fmax(root, held) * c->grad_bytes_per_param;
     }
     /* FP8: TE's cached weight copies (the FP8 weight, none when the
      * parameter is FP8, and its transpose).  Under ZeRO-3 nothing is cached:
@@ -280,8 +298,9 @@ static bool ag_overlap_applies(const StepScenario *sc)
 }
 
 /* What a planner should not miss: the chips computed are not the
- * topology's own, or most of the machine sits idle. */
-static void add_warnings(cJSON *out, const Build *b)
+ * topology's own, or most of the machine sits idle, or a JAX step that does
+ * not fit might (`fits`: the memory's verdict). */
+static void add_warnings(cJSON *out, const Build *b, bool fits)
 {
     const Ctx *c = b->c;
     cJSON *warn = cJSON_CreateArray();
@@ -315,6 +334,12 @@ static void add_warnings(cJSON *out, const Build *b)
         cJSON_AddItemToArray(warn, cJSON_CreateString(w));
         g_free(w);
     }
+    if (!fits && step_scenario_framework(c->sc) == STEP_FRAMEWORK_JAX)
+        cJSON_AddItemToArray(warn, cJSON_CreateString(
+                                       "as one XLA program it does not fit, but XLA's rematerialization pass may "
+                                       "recompute more to make it fit, more slowly than predicted, unless the program "
+                                       "turns it off (--xla_disable_hlo_passes=rematerialization, as MaxText's and "
+                                       "Paxml's GPU recipes do)"));
     if (cJSON_GetArraySize(warn) > 0)
         cJSON_AddItemToObject(out, "warnings", warn);
     else
@@ -531,7 +556,7 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     cJSON_AddStringToObject(out, "variant", step_scenario_variant_label(c->sc, variant));
     cJSON_AddNumberToObject(out, "step_time_s", step);
     step_band(b, step, bd.exposed, out);
-    add_warnings(out, b);
+    add_warnings(out, b, step_fits(c, &mem));
     cJSON *bj = cJSON_AddObjectToObject(out, "breakdown");
     cJSON_AddNumberToObject(bj, "compute", bd.compute);
     cJSON_AddNumberToObject(bj, "compute_slowed_by_communication", bd.interference);

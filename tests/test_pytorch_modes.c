@@ -277,11 +277,12 @@ static double mem_term(const cJSON *r, const char *k)
 /* "framework": "jax" on Llama 2 70B under FSDP (16 GPUs): in BF16 the same
  * step; no allocator holes; of the parameters outside the layers only the
  * output layer held gathered, so the buffers lose the input embedding and
- * the final norm, 2 (vocab + 1) h bytes (the reduce-scatter pool stays two
- * layers' gradients, larger than either); the loss "compiled" unless
- * given.  In FP8 the activations' casts cost nothing (fused into their
- * producers): a faster step, as "fp8_casts": "fused" makes it under
- * PyTorch, and "kernels" under JAX gives PyTorch's.  "memory_fraction" caps what the allocator
+ * the final norm, 2 (vocab + 1) h bytes, and the reduce-scatter's full
+ * gradients are the largest weight's (fc1, h x 2 ffn) in place of two
+ * layers' (bf16); the loss "compiled" unless given.  In FP8 the
+ * activations' casts cost nothing (fused into their producers): a faster
+ * step, as "fp8_casts": "fused" makes it under PyTorch, and "kernels"
+ * under JAX gives PyTorch's.  "memory_fraction" caps what the allocator
  * holds: a hair under it, a run that fits (Llama 2 13B) no longer does;
  * and a share JAX preallocates must leave room for what is outside it. */
 static void test_jax(void)
@@ -298,7 +299,12 @@ static void test_jax(void)
     double h = 8192, vocab = 32000;
     CU_ASSERT_DOUBLE_EQUAL(steps_num(r[1], "step_time_s"), steps_num(r[0], "step_time_s"), 0);
     CU_ASSERT_DOUBLE_EQUAL(mem_term(r[1], "working_set"), mem_term(r[0], "working_set"), 0);
-    CU_ASSERT_DOUBLE_EQUAL(mem_term(r[0], "buffers") - mem_term(r[1], "buffers"), 2 * (vocab + 1) * h, 1);
+    Workload *w = workload_load("llama2-70b", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    double layer = workload_params_layer(w, 0), fc1 = h * 2 * 28672;
+    workload_free(w);
+    CU_ASSERT_DOUBLE_EQUAL(mem_term(r[0], "buffers") - mem_term(r[1], "buffers"),
+                           2 * (vocab + 1) * h + 2 * (2 * layer - fc1), 1);
     CU_ASSERT_TRUE(mem_term(r[0], "fragmentation") > 0);
     CU_ASSERT_DOUBLE_EQUAL(mem_term(r[1], "fragmentation"), 0, 0);
     CU_ASSERT_TRUE(steps_num(r[3], "step_time_s") < steps_num(r[2], "step_time_s"));
@@ -342,6 +348,21 @@ static void test_jax(void)
         cJSON_Delete(r[i]);
 }
 
+/* JAX's pipelines (MaxText's, Praxis's) differentiate through a loop over
+ * the micro-batches: pp > 1 runs GPipe's schedule unless told otherwise. */
+static void test_jax_pipeline(void)
+{
+    GError *err = NULL;
+    const char *sched[] = {"gpipe", "1f1b"}, *pars[] = {"\"pp\": 2", "\"pp\": 2, \"schedule\": \"1f1b\""};
+    for (int i = 0; i < 2; i++) {
+        cJSON *r = model_run("llama2-13b", pars[i], ", \"framework\": \"jax\"", &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        const cJSON *s = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "schedule");
+        CU_ASSERT_TRUE(cJSON_IsString(s) && !strcmp(s->valuestring, sched[i]));
+        cJSON_Delete(r);
+    }
+}
+
 /* A TPU runs only XLA's programs (its preset's "runtime"): its step is
  * jax's without being told, no allocator's holes; "pytorch" is refused. */
 static void test_tpu(void)
@@ -370,6 +391,7 @@ static const TestCase tests[] = {
     {"zero_impl fsdp2: FSDP2's copy-out and copy-in on the compute stream", test_fsdp2_copies},
     {"framework jax: XLA's planned buffers, gathers and fused FP8 casts", test_jax},
     {"TPU: its step is XLA's", test_tpu},
+    {"framework jax: GPipe's schedule for pp > 1", test_jax_pipeline},
 };
 
 TEST_MAIN("pytorch_modes", tests)
