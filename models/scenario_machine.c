@@ -1,6 +1,7 @@
 /* The machine a scenario runs on: its topology (loaded once per StepCache,
  * shared by a sweep's or a plan's points), its accelerator and what depends on
- * the accelerator ("attention", with "cross_entropy"), the collective model's
+ * the accelerator ("attention", "framework" with "memory_fraction" and
+ * "fp8_casts", "cross_entropy"), the collective model's
  * parameters, the one rule for dp (as given, else the replicas fill the
  * machine; run, sweep and step_json_dp alike) and where the job's ranks sit
  * ("placement").  Every error names the scenario's line of the key that
@@ -133,40 +134,53 @@ static int choice(const SimJsonDoc *d, const cJSON *root, const char *key, const
         return -2;
     if (!v)
         return -1;
-    for (int i = 0; names[i]; i++)
-        if (!g_ascii_strcasecmp(v, names[i]))
+    GString *all = g_string_new(NULL);
+    for (int i = 0; names[i]; i++) {
+        if (!g_ascii_strcasecmp(v, names[i])) {
+            g_string_free(all, TRUE);
             return i;
-    sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, key), err, "\"%s\" = \"%s\" is not one of \"%s\", \"%s\"",
-                   key, SIM_ECHO(v), names[0], names[1]);
+        }
+        g_string_append_printf(all, "%s\"%s\"", i ? ", " : "", names[i]);
+    }
+    sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, key), err, "\"%s\" = \"%s\" is not one of %s", key,
+                   SIM_ECHO(v), all->str);
+    g_string_free(all, TRUE);
     return -2;
 }
 
-/* "framework" (scenario.h), "memory_fraction", the share of HBM its
- * allocator may hold, and "fp8_casts", whose default follows the
- * framework: read before "cross_entropy", whose default does too. */
+/* "framework" (scenario.h): read before "cross_entropy", whose default
+ * follows it; a chip that runs only XLA's programs (TPUs) runs its step as
+ * jax does, and MaxText's and Praxis's pipelines differentiate through a
+ * loop over the micro-batches: every forward before the backwards (GPipe),
+ * unless "schedule" says otherwise. */
 static bool parse_framework(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
 {
-    static const char *const frameworks[] = {"pytorch", "jax", NULL}, *const casts[] = {"kernels", "fused", NULL};
-    sc->memory_fraction = 1;
-    int f = choice(d, root, "framework", frameworks, err), k = f < -1 ? -2 : choice(d, root, "fp8_casts", casts, err);
-    if (k < -1 || !sim_json_get_number(d, root, "memory_fraction", false, 0.01, 1, &sc->memory_fraction, err))
-        return false;
-    sc->memory_fraction_given = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "memory_fraction"));
-    /* a chip that runs only XLA's programs (TPUs) runs its step as jax does */
+    static const char *const frameworks[] = {"pytorch", "jax", NULL};
+    int f = choice(d, root, "framework", frameworks, err);
     bool xla = accel_xla_only(sc->acc);
-    if (f == 0 && xla) {
+    if (f == 0 && xla)
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "framework"), err,
                        "accelerator %s runs only XLA-compiled programs (PyTorch/XLA too): \"framework\": \"jax\"",
                        SIM_ECHO(accel_name(sc->acc)));
+    if (f == -2 || (f == 0 && xla))
         return false;
-    }
     sc->framework = f == 1 || xla ? STEP_FRAMEWORK_JAX : STEP_FRAMEWORK_PYTORCH;
-    /* MaxText's and Praxis's pipelines differentiate through a loop over
-     * the micro-batches: every forward before the backwards (GPipe), unless
-     * "schedule" says otherwise */
     const cJSON *par = cJSON_GetObjectItemCaseSensitive(root, "parallelism");
     if (sc->framework == STEP_FRAMEWORK_JAX && sc->plan.pp > 1 && !cJSON_GetObjectItemCaseSensitive(par, "schedule"))
         sc->plan.gpipe = true;
+    return true;
+}
+
+/* "memory_fraction", the share of HBM the allocator may hold, and
+ * "fp8_casts", whose default follows the framework. */
+static bool parse_allocator_casts(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    static const char *const casts[] = {"kernels", "fused", NULL};
+    sc->memory_fraction = 1;
+    int k = choice(d, root, "fp8_casts", casts, err);
+    if (k == -2 || !sim_json_get_number(d, root, "memory_fraction", false, 0.01, 1, &sc->memory_fraction, err))
+        return false;
+    sc->memory_fraction_given = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "memory_fraction"));
     sc->fp8_casts_fused = k >= 0 ? k == 1 : sc->framework == STEP_FRAMEWORK_JAX;
     if (k >= 0 && sc->precision != MEMORY_MIXED_FP8) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "fp8_casts"), err,
@@ -231,7 +245,7 @@ bool scenario_load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *r
         return false;
     }
     if (!parse_attention(sc, d, root, err) || !parse_framework(sc, d, root, err) ||
-        !parse_cross_entropy(sc, d, root, err))
+        !parse_allocator_casts(sc, d, root, err) || !parse_cross_entropy(sc, d, root, err))
         return false;
     if (!accel_has_dtype(sc->acc, sc->dtype)) {
         bool given = key_or(root, "precision", NULL) != NULL;
