@@ -334,30 +334,6 @@ static bool parse_elementwise(StepScenario *sc, const SimJsonDoc *d, const cJSON
     return !why;
 }
 
-/* Under "framework": "jax" the step is one XLA program: PyTorch's and
- * Megatron's ways of running it (per-op checkpointing, FSDP's and
- * DTensor's implementations, Transformer Engine's userbuffers) are not
- * its own, so they are refused at the key that asks for them. */
-static bool check_jax(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
-{
-    const StepPlan *p = &sc->plan;
-    if (sc->framework != STEP_FRAMEWORK_JAX)
-        return true;
-    static const struct { const char *key, *value; } what[] = {
-        {"recompute", "\"op\""}, {"zero_impl", "\"fsdp\""}, {"zero_impl", "\"fsdp2\""},
-        {"tp_impl", "\"dtensor\""}, {"tp_comm_overlap", "true"}};
-    int i = p->recompute == WORKLOAD_RECOMPUTE_OP ? 0
-            : p->zero_fsdp                      ? 1 + p->zero_fsdp2
-            : p->tp_dtensor                     ? 3
-            : p->tp_comm_overlap                ? 4
-                                                : -1;
-    if (i >= 0)
-        sim_json_error(d, key_or(where, what[i].key, where), err,
-                       "\"%s\": %s is PyTorch's or Megatron-Core's: not with \"framework\": \"jax\" (one XLA program)",
-                       what[i].key, what[i].value);
-    return i < 0;
-}
-
 /* The checks run in the order a reader fixes a scenario: its own keys, the
  * model, the plan against the model, the machine, dp and the batch. */
 static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GError **err)
@@ -494,7 +470,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
     }
     if ((sc->plan.recompute == WORKLOAD_RECOMPUTE_OP && !check_op_recompute(sc, d, where, err)) ||
         (sc->plan.recompute_keep && !check_recompute_keep(sc, d, where, err)) || !parse_elementwise(sc, d, root, err) ||
-        !check_jax(sc, d, where, err))
+        !scenario_check_framework(sc, d, where, err))
         goto fail;
     sc->cache = NULL;
     return sc;

@@ -57,10 +57,12 @@ static inline const cJSON *key_or(const cJSON *obj, const char *key, const cJSON
 
 /* scenario_machine.c, each an error at the scenario's line of the key that
  * asked: the topology (through the parse's StepCache, if any) and the
- * accelerator, with "attention" and "cross_entropy" that depend on it; dp
- * as given or filling the machine (`where`: "parallelism", else the root);
- * "collective_params"; "placement" once dp is known. */
+ * accelerator, with "attention", "framework" and "cross_entropy" that
+ * depend on it; dp as given or filling the machine (`where`: "parallelism",
+ * else the root); "collective_params"; "placement" once dp is known; and,
+ * once the plan is read, what "framework": "jax" refuses. */
 bool scenario_load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err);
+bool scenario_check_framework(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err);
 bool scenario_resolve_dp(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, const cJSON *where, GError **err);
 bool scenario_load_coll_params(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err);
 bool scenario_parse_placement(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err);

@@ -190,6 +190,30 @@ static bool parse_allocator_casts(StepScenario *sc, const SimJsonDoc *d, const c
     return true;
 }
 
+/* Under "framework": "jax" the step is one XLA program: PyTorch's and
+ * Megatron's ways of running it (per-op checkpointing, FSDP's and
+ * DTensor's implementations, Transformer Engine's userbuffers) are not
+ * its own, so they are refused at the key that asks for them. */
+bool scenario_check_framework(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
+{
+    const StepPlan *p = &sc->plan;
+    if (sc->framework != STEP_FRAMEWORK_JAX)
+        return true;
+    static const struct { const char *key, *value; } what[] = {
+        {"recompute", "\"op\""}, {"zero_impl", "\"fsdp\""}, {"zero_impl", "\"fsdp2\""},
+        {"tp_impl", "\"dtensor\""}, {"tp_comm_overlap", "true"}};
+    int i = p->recompute == WORKLOAD_RECOMPUTE_OP ? 0
+            : p->zero_fsdp                      ? 1 + p->zero_fsdp2
+            : p->tp_dtensor                     ? 3
+            : p->tp_comm_overlap                ? 4
+                                                : -1;
+    if (i >= 0)
+        sim_json_error(d, key_or(where, what[i].key, where), err,
+                       "\"%s\": %s is PyTorch's or Megatron-Core's: not with \"framework\": \"jax\" (one XLA program)",
+                       what[i].key, what[i].value);
+    return i < 0;
+}
+
 /* The topology and accelerator, loaded once here: whatever is wrong between
  * them and the scenario is reported at the scenario's line that asked. */
 bool scenario_load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
