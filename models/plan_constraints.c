@@ -242,6 +242,7 @@ cJSON *plan_constraints_json(const Plan *p)
     cJSON_AddStringToObject(o, "fixed", fix);
     g_free(fix);
     cJSON_AddNumberToObject(o, "memory_fraction", p->o.memory_fraction);
+    cJSON_AddNumberToObject(o, "allocator_memory_fraction", p->allocator_fraction); /* the scenario's, in "fits" */
     cJSON *d = cJSON_AddArrayToObject(o, "denied");
     for (int f = 0; f < PLAN_NFEATURES; f++)
         if (p->o.deny >> f & 1u)

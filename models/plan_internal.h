@@ -45,6 +45,7 @@ struct Plan {
     PlanOptions o;
     int layers, heads, kv_heads, hidden, ffn, seq_len, experts, rpn; /* what the search divides */
     bool jax;                  /* "framework": "jax": no Megatron tp_comm_overlap to search */
+    double allocator_fraction; /* the scenario's "memory_fraction" (its allocator's share; fits applies it) */
     int etp; /* the scenario's "expert_tp" (0: none), which every candidate keeps */
     double params, peak_flops, hbm_bytes, ckpt_bytes_per_param;
     char *accel, *model;

@@ -102,6 +102,7 @@ static bool read_scenario(Plan *p, GError **err)
     p->ffn = tr->ffn, p->seq_len = tr->seq_len, p->experts = tr->experts;
     p->etp = step_scenario_plan(sc, 0).etp;
     p->jax = step_scenario_framework(sc) == STEP_FRAMEWORK_JAX;
+    p->allocator_fraction = step_scenario_memory_fraction(sc);
     p->rpn = topo_ranks_per_node(step_scenario_topo(sc));
     p->params = workload_params_total(w);
     p->peak_flops = accel_peak_flops(step_scenario_accel(sc), step_scenario_dtype(sc));

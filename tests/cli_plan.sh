@@ -155,6 +155,7 @@ python3 - "$TMP/mf.json" "$TMP/out.json" <<'PY' || { echo "FAIL --memory-fractio
 import json, sys
 d, full = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert d["constraints"]["memory_fraction"] == 0.05
+assert d["constraints"]["allocator_memory_fraction"] == 1  # the scenario's own share: none given
 assert all(b["memory_per_device_bytes"] <= 0.05 * 80 * 2**30 for b in d["best"])
 assert d["discarded"]["does not fit"] > full["discarded"]["does not fit"], (d["discarded"], full["discarded"])
 PY
