@@ -41,13 +41,19 @@
  * 3.1 70B on 256 H200 of A3 Ultra) and JAX-Toolbox's Llama 2 7B on one
  * DGX H100 (tests/data/steps/maxtext-gpu-recipes.csv), their remat policies
  * with the attention's "context" kept (core_attn): +3.7 %, -6.1 % and
- * -1.9 % on 2026-12-07, all predicted to fit (guard: <= 8 %). */
+ * -1.9 % on 2026-12-07, all predicted to fit (guard: <= 8 %).
+ *
+ * The 38 rows' spread, p10 and p90 of log(predicted / measured step), is
+ * the compute band a jax step carries (models/step_band.c): checked to
+ * match a run's band within 0.005. */
 #include "test_steps.h"
 
 #define LLAMA3 STEPS "maxtext-h100-llama3-70b.csv"
 #define LLAMA2 STEPS "maxtext-h100-llama2-70b.csv"
 #define PAXML STEPS "paxml-h100-gpt.csv"
 #define RECIPES STEPS "maxtext-gpu-recipes.csv"
+
+static Summary tables[4]; /* each table's rows, for the JAX band */
 
 /* The predicted step's spread over the rows FIRST..FIRST+N-1 (their
  * measured steps MEAS), printed as LABEL. */
@@ -82,7 +88,7 @@ static double llama3_gib(const char *framework, bool *fits)
 
 static void test_llama3(void)
 {
-    Summary s = run_table(LLAMA3);
+    Summary s = tables[0] = run_table(LLAMA3);
     CU_ASSERT_TRUE(s.n == 10);
     CU_ASSERT_EQUAL(s.fits, s.n);
     CU_ASSERT_TRUE(s.median <= 0.13);
@@ -100,7 +106,7 @@ static void test_llama3(void)
 
 static void test_llama2(void)
 {
-    Summary s = run_table(LLAMA2);
+    Summary s = tables[1] = run_table(LLAMA2);
     CU_ASSERT_TRUE(s.n == 12);
     CU_ASSERT_EQUAL(s.fits, s.n);
     CU_ASSERT_TRUE(s.median <= 0.10);
@@ -112,7 +118,7 @@ static void test_llama2(void)
 
 static void test_paxml(void)
 {
-    Summary s = run_table(PAXML);
+    Summary s = tables[2] = run_table(PAXML);
     CU_ASSERT_TRUE(s.n == 13);
     CU_ASSERT_TRUE(s.fits >= 8); /* the 5B rows; not the 175B ones (above) */
     CU_ASSERT_TRUE(s.median <= 0.22);
@@ -127,10 +133,37 @@ static void test_paxml(void)
 
 static void test_recipes(void)
 {
-    Summary s = run_table(RECIPES);
+    Summary s = tables[3] = run_table(RECIPES);
     CU_ASSERT_TRUE(s.n == 3);
     CU_ASSERT_EQUAL(s.fits, s.n);
     CU_ASSERT_TRUE(s.worst <= 0.08);
+}
+
+/* The compute band a jax step carries (models/step_band.c): the p10 and p90
+ * of log(predicted / measured step) over the four tables' rows, as a run
+ * reports it. */
+static void test_band(void)
+{
+    double all[4 * 128];
+    int n = 0;
+    for (int t = 0; t < 4; t++)
+        for (int i = 0; i < tables[t].n; i++)
+            all[n++] = tables[t].row_logr[i];
+    qsort(all, (size_t)n, sizeof *all, cmp_double);
+    double p10 = quantile(all, n, 0.1), p90 = quantile(all, n, 0.9);
+    gchar *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(STEPS "maxtext-h100-llama3-70b.json", &text, NULL, NULL));
+    cJSON *root = cJSON_Parse(text);
+    g_free(text);
+    cJSON *res = steps_run_scenario("maxtext-h100-llama3-70b.json", root, "band");
+    const cJSON *r = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "uncertainty"), "compute_log_residual");
+    printf("\n%d JAX rows: log(predicted/measured step) p10 %.3f p90 %.3f; a jax step's compute band %.3f .. %.3f\n", n,
+           p10, p90, cJSON_GetArrayItem(r, 0)->valuedouble, cJSON_GetArrayItem(r, 1)->valuedouble);
+    CU_ASSERT_EQUAL(n, 38);
+    CU_ASSERT_DOUBLE_EQUAL(cJSON_GetArrayItem(r, 0)->valuedouble, p10, 0.005);
+    CU_ASSERT_DOUBLE_EQUAL(cJSON_GetArrayItem(r, 1)->valuedouble, p90, 0.005);
+    cJSON_Delete(res);
+    cJSON_Delete(root);
 }
 
 static const TestCase tests[] = {
@@ -139,6 +172,7 @@ static const TestCase tests[] = {
     {"Paxml GPT-3 5B and 175B on 16-2048 H100, FSDP, held out: every row with its error", test_paxml},
     {"MaxText on Google Cloud's A3 Mega (H100), A3 Ultra (H200) and a DGX H100, held out: every row with its error",
      test_recipes},
+    {"the JAX tables' spread: a jax step's compute band", test_band},
 };
 
 TEST_MAIN("steps_maxtext", tests)
