@@ -7,6 +7,7 @@
  * ("placement").  Every error names the scenario's line of the key that
  * asked; the keys themselves are read in scenario.c. */
 #include "scenario_internal.h"
+#include "scenario_plan.h"
 #include "collective.h"
 #include "sim_data.h"
 #include "topo_place.h"
@@ -125,29 +126,6 @@ static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJS
     return false;
 }
 
-/* One of `names` (NULL-terminated, any case) at `key`, or -1 when absent;
- * -2 (and `err`) when it is another string or not a string. */
-static int choice(const SimJsonDoc *d, const cJSON *root, const char *key, const char *const *names, GError **err)
-{
-    const char *v = NULL;
-    if (!sim_json_get_string(d, root, key, false, &v, err))
-        return -2;
-    if (!v)
-        return -1;
-    GString *all = g_string_new(NULL);
-    for (int i = 0; names[i]; i++) {
-        if (!g_ascii_strcasecmp(v, names[i])) {
-            g_string_free(all, TRUE);
-            return i;
-        }
-        g_string_append_printf(all, "%s\"%s\"", i ? ", " : "", names[i]);
-    }
-    sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, key), err, "\"%s\" = \"%s\" is not one of %s", key,
-                   SIM_ECHO(v), all->str);
-    g_string_free(all, TRUE);
-    return -2;
-}
-
 /* "framework" (scenario.h): read before "cross_entropy", whose default
  * follows it; a chip that runs only XLA's programs (TPUs) runs its step as
  * jax does, and MaxText's and Praxis's pipelines differentiate through a
@@ -156,14 +134,16 @@ static int choice(const SimJsonDoc *d, const cJSON *root, const char *key, const
 static bool parse_framework(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
 {
     static const char *const frameworks[] = {"pytorch", "jax", NULL};
-    int f = choice(d, root, "framework", frameworks, err);
+    int f = -1; /* -1: not given */
+    if (!scenario_get_choice(d, root, "framework", frameworks, &f, err))
+        return false;
     bool xla = accel_xla_only(sc->acc);
-    if (f == 0 && xla)
+    if (f == 0 && xla) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "framework"), err,
                        "accelerator %s runs only XLA-compiled programs (PyTorch/XLA too): \"framework\": \"jax\"",
                        SIM_ECHO(accel_name(sc->acc)));
-    if (f == -2 || (f == 0 && xla))
         return false;
+    }
     sc->framework = f == 1 || xla ? STEP_FRAMEWORK_JAX : STEP_FRAMEWORK_PYTORCH;
     const cJSON *par = cJSON_GetObjectItemCaseSensitive(root, "parallelism");
     if (sc->framework == STEP_FRAMEWORK_JAX && sc->plan.pp > 1 && !cJSON_GetObjectItemCaseSensitive(par, "schedule"))
@@ -177,8 +157,9 @@ static bool parse_allocator_casts(StepScenario *sc, const SimJsonDoc *d, const c
 {
     static const char *const casts[] = {"kernels", "fused", NULL};
     sc->memory_fraction = 1;
-    int k = choice(d, root, "fp8_casts", casts, err);
-    if (k == -2 || !sim_json_get_number(d, root, "memory_fraction", false, 0.01, 1, &sc->memory_fraction, err))
+    int k = -1; /* -1: not given */
+    if (!scenario_get_choice(d, root, "fp8_casts", casts, &k, err) ||
+        !sim_json_get_number(d, root, "memory_fraction", false, 0.01, 1, &sc->memory_fraction, err))
         return false;
     sc->memory_fraction_given = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "memory_fraction"));
     sc->fp8_casts_fused = k >= 0 ? k == 1 : sc->framework == STEP_FRAMEWORK_JAX;

@@ -38,8 +38,8 @@ static int pick(const char *s, const char *const *names)
     return -1;
 }
 
-static bool get_choice(const SimJsonDoc *d, const cJSON *obj, const char *key, const char *const *names, int *out,
-                       GError **err)
+bool scenario_get_choice(const SimJsonDoc *d, const cJSON *obj, const char *key, const char *const *names, int *out,
+                         GError **err)
 {
     const char *s = NULL;
     if (!sim_json_get_string(d, obj, key, false, &s, err))
@@ -101,7 +101,7 @@ static bool parse_variants(const SimJsonDoc *d, const cJSON *par, long zs, StepP
             wus[nwu++] = v;
         }
     } else if (wu && !cJSON_IsNull(wu)) {
-        if (!get_choice(d, par, "weight_update", wu_names, &wus[0], err))
+        if (!scenario_get_choice(d, par, "weight_update", wu_names, &wus[0], err))
             return false;
         nwu = 1;
     }
@@ -178,7 +178,7 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
     static const char *const rc_names[] = {"none", "selective", "full", "op", NULL};
     static const char *const sched_names[] = {"1f1b", "gpipe", NULL};
     int rc = 0, sched = 0;
-    if (!get_choice(d, par, "recompute", rc_names, &rc, err) || !get_choice(d, par, "schedule", sched_names, &sched, err))
+    if (!scenario_get_choice(d, par, "recompute", rc_names, &rc, err) || !scenario_get_choice(d, par, "schedule", sched_names, &sched, err))
         return false;
     static const WorkloadRecompute rcs[] = {WORKLOAD_RECOMPUTE_NONE, WORKLOAD_RECOMPUTE_SELECTIVE,
                                             WORKLOAD_RECOMPUTE_FULL, WORKLOAD_RECOMPUTE_OP};
@@ -192,13 +192,13 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
         p->allgather_overlap = ag_overlap;
     static const char *const grd_names[] = {"bf16", "fp16", "fp32", NULL};
     int grd = -1;
-    if (!get_choice(d, par, "grad_reduce_dtype", grd_names, &grd, err))
+    if (!scenario_get_choice(d, par, "grad_reduce_dtype", grd_names, &grd, err))
         return false;
     if (grd >= 0)
         p->grad_reduce_dtype = grd == 0 ? ACCEL_BF16 : grd == 1 ? ACCEL_FP16 : ACCEL_FP32;
     static const char *const tpi_names[] = {"megatron", "dtensor", NULL}, *const zi_names[] = {"deepspeed", "fsdp", "fsdp2", NULL};
     int tpi = 0, zi = 0;
-    if (!get_choice(d, par, "tp_impl", tpi_names, &tpi, err) || !get_choice(d, par, "zero_impl", zi_names, &zi, err))
+    if (!scenario_get_choice(d, par, "tp_impl", tpi_names, &tpi, err) || !scenario_get_choice(d, par, "zero_impl", zi_names, &zi, err))
         return false;
     p->tp_dtensor = tpi == 1;
     p->zero_fsdp = zi >= 1;

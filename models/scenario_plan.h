@@ -1,11 +1,16 @@
-/* Private to scenario.c and scenario_plan.c: the "parallelism" object of a
- * scenario, and the key check both use. */
+/* Private to the scenario modules (scenario*.c): the "parallelism" object
+ * of a scenario, and the key and choice checks they share. */
 #ifndef SCENARIO_PLAN_H
 #define SCENARIO_PLAN_H
 
 #include "scenario.h"
 #include "sim_json.h"
 
+/* The index in `names` (NULL-terminated, any case) of the string at `key`
+ * into *out, left as it is when the key is absent; false and an error
+ * naming every choice otherwise. */
+bool scenario_get_choice(const SimJsonDoc *d, const cJSON *obj, const char *key, const char *const *names, int *out,
+                         GError **err);
 /* An error at the first key of `obj` not in `allowed` (NULL-terminated). */
 bool scenario_check_keys(const SimJsonDoc *d, const cJSON *obj, const char *where, const char *const *allowed,
                          GError **err);
