@@ -97,16 +97,11 @@ static const cJSON *need_object(const SimJsonDoc *doc, const cJSON *obj, const c
 static bool sourced_object(const SimJsonDoc *doc, const cJSON *obj, const char *key, const char *const *keys,
                            const cJSON **out, GError **err)
 {
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     *out = NULL;
-    if (!it)
+    if (!cJSON_GetObjectItemCaseSensitive(obj, key))
         return true;
-    if (!cJSON_IsObject(it)) {
-        sim_json_error(doc, it, err, "\"%s\" must be an object", key);
-        return false;
-    }
-    *out = it;
-    return sim_json_only_keys(doc, it, keys, NULL, err) && sim_json_need_source(doc, it, err);
+    *out = need_object(doc, obj, key, err);
+    return *out && sim_json_only_keys(doc, *out, keys, NULL, err) && sim_json_need_source(doc, *out, err);
 }
 
 /* "fused_attention": {"fwd": 0.7, "bwd": 0.6, "half_seq": 512, "source": ...}

@@ -109,8 +109,8 @@ double memory_allocator_reserved(const MemoryBreakdown *b) { return b->total - (
 
 bool memory_fits(const MemoryBreakdown *b, double hbm_bytes, double pool_fraction, bool preallocated)
 {
-    double pool = pool_fraction * hbm_bytes, outside = b->total - memory_allocator_reserved(b);
-    return b->total <= hbm_bytes && memory_allocator_reserved(b) <= pool && (!preallocated || pool + outside <= hbm_bytes);
+    double pool = pool_fraction * hbm_bytes, held = memory_allocator_reserved(b), outside = b->total - held;
+    return b->total <= hbm_bytes && held <= pool && (!preallocated || pool + outside <= hbm_bytes);
 }
 
 int memory_1f1b_inflight(int pp, int stage, int num_microbatches)

@@ -30,7 +30,7 @@ double lora_stage_frozen_params(const Ctx *c, int s)
     if (s == 0)
         p += c->frozen_head_params;
     if (s == c->p.pp - 1 && c->p.pp > 1 && tr->tied_embeddings)
-        p += (double)tr->vocab * tr->hidden / c->p.tp;
+        p += pipeline_output_layer_params(c);
     return p;
 }
 

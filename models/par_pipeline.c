@@ -67,6 +67,12 @@ void pipeline_partition(Ctx *c)
     lora_partition(c);
 }
 
+double pipeline_output_layer_params(const Ctx *c)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    return tr ? (double)tr->vocab * tr->hidden / c->p.tp : 0;
+}
+
 /* Parameters held by stage s's device: its layers, the embeddings on the
  * first stage and, with a pipeline and tied embeddings, the copy of the
  * word embeddings the last stage needs for the logits.  The MTP modules
@@ -83,7 +89,7 @@ double pipeline_stage_params(const Ctx *c, int s)
         return p;
     bool copy = tr->tied_embeddings || tr->mtp_layers > 0;
     if (s == c->p.pp - 1 && c->p.pp > 1 && copy && !c->wp.frozen_linears) /* LoRA: frozen */
-        p += (double)tr->vocab * tr->hidden / c->p.tp;
+        p += pipeline_output_layer_params(c);
     if (s == c->p.pp - 1 && tr->mtp_layers > 0) {
         int L = workload_num_layers(c->w);
         p += (workload_params_mtp(c->w) - tr->mtp_layers * workload_params_layer_experts(c->w, L)) / c->p.tp;

@@ -41,9 +41,9 @@ void step_band(const Build *b, double step, double exposed_comm, cJSON *out)
 {
     double r10, r90, clo, chi;
     bool measured = accel_band(b->c->acc, &r10, &r90);
-    bool jax = step_scenario_framework(b->c->sc) == STEP_FRAMEWORK_JAX &&
-               (JAX_BAND_P10 < r10 || JAX_BAND_P90 > r90); /* wider than the chip's own */
-    if (jax)
+    bool widened = step_scenario_framework(b->c->sc) == STEP_FRAMEWORK_JAX &&
+                   (JAX_BAND_P10 < r10 || JAX_BAND_P90 > r90); /* wider than the chip's own */
+    if (widened)
         r10 = fmin(r10, JAX_BAND_P10), r90 = fmax(r90, JAX_BAND_P90);
     comm_band(b, &clo, &chi);
     double fm = step > 0 ? fmin(1, exposed_comm / step) : 0, fc = 1 - fm;
@@ -59,7 +59,7 @@ void step_band(const Build *b, double step, double exposed_comm, cJSON *out)
                             : accel_band_transferred(b->c->acc)
                                 ? "another accelerator's measured steps, carried over (the preset's uncertainty source)"
                                 : "the accelerator's measured steps");
-    if (jax)
+    if (widened)
         cJSON_AddStringToObject(u, "framework_basis", "widened to the JAX tables' spread on H100 and H200");
     cJSON_AddItemToObject(u, "communication_log_band", cJSON_CreateDoubleArray((double[]){clo, chi}, 2));
     cJSON_AddNumberToObject(u, "exposed_communication_share", fm);

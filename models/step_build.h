@@ -343,6 +343,8 @@ void pipeline_partition(Ctx *c);
 bool pipeline_init(Ctx *c, GError **err);
 void pipeline_free(Ctx *c);
 double pipeline_stage_params(const Ctx *c, int s);
+/* The output layer's weights per device, vocab x hidden over tp (0 for a CNN). */
+double pipeline_output_layer_params(const Ctx *c);
 int pipeline_order(const Ctx *c, int s, int *order_mb, int *order_dir, int *order_chunk);
 void pipeline_sends(Build *b);
 int pipeline_inflight(const Ctx *c, int s);

@@ -151,14 +151,6 @@ static Breakdown breakdown(const Build *b, double step)
     return r;
 }
 
-/* The output layer's parameters per device (vocab x hidden over tp, tied
- * or not); a CNN's head is all its parameters outside the layers. */
-static double xla_output_layer_params(const Ctx *c)
-{
-    const WorkloadTransformer *tr = workload_transformer(c->w);
-    return tr ? (double)tr->vocab * tr->hidden / c->p.tp : c->head_params;
-}
-
 /* A layer's largest weight per device (a transformer's linear layers; a
  * CNN's layer as a whole). */
 static double xla_largest_weight(const Ctx *c)
@@ -208,7 +200,7 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     if (p->zero_stage == 3) {
         double root = mc.params - step_stage_layer_params(c, s);
         if (xla)
-            root = s == c->p.pp - 1 ? fmin(root, xla_output_layer_params(c)) : 0;
+            root = s == c->p.pp - 1 ? fmin(root, pipeline_output_layer_params(c)) : 0;
         mc.zero3_gathered_params = 2 * c->layer_params + (c->zero_ranks > 1 ? root : 0);
         double held = xla ? xla_largest_weight(c) : 2 * c->layer_params;
         if (c->zero_ranks > 1)
@@ -346,7 +338,7 @@ static void add_warnings(cJSON *out, const Build *b, bool fits)
         cJSON_Delete(warn);
 }
 
-static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int mem_stage, double host)
+static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int mem_stage, double host, bool fits)
 {
     cJSON *mj = cJSON_AddObjectToObject(out, "memory_per_device_bytes");
     cJSON_AddNumberToObject(mj, "weights", mem->params);
@@ -364,7 +356,7 @@ static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int
     cJSON_AddNumberToObject(mj, "memory_fraction", step_scenario_memory_fraction(c->sc));
     if (c->p.offload_optimizer) /* ZeRO-Offload: in host memory, not in total */
         cJSON_AddNumberToObject(mj, "host_optimizer_state", host);
-    cJSON_AddBoolToObject(out, "fits", step_fits(c, mem));
+    cJSON_AddBoolToObject(out, "fits", fits);
 }
 
 static void add_throughput(cJSON *out, const Ctx *c, double step)
@@ -556,7 +548,8 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     cJSON_AddStringToObject(out, "variant", step_scenario_variant_label(c->sc, variant));
     cJSON_AddNumberToObject(out, "step_time_s", step);
     step_band(b, step, bd.exposed, out);
-    add_warnings(out, b, step_fits(c, &mem));
+    bool fits = step_fits(c, &mem);
+    add_warnings(out, b, fits);
     cJSON *bj = cJSON_AddObjectToObject(out, "breakdown");
     cJSON_AddNumberToObject(bj, "compute", bd.compute);
     cJSON_AddNumberToObject(bj, "compute_slowed_by_communication", bd.interference);
@@ -564,7 +557,7 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     cJSON_AddNumberToObject(bj, "optimizer", bd.optimizer);
     cJSON_AddNumberToObject(bj, "pipeline_bubble", bd.bubble);
     cJSON_AddNumberToObject(bj, "stage", bd.stage);
-    add_memory(out, c, &mem, mem_stage, host);
+    add_memory(out, c, &mem, mem_stage, host, fits);
     add_throughput(out, c, step);
     add_config(out, b);
     cJSON_AddItemToObject(out, "collectives", coll_report(b));
