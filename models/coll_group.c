@@ -169,7 +169,8 @@ static double greedy_rings(CollGroup *g, RingSearch *rs, const double *cap0, dou
     rs->cap = cap;
     while (g->nch < g->p.max_channels && g->nch < MAX_CH) {
         double best_bw = best_ring(g, rs);
-        if (!(best_bw > 0) || !isfinite(best_bw) || best_bw < 0.05 * first || (isfinite(cap) && best_bw < cap * (1 - 1e-9)))
+        if (!(best_bw > 0) || !isfinite(best_bw) || best_bw < 0.05 * first ||
+            (isfinite(cap) && best_bw < cap * (1 - 1e-9)))
             break;
         if (first == 0)
             first = best_bw;

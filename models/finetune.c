@@ -25,7 +25,8 @@ bool finetune_parse_linears(const SimJsonDoc *d, const cJSON *it, const char *ke
     *out = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, it) {
-        unsigned bit = core_attn && cJSON_IsString(e) && !strcmp(e->valuestring, "core_attn") ? WORKLOAD_KEEP_CORE_ATTN : 0;
+        bool attn = core_attn && cJSON_IsString(e) && !strcmp(e->valuestring, "core_attn");
+        unsigned bit = attn ? WORKLOAD_KEEP_CORE_ATTN : 0;
         for (size_t i = 0; cJSON_IsString(e) && i < G_N_ELEMENTS(targets); i++)
             if (!strcmp(e->valuestring, targets[i].name))
                 bit = targets[i].bit;

@@ -178,7 +178,8 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
     static const char *const rc_names[] = {"none", "selective", "full", "op", NULL};
     static const char *const sched_names[] = {"1f1b", "gpipe", NULL};
     int rc = 0, sched = 0;
-    if (!scenario_get_choice(d, par, "recompute", rc_names, &rc, err) || !scenario_get_choice(d, par, "schedule", sched_names, &sched, err))
+    if (!scenario_get_choice(d, par, "recompute", rc_names, &rc, err) ||
+        !scenario_get_choice(d, par, "schedule", sched_names, &sched, err))
         return false;
     static const WorkloadRecompute rcs[] = {WORKLOAD_RECOMPUTE_NONE, WORKLOAD_RECOMPUTE_SELECTIVE,
                                             WORKLOAD_RECOMPUTE_FULL, WORKLOAD_RECOMPUTE_OP};
@@ -198,7 +199,8 @@ bool scenario_plan_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, int
         p->grad_reduce_dtype = grd == 0 ? ACCEL_BF16 : grd == 1 ? ACCEL_FP16 : ACCEL_FP32;
     static const char *const tpi_names[] = {"megatron", "dtensor", NULL}, *const zi_names[] = {"deepspeed", "fsdp", "fsdp2", NULL};
     int tpi = 0, zi = 0;
-    if (!scenario_get_choice(d, par, "tp_impl", tpi_names, &tpi, err) || !scenario_get_choice(d, par, "zero_impl", zi_names, &zi, err))
+    if (!scenario_get_choice(d, par, "tp_impl", tpi_names, &tpi, err) ||
+        !scenario_get_choice(d, par, "zero_impl", zi_names, &zi, err))
         return false;
     p->tp_dtensor = tpi == 1;
     p->zero_fsdp = zi >= 1;
