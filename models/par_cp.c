@@ -3,7 +3,9 @@
  * cp_comm_type): each sequence is split over cp devices (ranks
  * tp-cp-dp-pp), every device computing its s / cp queries against all s
  * keys (the workload's WorkloadParallel.cp), one attention kernel per ring
- * step (step_compute.c prices the kernels).  The structure follows TE's
+ * step (step_compute.c prices the kernels).  "cp_impl" "pytorch_*" is
+ * PyTorch's context_parallel instead (pytorch_costs below).  By default the
+ * structure follows TE's
  * AttnFuncWithCPAndKVP2P (transformer_engine/pytorch/attention/
  * dot_product_attention/context_parallel.py):
  *  - forward: the KV block is packed into the send buffer (torch.cat, one
@@ -53,43 +55,139 @@ static CollGroup *ring_pair(const Ctx *c, GError **err)
     return step_group_new(c, pair, 2, err);
 }
 
+/* One ring step's attention kernel, forward or backward. */
+static double step_kernel(const Ctx *c, bool backward)
+{
+    if (c->wp.fused_attention)
+        return step_fused_attention_time(c, step_scenario_micro_batch(c->sc), backward) / c->p.cp;
+    double f = attention_core_time(c) / c->p.cp;
+    return backward ? 2 * f : f; /* the core's backward: two GEMMs per product */
+}
+
+/* The device's queries (its output, dQ) per layer and micro-batch, in
+ * elements. */
+static double out_elems(const Ctx *c)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    return (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * workload_q_dim(tr) / c->p.tp;
+}
+
+/* The KV block, keys and values of the device's s / cp tokens, its tp
+ * share of the heads (repeated to the query's where the model does), in
+ * elements. */
+static double kv_elems(const Ctx *c)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    if (c->p.cp_impl != CP_IMPL_TE_P2P && c->p.cp_repeat_kv)
+        return 2 * out_elems(c);
+    return (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * workload_kv_width(c->w) / c->p.tp;
+}
+
+static const char *const cp_names[] = {"cp_send_kv", "cp_recv_kv", "cp_send_dkv", "cp_recv_dkv", "cp_allgather_kv"};
+
+/* A send or receive on the ring pair. */
+static int ring_use(Ctx *c, int k, double bytes)
+{
+    int u = step_coll(c, cp_names[k], "cp", c->cp_group, COLL_BROADCAST, bytes);
+    if (u >= 0)
+        g_array_index(c->colls, CollUse, u).op_name = k % 2 ? "recv" : "send";
+    return u;
+}
+
+/* Transformer Engine's P2P ring (the file's opening comment). */
+static void te_costs(Ctx *c)
+{
+    int cp = c->p.cp;
+    double bytes = kv_elems(c) * c->wp.act_bytes;
+    for (int k = 0; k < 4; k++)
+        c->cp_use[k] = ring_use(c, k, bytes);
+    for (int pass = 0; pass < 3; pass++)
+        for (int k = 0; k < (pass == 2 ? 4 : 2); k++)
+            c->cp_times[pass][k] = cp - 1;
+    double send = step_coll_time(c, c->cp_use[0]), f = step_kernel(c, false), b = step_kernel(c, true);
+    double out = out_elems(c) * c->wp.act_bytes;
+    double merges = 2 + 3 * (cp - 1.0); /* first step: copy; later ones: read, read, write */
+    c->t_cp[0] = (cp - 1) * fmax(0, send - f) + accel_mem_time(c->acc, 2 * bytes + merges * out);
+    c->t_cp[2] = 2 * fmax(0, send - b) + (cp - 2) * fmax(0, 2 * send - b) +
+                 accel_mem_time(c->acc, 2 * bytes + merges * (out + bytes));
+}
+
+/* PyTorch's context_parallel (torch.distributed.tensor.experimental.
+ * _attention: _templated_ring_attention and its backward), what torchtitan
+ * runs.  Its memory-bound passes, per element, on the slowest rank (the
+ * last, whose later steps all take full-length queries):
+ *  - forward: K and V made contiguous (a copy), packed by torch.cat before
+ *    each of the cp - 1 rotations; each step's output and log-sum-exp cast
+ *    to fp32 and merged into the fp32 output (out - sigmoid(lse_i - lse) x
+ *    (out - out_i): three passes over fp32, 36 bytes an element), cast back
+ *    at the end;
+ *  - backward: fp32 dQ, dK, dV zeroed; each step's dK, dV added into the
+ *    received fp32 sums (on the steps after the first a half-length add and
+ *    a torch.cat of the whole), packed for the next rank (fp32), dQ added;
+ *    all cast back at the end.
+ * Rotation: "allgather" (torchtitan's default) gathers every KV block once,
+ * behind the first step's kernel; "alltoall" sends each block to the next
+ * rank behind each step's kernel.  The summed dKV always goes round in
+ * fp32, one send behind each step's kernel, the last one waited for after
+ * the loop. */
+static void pytorch_costs(Ctx *c)
+{
+    int cp = c->p.cp;
+    bool gather = c->p.cp_impl == CP_IMPL_PYTORCH_ALLGATHER;
+    double a = c->wp.act_bytes, e = out_elems(c), kv = kv_elems(c), bkv = kv * a;
+    if (gather) {
+        c->cp_use[4] = step_coll(c, cp_names[4], "cp", c->cp_all_group, COLL_ALLGATHER, cp * bkv);
+        c->cp_times[0][4] = c->cp_times[2][4] = 1;
+    } else {
+        c->cp_use[0] = ring_use(c, 0, bkv);
+        c->cp_use[1] = ring_use(c, 1, bkv);
+        for (int pass = 0; pass < 3; pass++)
+            c->cp_times[pass][0] = c->cp_times[pass][1] = cp - 1;
+    }
+    c->cp_use[2] = ring_use(c, 2, kv * 4);
+    c->cp_use[3] = ring_use(c, 3, kv * 4);
+    c->cp_times[2][2] = c->cp_times[2][3] = cp;
+    double f = step_kernel(c, false), b = step_kernel(c, true);
+    double kv_t = gather ? step_coll_time(c, c->cp_use[4]) : step_coll_time(c, c->cp_use[0]);
+    double dkv_t = step_coll_time(c, c->cp_use[2]);
+    double copies = 2 * bkv + (cp - 1) * 2 * bkv;
+    double fwd_merge = e * ((a + 4) + (cp - 1) * (a + 36) + (4 + a));
+    double bwd_kv = kv * (4 + (8 + a) + (cp - 1) * ((8 + a) / 2 + 8) + cp * 8 + (4 + a));
+    double bwd_q = e * (4 + cp * (8 + a) + (4 + a));
+    double fwd_comm = gather ? fmax(0, kv_t - f) : (cp - 1) * fmax(0, kv_t - f);
+    double bwd_comm = gather ? fmax(0, kv_t - b) + (cp - 1) * fmax(0, dkv_t - b) + dkv_t
+                             : (cp - 1) * fmax(0, kv_t + dkv_t - b) + dkv_t;
+    c->t_cp[0] = fwd_comm + accel_mem_time(c->acc, copies + fwd_merge);
+    c->t_cp[2] = bwd_comm + accel_mem_time(c->acc, copies + bwd_kv + bwd_q);
+}
+
 bool cp_init(Ctx *c, GError **err)
 {
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         c->cp_use[k] = -1;
+    memset(c->cp_times, 0, sizeof c->cp_times);
     int cp = c->p.cp;
     if (cp == 1)
         return true;
     if (!(c->cp_group = ring_pair(c, err)))
         return false;
-    const WorkloadTransformer *tr = workload_transformer(c->w);
-    /* a block: the device's s / cp tokens' keys and values, its tp share of the heads */
-    double bytes = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / cp * workload_kv_width(c->w) / c->p.tp *
-                   c->wp.act_bytes;
-    static const char *const names[] = {"cp_send_kv", "cp_recv_kv", "cp_send_dkv", "cp_recv_dkv"};
-    for (int k = 0; k < 4; k++) {
-        c->cp_use[k] = step_coll(c, names[k], "cp", c->cp_group, COLL_BROADCAST, bytes);
-        if (c->cp_use[k] >= 0)
-            g_array_index(c->colls, CollUse, c->cp_use[k]).op_name = k % 2 ? "recv" : "send";
+    if (c->p.cp_impl == CP_IMPL_PYTORCH_ALLGATHER) {
+        int *ids = g_new(int, cp);
+        for (int k = 0; k < cp; k++)
+            ids[k] = step_rank_of(c, 0, k, 0);
+        c->cp_all_group = step_group_new(c, ids, cp, err);
+        g_free(ids);
+        if (!c->cp_all_group)
+            return false;
     }
-    /* one ring step's kernel, forward and backward */
-    double send = step_coll_time(c, c->cp_use[0]), f, b;
-    int mb = step_scenario_micro_batch(c->sc);
-    if (c->wp.fused_attention) {
-        f = step_fused_attention_time(c, mb, false) / cp;
-        b = step_fused_attention_time(c, mb, true) / cp;
-    } else {
-        f = attention_core_time(c) / cp;
-        b = 2 * f; /* the core's backward: two GEMMs per product */
-    }
-    /* the device's queries' output (and dQ), and its KV block, in bytes */
-    double out = (double)mb * tr->seq_len / cp * workload_q_dim(tr) / c->p.tp * c->wp.act_bytes;
-    double merges = 2 + 3 * (cp - 1.0); /* first step: copy; later ones: read, read, write */
-    c->t_cp[0] = (cp - 1) * fmax(0, send - f) + accel_mem_time(c->acc, 2 * bytes + merges * out);
-    c->t_cp[2] = 2 * fmax(0, send - b) + (cp - 2) * fmax(0, 2 * send - b) +
-                 accel_mem_time(c->acc, 2 * bytes + merges * (out + bytes));
-    if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL)
+    if (c->p.cp_impl == CP_IMPL_TE_P2P)
+        te_costs(c);
+    else
+        pytorch_costs(c);
+    if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL) {
         c->t_cp[1] = c->t_cp[0];
+        memcpy(c->cp_times[1], c->cp_times[0], sizeof c->cp_times[0]);
+    }
     return true;
 }
 
@@ -104,7 +202,7 @@ int cp_after(Build *b, int s, const char *tp_name, int after)
     int t = step_task(b->g, pass == 0 ? "cp_forward" : pass == 1 ? "cp_recompute" : "cp_backward", b->res[s].tp,
                       c->t_cp[pass], "cp");
     step_dep(b->g, after, t);
-    for (int k = 0; k < (pass == 2 ? 4 : 2); k++)
-        step_coll_tag(b, t, c->cp_use[k], c->p.cp - 1, s);
+    for (int k = 0; k < 5; k++)
+        step_coll_tag(b, t, c->cp_use[k], c->cp_times[pass][k], s);
     return t;
 }

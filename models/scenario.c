@@ -309,6 +309,24 @@ static bool check_recompute_keep(const StepScenario *sc, const SimJsonDoc *d, co
     return !why;
 }
 
+/* PyTorch's context_parallel replaces SDPA's fused kernels (flash,
+ * memory-efficient, cuDNN: torch.distributed.tensor.experimental.
+ * _attention's _sdpa_handler); SDPA has no window and no FP8 kernel. */
+static bool check_cp_impl(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
+{
+    const WorkloadTransformer *t = workload_transformer(sc->w);
+    if (sc->plan.cp_impl == CP_IMPL_TE_P2P)
+        return true;
+    const char *why = sc->attention == STEP_ATTN_UNFUSED ? "replaces SDPA's fused kernels: not with \"attention\": \"unfused\""
+                      : sc->fp8_dpa ? "runs SDPA's 16-bit kernels: not with \"fp8_dot_product_attention\""
+                      : t && workload_window_share(t) > 0
+                          ? "runs SDPA, which has no sliding window: not with a \"sliding_window\" model"
+                          : NULL;
+    if (why)
+        sim_json_error(d, key_or(where, "cp_impl", where), err, "\"cp_impl\": PyTorch's context_parallel %s", why);
+    return !why;
+}
+
 /* "elementwise": "fused" (default: one kernel per norm, fused SwiGLU and
  * rotary, as Transformer Engine and torch.compile run them) or "eager"
  * (PyTorch eager, workload_eager.c). */
@@ -469,7 +487,8 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
         goto fail;
     }
     if ((sc->plan.recompute == WORKLOAD_RECOMPUTE_OP && !check_op_recompute(sc, d, where, err)) ||
-        (sc->plan.recompute_keep && !check_recompute_keep(sc, d, where, err)) || !parse_elementwise(sc, d, root, err) ||
+        (sc->plan.recompute_keep && !check_recompute_keep(sc, d, where, err)) || !check_cp_impl(sc, d, where, err) ||
+        !parse_elementwise(sc, d, root, err) ||
         !scenario_check_framework(sc, d, where, err))
         goto fail;
     sc->cache = NULL;

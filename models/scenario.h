@@ -43,6 +43,14 @@ typedef struct {
     int etp;
     int vpp; /* interleaved 1F1B: model chunks per pipeline stage (1: plain 1F1B) */
     int cp;  /* context parallelism: the sequence split over cp devices (ring attention); ranks tp-cp-dp-pp */
+    /* "cp_impl": whose ring attention (par_cp.c): Transformer Engine's P2P
+     * ring (the default), or PyTorch's context_parallel rotating KV by one
+     * all-gather or by all-to-all */
+    enum { CP_IMPL_TE_P2P, CP_IMPL_PYTORCH_ALLGATHER, CP_IMPL_PYTORCH_ALLTOALL } cp_impl;
+    /* "cp_repeat_kv" (PyTorch's only): the model repeats the grouped KV
+     * heads to the query's before SDPA, so the ring carries them repeated
+     * (torchtitan until ff0829c1, 2026-01; false: SDPA's enable_gqa) */
+    bool cp_repeat_kv;
     int shard_group; /* FSDP hybrid sharding: ZeRO-3 inside groups of this many dp ranks (0: all dp) */
     bool offload_optimizer;       /* ZeRO-Offload: optimizer state and update on the host */
     double pcie_bps, host_mem_bps; /* per device; per node (shared by its devices) */

@@ -173,7 +173,8 @@ static bool parse_allocator_casts(StepScenario *sc, const SimJsonDoc *d, const c
 
 /* Under "framework": "jax" the step is one XLA program: PyTorch's and
  * Megatron's ways of running it (per-op checkpointing, FSDP's and
- * DTensor's implementations, Transformer Engine's userbuffers) are not
+ * DTensor's implementations, Transformer Engine's userbuffers, PyTorch's
+ * context_parallel) are not
  * its own, so they are refused at the key that asks for them. */
 bool scenario_check_framework(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
 {
@@ -182,11 +183,13 @@ bool scenario_check_framework(const StepScenario *sc, const SimJsonDoc *d, const
         return true;
     static const struct { const char *key, *value; } what[] = {
         {"recompute", "\"op\""}, {"zero_impl", "\"fsdp\""}, {"zero_impl", "\"fsdp2\""},
-        {"tp_impl", "\"dtensor\""}, {"tp_comm_overlap", "true"}};
+        {"tp_impl", "\"dtensor\""}, {"tp_comm_overlap", "true"}, {"cp_impl", "\"pytorch_allgather\""},
+        {"cp_impl", "\"pytorch_alltoall\""}};
     int i = p->recompute == WORKLOAD_RECOMPUTE_OP ? 0
             : p->zero_fsdp                      ? 1 + p->zero_fsdp2
             : p->tp_dtensor                     ? 3
             : p->tp_comm_overlap                ? 4
+            : p->cp_impl != CP_IMPL_TE_P2P      ? 4 + (int)p->cp_impl
                                                 : -1;
     if (i >= 0)
         sim_json_error(d, key_or(where, what[i].key, where), err,

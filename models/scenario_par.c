@@ -14,7 +14,7 @@ const char *const scenario_par_keys[] = {"ep", "expert_tp", "capacity_factor", "
                                          "offload_optimizer", "pcie_bandwidth", "host_memory_bandwidth",
                                          "account_for_embedding_in_pipeline_split",
                                          "account_for_loss_in_pipeline_split", "pipeline_layout", "moe_a2a_overlap", "recompute_modules",
-                                         "recompute_keep", NULL};
+                                         "recompute_keep", "cp_impl", "cp_repeat_kv", NULL};
 
 static const cJSON *item(const cJSON *where, const char *key);
 static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err);
@@ -49,6 +49,21 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
     p->etp = (int)etp;
     p->vpp = (int)vpp;
     p->cp = (int)cp;
+    static const char *const cpi_names[] = {"te_p2p", "pytorch_allgather", "pytorch_alltoall", NULL};
+    int cpi = 0;
+    if (!scenario_get_choice(d, par, "cp_impl", cpi_names, &cpi, err))
+        return false;
+    p->cp_impl = cpi;
+    p->cp_repeat_kv = cpi != CP_IMPL_TE_P2P;
+    const cJSON *rkv = cJSON_GetObjectItemCaseSensitive(par, "cp_repeat_kv");
+    if (rkv && cpi == CP_IMPL_TE_P2P) {
+        sim_json_error(d, rkv, err, "\"cp_repeat_kv\" is PyTorch's context_parallel's: it needs \"cp_impl\" "
+                                    "\"pytorch_allgather\" or \"pytorch_alltoall\" (Transformer Engine's ring carries "
+                                    "the grouped KV)");
+        return false;
+    }
+    if (!sim_json_get_bool(d, par, "cp_repeat_kv", &p->cp_repeat_kv, err))
+        return false;
     p->shard_group = (int)sg;
     const cJSON *keep = cJSON_GetObjectItemCaseSensitive(par, "recompute_keep");
     if (keep && p->recompute != WORKLOAD_RECOMPUTE_FULL) {

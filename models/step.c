@@ -147,6 +147,7 @@ static void ctx_free(Ctx *c)
     pipeline_free(c);
     moe_free(c);
     coll_group_free(c->cp_group);
+    coll_group_free(c->cp_all_group);
     coll_group_free(c->rep_group);
     zeropp_free(c);
     g_free(c->l_fwd);

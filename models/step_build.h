@@ -98,7 +98,9 @@ typedef struct {
      * holding the same weights); dp_data the scenario's dp */
     int dp_data;
     CollGroup *cp_group;             /* two neighbours of the cp ring */
-    int cp_use[4];                   /* send, recv of KV; send, recv of dKV (-1: none) */
+    CollGroup *cp_all_group;         /* the cp ranks of a sequence (PyTorch's all-gather rotation) */
+    int cp_use[5];                   /* send, recv of KV; send, recv of dKV; all-gather of KV (-1: none) */
+    int cp_times[3][5];              /* how often each runs a layer: forward, recompute, backward */
     double t_cp[3];                  /* one layer's exposed ring time: forward, recompute, backward */
     /* par_zero.c: FSDP hybrid sharding shards over zero_ranks (dp_group is
      * then the shard group) and all-reduces the shards over rep_group */

@@ -419,6 +419,11 @@ static void add_config(cJSON *out, const Build *b)
         cJSON_AddNumberToObject(cfg, "virtual_stages", p->vpp);
     if (p->cp > 1)
         cJSON_AddNumberToObject(cfg, "cp", p->cp);
+    if (p->cp > 1 && p->cp_impl != CP_IMPL_TE_P2P) { /* the default ring is not named, as before it had another */
+        cJSON_AddStringToObject(cfg, "cp_impl", p->cp_impl == CP_IMPL_PYTORCH_ALLGATHER ? "pytorch_allgather"
+                                                                                       : "pytorch_alltoall");
+        cJSON_AddBoolToObject(cfg, "cp_repeat_kv", p->cp_repeat_kv);
+    }
     if (p->shard_group > 0 && c->rep_group) /* a group of all dp ranks is plain FSDP: no replicas */
         cJSON_AddNumberToObject(cfg, "shard_group", p->shard_group);
     if (p->offload_optimizer)

@@ -6,7 +6,8 @@
  * GPT block's fc2).  "elementwise": "eager" (models/workload_eager.c): the
  * element-wise bytes one kernel per op adds.  JAX's named checkpoints
  * ("recompute_keep" under full recomputation, MaxText's remat policies).
- * FSDP2's copies ("zero_impl": "fsdp2").  One XLA program ("framework":
+ * FSDP2's copies ("zero_impl": "fsdp2").  PyTorch's context_parallel
+ * ("cp_impl").  One XLA program ("framework":
  * "jax"): its memory and its FP8 casts.  And what the model refuses. */
 #include "test_steps.h"
 
@@ -380,6 +381,65 @@ static void test_tpu(void)
                          "runs only XLA-compiled programs");
 }
 
+/* The bytes of the collective NAME in a run's listing; -1 where absent. */
+static double coll_bytes(const cJSON *r, const char *name)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "collectives"))
+    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(c, "name")), name))
+        return cJSON_GetObjectItem(c, "bytes")->valuedouble;
+    return -1;
+}
+
+/* Llama 2 70B (64 heads, 8 KV heads of 128) under cp 4, micro-batch 2 of
+ * 4096 tokens: a device's block is 2 x 1024 tokens.  Transformer Engine's
+ * ring sends its grouped K and V (2 x 1024 wide, bf16); PyTorch's gathers
+ * the cp blocks with K and V repeated to the query's 8192 (unless
+ * cp_repeat_kv is false) and sends the summed dK, dV in fp32; its fp32
+ * merges make the step longer than TE's. */
+static void test_cp_impl(void)
+{
+    GError *err = NULL;
+    const char *impl[] = {"", ", \"cp_impl\": \"pytorch_allgather\"",
+                          ", \"cp_impl\": \"pytorch_allgather\", \"cp_repeat_kv\": false",
+                          ", \"cp_impl\": \"pytorch_alltoall\""};
+    cJSON *r[4];
+    for (int i = 0; i < 4; i++) {
+        char *par = g_strdup_printf(", \"cp\": 4%s", impl[i]);
+        r[i] = llama_run(par, "", &err);
+        g_free(par);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r[i]);
+    }
+    double tokens = 2 * 1024, grouped = tokens * 2 * 1024, repeated = tokens * 2 * 8192;
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r[0], "cp_send_kv"), grouped * 2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r[0], "cp_send_dkv"), grouped * 2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r[0], "cp_allgather_kv"), -1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r[1], "cp_allgather_kv"), 4 * repeated * 2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r[1], "cp_send_dkv"), repeated * 4, 0);
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r[1], "cp_send_kv"), -1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r[2], "cp_allgather_kv"), 4 * grouped * 2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r[2], "cp_send_dkv"), grouped * 4, 0);
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r[3], "cp_send_kv"), repeated * 2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r[3], "cp_allgather_kv"), -1, 0);
+    double t[4];
+    for (int i = 0; i < 4; i++)
+        t[i] = steps_num(r[i], "step_time_s");
+    CU_ASSERT_TRUE(t[1] > t[0] && t[1] > t[2]);
+    printf("\nllama2-70b, h100 x 16, cp 4, mb 2: te_p2p %.3f s, pytorch_allgather %.3f s (grouped KV %.3f s), "
+           "pytorch_alltoall %.3f s\n", t[0], t[1], t[2], t[3]);
+    for (int i = 0; i < 4; i++)
+        cJSON_Delete(r[i]);
+    refused(", \"cp\": 4, \"cp_impl\": \"ring\"", "", "\"cp_impl\" = \"ring\" is not one of \"te_p2p\"");
+    refused(", \"cp\": 4, \"cp_repeat_kv\": false", "", "\"cp_repeat_kv\" is PyTorch's context_parallel's");
+    refused(", \"cp\": 4, \"cp_impl\": \"pytorch_alltoall\", \"cp_repeat_kv\": 1", "", "\"cp_repeat_kv\"");
+    refused(", \"cp\": 4, \"cp_impl\": \"pytorch_allgather\"", ", \"attention\": \"unfused\"",
+            "\"cp_impl\": PyTorch's context_parallel replaces SDPA's fused kernels");
+    refused(", \"cp\": 4, \"cp_impl\": \"pytorch_allgather\"",
+            ", \"precision\": \"fp8\", \"fp8_dot_product_attention\": true", "runs SDPA's 16-bit kernels");
+    refused(", \"cp\": 4, \"cp_impl\": \"pytorch_alltoall\"", ", \"framework\": \"jax\"",
+            "\"cp_impl\": \"pytorch_alltoall\" is PyTorch's");
+}
+
 static const TestCase tests[] = {
     {"recompute op: what a block keeps and runs again (Llama 2 70B)", test_kept_and_recomputed},
     {"recompute op: each GEMM's share, gated and GPT blocks", test_shares},
@@ -392,6 +452,7 @@ static const TestCase tests[] = {
     {"framework jax: XLA's planned buffers, gathers and fused FP8 casts", test_jax},
     {"TPU: its step is XLA's", test_tpu},
     {"framework jax: GPipe's schedule for pp > 1", test_jax_pipeline},
+    {"cp_impl: Transformer Engine's ring and PyTorch's context_parallel", test_cp_impl},
 };
 
 TEST_MAIN("pytorch_modes", tests)

@@ -45,7 +45,12 @@ static void print_result(const cJSON *r)
            str(cfg, "model"), np >= 1e9 ? np / 1e9 : np / 1e6, np >= 1e9 ? "B" : "M", str(cfg, "topology"), str(cfg, "devices_used"),
            str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), filled ? " (= ranks / (tp x pp))" : "",
            num(cfg, "tp"), num(cfg, "pp"), mbs, mbs == 1 ? "" : "es", num(cfg, "micro_batch"));
-    if (cJSON_GetObjectItem(cfg, "cp"))
+    const cJSON *cpi = cJSON_GetObjectItem(cfg, "cp_impl");
+    if (cpi)
+        printf("  context parallel: cp %g (PyTorch's context_parallel, KV %s%s; gradients reduced over dp x cp)\n",
+               num(cfg, "cp"), strcmp(cpi->valuestring, "pytorch_allgather") ? "sent round the ring" : "all-gathered",
+               cJSON_IsTrue(cJSON_GetObjectItem(cfg, "cp_repeat_kv")) ? ", repeated to the query's heads" : "");
+    else if (cJSON_GetObjectItem(cfg, "cp"))
         printf("  context parallel: cp %g (ring attention; gradients reduced over dp x cp)\n", num(cfg, "cp"));
     const cJSON *ft = cJSON_GetObjectItem(cfg, "finetune");
     if (ft) {
