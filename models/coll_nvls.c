@@ -7,11 +7,17 @@
 /* The rate NVLink SHARP sustains on one GPU's links: NVIDIA quotes it as a
  * bus bandwidth on Hopper, which the data file turns into a fraction of the
  * link rate; Blackwell's switches reduce a smaller share of their faster
- * links (NCCL's own NVLS efficiency per generation, the data file's factor). */
+ * links (NCCL's own NVLS efficiency per generation, the data file's factor).
+ * NVIDIA's figure is an 8-GPU node's.  For each byte of the message a GPU's
+ * links carry 1 + 1 / n bytes each way among n GPUs (the reduction loads its
+ * data for every GPU's share and returns its own share; the multicast stores
+ * its share and brings everyone's), so fewer GPUs get less of the rate:
+ * (1 + 1/8) / (1 + 1/n), 0.9 at 4.  More GPUs get no more: a GB200 NVL72
+ * rack measures below its 8-GPU rate (tests/data/traces). */
 static double nvls_rate(const CollGroup *g)
 {
     double f = g->p.nvls_fraction * (g->gpu_gen >= GEN_BLACKWELL ? g->p.nvls_blackwell : 1);
-    return g->gpu_link * f;
+    return g->gpu_link * f * fmin(1, (1 + 1.0 / 8) / (1 + 1.0 / g->ppn));
 }
 
 /* Seconds per byte of the message on a node's NICs, per direction, for the

@@ -158,6 +158,22 @@ static const Expect EXPECT[] = {
       1073741824ull, NCCLTESTS_ALLREDUCE, 32, 8, 4, 32, "NVIDIA A100-SXM4-40GB", NULL },
     { DATA_TRACES, "nccl-tests_allgather_a100-40gb-polaris_8node32gpu_slingshot11-cxi_nccl2.18_alcf-nccl-tests.txt", 0, 22, 512ull,
       1073741824ull, NCCLTESTS_ALLGATHER, 32, 8, 4, 32, "NVIDIA A100-SXM4-40GB", NULL },
+    /* found 2026-12-07: H100 and H200 runs held out for the validation table */
+    { DATA_TRACES, "nccl-tests_allreduce_h100-oci-bm-gpu-h100.8_2node16gpu_16x200g-roce_nccl2.21.5_ocitutorials-ol.txt", 0, 5,
+      1073741824ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H100 80GB HBM3", NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_h100-together-ai_2node16gpu_ib_k8s_skypilot-docs.txt", 0, 5, 536870912ull,
+      8589934592ull, NCCLTESTS_ALLREDUCE, 16, 0, 0, 16, NULL, NULL },
+    { DATA_TRACES, "nccl-tests_allgather_h100-gcp-a3mega_2node16gpu_8x200g-tcpxo_gke_cluster-toolkit.txt", 0, 26, 256ull,
+      8589934592ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, NULL },
+    { DATA_TRACES, "nccl-tests_allgather_h100-gcp-a3high_2node16gpu_4x200g-tcpx_gke_cluster-toolkit.txt", 0, 10, 1048576ull,
+      536870912ull, NCCLTESTS_ALLGATHER, 16, 0, 0, 16, NULL, NULL },
+    { DATA_TRACES, "nccl-tests_allgather_h200-gcp-a3ultra_2node16gpu_8x400g-roce-gib_nccl2.26.6_skypilot-gib-pods.txt", 0, 24,
+      1024ull, 8589934592ull, NCCLTESTS_ALLGATHER, 16, 2, 8, 16, "NVIDIA H200", "2.26.6" },
+    /* one process driving 4 GPUs (-g 4) */
+    { DATA_TRACES, "nccl-tests_allreduce_h100-sxm_1node4gpu_nvswitch_nccl2.29.2_nccl-collectives-bench-quiet.txt", 0, 31, 8ull,
+      8589934592ull, NCCLTESTS_ALLREDUCE, 4, 1, 4, 4, "NVIDIA H100 80GB HBM3", "2.29.2" },
+    { DATA_TRACES, "nccl-tests_reducescatter_h100-sxm_1node4gpu_nvswitch_nccl2.29.2_nccl-collectives-bench-quiet.txt", 0, 28,
+      64ull, 8589934592ull, NCCLTESTS_REDUCESCATTER, 4, 1, 4, 4, "NVIDIA H100 80GB HBM3", "2.29.2" },
     /* four runs under "====== N-node ======" lines, no Rank lines: the nodes
      * from the separators, 8 ranks a node from busbw/algbw */
     { DATA_TRACES, MI325X, 1, 3, 4294967296ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 8, 1, 0, 8, NULL, NULL },
@@ -212,6 +228,8 @@ static void check_expect(const Expect *e, const NcclTrace *t)
         CU_ASSERT_EQUAL(nccltests_n_devices(t), 0);
     }
     if (e->nccl_version) {
+        if (!nccltests_nccl_version(t))
+            fprintf(stderr, "\n%s: no NCCL version read\n", e->file);
         CU_ASSERT_PTR_NOT_NULL_FATAL(nccltests_nccl_version(t));
         CU_ASSERT_STRING_EQUAL(nccltests_nccl_version(t), e->nccl_version);
     } else {
