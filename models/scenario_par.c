@@ -180,8 +180,9 @@ static const cJSON *item(const cJSON *where, const char *key)
 }
 
 /* Megatron's embedding/loss accounting in the pipeline split: a pipeline,
- * and pp x virtual_stages chunks of layers + 1 (+ 2) with at least one
- * transformer layer each (Megatron-Core's get_num_layers_to_build). */
+ * and pp x virtual_stages chunks of layers + 1 (+ 2) (Megatron-Core's
+ * get_num_layers_to_build); a chunk may hold the embedding or the loss
+ * alone (one counted layer a chunk), a stage keeps a transformer layer. */
 static bool check_layout(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, const WorkloadTransformer *tr,
                          GError **err);
 
@@ -196,10 +197,10 @@ static bool check_split(const SimJsonDoc *d, const cJSON *where, const StepPlan 
     int n = tr->layers + p->split_embedding + p->split_loss, chunks = p->pp * p->vpp;
     if (p->pp == 1)
         sim_json_error(d, item(where, key), err, "\"%s\" needs a pipeline (\"pp\" > 1)", key);
-    else if (n % chunks || n / chunks < 2)
+    else if (n % chunks || n < chunks || p->vpp * (n / chunks) < 2)
         sim_json_error(d, item(where, key), err,
                        "\"%s\": pp x virtual_stages = %d must divide the %d layers and the %d counted with them, "
-                       "at least 2 per model chunk",
+                       "and every stage keep a layer",
                        key, chunks, tr->layers, n - tr->layers);
     else
         return true;

@@ -144,7 +144,9 @@ static cJSON *split_run(const char *par, GError **err)
 
 /* The embedding and loss counted in the split: 6 + 2 layers on pp 2 is the
  * plain 3 + 3 (the same step); on pp 2 x vp 2, chunks of 1, 2 / 2, 1 run
- * where 6 layers cannot split evenly; what does not divide is refused. */
+ * where 6 layers cannot split evenly, and on pp 2 x vp 4 one counted
+ * layer a chunk as the explicit layout "E|(t|)*6L"; what does not divide
+ * is refused. */
 static void test_split(void)
 {
     GError *err = NULL;
@@ -165,6 +167,17 @@ static void test_split(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "account_for_embedding_in_pipeline_split"));
     g_clear_error(&err);
+    /* one counted layer a chunk (pp 2 x vp 4 for 6 + 2): the first chunk the
+     * embedding alone, the last the loss alone, as the explicit layout */
+    const char *counted = ", \"virtual_stages\": 4, \"account_for_embedding_in_pipeline_split\": true, "
+                          "\"account_for_loss_in_pipeline_split\": true";
+    cJSON *one = split_run(counted, &err), *layout = split_run(", \"virtual_stages\": 4, \"pipeline_layout\": "
+                                                                "\"E|(t|)*6L\"", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(layout);
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(one, "step_time_s"), steps_num(layout, "step_time_s"), 0);
+    cJSON_Delete(one);
+    cJSON_Delete(layout);
     cJSON_Delete(plain);
     cJSON_Delete(both);
     cJSON_Delete(vp);
