@@ -142,11 +142,34 @@ static void test_expert_tp(void)
     workload_free(w);
 }
 
+/* The later H100 rows (26.02.01 to 26.06, nemo-bridge-h100-moe-26.02.01-26.06.csv):
+ * the same presets, so the same model inputs, as the 26.02 rows of the same
+ * layout.  Qwen3-30B-A3B's PP 2 x VP 12, EP 8 layout ran at 5113 tokens/s a
+ * GPU in 26.02 and 9058 in 26.02.01 (1.77x, the software's alone): the
+ * model's one prediction, 2.46x the first, is 1.39x the second; its later
+ * rows (EP 16) are nearer too.  Asserted: the same prediction for the same
+ * inputs, and every later Qwen3-30B row nearer its prediction than 26.02's. */
+static void test_later(void)
+{
+    Summary old = run_table(STEPS "nemo-bridge-moe.csv"), later = run_table(STEPS "nemo-bridge-h100-moe-26.02.01-26.06.csv");
+    CU_ASSERT_EQUAL(later.n, 10);
+    CU_ASSERT_EQUAL(later.fits, later.n);
+    const double old_30b = old.row_logr[5]; /* 26.02 DGX-H100 FP8, Qwen3-30B-A3B */
+    const int rows_30b[] = {0, 2, 5, 8};     /* 26.06, 26.04.01, 26.04, 26.02.01 */
+    for (int k = 0; k < 4; k++)
+        CU_ASSERT_TRUE(fabs(later.row_logr[rows_30b[k]]) < fabs(old_30b));
+    /* 26.02.01's row: the 26.02 row's inputs; the step ratio is the measured one */
+    CU_ASSERT_DOUBLE_EQUAL(later.row_logr[8] - old_30b, log(9058.0 / 5113.0), 1e-3);
+    printf("Qwen3-30B-A3B on 16 H100, PP 2 x VP 12, EP 8: 26.02 %+.1f%%, 26.02.01 %+.1f%% (the same prediction)\n",
+           100 * expm1(-old_30b), 100 * expm1(-later.row_logr[8]));
+}
+
 static const TestCase tests[] = {
     {"expert_tp: Megatron-Core's MoE parallel folding", test_expert_tp},
     {"the 8192-token scenario's inline model is the gpt-oss-120b preset", test_inline_preset},
     {"NeMo 25.09-26.02 Qwen3 / GPT-OSS MoE on H100/B200/GB200, held out: every row with its error", test_table},
     {"EP 64 across 8 B200 nodes: the all-to-all's share of the step", test_cross_node_alltoall},
+    {"NeMo 26.02.01-26.06 on H100: the same inputs, later software", test_later},
 };
 
 TEST_MAIN("steps_nemo_moe", tests)
