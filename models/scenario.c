@@ -327,6 +327,19 @@ static bool check_cp_impl(const StepScenario *sc, const SimJsonDoc *d, const cJS
     return !why;
 }
 
+/* "cross_entropy": "chunked" projects each chunk of tokens onto the whole
+ * vocabulary (Liger's kernel takes the full output weight): one tensor-
+ * parallel rank. */
+static bool check_chunked_loss(const StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    if (sc->cross_entropy != STEP_CE_CHUNKED || sc->plan.tp == 1)
+        return true;
+    sim_json_error(d, key_or(root, "cross_entropy", root), err,
+                   "\"cross_entropy\": \"chunked\" (a fused linear cross entropy over the whole vocabulary) is modelled "
+                   "with \"tp\": 1");
+    return false;
+}
+
 /* "elementwise": "fused" (default: one kernel per norm, fused SwiGLU and
  * rotary, as Transformer Engine and torch.compile run them) or "eager"
  * (PyTorch eager, workload_eager.c). */
@@ -488,6 +501,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
     }
     if ((sc->plan.recompute == WORKLOAD_RECOMPUTE_OP && !check_op_recompute(sc, d, where, err)) ||
         (sc->plan.recompute_keep && !check_recompute_keep(sc, d, where, err)) || !check_cp_impl(sc, d, where, err) ||
+        !check_chunked_loss(sc, d, root, err) ||
         !parse_elementwise(sc, d, root, err) ||
         !scenario_check_framework(sc, d, where, err))
         goto fail;

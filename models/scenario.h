@@ -156,7 +156,10 @@ StepAttention step_scenario_attention(const StepScenario *sc);
  * logits: torch.compile's, XLA's), "bf16" (PyTorch's cross_entropy on the
  * 16-bit logits, no upcast), "loss_parallel" (PyTorch DTensor's
  * loss_parallel() on vocab-sharded logits, torchtitan's; with tp 1 it is
- * PyTorch's cross_entropy, "unfused"). */
+ * PyTorch's cross_entropy, "unfused"), "chunked" (a fused linear cross
+ * entropy: the output layer and the loss a chunk of tokens at a time, their
+ * gradients made in the forward, the logits never whole: Liger-Kernel's,
+ * as TRL and Axolotl run it). */
 typedef enum {
     STEP_CE_UNFUSED,
     STEP_CE_FP32,
@@ -165,7 +168,8 @@ typedef enum {
     STEP_CE_FP32_FUSED,
     STEP_CE_TE,
     STEP_CE_COMPILED,
-    STEP_CE_BF16
+    STEP_CE_BF16,
+    STEP_CE_CHUNKED
 } StepCrossEntropy;
 StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc);
 const char *step_cross_entropy_name(StepCrossEntropy ce);

@@ -95,7 +95,8 @@ static bool parse_attention(StepScenario *sc, const SimJsonDoc *d, const cJSON *
 }
 
 /* "cross_entropy"'s names, in StepCrossEntropy's order. */
-static const char *const ce_names[] = {"unfused", "fp32", "fused", "loss_parallel", "fp32_fused", "te", "compiled", "bf16"};
+static const char *const ce_names[] = {"unfused", "fp32", "fused", "loss_parallel", "fp32_fused", "te", "compiled", "bf16",
+                                      "chunked"};
 
 const char *step_cross_entropy_name(StepCrossEntropy ce) { return ce_names[ce]; }
 
@@ -121,7 +122,7 @@ static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJS
         }
     sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "cross_entropy"), err,
                    "\"cross_entropy\" = \"%s\" is not one of \"unfused\", \"bf16\", \"fp32\", \"fp32_fused\", \"te\", "
-                   "\"fused\", \"compiled\", \"loss_parallel\"",
+                   "\"fused\", \"compiled\", \"loss_parallel\", \"chunked\"",
                    SIM_ECHO(ce));
     return false;
 }

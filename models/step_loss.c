@@ -5,6 +5,8 @@
  * by row). */
 #include "step_build.h"
 
+#include <math.h>
+
 /* Bytes per logit the loss streams through HBM ("cross_entropy"), forward
  * into *fwd and backward into *bwd, e the 16-bit logits' bytes: its passes
  * over the vocabulary read off the kernels' source (a reduction reads, an
@@ -39,7 +41,11 @@
  *    forward the cast (e + 4), max (4), shifted copy (8), exp (8), sum (4),
  *    log-softmax (8); backward the zeros_like gradient (4), exp of the
  *    log-softmax (8), their sum (12), the product with the incoming
- *    gradient (8) and the cast back (4 + e); with tp 1, unfused. */
+ *    gradient (8) and the cast back (4 + e); with tp 1, unfused;
+ *  - chunked (Liger-Kernel's fused linear cross entropy, ops/
+ *    fused_linear_cross_entropy.py): each chunk's logits read for the max
+ *    and sum, then read again and overwritten by their gradient (3 e), all
+ *    in the forward; the backward only scales the hidden-sized gradient. */
 StepCrossEntropy step_loss_kind(const Ctx *c)
 {
     StepCrossEntropy ce = step_scenario_cross_entropy(c->sc);
@@ -72,6 +78,10 @@ void step_loss_traffic(const Ctx *c, double *fwd, double *bwd)
     case STEP_CE_BF16:
         *fwd = 4 * e;
         *bwd = e + 4 * e;
+        return;
+    case STEP_CE_CHUNKED:
+        *fwd = 3 * e;
+        *bwd = 0;
         return;
     case STEP_CE_LOSS_PARALLEL:
         *fwd = e + 4 + 4 + 8 + 8 + 4 + 8;
@@ -110,12 +120,28 @@ void step_loss_traffic(const Ctx *c, double *fwd, double *bwd)
  *    fp32 logits (with the 16-bit ones, 2 + 3 x 4), and its fused
  *    nll/log-softmax backward holds the saved fp32 log-softmax, a zeros_like
  *    gradient, exp of the log-softmax and their sum: 4 x 4 bytes.  With tp
- *    1 there is no DTensor and the loss is PyTorch's own (unfused). */
+ *    1 there is no DTensor and the loss is PyTorch's own (unfused);
+ *  - chunked (Liger's fused linear cross entropy): one chunk's 16-bit
+ *    logits, chunk_size = next_pow2(ceil(T / ceil(V / H))) tokens of the T,
+ *    so about T x H of them whatever the vocabulary, and the gradients of
+ *    the output layer's input (T x H) and weight (V x H) it made in the
+ *    forward, kept for the backward; all as bytes per logit of T x V. */
+static double chunked_bytes_per_logit(const Ctx *c, double *kept)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    double e = c->wp.act_bytes, T = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp, V = tr->vocab,
+           H = tr->hidden;
+    double chunk = fmin(T, exp2(ceil(log2(ceil(T / ceil(V / H))))));
+    *kept = e * H * (T + V) / (T * V);
+    return e * chunk / T + *kept;
+}
+
 double step_loss_bytes_per_logit(const Ctx *c, double *kept)
 {
     double e = c->wp.act_bytes;
     *kept = 0;
     switch (step_loss_kind(c)) {
+    case STEP_CE_CHUNKED: return chunked_bytes_per_logit(c, kept);
     case STEP_CE_FP32:
     case STEP_CE_FP32_FUSED: return 4 + e;
     case STEP_CE_TE: return e; /* the gradient written into the logits */

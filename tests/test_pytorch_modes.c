@@ -440,6 +440,40 @@ static void test_cp_impl(void)
             "\"cp_impl\": \"pytorch_alltoall\" is PyTorch's");
 }
 
+/* "cross_entropy": "chunked" (Liger's fused linear cross entropy) on
+ * TRL's Qwen3-8B at 1M tokens over 8 H100 (cp 8: 131072 tokens a device,
+ * vocabulary 151936, hidden 4096): a chunk of next_pow2(ceil(T / 38)) =
+ * 4096 tokens' logits, the output layer's input gradient and its weight
+ * gradient, in place of the whole 16-bit logits and their gradient
+ * ("compiled"), without recomputation (whose layer would outgrow the
+ * loss); its passes over the logits (3 e a logit) are compiled's, all in
+ * the forward. */
+static void test_chunked_loss(void)
+{
+    gchar *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(STEPS "hf-trl-qwen3-8b-1m.json", &text, NULL, NULL));
+    cJSON *root = cJSON_Parse(text);
+    g_free(text);
+    set_key(root, "parallelism.recompute", "none");
+    cJSON *r[2];
+    const char *ce[2] = {"compiled", "chunked"};
+    for (int i = 0; i < 2; i++) {
+        set_key(root, "cross_entropy", ce[i]);
+        r[i] = steps_run_scenario("hf-trl-qwen3-8b-1m.json", root, ce[i]);
+    }
+    cJSON_Delete(root);
+    const cJSON *m0 = cJSON_GetObjectItem(r[0], "memory_per_device_bytes"), *m1 = cJSON_GetObjectItem(r[1], "memory_per_device_bytes");
+    double T = 131072, V = 151936, H = 4096, e = 2;
+    double loss = e * (4096 * V + H * (T + V)) + T * H * e; /* chunk, gradients, the output layer's saved input */
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(m1, "working_set"), loss, 1e-9 * loss);
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(m0, "working_set"), 2 * e * T * V + T * H * e, 1e-9 * T * V);
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(r[1], "step_time_s"), steps_num(r[0], "step_time_s"), 1e-9);
+    for (int i = 0; i < 2; i++)
+        cJSON_Delete(r[i]);
+    refused(", \"tp\": 2", ", \"cross_entropy\": \"chunked\"", "\"cross_entropy\": \"chunked\"");
+    refused("", ", \"cross_entropy\": \"chunk\"", "\"chunked\"");
+}
+
 static const TestCase tests[] = {
     {"recompute op: what a block keeps and runs again (Llama 2 70B)", test_kept_and_recomputed},
     {"recompute op: each GEMM's share, gated and GPT blocks", test_shares},
@@ -453,6 +487,7 @@ static const TestCase tests[] = {
     {"TPU: its step is XLA's", test_tpu},
     {"framework jax: GPipe's schedule for pp > 1", test_jax_pipeline},
     {"cp_impl: Transformer Engine's ring and PyTorch's context_parallel", test_cp_impl},
+    {"cross_entropy chunked: a chunk of logits, the gradients made in the forward", test_chunked_loss},
 };
 
 TEST_MAIN("pytorch_modes", tests)
