@@ -337,7 +337,7 @@ static void test_working_set(void)
     }
     GError *err = NULL;
     char *t = scen("a100-80gb", "dgx-a100", 2048, 2048, "bf16", NULL, NULL);
-    char *bad = g_strdup_printf("{\"cross_entropy\": \"chunked\",%s", t + 1);
+    char *bad = g_strdup_printf("{\"cross_entropy\": \"blocked\",%s", t + 1);
     CU_ASSERT_PTR_NULL(run_text(bad, &err));
     CU_ASSERT_TRUE(err && strstr(err->message, "t.json:1:") && strstr(err->message, "\"cross_entropy\""));
     g_clear_error(&err);
