@@ -12,8 +12,9 @@
  * links carry 1 + 1 / n bytes each way among n GPUs (the reduction loads its
  * data for every GPU's share and returns its own share; the multicast stores
  * its share and brings everyone's), so fewer GPUs get less of the rate:
- * (1 + 1/8) / (1 + 1/n), 0.9 at 4.  More GPUs get no more: a GB200 NVL72
- * rack measures below its 8-GPU rate (tests/data/traces). */
+ * (1 + 1/8) / (1 + 1/n), 0.9 at 4 (NCCL_ALGO=NVLS runs on 2-6 H100s agree:
+ * collectives.json).  More GPUs get no more, an empirical cap, not physics:
+ * a GB200 NVL72 rack measures below its 8-GPU rate (tests/data/traces). */
 static double nvls_rate(const CollGroup *g)
 {
     double f = g->p.nvls_fraction * (g->gpu_gen >= GEN_BLACKWELL ? g->p.nvls_blackwell : 1);

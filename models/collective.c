@@ -233,6 +233,24 @@ static double tuner_time(const CollCost *c, double bytes)
     return (c->tuner_latency_s > 0 ? c->tuner_latency_s : c->latency_s) + bytes / c->tuner_algbw_Bps;
 }
 
+/* NCCL's and RCCL's sends and receives take no tuner: LL up to the p2p
+ * threshold per peer where the environment leaves LL buffers
+ * (collectives.json), Simple beyond. */
+static CollProto p2p_proto(const CollGroup *g, double bytes_per_peer)
+{
+    const CollNcclProfile *env = transport_profile(g);
+    bool ll = bytes_per_peer <= g->p.p2p_ll_threshold && proto_allowed(g, COLL_LL) &&
+              !(env && env->protos && !(env->protos & (1u << COLL_LL)));
+    return ll ? COLL_LL : COLL_SIMPLE;
+}
+
+bool coll_p2p_cost(const CollGroup *g, double bytes, CollCost *out)
+{
+    if (g->n != 2 || g->gpu_gen == GEN_NOT_NCCL) /* TPUs run no NCCL: their own choice */
+        return coll_cost(g, COLL_BROADCAST, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, out);
+    return coll_cost(g, COLL_BROADCAST, COLL_ALGO_AUTO, p2p_proto(g, bytes), bytes, out);
+}
+
 bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes, CollCost *out)
 {
     bool found = false;
@@ -244,14 +262,8 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
     if (proto == COLL_PROTO_AUTO && coll_rccl_multinode_proto(g, op, bytes, &mp) && coll_cost(g, op, algo, mp, bytes, out))
         return true; /* across nodes RCCL sets the protocol by size (coll_rccl.c) */
     const CollNcclProfile *env = transport_profile(g);
-    if (proto == COLL_PROTO_AUTO && op == COLL_ALLTOALL && g->n > 1 && g->gpu_gen != GEN_NOT_NCCL) {
-        /* NCCL's and RCCL's sends and receives, not the tuner: LL up to the
-         * p2p threshold per peer where the environment leaves LL buffers
-         * (collectives.json); TPUs run no NCCL */
-        bool ll = bytes / g->n <= g->p.p2p_ll_threshold && proto_allowed(g, COLL_LL) &&
-                  !(env && env->protos && !(env->protos & (1u << COLL_LL)));
-        return coll_cost(g, op, algo, ll ? COLL_LL : COLL_SIMPLE, bytes, out);
-    }
+    if (proto == COLL_PROTO_AUTO && op == COLL_ALLTOALL && g->n > 1 && g->gpu_gen != GEN_NOT_NCCL)
+        return coll_cost(g, op, algo, p2p_proto(g, bytes / g->n), bytes, out); /* sends and receives */
     /* auto: NCCL's choices first, within what the transport's environment
      * leaves it; an op none of them runs (a TPU's all-to-all) takes any */
     for (int pass = 0; pass < 2 && !found; pass++)

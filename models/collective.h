@@ -166,6 +166,11 @@ typedef struct {
  * version has.  Returns false (cost untouched) if the algorithm cannot run this op
  * on this group (e.g. collnet without in-network reduction). */
 bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes, CollCost *out);
+/* A point-to-point send of `bytes` over a pair of ranks (NCCL's
+ * ncclSend/ncclRecv, as pipeline and context-parallel rings run them):
+ * priced as a broadcast over the pair at NCCL's send/receive protocol (LL
+ * up to the p2p threshold, then Simple), not its collectives' tuner. */
+bool coll_p2p_cost(const CollGroup *g, double bytes, CollCost *out);
 
 /* The range a measurement of a predicted `time_s` for `bytes` on this group
  * would fall in, p10 to p90: from the residuals of the measurements behind

@@ -86,13 +86,7 @@ static double kv_elems(const Ctx *c)
 static const char *const cp_names[] = {"cp_send_kv", "cp_recv_kv", "cp_send_dkv", "cp_recv_dkv", "cp_allgather_kv"};
 
 /* A send or receive on the ring pair. */
-static int ring_use(Ctx *c, int k, double bytes)
-{
-    int u = step_coll(c, cp_names[k], "cp", c->cp_group, COLL_BROADCAST, bytes);
-    if (u >= 0)
-        g_array_index(c->colls, CollUse, u).op_name = k % 2 ? "recv" : "send";
-    return u;
-}
+static int ring_use(Ctx *c, int k, double bytes) { return step_p2p(c, cp_names[k], "cp", c->cp_group, bytes, k % 2); }
 
 /* Transformer Engine's P2P ring (the file's opening comment). */
 static void te_costs(Ctx *c)
@@ -125,6 +119,13 @@ static void te_costs(Ctx *c)
  *    received fp32 sums (on the steps after the first a half-length add and
  *    a torch.cat of the whole), packed for the next rank (fp32), dQ added;
  *    all cast back at the end.
+ * Compiled ("elementwise": "fused": torchtitan compiles each block with the
+ * ring inside, torch.compile fullgraph): each step's merge one pass (read
+ * the fp32 output and the step's, write the output: a + 8 bytes), each
+ * step's dK, dV and dQ sums one pass (the received sum and the step's
+ * gradient read, the packed sum written), the zeroing folded in, and with
+ * the all-gather only the first packed KV kept (the later ones feed no
+ * exchange); an assumption about the compiler's fusion, not observed.
  * Rotation: "allgather" (torchtitan's default) gathers every KV block once,
  * behind the first step's kernel; "alltoall" sends each block to the next
  * rank behind each step's kernel.  The summed dKV always goes round in
@@ -150,15 +151,38 @@ static void pytorch_costs(Ctx *c)
     double f = step_kernel(c, false), b = step_kernel(c, true);
     double kv_t = gather ? step_coll_time(c, c->cp_use[4]) : step_coll_time(c, c->cp_use[0]);
     double dkv_t = step_coll_time(c, c->cp_use[2]);
-    double copies = 2 * bkv + (cp - 1) * 2 * bkv;
-    double fwd_merge = e * ((a + 4) + (cp - 1) * (a + 36) + (4 + a));
-    double bwd_kv = kv * (4 + (8 + a) + (cp - 1) * ((8 + a) / 2 + 8) + cp * 8 + (4 + a));
-    double bwd_q = e * (4 + cp * (8 + a) + (4 + a));
+    double fwd_merge, bwd_kv, bwd_q, copies;
+    if (c->wp.eager_elementwise) { /* one kernel an op */
+        copies = 2 * bkv + (cp - 1) * 2 * bkv;
+        fwd_merge = e * ((a + 4) + (cp - 1) * (a + 36) + (4 + a));
+        bwd_kv = kv * (4 + (8 + a) + (cp - 1) * ((8 + a) / 2 + 8) + cp * 8 + (4 + a));
+        bwd_q = e * (4 + cp * (8 + a) + (4 + a));
+    } else { /* compiled: each step's merge and sums one pass */
+        copies = 2 * bkv + (gather ? 1 : cp - 1) * 2 * bkv;
+        fwd_merge = e * ((a + 4) + (cp - 1) * (a + 8) + (4 + a));
+        bwd_kv = kv * (cp * (a + 8) + (4 + a));
+        bwd_q = e * (cp * (a + 8) + (4 + a));
+    }
     double fwd_comm = gather ? fmax(0, kv_t - f) : (cp - 1) * fmax(0, kv_t - f);
     double bwd_comm = gather ? fmax(0, kv_t - b) + (cp - 1) * fmax(0, dkv_t - b) + dkv_t
                              : (cp - 1) * fmax(0, kv_t + dkv_t - b) + dkv_t;
     c->t_cp[0] = fwd_comm + accel_mem_time(c->acc, copies + fwd_merge);
     c->t_cp[2] = bwd_comm + accel_mem_time(c->acc, copies + bwd_kv + bwd_q);
+}
+
+/* What PyTorch's ring holds beside a layer's activations while it runs,
+ * in bytes: forward, every gathered KV block (cp of them; with the
+ * all-to-all rotation the block in flight), the packed copy and the fp32
+ * output; backward, the blocks again, fp32 dQ and the received and summed
+ * fp32 dK, dV with their packed copy.  Transformer Engine's ring holds a
+ * block or two, left out. */
+double cp_working_set(const Ctx *c)
+{
+    if (c->p.cp == 1 || c->p.cp_impl == CP_IMPL_TE_P2P)
+        return 0;
+    double kv = kv_elems(c), bkv = kv * c->wp.act_bytes, e = out_elems(c);
+    double blocks = (c->p.cp_impl == CP_IMPL_PYTORCH_ALLGATHER ? c->p.cp : 2) * bkv;
+    return blocks + fmax(bkv + 4 * e, 4 * e + 3 * 4 * kv);
 }
 
 bool cp_init(Ctx *c, GError **err)

@@ -126,13 +126,8 @@ bool pipeline_init(Ctx *c, GError **err)
     static const char *const names[] = {"pp_send_activation", "pp_recv_activation", "pp_send_gradient",
                                         "pp_recv_gradient"};
     for (int s = 0; s < nb; s++) {
-        /* a point-to-point send costs a broadcast over the pair */
-        for (int k = 0; k < 4; k++) {
-            int u = step_coll(c, names[k], "pp", c->p2p_group[s], COLL_BROADCAST, act / c->p.tp);
-            if (u >= 0)
-                g_array_index(c->colls, CollUse, u).op_name = k % 2 ? "recv" : "send";
-            c->p2p_use[4 * s + k] = u;
-        }
+        for (int k = 0; k < 4; k++)
+            c->p2p_use[4 * s + k] = step_p2p(c, names[k], "pp", c->p2p_group[s], act / c->p.tp, k % 2);
         c->t_p2p[s] = step_coll_time(c, c->p2p_use[4 * s]);
     }
     return true;

@@ -315,7 +315,7 @@ static bool check_recompute_keep(const StepScenario *sc, const SimJsonDoc *d, co
 static bool check_cp_impl(const StepScenario *sc, const SimJsonDoc *d, const cJSON *where, GError **err)
 {
     const WorkloadTransformer *t = workload_transformer(sc->w);
-    if (sc->plan.cp_impl == CP_IMPL_TE_P2P)
+    if (sc->plan.cp_impl == CP_IMPL_TE_P2P || sc->plan.cp == 1) /* no ring: the key changes nothing */
         return true;
     const char *why = sc->attention == STEP_ATTN_UNFUSED ? "replaces SDPA's fused kernels: not with \"attention\": \"unfused\""
                       : sc->fp8_dpa ? "runs SDPA's 16-bit kernels: not with \"fp8_dot_product_attention\""

@@ -190,7 +190,7 @@ bool scenario_check_framework(const StepScenario *sc, const SimJsonDoc *d, const
             : p->zero_fsdp                      ? 1 + p->zero_fsdp2
             : p->tp_dtensor                     ? 3
             : p->tp_comm_overlap                ? 4
-            : p->cp_impl != CP_IMPL_TE_P2P      ? 4 + (int)p->cp_impl
+            : p->cp_impl != CP_IMPL_TE_P2P && p->cp > 1 ? 4 + (int)p->cp_impl
                                                 : -1;
     if (i >= 0)
         sim_json_error(d, key_or(where, what[i].key, where), err,

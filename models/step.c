@@ -38,7 +38,9 @@ void step_dep(SimGraph *g, int before, int after)
         sim_graph_depend(g, before, after);
 }
 
-int step_coll(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes)
+/* A use of g for `op` (p2p: a send over a pair) of `bytes`, added once. */
+static int add_use(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes,
+                   bool p2p)
 {
     if (!g || coll_group_size(g) < 2 || bytes <= 0)
         return -1;
@@ -48,7 +50,7 @@ int step_coll(Ctx *c, const char *name, const char *group_name, const CollGroup 
             return (int)i;
     }
     CollCost cost;
-    if (!coll_cost(g, op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &cost))
+    if (!(p2p ? coll_p2p_cost(g, bytes, &cost) : coll_cost(g, op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &cost)))
         return -1;
     double f = g == c->dp_group ? c->dp_ct.factor : g == c->rep_group ? c->rep_ct.factor : 1;
     if (f > 1) {
@@ -58,6 +60,19 @@ int step_coll(Ctx *c, const char *name, const char *group_name, const CollGroup 
     CollUse u = {name, group_name, op, NULL, g, coll_group_size(g), bytes, cost};
     g_array_append_val(c->colls, u);
     return (int)c->colls->len - 1;
+}
+
+int step_coll(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes)
+{
+    return add_use(c, name, group_name, g, op, bytes, false);
+}
+
+int step_p2p(Ctx *c, const char *name, const char *group_name, const CollGroup *g, double bytes, bool recv)
+{
+    int u = add_use(c, name, group_name, g, COLL_BROADCAST, bytes, true);
+    if (u >= 0)
+        g_array_index(c->colls, CollUse, u).op_name = recv ? "recv" : "send";
+    return u;
 }
 
 double step_coll_time(const Ctx *c, int use)

@@ -273,6 +273,9 @@ void step_dep(SimGraph *g, int before, int after);
  * there is nothing to run (a group of one, no bytes).  DP collectives are
  * scaled by the contention factor. */
 int step_coll(Ctx *c, const char *name, const char *group_name, const CollGroup *g, CollOp op, double bytes);
+/* A point-to-point send (recv: its receive, for the listing) of `bytes` over
+ * the pair g, at NCCL's send/receive protocol (coll_p2p_cost). */
+int step_p2p(Ctx *c, const char *name, const char *group_name, const CollGroup *g, double bytes, bool recv);
 /* The kind's time, 0 for -1. */
 double step_coll_time(const Ctx *c, int use);
 /* A group of the step's ranks (topology ids) with the scenario's collective
@@ -446,6 +449,7 @@ bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown 
  * compute (its exposed part; `tp_name` says which pass). */
 bool cp_init(Ctx *c, GError **err);
 int cp_after(Build *b, int s, const char *tp_name, int after);
+double cp_working_set(const Ctx *c);
 
 /* par_lora.c: LoRA.  After the partition, the trainable parameters become
  * the adapters' and the base's move to frozen_*; stage s's frozen

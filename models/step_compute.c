@@ -534,7 +534,8 @@ void compute_flops(const Ctx *c, double *model_flops, double *hw_flops)
  *    activations of the layer being recomputed (one micro-batch, as if it
  *    were not recomputed) less what is kept, plus under ZeRO-3 the
  *    unsharded gradient of the layer being reduce-scattered (the gathered
- *    parameters are already "buffers"). */
+ *    parameters are already "buffers"), plus what PyTorch's context-parallel
+ *    ring holds while a layer's attention runs (cp_working_set). */
 double compute_working_set(const Ctx *c, int s)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
@@ -558,5 +559,6 @@ double compute_working_set(const Ctx *c, int s)
     }
     if (c->p.zero_stage == 3 && c->p.dp > 1)
         ws += c->layer_params * c->grad_bytes_per_param;
+    ws += cp_working_set(c);
     return fmax(loss, kept + ws);
 }

@@ -33,6 +33,8 @@ validate_preset() {
     *h100-sxm-dell-xe9680_2node*) echo "dgx-h100-cluster --nodes 2" ;;
     *h100-sxm_4node*) echo "dgx-h100-cluster --nodes 4" ;;
     *h100-sxm_1node8gpu*|*h100-aws-p5_1node8gpu*|*h100-dgx_1node8gpu*) echo dgx-h100 ;;
+    *h100-sxm_1node4gpu*) echo "dgx-h100 --ranks 4" ;; # 4 of a node's 8 GPUs
+    *h100-together-ai_2node*) echo "dgx-h100-cluster --nodes 2" ;; # no Rank lines: the nodes given
     *h100-oci-bm-gpu-h100.8_2node*) echo oci-bm-gpu-h100.8 ;;
     *_h200-*_2node*) echo "dgx-h200-cluster --nodes 2" ;; # 2 x 8 H200 (Dell, OCI, Nebius, GCP A3 Ultra), not GH200
     *a100-80gb-crusoe_2node*) echo "dgx-a100-cluster --nodes 2" ;; # no Rank lines: the nodes given
@@ -45,7 +47,7 @@ validate_preset() {
     *aws-p4de_2node*) echo "aws-p4d --nodes 2" ;; # no Rank lines: the nodes given
     *aws-p4d*) echo aws-p4d ;;
     *aws-p5_2node*) echo "aws-p5 --nodes 2" ;;
-    *gcp-a3mega_2node16gpu_tcpxo_dstack*) echo "gcp-a3mega --nodes 2" ;; # no Rank lines: the nodes given
+    *gcp-a3mega_2node16gpu_tcpxo_dstack*|*gcp-a3mega_2node16gpu_8x200g-tcpxo*) echo "gcp-a3mega --nodes 2" ;; # no Rank lines: the nodes given
     *gcp-a3mega*) echo gcp-a3mega ;;
     *gcp-a3high_2node*) echo "gcp-a3high --nodes 2" ;; # no Rank lines: the nodes given
     osu_*gh200-alps*1node2proc*) echo "gh200-slingshot --nodes 1 --ranks 2" ;; # two ranks of one node

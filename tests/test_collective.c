@@ -816,8 +816,32 @@ static void test_names(void)
     CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(COLL_BROADCAST, 8), 1, 1e-12);
 }
 
+/* A send between two GPUs (pipeline and context-parallel rings) takes
+ * NCCL's send/receive protocol, LL only up to 16 KiB, not the collectives'
+ * tuner, which picks LL for a pair's broadcast far beyond (a 512 KiB send
+ * was once priced faster than one of 256 KiB); so more bytes never take
+ * less time. */
+static void test_p2p_protocol(void)
+{
+    Topo *h = load("dgx-h100", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    int ids[2] = {0, 1};
+    CollGroup *g = coll_group_new(h, ids, 2, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CollCost c, prev = {0};
+    for (double b = 4096; b <= 64.0 * (1 << 20); b *= 2) {
+        CU_ASSERT_TRUE_FATAL(coll_p2p_cost(g, b, &c));
+        CU_ASSERT_EQUAL(c.proto, b <= 16384 ? COLL_LL : COLL_SIMPLE);
+        CU_ASSERT_TRUE(c.time_s >= prev.time_s);
+        prev = c;
+    }
+    coll_group_free(g);
+    topo_free(h);
+}
+
 static const TestCase tests[] = {
     {"closed form matches flows when uncontended", test_closed_form_matches_flows},
+    {"a send between two GPUs: NCCL's send/receive protocol", test_p2p_protocol},
     {"double binary tree across nodes", test_tree_across_nodes},
     {"oversubscribed fat tree slows the flow model", test_oversubscribed_fat_tree},
     {"a NIC faster than its PCIe link", test_nic_behind_pcie},

@@ -396,7 +396,8 @@ static double coll_bytes(const cJSON *r, const char *name)
  * ring sends its grouped K and V (2 x 1024 wide, bf16); PyTorch's gathers
  * the cp blocks with K and V repeated to the query's 8192 (unless
  * cp_repeat_kv is false) and sends the summed dK, dV in fp32; its fp32
- * merges make the step longer than TE's. */
+ * merges make the step longer than TE's, its buffers the working set
+ * larger.  A PyTorch cp_impl changes nothing at cp 1. */
 static void test_cp_impl(void)
 {
     GError *err = NULL;
@@ -425,10 +426,26 @@ static void test_cp_impl(void)
     for (int i = 0; i < 4; i++)
         t[i] = steps_num(r[i], "step_time_s");
     CU_ASSERT_TRUE(t[1] > t[0] && t[1] > t[2]);
+    /* beside the layer's activations PyTorch's ring holds the cp gathered
+     * blocks, and in the backward the fp32 dQ and the received, summed and
+     * packed fp32 dK, dV: 4 blocks + 4 E + 12 KV bytes (E the device's
+     * query elements, 2 x 1024 x 8192; TE's ring: none counted) */
+    double E = tokens * 8192, ws0 = steps_num(cJSON_GetObjectItem(r[0], "memory_per_device_bytes"), "working_set");
+    for (int i = 1; i <= 2; i++) {
+        double kv = (i == 1 ? repeated : grouped), extra = 4 * 2 * kv + fmax(2 * kv + 4 * E, 4 * E + 12 * kv);
+        double ws = steps_num(cJSON_GetObjectItem(r[i], "memory_per_device_bytes"), "working_set");
+        CU_ASSERT_DOUBLE_EQUAL(ws - ws0, extra, 1e-6 * extra);
+    }
     printf("\nllama2-70b, h100 x 16, cp 4, mb 2: te_p2p %.3f s, pytorch_allgather %.3f s (grouped KV %.3f s), "
            "pytorch_alltoall %.3f s\n", t[0], t[1], t[2], t[3]);
     for (int i = 0; i < 4; i++)
         cJSON_Delete(r[i]);
+    GError *e1 = NULL;
+    cJSON *cp1 = model_run("llama2-70b", "\"zero_stage\": 3, \"cp_impl\": \"pytorch_allgather\"",
+                           ", \"attention\": \"unfused\"", &e1);
+    CU_ASSERT_PTR_NOT_NULL(cp1);
+    cJSON_Delete(cp1);
+    g_clear_error(&e1);
     refused(", \"cp\": 4, \"cp_impl\": \"ring\"", "", "\"cp_impl\" = \"ring\" is not one of \"te_p2p\"");
     refused(", \"cp\": 4, \"cp_repeat_kv\": false", "", "\"cp_repeat_kv\" is PyTorch's context_parallel's");
     refused(", \"cp\": 4, \"cp_impl\": \"pytorch_alltoall\", \"cp_repeat_kv\": 1", "", "\"cp_repeat_kv\"");
@@ -446,7 +463,7 @@ static void test_cp_impl(void)
  * 4096 tokens' logits, the output layer's input gradient and its weight
  * gradient, in place of the whole 16-bit logits and their gradient
  * ("compiled"), without recomputation (whose layer would outgrow the
- * loss); its passes over the logits (3 e a logit) are compiled's, all in
+ * loss) and on Transformer Engine's ring; its passes over the logits (3 e a logit) are compiled's, all in
  * the forward. */
 static void test_chunked_loss(void)
 {
@@ -455,6 +472,8 @@ static void test_chunked_loss(void)
     cJSON *root = cJSON_Parse(text);
     g_free(text);
     set_key(root, "parallelism.recompute", "none");
+    set_key(root, "parallelism.cp_impl", "te_p2p"); /* PyTorch's ring holds buffers of its own (test_cp_impl) */
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(root, "parallelism"), "cp_repeat_kv");
     cJSON *r[2];
     const char *ce[2] = {"compiled", "chunked"};
     for (int i = 0; i < 2; i++) {

@@ -6,8 +6,8 @@
  * (tests/data/steps/dgxc-*-h100-*.csv: provenance, the mapping, the rows
  * left out).  Every row printed.  Asserted:
  *  - a regression guard per table at today's figures plus a margin
- *    (median |tokens/s error| <= 7 %, max <= 20 %), not a goal and not a
- *    fit, and every row, all of which ran, predicted to fit;
+ *    (median |tokens/s error| <= 7 %, the max per table), not a goal and
+ *    not a fit, and every row, all of which ran, predicted to fit;
  *  - over the 122 rows, the median within 6 % and most rows inside
  *    h100-sxm's held-out band (p10..p90 of log(predicted / measured) step);
  *  - the attention the recipes name: the Llama rows of v24.11.1, whose
@@ -16,13 +16,16 @@
  *    ("fused-v2"). */
 #include "test_steps.h"
 
+/* Each table's rows and its guard on the largest |error| (today's plus a
+ * margin: 7.7, 6.3, 11.0, 18.9 and 6.4 % on 2026-12-07). */
 static const struct {
     const char *file;
     int rows;
+    double worst;
 } tables[] = {
-    {STEPS "dgxc-v24.11.1-h100-llama3.1.csv", 34}, {STEPS "dgxc-v25.02-h100-llama3.1.csv", 34},
-    {STEPS "dgxc-v25.04-h100-llama3.1.csv", 34},   {STEPS "dgxc-v24.11.1-h100-gpt3-175b.csv", 10},
-    {STEPS "dgxc-v25.04-h100-gpt3-175b.csv", 10},
+    {STEPS "dgxc-v24.11.1-h100-llama3.1.csv", 34, 0.10}, {STEPS "dgxc-v25.02-h100-llama3.1.csv", 34, 0.10},
+    {STEPS "dgxc-v25.04-h100-llama3.1.csv", 34, 0.14},   {STEPS "dgxc-v24.11.1-h100-gpt3-175b.csv", 10, 0.22},
+    {STEPS "dgxc-v25.04-h100-gpt3-175b.csv", 10, 0.10},
 };
 #define NTABLES (int)(sizeof tables / sizeof tables[0])
 
@@ -41,7 +44,7 @@ static void test_tables(void)
         CU_ASSERT_EQUAL(s.n, tables[t].rows);
         CU_ASSERT_EQUAL(s.fits, s.n);
         CU_ASSERT_TRUE(s.median <= 0.07);
-        CU_ASSERT_TRUE(s.worst <= 0.20);
+        CU_ASSERT_TRUE(s.worst <= tables[t].worst);
         for (int i = 0; i < s.n && n < 256; i++)
             all[n++] = s.row_logr[i];
     }

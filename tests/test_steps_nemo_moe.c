@@ -154,6 +154,8 @@ static void test_later(void)
     Summary old = run_table(STEPS "nemo-bridge-moe.csv"), later = run_table(STEPS "nemo-bridge-h100-moe-26.02.01-26.06.csv");
     CU_ASSERT_EQUAL(later.n, 10);
     CU_ASSERT_EQUAL(later.fits, later.n);
+    CU_ASSERT_TRUE(later.median <= 0.20); /* a guard: 14.9 % and 56.3 % on 2026-12-07 */
+    CU_ASSERT_TRUE(later.worst <= 0.62);
     const double old_30b = old.row_logr[5]; /* 26.02 DGX-H100 FP8, Qwen3-30B-A3B */
     const int rows_30b[] = {0, 2, 5, 8};     /* 26.06, 26.04.01, 26.04, 26.02.01 */
     for (int k = 0; k < 4; k++)

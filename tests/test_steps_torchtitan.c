@@ -5,15 +5,15 @@
  * preset: the runs' 96 GB HBM2e parts at 2.4 TB/s and 500 W, its peak by a
  * rule chosen with these rows in view (NVIDIA's datasheet line between
  * H100 NVL at 400 W and SXM at 700 W, 0.896 of SXM's), the fractions of
- * peak h100-sxm's.  Every row printed, and again on h100-sxm (median 20.5 %,
- * max 69.4 %, 9 of 21 fitting) and at both ends of the peak rule's range.
+ * peak h100-sxm's.  Every row printed, and again on h100-sxm (median 21.1 %,
+ * max 76.6 %, 9 of 21 fitting) and at both ends of the peak rule's range.
  * Asserted:
  *  - a regression guard at today's figures plus a margin (median |tokens/s
- *    error| <= 9 %, max <= 70 %: 5.2 % and 48.5 % on 2026-12-07), not a
+ *    error| <= 9 %, max <= 62 %: 5.7 % and 56.3 % on 2026-12-07), not a
  *    goal and not a fit, and every row, all of which ran, predicted to fit;
  *  - the CP 4 and CP 8 rows (PyTorch's experimental ring attention) are
- *    the worst of their tables: 8B at +41 / +49 % against +13 / +3 % at
- *    CP 1 / 2; 405B at +26 / +39 % against +12 / +26 % (a thin margin over
+ *    the worst of their tables: 8B at +47 / +56 % against +13 / +6 % at
+ *    CP 1 / 2; 405B at +30 / +45 % against +12 / +28 % (a thin margin over
  *    CP 2); the rows at 8k tokens -1..+11 %;
  *  - PyTorch's context_parallel (cp_impl pytorch_allgather, the rows' own)
  *    against Transformer Engine's ring on the same rows: the CP rows
@@ -50,7 +50,7 @@ static void test_table(void)
     Summary s = run_table(TABLE);
     CU_ASSERT_TRUE(s.n == 21);
     CU_ASSERT_TRUE(s.median <= 0.09);
-    CU_ASSERT_TRUE(s.worst <= 0.70);
+    CU_ASSERT_TRUE(s.worst <= 0.62);
     CU_ASSERT_TRUE(s.fits == s.n);
     /* rows 4-7: 8B at CP 1, 2, 4, 8; rows 14-17: 405B at CP 1, 2, 4, 8 */
     for (int base = 3; base <= 13; base += 10) {
@@ -101,14 +101,17 @@ static void test_cp_impl(void)
 /* PyTorch's context_parallel at a million tokens, held out: TRL's Qwen3-8B
  * example on one 8 x H100 node, cp 8 (tests/data/steps/
  * hf-trl-qwen3-8b-1m-cp8-h100.csv), with cuDNN's attention and, in the same
- * author's A/B, with FlashAttention's.  Asserted: every row within 15 %
- * (the checkpoints' CPU offload is not modelled: they are held in HBM), and
- * the backends' step ratio within 5 % of the measured 606 / 373 s. */
+ * author's A/B, with FlashAttention's.  Asserted: every row within 15 %,
+ * and the backends' step ratio within 5 % of the measured 606 / 373 s.  No
+ * row is predicted to fit (89.8 GiB): the run kept its 36 layers'
+ * checkpoints in host memory (56.2 GB peak), an offload the model does not
+ * describe, so it holds them in HBM. */
 static void test_million(void)
 {
     Summary s = run_table(STEPS "hf-trl-qwen3-8b-1m-cp8-h100.csv");
     CU_ASSERT_EQUAL(s.n, 3);
     CU_ASSERT_TRUE(s.worst <= 0.15);
+    CU_ASSERT_EQUAL(s.fits, 0);
     double ratio = exp(s.row_logr[1] - s.row_logr[2]); /* (pred / meas) FlashAttention over cuDNN */
     printf("FlashAttention-2 over cuDNN at 1M tokens: the model's step ratio %+.1f%% off the measured 1.62\n",
            100 * (ratio - 1));
