@@ -468,6 +468,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                                             : g_strdup_printf("sharded (ZeRO-%d)", stage);
     }
     const cJSON *where = par ? par : root;
+    sc->par_line = sim_json_line(d, where);
     /* LoRA under ZeRO-3 / FSDP: DeepSpeed and PyTorch FSDP shard the frozen
      * base too (gathered per layer); the model holds it whole (par_lora.c) */
     if (sc->finetune.method != FINETUNE_NONE && MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]) == 3) {
@@ -595,6 +596,7 @@ void step_scenario_set_accel(StepScenario *sc, const Accel *a)
 int step_scenario_nccl_version(const StepScenario *sc) { return sc->nccl_version; }
 int step_scenario_nccl_library(const StepScenario *sc) { return sc->nccl_library; }
 StepAttention step_scenario_attention(const StepScenario *sc) { return sc->attention; }
+int step_scenario_par_line(const StepScenario *sc) { return sc->par_line; }
 StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc) { return sc->cross_entropy; }
 StepFramework step_scenario_framework(const StepScenario *sc) { return sc->framework; }
 double step_scenario_memory_fraction(const StepScenario *sc) { return sc->memory_fraction; }

@@ -117,6 +117,7 @@ StepPlan step_scenario_plan(const StepScenario *sc, int variant);
 
 const char *step_scenario_name(const StepScenario *sc); /* the output's label */
 const char *step_scenario_path(const StepScenario *sc); /* its file, for messages */
+int step_scenario_par_line(const StepScenario *sc);    /* its "parallelism" line, for messages */
 const Topo *step_scenario_topo(const StepScenario *sc);
 const Accel *step_scenario_accel(const StepScenario *sc);
 /* The scenario named its accelerator (else it is the topology's). */

@@ -35,6 +35,7 @@ struct StepScenario {
     bool memory_fraction_given;
     bool fp8_casts_fused;           /* "fp8_casts": "fused" */
     int gpus_per_process; /* GPUs one process drives (launches serially); 1 = one per GPU */
+    int par_line;         /* the line of "parallelism" (else of the document), for errors the step finds */
     bool dp_given;        /* else dp = ranks / (tp x pp): the replicas fill the machine */
     int nvariants;
     int variant_stage[2]; /* zero stage per variant (weight_update list) */

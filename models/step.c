@@ -413,6 +413,18 @@ static void time_range_error(const StepScenario *sc, GError **err)
                 ": an accelerator, a link or a batch far off the scale of training", step_scenario_path(sc));
 }
 
+/* ctx_init's errors come from the layout the scenario asks for (a group
+ * the topology cannot hold, ...): at its file and "parallelism" line. */
+static bool ctx_init_at(Ctx *c, const StepScenario *sc, int variant, GError **err)
+{
+    if (ctx_init(c, sc, variant, err))
+        return true;
+    const char *path = step_scenario_path(sc);
+    if (err && *err && !g_str_has_prefix((*err)->message, path))
+        g_prefix_error(err, "%s:%d: ", path, step_scenario_par_line(sc));
+    return false;
+}
+
 cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_out, GError **err)
 {
     if (variant < 0 || variant >= step_scenario_num_variants(sc)) {
@@ -420,7 +432,7 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         return NULL;
     }
     Ctx c;
-    if (!ctx_init(&c, sc, variant, err)) {
+    if (!ctx_init_at(&c, sc, variant, err)) {
         ctx_free(&c);
         return NULL;
     }
@@ -502,7 +514,7 @@ bool step_scenario_estimate(const StepScenario *sc, int variant, StepEstimate *e
     MemoryBreakdown mem;
     int stage;
     double host;
-    bool ok = ctx_init(&c, sc, variant, err) && step_peak_memory(&c, &mem, &stage, &host, err);
+    bool ok = ctx_init_at(&c, sc, variant, err) && step_peak_memory(&c, &mem, &stage, &host, err);
     if (ok) {
         e->memory_bytes = mem.total;
         e->fits = step_fits(&c, &mem);

@@ -25,6 +25,11 @@ S=$TMP
 moe='"topology": "dgx-h100-cluster", "nodes": 2, "model": "mixtral-8x7b", "global_batch": 16'
 dense='"topology": "dgx-h100-cluster", "nodes": 2, "model": "gpt3-125m", "global_batch": 16'
 
+# ---- a layout whose groups the topology cannot hold: the error the step
+# finds, at the scenario's "parallelism" line ----
+printf '{"topology": "dgx-h100-cluster", "nodes": 2, "model": {"base": "gpt3-125m", "seq_len": 3072}, "global_batch": 3,\n "parallelism": {"dp": 1, "tp": 4, "sequence_parallel": true,\n  "cp": 3}}\n' > "$S/uneven.json"
+expect uneven "must be spread evenly over its nodes" "$S/uneven.json:2" -- run "$S/uneven.json"
+
 # ---- mixture of experts ----
 printf '{%s,\n "parallelism": {"dp": 16,\n  "ep": 8}}\n' "$dense" > "$S/ep_dense.json"
 expect ep_dense '"ep" needs a mixture-of-experts model' "$S/ep_dense.json:3" -- run "$S/ep_dense.json"
