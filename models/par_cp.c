@@ -20,7 +20,7 @@
  *    dKV are summed step by step (a copy, then read + read + write).
  * These merges and copies are memory-bound passes on the compute stream;
  * with the exposed sends they make a task after the layer's compute on the
- * tp stream, tagged with the cp - 1 sends (and receives) for the listing.
+ * tp stream, tagged with the exchanges it ran (cp_times) for the listing.
  * Full recomputation repeats the forward's.  The weights are the same on
  * the cp ranks of a sequence: gradients are reduced and ZeRO shards over
  * dp x cp (step.c folds cp into the data-parallel ranks). */
@@ -28,6 +28,8 @@
 
 #include <math.h>
 #include <string.h>
+
+#define FP32_BYTES 4.0 /* PyTorch's ring sums and sends dK, dV in fp32 (convert_to_f32) */
 
 /* One forward's attention core on a device: Q K^T and P V. */
 static double attention_core_time(const Ctx *c)
@@ -112,9 +114,9 @@ static void te_costs(Ctx *c)
  * last, whose later steps all take full-length queries):
  *  - forward: K and V made contiguous (a copy), packed by torch.cat before
  *    each of the cp - 1 rotations; each step's output and log-sum-exp cast
- *    to fp32 and merged into the fp32 output (out - sigmoid(lse_i - lse) x
- *    (out - out_i): three passes over fp32, 36 bytes an element), cast back
- *    at the end;
+ *    to fp32 (a + 4 bytes an element) and merged into the fp32 output
+ *    (out - sigmoid(lse_i - lse) x (out - out_i): the difference 12, the
+ *    row-wise scale 8, the subtraction 12), cast back at the end;
  *  - backward: fp32 dQ, dK, dV zeroed; each step's dK, dV added into the
  *    received fp32 sums (on the steps after the first a half-length add and
  *    a torch.cat of the whole), packed for the next rank (fp32), dQ added;
@@ -130,7 +132,10 @@ static void te_costs(Ctx *c)
  * behind the first step's kernel; "alltoall" sends each block to the next
  * rank behind each step's kernel.  The summed dKV always goes round in
  * fp32, one send behind each step's kernel, the last one waited for after
- * the loop. */
+ * the loop.  Read from torch.distributed.tensor.experimental._attention as
+ * stored for pytorch/pytorch (a 2025 version; the ring's loops are those of
+ * torch 1963fc8, the torchtitan rows'), with its default
+ * enable_load_balance. */
 static void pytorch_costs(Ctx *c)
 {
     int cp = c->p.cp;
@@ -145,8 +150,8 @@ static void pytorch_costs(Ctx *c)
         for (int pass = 0; pass < 3; pass++)
             c->cp_times[pass][0] = c->cp_times[pass][1] = cp - 1;
     }
-    c->cp_use[2] = ring_use(c, 2, kv * 4);
-    c->cp_use[3] = ring_use(c, 3, kv * 4);
+    c->cp_use[2] = ring_use(c, 2, kv * FP32_BYTES);
+    c->cp_use[3] = ring_use(c, 3, kv * FP32_BYTES);
     c->cp_times[2][2] = c->cp_times[2][3] = cp;
     double f = step_kernel(c, false), b = step_kernel(c, true);
     double kv_t = gather ? step_coll_time(c, c->cp_use[4]) : step_coll_time(c, c->cp_use[0]);
@@ -164,8 +169,9 @@ static void pytorch_costs(Ctx *c)
         bwd_q = e * (cp * (a + 8) + (4 + a));
     }
     double fwd_comm = gather ? fmax(0, kv_t - f) : (cp - 1) * fmax(0, kv_t - f);
+    /* all-to-all: step 0 sends KV alone, steps 1..cp-2 KV and dKV, the last dKV alone */
     double bwd_comm = gather ? fmax(0, kv_t - b) + (cp - 1) * fmax(0, dkv_t - b) + dkv_t
-                             : (cp - 1) * fmax(0, kv_t + dkv_t - b) + dkv_t;
+                             : fmax(0, kv_t - b) + (cp - 2) * fmax(0, kv_t + dkv_t - b) + fmax(0, dkv_t - b) + dkv_t;
     c->t_cp[0] = fwd_comm + accel_mem_time(c->acc, copies + fwd_merge);
     c->t_cp[2] = bwd_comm + accel_mem_time(c->acc, copies + bwd_kv + bwd_q);
 }

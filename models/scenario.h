@@ -47,9 +47,10 @@ typedef struct {
      * ring (the default), or PyTorch's context_parallel rotating KV by one
      * all-gather or by all-to-all */
     enum { CP_IMPL_TE_P2P, CP_IMPL_PYTORCH_ALLGATHER, CP_IMPL_PYTORCH_ALLTOALL } cp_impl;
-    /* "cp_repeat_kv" (PyTorch's only): the model repeats the grouped KV
-     * heads to the query's before SDPA, so the ring carries them repeated
-     * (torchtitan until ff0829c1, 2026-01; false: SDPA's enable_gqa) */
+    /* "cp_repeat_kv" (PyTorch's only; default false, SDPA's enable_gqa as
+     * torchtitan since ff0829c1, 2026-01, and transformers run it): the
+     * model repeats the grouped KV heads to the query's before SDPA, so the
+     * ring carries them repeated (torchtitan's Llama until then) */
     bool cp_repeat_kv;
     int shard_group; /* FSDP hybrid sharding: ZeRO-3 inside groups of this many dp ranks (0: all dp) */
     bool offload_optimizer;       /* ZeRO-Offload: optimizer state and update on the host */

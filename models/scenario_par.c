@@ -54,9 +54,9 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
     if (!scenario_get_choice(d, par, "cp_impl", cpi_names, &cpi, err))
         return false;
     p->cp_impl = cpi;
-    p->cp_repeat_kv = cpi != CP_IMPL_TE_P2P;
+    p->cp_repeat_kv = false; /* SDPA's enable_gqa (torchtitan since ff0829c1, transformers) */
     const cJSON *rkv = cJSON_GetObjectItemCaseSensitive(par, "cp_repeat_kv");
-    if (rkv && cpi == CP_IMPL_TE_P2P) {
+    if (rkv && !cJSON_IsNull(rkv) && cpi == CP_IMPL_TE_P2P) {
         sim_json_error(d, rkv, err, "\"cp_repeat_kv\" is PyTorch's context_parallel's: it needs \"cp_impl\" "
                                     "\"pytorch_allgather\" or \"pytorch_alltoall\" (Transformer Engine's ring carries "
                                     "the grouped KV)");
@@ -197,7 +197,7 @@ static bool check_split(const SimJsonDoc *d, const cJSON *where, const StepPlan 
     int n = tr->layers + p->split_embedding + p->split_loss, chunks = p->pp * p->vpp;
     if (p->pp == 1)
         sim_json_error(d, item(where, key), err, "\"%s\" needs a pipeline (\"pp\" > 1)", key);
-    else if (n % chunks || n < chunks || p->vpp * (n / chunks) < 2)
+    else if (n % chunks || p->vpp * (n / chunks) < 2)
         sim_json_error(d, item(where, key), err,
                        "\"%s\": pp x virtual_stages = %d must divide the %d layers and the %d counted with them, "
                        "and every stage keep a layer",

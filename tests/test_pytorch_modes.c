@@ -394,16 +394,16 @@ static double coll_bytes(const cJSON *r, const char *name)
 /* Llama 2 70B (64 heads, 8 KV heads of 128) under cp 4, micro-batch 2 of
  * 4096 tokens: a device's block is 2 x 1024 tokens.  Transformer Engine's
  * ring sends its grouped K and V (2 x 1024 wide, bf16); PyTorch's gathers
- * the cp blocks with K and V repeated to the query's 8192 (unless
- * cp_repeat_kv is false) and sends the summed dK, dV in fp32; its fp32
+ * the cp blocks with K and V repeated to the query's 8192 where the model
+ * repeats them (cp_repeat_kv true; SDPA's enable_gqa, the default, not) and sends the summed dK, dV in fp32; its fp32
  * merges make the step longer than TE's, its buffers the working set
  * larger.  A PyTorch cp_impl changes nothing at cp 1. */
 static void test_cp_impl(void)
 {
     GError *err = NULL;
-    const char *impl[] = {"", ", \"cp_impl\": \"pytorch_allgather\"",
+    const char *impl[] = {"", ", \"cp_impl\": \"pytorch_allgather\", \"cp_repeat_kv\": true",
                           ", \"cp_impl\": \"pytorch_allgather\", \"cp_repeat_kv\": false",
-                          ", \"cp_impl\": \"pytorch_alltoall\""};
+                          ", \"cp_impl\": \"pytorch_alltoall\", \"cp_repeat_kv\": true"};
     cJSON *r[4];
     for (int i = 0; i < 4; i++) {
         char *par = g_strdup_printf(", \"cp\": 4%s", impl[i]);

@@ -83,7 +83,7 @@ static void test_table(void)
  * each nearer the measured one (every CP row is too fast). */
 static void test_cp_impl(void)
 {
-    static const char *const te[] = {"parallelism.cp_impl", "te_p2p", NULL};
+    static const char *const te[] = {"parallelism.cp_impl", "te_p2p", "parallelism.cp_repeat_kv", "null", NULL};
     Summary own = run_table(TABLE), ring = run_table_keys(TABLE, te);
     static const int cp_rows[] = {4, 5, 6, 14, 15, 16}; /* 8B and 405B at CP 2, 4, 8 */
     for (int i = 0, k = 0; i < own.n; i++) {
