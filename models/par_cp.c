@@ -188,7 +188,7 @@ double cp_working_set(const Ctx *c)
         return 0;
     double kv = kv_elems(c), bkv = kv * c->wp.act_bytes, e = out_elems(c);
     double blocks = (c->p.cp_impl == CP_IMPL_PYTORCH_ALLGATHER ? c->p.cp : 2) * bkv;
-    return blocks + fmax(bkv + 4 * e, 4 * e + 3 * 4 * kv);
+    return blocks + fmax(bkv + FP32_BYTES * e, FP32_BYTES * (e + 3 * kv));
 }
 
 bool cp_init(Ctx *c, GError **err)
