@@ -21,6 +21,20 @@ static double nvls_rate(const CollGroup *g)
     return g->gpu_link * f * fmin(1, (1 + 1.0 / 8) / (1 + 1.0 / g->ppn));
 }
 
+/* What NCCL's tuner rates NVLS at inside one NVLink domain: its NVLS graph
+ * has a channel per GPU, at most NCCL_MAX_NVLS_ARITY 32 (search.cc), and
+ * tuning.cc turns channels x bandwidth x nvlsEfficiency x (c - 1) / c x 2
+ * into an algorithm bandwidth by n / (2 (n - 1)): proportional to n, where
+ * a ring's rating is not.  So the tuner rates n GPUs at min(n, 32) / 8 of
+ * the 8-GPU rate it was quoted at, and at 4 H100s picks Ring, as NCCL
+ * 2.29.2 did (tests/data/traces, the source's tuning log: Ring 240 GB/s,
+ * NVLS 160), though NVLS would run at 0.9 of the 8-GPU rate (nvls_rate). */
+static double nvls_rating(const CollGroup *g)
+{
+    double f = g->p.nvls_fraction * (g->gpu_gen >= GEN_BLACKWELL ? g->p.nvls_blackwell : 1);
+    return g->gpu_link * f * fmin(g->ppn, 32) / 8;
+}
+
 /* Seconds per byte of the message on a node's NICs, per direction, for the
  * tree between nodes: each tree edge carries its tree's half each way, and a
  * node has tree_deg edges in both trees (2 at two nodes: the message once;
@@ -74,6 +88,7 @@ static bool cost_nvls(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     else {
         c->tuner_latency_s = c->latency_s; /* NCCL's tuner does not see the fill */
         c->latency_s += nvls_fill_s(g, bytes, c->algbw_Bps);
+        c->tuner_algbw_Bps = nvls_rating(g);
     }
     return true;
 }

@@ -839,8 +839,35 @@ static void test_p2p_protocol(void)
     topo_free(h);
 }
 
+/* NVLS with n GPUs of a node: it runs at (1 + 1/8) / (1 + 1/n) of the
+ * 8-GPU rate (0.9 at 4), NCCL's tuner rates it at n / 8 of it, so at 4
+ * H100s NCCL (and the model) picks Ring for a large all-reduce, at 8 NVLS. */
+static void test_nvls_below_eight(void)
+{
+    Topo *h = load("dgx-h100", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    int ids[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    CollGroup *g4 = coll_group_new(h, ids, 4, NULL, NULL), *g8 = coll_group_new(h, ids, 8, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g8);
+    CollCost a4, a8, n4, n8;
+    double bytes = 1 << 30;
+    CU_ASSERT_TRUE_FATAL(coll_cost(g4, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &a4));
+    CU_ASSERT_TRUE_FATAL(coll_cost(g8, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &a8));
+    CU_ASSERT_EQUAL(a4.algo, COLL_RING);
+    CU_ASSERT_EQUAL(a8.algo, COLL_NVLS);
+    CU_ASSERT_TRUE_FATAL(coll_cost(g4, COLL_ALLREDUCE, COLL_NVLS, COLL_SIMPLE, bytes, &n4));
+    CU_ASSERT_TRUE_FATAL(coll_cost(g8, COLL_ALLREDUCE, COLL_NVLS, COLL_SIMPLE, bytes, &n8));
+    CU_ASSERT_DOUBLE_EQUAL(n4.algbw_Bps / n8.algbw_Bps, 0.9, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(n4.tuner_algbw_Bps / n8.tuner_algbw_Bps, 0.5, 1e-9);
+    coll_group_free(g4);
+    coll_group_free(g8);
+    topo_free(h);
+}
+
 static const TestCase tests[] = {
     {"closed form matches flows when uncontended", test_closed_form_matches_flows},
+    {"NVLS with fewer than 8 GPUs: its rate and NCCL's rating", test_nvls_below_eight},
     {"a send between two GPUs: NCCL's send/receive protocol", test_p2p_protocol},
     {"double binary tree across nodes", test_tree_across_nodes},
     {"oversubscribed fat tree slows the flow model", test_oversubscribed_fat_tree},
