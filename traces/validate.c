@@ -353,10 +353,13 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
             skipped++;
             continue;
         }
-        /* a message between two ranks is a broadcast of two */
+        /* a message between two ranks is a broadcast of two, at NCCL's send
+         * protocol unless the options force one */
         CollOp op = sendrecv ? COLL_BROADCAST : op_map[r->op];
         CollCost c;
-        if (!coll_cost(grp, op, o->algo, o->proto, r->size * window, &c)) {
+        bool p2p = sendrecv && o->algo == COLL_ALGO_AUTO && o->proto == COLL_PROTO_AUTO;
+        double bytes = r->size * window;
+        if (!(p2p ? coll_p2p_cost(grp, bytes, &c) : coll_cost(grp, op, o->algo, o->proto, bytes, &c))) {
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s: %s", m->name,
                         coll_algo_name(o->algo), coll_proto_name(o->proto), op_label(r->op), topo_name(topo),
                         coll_why_not(grp, op, o->algo, o->proto));
@@ -365,7 +368,7 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
         }
         ValidateRow row = {r->size, r->time_s, c.time_s, fabs(c.time_s - r->time_s) / r->time_s * 100,
                            op_label(r->op), coll_algo_name(c.algo), coll_proto_name(c.proto), 0, 0};
-        coll_band(grp, r->size * window, c.time_s, &row.p10_s, &row.p90_s, NULL);
+        coll_band(grp, bytes, c.time_s, &row.p10_s, &row.p90_s, NULL);
         g_array_append_val(m->out, row);
     }
     if (ok)
