@@ -71,7 +71,7 @@ static double step_kernel(const Ctx *c, bool backward)
 static double out_elems(const Ctx *c)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    return (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * workload_q_dim(tr) / c->p.tp;
+    return step_device_tokens(c) * workload_q_dim(tr) / c->p.tp;
 }
 
 /* The KV block, keys and values of the device's s / cp tokens, its tp
@@ -79,10 +79,9 @@ static double out_elems(const Ctx *c)
  * elements. */
 static double kv_elems(const Ctx *c)
 {
-    const WorkloadTransformer *tr = workload_transformer(c->w);
     if (c->p.cp_impl != CP_IMPL_TE_P2P && c->p.cp_repeat_kv)
         return 2 * out_elems(c);
-    return (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * workload_kv_width(c->w) / c->p.tp;
+    return step_device_tokens(c) * workload_kv_width(c->w) / c->p.tp;
 }
 
 static const char *const cp_names[] = {"cp_send_kv", "cp_recv_kv", "cp_send_dkv", "cp_recv_dkv", "cp_allgather_kv"};

@@ -120,7 +120,7 @@ bool pipeline_init(Ctx *c, GError **err)
     const WorkloadTransformer *tr = workload_transformer(c->w);
     if (!tr) /* a CNN runs without a pipeline (scenario.c) */
         return true;
-    double act = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * tr->hidden * c->wp.act_bytes;
+    double act = step_device_tokens(c) * tr->hidden * c->wp.act_bytes;
     c->t_p2p = g_new0(double, pp);
     c->p2p_use = g_new(int, 4 * (size_t)pp);
     static const char *const names[] = {"pp_send_activation", "pp_recv_activation", "pp_send_gradient",

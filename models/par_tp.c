@@ -66,7 +66,7 @@ bool tp_init(Ctx *c, GError **err)
     if (!c->tp_group)
         return false;
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    double elems = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * tr->hidden;
+    double elems = step_device_tokens(c) * tr->hidden;
     double act = elems * c->wp.act_bytes;
     if (p->sequence_parallel) {
         /* the reduce-scatters stay 16-bit */
@@ -233,7 +233,7 @@ double tp_userbuffer_bytes(const Ctx *c)
     const WorkloadTransformer *tr = workload_transformer(c->w);
     if (!tr || !c->tp_group || !c->p.tp_comm_overlap || c->p.tp_dtensor) /* DTensor's AsyncTP: not TE's buffers */
         return 0;
-    double elems = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp * tr->hidden;
+    double elems = step_device_tokens(c) * tr->hidden;
     bool fp8 = step_scenario_precision(c->sc) == MEMORY_MIXED_FP8;
     return elems * (6 * (fp8 ? 1 : c->wp.act_bytes) + 4 * c->wp.act_bytes);
 }

@@ -175,6 +175,7 @@ typedef enum {
 } StepCrossEntropy;
 StepCrossEntropy step_scenario_cross_entropy(const StepScenario *sc);
 const char *step_cross_entropy_name(StepCrossEntropy ce);
+const char *step_cp_impl_name(int cp_impl); /* "cp_impl"'s name of StepPlan's cp_impl */
 /* "elementwise": "eager": PyTorch eager's element-wise kernels, one per op
  * (workload_layer_pass_bytes); false: fused kernels (default). */
 bool step_scenario_eager_elementwise(const StepScenario *sc);

@@ -16,6 +16,11 @@ const char *const scenario_par_keys[] = {"ep", "expert_tp", "capacity_factor", "
                                          "account_for_loss_in_pipeline_split", "pipeline_layout", "moe_a2a_overlap", "recompute_modules",
                                          "recompute_keep", "cp_impl", "cp_repeat_kv", NULL};
 
+/* "cp_impl"'s names, in the plan's cp_impl order. */
+static const char *const cpi_names[] = {"te_p2p", "pytorch_allgather", "pytorch_alltoall", NULL};
+
+const char *step_cp_impl_name(int cp_impl) { return cpi_names[cp_impl]; }
+
 static const cJSON *item(const cJSON *where, const char *key);
 static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err);
 
@@ -49,7 +54,6 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
     p->etp = (int)etp;
     p->vpp = (int)vpp;
     p->cp = (int)cp;
-    static const char *const cpi_names[] = {"te_p2p", "pytorch_allgather", "pytorch_alltoall", NULL};
     int cpi = 0;
     if (!scenario_get_choice(d, par, "cp_impl", cpi_names, &cpi, err))
         return false;

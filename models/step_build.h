@@ -167,6 +167,13 @@ static inline int step_rank_of(const Ctx *c, int stage, int d, int t)
 
 static inline int step_stage_layers(const Ctx *c, int s) { return c->stage_l0[s + 1] - c->stage_l0[s]; }
 
+/* The tokens of one micro-batch a device holds: seq_len / cp of each
+ * sequence (a transformer's). */
+static inline double step_device_tokens(const Ctx *c)
+{
+    return (double)step_scenario_micro_batch(c->sc) * workload_transformer(c->w)->seq_len / c->p.cp;
+}
+
 /* Stage s's first local layer of model chunk j (0..vpp): equal chunks, but
  * the first (last) chunk of the pipeline one short where the embedding
  * (loss) counts as a layer (pipeline_partition). */

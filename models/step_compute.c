@@ -542,11 +542,11 @@ double compute_working_set(const Ctx *c, int s)
     int mb = step_scenario_micro_batch(c->sc);
     double loss = 0, kept = 0, ws = 0;
     if (s == c->p.pp - 1 && tr) {
-        double logits = (double)mb * tr->seq_len / c->p.cp * tr->vocab / c->p.tp, per_kept;
+        double logits = step_device_tokens(c) * tr->vocab / c->p.tp, per_kept;
         loss = logits * step_loss_bytes_per_logit(c, &per_kept);
         kept = logits * per_kept;
         bool sharded = c->wp.sequence_parallel && !c->wp.sp_gathered_inputs;
-        loss += (double)mb * tr->seq_len / c->p.cp * tr->hidden * c->wp.act_bytes / (sharded ? c->p.tp : 1);
+        loss += step_device_tokens(c) * tr->hidden * c->wp.act_bytes / (sharded ? c->p.tp : 1);
     }
     if ((c->p.recompute != WORKLOAD_RECOMPUTE_NONE || c->wp.recompute_modules) && step_stage_layers(c, s) > 0) {
         WorkloadParallel all = c->wp;

@@ -129,7 +129,7 @@ void step_loss_traffic(const Ctx *c, double *fwd, double *bwd)
 static double chunked_bytes_per_logit(const Ctx *c, double *kept)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    double e = c->wp.act_bytes, T = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / c->p.cp, V = tr->vocab,
+    double e = c->wp.act_bytes, T = step_device_tokens(c), V = tr->vocab,
            H = tr->hidden;
     double chunk = fmin(T, exp2(ceil(log2(ceil(T / ceil(V / H))))));
     *kept = e * H * (T + V) / (T * V);

@@ -420,8 +420,7 @@ static void add_config(cJSON *out, const Build *b)
     if (p->cp > 1)
         cJSON_AddNumberToObject(cfg, "cp", p->cp);
     if (p->cp > 1 && p->cp_impl != CP_IMPL_TE_P2P) { /* the default ring is not named, as before it had another */
-        cJSON_AddStringToObject(cfg, "cp_impl", p->cp_impl == CP_IMPL_PYTORCH_ALLGATHER ? "pytorch_allgather"
-                                                                                       : "pytorch_alltoall");
+        cJSON_AddStringToObject(cfg, "cp_impl", step_cp_impl_name(p->cp_impl));
         cJSON_AddBoolToObject(cfg, "cp_repeat_kv", p->cp_repeat_kv);
     }
     if (p->shard_group > 0 && c->rep_group) /* a group of all dp ranks is plain FSDP: no replicas */

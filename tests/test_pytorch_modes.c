@@ -41,6 +41,16 @@ static cJSON *llama_run(const char *par, const char *tail, GError **err)
 }
 
 
+/* Four llama_run's, the i-th with PAR[i] and TAIL[i] (NULL: none), into R. */
+static void llama_runs(const char *const *par, const char *const *tail, cJSON *r[4])
+{
+    GError *err = NULL;
+    for (int i = 0; i < 4; i++) {
+        r[i] = llama_run(par ? par[i] : "", tail ? tail[i] : "", &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r[i]);
+    }
+}
+
 /* The rule by hand on Llama 2 70B (h 8192, q 8192, kv 1024, ffn 28672):
  * mm's wq wk wv wo w1 w3 w2, the even ones run again.  Kept per layer and
  * token: the input h, wq's q, wv's kv, w1's ffn, w2's h and the kernel's
@@ -174,13 +184,10 @@ static void test_eager_bytes(void)
  * recomputation "op" runs; the report says so. */
 static void test_eager_step(void)
 {
-    GError *err = NULL;
     cJSON *r[4];
     const char *par[] = {"", "", ", \"recompute\": \"op\"", ", \"recompute\": \"op\""};
-    for (int i = 0; i < 4; i++) {
-        r[i] = llama_run(par[i], i % 2 ? ", \"elementwise\": \"eager\"" : "", &err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(r[i]);
-    }
+    const char *eager = ", \"elementwise\": \"eager\"", *tail[] = {"", eager, "", eager};
+    llama_runs(par, tail, r);
     double none = steps_num(r[1], "step_time_s") - steps_num(r[0], "step_time_s");
     double op = steps_num(r[3], "step_time_s") - steps_num(r[2], "step_time_s");
     CU_ASSERT_TRUE(none > 0 && op > none);
@@ -293,10 +300,7 @@ static void test_jax(void)
                            ", \"cross_entropy\": \"compiled\", \"precision\": \"fp8\"",
                            ", \"framework\": \"jax\", \"precision\": \"fp8\""};
     cJSON *r[4];
-    for (int i = 0; i < 4; i++) {
-        r[i] = llama_run("", tails[i], &err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(r[i]);
-    }
+    llama_runs(NULL, tails, r);
     double h = 8192, vocab = 32000;
     CU_ASSERT_DOUBLE_EQUAL(steps_num(r[1], "step_time_s"), steps_num(r[0], "step_time_s"), 0);
     CU_ASSERT_DOUBLE_EQUAL(mem_term(r[1], "working_set"), mem_term(r[0], "working_set"), 0);
@@ -400,17 +404,11 @@ static double coll_bytes(const cJSON *r, const char *name)
  * larger.  A PyTorch cp_impl changes nothing at cp 1. */
 static void test_cp_impl(void)
 {
-    GError *err = NULL;
-    const char *impl[] = {"", ", \"cp_impl\": \"pytorch_allgather\", \"cp_repeat_kv\": true",
-                          ", \"cp_impl\": \"pytorch_allgather\", \"cp_repeat_kv\": false",
-                          ", \"cp_impl\": \"pytorch_alltoall\", \"cp_repeat_kv\": true"};
+    const char *impl[] = {", \"cp\": 4", ", \"cp\": 4, \"cp_impl\": \"pytorch_allgather\", \"cp_repeat_kv\": true",
+                          ", \"cp\": 4, \"cp_impl\": \"pytorch_allgather\", \"cp_repeat_kv\": false",
+                          ", \"cp\": 4, \"cp_impl\": \"pytorch_alltoall\", \"cp_repeat_kv\": true"};
     cJSON *r[4];
-    for (int i = 0; i < 4; i++) {
-        char *par = g_strdup_printf(", \"cp\": 4%s", impl[i]);
-        r[i] = llama_run(par, "", &err);
-        g_free(par);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(r[i]);
-    }
+    llama_runs(impl, NULL, r);
     double tokens = 2 * 1024, grouped = tokens * 2 * 1024, repeated = tokens * 2 * 8192;
     CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r[0], "cp_send_kv"), grouped * 2, 0);
     CU_ASSERT_DOUBLE_EQUAL(coll_bytes(r[0], "cp_send_dkv"), grouped * 2, 0);
