@@ -4,11 +4,18 @@
  * NCCL's double binary tree between the nodes.  Closed forms and flows. */
 #include "coll_internal.h"
 
-/* The rate NVLink SHARP sustains on one GPU's links: NVIDIA quotes it as a
- * bus bandwidth on Hopper, which the data file turns into a fraction of the
- * link rate; Blackwell's switches reduce a smaller share of their faster
- * links (NCCL's own NVLS efficiency per generation, the data file's factor).
- * NVIDIA's figure is an 8-GPU node's.  For each byte of the message a GPU's
+/* The rate NVLink SHARP sustains on one GPU's links in an 8-GPU node:
+ * NVIDIA quotes it as a bus bandwidth on Hopper, which the data file turns
+ * into a fraction of the link rate; Blackwell's switches reduce a smaller
+ * share of their faster links (NCCL's own NVLS efficiency per generation,
+ * the data file's factor). */
+static double nvls_rate_8(const CollGroup *g)
+{
+    double f = g->p.nvls_fraction * (g->gpu_gen >= GEN_BLACKWELL ? g->p.nvls_blackwell : 1);
+    return g->gpu_link * f;
+}
+
+/* The rate with the group's n GPUs.  For each byte of the message a GPU's
  * links carry 1 + 1 / n bytes each way among n GPUs (the reduction loads its
  * data for every GPU's share and returns its own share; the multicast stores
  * its share and brings everyone's), so fewer GPUs get less of the rate:
@@ -17,8 +24,7 @@
  * a GB200 NVL72 rack measures below its 8-GPU rate (tests/data/traces). */
 static double nvls_rate(const CollGroup *g)
 {
-    double f = g->p.nvls_fraction * (g->gpu_gen >= GEN_BLACKWELL ? g->p.nvls_blackwell : 1);
-    return g->gpu_link * f * fmin(1, (1 + 1.0 / 8) / (1 + 1.0 / g->ppn));
+    return nvls_rate_8(g) * fmin(1, (1 + 1.0 / 8) / (1 + 1.0 / g->ppn));
 }
 
 /* What NCCL's tuner rates NVLS at inside one NVLink domain: its NVLS graph
@@ -29,11 +35,7 @@ static double nvls_rate(const CollGroup *g)
  * the 8-GPU rate it was quoted at, and at 4 H100s picks Ring, as NCCL
  * 2.29.2 did (tests/data/traces, the source's tuning log: Ring 240 GB/s,
  * NVLS 160), though NVLS would run at 0.9 of the 8-GPU rate (nvls_rate). */
-static double nvls_rating(const CollGroup *g)
-{
-    double f = g->p.nvls_fraction * (g->gpu_gen >= GEN_BLACKWELL ? g->p.nvls_blackwell : 1);
-    return g->gpu_link * f * fmin(g->ppn, 32) / 8;
-}
+static double nvls_rating(const CollGroup *g) { return nvls_rate_8(g) * fmin(g->ppn, 32) / 8; }
 
 /* Seconds per byte of the message on a node's NICs, per direction, for the
  * tree between nodes: each tree edge carries its tree's half each way, and a

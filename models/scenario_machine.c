@@ -120,10 +120,12 @@ static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJS
             sc->cross_entropy = (StepCrossEntropy)i;
             return true;
         }
+    GString *names = g_string_new(NULL); /* the table's, not a second list of them */
+    for (int i = 0; i < (int)G_N_ELEMENTS(ce_names); i++)
+        g_string_append_printf(names, "%s\"%s\"", i ? ", " : "", ce_names[i]);
     sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "cross_entropy"), err,
-                   "\"cross_entropy\" = \"%s\" is not one of \"unfused\", \"bf16\", \"fp32\", \"fp32_fused\", \"te\", "
-                   "\"fused\", \"compiled\", \"loss_parallel\", \"chunked\"",
-                   SIM_ECHO(ce));
+                   "\"cross_entropy\" = \"%s\" is not one of %s", SIM_ECHO(ce), names->str);
+    g_string_free(names, TRUE);
     return false;
 }
 
