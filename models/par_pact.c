@@ -10,6 +10,16 @@
  * to host memory over PCIe after the forward and back before the gather:
  * checkpoints then take no HBM beyond the two in transit.  The copies sit
  * on the device's p2p stream, like ZeRO-Offload's (par_offload.c).
+ * Without partitioning, cpu_checkpointing moves each whole checkpoint:
+ * "async" on a side stream, the copy back prefetched while the layer above
+ * runs its backward (axolotl's hidden-state offload, axolotl-ai-cloud/
+ * axolotl #3733: "async d2h ... backward h2d prefetch"; DeepSpeed's
+ * non-reentrant offload, deepspeedai/DeepSpeed #8282), or "blocking" on
+ * the compute stream: PyTorch's save_on_cpu(pin_memory=True), whose pack
+ * copies to pinned memory in stream order and whose unpack copies back
+ * when the recomputation asks for it (torch/autograd/graph.py), as
+ * transformers' gradient-checkpointing offload (huggingface/transformers
+ * #48444) runs it.  The partitions' copies (above) go on demand.
  *
  * Lynx (Chen et al., "Optimizing Large Model Training through Overlapped
  * Activation Recomputation", arXiv 2406.08756, secs. 3-4): recomputation
@@ -35,11 +45,13 @@
  * ZeRO-Offload's: Megatron-Core refuses a pipeline with it). */
 #include "step_build.h"
 
+#include <math.h>
+
 void pact_costs(Ctx *c)
 {
     WorkloadParallel wp = c->wp;
     wp.recompute = WORKLOAD_RECOMPUTE_FULL; /* the checkpoint: the layer's input, whole on each tp rank */
-    c->ckpt_bytes = c->p.partition_activations
+    c->ckpt_bytes = c->p.partition_activations || c->p.cpu_checkpointing
                         ? workload_layer_activation_bytes(c->w, 0, step_scenario_micro_batch(c->sc), &wp)
                         : 0;
     c->offload_bytes = c->p.offload_layers ? workload_layer_activation_bytes(c->w, 0, step_scenario_micro_batch(c->sc), &c->wp) : 0;
@@ -87,27 +99,46 @@ int pact_before_backward(Build *b, int s, int l, int prefetch_from, int after)
     return join(b, s, after, t);
 }
 
+/* What one device moves to the host per layer: its partition, or the whole
+ * checkpoint (already split over tp under sequence parallelism). */
+static double moved_bytes(const Ctx *c)
+{
+    return c->p.partition_activations ? c->ckpt_bytes / c->p.tp : c->ckpt_bytes;
+}
+
+/* A checkpoint's copy to or from the host after `after`, on the p2p
+ * stream, or the compute stream when blocking. */
+static int checkpoint_copy(Build *b, int s, const char *name, int after)
+{
+    Ctx *c = b->c;
+    bool blocking = c->p.cpu_checkpointing_blocking;
+    int t = step_task(b->g, name, blocking ? b->res[s].compute : b->res[s].p2p, moved_bytes(c) / c->p.pcie_bps,
+                      blocking ? "compute" : "p2p");
+    step_dep(b->g, after, t);
+    return t;
+}
+
 int pact_forward_end(Build *b, int s, int l, int after)
 {
     Ctx *c = b->c;
     after = offload_forward(b, s, l, after);
-    if (c->p.cpu_checkpointing) { /* the partition goes down; nothing waits for it */
-        int t = step_task(b->g, "checkpoint_offload", b->res[s].p2p, c->ckpt_bytes / c->p.tp / c->p.pcie_bps, "p2p");
-        step_dep(b->g, after, t);
+    if (c->p.cpu_checkpointing) { /* the checkpoint goes down; only a blocking copy holds the stream */
+        int t = checkpoint_copy(b, s, "checkpoint_offload", after);
+        if (c->p.cpu_checkpointing_blocking)
+            after = t;
     }
     return after;
 }
 
-int pact_before_recompute(Build *b, int s, int after)
+int pact_before_recompute(Build *b, int s, int after, int prefetch_from)
 {
     Ctx *c = b->c;
-    if (!c->p.partition_activations)
+    if (!c->p.partition_activations && !c->p.cpu_checkpointing)
         return -1;
-    int t = after;
-    if (c->p.cpu_checkpointing) {
-        t = step_task(b->g, "checkpoint_fetch", b->res[s].p2p, c->ckpt_bytes / c->p.tp / c->p.pcie_bps, "p2p");
-        step_dep(b->g, after, t);
-    }
+    if (!c->p.partition_activations) /* an async copy comes back while the layer above runs its backward */
+        return c->p.cpu_checkpointing_blocking ? checkpoint_copy(b, s, "checkpoint_fetch", after)
+                                               : join(b, s, after, checkpoint_copy(b, s, "checkpoint_fetch", prefetch_from));
+    int t = c->p.cpu_checkpointing ? checkpoint_copy(b, s, "checkpoint_fetch", after) : after;
     int u = step_coll(c, "checkpoint_allgather", "tp", c->tp_group, COLL_ALLGATHER, c->ckpt_bytes);
     if (u < 0)
         return t;
@@ -116,12 +147,14 @@ int pact_before_recompute(Build *b, int s, int after)
     return ag;
 }
 
-void pact_memory(const Ctx *c, int s, MemoryBreakdown *mem)
+void pact_memory(const Ctx *c, int s, MemoryBreakdown *mem, double *host)
 {
     double cut = 0, add = 0;
-    if (c->p.partition_activations) /* the checkpoints: 1 / tp kept, or none (two in transit) */
-        cut = c->p.cpu_checkpointing ? mem->activations - 2 * c->ckpt_bytes / c->p.tp
-                                     : mem->activations * (1 - 1.0 / c->p.tp);
+    *host = 0;
+    if (c->p.cpu_checkpointing) /* the checkpoints (or partitions) in host memory, two in transit */
+        cut = mem->activations - 2 * moved_bytes(c);
+    else if (c->p.partition_activations) /* 1 / tp kept */
+        cut = mem->activations * (1 - 1.0 / c->p.tp);
     if (c->p.recompute_overlap && step_stage_layers(c, s) > 0) { /* Lynx: a layer recomputed ahead */
         WorkloadParallel all = c->wp;
         all.recompute = WORKLOAD_RECOMPUTE_NONE;
@@ -129,6 +162,8 @@ void pact_memory(const Ctx *c, int s, MemoryBreakdown *mem)
     }
     if (cut < 0)
         cut = 0;
+    if (c->p.cpu_checkpointing) /* each device sends its partition, or its whole checkpoints */
+        *host = c->p.partition_activations ? fmax(0, mem->activations / c->p.tp - 2 * moved_bytes(c)) : cut;
     mem->activations -= cut;
     mem->working_set += add;
     mem->total += add - cut;

@@ -68,9 +68,11 @@ typedef struct {
     bool qwz, hpz, qgz;
     bool sdp4bit_weights, sdp4bit_gradients;
     /* par_pact.c: DeepSpeed's partition_activations (checkpoints split over
-     * tp), cpu_checkpointing (and kept in host memory); Lynx's recompute
-     * overlapped with communication */
-    bool partition_activations, cpu_checkpointing, recompute_overlap;
+     * tp), cpu_checkpointing (the checkpoints, or their partitions, kept in
+     * host memory; cpu_checkpointing_blocking: copied on the compute stream,
+     * as PyTorch's save_on_cpu does, not on a side stream); Lynx's
+     * recompute overlapped with communication */
+    bool partition_activations, cpu_checkpointing, cpu_checkpointing_blocking, recompute_overlap;
     /* How the framework implements tensor and sharded data parallelism, for
      * memory: "tp_impl" "dtensor" (PyTorch DTensor's ColwiseParallel under
      * sequence parallelism saves its all-gathered input; Megatron, the

@@ -1,6 +1,7 @@
 /* A scenario's keys for the seed techniques of issue 12: ZeRO++ ("zeropp":
  * qwZ, hpZ, qgZ), SDP4Bit ("sdp4bit": weights, gradients), DeepSpeed's
- * "partition_activations" and "cpu_checkpointing", and Lynx's
+ * "partition_activations" and "cpu_checkpointing" (with
+ * "cpu_checkpointing_copy": checkpoints in host memory), and Lynx's
  * "recompute_overlap", and "recompute_layers" (full recomputation of the
  * first N layers of each model chunk only, Megatron's "block" method).  Parsed with the rest of "parallelism"
  * (scenario_plan.c) and checked against the variants' ZeRO stages, the
@@ -10,8 +11,9 @@
 
 #include <string.h>
 
-const char *const scenario_seed_keys[] = {"zeropp", "sdp4bit", "partition_activations", "cpu_checkpointing",
-                                          "recompute_overlap", "recompute_layers", "cpu_offloading_num_layers", NULL};
+const char *const scenario_seed_keys[] = {"zeropp",           "sdp4bit",          "partition_activations",
+                                          "cpu_checkpointing", "cpu_checkpointing_copy", "recompute_overlap",
+                                          "recompute_layers",  "cpu_offloading_num_layers", NULL};
 
 /* `key`: true (every part), false, or an object of the parts' booleans. */
 static bool get_parts(const SimJsonDoc *d, const cJSON *par, const char *key, const char *const *parts, bool **out,
@@ -48,6 +50,24 @@ static bool get_recompute_layers(const SimJsonDoc *d, const cJSON *par, StepPlan
     return true;
 }
 
+/* "cpu_checkpointing_copy": "async" (a side stream, DeepSpeed's and
+ * axolotl's hooks) or "blocking" (the compute stream: PyTorch's
+ * save_on_cpu, which transformers' and accelerate's offload wrap). */
+static bool get_checkpoint_copy(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
+{
+    static const char *const names[] = {"async", "blocking", NULL};
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(par, "cpu_checkpointing_copy");
+    if (!it || cJSON_IsNull(it))
+        return true;
+    for (int i = 0; cJSON_IsString(it) && names[i]; i++)
+        if (!strcmp(it->valuestring, names[i])) {
+            p->cpu_checkpointing_blocking = i == 1;
+            return true;
+        }
+    sim_json_error(d, it, err, "\"cpu_checkpointing_copy\" must be \"async\" or \"blocking\"");
+    return false;
+}
+
 bool scenario_seed_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
 {
     static const char *const zpp[] = {"qwz", "hpz", "qgz", NULL};
@@ -56,6 +76,7 @@ bool scenario_seed_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GEr
     return get_parts(d, par, "zeropp", zpp, zo, err) && get_parts(d, par, "sdp4bit", sdp, so, err) &&
            sim_json_get_bool(d, par, "partition_activations", &p->partition_activations, err) &&
            sim_json_get_bool(d, par, "cpu_checkpointing", &p->cpu_checkpointing, err) &&
+           get_checkpoint_copy(d, par, p, err) &&
            sim_json_get_bool(d, par, "recompute_overlap", &p->recompute_overlap, err) && get_recompute_layers(d, par, p, err);
 }
 
@@ -116,9 +137,9 @@ static bool check_recompute_layers(const SimJsonDoc *d, const cJSON *where, cons
     const WorkloadTransformer *tr = workload_transformer(w);
     if (!tr || p->recompute != WORKLOAD_RECOMPUTE_FULL)
         return fail(d, where, "recompute_layers", err, "needs a transformer and \"recompute\": \"full\"");
-    if (p->partition_activations || p->recompute_overlap)
+    if (p->partition_activations || p->cpu_checkpointing || p->recompute_overlap)
         return fail(d, where, "recompute_layers", err,
-                    "with \"partition_activations\" or \"recompute_overlap\" is not modelled");
+                    "with \"partition_activations\", \"cpu_checkpointing\" or \"recompute_overlap\" is not modelled");
     int chunk = tr->layers / (p->pp * p->vpp);
     if (p->recompute_layers > chunk) {
         sim_json_error(d, item(where, "recompute_layers"), err,
@@ -167,8 +188,12 @@ bool scenario_seed_check(const SimJsonDoc *d, const cJSON *where, const StepPlan
     if (p->partition_activations && p->sequence_parallel)
         return fail(d, where, "partition_activations", err,
                     "contradicts \"sequence_parallel\", whose checkpoints are split over tp already");
-    if (p->cpu_checkpointing && !p->partition_activations)
-        return fail(d, where, "cpu_checkpointing", err, "needs \"partition_activations\": true");
+    if (p->cpu_checkpointing && (!tr || p->recompute != WORKLOAD_RECOMPUTE_FULL))
+        return fail(d, where, "cpu_checkpointing", err,
+                    "needs a transformer and \"recompute\": \"full\" (it moves each layer's checkpoint)");
+    const cJSON *copy = cJSON_GetObjectItemCaseSensitive(where, "cpu_checkpointing_copy");
+    if (copy && !cJSON_IsNull(copy) && !p->cpu_checkpointing)
+        return fail(d, where, "cpu_checkpointing_copy", err, "needs \"cpu_checkpointing\": true");
     if (p->recompute_overlap && (!tr || p->recompute == WORKLOAD_RECOMPUTE_NONE))
         return fail(d, where, "recompute_overlap", err, "(Lynx) needs a transformer and \"recompute\"");
     return check_recompute_layers(d, where, p, w, err) && check_offload_layers(d, where, p, w, err);

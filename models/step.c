@@ -302,7 +302,7 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
     for (int l = step_chunk_l0(c, s, j + 1) - 1; l >= step_chunk_l0(c, s, j); l--) {
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
         int ag = zero_layer_gather(&z, b, s), wait = ag;
-        int before = cur; /* the next layer's activations come back from here */
+        int before = cur, prefetch = above; /* the next layer's activations come back from here */
         cur = pact_before_backward(b, s, l, above, cur);
         above = before;
         if (step_layer_recompute(c, s, l) > 0) {
@@ -310,7 +310,7 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
             /* Lynx fetches the checkpoint during the layer above's
              * recomputation, ahead of that layer's backward all-reduces */
             int from = lynx ? (rc_prev >= 0 ? rc_prev : rc_after) : cur;
-            int ck = pact_before_recompute(b, s, from);
+            int ck = pact_before_recompute(b, s, from, prefetch);
             int rc = layer_tasks(b, s, "recompute", step_layer_recompute(c, s, l), "tp_recompute",
                                  step_layer_tp_recompute(c, s, l),
                                  ck >= 0 ? ck : from, ag, lynx ? &rsp : &sp, NULL, "ep_recompute",
@@ -384,7 +384,7 @@ void step_memory_track(Build *b)
     const Ctx *c = b->c;
     for (int s = 0; s < c->p.pp; s++) {
         MemoryBreakdown mem;
-        double host;
+        StepHostMemory host;
         if (!step_stage_memory(c, s, &mem, &host, NULL))
             continue; /* the report says why */
         int inflight = pipeline_inflight(c, s);
@@ -513,7 +513,7 @@ bool step_scenario_estimate(const StepScenario *sc, int variant, StepEstimate *e
     Ctx c;
     MemoryBreakdown mem;
     int stage;
-    double host;
+    StepHostMemory host;
     bool ok = ctx_init_at(&c, sc, variant, err) && step_peak_memory(&c, &mem, &stage, &host, err);
     if (ok) {
         e->memory_bytes = mem.total;

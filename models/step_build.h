@@ -410,15 +410,17 @@ void zeropp_memory(const Ctx *c, int s, MemoryBreakdown *mem);
 /* scenario keys: "zeropp", "sdp4bit", "partition_activations",
  * "cpu_checkpointing", "recompute_overlap" (scenario_seed.c) */
 
-/* par_pact.c: partitioned checkpoints and Lynx.  The layer's checkpoint
- * after its forward `after` (to the host under cpu_checkpointing; returns
- * what the next layer waits for); before a recompute, the task it waits
- * for (fetch and all-gather of the checkpoint after `after`), or -1;
- * the memory they change on stage s. */
+/* par_pact.c: partitioned and host-held checkpoints, and Lynx.  The
+ * layer's checkpoint after its forward `after` (to the host under
+ * cpu_checkpointing; returns what the next layer waits for); before a
+ * recompute, the task it waits for (fetch and all-gather of the checkpoint
+ * after `after`, an async whole checkpoint's fetch from `prefetch_from`,
+ * the layer above's backward start), or -1; the memory they change on stage s (what goes to
+ * the host added to *host). */
 void pact_costs(Ctx *c);
 int pact_forward_end(Build *b, int s, int l, int after);
-int pact_before_recompute(Build *b, int s, int after);
-void pact_memory(const Ctx *c, int s, MemoryBreakdown *mem);
+int pact_before_recompute(Build *b, int s, int after, int prefetch_from);
+void pact_memory(const Ctx *c, int s, MemoryBreakdown *mem, double *host);
 /* Activation offloading ("cpu_offloading_num_layers"): whether layer l of
  * stage s keeps its activations in host memory; before layer l's backward
  * (after `after`), its activations fetched since `prefetch_from` (the
@@ -473,9 +475,15 @@ void lora_report(const Ctx *c, cJSON *cfg);
 void cnn_costs(Ctx *c);
 void cnn_flops(const Ctx *c, double *model_flops, double *hw_flops);
 
+/* What a device keeps in host memory: ZeRO-Offload's optimizer state and
+ * cpu_checkpointing's checkpoints (bytes). */
+typedef struct {
+    double optimizer, checkpoints;
+} StepHostMemory;
+
 /* step_report.c: stage s's device memory (the memory model's estimate;
- * `host`: ZeRO-Offload's optimizer state in host memory)... */
-bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mem, double *host, GError **err);
+ * `host`: what it keeps in host memory)... */
+bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mem, StepHostMemory *host, GError **err);
 /* ...and, for timelines, its counter track "gpuR.memory" on the run graph:
  * the steady state all step, each micro-batch's activations from its
  * forward's start to its backward's end, the working set during each
@@ -485,7 +493,7 @@ void step_memory_track(Build *b);
  * `step_s`); NULL and `err` when the memory estimate fails. */
 cJSON *step_report(const Build *b, int variant, double step_s, GError **err);
 /* The memory of the stage that needs most (its breakdown, stage, host bytes). */
-bool step_peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, double *host, GError **err);
+bool step_peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, StepHostMemory *host, GError **err);
 /* Whether `mem` fits the scenario's accelerator (memory_fits, with its
  * "memory_fraction"; a fraction JAX is told to preallocate must leave the
  * memory outside the pool room as well). */

@@ -164,7 +164,7 @@ static double xla_largest_weight(const Ctx *c)
     return most;
 }
 
-bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, GError **err)
+bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, StepHostMemory *host, GError **err)
 {
     const StepPlan *p = &c->p;
     MemoryConfig mc = memory_config_default();
@@ -244,9 +244,9 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, double *host, 
     if (!memory_estimate(&mc, mbk, err) || !moe_memory(c, s, &mc, mbk, err))
         return false;
     lora_memory(c, s, mbk); /* LoRA's frozen base */
-    offload_memory(c, mbk, host);
+    offload_memory(c, mbk, &host->optimizer);
     zeropp_memory(c, s, mbk);
-    pact_memory(c, s, mbk);
+    pact_memory(c, s, mbk, &host->checkpoints);
     memory_apply_fragmentation(mbk, mc.fragmentation);
     return true;
 }
@@ -258,13 +258,13 @@ bool step_fits(const Ctx *c, const MemoryBreakdown *mem)
 }
 
 /* The memory of the stage that needs most. */
-bool step_peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, double *host, GError **err)
+bool step_peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, StepHostMemory *host, GError **err)
 {
     *mem = (MemoryBreakdown){0};
     *mem_stage = 0;
     for (int s = 0; s < c->p.pp; s++) {
         MemoryBreakdown mbk;
-        double h;
+        StepHostMemory h;
         if (!step_stage_memory(c, s, &mbk, &h, err))
             return false;
         if (s == 0 || mbk.total > mem->total) {
@@ -338,7 +338,8 @@ static void add_warnings(cJSON *out, const Build *b, bool fits)
         cJSON_Delete(warn);
 }
 
-static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int mem_stage, double host, bool fits)
+static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int mem_stage, StepHostMemory host,
+                       bool fits)
 {
     cJSON *mj = cJSON_AddObjectToObject(out, "memory_per_device_bytes");
     cJSON_AddNumberToObject(mj, "weights", mem->params);
@@ -355,7 +356,9 @@ static void add_memory(cJSON *out, const Ctx *c, const MemoryBreakdown *mem, int
     cJSON_AddNumberToObject(mj, "hbm", accel_hbm_bytes(c->acc));
     cJSON_AddNumberToObject(mj, "memory_fraction", step_scenario_memory_fraction(c->sc));
     if (c->p.offload_optimizer) /* ZeRO-Offload: in host memory, not in total */
-        cJSON_AddNumberToObject(mj, "host_optimizer_state", host);
+        cJSON_AddNumberToObject(mj, "host_optimizer_state", host.optimizer);
+    if (c->p.cpu_checkpointing) /* cpu_checkpointing: in host memory, not in total */
+        cJSON_AddNumberToObject(mj, "host_checkpoints", host.checkpoints);
     cJSON_AddBoolToObject(out, "fits", fits);
 }
 
@@ -459,6 +462,8 @@ static void add_config(cJSON *out, const Build *b)
     for (int k = 0; k < 3; k++) /* par_pact.c */
         if (pv[k])
             cJSON_AddBoolToObject(cfg, pk[k], true);
+    if (p->cpu_checkpointing)
+        cJSON_AddStringToObject(cfg, "cpu_checkpointing_copy", p->cpu_checkpointing_blocking ? "blocking" : "async");
     cJSON_AddStringToObject(cfg, "grad_reduce_dtype", accel_dtype_name(c->grad_dtype));
     if (workload_transformer(c->w))
         cJSON_AddStringToObject(cfg, "cross_entropy", step_cross_entropy_name(step_loss_kind(c)));
@@ -544,7 +549,7 @@ cJSON *step_report(const Build *b, int variant, double step, GError **err)
     Breakdown bd = breakdown(b, step);
     MemoryBreakdown mem;
     int mem_stage;
-    double host = 0;
+    StepHostMemory host = {0, 0};
     if (!step_peak_memory(c, &mem, &mem_stage, &host, err))
         return NULL;
     cJSON *out = cJSON_CreateObject();

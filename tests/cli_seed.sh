@@ -57,7 +57,13 @@ case_ pa_tp1 'needs "tp" > 1' '"recompute": "full"' '"partition_activations": tr
 case_ pa_selective 'needs "recompute": "full"' '"tp": 2' '"recompute": "selective"' '"partition_activations": true'
 case_ pa_sp 'contradicts "sequence_parallel"' '"tp": 2' '"recompute": "full"' '"sequence_parallel": true' \
     '"partition_activations": true'
-case_ cpu_ckpt 'needs "partition_activations": true' '"tp": 2' '"recompute": "full"' '"cpu_checkpointing": true'
+case_ cpu_ckpt 'needs a transformer and "recompute": "full"' '"tp": 2' '"recompute": "selective"' \
+    '"cpu_checkpointing": true'
+case_ cpu_copy_alone 'needs "cpu_checkpointing": true' '"recompute": "full"' '"cpu_checkpointing_copy": "async"'
+case_ cpu_copy_name 'must be "async" or "blocking"' '"recompute": "full"' '"cpu_checkpointing": true' \
+    '"cpu_checkpointing_copy": "sync"'
+case_ cpu_ckpt_block 'with "partition_activations", "cpu_checkpointing"' '"recompute": "full"' \
+    '"cpu_checkpointing": true' '"recompute_layers": 4'
 case_ lynx_none '(Lynx) needs a transformer and "recompute"' '"tp": 2' '"recompute_overlap": true'
 # dp 12 on 8-GPU nodes: the node's dp ranks do not tile dp
 case_ qgz_tiling 'must be a multiple of the 8 dp ranks' '"dp": 12' '"zero_stage": 3' '"zeropp": {"qgz": true}'

@@ -470,6 +470,8 @@ static void test_chunked_loss(void)
     cJSON *root = cJSON_Parse(text);
     g_free(text);
     set_key(root, "parallelism.recompute", "none");
+    set_key(root, "parallelism.cpu_checkpointing", "null"); /* no checkpoints to offload without recomputation */
+    set_key(root, "parallelism.cpu_checkpointing_copy", "null");
     set_key(root, "parallelism.cp_impl", "te_p2p"); /* PyTorch's ring holds buffers of its own (test_cp_impl) */
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(root, "parallelism"), "cp_repeat_kv");
     cJSON *r[2];
@@ -491,6 +493,43 @@ static void test_chunked_loss(void)
     refused("", ", \"cross_entropy\": \"chunk\"", "\"chunked\"");
 }
 
+/* "cpu_checkpointing" without partitions, on TRL's Qwen3-8B at 1M tokens
+ * over 8 H100 (cp 8: 131072 tokens a device, hidden 4096, 36 layers, full
+ * recomputation): each layer's 16-bit checkpoint, 131072 x 4096 x 2 bytes,
+ * goes to the host and back.  Blocking copies (PyTorch's save_on_cpu) add
+ * both crossings of every layer at "pcie_bandwidth" to the step; async ones
+ * hide behind the forward and behind the layer above's backward; either
+ * way HBM keeps two checkpoints and the host the other 34. */
+static void test_cpu_checkpointing(void)
+{
+    gchar *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(STEPS "hf-trl-qwen3-8b-1m.json", &text, NULL, NULL));
+    cJSON *root = cJSON_Parse(text);
+    g_free(text);
+    static const char *const copy[3][2] = {{"false", "null"}, {"true", "blocking"}, {"true", "async"}};
+    cJSON *r[3];
+    for (int i = 0; i < 3; i++) {
+        set_key(root, "parallelism.cpu_checkpointing", copy[i][0]);
+        set_key(root, "parallelism.cpu_checkpointing_copy", copy[i][1]);
+        r[i] = steps_run_scenario("hf-trl-qwen3-8b-1m.json", root, copy[i][1]);
+    }
+    cJSON_Delete(root);
+    double ck = 131072.0 * 4096 * 2, L = 36, pcie = 25e9; /* STEP_DEFAULT_PCIE_BPS */
+    double t0 = steps_num(r[0], "step_time_s"), tb = steps_num(r[1], "step_time_s"), ta = steps_num(r[2], "step_time_s");
+    printf("1M tokens: in HBM %.2f s, blocking copies %+.3f s, async %+.3f s\n", t0, tb - t0, ta - t0);
+    CU_ASSERT_DOUBLE_EQUAL(tb - t0, 2 * L * ck / pcie, 0.01 * 2 * L * ck / pcie);
+    CU_ASSERT_DOUBLE_EQUAL(ta, t0, 1e-3 * t0);
+    const cJSON *m0 = cJSON_GetObjectItem(r[0], "memory_per_device_bytes");
+    for (int i = 1; i < 3; i++) {
+        const cJSON *m = cJSON_GetObjectItem(r[i], "memory_per_device_bytes");
+        CU_ASSERT_DOUBLE_EQUAL(steps_num(m0, "activations"), L * ck, 1e-6 * ck);
+        CU_ASSERT_DOUBLE_EQUAL(steps_num(m, "activations"), 2 * ck, 1e-6 * ck);
+        CU_ASSERT_DOUBLE_EQUAL(steps_num(m, "host_checkpoints"), (L - 2) * ck, 1e-6 * ck);
+    }
+    for (int i = 0; i < 3; i++)
+        cJSON_Delete(r[i]);
+}
+
 static const TestCase tests[] = {
     {"recompute op: what a block keeps and runs again (Llama 2 70B)", test_kept_and_recomputed},
     {"recompute op: each GEMM's share, gated and GPT blocks", test_shares},
@@ -505,6 +544,7 @@ static const TestCase tests[] = {
     {"framework jax: GPipe's schedule for pp > 1", test_jax_pipeline},
     {"cp_impl: Transformer Engine's ring and PyTorch's context_parallel", test_cp_impl},
     {"cross_entropy chunked: a chunk of logits, the gradients made in the forward", test_chunked_loss},
+    {"cpu_checkpointing: the checkpoints in host memory, blocking or async copies", test_cpu_checkpointing},
 };
 
 TEST_MAIN("pytorch_modes", tests)

@@ -80,6 +80,7 @@ typedef struct {
     double p10, p90;   /* of log(predicted / measured) step time */
     double logr[128]; /* the same, sorted */
     double row_logr[128]; /* the same, in the table's order */
+    double row_bytes[128]; /* each row's predicted device memory (total, bytes) */
 } Summary;
 
 /* The q-quantile, linear between order statistics (as calibrate's band). */
@@ -242,8 +243,8 @@ static inline Summary run_table_keys(const char *file, const char *const *kv)
         int seq = atoi(cell(head, f, "model.seq_len", "ref.seq_len")), gb = atoi(f[col(head, "global_batch")]);
         double meas = atof(f[col(head, "tokens_per_s")]);
         double tok = gb * (double)seq / cJSON_GetObjectItem(res, "step_time_s")->valuedouble, e = tok / meas - 1;
-        double gib = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "memory_per_device_bytes"), "total")->valuedouble /
-                     (1024.0 * 1024 * 1024);
+        s.row_bytes[s.n] = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "memory_per_device_bytes"), "total")->valuedouble;
+        double gib = s.row_bytes[s.n] / (1024.0 * 1024 * 1024);
         bool fit = cJSON_IsTrue(cJSON_GetObjectItem(res, "fits"));
         const cJSON *par = cJSON_GetObjectItem(root, "parallelism");
         int mb = cJSON_GetNumberValue(cJSON_GetObjectItem(root, "micro_batch")); /* the row's, or a key's over it */
