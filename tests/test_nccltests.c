@@ -408,6 +408,10 @@ static void test_zero_size_rows(void)
     CU_ASSERT_EQUAL(nccltests_n_rows(t), 2);
     CU_ASSERT_EQUAL(nccltests_row(t, 0)->size_bytes, 256);
     CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_REDUCESCATTER);
+    int zero, other, line;
+    nccltests_left_out(t, &zero, &other, &line);
+    CU_ASSERT_EQUAL(zero, 2);
+    CU_ASSERT_EQUAL(other, 0);
     nccltests_free(t);
 }
 
@@ -679,6 +683,71 @@ static void test_repeated_version(void)
     nccltests_free(t);
 }
 
+/* Two tables found in published output (the parse check of 2026-12-07):
+ * an old alltoall_perf that prints its header's "redop" column blank
+ * (microsoft/superbenchmark tests/data/nccl_alltoall.log), and -d all,
+ * where each datatype's sizes follow the last's in one table: the first
+ * type's rows are the run, the others counted. */
+static void test_blank_redop_and_datatypes(void)
+{
+    const char *old =
+        "# Collective test starting: alltoall_perf\n"
+        "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+        "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+        "           0             0   float             1.63    0.00    0.00    N/A     1.38    0.00    0.00    N/A\n"
+        "     1048576         32768   float            40.00   26.21   22.94  0e+00    41.00   25.58   22.38  0e+00\n";
+    GError *err = NULL;
+    NcclTrace *t = nccltests_parse("old-a2a.txt", old, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_n_rows(t), 1);
+    CU_ASSERT_DOUBLE_EQUAL(nccltests_row(t, 0)->time_us, 40.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(nccltests_row(t, 0)->ip_busbw_gbs, 22.38, 1e-12);
+    CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_ALLTOALL);
+    nccltests_free(t);
+    const char *all = "# Collective test starting: all_reduce_perf\n" COLS ROW8 ROW16
+                      "           8             8      int8     sum    22.54    0.00    0.00  0    24.94    0.00    0.00  0\n"
+                      "          16            16      int8     sum    22.54    0.00    0.00  0    24.94    0.00    0.00  0\n";
+    t = nccltests_parse("dall.txt", all, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_n_rows(t), 2);
+    CU_ASSERT_STRING_EQUAL(nccltests_row(t, 1)->type, "float");
+    int zero, other, line;
+    nccltests_left_out(t, &zero, &other, &line);
+    CU_ASSERT_EQUAL(other, 2);
+    CU_ASSERT_EQUAL(line, 5);
+    nccltests_free(t);
+    CU_ASSERT_PTR_NULL(err);
+}
+
+/* No binary named, n > 2 Rank lines: busbw/algbw 2(n-1)/n is an all-reduce,
+ * (n-1)/n with a reduction printed a reduce-scatter; (n-1)/n without one
+ * (all-gather or all-to-all) and 2 ranks (every factor 1) stay unknown. */
+static void test_op_from_bw(void)
+{
+    const char *ranks8 = RANK(0, "h") RANK(1, "h") RANK(2, "h") RANK(3, "h") RANK(4, "h") RANK(5, "h") RANK(6, "h")
+        RANK(7, "h");
+    const char *rs = "     1048576        262144     float     sum   100.00   10.00    8.75  0   100.00   10.00    8.75  0\n";
+    const char *ag = "     1048576        262144     float    none   100.00   10.00    8.75  0   100.00   10.00    8.75  0\n";
+    const char *two = RANK(0, "h") RANK(1, "h") COLS
+        "     1048576        262144     float     sum   100.00   10.00   10.00  0   100.00   10.00   10.00  0\n";
+    struct { const char *rows; NcclTestsOp op; } c[] = {
+        {ROW_R8, NCCLTESTS_ALLREDUCE}, {rs, NCCLTESTS_REDUCESCATTER}, {ag, NCCLTESTS_UNKNOWN}};
+    GError *err = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(c); i++) {
+        char *text = g_strconcat(ranks8, COLS, c[i].rows, NULL);
+        NcclTrace *t = nccltests_parse("bw.txt", text, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_EQUAL(nccltests_op(t), c[i].op);
+        nccltests_free(t);
+        g_free(text);
+    }
+    NcclTrace *t = nccltests_parse("two.txt", two, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_UNKNOWN);
+    nccltests_free(t);
+    CU_ASSERT_PTR_NULL(err);
+}
+
 static const TestCase tests[] = {
     {"rows of 0 bytes are skipped", test_zero_size_rows},
     {"real traces", test_real_traces},
@@ -693,5 +762,7 @@ static const TestCase tests[] = {
     {"contradictions", test_contradictions},
     {"runs and ranks", test_runs_and_ranks},
     {"process layout", test_process_layout},
+    {"a blank redop column; -d all's datatypes", test_blank_redop_and_datatypes},
+    {"the op from busbw/algbw and the Rank lines", test_op_from_bw},
 };
 TEST_MAIN("nccltests", tests)

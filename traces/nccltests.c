@@ -75,8 +75,29 @@ static bool layout_from_count(int n, Layout *L)
 
 static const char *COLNAME[2] = { "out-of-place", "in-place" };
 
+/* Old alltoall_perf prints its header's "redop" column blank: a row one
+ * field short whose redop field holds the time is read without it. */
+static bool blank_redop(const Layout *L, const TraceTok *t, int n, Layout *out)
+{
+    double v;
+    if (n != L->n_fields - 1 || L->redop < 0 || !trace_tok_double(t[L->redop], &v))
+        return false;
+    *out = *L;
+    out->n_fields--;
+    out->redop = -1;
+    int *cols[] = { &out->root, &out->time[0], &out->time[1], &out->alg[0], &out->alg[1],
+                    &out->bus[0], &out->bus[1], &out->wrong[0], &out->wrong[1] };
+    for (size_t i = 0; i < G_N_ELEMENTS(cols); i++)
+        if (*cols[i] > L->redop)
+            (*cols[i])--;
+    return true;
+}
+
 static bool parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, int line, GError **err)
 {
+    Layout shifted;
+    if (blank_redop(L, t, n, &shifted))
+        L = &shifted;
     if (n != L->n_fields) {
         trace_input_error(err, tr->name, line, "result row has %d fields, expected %d", n,
                         L->n_fields);
@@ -125,8 +146,17 @@ static bool parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, 
     /* nccl-tests prints rows of 0 bytes where the smallest size does not
      * split over the ranks (reduce_scatter, alltoall below ranks x the type):
      * nothing moved, nothing to check */
-    if (r.size_bytes == 0)
+    if (r.size_bytes == 0) {
+        tr->zero_rows++;
         return true;
+    }
+    /* -d all: the first datatype's table is the run's, the others noted */
+    if (tr->other_type_rows > 0 ||
+        (tr->rows->len > 0 && strcmp(r.type, g_array_index(tr->rows, NcclTestsRow, 0).type) != 0)) {
+        if (tr->other_type_rows++ == 0)
+            tr->other_type_line = line;
+        return true;
+    }
     if (tr->rows->len > 0) {
         const NcclTestsRow *prev = &g_array_index(tr->rows, NcclTestsRow, tr->rows->len - 1);
         if (r.size_bytes <= prev->size_bytes) {

@@ -210,6 +210,23 @@ static bool check_ranks(const char *name, const NcclTrace *t, GError **err)
     return true;
 }
 
+/* With n > 2 ranks listed, busbw/algbw tells the family: 2(n-1)/n only
+ * all-reduce, (n-1)/n reduce-scatter where a reduction is printed (all-gather
+ * and all-to-all print "none"); NCCLTESTS_UNKNOWN otherwise. */
+static NcclTestsOp op_from_bw(const NcclTrace *r, const NcclTestsRow *row0)
+{
+    int n = (int)g_hash_table_size(r->ranks);
+    bool contra;
+    if (n <= 2)
+        return NCCLTESTS_UNKNOWN;
+    if (ranks_from_bw(r, NCCLTESTS_ALLREDUCE, &contra) == n)
+        return NCCLTESTS_ALLREDUCE;
+    bool reduction = row0->redop && strcmp(row0->redop, "none") != 0;
+    if (reduction && row0->root < 0 && ranks_from_bw(r, NCCLTESTS_REDUCESCATTER, &contra) == n)
+        return NCCLTESTS_REDUCESCATTER;
+    return NCCLTESTS_UNKNOWN;
+}
+
 /* The run's collective from the strongest evidence; contradictions are bad input. */
 static bool resolve_op(const char *name, const FileOps *F, NcclTrace *r, GError **err)
 {
@@ -244,6 +261,8 @@ static bool resolve_op(const char *name, const FileOps *F, NcclTrace *r, GError 
         r->op = F->prov;
     else if (row0->root >= 0)
         r->op = (!row0->redop || strcmp(row0->redop, "none") == 0) ? NCCLTESTS_BROADCAST : NCCLTESTS_REDUCE;
+    else
+        r->op = op_from_bw(r, row0);
     return true;
 }
 
@@ -284,6 +303,13 @@ bool nccltests_finish_runs(GPtrArray *runs, const char *name, const FileOps *F, 
 
 const char *nccltests_name(const NcclTrace *t) { return t->name; }
 size_t nccltests_n_rows(const NcclTrace *t) { return t->rows->len; }
+
+void nccltests_left_out(const NcclTrace *t, int *zero, int *other_types, int *line)
+{
+    *zero = t->zero_rows;
+    *other_types = t->other_type_rows;
+    *line = t->other_type_line;
+}
 
 const NcclTestsRow *nccltests_row(const NcclTrace *t, size_t i)
 {

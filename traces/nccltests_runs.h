@@ -19,6 +19,10 @@ struct NcclTrace { /* one run */
     char *nccl_version;
     int nthread, ngpus;
     int sep_nodes;  /* "N-node" on a "=== ... ===" separator line; 0 if none */
+    /* rows not kept: of zero bytes; of the datatypes after the first
+     * (nccl-tests -d all prints each type's sizes in turn), from line
+     * other_type_line */
+    int zero_rows, other_type_rows, other_type_line;
     int first_line; /* where the run starts */
     /* what the run itself says about the collective */
     NcclTestsOp op_stated, op_seen; /* "Collective test starting:"; another line naming a binary */

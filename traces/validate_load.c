@@ -97,6 +97,18 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
     if (m->nccl_version < 0)
         m->nccl_version = 0;
     m->launch_waits = m->gpus_per_thread > 1 && nccltests_launch_waits(tr);
+    int zero, other, line;
+    nccltests_left_out(tr, &zero, &other, &line);
+    if (zero || other) {
+        GString *n = g_string_new(NULL);
+        if (zero)
+            g_string_append_printf(n, "%d row(s) of 0 bytes left out", zero);
+        if (other)
+            g_string_append_printf(n, "%s%d row(s) of other datatypes from line %d left out (-d all): the %s table is "
+                                   "validated", zero ? "; " : "", other, line,
+                                   nccltests_n_rows(tr) ? nccltests_row(tr, 0)->type : "first");
+        m->note = g_string_free(n, FALSE);
+    }
     return true;
 }
 
