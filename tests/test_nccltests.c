@@ -415,6 +415,9 @@ static void test_zero_size_rows(void)
     nccltests_free(t);
 }
 
+#define COLS_OLD "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+#define ROW_OLD "        1024           256   float     sum    36.07    0.03    0.05    N/A    35.90    0.03    0.05    N/A\n"
+
 /* The process layout: ranks per (host, Pid) and nThread; whether the run's
  * NCCL made launches wait (before 2.12; old nccl-tests without "Group"). */
 static void test_process_layout(void)
@@ -455,6 +458,26 @@ static void test_process_layout(void)
     CU_ASSERT_FALSE(nccltests_launch_waits(t));
     nccltests_free(t);
     g_string_free(s, TRUE);
+    /* an old run (Rank lines without "Group": before NCCL 2.12) that logs
+     * how NCCL launched: "Parallel" and plain "Group" do not wait, only the
+     * multi-device launch "Group/CGMD" does (NCCL 2.8.3 src/enqueue.cc) */
+    static const struct {
+        const char *mode;
+        bool waits;
+    } modes[] = {{"", true}, {"host:1:1 [0] NCCL INFO Launch mode Parallel\n", false},
+                 {"host:1:1 [0] NCCL INFO Launch mode Group\n", false},
+                 {"host:1:1 [0] NCCL INFO Launch mode Group/CGMD\n", true}};
+    for (size_t i = 0; i < G_N_ELEMENTS(modes); i++) {
+        GString *o = g_string_new("# nThread 1 nGpus 8 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20\n");
+        for (int r = 0; r < 8; r++)
+            g_string_append_printf(o, "#   Rank %2d Pid 112424 on localhost device %2d [0x00] A100-SXM4-40GB\n", r, r);
+        g_string_append_printf(o, "%s%s%s", COLS_OLD, modes[i].mode, ROW_OLD);
+        t = nccltests_parse("mode.txt", o->str, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_EQUAL(nccltests_launch_waits(t), modes[i].waits);
+        nccltests_free(t);
+        g_string_free(o, TRUE);
+    }
 }
 
 /* Oldest layout without a header line: all_gather printed no redop column.

@@ -429,6 +429,9 @@ static bool other_line(Parser *P, const char *s)
     const char *d = (*s == '-' || *s == '+') ? s + 1 : s;
     bool numeric = isdigit((unsigned char)*d) && !memchr(s, ':', tok0);
     if (log) {
+        const char *mode = strstr(s, "Launch mode ");
+        if (mode && !tr->launch_mode)
+            tr->launch_mode = strstr(mode, "/CGMD") ? 2 : 1;
         if (ver && !tr->nccl_version) {
             const char *v = ver + strlen("CCL version ");
             v += strspn(v, " \t:"); /* rccl prints "RCCL version : 2.22.3-HEAD:..." */

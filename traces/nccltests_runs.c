@@ -413,9 +413,16 @@ int nccltests_gpus_per_thread(const NcclTrace *t)
  * for the prior work of every stream it launches on (CUDA driver API), so
  * host launch and GPU time added up.  A run that does not print its NCCL
  * version is taken for that era when its Rank lines lack "Group" (nccl-tests
- * before 2.11, early 2022, about when NCCL 2.12 came out). */
+ * before 2.11, early 2022, about when NCCL 2.12 came out).  Where the run's
+ * NCCL INFO log says how it launched, that decides: "Launch mode Parallel"
+ * (NCCL_LAUNCH_MODE=PARALLEL, or one GPU per process) is a plain
+ * cudaLaunchKernel per GPU, and "Group" waits only with "/CGMD", the
+ * multi-device launch (NCCL 2.8.3 src/init.cc: GROUP where a process has
+ * several GPUs unless the environment says PARALLEL; src/enqueue.cc). */
 bool nccltests_launch_waits(const NcclTrace *t)
 {
+    if (t->launch_mode)
+        return t->launch_mode == 2;
     if (t->nccl_version) {
         int major = 0, minor = 0;
         if (sscanf(t->nccl_version, "%d.%d", &major, &minor) == 2)
