@@ -28,6 +28,7 @@ validate_preset() {
     *polaris*) echo polaris ;;
     *a100-40gb-oci*1node*) echo oci-bm-gpu4.8 ;;
     *sendrecv_a100*) echo "dgx-a100 --ranks 8" ;;
+    *a100-40gb_1node8gpu_g8-one-process_superbench*) echo dgx-a100 ;;
     *a100-40gb-oci*2node*) echo oci-bm-gpu4.8 ;;
     *h100-sxm_2node*) echo "dgx-h100-cluster --nodes 2" ;;
     *h100-sxm-dell-xe9680_2node*) echo "dgx-h100-cluster --nodes 2" ;;

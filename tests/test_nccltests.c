@@ -26,6 +26,19 @@ typedef struct {
 #define H100_4NODE "nccl-tests_allreduce_h100-sxm_4node32gpu_8x400g-ib_vmware-vm_nccl2.26.2_nccl-tests-issue309.txt"
 #define H100_GJ "nccl-tests_allreduce_h100-sxm_2-4-8node_400g-ib_nccl-tests-issue309-gj-aion.txt"
 static const Expect EXPECT[] = {
+    /* SuperBench's fixtures: 8 x A100 in one process (-g 8), old nccl-tests (no Group), zero-size rows skipped */
+    { DATA_TRACES, "nccl-tests_allgather_a100-40gb_1node8gpu_g8-one-process_superbench-fixture.txt", 0, 29, 32ull,
+      8589934592ull, NCCLTESTS_ALLGATHER, 8, 1, 8, 8, "A100-SXM4-40GB", NULL },
+    { DATA_TRACES, "nccl-tests_allreduce_a100-40gb_1node8gpu_g8-one-process_superbench-fixture.txt", 0, 32, 4ull,
+      8589934592ull, NCCLTESTS_ALLREDUCE, 8, 1, 8, 8, "A100-SXM4-40GB", NULL },
+    { DATA_TRACES, "nccl-tests_alltoall_a100-40gb_1node8gpu_g8-one-process_superbench-fixture.txt", 0, 29, 32ull,
+      8589934592ull, NCCLTESTS_ALLTOALL, 8, 1, 8, 8, "A100-SXM4-40GB", NULL },
+    { DATA_TRACES, "nccl-tests_broadcast_a100-40gb_1node8gpu_g8-one-process_superbench-fixture.txt", 0, 32, 4ull,
+      8589934592ull, NCCLTESTS_BROADCAST, 8, 1, 8, 8, "A100-SXM4-40GB", NULL },
+    { DATA_TRACES, "nccl-tests_reduce_a100-40gb_1node8gpu_g8-one-process_superbench-fixture.txt", 0, 32, 4ull,
+      8589934592ull, NCCLTESTS_REDUCE, 8, 1, 8, 8, "A100-SXM4-40GB", NULL },
+    { DATA_TRACES, "nccl-tests_reducescatter_a100-40gb_1node8gpu_g8-one-process_superbench-fixture.txt", 0, 29, 32ull,
+      8589934592ull, NCCLTESTS_REDUCESCATTER, 8, 1, 8, 8, "A100-SXM4-40GB", NULL },
     { DATA_TRACES, "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt", 0, 29, 8,
       2147483648ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA A100-SXM4-40GB", NULL },
     { DATA_TRACES, "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt", 0, 25, 8,
