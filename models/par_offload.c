@@ -4,8 +4,8 @@
  * master weights, the optimizer state and the gradients through host
  * memory (the same bytes per parameter as on the device, at the node's
  * host-memory bandwidth shared by its devices), and the updated 16-bit
- * weights come back up PCIe.  The transfers sit on the device's p2p
- * stream; the host's update stands on the compute stream as the step's
+ * weights come back up PCIe.  The transfers sit on the device's host
+ * link (its copy engines, apart from the pipeline's sends); the host's update stands on the compute stream as the step's
  * optimizer time (the device waits for its weights).  The optimizer state
  * then lives in host memory, not HBM. */
 #include "step_build.h"
@@ -30,11 +30,11 @@ int offload_update(Build *b, int s, double params, int after, int after2, const 
         return o;
     }
     double host_bps = c->p.host_mem_bps / topo_ranks_per_node(c->topo);
-    int down = step_task(g, "offload_gradients", r->p2p, params * c->grad_bytes_per_param / c->p.pcie_bps, "p2p");
+    int down = step_task(g, "offload_gradients", r->host, params * c->grad_bytes_per_param / c->p.pcie_bps, "host");
     deps(g, down, after, after2, more);
     int o = step_task(g, "host_optimizer", r->compute, params * c->opt_bytes_per_param / host_bps, "optimizer");
     step_dep(g, down, o);
-    int up = step_task(g, "upload_weights", r->p2p, params * c->param_bytes / c->p.pcie_bps, "p2p");
+    int up = step_task(g, "upload_weights", r->host, params * c->param_bytes / c->p.pcie_bps, "host");
     step_dep(g, o, up);
     return up;
 }

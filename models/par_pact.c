@@ -9,7 +9,8 @@
  * recomputation.  cpu_checkpointing (ZeRO-R's Pa+cpu) moves the partitions
  * to host memory over PCIe after the forward and back before the gather:
  * checkpoints then take no HBM beyond the two in transit.  The copies sit
- * on the device's p2p stream, like ZeRO-Offload's (par_offload.c).
+ * on the device's host link, like ZeRO-Offload's (par_offload.c): copy
+ * engines over PCIe, apart from the pipeline's NCCL sends.
  * Without partitioning, cpu_checkpointing moves each whole checkpoint:
  * "async" on a side stream, the copy back prefetched while the layer above
  * runs its backward (axolotl's hidden-state offload, axolotl-ai-cloud/
@@ -41,8 +42,8 @@
  * over the first groups) waits for group i's copy; the backward reloads a
  * layer's activations while the layer above computes its backward.  Those
  * layers hold no HBM at the peak (the last copy is due before the loss);
- * the copies cross the host link at "pcie_bandwidth" (the p2p stream, as
- * ZeRO-Offload's: Megatron-Core refuses a pipeline with it). */
+ * the copies cross the host link at "pcie_bandwidth" (as ZeRO-Offload's;
+ * Megatron-Core refuses a pipeline with it). */
 #include "step_build.h"
 
 #include <math.h>
@@ -80,7 +81,7 @@ static int offload_forward(Build *b, int s, int l, int after)
     Ctx *c = b->c;
     int n = c->p.offload_layers;
     if (pact_layer_offloaded(c, s, l)) {
-        b->offload_d2h[l] = step_task(b->g, "activation_offload", b->res[s].p2p, c->offload_bytes / c->p.pcie_bps, "p2p");
+        b->offload_d2h[l] = step_task(b->g, "activation_offload", b->res[s].host, c->offload_bytes / c->p.pcie_bps, "host");
         step_dep(b->g, after, b->offload_d2h[l]);
     }
     for (int i = 0; s == 0 && i < n; i++)
@@ -94,7 +95,7 @@ int pact_before_backward(Build *b, int s, int l, int prefetch_from, int after)
     Ctx *c = b->c;
     if (!pact_layer_offloaded(c, s, l))
         return after;
-    int t = step_task(b->g, "activation_reload", b->res[s].p2p, c->offload_bytes / c->p.pcie_bps, "p2p");
+    int t = step_task(b->g, "activation_reload", b->res[s].host, c->offload_bytes / c->p.pcie_bps, "host");
     step_dep(b->g, prefetch_from, t);
     return join(b, s, after, t);
 }
@@ -106,14 +107,14 @@ static double moved_bytes(const Ctx *c)
     return c->p.partition_activations ? c->ckpt_bytes / c->p.tp : c->ckpt_bytes;
 }
 
-/* A checkpoint's copy to or from the host after `after`, on the p2p
- * stream, or the compute stream when blocking. */
+/* A checkpoint's copy to or from the host after `after`, on the host
+ * link's copy engines, or the compute stream when blocking. */
 static int checkpoint_copy(Build *b, int s, const char *name, int after)
 {
     Ctx *c = b->c;
     bool blocking = c->p.cpu_checkpointing_blocking;
-    int t = step_task(b->g, name, blocking ? b->res[s].compute : b->res[s].p2p, moved_bytes(c) / c->p.pcie_bps,
-                      blocking ? "compute" : "p2p");
+    int t = step_task(b->g, name, blocking ? b->res[s].compute : b->res[s].host, moved_bytes(c) / c->p.pcie_bps,
+                      blocking ? "compute" : "host");
     step_dep(b->g, after, t);
     return t;
 }

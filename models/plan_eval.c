@@ -30,11 +30,20 @@ cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full)
     /* searched keys and those whose meaning they would contradict go; the
      * rest of the base's "parallelism" (schedule, bucket_bytes, ...) stays */
     cJSON *par = cJSON_GetObjectItemCaseSensitive(s, "parallelism");
-    static const char *const drop[] = {"weight_update", "allgather_overlap", "shard_group",
-                                       "ep", "cp", "virtual_stages", "offload_optimizer", "pcie_bandwidth",
-                                       "host_memory_bandwidth"};
+    static const char *const drop[] = {"weight_update", "allgather_overlap", "shard_group", "ep", "cp",
+                                       "virtual_stages", "offload_optimizer", "host_memory_bandwidth"};
     for (size_t i = 0; cJSON_IsObject(par) && i < G_N_ELEMENTS(drop); i++)
         cJSON_DeleteItemFromObjectCaseSensitive(par, drop[i]);
+    /* the checkpoints go to the host only under full recomputation; the
+     * host link's bandwidth stays while anything crosses it */
+    if (cJSON_IsObject(par) && strcmp(rc_names[c->recompute], "full") != 0) {
+        cJSON_DeleteItemFromObjectCaseSensitive(par, "cpu_checkpointing");
+        cJSON_DeleteItemFromObjectCaseSensitive(par, "cpu_checkpointing_copy");
+    }
+    bool host_link = c->offload || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(par, "cpu_checkpointing")) ||
+                     cJSON_GetObjectItemCaseSensitive(par, "cpu_offloading_num_layers");
+    if (cJSON_IsObject(par) && !host_link)
+        cJSON_DeleteItemFromObjectCaseSensitive(par, "pcie_bandwidth");
     cJSON_DeleteItemFromObjectCaseSensitive(s, "placement");
     cJSON_DeleteItemFromObjectCaseSensitive(s, "placement_seed");
     set_num(s, "nodes", c->nodes);
@@ -54,8 +63,13 @@ cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full)
         set_num(s, "parallelism.cp", c->cp);
     if (c->ep > 1)
         set_num(s, "parallelism.ep", c->ep);
-    if (c->offload)
+    if (c->offload) {
         sweep_set_path(s, "parallelism.offload_optimizer", cJSON_CreateTrue(), NULL);
+        const cJSON *hm = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p->base, "parallelism"),
+                                                           "host_memory_bandwidth");
+        if (hm)
+            sweep_set_path(s, "parallelism.host_memory_bandwidth", cJSON_Duplicate(hm, true), NULL);
+    }
     return s;
 }
 

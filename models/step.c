@@ -198,6 +198,12 @@ static void build_init(Build *b, Ctx *c)
             snprintf(name, sizeof name, "gpu%d.%s", r, kinds[k]);
             *ids[k] = sim_graph_resource(b->g, name);
         }
+        b->res[s].host = b->res[s].p2p;
+        if (c->p.offload_optimizer || c->p.offload_layers || c->p.cpu_checkpointing) {
+            char name[64];
+            snprintf(name, sizeof name, "gpu%d.host", r);
+            b->res[s].host = sim_graph_resource(b->g, name);
+        }
         int nl = step_stage_layers(c, s);
         b->layer_bwd_end[s] = g_new(int, nl);
         for (int l = 0; l < nl; l++)

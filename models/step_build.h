@@ -134,6 +134,7 @@ typedef struct {
 
 typedef struct {
     int compute, comm, tp, p2p; /* resources */
+    int host; /* the copies over the host link (copy engines), where any cross it; else p2p */
     int rank;
 } StageRes;
 
@@ -492,7 +493,8 @@ void step_memory_track(Build *b);
 /* step_report.c: the result object of a built and run graph (the step took
  * `step_s`); NULL and `err` when the memory estimate fails. */
 cJSON *step_report(const Build *b, int variant, double step_s, GError **err);
-/* The memory of the stage that needs most (its breakdown, stage, host bytes). */
+/* The memory of the stage that needs most (its breakdown, stage) and the
+ * most host memory any stage needs. */
 bool step_peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, StepHostMemory *host, GError **err);
 /* Whether `mem` fits the scenario's accelerator (memory_fits, with its
  * "memory_fraction"; a fraction JAX is told to preallocate must leave the

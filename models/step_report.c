@@ -132,6 +132,7 @@ static Breakdown breakdown(const Build *b, double step)
         stage_of_res[b->res[s].comm] = s, kind_of_res[b->res[s].comm] = 1;
         stage_of_res[b->res[s].tp] = s, kind_of_res[b->res[s].tp] = 1;
         stage_of_res[b->res[s].p2p] = s, kind_of_res[b->res[s].p2p] = 1;
+        stage_of_res[b->res[s].host] = s, kind_of_res[b->res[s].host] = 1;
     }
     busy_times(b, stage_of_res, kind_of_res, busy, optt, interf);
     int bs = 0;
@@ -257,11 +258,14 @@ bool step_fits(const Ctx *c, const MemoryBreakdown *mem)
     return memory_fits(mem, accel_hbm_bytes(c->acc), step_scenario_memory_fraction(c->sc), prealloc);
 }
 
-/* The memory of the stage that needs most. */
+/* The memory of the stage that needs most; host memory, the most any
+ * stage keeps there (the first stages of 1F1B hold more micro-batches'
+ * checkpoints than the one whose HBM peaks). */
 bool step_peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, StepHostMemory *host, GError **err)
 {
     *mem = (MemoryBreakdown){0};
     *mem_stage = 0;
+    *host = (StepHostMemory){0, 0};
     for (int s = 0; s < c->p.pp; s++) {
         MemoryBreakdown mbk;
         StepHostMemory h;
@@ -270,8 +274,9 @@ bool step_peak_memory(const Ctx *c, MemoryBreakdown *mem, int *mem_stage, StepHo
         if (s == 0 || mbk.total > mem->total) {
             *mem = mbk;
             *mem_stage = s;
-            *host = h;
         }
+        host->optimizer = fmax(host->optimizer, h.optimizer);
+        host->checkpoints = fmax(host->checkpoints, h.checkpoints);
     }
     return true;
 }

@@ -753,6 +753,32 @@ static void test_blank_redop_and_datatypes(void)
     CU_ASSERT_EQUAL(line, 5);
     nccltests_free(t);
     CU_ASSERT_PTR_NULL(err);
+    /* anything else is bad input at its line (a review's cases): a type
+     * change without the sizes starting over, the first type again, and a
+     * row missing its type, which the blank-redop reading must not take */
+    static const struct {
+        const char *rows, *msg;
+        int line;
+    } bad[] = {
+        {ROW8 ROW16 "          32            32      int8     sum    22.54    0.00    0.00  0    24.94    0.00    0.00  0\n",
+         "datatype int8 at size 32 after float at 16", 5},
+        {ROW8 ROW16 "           8             8      int8     sum    22.54    0.00    0.00  0    24.94    0.00    0.00  0\n" ROW8,
+         "datatype float at size 8 after int8 at 8", 6},
+        {ROW8 "          16             4     sum    22.54    0.00    0.00  0    24.94    0.00    0.00  0\n",
+         "result row has 11 fields, expected 12", 4},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *text = g_strconcat("# Collective test starting: all_reduce_perf\n", COLS, bad[i].rows, NULL);
+        CU_ASSERT_PTR_NULL(nccltests_parse("bad.txt", text, &err));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+        char *at = g_strdup_printf("bad.txt:%d: %s", bad[i].line, bad[i].msg);
+        if (!strstr(err->message, at))
+            fprintf(stderr, "\n%s\n", err->message);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err->message, at));
+        g_free(at);
+        g_clear_error(&err);
+        g_free(text);
+    }
 }
 
 /* No binary named, n > 2 Rank lines: busbw/algbw 2(n-1)/n is an all-reduce,

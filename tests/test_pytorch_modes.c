@@ -528,6 +528,22 @@ static void test_cpu_checkpointing(void)
     }
     for (int i = 0; i < 3; i++)
         cJSON_Delete(r[i]);
+    /* under 1F1B the first stage holds pp micro-batches' checkpoints: GPT-3
+     * 1.3B over pp 4 (6 layers a stage, 2048 x 2048 x 2 bytes a checkpoint)
+     * keeps 4 x 6 - 2 of them in host memory, though the last stage's HBM
+     * peaks (a review found the peak stage's 4 reported) */
+    cJSON *pp = cJSON_Parse("{\"accelerator\": \"a100-80gb\", \"topology\": \"dgx-a100-cluster\", \"nodes\": 2, "
+                            "\"model\": \"gpt3-1.3b\", \"global_batch\": 64, \"micro_batch\": 1, \"parallelism\": "
+                            "{\"pp\": 4, \"recompute\": \"full\", \"cpu_checkpointing\": true}}");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pp);
+    cJSON *rp = steps_run_scenario("pp4.json", pp, "pp 4");
+    const cJSON *mp = cJSON_GetObjectItem(rp, "memory_per_device_bytes");
+    double ck13 = 2048.0 * 2048 * 2;
+    CU_ASSERT_EQUAL(steps_num(mp, "stage"), 3);
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(mp, "host_checkpoints"), (4 * 6 - 2) * ck13, 1e-6 * ck13);
+    CU_ASSERT_DOUBLE_EQUAL(steps_num(mp, "activations"), 2 * ck13, 1e-6 * ck13);
+    cJSON_Delete(rp);
+    cJSON_Delete(pp);
 }
 
 static const TestCase tests[] = {

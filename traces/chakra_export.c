@@ -105,12 +105,20 @@ int chakra_export(const SimGraph *g, const char *dir, GError **err)
         Dev *d = devs->pdata[task_dev[i] = res >= 0 ? res_dev[res] : 0];
         const char *rn = res >= 0 ? sim_graph_resource_name(g, res) : "";
         const char *kind = strchr(rn, '.') ? strchr(rn, '.') + 1 : rn;
-        bool comp = res < 0 || !strcmp(kind, "compute");
-        ChakraNode *n = node_new(d, (uint64_t)i, sim_graph_task_name(g, i), comp ? CHAKRA_COMP : CHAKRA_COLL);
+        bool comp = res < 0 || !strcmp(kind, "compute"), host = !strcmp(kind, "host");
+        const char *name = sim_graph_task_name(g, i);
+        /* a copy over the host link: a store to host memory, or a load back */
+        int type = comp ? CHAKRA_COMP
+                   : host ? (strstr(name, "fetch") || strstr(name, "reload") || strstr(name, "upload") ? CHAKRA_MEM_LOAD
+                                                                                                     : CHAKRA_MEM_STORE)
+                          : CHAKRA_COLL;
+        ChakraNode *n = node_new(d, (uint64_t)i, name, type);
         task_node[i] = (int)d->nodes->len - 1;
         n->duration_ps = (int64_t)(sim_graph_task_end(g, i) - sim_graph_task_start(g, i));
         n->stream = res >= 0 ? res_stream[res] : -1;
-        if (!comp && peer[i] >= 0) {
+        if (host) {
+            /* its recorded duration stands: the replay prices memory nodes at HBM's rate */
+        } else if (!comp && peer[i] >= 0) {
             n->type = CHAKRA_SEND;
             n->comm_dst = peer[i];
             n->comm_tag = i & 0x7fffffff;

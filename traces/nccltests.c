@@ -75,12 +75,26 @@ static bool layout_from_count(int n, Layout *L)
 
 static const char *COLNAME[2] = { "out-of-place", "in-place" };
 
+/* nccl-tests' datatype names (src/common.cu test_typenames, old and new). */
+static bool is_type_name(TraceTok t)
+{
+    static const char *const names[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float",
+                                        "double", "bfloat16", "f8e4m3", "f8e5m2", "fp8_e4m3", "fp8_e5m2",
+                                        "char", "int", "uint", "bf16", "fp8e4m3", "fp8e5m2"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+        if (trace_tok_is(t, names[i]))
+            return true;
+    return false;
+}
+
 /* Old alltoall_perf prints its header's "redop" column blank: a row one
- * field short whose redop field holds the time is read without it. */
+ * field short whose type field names a datatype and whose redop field
+ * holds a time is read without it. */
 static bool blank_redop(const Layout *L, const TraceTok *t, int n, Layout *out)
 {
     double v;
-    if (n != L->n_fields - 1 || L->redop < 0 || !trace_tok_double(t[L->redop], &v))
+    if (n != L->n_fields - 1 || L->redop < 0 || L->redop >= n || !is_type_name(t[L->type]) ||
+        !trace_tok_double(t[L->redop], &v) || v < 0)
         return false;
     *out = *L;
     out->n_fields--;
@@ -91,6 +105,35 @@ static bool blank_redop(const Layout *L, const TraceTok *t, int n, Layout *out)
         if (*cols[i] > L->redop)
             (*cols[i])--;
     return true;
+}
+
+/* -d all prints each datatype's sizes after the last's, starting over: the
+ * first datatype's table is the run, each later one (a type not seen
+ * before, its sizes starting again) counted and left out.  1: `r` is the
+ * run's; 0: such a later row; -1 with `err` where a type changes any other
+ * way. */
+static int other_datatype(NcclTrace *tr, const NcclTestsRow *r, int line, GError **err)
+{
+    const NcclTestsRow *first = &g_array_index(tr->rows, NcclTestsRow, 0);
+    bool same = strcmp(r->type, first->type) == 0;
+    if (tr->other_type_rows == 0 && same)
+        return 1;
+    const char *last = tr->other_type_rows ? tr->last_other_type : first->type;
+    uint64_t prev = tr->other_type_rows ? tr->last_other_size
+                                        : g_array_index(tr->rows, NcclTestsRow, tr->rows->len - 1).size_bytes;
+    bool starts = strcmp(r->type, last) != 0;
+    if (same || (starts && (r->size_bytes > first->size_bytes || g_hash_table_contains(tr->other_types, r->type))) ||
+        (!starts && r->size_bytes <= prev)) {
+        trace_input_error(err, tr->name, line, "datatype %s at size %" PRIu64 " after %s at %" PRIu64 ": not a "
+                          "table per datatype starting over (-d all)", r->type, r->size_bytes, last, prev);
+        return -1;
+    }
+    if (tr->other_type_rows++ == 0)
+        tr->other_type_line = line;
+    g_hash_table_add(tr->other_types, (gpointer)r->type);
+    tr->last_other_type = r->type;
+    tr->last_other_size = r->size_bytes;
+    return 0;
 }
 
 static bool parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, int line, GError **err)
@@ -150,13 +193,9 @@ static bool parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, 
         tr->zero_rows++;
         return true;
     }
-    /* -d all: the first datatype's table is the run's, the others noted */
-    if (tr->other_type_rows > 0 ||
-        (tr->rows->len > 0 && strcmp(r.type, g_array_index(tr->rows, NcclTestsRow, 0).type) != 0)) {
-        if (tr->other_type_rows++ == 0)
-            tr->other_type_line = line;
-        return true;
-    }
+    int kind = tr->rows->len > 0 ? other_datatype(tr, &r, line, err) : 1;
+    if (kind <= 0)
+        return kind == 0;
     if (tr->rows->len > 0) {
         const NcclTestsRow *prev = &g_array_index(tr->rows, NcclTestsRow, tr->rows->len - 1);
         if (r.size_bytes <= prev->size_bytes) {

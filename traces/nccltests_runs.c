@@ -116,6 +116,7 @@ NcclTrace *nccltests_run_new(const char *name, int first_line)
     tr->hosts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     tr->procs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     tr->devices = g_ptr_array_new_with_free_func(g_free);
+    tr->other_types = g_hash_table_new(g_str_hash, g_str_equal);
     tr->first_line = first_line;
     return tr;
 }
@@ -133,6 +134,7 @@ void nccltests_free(NcclTrace *t)
     g_hash_table_destroy(t->hosts);
     g_hash_table_destroy(t->procs);
     g_ptr_array_free(t->devices, TRUE);
+    g_hash_table_destroy(t->other_types);
     g_free(t->nccl_version);
     g_free(t);
 }

@@ -23,6 +23,9 @@ struct NcclTrace { /* one run */
      * (nccl-tests -d all prints each type's sizes in turn), from line
      * other_type_line */
     int zero_rows, other_type_rows, other_type_line;
+    GHashTable *other_types;  /* the later datatypes seen (strings of `strings`) */
+    const char *last_other_type;
+    uint64_t last_other_size;
     /* NCCL's "Launch mode" INFO line (NCCL before 2.12): 0 not printed, 1
      * Parallel or Group without CGMD, 2 Group/CGMD (one multi-device launch) */
     int launch_mode;

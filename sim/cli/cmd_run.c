@@ -80,7 +80,8 @@ static void print_result(const cJSON *r)
         printf("  optimizer offloaded to the host (ZeRO-Offload): %.2f GiB of state in host memory\n",
                num(mem, "host_optimizer_state") / (1024.0 * 1024 * 1024));
     if (cJSON_GetObjectItem(cfg, "cpu_checkpointing"))
-        printf("  checkpoints offloaded to the host (cpu_checkpointing, %s copies): %.2f GiB in host memory\n",
+        printf("  checkpoints offloaded to the host (cpu_checkpointing, %s copies): %.2f GiB of host memory per device "
+               "(the stage that keeps most)\n",
                str(cfg, "cpu_checkpointing_copy"), num(mem, "host_checkpoints") / (1024.0 * 1024 * 1024));
     if (cJSON_GetObjectItem(cfg, "attention_width")) {
         printf("  attention %g wide (heads x head_dim %g)%s", num(cfg, "attention_width"), num(cfg, "head_dim"),
