@@ -386,6 +386,12 @@ static void test_osu_layout(void)
          MPI_LIB_MPICH},
         {"# command: srun -n 64 -N 2 osu_allreduce\n# mpi: cray-mpich 8.1.32\n", 64, 2, 32, MPI_LIB_CRAY_MPICH},
         {"# notes: nothing about the job\n", 0, 0, 0, -1},
+        /* the output's own launcher lines where the headers say nothing ("=" and attached values) */
+        {"$ srun -N2 --ntasks-per-node=4 --mpi=pmi2 ./collective/osu_allreduce\n", 8, 2, 4, -1},
+        /* ... where they disagree with each other, nothing of what they disagree on (Open MPI's -N is per node) */
+        {"mpirun --hostfile h -N 2 -np 2 -map-by ppr:1:node osu_allreduce\n", 2, 0, 0, -1},
+        /* ... and never over a header */
+        {"# hardware: 4 nodes\n$ srun -N2 -n 8 osu_allreduce\n", 8, 4, 2, -1},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         char *text = g_strconcat(cases[i].head, body, NULL);

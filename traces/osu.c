@@ -17,6 +17,7 @@ struct OsuTrace {
     NcclTestsOp op;
     OsuMetric metric;
     GPtrArray *hkeys, *hvals;
+    GPtrArray *commands; /* launcher lines in the output itself ("$ mpirun -np 2 ...") */
 };
 
 typedef enum { COL_SIZE, COL_AVG, COL_MIN, COL_MAX, COL_ITER, COL_VALID, COL_BW, COL_SKIP } ColKind;
@@ -276,6 +277,7 @@ void osu_free(OsuTrace *t)
     g_free(t->version);
     g_ptr_array_free(t->hkeys, TRUE);
     g_ptr_array_free(t->hvals, TRUE);
+    g_ptr_array_free(t->commands, TRUE);
     g_free(t);
 }
 
@@ -483,6 +485,13 @@ static bool osu_line(OsuParser *P, char *raw)
     if (isdigit((unsigned char)*d))
         return osu_row_line(P, s);
     P->in_provenance = false; /* launcher or MPI library noise */
+    const char *cmd = *s == '$' || *s == '+' ? s + 1 + strspn(s + 1, " \t") : s;
+    static const char *const launchers[] = {"mpirun ", "mpiexec ", "srun "};
+    for (size_t i = 0; i < G_N_ELEMENTS(launchers) && P->tr->commands->len < 64; i++)
+        if (g_str_has_prefix(cmd, launchers[i])) {
+            g_ptr_array_add(P->tr->commands, g_strdup(cmd));
+            break;
+        }
     return true;
 }
 
@@ -533,6 +542,7 @@ OsuTrace *osu_parse(const char *name, const char *text, GError **err)
     tr->strings = g_string_chunk_new(64);
     tr->hkeys = g_ptr_array_new_with_free_func(g_free);
     tr->hvals = g_ptr_array_new_with_free_func(g_free);
+    tr->commands = g_ptr_array_new_with_free_func(g_free);
     OsuParser P = { .tr = tr, .err = err, .in_provenance = true, .title = { -1, 0 }, .command = { -1, 0 },
                     .prov = { -1, 0 } };
     const char *p = text ? text : "";
@@ -580,6 +590,8 @@ NcclTestsOp osu_op(const OsuTrace *t) { return t->op; }
 OsuMetric osu_metric(const OsuTrace *t) { return t->metric; }
 void osu_set_op(OsuTrace *t, NcclTestsOp op) { t->op = op; }
 size_t osu_n_headers(const OsuTrace *t) { return t->hkeys->len; }
+size_t osu_n_commands(const OsuTrace *t) { return t->commands->len; }
+const char *osu_command(const OsuTrace *t, size_t i) { return i < t->commands->len ? t->commands->pdata[i] : NULL; }
 const char *osu_header_key(const OsuTrace *t, size_t i) { return i < t->hkeys->len ? t->hkeys->pdata[i] : NULL; }
 const char *osu_header_value(const OsuTrace *t, size_t i) { return i < t->hvals->len ? t->hvals->pdata[i] : NULL; }
 const char *osu_header(const OsuTrace *t, const char *key)

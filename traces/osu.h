@@ -79,14 +79,20 @@ const char *osu_header(const OsuTrace *t, const char *key);
 size_t osu_n_headers(const OsuTrace *t);
 const char *osu_header_key(const OsuTrace *t, size_t i);
 const char *osu_header_value(const OsuTrace *t, size_t i);
+/* Launcher lines the output itself shows ("$ srun -N2 ...", "mpirun -np 2
+ * ..."), in file order (at most 64). */
+size_t osu_n_commands(const OsuTrace *t);
+const char *osu_command(const OsuTrace *t, size_t i);
 
 /* The job's layout as the provenance headers state it (never the file
  * name): a launcher command (mpirun/mpiexec -n N, -N/-npernode/-ppn Q,
  * --map-by ppr:Q:node; srun -n N -N NODES --ntasks-per-node Q) or phrases
  * such as "4 nodes", "36 MPI ranks per node", "= 144 ranks", "1 rank per
- * node".  Each of *ranks, *nodes, *ppn is 0 where nothing says it (a
- * missing one is derived from the other two).  False with
- * SIM_ERROR_INPUT when the headers contradict each other. */
+ * node"; what the headers leave unsaid, from the launcher lines the output
+ * shows, where they agree with each other and with the headers.  Each of
+ * *ranks, *nodes, *ppn is 0 where nothing says it (a missing one is
+ * derived from the other two).  False with SIM_ERROR_INPUT when the
+ * headers contradict each other. */
 bool osu_layout(const OsuTrace *t, int *ranks, int *nodes, int *ppn, GError **err);
 
 /* The MPI library a header names (an "mpi" or "library" header first, then

@@ -56,26 +56,43 @@ static bool word_is(char **w, int n, int i, const char *a)
 }
 
 /* Options of a launcher command starting at w[i]. */
+/* One launcher option `o` with its value `val`. */
+static void option(const char *o, const char *val, bool srun, LayoutSaid *ranks, LayoutSaid *nodes, LayoutSaid *ppn)
+{
+    long v = whole(val);
+    if (!strcmp(o, "-n") || !strcmp(o, "-np") || !strcmp(o, "--np") || !strcmp(o, "--ntasks"))
+        say(ranks, v);
+    else if (!strcmp(o, "-N") || !strcmp(o, "--nodes"))
+        say(srun ? nodes : ppn, v); /* Open MPI's -N is ranks per node; srun's is nodes */
+    else if (!strcmp(o, "-npernode") || !strcmp(o, "--npernode") || !strcmp(o, "-ppn") || !strcmp(o, "--ppn") ||
+             !strcmp(o, "--ntasks-per-node"))
+        say(ppn, v);
+    else if ((!strcmp(o, "--map-by") || !strcmp(o, "-map-by")) && g_str_has_prefix(val, "ppr:")) {
+        char **f = g_strsplit(val + 4, ":", 3);
+        if (f[0] && f[1] && g_ascii_strncasecmp(f[1], "node", 4) == 0)
+            say(ppn, whole(f[0]));
+        g_strfreev(f);
+    }
+}
+
+/* Options of a launcher command starting at w[i]: "-n 8", "--ntasks=8",
+ * "-N2" alike. */
 static void launcher(char **w, int n, int i, LayoutSaid *ranks, LayoutSaid *nodes, LayoutSaid *ppn)
 {
     bool srun = g_ascii_strcasecmp(w[i], "srun") == 0;
-    for (int k = i + 1; k + 1 < n; k++) {
-        const char *o = w[k];
-        long v = whole(w[k + 1]);
+    for (int k = i + 1; k < n; k++) {
+        const char *o = w[k], *eq = strchr(o, '=');
         if (o[0] != '-')
             continue;
-        if (!strcmp(o, "-n") || !strcmp(o, "-np") || !strcmp(o, "--np") || !strcmp(o, "--ntasks"))
-            say(ranks, v);
-        else if (!strcmp(o, "-N") || !strcmp(o, "--nodes"))
-            say(srun ? nodes : ppn, v); /* Open MPI's -N is ranks per node; srun's is nodes */
-        else if (!strcmp(o, "-npernode") || !strcmp(o, "--npernode") || !strcmp(o, "-ppn") || !strcmp(o, "--ppn") ||
-                 !strcmp(o, "--ntasks-per-node"))
-            say(ppn, v);
-        else if (!strcmp(o, "--map-by") && g_str_has_prefix(w[k + 1], "ppr:")) {
-            char **f = g_strsplit(w[k + 1] + 4, ":", 3);
-            if (f[0] && f[1] && g_ascii_strncasecmp(f[1], "node", 4) == 0)
-                say(ppn, whole(f[0]));
-            g_strfreev(f);
+        if (eq) {
+            char *key = g_strndup(o, (gsize)(eq - o));
+            option(key, eq + 1, srun, ranks, nodes, ppn);
+            g_free(key);
+        } else if (o[1] && o[1] != '-' && g_ascii_isdigit(o[2])) { /* "-N2", "-n8" */
+            char key[3] = {o[0], o[1], 0};
+            option(key, o + 2, srun, ranks, nodes, ppn);
+        } else if (k + 1 < n) {
+            option(o, w[k + 1], srun, ranks, nodes, ppn);
         }
     }
 }
@@ -104,32 +121,56 @@ static void phrases(char **w, int n, LayoutSaid *ranks, LayoutSaid *nodes, Layou
     }
 }
 
+/* The words of `text` without their surrounding punctuation. */
+static GPtrArray *words_of(const char *text)
+{
+    char **raw = g_strsplit_set(text, " \t", -1);
+    GPtrArray *ws = g_ptr_array_new_with_free_func(g_free);
+    for (char **p = raw; *p; p++)
+        if (**p) {
+            char *b = bare(*p);
+            if (*b)
+                g_ptr_array_add(ws, b);
+            else
+                g_free(b);
+        }
+    g_strfreev(raw);
+    return ws;
+}
+
+/* What `text` says: its phrases (headers only) and its launcher commands. */
+static void read_layout(const char *text, bool phrase, LayoutSaid *ranks, LayoutSaid *nodes, LayoutSaid *ppn)
+{
+    GPtrArray *ws = words_of(text);
+    char **w = (char **)ws->pdata;
+    int n = (int)ws->len;
+    if (phrase)
+        phrases(w, n, ranks, nodes, ppn);
+    for (int i = 0; i < n; i++)
+        if (!g_ascii_strcasecmp(w[i], "mpirun") || !g_ascii_strcasecmp(w[i], "mpiexec") ||
+            !g_ascii_strcasecmp(w[i], "srun"))
+            launcher(w, n, i, ranks, nodes, ppn);
+    g_ptr_array_free(ws, TRUE);
+}
+
+/* A missing count from the other two; false where the three disagree. */
+static bool complete(int *r, int *nn, int *q)
+{
+    if (!*r && *nn && *q)
+        *r = *nn * *q;
+    if (!*nn && *r && *q && *r % *q == 0)
+        *nn = *r / *q;
+    if (!*q && *r && *nn && *r % *nn == 0)
+        *q = *r / *nn;
+    return !(*r && *nn && *q && *r != *nn * *q);
+}
+
 bool osu_layout(const OsuTrace *t, int *ranks_out, int *nodes_out, int *ppn_out, GError **err)
 {
     LayoutSaid ranks = {0}, nodes = {0}, ppn = {0};
-    for (size_t h = 0; h < osu_n_headers(t); h++) {
-        if (g_str_has_prefix(osu_header_key(t, h), "source")) /* addresses and titles, not the job */
-            continue;
-        char **raw = g_strsplit_set(osu_header_value(t, h), " \t", -1);
-        GPtrArray *ws = g_ptr_array_new_with_free_func(g_free);
-        for (char **p = raw; *p; p++)
-            if (**p) {
-                char *b = bare(*p);
-                if (*b)
-                    g_ptr_array_add(ws, b);
-                else
-                    g_free(b);
-            }
-        g_strfreev(raw);
-        char **w = (char **)ws->pdata;
-        int n = (int)ws->len;
-        phrases(w, n, &ranks, &nodes, &ppn);
-        for (int i = 0; i < n; i++)
-            if (!g_ascii_strcasecmp(w[i], "mpirun") || !g_ascii_strcasecmp(w[i], "mpiexec") ||
-                !g_ascii_strcasecmp(w[i], "srun"))
-                launcher(w, n, i, &ranks, &nodes, &ppn);
-        g_ptr_array_free(ws, TRUE);
-    }
+    for (size_t h = 0; h < osu_n_headers(t); h++)
+        if (!g_str_has_prefix(osu_header_key(t, h), "source")) /* addresses and titles, not the job */
+            read_layout(osu_header_value(t, h), true, &ranks, &nodes, &ppn);
     const LayoutSaid *s[] = {&ranks, &nodes, &ppn};
     static const char *what[] = {"ranks", "nodes", "ranks per node"};
     for (int k = 0; k < 3; k++)
@@ -139,17 +180,19 @@ bool osu_layout(const OsuTrace *t, int *ranks_out, int *nodes_out, int *ppn_out,
             return false;
         }
     int r = ranks.v, nn = nodes.v, q = ppn.v;
-    if (!r && nn && q)
-        r = nn * q;
-    if (!nn && r && q && r % q == 0)
-        nn = r / q;
-    if (!q && r && nn && r % nn == 0)
-        q = r / nn;
-    if (r && nn && q && r != nn * q) {
+    if (!complete(&r, &nn, &q)) {
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the headers say %d ranks, %d nodes and %d ranks per node",
                     osu_name(t), r, nn, q);
         return false;
     }
+    /* the output's own launcher lines fill what the headers leave unsaid,
+     * where they agree with each other and with what the headers say */
+    LayoutSaid cr = {0}, cn = {0}, cq = {0};
+    for (size_t i = 0; i < osu_n_commands(t); i++)
+        read_layout(osu_command(t, i), false, &cr, &cn, &cq);
+    int r2 = r ? r : cr.clash ? 0 : cr.v, n2 = nn ? nn : cn.clash ? 0 : cn.v, q2 = q ? q : cq.clash ? 0 : cq.v;
+    if (complete(&r2, &n2, &q2))
+        r = r2, nn = n2, q = q2;
     *ranks_out = r;
     *nodes_out = nn;
     *ppn_out = q;
