@@ -426,6 +426,7 @@ CollGroup *coll_group_new_with(const Topo *t, const int *ranks, int nranks, cons
     CollGroup *g = g_new0(CollGroup, 1);
     g->t = t;
     g->gpus_per_thread = 1;
+    g->nvls_type_ok = true;
     g->gpu_gen = coll_nccl_gpu_generation(t);
     g->host_cpu = topo_host_cpu(t);
     g->nic_on_host = topo_nic_on_host(t);
@@ -524,3 +525,16 @@ double coll_group_link_cap(const CollGroup *g, int link) { return coll_link_cap(
 int coll_group_channels(const CollGroup *g) { return g->nch; }
 int coll_group_ring_channels(const CollGroup *g) { return coll_ring_channels(g); }
 void coll_group_set_gpus_per_thread(CollGroup *g, int n) { g->gpus_per_thread = n > 0 ? n : 1; }
+
+/* NCCL reduces with NVLink SHARP only 16-, 32- and 64-bit types (src/include/
+ * device.h ncclNvlsSupported, NCCL 2.29.7: int32/64, uint32/64, half, bf16
+ * for sum and min/max, float and double for sum): not int8, uint8 or FP8,
+ * whose all-reduces run Ring or Tree (enqueue.cc: nvlsSupport). */
+void coll_group_set_datatype(CollGroup *g, const char *type)
+{
+    static const char *const no_nvls[] = {"int8", "uint8", "char", "fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2"};
+    g->nvls_type_ok = true;
+    for (size_t i = 0; type && i < G_N_ELEMENTS(no_nvls); i++)
+        if (!strcmp(type, no_nvls[i]))
+            g->nvls_type_ok = false;
+}

@@ -185,6 +185,7 @@ struct CollGroup {
     int nics;
     bool in_network;
     bool nvls;          /* single node whose NVSwitch reduces */
+    bool nvls_type_ok;  /* the datatype is one NVLink SHARP reduces (coll_group_set_datatype) */
     bool rotate;        /* ring channels rotate per node (not on a physical ring of nodes) */
     /* seconds per byte that each pair sends when the pattern's flows share the
      * links evenly: all pairs (direct), partners at distance n/2^(r+1) (rhd);
@@ -240,7 +241,10 @@ static inline bool coll_version_has(const CollGroup *g, int code)
     return g->nccl_version == 0 || g->nccl_version >= code;
 }
 /* Every node's NVSwitch reduces (NVLink SHARP) and has ranks to reduce. */
-static inline bool coll_nvls_capable(const CollGroup *g) { return topo_has_nvlink_sharp(g->t) && g->ppn > 1; }
+static inline bool coll_nvls_capable(const CollGroup *g)
+{
+    return topo_has_nvlink_sharp(g->t) && g->ppn > 1 && g->nvls_type_ok;
+}
 
 /* NCCL's ceiling on the bus bandwidth of an LL ring or tree (tuning.cc
  * llMaxBw), INFINITY where there is none: RCCL (its AMD build rates by

@@ -253,6 +253,8 @@ static int64_t count_nvls_tree(const CollGroup *g, CollOp op, CollProto p, doubl
 
 static const char *why_not_nvls(const CollGroup *g, CollOp op, CollProto p)
 {
+    if (!g->nvls_type_ok)
+        return "nvls reduces only 16-, 32- and 64-bit types (NCCL's ncclNvlsSupported: not int8, uint8 or FP8)";
     if (coll_nvls_capable(g) && !coll_version_has(g, g->p.ver_nvls))
         return "nvls came with NCCL 2.17";
     if (coll_nvls_capable(g) && g->nnodes > 1)
@@ -263,6 +265,8 @@ static const char *why_not_nvls(const CollGroup *g, CollOp op, CollProto p)
 
 static const char *why_not_nvls_tree(const CollGroup *g, CollOp op, CollProto p)
 {
+    if (!g->nvls_type_ok)
+        return "nvlstree reduces only 16-, 32- and 64-bit types (NCCL's ncclNvlsSupported: not int8, uint8 or FP8)";
     if (coll_nvls_capable(g) && g->nnodes > 1 && !coll_version_has(g, g->p.ver_nvls_tree))
         return "nvlstree came with NCCL 2.18";
     return "nvlstree needs two nodes or more whose NVSwitches reduce (\"nvlink_sharp\" in the topology), "

@@ -25,7 +25,21 @@ typedef struct {
 #define MI325X "rccl-tests_allreduce_mi325x_1-2-4-8node_hisohara-aac11.txt"
 #define H100_4NODE "nccl-tests_allreduce_h100-sxm_4node32gpu_8x400g-ib_vmware-vm_nccl2.26.2_nccl-tests-issue309.txt"
 #define H100_GJ "nccl-tests_allreduce_h100-sxm_2-4-8node_400g-ib_nccl-tests-issue309-gj-aion.txt"
+#define DALL "nccl-tests_allreduce_h200-dell-xe9680_2node16gpu_8x400g-roce-spectrumx_nccl2.30.4_openshift-guide-all-datatypes.txt"
 static const Expect EXPECT[] = {
+    /* -d all: each datatype's table a run of the same job (int8 ... f8e5m2) */
+    { DATA_TRACES, DALL, 1, 3, 10737418240ull, 42949672960ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    { DATA_TRACES, DALL, 2, 3, 10737418240ull, 42949672960ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    { DATA_TRACES, DALL, 3, 3, 10737418240ull, 42949672960ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    { DATA_TRACES, DALL, 4, 3, 10737418240ull, 42949672960ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    { DATA_TRACES, DALL, 5, 3, 10737418240ull, 42949672960ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    { DATA_TRACES, DALL, 6, 3, 10737418240ull, 42949672960ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    { DATA_TRACES, DALL, 7, 3, 10737418240ull, 42949672960ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    { DATA_TRACES, DALL, 8, 3, 10737418240ull, 42949672960ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    { DATA_TRACES, DALL, 9, 3, 10737418240ull, 42949672960ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    { DATA_TRACES, DALL, 10, 3, 10737418240ull, 42949672960ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    { DATA_TRACES, DALL, 11, 3, 10737418240ull, 42949672960ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
+    { DATA_TRACES, DALL, 12, 3, 10737418240ull, 42949672960ull, NCCLTESTS_ALLREDUCE, 16, 2, 8, 16, "NVIDIA H200", "2.30.4" },
     /* SuperBench's fixtures: 8 x A100 in one process (-g 8), old nccl-tests (no Group), zero-size rows skipped */
     { DATA_TRACES, "nccl-tests_allgather_a100-40gb_1node8gpu_g8-one-process_superbench-fixture.txt", 0, 29, 32ull,
       8589934592ull, NCCLTESTS_ALLGATHER, 8, 1, 8, 8, "A100-SXM4-40GB", NULL },
@@ -421,10 +435,7 @@ static void test_zero_size_rows(void)
     CU_ASSERT_EQUAL(nccltests_n_rows(t), 2);
     CU_ASSERT_EQUAL(nccltests_row(t, 0)->size_bytes, 256);
     CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_REDUCESCATTER);
-    int zero, other, line;
-    nccltests_left_out(t, &zero, &other, &line);
-    CU_ASSERT_EQUAL(zero, 2);
-    CU_ASSERT_EQUAL(other, 0);
+    CU_ASSERT_EQUAL(nccltests_zero_rows(t), 2);
     nccltests_free(t);
 }
 
@@ -722,8 +733,8 @@ static void test_repeated_version(void)
 /* Two tables found in published output (the parse check of 2026-12-07):
  * an old alltoall_perf that prints its header's "redop" column blank
  * (microsoft/superbenchmark tests/data/nccl_alltoall.log), and -d all,
- * where each datatype's sizes follow the last's in one table: the first
- * type's rows are the run, the others counted. */
+ * where each datatype's sizes follow the last's in one table: each type's
+ * table a run of the same job. */
 static void test_blank_redop_and_datatypes(void)
 {
     const char *old =
@@ -740,18 +751,22 @@ static void test_blank_redop_and_datatypes(void)
     CU_ASSERT_DOUBLE_EQUAL(nccltests_row(t, 0)->ip_busbw_gbs, 22.38, 1e-12);
     CU_ASSERT_EQUAL(nccltests_op(t), NCCLTESTS_ALLTOALL);
     nccltests_free(t);
-    const char *all = "# Collective test starting: all_reduce_perf\n" COLS ROW8 ROW16
+    const char *all = "# Collective test starting: all_reduce_perf\n" RANK(0, "h") RANK(1, "h") RANK(2, "h") RANK(3, "h")
+                      COLS ROW8 ROW16
                       "           8             8      int8     sum    22.54    0.00    0.00  0    24.94    0.00    0.00  0\n"
                       "          16            16      int8     sum    22.54    0.00    0.00  0    24.94    0.00    0.00  0\n";
-    t = nccltests_parse("dall.txt", all, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CU_ASSERT_EQUAL(nccltests_n_rows(t), 2);
-    CU_ASSERT_STRING_EQUAL(nccltests_row(t, 1)->type, "float");
-    int zero, other, line;
-    nccltests_left_out(t, &zero, &other, &line);
-    CU_ASSERT_EQUAL(other, 2);
-    CU_ASSERT_EQUAL(line, 5);
-    nccltests_free(t);
+    NcclRuns *runs = nccltests_parse_runs("dall.txt", all, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(runs);
+    CU_ASSERT_EQUAL_FATAL(nccltests_runs_n(runs), 2);
+    static const char *const types[] = {"float", "int8"};
+    for (size_t k = 0; k < 2; k++) {
+        const NcclTrace *r = nccltests_runs_get(runs, k);
+        CU_ASSERT_EQUAL(nccltests_n_rows(r), 2);
+        CU_ASSERT_STRING_EQUAL(nccltests_row(r, 1)->type, types[k]);
+        CU_ASSERT_EQUAL(nccltests_n_ranks(r), 4); /* the job's Rank lines in both */
+        CU_ASSERT_EQUAL(nccltests_op(r), NCCLTESTS_ALLREDUCE);
+    }
+    nccltests_runs_free(runs);
     CU_ASSERT_PTR_NULL(err);
     /* anything else is bad input at its line (a review's cases): a type
      * change without the sizes starting over, the first type again, and a

@@ -107,36 +107,30 @@ static bool blank_redop(const Layout *L, const TraceTok *t, int n, Layout *out)
     return true;
 }
 
-/* -d all prints each datatype's sizes after the last's, starting over: the
- * first datatype's table is the run, each later one (a type not seen
- * before, its sizes starting again) counted and left out.  1: `r` is the
- * run's; 0: such a later row; -1 with `err` where a type changes any other
- * way. */
-static int other_datatype(NcclTrace *tr, const NcclTestsRow *r, int line, GError **err)
+/* -d all prints each datatype's sizes after the last's, starting over:
+ * each datatype's table is a run of its own.  1: `r` belongs to the run
+ * `tr` reads; 2: it starts the next datatype's table (a type no table had,
+ * its size no larger than the last row's); -1 with `err` where the type
+ * changes any other way. */
+static int datatype_of_row(const NcclTrace *tr, const NcclTestsRow *r, int line, GError **err)
 {
-    const NcclTestsRow *first = &g_array_index(tr->rows, NcclTestsRow, 0);
-    bool same = strcmp(r->type, first->type) == 0;
-    if (tr->other_type_rows == 0 && same)
+    const NcclTestsRow *first = &g_array_index(tr->rows, NcclTestsRow, 0),
+                       *last = &g_array_index(tr->rows, NcclTestsRow, tr->rows->len - 1);
+    if (!strcmp(r->type, first->type))
         return 1;
-    const char *last = tr->other_type_rows ? tr->last_other_type : first->type;
-    uint64_t prev = tr->other_type_rows ? tr->last_other_size
-                                        : g_array_index(tr->rows, NcclTestsRow, tr->rows->len - 1).size_bytes;
-    bool starts = strcmp(r->type, last) != 0;
-    if (same || (starts && (r->size_bytes > first->size_bytes || g_hash_table_contains(tr->other_types, r->type))) ||
-        (!starts && r->size_bytes <= prev)) {
-        trace_input_error(err, tr->name, line, "datatype %s at size %" PRIu64 " after %s at %" PRIu64 ": not a "
-                          "table per datatype starting over (-d all)", r->type, r->size_bytes, last, prev);
-        return -1;
-    }
-    if (tr->other_type_rows++ == 0)
-        tr->other_type_line = line;
-    g_hash_table_add(tr->other_types, (gpointer)r->type);
-    tr->last_other_type = r->type;
-    tr->last_other_size = r->size_bytes;
-    return 0;
+    bool seen = false;
+    for (char **p = tr->types_before; p && *p; p++)
+        seen = seen || !strcmp(*p, r->type);
+    if (!seen && r->size_bytes <= last->size_bytes)
+        return 2;
+    trace_input_error(err, tr->name, line, "datatype %s at size %" PRIu64 " after %s at %" PRIu64 ": not a "
+                      "table per datatype starting over (-d all)", r->type, r->size_bytes, last->type, last->size_bytes);
+    return -1;
 }
 
-static bool parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, int line, GError **err)
+/* 1: a row read (or a zero-size one counted); 2: it starts the next
+ * datatype's table, not read; 0: bad input, `err` set. */
+static int parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, int line, GError **err)
 {
     Layout shifted;
     if (blank_redop(L, t, n, &shifted))
@@ -193,9 +187,9 @@ static bool parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, 
         tr->zero_rows++;
         return true;
     }
-    int kind = tr->rows->len > 0 ? other_datatype(tr, &r, line, err) : 1;
-    if (kind <= 0)
-        return kind == 0;
+    int kind = tr->rows->len > 0 ? datatype_of_row(tr, &r, line, err) : 1;
+    if (kind != 1)
+        return kind < 0 ? 0 : kind;
     if (tr->rows->len > 0) {
         const NcclTestsRow *prev = &g_array_index(tr->rows, NcclTestsRow, tr->rows->len - 1);
         if (r.size_bytes <= prev->size_bytes) {
@@ -453,7 +447,14 @@ static bool result_line(Parser *P, const char *s)
         trace_input_error(P->err, P->name, P->lineno, "result row has %d fields", n);
         return false;
     }
-    return parse_row(P->cur, &P->layout, toks, n, P->lineno, P->err);
+    int got = parse_row(P->cur, &P->layout, toks, n, P->lineno, P->err);
+    if (got == 2) { /* the next datatype's table: a run of the same job */
+        NcclTrace *next = nccltests_run_fork(P->cur, P->lineno);
+        g_ptr_array_add(P->runs, P->cur);
+        P->cur = next;
+        got = parse_row(P->cur, &P->layout, toks, n, P->lineno, P->err);
+    }
+    return got == 1;
 }
 
 /* A line neither blank nor '#': a result row, a log line or launcher noise. */

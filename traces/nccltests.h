@@ -82,9 +82,8 @@ const char *nccltests_name(const NcclTrace *t);
 size_t nccltests_n_rows(const NcclTrace *t);
 /* Rows in file order; NULL past the end.  Pointers live as long as `t`. */
 const NcclTestsRow *nccltests_row(const NcclTrace *t, size_t i);
-/* Rows read but not kept: of zero bytes (*zero), and of the datatypes after
- * the first (*other_types, from *line: nccl-tests -d all). */
-void nccltests_left_out(const NcclTrace *t, int *zero, int *other_types, int *line);
+/* Rows of zero bytes read and not kept. */
+int nccltests_zero_rows(const NcclTrace *t);
 
 /* The collective: from a '# op:' header, else the run's "Collective test
  * starting:/concluded:" lines, else the '# command:' header, else the first

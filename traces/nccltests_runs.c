@@ -116,9 +116,41 @@ NcclTrace *nccltests_run_new(const char *name, int first_line)
     tr->hosts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     tr->procs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     tr->devices = g_ptr_array_new_with_free_func(g_free);
-    tr->other_types = g_hash_table_new(g_str_hash, g_str_equal);
     tr->first_line = first_line;
     return tr;
+}
+
+static void copy_counts(GHashTable *to, GHashTable *from, bool strings)
+{
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, from);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        g_hash_table_insert(to, strings ? g_strdup(k) : k, v);
+}
+
+NcclTrace *nccltests_run_fork(const NcclTrace *t, int first_line)
+{
+    NcclTrace *f = nccltests_run_new(t->name, first_line);
+    copy_counts(f->ranks, t->ranks, false);
+    copy_counts(f->hosts, t->hosts, true);
+    copy_counts(f->procs, t->procs, true);
+    for (guint i = 0; i < t->devices->len; i++)
+        g_ptr_array_add(f->devices, g_strdup(t->devices->pdata[i]));
+    f->rank_groups = t->rank_groups;
+    f->nccl_version = g_strdup(t->nccl_version);
+    f->nthread = t->nthread;
+    f->ngpus = t->ngpus;
+    f->sep_nodes = t->sep_nodes;
+    f->launch_mode = t->launch_mode;
+    f->op_stated = t->op_stated, f->op_stated_line = t->op_stated_line;
+    f->op_seen = t->op_seen, f->op_seen_line = t->op_seen_line;
+    guint n = t->types_before ? g_strv_length(t->types_before) : 0;
+    f->types_before = g_new0(char *, n + 2);
+    for (guint i = 0; i < n; i++)
+        f->types_before[i] = g_strdup(t->types_before[i]);
+    f->types_before[n] = g_strdup(t->rows->len ? g_array_index(t->rows, NcclTestsRow, 0).type : "");
+    return f;
 }
 
 void nccltests_free(NcclTrace *t)
@@ -134,7 +166,7 @@ void nccltests_free(NcclTrace *t)
     g_hash_table_destroy(t->hosts);
     g_hash_table_destroy(t->procs);
     g_ptr_array_free(t->devices, TRUE);
-    g_hash_table_destroy(t->other_types);
+    g_strfreev(t->types_before);
     g_free(t->nccl_version);
     g_free(t);
 }
@@ -306,12 +338,7 @@ bool nccltests_finish_runs(GPtrArray *runs, const char *name, const FileOps *F, 
 const char *nccltests_name(const NcclTrace *t) { return t->name; }
 size_t nccltests_n_rows(const NcclTrace *t) { return t->rows->len; }
 
-void nccltests_left_out(const NcclTrace *t, int *zero, int *other_types, int *line)
-{
-    *zero = t->zero_rows;
-    *other_types = t->other_type_rows;
-    *line = t->other_type_line;
-}
+int nccltests_zero_rows(const NcclTrace *t) { return t->zero_rows; }
 
 const NcclTestsRow *nccltests_row(const NcclTrace *t, size_t i)
 {

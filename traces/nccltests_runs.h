@@ -19,13 +19,8 @@ struct NcclTrace { /* one run */
     char *nccl_version;
     int nthread, ngpus;
     int sep_nodes;  /* "N-node" on a "=== ... ===" separator line; 0 if none */
-    /* rows not kept: of zero bytes; of the datatypes after the first
-     * (nccl-tests -d all prints each type's sizes in turn), from line
-     * other_type_line */
-    int zero_rows, other_type_rows, other_type_line;
-    GHashTable *other_types;  /* the later datatypes seen (strings of `strings`) */
-    const char *last_other_type;
-    uint64_t last_other_size;
+    int zero_rows;      /* rows of zero bytes, not kept */
+    char **types_before; /* -d all: the datatypes of the runs this one continues (NULL-terminated) */
     /* NCCL's "Launch mode" INFO line (NCCL before 2.12): 0 not printed, 1
      * Parallel or Group without CGMD, 2 Group/CGMD (one multi-device launch) */
     int launch_mode;
@@ -48,6 +43,10 @@ typedef struct {
 
 /* An empty run named `name` whose lines start at `first_line`. */
 NcclTrace *nccltests_run_new(const char *name, int first_line);
+/* An empty run from `first_line` of the job `t` ran (its Rank lines,
+ * processes, devices, version, parameters, what it said of the collective):
+ * the next datatype's table of a -d all run, after t's. */
+NcclTrace *nccltests_run_fork(const NcclTrace *t, int first_line);
 
 /* The benchmark binaries named as words in `s` ("./build/all_reduce_perf",
  * "all_reduce_perf_mpi"; "reduce_perf" must not match inside

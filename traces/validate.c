@@ -86,6 +86,7 @@ static CollGroup *group_for(const ValidateOptions *o, Measured *m, bool sendrecv
         m->pub.nccl_version = o->nccl_version > 0 ? o->nccl_version : m->nccl_version;
         coll_group_set_nccl_version(grp, m->pub.nccl_version);
         coll_group_set_launch_waits(grp, m->launch_waits);
+        coll_group_set_datatype(grp, m->datatype);
     }
     return grp;
 }

@@ -23,6 +23,7 @@ void validate_measured_free(gpointer p)
     g_free(m->pml);
     g_free(m->library);
     g_free(m->device);
+    g_free(m->datatype);
     g_free(m->accelerator);
     if (m->out)
         g_array_free(m->out, TRUE);
@@ -91,24 +92,16 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
     m->gpus_per_thread = nccltests_gpus_per_thread(tr);
     if (nccltests_n_devices(tr) > 0)
         m->device = g_strdup(nccltests_device(tr, 0));
+    if (nccltests_n_rows(tr) > 0)
+        m->datatype = g_strdup(nccltests_row(tr, 0)->type);
     /* the version the library printed, else the '# nccl: 2.8 ...' provenance header */
     int v = coll_nccl_version_parse(nccltests_nccl_version(tr));
     m->nccl_version = v > 0 ? v : coll_nccl_version_parse(nccltests_header(tr, "nccl"));
     if (m->nccl_version < 0)
         m->nccl_version = 0;
     m->launch_waits = m->gpus_per_thread > 1 && nccltests_launch_waits(tr);
-    int zero, other, line;
-    nccltests_left_out(tr, &zero, &other, &line);
-    if (zero || other) {
-        GString *n = g_string_new(NULL);
-        if (zero)
-            g_string_append_printf(n, "%d row(s) of 0 bytes left out", zero);
-        if (other)
-            g_string_append_printf(n, "%s%d row(s) of other datatypes from line %d left out (-d all): the %s table is "
-                                   "validated", zero ? "; " : "", other, line,
-                                   nccltests_n_rows(tr) ? nccltests_row(tr, 0)->type : "first");
-        m->note = g_string_free(n, FALSE);
-    }
+    if (nccltests_zero_rows(tr))
+        m->note = g_strdup_printf("%d row(s) of 0 bytes left out", nccltests_zero_rows(tr));
     return true;
 }
 

@@ -39,6 +39,7 @@ typedef struct {
     const char *mpi_lib_from; /* "the trace" (a header), "the file name" */
     char *library;          /* what predicted, for the report (validate.c) */
     char *device;           /* the first device name the trace prints ("NVIDIA A100-SXM4-40GB"), or NULL */
+    char *datatype;         /* the elements' type nccl-tests prints ("float", "int8"), or NULL */
     char *accelerator;      /* the topology's accelerator, once predicted (NULL: it names none) */
     bool sendrecv_pair;     /* predicted as one pair of ranks */
     int wrong_rows;         /* rows whose "#wrong" column counts wrong results */
