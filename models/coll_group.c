@@ -530,11 +530,17 @@ void coll_group_set_gpus_per_thread(CollGroup *g, int n) { g->gpus_per_thread = 
  * device.h ncclNvlsSupported, NCCL 2.29.7: int32/64, uint32/64, half, bf16
  * for sum and min/max, float and double for sum): not int8, uint8 or FP8,
  * whose all-reduces run Ring or Tree (enqueue.cc: nvlsSupport). */
-void coll_group_set_datatype(CollGroup *g, const char *type)
+bool coll_group_set_datatype(CollGroup *g, const char *type)
 {
     static const char *const no_nvls[] = {"int8", "uint8", "char", "fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2"};
+    static const char *const nvls[] = {"int32", "uint32", "int64", "uint64", "half", "float", "double",
+                                       "bfloat16", "int", "uint", "bf16", "fp16", "fp32", "fp64"};
     g->nvls_type_ok = true;
+    bool known = type == NULL;
     for (size_t i = 0; type && i < G_N_ELEMENTS(no_nvls); i++)
         if (!strcmp(type, no_nvls[i]))
-            g->nvls_type_ok = false;
+            g->nvls_type_ok = false, known = true;
+    for (size_t i = 0; type && i < G_N_ELEMENTS(nvls); i++)
+        known = known || !strcmp(type, nvls[i]);
+    return known;
 }

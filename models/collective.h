@@ -138,8 +138,9 @@ CollLibrary coll_library_default(const Topo *t);
  * after another; threads and processes launch in parallel.  Default 1. */
 void coll_group_set_gpus_per_thread(CollGroup *g, int gpus_per_thread);
 /* The elements' type by nccl-tests' name ("float", "int8", ...; NULL: a
- * type NVLS reduces): NVLS and NVLSTree need a 16-, 32- or 64-bit one. */
-void coll_group_set_datatype(CollGroup *g, const char *type);
+ * type NVLS reduces): NVLS and NVLSTree need a 16-, 32- or 64-bit one.
+ * False for a name it does not know (taken as one NVLS reduces). */
+bool coll_group_set_datatype(CollGroup *g, const char *type);
 /* Whether a launch waits for the GPUs' previous work (NCCL before 2.12
  * launched one thread's devices with cudaLaunchCooperativeKernelMultiDevice):
  * then the host time adds to every call; otherwise (the default) the host

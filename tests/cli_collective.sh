@@ -85,5 +85,21 @@ grep -v "Rank  [1-7] " "$src/tests/data/traces/nccl-tests_allreduce_v100-sxm2-16
 rc=$?
 check "a one-rank nccl-tests run is refused, exit 2" sh -c "[ $rc -eq 2 ] && grep -q 'one rank took part' '$tmp/one.err'"
 
+# --datatype: NVLS reduces only 16-, 32- and 64-bit types (NCCL's ncclNvlsSupported), so an int8
+# all-reduce on 8 H100 runs Ring where bfloat16's runs NVLS; an unknown type, or NVLS forced on int8, is bad input
+"$bin" collective --json -t dgx-h100 --sizes 1GiB --datatype int8 >"$tmp/i8.json" 2>&1
+"$bin" collective --json -t dgx-h100 --sizes 1GiB --datatype bfloat16 >"$tmp/bf.json" 2>&1
+check "--datatype int8 runs Ring, bfloat16 NVLS, on 8 H100" python3 - "$tmp/i8.json" "$tmp/bf.json" <<'PY'
+import json, sys
+i8, bf = (json.load(open(f))["rows"][0] for f in sys.argv[1:])
+assert i8["algo"] == "ring" and bf["algo"] == "nvls" and i8["time_s"] > bf["time_s"], (i8, bf)
+PY
+"$bin" collective -t dgx-h100 --sizes 1GiB --datatype int4 >/dev/null 2>"$tmp/dt.err"
+rc=$?
+check "an unknown --datatype is refused, exit 2" sh -c "[ $rc -eq 2 ] && grep -q \"unknown --datatype 'int4'\" '$tmp/dt.err'"
+"$bin" collective -t dgx-h100 --sizes 1GiB --datatype f8e4m3 --algo nvls >/dev/null 2>"$tmp/dt.err"
+rc=$?
+check "nvls forced on an FP8 all-reduce is refused, exit 2" sh -c "[ $rc -eq 2 ] && grep -q 'nvls reduces only' '$tmp/dt.err'"
+
 echo "cli_collective: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

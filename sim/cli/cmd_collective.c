@@ -138,7 +138,7 @@ int cmd_collective(int argc, char **argv)
 {
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *sizes_s = NULL, *params = NULL;
     char *ranks_s = NULL, *nodes_s = NULL, *place_s = NULL, *seed_s = NULL, *version_s = NULL, *nlib_s = NULL, *gpp_s = NULL,
-         *library_s = NULL, *mpi_lib_s = NULL;
+         *library_s = NULL, *mpi_lib_s = NULL, *dtype_s = NULL;
     gboolean json = FALSE, flows = FALSE;
     int ranks = 0, nodes = 0, seed = 1, gpp = 1; /* 0: not given */
     TopoPlacement place = TOPO_PLACE_CONTIGUOUS;
@@ -163,6 +163,10 @@ int cmd_collective(int argc, char **argv)
          "where the ranks sit: " TOPO_PLACE_CHOICES " (default contiguous)", "POLICY"},
         {"placement-seed", 0, 0, G_OPTION_ARG_STRING, &seed_s, "seed of --placement scattered (default 1)", "N"},
         {"sizes", 's', 0, G_OPTION_ARG_STRING, &sizes_s, "MIN:MAX[:FACTOR] or a comma list (default 8B:8GiB)", "SIZES"},
+        {"datatype", 0, 0, G_OPTION_ARG_STRING, &dtype_s,
+         "the elements' type, as nccl-tests names it (int8, half, bfloat16, float, f8e4m3, ...): NVLS reduces only 16-, "
+         "32- and 64-bit ones (default float)",
+         "TYPE"},
         {"gpus-per-process", 0, 0, G_OPTION_ARG_STRING, &gpp_s,
          "GPUs one process (one thread) drives and launches on one after another, as nccl-tests -g N (default 1)",
          "N"},
@@ -292,6 +296,11 @@ int cmd_collective(int argc, char **argv)
         goto out;
     }
     coll_group_set_gpus_per_thread(grp, gpp);
+    if (!coll_group_set_datatype(grp, dtype_s)) {
+        rc = cli_usage_error("collective: unknown --datatype '%s' (int8, uint8, int32, uint32, int64, uint64, half, "
+                             "float, double, bfloat16, f8e4m3, f8e5m2)", SIM_ECHO(dtype_s));
+        goto out;
+    }
     /* check the algorithm can run before printing anything */
     CollCost probe;
     if (!coll_cost(grp, op, algo, proto, g_array_index(sizes, double, 0), &probe)) {
@@ -324,6 +333,7 @@ out:
     g_free(version_s);
     g_free(nlib_s);
     g_free(gpp_s);
+    g_free(dtype_s);
     g_free(library_s);
     g_free(mpi_lib_s);
     g_option_context_free(ctx);
