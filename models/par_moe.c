@@ -29,6 +29,38 @@ static CollGroup *group_of(const Ctx *c, int n, int stride, GError **err)
 
 int moe_etp(const Ctx *c) { return c->p.etp > 0 ? c->p.etp : c->p.tp; }
 
+/* The ranks of ep (each holding E / ep consecutive experts) that a token's
+ * k experts fall on, on average.  Uniform routing (any k of E, as a
+ * balanced router picks them): ep (1 - C(E - E/ep, k) / C(E, k)).  Round
+ * robin (NeMo AutoModel's FakeBalancedGate: token i takes experts
+ * i k .. i k + k - 1 mod E): averaged over the starts the tokens cycle
+ * through, the multiples of gcd(k, E). */
+double moe_ranks_per_token(int experts, int top_k, int ep, bool round_robin)
+{
+    int m = experts / ep;
+    if (!round_robin) {
+        double none = 1; /* no expert on a given rank */
+        for (int i = 0; i < top_k; i++)
+            none *= experts - m - i > 0 ? (double)(experts - m - i) / (experts - i) : 0;
+        return ep * (1 - none);
+    }
+    int g = top_k, b = experts;
+    while (b) {
+        int r = g % b;
+        g = b;
+        b = r;
+    }
+    long sum = 0;
+    for (int s = 0; s < experts; s += g)
+        for (int j = 0; j < top_k; j++) { /* count expert j's rank unless an earlier one had it */
+            int r = (s + j) % experts / m, seen = 0;
+            for (int i = 0; i < j && !seen; i++)
+                seen = (s + i) % experts / m == r;
+            sum += !seen;
+        }
+    return (double)sum / (experts / g);
+}
+
 /* The expert-data-parallel ranks: those of tp x dp holding the same experts. */
 int moe_edp(const Ctx *c) { return c->p.tp * c->p.dp / (c->p.ep * moe_etp(c)); }
 
@@ -47,7 +79,12 @@ bool moe_init(Ctx *c, GError **err)
         return false;
     /* with sequence parallelism each tp rank dispatches its 1/tp of the tokens */
     double T = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / (c->p.sequence_parallel ? c->p.tp : 1);
-    double bytes = T * tr->top_k * c->p.capacity_factor * tr->hidden * c->wp.act_bytes;
+    /* Megatron's alltoall dispatcher sends each of a token's top_k copies;
+     * DeepEP one per rank holding any of its experts, combining there */
+    double copies = c->p.ep_dispatcher == STEP_EP_DEEPEP
+                        ? moe_ranks_per_token(tr->experts, tr->top_k, ep, c->p.moe_routing == STEP_ROUTE_ROUND_ROBIN)
+                        : tr->top_k * c->p.capacity_factor;
+    double bytes = T * copies * tr->hidden * c->wp.act_bytes;
     c->ep_use[0] = step_coll(c, "ep_dispatch", "ep", c->ep_group, COLL_ALLTOALL, bytes);
     c->ep_use[1] = step_coll(c, "ep_combine", "ep", c->ep_group, COLL_ALLTOALL, bytes);
     c->t_ep = step_coll_time(c, c->ep_use[0]) + step_coll_time(c, c->ep_use[1]);

@@ -104,6 +104,15 @@ typedef struct {
      * layer's expert all-to-alls hidden behind another micro-batch's
      * compute of the opposite direction (par_moe.c) */
     bool ep_overlap;
+    /* "ep_dispatcher": how a token reaches its experts' ranks (par_moe.c):
+     * STEP_EP_ALLTOALL sends each of its top_k copies (Megatron-Core's
+     * alltoall dispatcher), STEP_EP_DEEPEP once per rank holding any of its
+     * experts (DeepEP, Megatron's flex dispatcher); "moe_routing" says which
+     * experts a token picks: STEP_ROUTE_UNIFORM any k at random,
+     * STEP_ROUTE_ROUND_ROBIN k consecutive ones (NeMo AutoModel's
+     * FakeBalancedGate) */
+    enum { STEP_EP_ALLTOALL, STEP_EP_DEEPEP } ep_dispatcher;
+    enum { STEP_ROUTE_UNIFORM, STEP_ROUTE_ROUND_ROBIN } moe_routing;
     /* "recompute_modules": Megatron-Core's selective recomputation by
      * module, WORKLOAD_RC_* bits (workload.h); "core_attn" also sets
      * recompute SELECTIVE */

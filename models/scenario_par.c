@@ -14,12 +14,17 @@ const char *const scenario_par_keys[] = {"ep", "expert_tp", "capacity_factor", "
                                          "offload_optimizer", "pcie_bandwidth", "host_memory_bandwidth",
                                          "account_for_embedding_in_pipeline_split",
                                          "account_for_loss_in_pipeline_split", "pipeline_layout", "moe_a2a_overlap", "recompute_modules",
-                                         "recompute_keep", "cp_impl", "cp_repeat_kv", NULL};
+                                         "recompute_keep", "cp_impl", "cp_repeat_kv", "ep_dispatcher", "moe_routing",
+                                         NULL};
 
 /* "cp_impl"'s names, in the plan's cp_impl order. */
 static const char *const cpi_names[] = {"te_p2p", "pytorch_allgather", "pytorch_alltoall", NULL};
 
 const char *step_cp_impl_name(int cp_impl) { return cpi_names[cp_impl]; }
+
+/* "ep_dispatcher"'s and "moe_routing"'s names, in their enums' order. */
+static const char *const epd_names[] = {"alltoall", "deepep", NULL};
+static const char *const route_names[] = {"uniform", "round_robin", NULL};
 
 static const cJSON *item(const cJSON *where, const char *key);
 static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err);
@@ -58,6 +63,12 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
     if (!scenario_get_choice(d, par, "cp_impl", cpi_names, &cpi, err))
         return false;
     p->cp_impl = cpi;
+    int epd = 0, route = 0;
+    if (!scenario_get_choice(d, par, "ep_dispatcher", epd_names, &epd, err) ||
+        !scenario_get_choice(d, par, "moe_routing", route_names, &route, err))
+        return false;
+    p->ep_dispatcher = epd;
+    p->moe_routing = route;
     p->cp_repeat_kv = false; /* SDPA's enable_gqa (torchtitan since ff0829c1, transformers) */
     const cJSON *rkv = cJSON_GetObjectItemCaseSensitive(par, "cp_repeat_kv");
     if (rkv && !cJSON_IsNull(rkv) && cpi == CP_IMPL_TE_P2P) {
@@ -384,8 +395,10 @@ bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
         return false;
     }
     bool given_cf = cJSON_GetObjectItemCaseSensitive(where, "capacity_factor") != NULL;
-    if (tr->experts == 0 && (p->ep > 1 || given_cf || p->etp)) {
-        const char *k = p->ep > 1 ? "ep" : given_cf ? "capacity_factor" : "expert_tp";
+    bool given_epd = p->ep_dispatcher != STEP_EP_ALLTOALL, given_route = p->moe_routing != STEP_ROUTE_UNIFORM;
+    if (tr->experts == 0 && (p->ep > 1 || given_cf || p->etp || given_epd || given_route)) {
+        const char *k = p->ep > 1 ? "ep" : given_cf ? "capacity_factor" : p->etp ? "expert_tp"
+                                      : given_epd ? "ep_dispatcher" : "moe_routing";
         sim_json_error(d, item(where, k), err, "\"%s\" needs a mixture-of-experts model (\"experts\" > 0); %s is dense",
                        k, SIM_ECHO(workload_name(w)));
         return false;
@@ -404,10 +417,23 @@ bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
         return true;
     if (!check_expert_tp(d, where, p, tr, err))
         return false;
-    if (max_zero_stage == 3) {
+    if (p->ep_dispatcher == STEP_EP_DEEPEP && p->capacity_factor != 1) {
+        sim_json_error(d, item(where, "capacity_factor"), err,
+                       "\"capacity_factor\" %g with \"ep_dispatcher\": \"deepep\": DeepEP is dropless (capacity "
+                       "factor 1)", p->capacity_factor);
+        return false;
+    }
+    /* FSDP2 with expert parallelism (NeMo AutoModel, torchtitan) shards the
+     * dense weights over dp and each expert over the ranks holding it; only
+     * the case where ep takes all of them (no expert copies to shard) is
+     * modelled */
+    int etp = p->etp > 0 ? p->etp : p->tp;
+    if (max_zero_stage == 3 && ((long)p->tp * p->dp != (long)p->ep * etp || p->shard_group)) {
         sim_json_error(d, item(where, "zero_stage"), err,
-                       "ZeRO-3 of a mixture of experts is not modelled: use zero_stage 0-2 (experts are sharded "
-                       "over \"ep\")");
+                       "ZeRO-3 of a mixture of experts is modelled only with ep x expert_tp = dp x tp (%d x %d "
+                       "against %d x %d), no hybrid sharding: its experts' own sharding over the ranks holding "
+                       "the same experts is not; use zero_stage 0-2",
+                       p->ep, etp, p->dp, p->tp);
         return false;
     }
     return true;

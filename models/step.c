@@ -138,6 +138,7 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->wp.ep = p->ep;
     c->wp.etp = p->etp;
     c->wp.capacity_factor = p->capacity_factor;
+    c->wp.ep_deepep = p->ep_dispatcher == STEP_EP_DEEPEP;
     c->wp.cp = p->cp;
     c->wp.act_func_input_bytes = step_scenario_act_func_fp8(sc) ? 1 : 0;
     c->wp.attn_io_bytes = step_scenario_fp8_dpa(sc) ? 1 : 0;

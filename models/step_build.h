@@ -446,6 +446,9 @@ bool moe_init(Ctx *c, GError **err);
  * tp x dp holding the same experts. */
 int moe_etp(const Ctx *c);
 int moe_edp(const Ctx *c);
+/* The ranks of ep a token's top_k experts fall on, on average (DeepEP sends
+ * it once to each): uniform or round-robin routing. */
+double moe_ranks_per_token(int experts, int top_k, int ep, bool round_robin);
 void moe_free(Ctx *c);
 int moe_after(Build *b, int s, const char *name, double seconds, int after);
 /* After compute_costs: the all-to-alls' exposed part per pass (all of

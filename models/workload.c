@@ -437,7 +437,10 @@ double workload_layer_elementwise_bytes(const Workload *w, int layer, int micro_
  * before the dispatch and unpermuted (weighted and summed) after the
  * combine; where the device holds several experts, the tokens it receives
  * also sorted by expert and back before the combine (sort_chunks_by_idxs,
- * or a transposing copy where tokens are dropped and padded).  Each copy
+ * or a transposing copy where tokens are dropped and padded).  DeepEP's
+ * kernels gather the sent rows themselves and leave the received ones
+ * grouped by source rank, so one permute by local expert and its inverse
+ * remain (Megatron's flex dispatcher, NeMo AutoModel).  Each copy
  * reads and writes every routed row once, its gradient the same in the
  * backward, where the unpermute's gradient of the routing weights also
  * reads the experts' saved outputs again. */
@@ -449,7 +452,7 @@ double workload_layer_permute_bytes(const Workload *w, int layer, int micro_batc
     const WorkloadTransformer *t = &w->t;
     double T = (double)micro_batch * t->seq_len, e = act_bytes_of(par);
     double sp = sp_of(par), ep = ep_of(par);
-    double rows = t->experts / ep > 1 ? 2 * 4 : 2 * 2;
+    double rows = t->experts / ep > 1 && !par->ep_deepep ? 2 * 4 : 2 * 2;
     if (backward)
         rows += 1;
     return rows * routed_tokens(t, par, T) * t->hidden * e / sp / cp_of(par);

@@ -106,6 +106,8 @@ typedef struct {
                                ranks (0: tp); below tp each tp rank's own T / tp tokens are dispatched
                                (sequence parallelism) and the experts run over ep x etp of the tp x dp ranks */
     double capacity_factor; /* expert capacity / its balanced share of tokens: padded compute (1: dropless, balanced) */
+    bool ep_deepep;         /* DeepEP's dispatch: received tokens grouped by source rank, one permute by expert each
+                               way (no sort of the received chunks as Megatron's alltoall dispatcher's) */
     int cp;                 /* context parallelism: each device holds seq_len / cp of every sequence's tokens,
                                its queries attending to all seq_len keys (ring attention); >= 1 */
     /* Bytes per element of the linear layers' inputs kept for the weight

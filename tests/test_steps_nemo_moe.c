@@ -33,20 +33,10 @@ static void test_table(void)
  * the model predicts is the measured one within 10 % (4.87 s vs 4.99 s). */
 static double row_step(const char *accel, const char *topo, int nodes)
 {
-    char *text = NULL;
-    CU_ASSERT_FATAL(g_file_get_contents(STEPS "nemo-gpt-oss-120b.json", &text, NULL, NULL));
-    cJSON *root = cJSON_Parse(text);
-    g_free(text);
     char n[16];
     snprintf(n, sizeof n, "%d", nodes);
-    set_key(root, "accelerator", accel);
-    set_key(root, "topology", topo);
-    set_key(root, "nodes", n);
-    cJSON *res = steps_run_scenario("nemo-gpt-oss-120b.json", root, accel);
-    double t = cJSON_GetObjectItem(res, "step_time_s")->valuedouble;
-    cJSON_Delete(res);
-    cJSON_Delete(root);
-    return t;
+    const char *kv[] = {"accelerator", accel, "topology", topo, "nodes", n, NULL};
+    return steps_file_step("nemo-gpt-oss-120b.json", kv);
 }
 
 static void test_cross_node_alltoall(void)
