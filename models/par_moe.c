@@ -17,11 +17,16 @@
 
 /* n ranks `stride` apart in the tp x dp grid of stage 0 (tp fastest, as
  * Megatron orders them: expert groups are etp, ep, edp innermost first). */
+static void ids_of(const Ctx *c, int n, int stride, int *ids)
+{
+    for (int i = 0, tp = c->p.tp; i < n; i++)
+        ids[i] = step_rank_of(c, 0, i * stride / tp, i * stride % tp);
+}
+
 static CollGroup *group_of(const Ctx *c, int n, int stride, GError **err)
 {
-    int *ids = g_new(int, n), tp = c->p.tp;
-    for (int i = 0; i < n; i++)
-        ids[i] = step_rank_of(c, 0, i * stride / tp, i * stride % tp);
+    int *ids = g_new(int, n);
+    ids_of(c, n, stride, ids);
     CollGroup *g = step_group_new(c, ids, n, err);
     g_free(ids);
     return g;
@@ -64,19 +69,75 @@ double moe_ranks_per_token(int experts, int top_k, int ep, bool round_robin)
 /* The expert-data-parallel ranks: those of tp x dp holding the same experts. */
 int moe_edp(const Ctx *c) { return c->p.tp * c->p.dp / (c->p.ep * moe_etp(c)); }
 
+/* The nodes the ep ranks ids fill in equal consecutive blocks, or 0. */
+static int ep_nodes(const Ctx *c, const int *ids, int ep)
+{
+    int nn = 1;
+    for (int k = 1; k < ep; k++)
+        nn += topo_node_of(c->topo, ids[k]) != topo_node_of(c->topo, ids[k - 1]);
+    if (ep % nn)
+        return 0;
+    for (int k = 0, per = ep / nn; k < ep; k++)
+        if (topo_node_of(c->topo, ids[k]) != topo_node_of(c->topo, ids[k / per * per]))
+            return 0;
+    return nn;
+}
+
+/* DeepEP across nodes (its README's normal kernels, "NVLink and RDMA
+ * forwarding"): a token crosses the network once to each node holding any
+ * of its experts, to the rank of its own local index there, which forwards
+ * it over NVLink to that node's ranks holding them; the two run pipelined,
+ * so a dispatch (and a combine) takes the longer of the network all-to-all
+ * among the same-index ranks (nodes-per-token rows a token) and the node's
+ * NVLink all-to-all (ranks-per-token rows).  Where the ep ranks do not fill
+ * their nodes in equal blocks, moe_init's one all-to-all stands. */
+static bool deepep_forwarding(Ctx *c, const int *ids, int ep, double row_bytes, GError **err)
+{
+    const WorkloadTransformer *tr = workload_transformer(c->w);
+    int nn = ep_nodes(c, ids, ep), per = nn ? ep / nn : 0;
+    if (nn < 2)
+        return true;
+    int *rail = g_new(int, nn);
+    for (int r = 0; r < nn; r++)
+        rail[r] = ids[r * per];
+    c->ep_rail_group = step_group_new(c, rail, nn, err);
+    g_free(rail);
+    if (!c->ep_rail_group || (per > 1 && !(c->ep_node_group = step_group_new(c, ids, per, err))))
+        return false;
+    bool rr = c->p.moe_routing == STEP_ROUTE_ROUND_ROBIN;
+    double net = row_bytes * moe_ranks_per_token(tr->experts, tr->top_k, nn, rr),
+           nvl = row_bytes * moe_ranks_per_token(tr->experts, tr->top_k, ep, rr);
+    c->ep_use[0] = step_coll(c, "ep_dispatch", "ep_rail", c->ep_rail_group, COLL_ALLTOALL, net);
+    c->ep_use[1] = step_coll(c, "ep_combine", "ep_rail", c->ep_rail_group, COLL_ALLTOALL, net);
+    c->ep_use[2] = step_coll(c, "ep_dispatch_nvlink", "ep_node", c->ep_node_group, COLL_ALLTOALL, nvl);
+    c->ep_use[3] = step_coll(c, "ep_combine_nvlink", "ep_node", c->ep_node_group, COLL_ALLTOALL, nvl);
+    c->t_ep = 0;
+    for (int k = 0; k < 2; k++)
+        c->t_ep += fmax(step_coll_time(c, c->ep_use[k]), step_coll_time(c, c->ep_use[k + 2]));
+    return true;
+}
+
 bool moe_init(Ctx *c, GError **err)
 {
-    c->ep_use[0] = c->ep_use[1] = -1;
+    for (int k = 0; k < 4; k++)
+        c->ep_use[k] = -1;
     const WorkloadTransformer *tr = workload_transformer(c->w);
     if (!tr || tr->experts == 0)
         return true;
     int ep = c->p.ep, etp = moe_etp(c), edp = moe_edp(c);
     int L = workload_num_layers(c->w); /* a MoE layer (DeepSeek's first are dense) */
     c->expert_params = workload_params_layer_experts(c->w, L - 1) / ((double)ep * etp);
-    if (ep > 1 && !(c->ep_group = group_of(c, ep, etp, err)))
+    int *ids = g_new(int, ep);
+    ids_of(c, ep, etp, ids);
+    c->ep_group = ep > 1 ? step_group_new(c, ids, ep, err) : NULL;
+    if (ep > 1 && !c->ep_group) {
+        g_free(ids);
         return false;
-    if (edp > 1 && !(c->edp_group = group_of(c, edp, ep * etp, err)))
+    }
+    if (edp > 1 && !(c->edp_group = group_of(c, edp, ep * etp, err))) {
+        g_free(ids);
         return false;
+    }
     /* with sequence parallelism each tp rank dispatches its 1/tp of the tokens */
     double T = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / (c->p.sequence_parallel ? c->p.tp : 1);
     /* Megatron's alltoall dispatcher sends each of a token's top_k copies;
@@ -88,6 +149,11 @@ bool moe_init(Ctx *c, GError **err)
     c->ep_use[0] = step_coll(c, "ep_dispatch", "ep", c->ep_group, COLL_ALLTOALL, bytes);
     c->ep_use[1] = step_coll(c, "ep_combine", "ep", c->ep_group, COLL_ALLTOALL, bytes);
     c->t_ep = step_coll_time(c, c->ep_use[0]) + step_coll_time(c, c->ep_use[1]);
+    bool ok = ep < 2 || c->p.ep_dispatcher != STEP_EP_DEEPEP ||
+              deepep_forwarding(c, ids, ep, T * tr->hidden * c->wp.act_bytes, err);
+    g_free(ids);
+    if (!ok)
+        return false;
     /* full recomputation and a checkpointed MoE layer ("moe") dispatch and combine again */
     if (c->p.recompute == WORKLOAD_RECOMPUTE_FULL || (c->p.recompute_modules & WORKLOAD_RC_MOE))
         c->t_ep_recompute = c->t_ep;
@@ -114,6 +180,8 @@ void moe_free(Ctx *c)
 {
     coll_group_free(c->ep_group);
     coll_group_free(c->edp_group);
+    coll_group_free(c->ep_rail_group);
+    coll_group_free(c->ep_node_group);
 }
 
 /* The layer's dispatch and combine on stage s's tp stream after `after`;
@@ -124,7 +192,7 @@ int moe_after(Build *b, int s, const char *name, double seconds, int after)
         return after;
     int t = step_task(b->g, name, b->res[s].tp, seconds, "ep");
     step_dep(b->g, after, t);
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 4; k++)
         step_coll_tag(b, t, b->c->ep_use[k], 1, s);
     return t;
 }

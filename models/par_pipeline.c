@@ -153,23 +153,48 @@ void pipeline_free(Ctx *c)
 /* Interleaved 1F1B (Narayanan et al. 2021, section 2.2; Megatron-LM's
  * forward_backward_pipelining_with_interleaving): the k-th forward of a
  * stage runs model chunk (k mod (pp v)) / pp of micro-batch
- * (k / (pp v)) pp + k mod pp; backwards take the chunks in reverse. */
+ * (k / (pp v)) pp + k mod pp; backwards take the chunks in reverse.  All
+ * of one schedule's m_flush micro-batches. */
 static int warmup_of(const Ctx *c, int s)
 {
-    int pp = c->p.pp, v = c->p.vpp, total = c->m * v;
+    int pp = c->p.pp, v = c->p.vpp, m = c->m_flush, total = m * v;
     if (v == 1)
-        return pp - s - 1 < c->m ? pp - s - 1 : c->m;
-    int w = c->m == pp ? total : (pp - s - 1) * 2 + (v - 1) * pp;
+        return pp - s - 1 < m ? pp - s - 1 : m;
+    int w = m == pp ? total : (pp - s - 1) * 2 + (v - 1) * pp;
     return w < total ? w : total;
 }
 
-static void order_push(const Ctx *c, int k, int dir, int *n, int *order_mb, int *order_dir, int *order_chunk)
+static void order_push(const Ctx *c, int k, int dir, int first_mb, int *n, int *order_mb, int *order_dir,
+                       int *order_chunk)
 {
     int pp = c->p.pp, v = c->p.vpp, kg = k % (pp * v), j = kg / pp;
-    order_mb[*n] = (k / (pp * v)) * pp + kg % pp;
+    order_mb[*n] = first_mb + (k / (pp * v)) * pp + kg % pp;
     order_chunk[*n] = dir == 0 ? j : v - 1 - j;
     order_dir[*n] = dir;
     (*n)++;
+}
+
+/* One schedule's passes of the micro-batches first_mb .. first_mb +
+ * m_flush - 1 appended at *n. */
+static void schedule_order(const Ctx *c, int s, int first_mb, int *n, int *order_mb, int *order_dir,
+                           int *order_chunk)
+{
+    int m = c->m_flush;
+    if (c->p.gpipe) {
+        for (int dir = 0; dir < 2; dir++)
+            for (int i = 0; i < m; i++, (*n)++)
+                order_mb[*n] = first_mb + i, order_dir[*n] = dir, order_chunk[*n] = 0;
+        return;
+    }
+    int total = m * c->p.vpp, warm = warmup_of(c, s);
+    for (int k = 0; k < warm; k++)
+        order_push(c, k, 0, first_mb, n, order_mb, order_dir, order_chunk);
+    for (int i = 0; i < total - warm; i++) {
+        order_push(c, warm + i, 0, first_mb, n, order_mb, order_dir, order_chunk);
+        order_push(c, i, 1, first_mb, n, order_mb, order_dir, order_chunk);
+    }
+    for (int i = total - warm > 0 ? total - warm : 0; i < total; i++)
+        order_push(c, i, 1, first_mb, n, order_mb, order_dir, order_chunk);
 }
 
 /* Stage s's passes in program order: (micro-batch, direction 0 forward or
@@ -178,26 +203,14 @@ static void order_push(const Ctx *c, int k, int dir, int *n, int *order_mb, int 
  * without interleaving), then one forward, one backward; GPipe: every
  * forward, then every backward.  pp 1 is 1F1B without warm-up: gradient
  * accumulation's F B F B, holding one micro-batch's activations as the
- * memory model has it. */
+ * memory model has it.  With pipeline_microbatches the schedule runs
+ * m / m_flush times, each draining before the next fills (PyTorch's
+ * schedule.step() per accumulation step): a bubble each. */
 int pipeline_order(const Ctx *c, int s, int *order_mb, int *order_dir, int *order_chunk)
 {
-    int m = c->m, n = 0;
-    if (c->p.gpipe) {
-        for (int i = 0; i < m; i++, n++)
-            order_mb[n] = i, order_dir[n] = 0, order_chunk[n] = 0;
-        for (int i = 0; i < m; i++, n++)
-            order_mb[n] = i, order_dir[n] = 1, order_chunk[n] = 0;
-        return n;
-    }
-    int total = m * c->p.vpp, warm = warmup_of(c, s);
-    for (int k = 0; k < warm; k++)
-        order_push(c, k, 0, &n, order_mb, order_dir, order_chunk);
-    for (int i = 0; i < total - warm; i++) {
-        order_push(c, warm + i, 0, &n, order_mb, order_dir, order_chunk);
-        order_push(c, i, 1, &n, order_mb, order_dir, order_chunk);
-    }
-    for (int i = total - warm > 0 ? total - warm : 0; i < total; i++)
-        order_push(c, i, 1, &n, order_mb, order_dir, order_chunk);
+    int n = 0;
+    for (int f = 0; f < c->m; f += c->m_flush)
+        schedule_order(c, s, f, &n, order_mb, order_dir, order_chunk);
     return n;
 }
 
@@ -246,7 +259,7 @@ void pipeline_sends(Build *b)
  * warm-up forwards and the one in steady state. */
 int pipeline_inflight(const Ctx *c, int s)
 {
-    int pp = c->p.pp, m = c->m;
+    int pp = c->p.pp, m = c->m_flush;
     if (c->p.vpp > 1)
         return warmup_of(c, s) + 1 < m * c->p.vpp ? warmup_of(c, s) + 1 : m * c->p.vpp;
     return pp == 1 ? 1 : c->p.gpipe ? m : memory_1f1b_inflight(pp, s, m);

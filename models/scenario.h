@@ -112,6 +112,11 @@ typedef struct {
      * STEP_ROUTE_ROUND_ROBIN k consecutive ones (NeMo AutoModel's
      * FakeBalancedGate) */
     enum { STEP_EP_ALLTOALL, STEP_EP_DEEPEP } ep_dispatcher;
+    /* "pipeline_microbatches": the micro-batches one pipeline schedule runs
+     * before it drains; the step repeats it (PyTorch's pipelining, as
+     * torchtitan and NeMo AutoModel accumulate gradients: local batch /
+     * micro-batch a schedule); 0: the step's all in one (Megatron-LM) */
+    int pp_microbatches;
     enum { STEP_ROUTE_UNIFORM, STEP_ROUTE_ROUND_ROBIN } moe_routing;
     /* "recompute_modules": Megatron-Core's selective recomputation by
      * module, WORKLOAD_RC_* bits (workload.h); "core_attn" also sets

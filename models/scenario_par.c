@@ -15,7 +15,7 @@ const char *const scenario_par_keys[] = {"ep", "expert_tp", "capacity_factor", "
                                          "account_for_embedding_in_pipeline_split",
                                          "account_for_loss_in_pipeline_split", "pipeline_layout", "moe_a2a_overlap", "recompute_modules",
                                          "recompute_keep", "cp_impl", "cp_repeat_kv", "ep_dispatcher", "moe_routing",
-                                         NULL};
+                                         "pipeline_microbatches", NULL};
 
 /* "cp_impl"'s names, in the plan's cp_impl order. */
 static const char *const cpi_names[] = {"te_p2p", "pytorch_allgather", "pytorch_alltoall", NULL};
@@ -31,7 +31,7 @@ static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GE
 
 bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
 {
-    long ep = 1, vpp = 1, cp = 1, sg = 0, etp = 0;
+    long ep = 1, vpp = 1, cp = 1, sg = 0, etp = 0, pmb = 0;
     const char *layout = NULL;
     if (!sim_json_get_int(d, par, "ep", false, 1, 1 << 16, &ep, err) ||
         !sim_json_get_int(d, par, "expert_tp", false, 1, 1 << 16, &etp, err) ||
@@ -42,6 +42,7 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
         !sim_json_get_quantity(d, par, "host_memory_bandwidth", false, 1e6, 1e14, SIM_UNIT_BYTES_PER_S,
                                &p->host_mem_bps, err) ||
         !sim_json_get_int(d, par, "virtual_stages", false, 1, 1 << 16, &vpp, err) ||
+        !sim_json_get_int(d, par, "pipeline_microbatches", false, 1, 1 << 24, &pmb, err) ||
         !sim_json_get_bool(d, par, "account_for_embedding_in_pipeline_split", &p->split_embedding, err) ||
         !sim_json_get_bool(d, par, "account_for_loss_in_pipeline_split", &p->split_loss, err) ||
         !sim_json_get_number(d, par, "capacity_factor", false, 0.01, 64, &p->capacity_factor, err) ||
@@ -58,6 +59,7 @@ bool scenario_par_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GErr
     p->ep = (int)ep;
     p->etp = (int)etp;
     p->vpp = (int)vpp;
+    p->pp_microbatches = (int)pmb;
     p->cp = (int)cp;
     int cpi = 0;
     if (!scenario_get_choice(d, par, "cp_impl", cpi_names, &cpi, err))
@@ -260,6 +262,14 @@ static bool check_interleaving(const SimJsonDoc *d, const cJSON *where, const St
 {
     if (!check_split(d, where, p, tr, err))
         return false;
+    int pmb = p->pp_microbatches;
+    if (pmb > 0 && (p->pp == 1 || micro_batches % pmb || (p->vpp > 1 && pmb % p->pp))) {
+        sim_json_error(d, item(where, "pipeline_microbatches"), err,
+                       "\"pipeline_microbatches\" %d needs a pipeline (\"pp\" > 1: %d) and must divide the step's "
+                       "%d micro-batches (a multiple of pp under \"virtual_stages\")",
+                       pmb, p->pp, micro_batches);
+        return false;
+    }
     if (p->vpp == 1)
         return true;
     const cJSON *at = item(where, "virtual_stages");

@@ -56,6 +56,7 @@ typedef struct {
     const Workload *w;
     WorkloadParallel wp;
     int m;          /* micro-batches per replica */
+    int m_flush;    /* of them, those one pipeline schedule runs before it drains (m but for pipeline_microbatches) */
     int devices;
     int *stage_l0;  /* first layer of each stage (pp + 1 entries) */
     CollGroup *tp_group, *dp_group;
@@ -90,7 +91,9 @@ typedef struct {
     /* par_moe.c: a mixture of experts.  layer_params above are the dense
      * part; the routed experts a device holds of one layer are apart. */
     CollGroup *ep_group, *edp_group; /* expert parallel; expert data parallel (dp / ep) */
-    int ep_use[2];                   /* all-to-all dispatch, combine (-1: none) */
+    CollGroup *ep_rail_group, *ep_node_group; /* DeepEP across nodes: same local index; one node's */
+    int ep_use[4];                   /* all-to-all dispatch, combine; DeepEP across nodes: over the
+                                        network, then NVLink's dispatch, combine (-1: none) */
     double t_ep, t_ep_recompute;     /* one layer's dispatch + combine */
     double t_ep_fwd, t_ep_bwd;       /* their exposed part after a forward, a backward (moe_overlap_costs) */
     double expert_params;            /* per device and layer (after ep and tp) */

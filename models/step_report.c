@@ -444,6 +444,13 @@ static void add_config(cJSON *out, const Build *b)
             cJSON_AddNumberToObject(cfg, "expert_tp", p->etp);
         cJSON_AddNumberToObject(cfg, "capacity_factor", p->capacity_factor);
         cJSON_AddNumberToObject(cfg, "active_params", workload_params_active(c->w));
+        if (p->ep_dispatcher == STEP_EP_DEEPEP) { /* only then: the alltoall dispatcher's runs keep their output */
+            const WorkloadTransformer *tr = workload_transformer(c->w);
+            bool rr = p->moe_routing == STEP_ROUTE_ROUND_ROBIN;
+            cJSON_AddStringToObject(cfg, "ep_dispatcher", "deepep");
+            cJSON_AddStringToObject(cfg, "moe_routing", rr ? "round_robin" : "uniform");
+            cJSON_AddNumberToObject(cfg, "ep_ranks_per_token", moe_ranks_per_token(tr->experts, tr->top_k, p->ep, rr));
+        }
     }
     cJSON_AddNumberToObject(cfg, "zero_stage", p->zero_stage);
     cJSON_AddStringToObject(cfg, "weight_update", p->zero_stage ? "sharded" : "replicated");

@@ -96,6 +96,9 @@ static void print_result(const cJSON *r)
             printf(" x expert tp %g", num(cfg, "expert_tp"));
         printf(", capacity factor %g, %.1f B params active per token\n", num(cfg, "capacity_factor"),
                num(cfg, "active_params") / 1e9);
+        if (cJSON_GetObjectItem(cfg, "ep_dispatcher"))
+            printf("  DeepEP dispatch: a token sent once to each of the %.2f ranks its experts are on (%s routing)\n",
+                   num(cfg, "ep_ranks_per_token"), str(cfg, "moe_routing"));
     }
     if (num(cfg, "dp") > 1) {
         bool z12 = num(cfg, "zero_stage") == 1 || num(cfg, "zero_stage") == 2;
