@@ -203,21 +203,29 @@ static inline cJSON *steps_run_scenario(const char *file, const cJSON *root, con
     return res;
 }
 
-/* The step time of scenario NAME of tests/data/steps with the keys KV
- * (NULL-terminated pairs of key and value) set on it. */
-static inline double steps_file_step(const char *name, const char *const *kv)
+/* The run --json of scenario NAME of tests/data/steps with the keys KV
+ * (NULL-terminated pairs of key and value, or NULL) set on it; the
+ * caller's. */
+static inline cJSON *steps_file_run(const char *name, const char *const *kv)
 {
     char *text = NULL, *path = g_build_filename(STEPS, name, NULL);
     CU_ASSERT_FATAL(g_file_get_contents(path, &text, NULL, NULL));
     g_free(path);
     cJSON *root = cJSON_Parse(text);
     g_free(text);
-    for (int k = 0; kv[k]; k += 2)
+    for (int k = 0; kv && kv[k]; k += 2)
         set_key(root, kv[k], kv[k + 1]);
     cJSON *res = steps_run_scenario(name, root, name);
+    cJSON_Delete(root);
+    return res;
+}
+
+/* Its step time. */
+static inline double steps_file_step(const char *name, const char *const *kv)
+{
+    cJSON *res = steps_file_run(name, kv);
     double t = cJSON_GetObjectItem(res, "step_time_s")->valuedouble;
     cJSON_Delete(res);
-    cJSON_Delete(root);
     return t;
 }
 

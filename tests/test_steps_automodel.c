@@ -53,12 +53,7 @@ static double qwen_step(const char *dispatcher, const char *routing)
  * token reaches (1 for the Qwen3 row). */
 static void test_reported(void)
 {
-    char *text = NULL;
-    CU_ASSERT_FATAL(g_file_get_contents(STEPS "automodel-qwen3-30b-a3b.json", &text, NULL, NULL));
-    GError *err = NULL;
-    cJSON *res = step_run_text("automodel-qwen3-30b-a3b.json", text, &err);
-    g_free(text);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+    cJSON *res = steps_file_run("automodel-qwen3-30b-a3b.json", NULL);
     const cJSON *cfg = cJSON_GetObjectItem(res, "config");
     CU_ASSERT_STRING_EQUAL(cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "ep_dispatcher")), "deepep");
     CU_ASSERT_STRING_EQUAL(cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "moe_routing")), "round_robin");
@@ -73,21 +68,6 @@ static void test_dispatchers(void)
     printf("\nQwen3 MoE 30B on 8 H100: DeepEP round robin %.2f s, DeepEP uniform %.2f s, alltoall %.2f s "
            "(measured 21.77 s)\n", rr, uni, all);
     CU_ASSERT_TRUE(rr < uni && uni < all);
-}
-
-/* A scenario's run --json (tests/data/steps NAME, the keys KV set on it). */
-static cJSON *run_json(const char *name, const char *const *kv)
-{
-    char *text = NULL, *path = g_build_filename(STEPS, name, NULL);
-    CU_ASSERT_FATAL(g_file_get_contents(path, &text, NULL, NULL));
-    g_free(path);
-    cJSON *root = cJSON_Parse(text);
-    g_free(text);
-    for (int k = 0; kv && kv[k]; k += 2)
-        set_key(root, kv[k], kv[k + 1]);
-    cJSON *res = steps_run_scenario(name, root, name);
-    cJSON_Delete(root);
-    return res;
 }
 
 static double coll_bytes(const cJSON *res, const char *name)
@@ -105,7 +85,7 @@ static double coll_bytes(const cJSON *res, const char *name)
  * Megatron's alltoall dispatcher all 8 copies cross as one all-to-all. */
 static void test_internode(void)
 {
-    cJSON *res = run_json("automodel-deepseek-v3.json", NULL);
+    cJSON *res = steps_file_run("automodel-deepseek-v3.json", NULL);
     double row = 4096.0 * 7168 * 2;
     CU_ASSERT_DOUBLE_EQUAL(coll_bytes(res, "ep_dispatch"), row, 1);
     CU_ASSERT_DOUBLE_EQUAL(coll_bytes(res, "ep_combine"), row, 1);
@@ -113,7 +93,7 @@ static void test_internode(void)
     double deepep = cJSON_GetNumberValue(cJSON_GetObjectItem(res, "step_time_s"));
     cJSON_Delete(res);
     const char *all[] = {"parallelism.ep_dispatcher", "alltoall", "parallelism.moe_routing", "uniform", NULL};
-    res = run_json("automodel-deepseek-v3.json", all);
+    res = steps_file_run("automodel-deepseek-v3.json", all);
     CU_ASSERT_DOUBLE_EQUAL(coll_bytes(res, "ep_dispatch"), 8 * row, 1);
     CU_ASSERT_TRUE(coll_bytes(res, "ep_dispatch_nvlink") < 0);
     CU_ASSERT_TRUE(cJSON_GetNumberValue(cJSON_GetObjectItem(res, "step_time_s")) > deepep);
@@ -127,7 +107,7 @@ static void test_internode(void)
 static void test_flushes(void)
 {
     const char *one[] = {"parallelism.pipeline_microbatches", "16", NULL};
-    cJSON *a = run_json("automodel-kimi-k2.json", NULL), *b = run_json("automodel-kimi-k2.json", one);
+    cJSON *a = steps_file_run("automodel-kimi-k2.json", NULL), *b = steps_file_run("automodel-kimi-k2.json", one);
     double two = cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "breakdown"), "pipeline_bubble")),
            single = cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "breakdown"), "pipeline_bubble"));
     printf("\nKimi K2, PP 8 x VP 4: bubble %.3f s in two schedules of 8, %.3f s in one of 16\n", two, single);
