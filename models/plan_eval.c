@@ -24,6 +24,25 @@ static void set_num(cJSON *root, const char *key, double v)
     sweep_set_path(root, key, cJSON_CreateNumber(v), NULL); /* the base is an object: cannot fail */
 }
 
+/* "pipeline_microbatches" says how many samples one pipeline schedule
+ * takes (PyTorch's local batch: that x the scenario's micro-batch), which a
+ * candidate keeps: its own micro-batches of it, none without a pipeline,
+ * and 0 (refused: the candidate cannot run that local batch) where its
+ * micro-batch does not divide it. */
+static void pipeline_batch(const Plan *p, const PlanCand *c, cJSON *par)
+{
+    const cJSON *pmb = cJSON_GetObjectItemCaseSensitive(par, "pipeline_microbatches");
+    const cJSON *mb = cJSON_GetObjectItemCaseSensitive(p->base, "micro_batch");
+    if (!cJSON_IsNumber(pmb))
+        return;
+    double lbs = pmb->valuedouble * (cJSON_IsNumber(mb) ? mb->valuedouble : 1);
+    if (c->pp == 1)
+        cJSON_DeleteItemFromObjectCaseSensitive(par, "pipeline_microbatches");
+    else
+        cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(par, "pipeline_microbatches"),
+                             fmod(lbs, c->mb) == 0 ? lbs / c->mb : 0);
+}
+
 cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full)
 {
     cJSON *s = cJSON_Duplicate(p->base, true);
@@ -44,6 +63,7 @@ cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full)
                      cJSON_GetObjectItemCaseSensitive(par, "cpu_offloading_num_layers");
     if (cJSON_IsObject(par) && !host_link)
         cJSON_DeleteItemFromObjectCaseSensitive(par, "pcie_bandwidth");
+    pipeline_batch(p, c, par);
     cJSON_DeleteItemFromObjectCaseSensitive(s, "placement");
     cJSON_DeleteItemFromObjectCaseSensitive(s, "placement_seed");
     set_num(s, "nodes", c->nodes);
