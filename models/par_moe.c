@@ -257,6 +257,7 @@ bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown 
     e.reserve_bytes = 0;
     e.working_set_bytes = 0; /* the dense estimate has it */
     e.tp_overlap_bytes = 0;
+    e.stream_pool_bytes = 0; /* ZeRO-3's reduce-scatter pool: the dense estimate's */
     e.fp8_weight_params = dense->fp8_weight_params > 0 ? e.params : 0; /* experts are linear layers */
     MemoryBreakdown x;
     if (!memory_estimate(&e, &x, err))
