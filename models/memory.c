@@ -26,17 +26,22 @@ double memory_grad_bytes(MemoryPrecision p, bool fp32_grad_accum)
     return p == MEMORY_FP32 || fp32_grad_accum ? 4 : 2;
 }
 
-double memory_optimizer_bytes(MemoryOptimizer o, MemoryPrecision p)
+double memory_optimizer_state_bytes(MemoryOptimizer o, MemoryPrecision p, bool no_master, double moment_bytes)
 {
-    double state = 0;
+    double moments = 0, b = moment_bytes > 0 ? moment_bytes : 4;
     switch (o) {
-    case MEMORY_OPT_SGD: state = 0; break;
-    case MEMORY_OPT_SGD_MOMENTUM: state = 4; break;
+    case MEMORY_OPT_SGD: moments = 0; break;
+    case MEMORY_OPT_SGD_MOMENTUM: moments = 1; break;
     case MEMORY_OPT_ADAM:
     case MEMORY_OPT_ADAMW:
-    case MEMORY_OPT_LAMB: state = 8; break;
+    case MEMORY_OPT_LAMB: moments = 2; break;
     }
-    return state + (p == MEMORY_FP32 ? 0 : 4); /* fp32 master weights */
+    return moments * b + (p == MEMORY_FP32 || no_master ? 0 : 4); /* fp32 master weights */
+}
+
+double memory_optimizer_bytes(MemoryOptimizer o, MemoryPrecision p)
+{
+    return memory_optimizer_state_bytes(o, p, false, 4);
 }
 
 static bool bad(GError **err, const char *msg)
@@ -70,14 +75,19 @@ bool memory_estimate(const MemoryConfig *c, MemoryBreakdown *out, GError **err)
         return bad(err, "fp8_copy_bytes must be in [0, 3]");
     if (!(c->fragmentation >= 0 && c->fragmentation <= 0.9))
         return bad(err, "fragmentation must be in [0, 0.9]");
+    if (!(c->moment_bytes == 0 || c->moment_bytes == 2 || c->moment_bytes == 4))
+        return bad(err, "moment_bytes must be 0, 2 or 4");
 
     double psi = c->params, n = c->dp;
     bool fp8 = c->precision == MEMORY_MIXED_FP8;
     double P = fp8 && c->fp8_params ? 1 : memory_param_bytes(c->precision);
-    double G = memory_grad_bytes(c->precision, c->fp32_grad_accum);
-    double K = memory_optimizer_bytes(c->optimizer, c->precision);
+    /* FSDP casts the reduced gradient shard to the sharded parameter's type */
+    double G = c->no_master && c->fsdp_fp32_shards && c->zero_stage >= 3
+                   ? memory_param_bytes(c->precision)
+                   : memory_grad_bytes(c->precision, c->fp32_grad_accum);
+    double K = memory_optimizer_state_bytes(c->optimizer, c->precision, c->no_master, c->moment_bytes);
     MemoryBreakdown b = {0};
-    bool no_shard = c->fsdp_fp32_shards && c->zero_stage >= 3 && c->precision != MEMORY_FP32;
+    bool no_shard = c->fsdp_fp32_shards && c->zero_stage >= 3 && c->precision != MEMORY_FP32 && !c->no_master;
     b.params = (no_shard ? 0 : P * psi / (c->zero_stage >= 3 ? n : 1)) +
                (fp8 ? c->fp8_copy_bytes * c->fp8_weight_params : 0);
     b.grads = G * psi / (c->zero_stage >= 2 ? n : 1);

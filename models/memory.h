@@ -128,6 +128,14 @@ typedef struct {
      * low-precision shard after each gather), so stage 3 keeps no 16-bit
      * shard: P Psi / N_d is not counted.  DeepSpeed's ZeRO-3 keeps it. */
     bool fsdp_fp32_shards;
+    /* The optimizer's own precision (the scenario's "master_weights" and
+     * "optimizer_moments"): no_master, the 16-bit parameters updated in
+     * place with no fp32 copy (torch.optim.Adam on bf16 parameters; then an
+     * FSDP shard is the 16-bit parameter, counted in P, and FSDP2 keeps the
+     * sharded gradient in the parameters' type); moment_bytes, each
+     * optimizer moment's bytes (0: 4, fp32). */
+    bool no_master;
+    double moment_bytes;
 } MemoryConfig;
 
 typedef struct {
@@ -150,6 +158,9 @@ MemoryConfig memory_config_default(void);
 /* Bytes per parameter for weights, gradients and optimizer state (P, G, K). */
 double memory_param_bytes(MemoryPrecision p);
 double memory_grad_bytes(MemoryPrecision p, bool fp32_grad_accum);
+/* K per parameter with the optimizer's own precision (no_master, moment
+ * bytes; 0: 4). */
+double memory_optimizer_state_bytes(MemoryOptimizer o, MemoryPrecision p, bool no_master, double moment_bytes);
 double memory_optimizer_bytes(MemoryOptimizer o, MemoryPrecision p);
 
 /* Fills `out`; false with SIM_ERROR_INPUT (naming the field) on a bad config. */

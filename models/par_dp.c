@@ -16,11 +16,11 @@
 static double optimizer_traffic(const StepScenario *sc, double g)
 {
     MemoryOptimizer opt = step_scenario_optimizer(sc);
-    bool mixed = step_scenario_precision(sc) != MEMORY_FP32;
-    double master = 4;             /* fp32 weights: read + write each */
+    bool mixed = step_scenario_precision(sc) != MEMORY_FP32, no_master = step_scenario_no_master(sc);
+    double master = no_master ? 2 : 4; /* the weights the update reads and writes: fp32, or the 16-bit ones */
     double state = opt == MEMORY_OPT_SGD ? 0 : opt == MEMORY_OPT_SGD_MOMENTUM ? 1 : 2;
-    double bytes = g + 2 * master + 2 * 4 * state;
-    if (mixed)
+    double bytes = g + 2 * master + 2 * step_scenario_moment_bytes(sc) * state;
+    if (mixed && !no_master)
         bytes += 2; /* write the 16-bit working copy */
     if (opt == MEMORY_OPT_LAMB)
         bytes += 4 + 4; /* re-read weights and update for the trust ratio */

@@ -110,7 +110,9 @@ static bool read_scenario(Plan *p, GError **err)
     p->accel = g_strdup(accel_name(step_scenario_accel(sc)));
     p->model = g_strdup(workload_name(w));
     MemoryPrecision prec = step_scenario_precision(sc);
-    p->ckpt_bytes_per_param = memory_param_bytes(prec) + memory_optimizer_bytes(step_scenario_optimizer(sc), prec);
+    p->ckpt_bytes_per_param = memory_param_bytes(prec) +
+                              memory_optimizer_state_bytes(step_scenario_optimizer(sc), prec, step_scenario_no_master(sc),
+                                                           step_scenario_moment_bytes(sc));
     StepPlan sp = step_scenario_plan(sc, 0);
     WorkloadRecompute rc = sp.recompute;
     if (rc == WORKLOAD_RECOMPUTE_OP || sp.recompute_keep) { /* its candidates would be refused or mislabelled */

@@ -93,6 +93,36 @@ static Workload *parse_inline_model(const SimJsonDoc *d, const cJSON *m, GError 
     return w;
 }
 
+/* "master_weights" (default true: an fp32 copy the optimizer updates, cast
+ * to the 16-bit parameters) and "optimizer_moments" ("fp32", default, or
+ * "bf16"/"fp16": torch.optim.Adam's moments follow the parameters' type, so
+ * bf16 parameters with no master keep bf16 moments; Megatron's
+ * precision-aware optimizer's exp_avg_dtype), after "precision" and
+ * "optimizer". */
+static bool parse_optimizer_precision(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
+{
+    bool master = true;
+    int m = 0;
+    static const char *const moments[] = {"fp32", "bf16", "fp16", NULL};
+    if (!sim_json_get_bool(d, root, "master_weights", &master, err) ||
+        !scenario_get_choice(d, root, "optimizer_moments", moments, &m, err))
+        return false;
+    sc->no_master = !master;
+    sc->moment_bytes = m == 0 ? 4 : 2;
+    if (sc->no_master && sc->precision == MEMORY_FP32) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "master_weights"), err,
+                       "\"master_weights\": false needs 16-bit parameters (\"precision\" bf16, fp16 or fp8; fp32 "
+                       "training keeps no master copy)");
+        return false;
+    }
+    if (m != 0 && (sc->optimizer == MEMORY_OPT_SGD)) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, "optimizer_moments"), err,
+                       "\"optimizer_moments\" with \"optimizer\": \"sgd\", which keeps no moments");
+        return false;
+    }
+    return true;
+}
+
 /* "precision" (tf32: fp32 storage, tf32 arithmetic) and "optimizer". */
 static bool parse_training(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, const char *prec,
                            const char *opt, GError **err)
@@ -121,7 +151,7 @@ static bool parse_training(StepScenario *sc, const SimJsonDoc *d, const cJSON *r
                        SIM_ECHO(opt));
         return false;
     }
-    return true;
+    return parse_optimizer_precision(sc, d, root, err);
 }
 
 /* "model": a preset's name, a workload file, or hyper-parameters inline
@@ -375,7 +405,8 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                                        "nccl_version", "nccl_library", "attention", "cross_entropy", "gpus_per_process",
                                        "finetune", "activation_func_fp8_input_store",
                                        "fp8_dot_product_attention", "fp8_param_gather", "fp8_recipe", "elementwise",
-                                       "framework", "memory_fraction", "fp8_casts", NULL};
+                                       "framework", "memory_fraction", "fp8_casts", "master_weights",
+                                       "optimizer_moments", NULL};
     const cJSON *root = sim_json_root(d);
     if (!cJSON_IsObject(root)) {
         sim_json_error(d, root, err, "a scenario must be a JSON object");
@@ -611,4 +642,6 @@ const Finetune *step_scenario_finetune(const StepScenario *sc) { return &sc->fin
 bool step_scenario_act_func_fp8(const StepScenario *sc) { return sc->act_func_fp8; }
 bool step_scenario_fp8_dpa(const StepScenario *sc) { return sc->fp8_dpa; }
 bool step_scenario_fp8_params(const StepScenario *sc) { return sc->fp8_params; }
+bool step_scenario_no_master(const StepScenario *sc) { return sc->no_master; }
+double step_scenario_moment_bytes(const StepScenario *sc) { return sc->moment_bytes > 0 ? sc->moment_bytes : 4; }
 Fp8Recipe step_scenario_fp8_recipe(const StepScenario *sc) { return sc->fp8_recipe; }

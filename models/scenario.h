@@ -240,6 +240,10 @@ bool step_scenario_fp8_dpa(const StepScenario *sc);
  * torchao's enable_fsdp_float8_all_gather does under FSDP2): the linear
  * layers' weights are held and all-gathered in FP8 (memory.h's fp8_params). */
 bool step_scenario_fp8_params(const StepScenario *sc);
+/* "master_weights": false (no fp32 copy of the 16-bit parameters) and
+ * "optimizer_moments"' bytes (4 fp32, 2 bf16/fp16). */
+bool step_scenario_no_master(const StepScenario *sc);
+double step_scenario_moment_bytes(const StepScenario *sc);
 /* "fp8_recipe": Transformer Engine's scaling recipe of an FP8 scenario
  * (fp8_recipe.h; FP8_DELAYED by default and without FP8). */
 Fp8Recipe step_scenario_fp8_recipe(const StepScenario *sc);

@@ -23,6 +23,8 @@ struct StepScenario {
     AccelDtype dtype;
     MemoryPrecision precision;
     MemoryOptimizer optimizer;
+    bool no_master;      /* "master_weights": false: the 16-bit parameters updated in place */
+    double moment_bytes; /* "optimizer_moments": 4 (fp32, default) or 2 */
     StepPlan plan;
     bool flow_contention; /* scale DP collectives by the flow simulation's contention */
     int nccl_version;     /* NCCL version code the collectives follow; 0: the newest */

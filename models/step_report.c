@@ -175,6 +175,8 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, StepHostMemory
     mc.precision = step_scenario_precision(c->sc);
     mc.fp32_grad_accum = c->fp32_grads;
     mc.fsdp_fp32_shards = p->zero_fsdp;
+    mc.no_master = step_scenario_no_master(c->sc);
+    mc.moment_bytes = step_scenario_moment_bytes(c->sc);
     mc.optimizer = step_scenario_optimizer(c->sc);
     mc.bucket_bytes = p->dp > 1 ? p->bucket_bytes : 0;
     mc.tp_overlap_bytes = tp_userbuffer_bytes(c);

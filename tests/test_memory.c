@@ -318,6 +318,38 @@ static void test_fsdp_shards(void)
     CU_ASSERT_DOUBLE_EQUAL(fsdp.params, 4 * 8e9 / 8, 1);
 }
 
+/* The optimizer's own precision: no master copy (torch.optim.Adam on bf16
+ * parameters: bf16 moments, 2 + 2 + 4 = 8 bytes a parameter; Transformer
+ * Engine's FusedAdam by default: fp32 moments, 2 + 2 + 8 = 12), and under
+ * FSDP the shard is then the bf16 parameter, its gradient shard bf16 even
+ * where reduced in fp32. */
+static void test_no_master(void)
+{
+    CU_ASSERT_EQUAL(memory_optimizer_state_bytes(MEMORY_OPT_ADAM, MEMORY_MIXED_BF16, true, 2), 4);
+    CU_ASSERT_EQUAL(memory_optimizer_state_bytes(MEMORY_OPT_ADAM, MEMORY_MIXED_BF16, true, 4), 8);
+    CU_ASSERT_EQUAL(memory_optimizer_state_bytes(MEMORY_OPT_ADAM, MEMORY_MIXED_BF16, false, 2), 8);
+    CU_ASSERT_EQUAL(memory_optimizer_state_bytes(MEMORY_OPT_SGD_MOMENTUM, MEMORY_MIXED_BF16, true, 2), 2);
+    CU_ASSERT_EQUAL(memory_optimizer_state_bytes(MEMORY_OPT_ADAM, MEMORY_MIXED_BF16, false, 0),
+                    memory_optimizer_bytes(MEMORY_OPT_ADAM, MEMORY_MIXED_BF16));
+    MemoryConfig c = memory_config_default();
+    c.params = 8e9;
+    c.dp = 8;
+    c.zero_stage = 3;
+    c.reserve_bytes = 0;
+    c.fragmentation = 0;
+    c.fsdp_fp32_shards = true;
+    c.fp32_grad_accum = true; /* reduced in fp32 */
+    c.no_master = true;
+    c.moment_bytes = 2;
+    MemoryBreakdown b;
+    CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &b, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(b.params, 2 * 8e9 / 8, 1);
+    CU_ASSERT_DOUBLE_EQUAL(b.grads, 2 * 8e9 / 8, 1);
+    CU_ASSERT_DOUBLE_EQUAL(b.model_states, 8 * 8e9 / 8, 1);
+    c.moment_bytes = 3;
+    CU_ASSERT_FALSE(memory_estimate(&c, &b, NULL));
+}
+
 static const TestCase tests[] = {
     {"zero figure 1", test_zero_figure1},
     {"zero table 1", test_zero_table1},
@@ -326,5 +358,6 @@ static const TestCase tests[] = {
     {"bad config", test_bad_config},
     {"fragmentation and the allocator's reservation", test_fragmentation},
     {"FSDP: no 16-bit shard under stage 3", test_fsdp_shards},
+    {"no master copy, 16-bit moments", test_no_master},
 };
 TEST_MAIN("memory", tests)
