@@ -292,7 +292,8 @@ static void test_fragmentation(void)
 
 /* FSDP's mixed precision keeps no 16-bit shard under stage 3: (G + K) Psi
  * / N_d; stages 0-2, fp32 and DeepSpeed's ZeRO-3 as before. */
-static void test_fsdp_shards(void)
+/* 8 B parameters under stage 3 over 8 ranks, no reserve or fragmentation. */
+static MemoryConfig stage3_8b(void)
 {
     MemoryConfig c = memory_config_default();
     c.params = 8e9;
@@ -300,6 +301,12 @@ static void test_fsdp_shards(void)
     c.zero_stage = 3;
     c.reserve_bytes = 0;
     c.fragmentation = 0;
+    return c;
+}
+
+static void test_fsdp_shards(void)
+{
+    MemoryConfig c = stage3_8b();
     MemoryBreakdown ds, fsdp;
     CU_ASSERT_TRUE_FATAL(memory_estimate(&c, &ds, NULL));
     c.fsdp_fp32_shards = true;
@@ -331,12 +338,7 @@ static void test_no_master(void)
     CU_ASSERT_EQUAL(memory_optimizer_state_bytes(MEMORY_OPT_SGD_MOMENTUM, MEMORY_MIXED_BF16, true, 2), 2);
     CU_ASSERT_EQUAL(memory_optimizer_state_bytes(MEMORY_OPT_ADAM, MEMORY_MIXED_BF16, false, 0),
                     memory_optimizer_bytes(MEMORY_OPT_ADAM, MEMORY_MIXED_BF16));
-    MemoryConfig c = memory_config_default();
-    c.params = 8e9;
-    c.dp = 8;
-    c.zero_stage = 3;
-    c.reserve_bytes = 0;
-    c.fragmentation = 0;
+    MemoryConfig c = stage3_8b();
     c.fsdp_fp32_shards = true;
     c.fp32_grad_accum = true; /* reduced in fp32 */
     c.no_master = true;
