@@ -234,11 +234,15 @@ void moe_sync_and_update(Build *b, int s)
             continue;
         int end = l < nl ? b->layer_bwd_end[s][l] : b->head_bwd_end[s];
         int ready = p->overlap && end >= 0 ? end : last_bwd;
-        int synced = edp_pieces(b, s, sharded ? "expert_reducescatter" : "expert_allreduce",
-                                sharded ? COLL_REDUCESCATTER : COLL_ALLREDUCE, gbytes, ready);
+        /* ZeRO-3 reduce-scattered a layer's experts with it (par_zero.c)
+         * and gathers them again before each use */
+        bool z3 = p->zero_stage == 3 && l < nl;
+        int synced = z3 ? ready
+                        : edp_pieces(b, s, sharded ? "expert_reducescatter" : "expert_allreduce",
+                                     sharded ? COLL_REDUCESCATTER : COLL_ALLREDUCE, gbytes, ready);
         double shard = sharded ? 1.0 / edp : 1;
         int o = offload_update(b, s, c->expert_params * shard, synced, last_bwd, NULL);
-        if (sharded)
+        if (sharded && !z3)
             edp_pieces(b, s, "expert_allgather", COLL_ALLGATHER, c->expert_params * c->param_bytes, o);
     }
 }
@@ -251,7 +255,9 @@ bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown 
     e.params = step_stage_moe_layers(c, s) * c->expert_params;
     e.dp = moe_edp(c);
     e.bucket_bytes = 0;
-    e.zero3_gathered_params = 0;
+    /* ZeRO-3 over the expert-data-parallel ranks: two layers' experts
+     * gathered at once, as the dense weights (step_stage_memory) */
+    e.zero3_gathered_params = e.zero_stage == 3 && e.dp > 1 ? 2 * c->expert_params : 0;
     e.activation_bytes = 0;
     e.inflight_microbatches = 1;
     e.reserve_bytes = 0;

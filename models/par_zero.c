@@ -51,7 +51,8 @@ void zero_fsdp2_costs(Ctx *c)
 {
     if (!c->p.zero_fsdp2 || c->p.zero_stage != 3 || c->zero_ranks < 2)
         return;
-    fsdp2_copies(c, c->layer_params, &c->t_fwd, &c->t_bwd);
+    /* a MoE layer's experts too where FSDP shards them (over their edp ranks) */
+    fsdp2_copies(c, c->layer_params + (c->edp_group ? c->expert_params : 0), &c->t_fwd, &c->t_bwd);
     if (c->dense_layers)
         fsdp2_copies(c, c->layer_params_dense, &c->t_fwd_dense, &c->t_bwd_dense);
 }
@@ -118,12 +119,20 @@ void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, 
 {
     Ctx *c = b->c;
     *z = (ZeroPass){.z3 = c->p.zero_stage == 3 && c->p.dp > 1, .bwd = dir == 1, .start = prev, .ag_prev = -1,
-                    .hist = {-1, -1}, .u_ag = -1, .u_rs = -1};
+                    .hist = {-1, -1}, .u_ag = -1, .u_rs = -1, .u_eag = -1, .u_ers = -1};
     if (z->z3)
         z->u_ag = step_coll(c, "zero3_allgather", "dp", c->dp_group, COLL_ALLGATHER, c->layer_params * c->param_bytes);
     if (z->z3 && dir == 1)
         z->u_rs = step_coll(c, "zero3_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
                             c->layer_params * c->grad_bytes_per_param * c->p.compression);
+    /* the experts, FSDP-sharded over the ranks holding the same ones */
+    if (z->z3 && c->edp_group) {
+        z->u_eag = step_coll(c, "zero3_expert_allgather", "edp", c->edp_group, COLL_ALLGATHER,
+                             c->expert_params * c->param_bytes);
+        if (dir == 1)
+            z->u_ers = step_coll(c, "zero3_expert_reducescatter", "edp", c->edp_group, COLL_REDUCESCATTER,
+                                 c->expert_params * c->grad_bytes_per_param * c->p.compression);
+    }
     z->gather = dir == 0 && c->ag_overlap && mbi == 0;
     z->layer = z->bucket_end = step_chunk_l0(c, s, chunk);
     z->chunk_end = step_chunk_l0(c, s, chunk + 1);
@@ -132,14 +141,27 @@ void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, 
         z->ag_prev = param_gather(b, s, c->head_params, -1);
 }
 
-/* The gather the next layer's compute waits for, or -1.  ZeRO-3's gather of
- * layer i waits for layer i-2's compute (z->hist). */
-int zero_layer_gather(ZeroPass *z, Build *b, int s)
+/* ZeRO-3 of a MoE layer: its experts' collective `use` on stage s's comm
+ * stream after `after`; returns it, or `after` for a dense layer. */
+static int expert_task(Build *b, int s, int l, const char *name, int use, int after)
+{
+    if (use < 0 || step_layer_dense(b->c, s, l))
+        return after;
+    int t = step_task(b->g, name, b->res[s].comm, step_coll_time(b->c, use), "comm");
+    step_coll_tag(b, t, use, 1, s);
+    step_dep(b->g, after, t);
+    return t;
+}
+
+/* The gather layer l's compute waits for, or -1.  ZeRO-3's gather of layer
+ * i waits for layer i-2's compute (z->hist); a MoE layer's experts follow
+ * its dense weights. */
+int zero_layer_gather(ZeroPass *z, Build *b, int s, int l)
 {
     if (z->z3) {
         int ag = zero3_gather(b, s, z, z->hist[0] >= 0 ? z->hist[0] : z->start);
         step_dep(b->g, z->ag_prev, ag);
-        return z->ag_prev = ag;
+        return z->ag_prev = expert_task(b, s, l, "zero3_expert_allgather", z->u_eag, ag);
     }
     if (!z->gather)
         return -1;
@@ -166,9 +188,10 @@ int zero_head_gather(ZeroPass *z, Build *b, int s, double params)
     return z->gather && params > 0.5 ? param_gather(b, s, params, z->ag_prev) : -1;
 }
 
-/* ZeRO-3: the layer's gradients reduce-scattered after its backward
- * `after`; returns that task (the update waits for it), or `after`. */
-int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after)
+/* ZeRO-3: layer l's gradients reduce-scattered after its backward `after`
+ * (a MoE layer's experts' then); returns that task (the update waits for
+ * it), or `after`. */
+int zero_layer_reduce(ZeroPass *z, Build *b, int s, int l, int after)
 {
     if (!z->z3)
         return after;
@@ -177,6 +200,7 @@ int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after)
     int rs = step_task(b->g, "zero3_reducescatter", b->res[s].comm, step_coll_time(b->c, z->u_rs), "comm");
     step_coll_tag(b, rs, z->u_rs, 1, s);
     step_dep(b->g, after, rs);
+    rs = expert_task(b, s, l, "zero3_expert_reducescatter", z->u_ers, rs);
     return replica_allreduce(b, s, b->c->layer_params * b->c->grad_bytes_per_param * b->c->p.compression, rs);
 }
 

@@ -434,16 +434,11 @@ bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
         return false;
     }
     /* FSDP2 with expert parallelism (NeMo AutoModel, torchtitan) shards the
-     * dense weights over dp and each expert over the ranks holding it; only
-     * the case where ep takes all of them (no expert copies to shard) is
-     * modelled */
-    int etp = p->etp > 0 ? p->etp : p->tp;
-    if (max_zero_stage == 3 && ((long)p->tp * p->dp != (long)p->ep * etp || p->shard_group)) {
-        sim_json_error(d, item(where, "zero_stage"), err,
-                       "ZeRO-3 of a mixture of experts is modelled only with ep x expert_tp = dp x tp (%d x %d "
-                       "against %d x %d), no hybrid sharding: its experts' own sharding over the ranks holding "
-                       "the same experts is not; use zero_stage 0-2",
-                       p->ep, etp, p->dp, p->tp);
+     * dense weights over dp and each expert over the ranks holding it (the
+     * expert-data-parallel group); hybrid sharding of either is not modelled */
+    if (max_zero_stage == 3 && p->shard_group) {
+        sim_json_error(d, item(where, "shard_group"), err,
+                       "\"shard_group\" (hybrid sharding) with a mixture of experts is not modelled");
         return false;
     }
     return true;

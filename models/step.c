@@ -264,7 +264,7 @@ static Span forward_pass(Build *b, int s, int j, int mbi, int prev)
     int cur = prev;
     for (int l = step_chunk_l0(c, s, j); l < step_chunk_l0(c, s, j + 1); l++) {
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
-        int ag = zero_layer_gather(&z, b, s);
+        int ag = zero_layer_gather(&z, b, s, l);
         cur = layer_tasks(b, s, "forward", step_layer_fwd(c, s, l), "tp_forward", c->t_tp_fwd, cur, ag, &sp, z.hist, "ep_forward", step_layer_ep(c, s, l, c->t_ep_fwd));
         cur = pact_forward_end(b, s, l, cur);
     }
@@ -309,7 +309,7 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
     int rc_after = prev, rc_prev = -1, above = prev;
     for (int l = step_chunk_l0(c, s, j + 1) - 1; l >= step_chunk_l0(c, s, j); l--) {
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
-        int ag = zero_layer_gather(&z, b, s), wait = ag;
+        int ag = zero_layer_gather(&z, b, s, l), wait = ag;
         int before = cur, prefetch = above; /* the next layer's activations come back from here */
         cur = pact_before_backward(b, s, l, above, cur);
         above = before;
@@ -332,7 +332,7 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
         }
         cur = layer_tasks(b, s, "backward", step_layer_bwd(c, s, l), "tp_backward", c->t_tp_bwd, cur, wait, &sp, z.hist, "ep_backward", step_layer_ep(c, s, l, c->t_ep_bwd));
         rc_after = z.hist[1]; /* this layer's backward compute */
-        int ready = zero_layer_reduce(&z, b, s, cur);
+        int ready = zero_layer_reduce(&z, b, s, l, cur);
         if (note)
             b->layer_bwd_end[s][l] = ready;
     }

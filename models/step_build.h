@@ -386,6 +386,7 @@ typedef struct {
     bool gather;    /* this forward gathers the updated weights first */
     bool bwd;       /* a backward pass (ZeRO++'s hpZ gathers in the node) */
     int u_ag, u_rs; /* ZeRO-3's collectives (-1: none) */
+    int u_eag, u_ers; /* its experts' over the expert-data-parallel group (-1: none) */
     int start;      /* the pass's first dependency */
     int ag_prev;    /* the last gather issued */
     int hist[2];    /* the last two compute tasks: ZeRO-3's prefetch window */
@@ -393,9 +394,9 @@ typedef struct {
     int bucket_end, chunk_end, bucket_ag; /* the gather of layers [.., bucket_end) */
 } ZeroPass;
 void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, int prev);
-int zero_layer_gather(ZeroPass *z, Build *b, int s);
+int zero_layer_gather(ZeroPass *z, Build *b, int s, int l);
 int zero_head_gather(ZeroPass *z, Build *b, int s, double params);
-int zero_layer_reduce(ZeroPass *z, Build *b, int s, int after);
+int zero_layer_reduce(ZeroPass *z, Build *b, int s, int l, int after);
 void zero3_grad_ends(Build *b, int s, int last_bwd, GArray *ends);
 bool zero_init(Ctx *c, GError **err);
 void zero_fsdp2_costs(Ctx *c);

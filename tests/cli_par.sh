@@ -44,10 +44,13 @@ expect cf_zero '"capacity_factor"' "$S/cf0.json:3" -- run "$S/cf0.json"
 printf '{%s,\n "parallelism": {"ep": 8,\n  "capacity_factor": "1.25"}}\n' "$moe" > "$S/cfs.json"
 expect cf_string '"capacity_factor"' "$S/cfs.json:3" -- run "$S/cfs.json"
 printf '{%s,\n "parallelism": {"ep": 8,\n  "zero_stage": 3}}\n' "$moe" > "$S/z3.json"
-expect moe_zero3 'ZeRO-3 of a mixture of experts is modelled only with ep x expert_tp = dp x tp (8 x 1 against 16 x 1)' "$S/z3.json:3" -- run "$S/z3.json"
-# ZeRO-3 where ep takes every dp rank runs (FSDP2 with EP, as NeMo AutoModel)
+# ZeRO-3 of a MoE runs (FSDP2 with EP, as NeMo AutoModel: experts sharded over the ranks holding them)
+"$BIN" run "$S/z3.json" > "$TMP/out" 2> "$TMP/err" || { echo "FAIL moe_zero3: exit $?"; cat "$TMP/err"; fail=1; }
+grep -q "zero3_expert_allgather" "$TMP/out" || { echo "FAIL moe_zero3: no expert gathers over ep's 2 copies"; fail=1; }
 printf '{%s,\n "parallelism": {"ep": 8, "dp": 8, "pp": 2,\n  "zero_stage": 3}}\n' "$moe" > "$S/z3ok.json"
 "$BIN" run "$S/z3ok.json" > "$TMP/out" 2> "$TMP/err" || { echo "FAIL moe_zero3_ep_dp: exit $?"; cat "$TMP/err"; fail=1; }
+printf '{%s,\n "parallelism": {"ep": 8, "zero_stage": 3,\n  "shard_group": 8}}\n' "$moe" > "$S/z3hsdp.json"
+expect moe_hsdp '"shard_group" (hybrid sharding) with a mixture of experts is not modelled' "$S/z3hsdp.json:3" -- run "$S/z3hsdp.json"
 printf '{%s,\n "parallelism": {"ep": 8, "ep_dispatcher": "deepep",\n  "capacity_factor": 1.25}}\n' "$moe" > "$S/deepcf.json"
 expect deepep_cf 'DeepEP is dropless' "$S/deepcf.json:3" -- run "$S/deepcf.json"
 printf '{%s,\n "parallelism": {"ep": 8,\n  "ep_dispatcher": "nccl"}}\n' "$moe" > "$S/epd.json"

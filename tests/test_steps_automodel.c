@@ -1,10 +1,10 @@
 /* NeMo AutoModel's DGX-H100 pre-training table (PyTorch FSDP2 with expert
  * parallelism through DeepEP; tests/data/steps/automodel-h100.csv: the
  * provenance, the mapping and the rows left out in its header), never
- * fitted on: Qwen3 MoE 30B on 8 GPUs (two measurements), DeepSeek V3 and
- * Kimi K2 on 256, and a dense Llama 3.1 70B with FSDP 32 x context
+ * fitted on: Qwen3 MoE 30B on 8 GPUs (two measurements), DeepSeek V3 on 256
+ * and 1024, Kimi K2 on 256, and a dense Llama 3.1 70B with FSDP 32 x context
  * parallelism 2 on 64.  Every row printed with its error; asserted: a
- * regression guard at today's figures plus a margin (median 9.2 %, max
+ * regression guard at today's figures plus a margin (median 8.3 %, max
  * 15.6 % on 2026-12-07; every row predicted to fit, as every one ran with
  * its bf16 weights and moments), the dispatcher's and the routing's effect on the
  * Qwen3 row, the ranks a token reaches under each routing, DeepEP's
@@ -15,7 +15,7 @@
 static void test_table(void)
 {
     Summary s = run_table(STEPS "automodel-h100.csv");
-    CU_ASSERT_EQUAL(s.n, 5);
+    CU_ASSERT_EQUAL(s.n, 6);
     CU_ASSERT_TRUE(s.median <= 0.11);
     CU_ASSERT_TRUE(s.worst <= 0.20);
     CU_ASSERT_EQUAL(s.fits, s.n);
@@ -102,6 +102,24 @@ static void test_internode(void)
     cJSON_Delete(res);
 }
 
+/* DeepSeek V3 on 1024 GPUs: FSDP over 256 ranks with EP 64 shards each
+ * rank's 4 experts over the 4 ranks holding the same ones (ZeRO-3 over the
+ * expert-data-parallel group): their 4 x 3 x 7168 x 2048 bf16 weights
+ * gathered before each use, their gradients reduce-scattered in fp32; on
+ * 256 GPUs (EP takes every rank) there is nothing to shard. */
+static void test_expert_fsdp(void)
+{
+    const char *k1024[] = {"nodes", "128", "parallelism.dp", "256", "global_batch", "8192", NULL};
+    cJSON *res = steps_file_run("automodel-deepseek-v3.json", k1024);
+    double w = 4.0 * 3 * 7168 * 2048;
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(res, "zero3_expert_allgather"), 2 * w, 1);
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(res, "zero3_expert_reducescatter"), 4 * w, 1);
+    cJSON_Delete(res);
+    res = steps_file_run("automodel-deepseek-v3.json", NULL);
+    CU_ASSERT_TRUE(coll_bytes(res, "zero3_expert_allgather") < 0);
+    cJSON_Delete(res);
+}
+
 /* Kimi K2's two accumulation steps, each a pipeline schedule of 8
  * micro-batches through PP 8 x VP 4: two fills and drains where one
  * schedule of all 16 has one, the same length each (the warm-up depends
@@ -147,6 +165,7 @@ static const TestCase tests[] = {
     {"the Qwen3 row by dispatcher and routing", test_dispatchers},
     {"run --json reports the dispatcher, the routing and the ranks a token reaches", test_reported},
     {"DeepEP across nodes: once a node over the network, then NVLink", test_internode},
+    {"ZeRO-3 of experts over the ranks holding the same ones", test_expert_fsdp},
     {"pipeline_microbatches: a schedule an accumulation step, a bubble each", test_flushes},
     {"master_weights and optimizer_moments: the Qwen3 row's memory", test_optimizer_precision},
 };
