@@ -258,6 +258,10 @@ bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown 
     /* ZeRO-3 over the expert-data-parallel ranks: two layers' experts
      * gathered at once, as the dense weights (step_stage_memory) */
     e.zero3_gathered_params = e.zero_stage == 3 && e.dp > 1 ? 2 * c->expert_params : 0;
+    if (e.zero3_gathered_params > 0 && c->p.pp > 1) { /* kept gathered, gradients whole (step_stage_memory) */
+        e.zero3_gathered_params = e.params;
+        e.stream_pool_bytes = e.params * c->grad_bytes_per_param;
+    }
     e.activation_bytes = 0;
     e.inflight_microbatches = 1;
     e.reserve_bytes = 0;

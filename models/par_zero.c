@@ -120,19 +120,28 @@ void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, 
     Ctx *c = b->c;
     *z = (ZeroPass){.z3 = c->p.zero_stage == 3 && c->p.dp > 1, .bwd = dir == 1, .start = prev, .ag_prev = -1,
                     .hist = {-1, -1}, .u_ag = -1, .u_rs = -1, .u_eag = -1, .u_ers = -1};
-    if (z->z3)
+    /* Under a pipeline (PyTorch's pipelining over FSDP2, as torchtitan and
+     * NeMo AutoModel run it: reshard_after_forward False, and
+     * stage.backward_maybe_with_nosync syncs gradients only in a
+     * schedule's last backward) a stage's weights are gathered at the
+     * schedule's first forward and kept, its gradients accumulated whole
+     * and reduce-scattered at its last backward; without one, every pass. */
+    int k = mbi % c->m_flush;
+    bool piped = c->p.pp > 1;
+    z->z3_ag = z->z3 && (piped ? dir == 0 && k == 0 : true);
+    z->z3_rs = z->z3 && dir == 1 && (piped ? k == c->m_flush - 1 : true);
+    if (z->z3_ag)
         z->u_ag = step_coll(c, "zero3_allgather", "dp", c->dp_group, COLL_ALLGATHER, c->layer_params * c->param_bytes);
-    if (z->z3 && dir == 1)
+    if (z->z3_rs)
         z->u_rs = step_coll(c, "zero3_reducescatter", "dp", c->dp_group, COLL_REDUCESCATTER,
                             c->layer_params * c->grad_bytes_per_param * c->p.compression);
     /* the experts, FSDP-sharded over the ranks holding the same ones */
-    if (z->z3 && c->edp_group) {
+    if (z->z3_ag && c->edp_group)
         z->u_eag = step_coll(c, "zero3_expert_allgather", "edp", c->edp_group, COLL_ALLGATHER,
                              c->expert_params * c->param_bytes);
-        if (dir == 1)
-            z->u_ers = step_coll(c, "zero3_expert_reducescatter", "edp", c->edp_group, COLL_REDUCESCATTER,
-                                 c->expert_params * c->grad_bytes_per_param * c->p.compression);
-    }
+    if (z->z3_rs && c->edp_group)
+        z->u_ers = step_coll(c, "zero3_expert_reducescatter", "edp", c->edp_group, COLL_REDUCESCATTER,
+                             c->expert_params * c->grad_bytes_per_param * c->p.compression);
     z->gather = dir == 0 && c->ag_overlap && mbi == 0;
     z->layer = z->bucket_end = step_chunk_l0(c, s, chunk);
     z->chunk_end = step_chunk_l0(c, s, chunk + 1);
@@ -158,6 +167,8 @@ static int expert_task(Build *b, int s, int l, const char *name, int use, int af
  * its dense weights. */
 int zero_layer_gather(ZeroPass *z, Build *b, int s, int l)
 {
+    if (z->z3 && !z->z3_ag)
+        return -1; /* kept gathered from the schedule's first forward */
     if (z->z3) {
         int ag = zero3_gather(b, s, z, z->hist[0] >= 0 ? z->hist[0] : z->start);
         step_dep(b->g, z->ag_prev, ag);
@@ -193,7 +204,7 @@ int zero_head_gather(ZeroPass *z, Build *b, int s, double params)
  * it), or `after`. */
 int zero_layer_reduce(ZeroPass *z, Build *b, int s, int l, int after)
 {
-    if (!z->z3)
+    if (!z->z3_rs)
         return after;
     if (b->c->p.qgz) /* ZeRO++: quantised hierarchical all-to-all (par_zeropp.c) */
         return zeropp_reduce(b, s, b->c->layer_params, after);

@@ -305,7 +305,7 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
     /* Lynx (par_pact.c): a recomputation waits only for the layer above's
      * backward compute (the pass's start for the first), not for its
      * communication; the span starts with the backward proper */
-    bool lynx = c->p.recompute_overlap;
+    bool lynx = c->p.recompute_overlap, defer_rs = z.z3_rs && c->p.pp > 1;
     int rc_after = prev, rc_prev = -1, above = prev;
     for (int l = step_chunk_l0(c, s, j + 1) - 1; l >= step_chunk_l0(c, s, j); l--) {
         sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
@@ -332,6 +332,15 @@ static Span backward_pass(Build *b, int s, int j, int mbi, int prev, bool last_m
         }
         cur = layer_tasks(b, s, "backward", step_layer_bwd(c, s, l), "tp_backward", c->t_tp_bwd, cur, wait, &sp, z.hist, "ep_backward", step_layer_ep(c, s, l, c->t_ep_bwd));
         rc_after = z.hist[1]; /* this layer's backward compute */
+        int ready = defer_rs ? cur : zero_layer_reduce(&z, b, s, l, cur);
+        if (note)
+            b->layer_bwd_end[s][l] = ready;
+    }
+    /* a pipeline stage's FSDP gradients reduce-scattered after its last
+     * backward of the schedule, every layer at once (PyTorch's pipelining
+     * runs FSDP's post-backward for the whole stage then) */
+    for (int l = step_chunk_l0(c, s, j + 1) - 1; defer_rs && l >= step_chunk_l0(c, s, j); l--) {
+        sim_graph_set_default_tag(b->g, SIM_TAG_LAYER, c->stage_l0[s] + l);
         int ready = zero_layer_reduce(&z, b, s, l, cur);
         if (note)
             b->layer_bwd_end[s][l] = ready;

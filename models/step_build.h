@@ -383,6 +383,8 @@ void dp_contention_set_work_budget(uint64_t work);
  * sharded update's gathers behind the next forward (allgather_overlap). */
 typedef struct {
     bool z3;        /* ZeRO-3 with dp > 1 */
+    bool z3_ag, z3_rs; /* this pass gathers the weights, reduce-scatters the gradients (under a
+                          pipeline only a schedule's first forward and last backward) */
     bool gather;    /* this forward gathers the updated weights first */
     bool bwd;       /* a backward pass (ZeRO++'s hpZ gathers in the node) */
     int u_ag, u_rs; /* ZeRO-3's collectives (-1: none) */

@@ -208,6 +208,13 @@ bool step_stage_memory(const Ctx *c, int s, MemoryBreakdown *mbk, StepHostMemory
         double held = xla ? xla_largest_weight(c) : 2 * c->layer_params;
         if (c->zero_ranks > 1)
             mc.stream_pool_bytes = fmax(root, held) * c->grad_bytes_per_param;
+        /* under a pipeline the stage's weights stay gathered through a
+         * schedule and its gradients accumulate whole, in the reduce dtype
+         * (par_zero.c, zero_pass_begin) */
+        if (c->p.pp > 1 && c->zero_ranks > 1 && !xla) {
+            mc.zero3_gathered_params = mc.params;
+            mc.stream_pool_bytes = mc.params * c->grad_bytes_per_param;
+        }
     }
     /* FP8: TE's cached weight copies (the FP8 weight, none when the
      * parameter is FP8, and its transpose).  Under ZeRO-3 nothing is cached:

@@ -103,7 +103,7 @@ static void test_listing_gpt3_175b(void)
 /* Every data-parallel collective listed is a task of that name on stage 0,
  * whatever the ZeRO stage; sequence parallelism lists 2 all-gathers and 2
  * reduce-scatters per layer and pass: 4 layers x 4 micro-batches x 2
- * passes x 2 = 64 each. */
+ * passes x 2 = 64 each; ZeRO-3's counts with and without a pipeline. */
 static void test_listing_matches_graph(void)
 {
     static const char *const pars[] = {
@@ -113,6 +113,8 @@ static void test_listing_matches_graph(void)
         "{\"dp\": 4, \"tp\": 2, \"pp\": 2, \"zero_stage\": 2}",
         "{\"dp\": 4, \"tp\": 2, \"pp\": 2, \"zero_stage\": 3}",
         "{\"dp\": 4, \"tp\": 2, \"pp\": 2, \"sequence_parallel\": true}",
+        "{\"dp\": 8, \"tp\": 2, \"pp\": 1, \"zero_stage\": 3}",
+        "{\"dp\": 4, \"tp\": 2, \"pp\": 2, \"zero_stage\": 3, \"pipeline_microbatches\": 2}",
     };
     static const char *const dpnames[] = {"grad_allreduce", "grad_reducescatter", "param_allgather",
                                           "zero3_allgather", "zero3_reducescatter"};
@@ -129,8 +131,19 @@ static void test_listing_matches_graph(void)
             total += listed(r, dpnames[k], NULL);
         }
         CU_ASSERT_TRUE(total > 0);
-        if (i == 4) /* ZeRO-3: every layer gathered in each forward and backward */
-            CU_ASSERT_EQUAL(listed(r, "zero3_allgather", NULL), 4 * 4 * 2);
+        /* ZeRO-3 under a pipeline: a stage's 4 layers gathered at a
+         * schedule's first forward and reduce-scattered at its last
+         * backward, once for the one schedule of 4 micro-batches, twice for
+         * two of 2; without one, every layer (8) in each forward and
+         * backward of its 2 micro-batches, reduce-scattered in each */
+        if (i == 4 || i == 7) {
+            CU_ASSERT_EQUAL(listed(r, "zero3_allgather", NULL), 4 * (i == 4 ? 1 : 2));
+            CU_ASSERT_EQUAL(listed(r, "zero3_reducescatter", NULL), 4 * (i == 4 ? 1 : 2));
+        }
+        if (i == 6) {
+            CU_ASSERT_EQUAL(listed(r, "zero3_allgather", NULL), 8 * 2 * 2);
+            CU_ASSERT_EQUAL(listed(r, "zero3_reducescatter", NULL), 8 * 2);
+        }
         if (i == 5) {
             /* the backward gathers qkv's and fc1's inputs again (Megatron's
              * sequence parallelism): 3 gathers a block against 2 scatters */
