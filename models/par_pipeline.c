@@ -30,14 +30,32 @@ static void layout_partition(Ctx *c)
     }
 }
 
+/* Local layer l of stage s's place in the model: the layers of the model
+ * chunks before its chunk (chunk j of stage s is the (j pp + s)-th) and
+ * its place in that chunk. */
+static int model_layer(const Ctx *c, int s, int l)
+{
+    int pp = c->p.pp, j = 0, g = 0;
+    while (j + 1 < c->p.vpp && step_chunk_l0(c, s, j + 1) <= l)
+        j++;
+    for (int k = 0; k < j * pp + s; k++)
+        g += step_chunk_l0(c, k % pp, k / pp + 1) - step_chunk_l0(c, k % pp, k / pp);
+    return g + l - step_chunk_l0(c, s, j);
+}
+
 /* DeepSeek's dense_layers: a dense layer's parameters apart (the MoE
- * layers' are layer_params; the last layer is one). */
+ * layers' are layer_params; the last layer is one), and which of each
+ * stage's layers they are. */
 static void dense_partition(Ctx *c)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
     c->dense_layers = tr && tr->experts > 0 ? tr->dense_layers : 0;
     if (!c->dense_layers)
         return;
+    c->dense_of = g_new0(bool, c->stage_l0[c->p.pp]);
+    for (int s = 0; s < c->p.pp; s++)
+        for (int l = 0; l < step_stage_layers(c, s); l++)
+            c->dense_of[c->stage_l0[s] + l] = model_layer(c, s, l) < c->dense_layers;
     int L = workload_num_layers(c->w);
     c->layer_params = (workload_params_layer(c->w, L - 1) - workload_params_layer_experts(c->w, L - 1)) / c->p.tp;
     c->layer_params_dense = workload_params_layer(c->w, 0) / c->p.tp;
@@ -148,6 +166,7 @@ void pipeline_free(Ctx *c)
     g_free(c->t_p2p);
     g_free(c->p2p_use);
     g_free(c->stage_l0);
+    g_free(c->dense_of);
 }
 
 /* Interleaved 1F1B (Narayanan et al. 2021, section 2.2; Megatron-LM's

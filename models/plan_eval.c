@@ -64,6 +64,8 @@ cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full)
     if (cJSON_IsObject(par) && !host_link)
         cJSON_DeleteItemFromObjectCaseSensitive(par, "pcie_bandwidth");
     pipeline_batch(p, c, par);
+    if (cJSON_IsObject(par) && !plan_cand_layout(p, c)) /* the layout is for the scenario's pp x vpp */
+        cJSON_DeleteItemFromObjectCaseSensitive(par, "pipeline_layout");
     cJSON_DeleteItemFromObjectCaseSensitive(s, "placement");
     cJSON_DeleteItemFromObjectCaseSensitive(s, "placement_seed");
     set_num(s, "nodes", c->nodes);

@@ -133,6 +133,7 @@ static bool read_scenario(Plan *p, GError **err)
     p->ref.gpus = sp.dp * sp.tp * sp.pp * sp.cp;
     p->ref_shard_group = sp.shard_group > 0 && sp.shard_group < sp.dp * sp.cp ? sp.shard_group : 0;
     p->ref.uneven = uneven_stages(p, sp.pp, sp.vpp > 0 ? sp.vpp : 1);
+    p->ref_layout = sp.pipeline_layout[0] != 0;
     p->ref.nodes = topo_num_nodes(step_scenario_topo(sc));
     p->ref_variants = step_scenario_num_variants(sc);
     p->ref_variant = g_strdup(step_scenario_variant_label(sc, 0));
@@ -151,13 +152,21 @@ static bool experts_divide(const Plan *p, const PlanCand *c)
     return c->dp % c->ep == 0;
 }
 
+/* The scenario's pipeline_layout places this candidate's layers: its own
+ * pp and virtual stages. */
+bool plan_cand_layout(const Plan *p, const PlanCand *c)
+{
+    return p->ref_layout && c->pp == p->ref.pp && c->vpp == p->ref.vpp;
+}
+
 PlanReason plan_space_check(const Plan *p, const PlanCand *c)
 {
     if (p->o.max_nodes > 0 && c->nodes > p->o.max_nodes)
         return PLAN_DISCARD_NODES;
     long per = (long)c->tp * c->pp * c->cp;
     if (c->nodes == 0 || c->gpus % per || p->heads % c->tp || p->kv_heads % c->tp || p->hidden % c->tp ||
-        p->ffn % c->tp || c->pp > p->layers || (c->vpp > 1 && p->layers % (c->pp * c->vpp)))
+        p->ffn % c->tp || c->pp > p->layers ||
+        (c->vpp > 1 && p->layers % (c->pp * c->vpp) && !plan_cand_layout(p, c)))
         return PLAN_DISCARD_DIVIDE;
     if (c->gb % ((long)c->dp * c->mb) || (c->vpp > 1 && plan_cand_micro_batches(c) % c->pp))
         return PLAN_DISCARD_DIVIDE;

@@ -270,6 +270,15 @@ static bool check_interleaving(const SimJsonDoc *d, const cJSON *where, const St
                        pmb, p->pp, micro_batches);
         return false;
     }
+    /* PyTorch's pipelining over FSDP syncs gradients once a schedule
+     * (par_zero.c); DDP's and ZeRO-1/2's sync per schedule is not modelled,
+     * nor Megatron's a2a overlap inside PyTorch's schedule */
+    if (pmb > 0 && (max_zero_stage != 3 || p->ep_overlap)) {
+        sim_json_error(d, item(where, "pipeline_microbatches"), err,
+                       "\"pipeline_microbatches\" is PyTorch's pipelining over FSDP: it needs \"zero_stage\": 3%s",
+                       p->ep_overlap ? " and no \"moe_a2a_overlap\" (Megatron's)" : "");
+        return false;
+    }
     if (p->vpp == 1)
         return true;
     const cJSON *at = item(where, "virtual_stages");
@@ -325,7 +334,8 @@ bool scenario_cnn_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
                         GError **err)
 {
     static const char *const keys[] = {"tp", "pp", "sequence_parallel", "ep", "expert_tp", "capacity_factor", "virtual_stages",
-                                       "cp", "shard_group", "recompute", "schedule", NULL};
+                                       "cp", "shard_group", "recompute", "schedule", "pipeline_microbatches",
+                                       "ep_dispatcher", "moe_routing", NULL};
     for (const char *const *k = keys; *k; k++) {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(where, *k);
         /* what the key says when left out: 1, false, "none", "1f1b" */
@@ -439,6 +449,29 @@ bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
     if (max_zero_stage == 3 && p->shard_group) {
         sim_json_error(d, item(where, "shard_group"), err,
                        "\"shard_group\" (hybrid sharding) with a mixture of experts is not modelled");
+        return false;
+    }
+    if (max_zero_stage == 3 && !p->zero_fsdp) { /* DeepSpeed: "MoE not supported with Stage 3" (engine.py) */
+        sim_json_error(d, item(where, "zero_stage"), err,
+                       "ZeRO-3 of a mixture of experts is FSDP's (\"zero_impl\": \"fsdp2\" or \"fsdp\"): DeepSpeed "
+                       "refuses MoE with stage 3");
+        return false;
+    }
+    /* 6, 7: DeepEP over the ep ranks alone (Megatron's flex dispatcher
+     * folds expert tensor parallelism into its group: not modelled) */
+    int etp_eff = p->etp > 0 ? p->etp : p->tp;
+    if (p->ep_dispatcher == STEP_EP_DEEPEP && (p->ep < 2 || etp_eff > 1)) {
+        sim_json_error(d, item(where, "ep_dispatcher"), err,
+                       "\"ep_dispatcher\": \"deepep\" needs \"ep\" > 1 (%d) and expert tensor parallelism 1 (%d): "
+                       "DeepEP over tp x ep is not modelled",
+                       p->ep, etp_eff);
+        return false;
+    }
+    /* 8: the routing decides the ranks DeepEP sends to; alltoall sends every copy */
+    if (p->moe_routing != STEP_ROUTE_UNIFORM && p->ep_dispatcher != STEP_EP_DEEPEP) {
+        sim_json_error(d, item(where, "moe_routing"), err,
+                       "\"moe_routing\" acts on \"ep_dispatcher\": \"deepep\" (the alltoall dispatcher sends every "
+                       "copy whatever the routing)");
         return false;
     }
     return true;

@@ -115,7 +115,8 @@ static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
     c->acc = step_scenario_accel(sc);
     const StepPlan *p = &c->p;
     c->m = step_scenario_global_batch(sc) / (p->dp * step_scenario_micro_batch(sc));
-    c->m_flush = p->pp_microbatches > 0 ? p->pp_microbatches : c->m;
+    /* checked with the scenario; a schedule of them all where it would not divide */
+    c->m_flush = p->pp_microbatches > 0 && c->m % p->pp_microbatches == 0 ? p->pp_microbatches : c->m;
     /* context parallelism: the cp ranks of a sequence hold the same weights,
      * so from here on dp counts them too (Megatron-LM reduces gradients and
      * shards the optimizer over dp x cp); ranks are tp-cp-dp-pp */

@@ -56,6 +56,7 @@ typedef struct {
     const Workload *w;
     WorkloadParallel wp;
     int m;          /* micro-batches per replica */
+    bool *dense_of; /* by stage_l0[s] + local layer: one of the model's dense_layers (NULL: none) */
     int m_flush;    /* of them, those one pipeline schedule runs before it drains (m but for pipeline_microbatches) */
     int devices;
     int *stage_l0;  /* first layer of each stage (pp + 1 entries) */
@@ -214,8 +215,9 @@ static inline bool step_layer_recomputed(const Ctx *c, int s, int l)
     return l - step_chunk_l0(c, s, j) < c->p.recompute_layers;
 }
 
-/* Whether local layer l of stage s is one of the dense_layers. */
-static inline bool step_layer_dense(const Ctx *c, int s, int l) { return c->stage_l0[s] + l < c->dense_layers; }
+/* Whether local layer l of stage s is one of the dense_layers (the model's
+ * first: under interleaving in the first model chunks, pipeline_partition). */
+static inline bool step_layer_dense(const Ctx *c, int s, int l) { return c->dense_of && c->dense_of[c->stage_l0[s] + l]; }
 
 /* Local layer l of stage s: its parameters, forward and backward times,
  * and its mixture of experts' all-to-alls (none for a dense layer). */

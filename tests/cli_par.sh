@@ -44,13 +44,27 @@ expect cf_zero '"capacity_factor"' "$S/cf0.json:3" -- run "$S/cf0.json"
 printf '{%s,\n "parallelism": {"ep": 8,\n  "capacity_factor": "1.25"}}\n' "$moe" > "$S/cfs.json"
 expect cf_string '"capacity_factor"' "$S/cfs.json:3" -- run "$S/cfs.json"
 printf '{%s,\n "parallelism": {"ep": 8,\n  "zero_stage": 3}}\n' "$moe" > "$S/z3.json"
-# ZeRO-3 of a MoE runs (FSDP2 with EP, as NeMo AutoModel: experts sharded over the ranks holding them)
-"$BIN" run "$S/z3.json" > "$TMP/out" 2> "$TMP/err" || { echo "FAIL moe_zero3: exit $?"; cat "$TMP/err"; fail=1; }
+expect moe_zero3_deepspeed 'ZeRO-3 of a mixture of experts is FSDP'"'"'s' "$S/z3.json:3" -- run "$S/z3.json"
+# ZeRO-3 of a MoE under FSDP runs (FSDP2 with EP, as NeMo AutoModel: experts sharded over the ranks holding them)
+printf '{%s,\n "parallelism": {"ep": 8, "zero_impl": "fsdp2",\n  "zero_stage": 3}}\n' "$moe" > "$S/z3f.json"
+"$BIN" run "$S/z3f.json" > "$TMP/out" 2> "$TMP/err" || { echo "FAIL moe_zero3: exit $?"; cat "$TMP/err"; fail=1; }
 grep -q "zero3_expert_allgather" "$TMP/out" || { echo "FAIL moe_zero3: no expert gathers over ep's 2 copies"; fail=1; }
-printf '{%s,\n "parallelism": {"ep": 8, "dp": 8, "pp": 2,\n  "zero_stage": 3}}\n' "$moe" > "$S/z3ok.json"
+printf '{%s,\n "parallelism": {"ep": 8, "dp": 8, "pp": 2, "zero_impl": "fsdp2",\n  "zero_stage": 3}}\n' "$moe" > "$S/z3ok.json"
 "$BIN" run "$S/z3ok.json" > "$TMP/out" 2> "$TMP/err" || { echo "FAIL moe_zero3_ep_dp: exit $?"; cat "$TMP/err"; fail=1; }
-printf '{%s,\n "parallelism": {"ep": 8, "zero_stage": 3,\n  "shard_group": 8}}\n' "$moe" > "$S/z3hsdp.json"
+printf '{%s,\n "parallelism": {"ep": 8, "zero_stage": 3, "zero_impl": "fsdp2",\n  "shard_group": 8}}\n' "$moe" > "$S/z3hsdp.json"
 expect moe_hsdp '"shard_group" (hybrid sharding) with a mixture of experts is not modelled' "$S/z3hsdp.json:3" -- run "$S/z3hsdp.json"
+printf '{%s,\n "parallelism": {"ep": 1,\n  "ep_dispatcher": "deepep"}}\n' "$moe" > "$S/deep_ep1.json"
+expect deepep_ep1 '"ep_dispatcher": "deepep" needs "ep" > 1 (1)' "$S/deep_ep1.json:3" -- run "$S/deep_ep1.json"
+printf '{%s,\n "parallelism": {"ep": 8, "tp": 2, "sequence_parallel": true,\n  "ep_dispatcher": "deepep"}}\n' "$moe" > "$S/deep_etp.json"
+expect deepep_etp 'and expert tensor parallelism 1 (2)' "$S/deep_etp.json:3" -- run "$S/deep_etp.json"
+printf '{%s,\n "parallelism": {"ep": 8,\n  "moe_routing": "round_robin"}}\n' "$moe" > "$S/route_a2a.json"
+expect routing_alltoall '"moe_routing" acts on "ep_dispatcher": "deepep"' "$S/route_a2a.json:3" -- run "$S/route_a2a.json"
+printf '{%s,\n "parallelism": {"pp": 2,\n  "pipeline_microbatches": 1}}\n' "$dense" > "$S/pmb_z0.json"
+expect pmb_zero0 '"pipeline_microbatches" is PyTorch'"'"'s pipelining over FSDP: it needs "zero_stage": 3' "$S/pmb_z0.json:3" -- run "$S/pmb_z0.json"
+for k in '"pipeline_microbatches": 2' '"ep_dispatcher": "deepep"' '"moe_routing": "round_robin"'; do
+    printf '{"topology": "dgx-a100", "model": "resnet50", "global_batch": 256,\n "parallelism": {\n  %s}}\n' "$k" > "$S/cnn_k.json"
+    expect "cnn ${k%%:*}" 'is a CNN' "$S/cnn_k.json:3" -- run "$S/cnn_k.json"
+done
 printf '{%s,\n "parallelism": {"ep": 8, "ep_dispatcher": "deepep",\n  "capacity_factor": 1.25}}\n' "$moe" > "$S/deepcf.json"
 expect deepep_cf 'DeepEP is dropless' "$S/deepcf.json:3" -- run "$S/deepcf.json"
 printf '{%s,\n "parallelism": {"ep": 8,\n  "ep_dispatcher": "nccl"}}\n' "$moe" > "$S/epd.json"

@@ -5,7 +5,7 @@
  * and 1024, Kimi K2 on 256, and a dense Llama 3.1 70B with FSDP 32 x context
  * parallelism 2 on 64.  Every row printed with its error; asserted: a
  * regression guard at today's figures plus a margin (median 13.8 %, max
- * 29.2 % on 2026-12-07; every row predicted to fit, as every one ran with
+ * 29.3 % on 2026-12-07; every row predicted to fit, as every one ran with
  * its bf16 weights and moments), the dispatcher's and the routing's effect on the
  * Qwen3 row, the ranks a token reaches under each routing, DeepEP's
  * forwarding across nodes and a pipeline schedule per accumulation step. */
