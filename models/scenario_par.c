@@ -390,6 +390,51 @@ static bool check_expert_tp(const SimJsonDoc *d, const cJSON *where, const StepP
     return true;
 }
 
+/* A mixture of experts' dispatcher, routing and ZeRO-3 against the rest of
+ * the plan (its ep and expert_tp already checked). */
+static bool check_moe_keys(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int max_zero_stage,
+                           GError **err)
+{
+    if (p->ep_dispatcher == STEP_EP_DEEPEP && p->capacity_factor != 1) {
+        sim_json_error(d, item(where, "capacity_factor"), err,
+                       "\"capacity_factor\" %g with \"ep_dispatcher\": \"deepep\": DeepEP is dropless (capacity "
+                       "factor 1)", p->capacity_factor);
+        return false;
+    }
+    /* FSDP2 with expert parallelism (NeMo AutoModel, torchtitan) shards the
+     * dense weights over dp and each expert over the ranks holding it (the
+     * expert-data-parallel group); hybrid sharding of either is not modelled */
+    if (max_zero_stage == 3 && p->shard_group) {
+        sim_json_error(d, item(where, "shard_group"), err,
+                       "\"shard_group\" (hybrid sharding) with a mixture of experts is not modelled");
+        return false;
+    }
+    if (max_zero_stage == 3 && !p->zero_fsdp) { /* DeepSpeed: "MoE not supported with Stage 3" (engine.py) */
+        sim_json_error(d, item(where, "zero_stage"), err,
+                       "ZeRO-3 of a mixture of experts is FSDP's (\"zero_impl\": \"fsdp2\" or \"fsdp\"): DeepSpeed "
+                       "refuses MoE with stage 3");
+        return false;
+    }
+    /* DeepEP over the ep ranks alone (Megatron's flex dispatcher folds
+     * expert tensor parallelism into its group: not modelled) */
+    int etp_eff = p->etp > 0 ? p->etp : p->tp;
+    if (p->ep_dispatcher == STEP_EP_DEEPEP && (p->ep < 2 || etp_eff > 1)) {
+        sim_json_error(d, item(where, "ep_dispatcher"), err,
+                       "\"ep_dispatcher\": \"deepep\" needs \"ep\" > 1 (%d) and expert tensor parallelism 1 (%d): "
+                       "DeepEP over tp x ep is not modelled",
+                       p->ep, etp_eff);
+        return false;
+    }
+    /* the routing decides the ranks DeepEP sends to; alltoall sends every copy */
+    if (p->moe_routing != STEP_ROUTE_UNIFORM && p->ep_dispatcher != STEP_EP_DEEPEP) {
+        sim_json_error(d, item(where, "moe_routing"), err,
+                       "\"moe_routing\" acts on \"ep_dispatcher\": \"deepep\" (the alltoall dispatcher sends every "
+                       "copy whatever the routing)");
+        return false;
+    }
+    return true;
+}
+
 bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan *p, int max_zero_stage,
                         const Workload *w, int micro_batches, GError **err)
 {
@@ -437,42 +482,5 @@ bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
         return true;
     if (!check_expert_tp(d, where, p, tr, err))
         return false;
-    if (p->ep_dispatcher == STEP_EP_DEEPEP && p->capacity_factor != 1) {
-        sim_json_error(d, item(where, "capacity_factor"), err,
-                       "\"capacity_factor\" %g with \"ep_dispatcher\": \"deepep\": DeepEP is dropless (capacity "
-                       "factor 1)", p->capacity_factor);
-        return false;
-    }
-    /* FSDP2 with expert parallelism (NeMo AutoModel, torchtitan) shards the
-     * dense weights over dp and each expert over the ranks holding it (the
-     * expert-data-parallel group); hybrid sharding of either is not modelled */
-    if (max_zero_stage == 3 && p->shard_group) {
-        sim_json_error(d, item(where, "shard_group"), err,
-                       "\"shard_group\" (hybrid sharding) with a mixture of experts is not modelled");
-        return false;
-    }
-    if (max_zero_stage == 3 && !p->zero_fsdp) { /* DeepSpeed: "MoE not supported with Stage 3" (engine.py) */
-        sim_json_error(d, item(where, "zero_stage"), err,
-                       "ZeRO-3 of a mixture of experts is FSDP's (\"zero_impl\": \"fsdp2\" or \"fsdp\"): DeepSpeed "
-                       "refuses MoE with stage 3");
-        return false;
-    }
-    /* 6, 7: DeepEP over the ep ranks alone (Megatron's flex dispatcher
-     * folds expert tensor parallelism into its group: not modelled) */
-    int etp_eff = p->etp > 0 ? p->etp : p->tp;
-    if (p->ep_dispatcher == STEP_EP_DEEPEP && (p->ep < 2 || etp_eff > 1)) {
-        sim_json_error(d, item(where, "ep_dispatcher"), err,
-                       "\"ep_dispatcher\": \"deepep\" needs \"ep\" > 1 (%d) and expert tensor parallelism 1 (%d): "
-                       "DeepEP over tp x ep is not modelled",
-                       p->ep, etp_eff);
-        return false;
-    }
-    /* 8: the routing decides the ranks DeepEP sends to; alltoall sends every copy */
-    if (p->moe_routing != STEP_ROUTE_UNIFORM && p->ep_dispatcher != STEP_EP_DEEPEP) {
-        sim_json_error(d, item(where, "moe_routing"), err,
-                       "\"moe_routing\" acts on \"ep_dispatcher\": \"deepep\" (the alltoall dispatcher sends every "
-                       "copy whatever the routing)");
-        return false;
-    }
-    return true;
+    return check_moe_keys(d, where, p, max_zero_stage, err);
 }
