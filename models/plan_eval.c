@@ -26,21 +26,17 @@ static void set_num(cJSON *root, const char *key, double v)
 
 /* "pipeline_microbatches" says how many samples one pipeline schedule
  * takes (PyTorch's local batch: that x the scenario's micro-batch), which a
- * candidate keeps: its own micro-batches of it, none without a pipeline,
- * and 0 (refused: the candidate cannot run that local batch) where its
- * micro-batch does not divide it. */
+ * candidate keeps in its own micro-batches (plan_space_check discards those
+ * that cannot); none without a pipeline. */
 static void pipeline_batch(const Plan *p, const PlanCand *c, cJSON *par)
 {
-    const cJSON *pmb = cJSON_GetObjectItemCaseSensitive(par, "pipeline_microbatches");
-    const cJSON *mb = cJSON_GetObjectItemCaseSensitive(p->base, "micro_batch");
-    if (!cJSON_IsNumber(pmb))
+    int n = plan_cand_pipeline_microbatches(p, c);
+    if (!cJSON_GetObjectItemCaseSensitive(par, "pipeline_microbatches"))
         return;
-    double lbs = pmb->valuedouble * (cJSON_IsNumber(mb) ? mb->valuedouble : 1);
-    if (c->pp == 1)
+    if (c->pp == 1 || n <= 0)
         cJSON_DeleteItemFromObjectCaseSensitive(par, "pipeline_microbatches");
     else
-        cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(par, "pipeline_microbatches"),
-                             fmod(lbs, c->mb) == 0 ? lbs / c->mb : 0);
+        cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(par, "pipeline_microbatches"), n);
 }
 
 cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full)

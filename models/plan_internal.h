@@ -53,6 +53,7 @@ struct Plan {
     cJSON *sources;        /* the preset's "source" of each input */
     PlanCand ref;          /* the scenario's own configuration */
     bool ref_layout;       /* it places its layers with a pipeline_layout (for its pp x vpp only) */
+    int ref_local_batch;   /* its pipeline_microbatches x micro_batch: samples a pipeline schedule (0: none) */
     int ref_shard_group;   /* its hybrid sharding's shard group, which the search does not vary (0: none) */
     int ref_variants;      /* the weight updates the scenario compares; the reference is the first */
     char *ref_variant;     /* its label */
@@ -72,6 +73,9 @@ struct Plan {
 bool plan_space_build(Plan *p, GError **err);
 /* The cheap checks, without running anything: PLAN_OK or why not. */
 PlanReason plan_space_check(const Plan *p, const PlanCand *c);
+/* The candidate's pipeline_microbatches (0 none, -1 its micro-batches do
+ * not hold the scenario's local batch). */
+int plan_cand_pipeline_microbatches(const Plan *p, const PlanCand *c);
 /* Whether the scenario's pipeline_layout places the candidate's layers. */
 bool plan_cand_layout(const Plan *p, const PlanCand *c);
 /* "tp8 pp16 v2 dp8 mb1 z1 full sp" */

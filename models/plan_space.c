@@ -134,6 +134,7 @@ static bool read_scenario(Plan *p, GError **err)
     p->ref_shard_group = sp.shard_group > 0 && sp.shard_group < sp.dp * sp.cp ? sp.shard_group : 0;
     p->ref.uneven = uneven_stages(p, sp.pp, sp.vpp > 0 ? sp.vpp : 1);
     p->ref_layout = sp.pipeline_layout[0] != 0;
+    p->ref_local_batch = sp.pp_microbatches * step_scenario_micro_batch(sc);
     p->ref.nodes = topo_num_nodes(step_scenario_topo(sc));
     p->ref_variants = step_scenario_num_variants(sc);
     p->ref_variant = g_strdup(step_scenario_variant_label(sc, 0));
@@ -150,6 +151,21 @@ static bool experts_divide(const Plan *p, const PlanCand *c)
     if (p->etp > 0 && p->etp < c->tp)
         return c->tp % p->etp == 0 && ((long)c->tp * c->dp) % ((long)c->ep * p->etp) == 0;
     return c->dp % c->ep == 0;
+}
+
+/* A candidate's pipeline_microbatches: the scenario's local batch in its
+ * micro-batches (0: the scenario sets none), -1 where they do not divide it
+ * or it does not divide the candidate's micro-batches (a multiple of pp
+ * under interleaving). */
+int plan_cand_pipeline_microbatches(const Plan *p, const PlanCand *c)
+{
+    if (p->ref_local_batch <= 0)
+        return 0;
+    if (p->ref_local_batch % c->mb || c->dp <= 0)
+        return -1;
+    int n = p->ref_local_batch / c->mb;
+    long m = c->gb / ((long)c->dp * c->mb);
+    return m % n || (c->vpp > 1 && n % c->pp) ? -1 : n;
 }
 
 /* The scenario's pipeline_layout places this candidate's layers: its own
@@ -173,6 +189,8 @@ PlanReason plan_space_check(const Plan *p, const PlanCand *c)
     if ((c->sp && (p->seq_len / c->cp) % c->tp) || (c->cp > 1 && p->seq_len % (2 * c->cp)))
         return PLAN_DISCARD_DIVIDE;
     if (c->ep > 1 && !experts_divide(p, c))
+        return PLAN_DISCARD_DIVIDE;
+    if (c->pp > 1 && plan_cand_pipeline_microbatches(p, c) < 0)
         return PLAN_DISCARD_DIVIDE;
     return PLAN_OK;
 }
