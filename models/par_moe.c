@@ -89,14 +89,12 @@ static int ep_nodes(const Ctx *c, const int *ids, int ep)
  * it over NVLink to that node's ranks holding them; the two run pipelined,
  * so a dispatch (and a combine) takes the longer of the network all-to-all
  * among the same-index ranks (nodes-per-token rows a token) and the node's
- * NVLink all-to-all (ranks-per-token rows).  Where the ep ranks do not fill
- * their nodes in equal blocks, moe_init's one all-to-all stands. */
-static bool deepep_forwarding(Ctx *c, const int *ids, int ep, double row_bytes, GError **err)
+ * NVLink all-to-all (ranks-per-token rows), over the nn nodes the ep ranks
+ * fill in equal blocks. */
+static bool deepep_forwarding(Ctx *c, const int *ids, int ep, int nn, double row_bytes, GError **err)
 {
     const WorkloadTransformer *tr = workload_transformer(c->w);
-    int nn = ep_nodes(c, ids, ep), per = nn ? ep / nn : 0;
-    if (nn < 2)
-        return true;
+    int per = ep / nn;
     int *rail = g_new(int, nn);
     for (int r = 0; r < nn; r++)
         rail[r] = ids[r * per];
@@ -140,17 +138,24 @@ bool moe_init(Ctx *c, GError **err)
     }
     /* with sequence parallelism each tp rank dispatches its 1/tp of the tokens */
     double T = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / (c->p.sequence_parallel ? c->p.tp : 1);
-    /* Megatron's alltoall dispatcher sends each of a token's top_k copies;
-     * DeepEP one per rank holding any of its experts, combining there */
-    double copies = c->p.ep_dispatcher == STEP_EP_DEEPEP
-                        ? moe_ranks_per_token(tr->experts, tr->top_k, ep, c->p.moe_routing == STEP_ROUTE_ROUND_ROBIN)
-                        : tr->top_k * c->p.capacity_factor;
-    double bytes = T * copies * tr->hidden * c->wp.act_bytes;
-    c->ep_use[0] = step_coll(c, "ep_dispatch", "ep", c->ep_group, COLL_ALLTOALL, bytes);
-    c->ep_use[1] = step_coll(c, "ep_combine", "ep", c->ep_group, COLL_ALLTOALL, bytes);
-    c->t_ep = step_coll_time(c, c->ep_use[0]) + step_coll_time(c, c->ep_use[1]);
-    bool ok = ep < 2 || c->p.ep_dispatcher != STEP_EP_DEEPEP ||
-              deepep_forwarding(c, ids, ep, T * tr->hidden * c->wp.act_bytes, err);
+    double row = T * tr->hidden * c->wp.act_bytes;
+    bool deepep = c->p.ep_dispatcher == STEP_EP_DEEPEP;
+    int nn = deepep && ep > 1 ? ep_nodes(c, ids, ep) : 0;
+    bool ok = true;
+    if (nn >= 2) {
+        ok = deepep_forwarding(c, ids, ep, nn, row, err);
+    } else {
+        /* Megatron's alltoall dispatcher sends each of a token's top_k
+         * copies; DeepEP one per rank holding any of its experts, combining
+         * there (in one node, or where the ranks do not fill their nodes in
+         * equal blocks) */
+        double copies = deepep ? moe_ranks_per_token(tr->experts, tr->top_k, ep,
+                                                     c->p.moe_routing == STEP_ROUTE_ROUND_ROBIN)
+                               : tr->top_k * c->p.capacity_factor;
+        c->ep_use[0] = step_coll(c, "ep_dispatch", "ep", c->ep_group, COLL_ALLTOALL, row * copies);
+        c->ep_use[1] = step_coll(c, "ep_combine", "ep", c->ep_group, COLL_ALLTOALL, row * copies);
+        c->t_ep = step_coll_time(c, c->ep_use[0]) + step_coll_time(c, c->ep_use[1]);
+    }
     g_free(ids);
     if (!ok)
         return false;
