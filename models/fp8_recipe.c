@@ -57,7 +57,9 @@ double fp8_requant_bytes(Fp8Recipe r, double e, bool any_layout)
 double fp8_weight_copy_bytes(Fp8Recipe r, bool any_layout, bool fp8_params)
 {
     switch (r) {
-    case FP8_MXFP8: return 2 * (1 + scale_bytes(r, true));
+    /* both orientations cached; with fp8_param_gather the rowwise one is the
+     * parameter itself (an MXFP8 tensor, counted as the weight) */
+    case FP8_MXFP8: return (fp8_params ? 1 : 2) * (1 + scale_bytes(r, true));
     case FP8_BLOCKWISE: return (fp8_params ? 0 : 1) + 1;
     case FP8_DELAYED:
     case FP8_TENSORWISE: break;
@@ -87,8 +89,7 @@ bool fp8_recipe_parse(const SimJsonDoc *d, const cJSON *root, bool fp8, Fp8Recip
     return false;
 }
 
-bool fp8_recipe_check(const SimJsonDoc *d, const cJSON *root, Fp8Recipe r, const Accel *a, bool fp8_params,
-                      GError **err)
+bool fp8_recipe_check(const SimJsonDoc *d, const cJSON *root, Fp8Recipe r, const Accel *a, GError **err)
 {
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(root, "fp8_recipe");
     if ((r == FP8_MXFP8 && !accel_fp8_mxfp8(a)) || (r == FP8_BLOCKWISE && !accel_fp8_blockwise(a))) {
@@ -97,10 +98,6 @@ bool fp8_recipe_check(const SimJsonDoc *d, const cJSON *root, Fp8Recipe r, const
                        "say \"%s\": true)",
                        names[r], SIM_ECHO(accel_name(a)), r == FP8_MXFP8 ? "MXFP8 (1x32 E8M0)" : "1x128 / 128x128 block",
                        names[r]);
-        return false;
-    }
-    if (r == FP8_MXFP8 && fp8_params) {
-        sim_json_error(d, at, err, "\"fp8_recipe\" \"mxfp8\" with \"fp8_param_gather\" is not modelled");
         return false;
     }
     return true;

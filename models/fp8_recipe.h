@@ -47,7 +47,8 @@ double fp8_requant_bytes(Fp8Recipe r, double e, bool any_layout);
 /* Bytes per weight parameter the FP8 copies hold (memory.h's
  * fp8_copy_bytes): per-tensor recipes 1 (none with FP8 parameters) plus a
  * transpose where the GEMMs are TN only; MXFP8 both orientations with a
- * scale byte per 32; blockwise 1 (none with FP8 parameters) plus the
+ * scale byte per 32 (with FP8 parameters, Megatron's fp8_param_gather,
+ * the rowwise one is the parameter: the columnwise alone); blockwise 1 (none with FP8 parameters) plus the
  * transpose on every chip (its scales, 4 bytes per 16384, left out). */
 double fp8_weight_copy_bytes(Fp8Recipe r, bool any_layout, bool fp8_params);
 
@@ -60,11 +61,9 @@ double fp8_weight_copy_bytes(Fp8Recipe r, bool any_layout, bool fp8_params);
 double fp8_gathered_bytes(Fp8Recipe r);
 
 /* "fp8_recipe" of the scenario root: a recipe name (default "delayed");
- * refused without "precision": "fp8", where the chip's preset does not
- * state block-scaled GEMMs ("mxfp8", "blockwise"), and MXFP8 with
- * "fp8_param_gather" (not modelled). */
+ * refused without "precision": "fp8" and where the chip's preset does not
+ * state block-scaled GEMMs ("mxfp8", "blockwise"). */
 bool fp8_recipe_parse(const SimJsonDoc *d, const cJSON *root, bool fp8, Fp8Recipe *out, GError **err);
-bool fp8_recipe_check(const SimJsonDoc *d, const cJSON *root, Fp8Recipe r, const Accel *a, bool fp8_params,
-                      GError **err);
+bool fp8_recipe_check(const SimJsonDoc *d, const cJSON *root, Fp8Recipe r, const Accel *a, GError **err);
 
 #endif

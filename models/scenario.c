@@ -515,7 +515,7 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
         !scenario_seed_check(d, where, &sc->plan, MIN(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]),
                              MAX(sc->variant_stage[0], sc->variant_stage[sc->nvariants - 1]), sc->w, sc->topo, err) ||
         !scenario_parse_placement(sc, d, root, err) ||
-        !fp8_recipe_check(d, root, sc->fp8_recipe, sc->acc, sc->fp8_params, err) ||
+        !fp8_recipe_check(d, root, sc->fp8_recipe, sc->acc, err) ||
         !scenario_modules_check(d, where, &sc->plan,
                                 sc->precision == MEMORY_MIXED_FP8 && sc->fp8_recipe == FP8_DELAYED,
                                 sc->finetune.method != FINETUNE_NONE, err))

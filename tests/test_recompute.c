@@ -182,7 +182,6 @@ static void test_recipes_h100(void)
         {"h100-sxm", ", \"fp8_recipe\": \"mxfp8\"", "h100-sxm's FP8 GEMMs take no MXFP8 (1x32 E8M0) scales"},
         {"mi300x", ", \"fp8_recipe\": \"blockwise\"", "mi300x's FP8 GEMMs take no 1x128 / 128x128 block scales"},
         {"h100-sxm", ", \"fp8_recipe\": \"nvfp4\"", "\"fp8_recipe\" = \"nvfp4\" is not one of"},
-        {"b200", ", \"fp8_recipe\": \"mxfp8\", \"fp8_param_gather\": true", "with \"fp8_param_gather\" is not modelled"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         CU_ASSERT_PTR_NULL(h100_run(bad[i].accel, bad[i].recipe, &err));
@@ -193,6 +192,19 @@ static void test_recipes_h100(void)
         g_clear_error(&err);
     }
     refused("", ", \"fp8_recipe\": \"tensorwise\"", "\"fp8_recipe\" needs \"precision\": \"fp8\"");
+    /* MXFP8 parameters (Megatron's fp8_param_gather under MXFP8): the
+     * weight is the rowwise MXFP8 tensor and the columnwise one is cached,
+     * 1 + 1 byte (+ 2 scales per 32) where a bf16 weight and both
+     * orientations took 2 + 2 (+ 2 per 32) */
+    cJSON *mx = h100_run("b200", ", \"fp8_recipe\": \"mxfp8\"", &err),
+          *mxp = h100_run("b200", ", \"fp8_recipe\": \"mxfp8\", \"fp8_param_gather\": true", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mx);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mxp);
+    double w = cJSON_GetObjectItem(cJSON_GetObjectItem(mx, "memory_per_device_bytes"), "weights")->valuedouble,
+           wp = cJSON_GetObjectItem(cJSON_GetObjectItem(mxp, "memory_per_device_bytes"), "weights")->valuedouble;
+    CU_ASSERT_TRUE(wp > 0 && wp < 0.55 * w);
+    cJSON_Delete(mx);
+    cJSON_Delete(mxp);
 }
 
 /* The bytes of the step's collective NAME. */
