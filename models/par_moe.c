@@ -165,13 +165,35 @@ bool moe_init(Ctx *c, GError **err)
     return true;
 }
 
+/* DeepEP's normal kernels run on a fixed set of SMs (Megatron-Core's
+ * moe_deepep_num_sms, "historical default 20", transformer_config.py). */
+#define DEEPEP_SMS 20
+
+/* The share of the SMs an all-to-all takes from the compute beside it:
+ * DeepEP's own SMs, or NCCL's CTAs (step_interfere.c); none where
+ * "comm_interference" is off. */
+static double ep_sm_share(const Ctx *c)
+{
+    if (!c->p.comm_interference)
+        return 0;
+    double sm = 0, hbm = 0, sms = accel_sm_count(c->acc);
+    if (c->wp.ep_deepep)
+        sm = sms > 0 ? DEEPEP_SMS / sms : 0;
+    else
+        interfere_shares(c, c->ep_use[0], &sm, &hbm);
+    return fmin(sm, 0.9);
+}
+
 /* Megatron-Core's overlap_moe_expert_parallel_comm (with
  * delay_wgrad_compute, under interleaved 1F1B) runs one micro-batch's
  * forward beside another's backward, layer by layer, each pass's dispatch
  * and combine under the other's attention and expert compute: the
  * forward's all-to-alls stay exposed where longer than a layer's backward,
- * the backward's where longer than its forward.  Warm-up and cool-down,
- * where no pair runs, are counted as overlapped too. */
+ * the backward's where longer than its forward.  The hidden part holds
+ * SMs the compute beside it would use: that compute runs at 1 - f of its
+ * rate meanwhile, so finishes hidden x f later (step_interfere.c's rule
+ * for the collectives the graph overlaps).  Warm-up and cool-down, where
+ * no pair runs, are counted as overlapped too. */
 void moe_overlap_costs(Ctx *c)
 {
     c->t_ep_fwd = c->t_ep_bwd = c->t_ep;
@@ -179,6 +201,9 @@ void moe_overlap_costs(Ctx *c)
         return;
     c->t_ep_fwd = c->t_ep > c->t_bwd ? c->t_ep - c->t_bwd : 0;
     c->t_ep_bwd = c->t_ep > c->t_fwd ? c->t_ep - c->t_fwd : 0;
+    double f = ep_sm_share(c), hidden_fwd = c->t_ep - c->t_ep_fwd, hidden_bwd = c->t_ep - c->t_ep_bwd;
+    c->t_ep_fwd += f * hidden_fwd;
+    c->t_ep_bwd += f * hidden_bwd;
 }
 
 void moe_free(Ctx *c)

@@ -5,13 +5,17 @@
  * provenance, the mapping, the rows left out, and the diagnosis of the
  * errors in its header), never fitted on.  Every row printed with its error;
  * asserted: a regression guard at today's figures plus a margin (median
- * |tokens/s error| <= 52 %, max <= 245 %: 43.9 % and 225.6 % on 2026-12-06
+ * |tokens/s error| <= 52 %, max <= 245 %: 42.4 % and 228.2 % on 2026-12-07
+ * with the 26.02 presets' dispatcher and all-to-all overlap (Qwen3-30B's
+ * DeepEP / HybridEP, Qwen3-235B's moe_a2a_overlap on H100: those rows
+ * +21.2 / +146.5 / +9.8 / -11.5 % -> +41.3 / +228.2 / +16.9 / +33.4 %);
+ * 43.9 % and 225.6 % on 2026-12-06
  * with the MoE layer's token copies as Megatron-Core makes them (the sort by
  * local expert and back; the copies' backward once); 48.5 % and 240.3 %
  * with the recipes' fp8_recipe and the 26.02 GPT-OSS rows' recompute_modules;
  * 51.1 % and 241.3 % before), not a goal and not a fit.  The model is too fast on all but the two
  * Qwen3-235B H100 rows whose EP 32 all-to-all crosses 4 nodes: the dropless
- * Qwen3-30B rows of 25.11 / 26.02 on B200 and H100 (2.6-3.4x) take twice the
+ * Qwen3-30B rows of 25.11 / 26.02 on B200 and H100 (2.4-3.3x) take twice the
  * time of the same layouts' 25.09 tokendrop rows, for a cause not identified
  * (an exposed host issue cost was tested and rejected: the table's header),
  * and GPT-OSS's per-token layer compute is short by ~1.8x on GB200; the
@@ -136,7 +140,7 @@ static void test_expert_tp(void)
  * the same presets, so the same model inputs, as the 26.02 rows of the same
  * layout.  Qwen3-30B-A3B's PP 2 x VP 12, EP 8 layout ran at 5113 tokens/s a
  * GPU in 26.02 and 9058 in 26.02.01 (1.77x, the software's alone): the
- * model's one prediction, 2.46x the first, is 1.39x the second; its later
+ * model's one prediction, 3.28x the first, is 1.85x the second; its later
  * rows (EP 16) are nearer too.  Asserted: the same prediction for the same
  * inputs, and every later Qwen3-30B row nearer its prediction than 26.02's. */
 static void test_later(void)
@@ -144,8 +148,11 @@ static void test_later(void)
     Summary old = run_table(STEPS "nemo-bridge-moe.csv"), later = run_table(STEPS "nemo-bridge-h100-moe-26.02.01-26.06.csv");
     CU_ASSERT_EQUAL(later.n, 10);
     CU_ASSERT_EQUAL(later.fits, later.n);
-    CU_ASSERT_TRUE(later.median <= 0.20); /* a guard: 14.9 % and 56.3 % on 2026-12-07 */
-    CU_ASSERT_TRUE(later.worst <= 0.62);
+    /* a guard: 56.1 % and 85.3 % on 2026-12-07 with the presets' dispatcher
+     * and all-to-all overlap; 14.9 % and 56.3 % with NCCL's all-to-all
+     * unoverlapped in every row */
+    CU_ASSERT_TRUE(later.median <= 0.60);
+    CU_ASSERT_TRUE(later.worst <= 0.90);
     const double old_30b = old.row_logr[5]; /* 26.02 DGX-H100 FP8, Qwen3-30B-A3B */
     const int rows_30b[] = {0, 2, 5, 8};     /* 26.06, 26.04.01, 26.04, 26.02.01 */
     for (int k = 0; k < 4; k++)
