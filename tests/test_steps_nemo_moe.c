@@ -8,8 +8,8 @@
  * |tokens/s error| <= 52 %, max <= 245 %: 42.4 % and 228.2 % on 2026-12-07
  * with the 26.02 presets' dispatcher and all-to-all overlap (Qwen3-30B's
  * DeepEP / HybridEP, Qwen3-235B's moe_a2a_overlap on H100: those rows
- * +21.2 / +146.5 / +9.8 / -11.5 % -> +41.3 / +228.2 / +16.9 / +33.4 %);
- * 43.9 % and 225.6 % on 2026-12-06
+ * +21.2 / +146.5 / +9.8 / -11.5 % -> +41.3 / +228.2 / +16.9 / +33.4 %;
+ * 41.7 % and 225.2 % without); 43.9 % and 225.6 % on 2026-12-06
  * with the MoE layer's token copies as Megatron-Core makes them (the sort by
  * local expert and back; the copies' backward once); 48.5 % and 240.3 %
  * with the recipes' fp8_recipe and the 26.02 GPT-OSS rows' recompute_modules;
