@@ -288,6 +288,7 @@ bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown 
     /* ZeRO-3 over the expert-data-parallel ranks: two layers' experts
      * gathered at once, as the dense weights (step_stage_memory) */
     e.zero3_gathered_params = e.zero_stage == 3 && e.dp > 1 ? 2 * c->expert_params : 0;
+    e.stream_pool_bytes = 0; /* ZeRO-3's reduce-scatter pool: the dense estimate's */
     if (e.zero3_gathered_params > 0 && c->p.pp > 1) { /* kept gathered, gradients whole (step_stage_memory) */
         e.zero3_gathered_params = e.params;
         e.stream_pool_bytes = e.params * c->grad_bytes_per_param;
@@ -297,7 +298,7 @@ bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown 
     e.reserve_bytes = 0;
     e.working_set_bytes = 0; /* the dense estimate has it */
     e.tp_overlap_bytes = 0;
-    e.stream_pool_bytes = 0; /* ZeRO-3's reduce-scatter pool: the dense estimate's */
+    e.fragmentation = 0; /* the caller's holes cover every buffer (memory_apply_fragmentation) */
     e.fp8_weight_params = dense->fp8_weight_params > 0 ? e.params : 0; /* experts are linear layers */
     MemoryBreakdown x;
     if (!memory_estimate(&e, &x, err))
@@ -306,6 +307,7 @@ bool moe_memory(const Ctx *c, int s, const MemoryConfig *dense, MemoryBreakdown 
     mem->grads += x.grads;
     mem->optimizer += x.optimizer;
     mem->model_states += x.model_states;
+    mem->buffers += x.buffers; /* the gathered experts */
     mem->total += x.total;
     return true;
 }
