@@ -179,6 +179,35 @@ static void test_dgxc_deepseek(void)
         CU_ASSERT_TRUE(fabs(expm1(-s.row_logr[i])) <= 0.30);
 }
 
+/* The memory lines add up to the total wherever the experts are sharded
+ * apart from the dense weights: ZeRO-3 of the experts over the ranks that
+ * hold the same ones (ep < dp), with and without a pipeline (where FSDP
+ * keeps a stage's experts gathered and their gradients whole). */
+static void test_memory_lines(void)
+{
+    static const char *const lines[] = {"weights", "gradients", "optimizer_state", "activations",
+                                        "buffers", "working_set", "reserve"};
+    const char *const cases[][7] = {
+        {"automodel-qwen3-30b-a3b.json", "parallelism.ep", "2", NULL},
+        {"automodel-qwen3-30b-a3b.json", "parallelism.ep", "8", NULL},
+        {"automodel-deepseek-v3.json", "parallelism.ep", "2", NULL},
+        {"automodel-deepseek-v3.json", "parallelism.ep", "8", "parallelism.zero_impl", "fsdp", NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        cJSON *res = steps_file_run(cases[i][0], cases[i] + 1);
+        const cJSON *m = cJSON_GetObjectItem(res, "memory_per_device_bytes");
+        double sum = 0, total = cJSON_GetObjectItem(m, "total")->valuedouble;
+        for (size_t k = 0; k < G_N_ELEMENTS(lines); k++)
+            sum += cJSON_GetObjectItem(m, lines[k])->valuedouble;
+        printf("\n%s ep %s: lines %.3f GiB, total %.3f GiB", cases[i][0], cases[i][2], sum / 1073741824.0,
+               total / 1073741824.0);
+        CU_ASSERT_DOUBLE_EQUAL(sum, total, 1e-9 * total);
+        CU_ASSERT_TRUE(cJSON_GetObjectItem(m, "buffers")->valuedouble > 0);
+        cJSON_Delete(res);
+    }
+    printf("\n");
+}
+
 static const TestCase tests[] = {
     {"expert_tp: Megatron-Core's MoE parallel folding", test_expert_tp},
     {"the 8192-token scenario's inline model is the gpt-oss-120b preset", test_inline_preset},
@@ -186,6 +215,7 @@ static const TestCase tests[] = {
     {"EP 64 across 8 B200 nodes: the all-to-all's share of the step", test_cross_node_alltoall},
     {"NeMo 26.02.01-26.06 on H100: the same inputs, later software", test_later},
     {"dgxc-benchmarking v25.05.05 DeepSeek-V3 on H100 and GB200, held out: every row with its error", test_dgxc_deepseek},
+    {"the memory lines add up to the total under ZeRO-3 of the experts (review 8)", test_memory_lines},
 };
 
 TEST_MAIN("steps_nemo_moe", tests)
