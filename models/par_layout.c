@@ -57,7 +57,7 @@ bool layout_chunks(const char *layout, int chunks, int layers, int mtp_layers, i
     const char *end = expand(layout, '\0', s, 0);
     bool ok = end && *end == '\0';
     *why = ok ? NULL : "does not parse (E, t, m, L, '|', X*N, (...)*N)";
-    int k = 0, t = 0, m = 0, e = 0, l = 0, bars = 0;
+    int k = 0, t = 0, m = 0, e = 0, l = 0, bars = 0, placed = 0;
     for (int j = 0; j < chunks; j++)
         out[j] = 0;
     for (size_t i = 0; ok && i < s->len; i++)
@@ -76,11 +76,18 @@ bool layout_chunks(const char *layout, int chunks, int layers, int mtp_layers, i
             continue; /* counted: too many chunks */
         out[k] += ch == 't';
         t += ch == 't';
-        if (ch == 'E' && (k != 0 || e++))
+        /* Megatron-Core's validate_layer_layout: the embedding first, the
+         * loss last, every decoder layer before the MTP modules */
+        if (ch == 'E' && (placed || e++))
             *why = "'E' (the embedding) must open the first chunk, once";
         if ((ch == 'L' && l++) || ((ch == 'L' || ch == 'm') && k != chunks - 1))
             *why = "'L' (the loss, once) and 'm' (MTP) belong in the last chunk";
+        if (l && ch != 'L')
+            *why = "'L' (the loss) must close the last chunk";
+        if (ch == 't' && m)
+            *why = "every decoder layer ('t') must come before the MTP modules ('m')";
         m += ch == 'm';
+        placed++;
     }
     if (ok && !*why) {
         if (t != layers)

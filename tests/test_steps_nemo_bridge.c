@@ -129,6 +129,12 @@ static void test_layout(void)
                       "pp x virtual_stages chunks");
     expect_dsv3_error("\"dp\": 8, \"pp\": 16, \"ep\": 8, \"pipeline_layout\": \"Et*4|(t*4|*14tmL\"", "does not parse");
     expect_dsv3_error("\"dp\": 8, \"pp\": 16, \"ep\": 8, \"pipeline_layout\": \"mt*4|(t*4|)*14tEL\"", "'E'");
+    /* Megatron-Core's order (review 8): E first, L last, every t before m */
+    expect_dsv3_error("\"dp\": 8, \"pp\": 16, \"ep\": 8, \"pipeline_layout\": \"t*4E|(t*4|)*14tmL\"", "'E'");
+    expect_dsv3_error("\"dp\": 8, \"pp\": 16, \"ep\": 8, \"pipeline_layout\": \"Et*4|(t*4|)*14tLm\"",
+                      "'L' (the loss) must close the last chunk");
+    expect_dsv3_error("\"dp\": 8, \"pp\": 16, \"ep\": 8, \"pipeline_layout\": \"Et*4|(t*4|)*14mtL\"",
+                      "before the MTP modules");
     expect_dsv3_error("\"dp\": 128, \"pp\": 1, \"ep\": 8, \"pipeline_layout\": \"Et*61mL\"", "needs a pipeline");
     expect_dsv3_error("\"dp\": 8, \"pp\": 16, \"pipeline_layout\": \"Et*4|(t*4|)*14tmL\", \"moe_a2a_overlap\": true",
                       "\"moe_a2a_overlap\" needs");
