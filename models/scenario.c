@@ -484,6 +484,12 @@ static StepScenario *scenario_from_doc(const SimJsonDoc *d, StepCache *cache, GE
                           : sc->fp8_dpa    ? "fp8_dot_product_attention"
                           : sc->fp8_params ? "fp8_param_gather"
                                            : NULL;
+    if ((sc->act_func_fp8 || sc->fp8_dpa) && !workload_transformer(sc->w)) {
+        sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, fp8_key), err,
+                       "\"%s\" is for transformers: a CNN has no %s", fp8_key,
+                       sc->fp8_dpa && !sc->act_func_fp8 ? "attention" : "MLP activation");
+        goto fail;
+    }
     if (fp8_key && sc->precision != MEMORY_MIXED_FP8) {
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(root, fp8_key), err, "\"%s\" needs \"precision\": \"fp8\"",
                        fp8_key);

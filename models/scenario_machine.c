@@ -70,6 +70,10 @@ static bool parse_attention(StepScenario *sc, const SimJsonDoc *d, const cJSON *
     sc->attention = accel_has_fused_attention(sc->acc) ? STEP_ATTN_FUSED : STEP_ATTN_UNFUSED;
     if (!att)
         return true;
+    if (!workload_transformer(sc->w)) {
+        sim_json_error(d, it, err, "\"attention\" is for transformers: a CNN has none");
+        return false;
+    }
     if (!strcmp(att, "fused"))
         sc->attention = STEP_ATTN_FUSED;
     else if (!strcmp(att, "fused-v1"))

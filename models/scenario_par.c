@@ -196,6 +196,13 @@ static const cJSON *item(const cJSON *where, const char *key)
     return it ? it : where;
 }
 
+/* Whether the scenario writes `key` (null: as left out). */
+static bool given(const cJSON *where, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(where, key);
+    return it && !cJSON_IsNull(it);
+}
+
 /* Megatron's embedding/loss accounting in the pipeline split: a pipeline,
  * and pp x virtual_stages chunks of layers + 1 (+ 2) (Megatron-Core's
  * get_num_layers_to_build); a chunk may hold the embedding or the loss
@@ -335,12 +342,18 @@ bool scenario_cnn_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
 {
     static const char *const keys[] = {"tp", "pp", "sequence_parallel", "ep", "expert_tp", "capacity_factor", "virtual_stages",
                                        "cp", "shard_group", "recompute", "schedule", "pipeline_microbatches",
-                                       "ep_dispatcher", "moe_routing", NULL};
+                                       "ep_dispatcher", "moe_routing", "pipeline_layout", "moe_a2a_overlap",
+                                       "recompute_modules", "recompute_keep", "account_for_embedding_in_pipeline_split",
+                                       "account_for_loss_in_pipeline_split", "cp_impl", "cp_repeat_kv",
+                                       "tp_comm_overlap", NULL};
     for (const char *const *k = keys; *k; k++) {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(where, *k);
-        /* what the key says when left out: 1, false, "none", "1f1b" */
+        /* what the key says when left out: 1, false, "none", "1f1b", [];
+         * pipeline_microbatches' 1 is a pipeline's */
         bool dflt = !it || cJSON_IsNull(it) || cJSON_IsFalse(it) ||
-                    (cJSON_IsNumber(it) && it->valuedouble == 1 && strcmp(*k, "capacity_factor") != 0) ||
+                    (cJSON_IsNumber(it) && it->valuedouble == 1 && strcmp(*k, "capacity_factor") != 0 &&
+                     strcmp(*k, "pipeline_microbatches") != 0) ||
+                    (cJSON_IsArray(it) && cJSON_GetArraySize(it) == 0) ||
                     (cJSON_IsString(it) && (!strcmp(it->valuestring, "none") || !strcmp(it->valuestring, "1f1b")));
         if (!dflt) {
             sim_json_error(d, it, err,
@@ -459,8 +472,9 @@ bool scenario_par_check(const SimJsonDoc *d, const cJSON *where, const StepPlan 
         sim_json_error(d, item(where, "cp"), err, "\"cp\" with a mixture of experts is not modelled");
         return false;
     }
+    /* given at all, a default included: a dense model has nothing to apply it to */
     bool given_cf = cJSON_GetObjectItemCaseSensitive(where, "capacity_factor") != NULL;
-    bool given_epd = p->ep_dispatcher != STEP_EP_ALLTOALL, given_route = p->moe_routing != STEP_ROUTE_UNIFORM;
+    bool given_epd = given(where, "ep_dispatcher"), given_route = given(where, "moe_routing");
     if (tr->experts == 0 && (p->ep > 1 || given_cf || p->etp || given_epd || given_route)) {
         const char *k = p->ep > 1 ? "ep" : given_cf ? "capacity_factor" : p->etp ? "expert_tp"
                                       : given_epd ? "ep_dispatcher" : "moe_routing";

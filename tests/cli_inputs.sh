@@ -127,6 +127,10 @@ printf '{"model": "gpt3-1.3b", "topology": "dgx-a100", "global_batch": 8,\n "cro
 refused 'nul.json:2: a string holds \\u0000' run "$tmp/nul.json"
 printf '{"model": "resnet50", "topology": "dgx1-v100", "global_batch": 256, "micro_batch": 32,\n "cross_entropy": "te"}\n' >"$tmp/cnn.json"
 refused 'cnn.json:2: "cross_entropy" is for transformers' run "$tmp/cnn.json"
+printf '{"model": "resnet50", "topology": "dgx1-v100", "global_batch": 256, "micro_batch": 32,\n "attention": "fused"}\n' >"$tmp/cnn.json"
+refused 'cnn.json:2: "attention" is for transformers' run "$tmp/cnn.json"
+printf '{"model": "resnet50", "topology": "dgx-h100", "global_batch": 256, "micro_batch": 32, "precision": "fp8",\n "fp8_dot_product_attention": true}\n' >"$tmp/cnn.json"
+refused 'cnn.json:2: "fp8_dot_product_attention" is for transformers' run "$tmp/cnn.json"
 
 [ "$fail" -eq 0 ] && echo "inputs: all refusals and stdin reads as expected"
 exit "$fail"

@@ -61,9 +61,16 @@ printf '{%s,\n "parallelism": {"ep": 8,\n  "moe_routing": "round_robin"}}\n' "$m
 expect routing_alltoall '"moe_routing" acts on "ep_dispatcher": "deepep"' "$S/route_a2a.json:3" -- run "$S/route_a2a.json"
 printf '{%s,\n "parallelism": {"pp": 2,\n  "pipeline_microbatches": 1}}\n' "$dense" > "$S/pmb_z0.json"
 expect pmb_zero0 '"pipeline_microbatches" is PyTorch'"'"'s pipelining over FSDP: it needs "zero_stage": 3' "$S/pmb_z0.json:3" -- run "$S/pmb_z0.json"
-for k in '"pipeline_microbatches": 2' '"ep_dispatcher": "deepep"' '"moe_routing": "round_robin"'; do
+for k in '"pipeline_microbatches": 2' '"ep_dispatcher": "deepep"' '"moe_routing": "round_robin"' \
+         '"pipeline_layout": "E|L"' '"moe_a2a_overlap": true' '"recompute_modules": ["core_attn"]' \
+         '"account_for_loss_in_pipeline_split": true' '"pipeline_microbatches": 1'; do
     printf '{"topology": "dgx-a100", "model": "resnet50", "global_batch": 256,\n "parallelism": {\n  %s}}\n' "$k" > "$S/cnn_k.json"
     expect "cnn ${k%%:*}" 'is a CNN' "$S/cnn_k.json:3" -- run "$S/cnn_k.json"
+done
+# a dense model refuses the MoE keys even at their defaults (review 8)
+for k in '"ep_dispatcher": "alltoall"' '"moe_routing": "uniform"'; do
+    printf '{%s,\n "parallelism": {\n  %s}}\n' "$dense" "$k" > "$S/dense_k.json"
+    expect "dense ${k%%:*}" 'needs a mixture-of-experts model' "$S/dense_k.json:3" -- run "$S/dense_k.json"
 done
 printf '{%s,\n "parallelism": {"ep": 8, "ep_dispatcher": "deepep",\n  "capacity_factor": 1.25}}\n' "$moe" > "$S/deepcf.json"
 expect deepep_cf 'DeepEP is dropless' "$S/deepcf.json:3" -- run "$S/deepcf.json"
