@@ -62,6 +62,10 @@ cJSON *plan_cand_scenario(const Plan *p, const PlanCand *c, bool full)
     pipeline_batch(p, c, par);
     if (cJSON_IsObject(par) && !plan_cand_layout(p, c)) /* the layout is for the scenario's pp x vpp */
         cJSON_DeleteItemFromObjectCaseSensitive(par, "pipeline_layout");
+    if (cJSON_IsObject(par) && c->pp == 1) { /* the split keys need a pipeline */
+        cJSON_DeleteItemFromObjectCaseSensitive(par, "account_for_embedding_in_pipeline_split");
+        cJSON_DeleteItemFromObjectCaseSensitive(par, "account_for_loss_in_pipeline_split");
+    }
     cJSON_DeleteItemFromObjectCaseSensitive(s, "placement");
     cJSON_DeleteItemFromObjectCaseSensitive(s, "placement_seed");
     set_num(s, "nodes", c->nodes);

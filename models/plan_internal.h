@@ -54,6 +54,7 @@ struct Plan {
     PlanCand ref;          /* the scenario's own configuration */
     bool ref_layout;       /* it places its layers with a pipeline_layout (for its pp x vpp only) */
     int ref_local_batch;   /* its pipeline_microbatches x micro_batch: samples a pipeline schedule (0: none) */
+    int ref_split;         /* the embedding and loss it counts as layers in the pipeline split (account_for_*) */
     int ref_shard_group;   /* its hybrid sharding's shard group, which the search does not vary (0: none) */
     int ref_variants;      /* the weight updates the scenario compares; the reference is the first */
     char *ref_variant;     /* its label */

@@ -135,6 +135,7 @@ static bool read_scenario(Plan *p, GError **err)
     p->ref.uneven = uneven_stages(p, sp.pp, sp.vpp > 0 ? sp.vpp : 1);
     p->ref_layout = sp.pipeline_layout[0] != 0;
     p->ref_local_batch = sp.pp_microbatches * step_scenario_micro_batch(sc);
+    p->ref_split = sp.split_embedding + sp.split_loss;
     p->ref.nodes = topo_num_nodes(step_scenario_topo(sc));
     p->ref_variants = step_scenario_num_variants(sc);
     p->ref_variant = g_strdup(step_scenario_variant_label(sc, 0));
@@ -180,9 +181,11 @@ PlanReason plan_space_check(const Plan *p, const PlanCand *c)
     if (p->o.max_nodes > 0 && c->nodes > p->o.max_nodes)
         return PLAN_DISCARD_NODES;
     long per = (long)c->tp * c->pp * c->cp;
+    /* Megatron's account_for_* split: the counted layers divide evenly */
+    int split = c->pp > 1 ? p->ref_split : 0, counted = p->layers + split;
     if (c->nodes == 0 || c->gpus % per || p->heads % c->tp || p->kv_heads % c->tp || p->hidden % c->tp ||
         p->ffn % c->tp || c->pp > p->layers ||
-        (c->vpp > 1 && p->layers % (c->pp * c->vpp) && !plan_cand_layout(p, c)))
+        ((c->vpp > 1 || split) && counted % (c->pp * (c->vpp > 1 ? c->vpp : 1)) && !plan_cand_layout(p, c)))
         return PLAN_DISCARD_DIVIDE;
     if (c->gb % ((long)c->dp * c->mb) || (c->vpp > 1 && plan_cand_micro_batches(c) % c->pp))
         return PLAN_DISCARD_DIVIDE;
