@@ -286,6 +286,15 @@ static bool check_interleaving(const SimJsonDoc *d, const cJSON *where, const St
                        p->ep_overlap ? " and no \"moe_a2a_overlap\" (Megatron's)" : "");
         return false;
     }
+    /* ZeRO-3 under a pipeline is PyTorch's pipelining over FSDP (par_zero.c):
+     * DeepSpeed's pipeline engine refuses ZeRO-2/3 ("ZeRO-2 and ZeRO-3 are
+     * incompatible with pipeline parallelism", pipe/engine.py) */
+    if (max_zero_stage == 3 && p->pp > 1 && !p->zero_fsdp) {
+        sim_json_error(d, item(where, "zero_stage"), err,
+                       "ZeRO-3 under a pipeline (\"pp\" %d) is PyTorch's pipelining over FSDP: set \"zero_impl\" "
+                       "to \"fsdp2\" or \"fsdp\" (DeepSpeed's pipeline engine refuses ZeRO-3)", p->pp);
+        return false;
+    }
     if (p->vpp == 1)
         return true;
     const cJSON *at = item(where, "virtual_stages");

@@ -67,6 +67,9 @@ for k in '"pipeline_microbatches": 2' '"ep_dispatcher": "deepep"' '"moe_routing"
     printf '{"topology": "dgx-a100", "model": "resnet50", "global_batch": 256,\n "parallelism": {\n  %s}}\n' "$k" > "$S/cnn_k.json"
     expect "cnn ${k%%:*}" 'is a CNN' "$S/cnn_k.json:3" -- run "$S/cnn_k.json"
 done
+# ZeRO-3 under a pipeline is FSDP's (DeepSpeed's pipeline engine refuses it; review 8)
+printf '{%s,\n "parallelism": {"pp": 2,\n  "zero_stage": 3}}\n' "$dense" > "$S/z3pp.json"
+expect z3_pp_deepspeed 'ZeRO-3 under a pipeline ("pp" 2) is PyTorch'"'"'s pipelining over FSDP' "$S/z3pp.json:3" -- run "$S/z3pp.json"
 # a dense model refuses the MoE keys even at their defaults (review 8)
 for k in '"ep_dispatcher": "alltoall"' '"moe_routing": "uniform"'; do
     printf '{%s,\n "parallelism": {\n  %s}}\n' "$dense" "$k" > "$S/dense_k.json"

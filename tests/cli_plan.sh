@@ -259,7 +259,7 @@ grep -q "0 ranked, 0 simulated in full" "$TMP/fail.out" && grep -q "[1-9][0-9]* 
 # scenario's 2 of micro-batch 1 are 1 of micro-batch 2 in that candidate, the step run gives
 cat > "$TMP/pmb.json" <<'EOF2'
 {"topology": "dgx-h100-cluster", "nodes": 2, "model": "gpt3-1.3b", "global_batch": 64, "micro_batch": 1,
- "parallelism": {"pp": 2, "dp": 8, "zero_stage": 3, "pipeline_microbatches": 2}}
+ "parallelism": {"pp": 2, "dp": 8, "zero_stage": 3, "zero_impl": "fsdp2", "pipeline_microbatches": 2}}
 EOF2
 sed 's/"micro_batch": 1/"micro_batch": 2/; s/"pipeline_microbatches": 2/"pipeline_microbatches": 1/' "$TMP/pmb.json" > "$TMP/pmb2.json"
 "$BIN" plan "$TMP/pmb.json" --fix tp=1,pp=2,dp=8,mb=2,zero=3,recompute=none --top 1 --json > "$TMP/pmb.out" 2>&1 &&

@@ -111,10 +111,10 @@ static void test_listing_matches_graph(void)
         "{\"dp\": 4, \"tp\": 2, \"pp\": 2, \"weight_update\": \"sharded\"}",
         "{\"dp\": 4, \"tp\": 2, \"pp\": 2, \"weight_update\": \"sharded\", \"allgather_overlap\": false}",
         "{\"dp\": 4, \"tp\": 2, \"pp\": 2, \"zero_stage\": 2}",
-        "{\"dp\": 4, \"tp\": 2, \"pp\": 2, \"zero_stage\": 3}",
+        "{\"dp\": 4, \"tp\": 2, \"pp\": 2, \"zero_stage\": 3, \"zero_impl\": \"fsdp2\"}",
         "{\"dp\": 4, \"tp\": 2, \"pp\": 2, \"sequence_parallel\": true}",
         "{\"dp\": 8, \"tp\": 2, \"pp\": 1, \"zero_stage\": 3}",
-        "{\"dp\": 4, \"tp\": 2, \"pp\": 2, \"zero_stage\": 3, \"pipeline_microbatches\": 2}",
+        "{\"dp\": 4, \"tp\": 2, \"pp\": 2, \"zero_stage\": 3, \"zero_impl\": \"fsdp2\", \"pipeline_microbatches\": 2}",
     };
     static const char *const dpnames[] = {"grad_allreduce", "grad_reducescatter", "param_allgather",
                                           "zero3_allgather", "zero3_reducescatter"};
