@@ -77,7 +77,7 @@ bool fp8_recipe_parse(const SimJsonDoc *d, const cJSON *root, bool fp8, Fp8Recip
         return true;
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(root, "fp8_recipe");
     for (int i = 0; names[i]; i++)
-        if (!strcmp(s, names[i])) {
+        if (!g_ascii_strcasecmp(s, names[i])) { /* as every choice: case aside */
             *out = (Fp8Recipe)i;
             if (fp8)
                 return true;

@@ -74,13 +74,13 @@ static bool parse_attention(StepScenario *sc, const SimJsonDoc *d, const cJSON *
         sim_json_error(d, it, err, "\"attention\" is for transformers: a CNN has none");
         return false;
     }
-    if (!strcmp(att, "fused"))
+    if (!g_ascii_strcasecmp(att, "fused"))
         sc->attention = STEP_ATTN_FUSED;
-    else if (!strcmp(att, "fused-v1"))
+    else if (!g_ascii_strcasecmp(att, "fused-v1"))
         sc->attention = STEP_ATTN_FUSED_V1;
-    else if (!strcmp(att, "fused-v2"))
+    else if (!g_ascii_strcasecmp(att, "fused-v2"))
         sc->attention = STEP_ATTN_FUSED_V2;
-    else if (!strcmp(att, "unfused"))
+    else if (!g_ascii_strcasecmp(att, "unfused"))
         sc->attention = STEP_ATTN_UNFUSED;
     else {
         sim_json_error(d, it, err,
@@ -120,7 +120,7 @@ static bool parse_cross_entropy(StepScenario *sc, const SimJsonDoc *d, const cJS
         return false;
     }
     for (int i = 0; i < (int)G_N_ELEMENTS(ce_names); i++)
-        if (!strcmp(ce, ce_names[i])) {
+        if (!g_ascii_strcasecmp(ce, ce_names[i])) {
             sc->cross_entropy = (StepCrossEntropy)i;
             return true;
         }

@@ -117,7 +117,7 @@ static bool parse_modules(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GE
     }
     for (const cJSON *e = m->child; e; e = e->next) {
         size_t i = 0;
-        while (i < G_N_ELEMENTS(mods) && !(cJSON_IsString(e) && !strcmp(e->valuestring, mods[i].name)))
+        while (i < G_N_ELEMENTS(mods) && !(cJSON_IsString(e) && !g_ascii_strcasecmp(e->valuestring, mods[i].name)))
             i++;
         if (i == G_N_ELEMENTS(mods)) {
             sim_json_error(d, e, err,

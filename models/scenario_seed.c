@@ -56,16 +56,11 @@ static bool get_recompute_layers(const SimJsonDoc *d, const cJSON *par, StepPlan
 static bool get_checkpoint_copy(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)
 {
     static const char *const names[] = {"async", "blocking", NULL};
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(par, "cpu_checkpointing_copy");
-    if (!it || cJSON_IsNull(it))
-        return true;
-    for (int i = 0; cJSON_IsString(it) && names[i]; i++)
-        if (!strcmp(it->valuestring, names[i])) {
-            p->cpu_checkpointing_blocking = i == 1;
-            return true;
-        }
-    sim_json_error(d, it, err, "\"cpu_checkpointing_copy\" must be \"async\" or \"blocking\"");
-    return false;
+    int v = 0;
+    if (!scenario_get_choice(d, par, "cpu_checkpointing_copy", names, &v, err))
+        return false;
+    p->cpu_checkpointing_blocking = v == 1;
+    return true;
 }
 
 bool scenario_seed_parse(const SimJsonDoc *d, const cJSON *par, StepPlan *p, GError **err)

@@ -67,6 +67,12 @@ for k in '"pipeline_microbatches": 2' '"ep_dispatcher": "deepep"' '"moe_routing"
     printf '{"topology": "dgx-a100", "model": "resnet50", "global_batch": 256,\n "parallelism": {\n  %s}}\n' "$k" > "$S/cnn_k.json"
     expect "cnn ${k%%:*}" 'is a CNN' "$S/cnn_k.json:3" -- run "$S/cnn_k.json"
 done
+# choices read as every choice does, case aside (review 8)
+printf '{%s,\n "parallelism": {"ep": 8},\n "precision": "fp8", "fp8_recipe": "TENSORWISE", "attention": "Fused", "cross_entropy": "TE"}\n' "$moe" > "$S/case.json"
+sed 's/"TENSORWISE"/"tensorwise"/; s/"Fused"/"fused"/; s/"TE"/"te"/' "$S/case.json" > "$S/case_lc.json"
+"$BIN" run --json "$S/case.json" > "$S/case.out" 2>&1 && "$BIN" run --json "$S/case_lc.json" > "$S/case_lc.out" 2>&1 &&
+    cmp -s <(grep -v '"scenario"' "$S/case.out") <(grep -v '"scenario"' "$S/case_lc.out") ||
+    { echo "FAIL choices by case"; cat "$S/case.out"; fail=1; }
 # ZeRO-3 under a pipeline is FSDP's (DeepSpeed's pipeline engine refuses it; review 8)
 printf '{%s,\n "parallelism": {"pp": 2,\n  "zero_stage": 3}}\n' "$dense" > "$S/z3pp.json"
 expect z3_pp_deepspeed 'ZeRO-3 under a pipeline ("pp" 2) is PyTorch'"'"'s pipelining over FSDP' "$S/z3pp.json:3" -- run "$S/z3pp.json"

@@ -60,7 +60,7 @@ case_ pa_sp 'contradicts "sequence_parallel"' '"tp": 2' '"recompute": "full"' '"
 case_ cpu_ckpt 'needs a transformer and "recompute": "full"' '"tp": 2' '"recompute": "selective"' \
     '"cpu_checkpointing": true'
 case_ cpu_copy_alone 'needs "cpu_checkpointing": true' '"recompute": "full"' '"cpu_checkpointing_copy": "async"'
-case_ cpu_copy_name 'must be "async" or "blocking"' '"recompute": "full"' '"cpu_checkpointing": true' \
+case_ cpu_copy_name '"cpu_checkpointing_copy" = "sync" is not one of "async", "blocking"' '"recompute": "full"' '"cpu_checkpointing": true' \
     '"cpu_checkpointing_copy": "sync"'
 case_ cpu_ckpt_block 'with "partition_activations", "cpu_checkpointing"' '"recompute": "full"' \
     '"cpu_checkpointing": true' '"recompute_layers": 4'

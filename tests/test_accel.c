@@ -163,6 +163,10 @@ static void test_bad_input(void)
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": 1e14, \"source\": \"s\"},\n " HBM ",\n"
                  " \"efficiency\": {\"gemm_eff_max\": 1.5, \"gemm_half_flops\": 1e9, \"mem_eff\": 0.9, \"source\": \"s\"}}",
                  "x.json:4: \"gemm_eff_max\" must be between 0.01 and 1, not 1.5");
+    /* a value just past a bound is not printed as the bound (review 8) */
+    expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"bf16\": 1e14, \"source\": \"s\"},\n " HBM ",\n"
+                 " \"efficiency\": {\"gemm_eff_max\": 1.0000001, \"gemm_half_flops\": 1e9, \"mem_eff\": 0.9, \"source\": \"s\"}}",
+                 "x.json:4: \"gemm_eff_max\" must be between 0.01 and 1, not 1 (1.0000001000000001)");
     expect_error("{\"name\": \"x\",\n \"peak_flops\": {\"source\": \"s\"},\n " HBM ",\n " EFF "}",
                  "x.json:2: \"peak_flops\" names no data type");
     expect_error("[1, 2]", "x.json:1: an accelerator description must be a JSON object");

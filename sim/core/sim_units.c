@@ -4,6 +4,7 @@
 #include "sim_units.h"
 
 #include <math.h>
+#include <string.h>
 
 char *sim_format_quantity(double v, SimUnit unit)
 {
@@ -42,6 +43,11 @@ bool sim_check_range(const char *what, double v, double lo, double hi, SimUnit u
     if (isfinite(v) && v >= lo && v <= hi)
         return true;
     char *a = sim_format_quantity(lo, unit), *b = sim_format_quantity(hi, unit), *c = sim_format_quantity(v, unit);
+    if (!strcmp(c, a) || !strcmp(c, b)) { /* rounded onto a bound it is past: the value in full */
+        char *full = g_strdup_printf("%s (%.17g)", c, v);
+        g_free(c);
+        c = full;
+    }
     g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s must be between %s and %s, not %s", what, a, b, c);
     g_free(a);
     g_free(b);
