@@ -129,8 +129,25 @@ PY
 expect_exit 2 "runs 2 ranks, not 4" validate -t dgx-a100-cluster --nodes 2 --ranks 4 "$lat"
 check "a point-to-point benchmark has 2 ranks" [ $? -eq 0 ]
 
+# a time the row's own algbw contradicts, or faster than any link, is refused at its line (review 8)
+cols0='#  size count type redop time algbw busbw error time algbw busbw error'
+printf '%s\n%s\n' "$cols0" '  1048576  262144  float  sum  100.0  20.00  35.00  0  100.0  10.49  18.35  0' >"$tmp/alg.txt"
+expect_exit 2 "alg.txt:2: out-of-place time 100 us gives 10.49 GB/s for 1048576 B, the row's algbw says 20" \
+    validate -t dgx-a100 --ranks 8 --op allreduce "$tmp/alg.txt"
+check "a time against its row's algbw" [ $? -eq 0 ]
+printf '%s\n%s\n' "$cols0" '  17179869184  4294967296  float  sum  0.001  0.00  0.00  0  0.001  0.00  0.00  0' >"$tmp/fast.txt"
+expect_exit 2 "fast.txt:2: out-of-place time 0.001 us moves 17179869184 B" validate -t dgx-a100 --ranks 8 --op allreduce "$tmp/fast.txt"
+check "a time faster than any link" [ $? -eq 0 ]
+
+python3 -c "
+print('# OSU MPI Latency Test v7.5')
+print('# Size          Latency (us)')
+for i in range(1, 50003): print(i, 1000.0)" >"$tmp/long.txt"
+expect_exit 2 "long.txt:50003: more than 50000 result rows" validate -t dgx-a100-cluster --nodes 2 "$tmp/long.txt"
+check "a trace's rows are bounded" [ $? -eq 0 ]
+
 # files that could be read two ways are refused at their line
-row='  1048576  262144  float  sum  100.0  10.00  17.50  0  100.0  10.00  17.50  0'
+row='  1048576  262144  float  sum  100.0  10.49  18.35  0  100.0  10.49  18.35  0'
 cols='#  size count type redop time algbw busbw error time algbw busbw error'
 printf '# Collective test starting: all_reduce_perf\n%s\n%s\n# Collective test starting: sendrecv_perf\n%s\n%s\n' "$cols" "$row" "$cols" "$row" >"$tmp/two.txt"
 expect_exit 2 "two.txt:4: second table is sendrecv at line 4, the first was allreduce at line 1" validate -t dgx-a100 "$tmp/two.txt"

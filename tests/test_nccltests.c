@@ -596,6 +596,13 @@ static void test_malformed(void)
                  5, "in-place busbw \"abc\"");
     expect_error(dir, "truncated.txt", HDR ROW8 "          16             4     float     sum    22.54    0.00\n",
                  4, "result row has 6 fields, expected 12");
+    /* a row's datatype, reduction and count as nccl-tests prints them (review 8) */
+    expect_error(dir, "type.txt", HDR ROW8 "          16             4     bogus     sum    22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
+                 4, "datatype \"bogus\" is not one nccl-tests prints");
+    expect_error(dir, "redop.txt", HDR ROW8 "          16             4     float     bogus    22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
+                 4, "reduction \"bogus\" is not one nccl-tests prints");
+    expect_error(dir, "count.txt", HDR ROW8 "          16           999     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
+                 4, "size 16 is not a whole number of count 999 x 4-byte elements");
     expect_error(dir, "norows.txt", HDR "# Out of bounds values : 0 OK\n#\n", 4, "no nccl-tests result rows");
     expect_error(dir, "empty.txt", "", 1, "no nccl-tests result rows");
     expect_error(dir, "badsize.txt", HDR ROW8 "     1048576x       262144     float     sum    22.54    0.00    0.00  4e-07    24.94    0.00    0.00  4e-07\n",
@@ -626,8 +633,8 @@ static void test_malformed(void)
 
 #define COLS "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
 /* busbw/algbw = 1.75: 8 ranks of an allreduce; 1.5: 4 ranks */
-#define ROW_R8 "     1048576        262144     float     sum   100.00   10.00   17.50  0   100.00   10.00   17.50  0\n"
-#define ROW_R4 "     2097152        524288     float     sum   200.00   10.00   15.00  0   200.00   10.00   15.00  0\n"
+#define ROW_R8 "     1048576        262144     float     sum   104.86   10.00   17.50  0   104.86   10.00   17.50  0\n"
+#define ROW_R4 "     2097152        524288     float     sum   209.72   10.00   15.00  0   209.72   10.00   15.00  0\n"
 #define RANK(n, host) "#  Rank  " #n " Group  0 Pid  1 on " host " device  " #n " [0x1] GPU\n"
 
 /* A file that could be read two ways is bad input, at the line that shows it. */
@@ -803,10 +810,10 @@ static void test_op_from_bw(void)
 {
     const char *ranks8 = RANK(0, "h") RANK(1, "h") RANK(2, "h") RANK(3, "h") RANK(4, "h") RANK(5, "h") RANK(6, "h")
         RANK(7, "h");
-    const char *rs = "     1048576        262144     float     sum   100.00   10.00    8.75  0   100.00   10.00    8.75  0\n";
-    const char *ag = "     1048576        262144     float    none   100.00   10.00    8.75  0   100.00   10.00    8.75  0\n";
+    const char *rs = "     1048576        262144     float     sum   104.86   10.00    8.75  0   104.86   10.00    8.75  0\n";
+    const char *ag = "     1048576        262144     float    none   104.86   10.00    8.75  0   104.86   10.00    8.75  0\n";
     const char *two = RANK(0, "h") RANK(1, "h") COLS
-        "     1048576        262144     float     sum   100.00   10.00   10.00  0   100.00   10.00   10.00  0\n";
+        "     1048576        262144     float     sum   104.86   10.00   10.00  0   104.86   10.00   10.00  0\n";
     struct { const char *rows; NcclTestsOp op; } c[] = {
         {ROW_R8, NCCLTESTS_ALLREDUCE}, {rs, NCCLTESTS_REDUCESCATTER}, {ag, NCCLTESTS_UNKNOWN}};
     GError *err = NULL;

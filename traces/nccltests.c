@@ -75,14 +75,29 @@ static bool layout_from_count(int n, Layout *L)
 
 static const char *COLNAME[2] = { "out-of-place", "in-place" };
 
-/* nccl-tests' datatype names (src/common.cu test_typenames, old and new). */
-static bool is_type_name(TraceTok t)
+/* nccl-tests' datatype names (src/common.cu test_typenames, old and new):
+ * the element's bytes, 0 for a name it never prints. */
+static int type_bytes(TraceTok t)
 {
-    static const char *const names[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float",
-                                        "double", "bfloat16", "f8e4m3", "f8e5m2", "fp8_e4m3", "fp8_e5m2",
-                                        "char", "int", "uint", "bf16", "fp8e4m3", "fp8e5m2"};
-    for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
-        if (trace_tok_is(t, names[i]))
+    static const struct { const char *name; int bytes; } types[] = {
+        {"int8", 1},     {"uint8", 1},  {"int32", 4},    {"uint32", 4},   {"int64", 8},    {"uint64", 8},
+        {"half", 2},     {"float", 4},  {"double", 8},   {"bfloat16", 2}, {"f8e4m3", 1},   {"f8e5m2", 1},
+        {"fp8_e4m3", 1}, {"fp8_e5m2", 1}, {"char", 1},   {"int", 4},      {"uint", 4},     {"bf16", 2},
+        {"fp8e4m3", 1},  {"fp8e5m2", 1}};
+    for (size_t i = 0; i < G_N_ELEMENTS(types); i++)
+        if (trace_tok_is(t, types[i].name))
+            return types[i].bytes;
+    return 0;
+}
+
+static bool is_type_name(TraceTok t) { return type_bytes(t) > 0; }
+
+/* nccl-tests' reduction names (test_opnames), and "none" where it reduces nothing. */
+static bool is_redop_name(TraceTok t)
+{
+    static const char *const ops[] = {"sum", "prod", "max", "min", "avg", "mulsum", "premulsum", "none"};
+    for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
+        if (trace_tok_is(t, ops[i]))
             return true;
     return false;
 }
@@ -128,6 +143,30 @@ static int datatype_of_row(const NcclTrace *tr, const NcclTestsRow *r, int line,
     return -1;
 }
 
+/* A row's times against physics and against its own algbw, which
+ * nccl-tests computes from the time it prints (size / time, both printed to
+ * two decimals: 2 % and 0.02 GB/s of slack cover the rounding). */
+static bool row_rates_ok(const NcclTrace *tr, const NcclTestsRow *r, int line, GError **err)
+{
+    const double t[2] = {r->time_us, r->ip_time_us}, alg[2] = {r->algbw_gbs, r->ip_algbw_gbs};
+    for (int g = 0; g < 2; g++) {
+        if (!(t[g] > 0) || r->size_bytes == 0)
+            continue;
+        double implied = r->size_bytes / (t[g] * 1e3); /* GB/s */
+        if (!trace_rate_ok(r->size_bytes, t[g])) {
+            trace_input_error(err, tr->name, line, "%s time %g us moves %" PRIu64 " B at %.3g GB/s: not a measurement",
+                              COLNAME[g], t[g], r->size_bytes, implied);
+            return false;
+        }
+        if (alg[g] > 0 && fabs(implied - alg[g]) > 0.02 + 0.02 * alg[g]) {
+            trace_input_error(err, tr->name, line, "%s time %g us gives %.2f GB/s for %" PRIu64 " B, the row's algbw says %g",
+                              COLNAME[g], t[g], implied, r->size_bytes, alg[g]);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* 1: a row read (or a zero-size one counted); 2: it starts the next
  * datatype's table, not read; 0: bad input, `err` set. */
 static int parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, int line, GError **err)
@@ -152,7 +191,24 @@ static int parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, i
                         t[L->count].len, t[L->count].s);
         return false;
     }
+    /* a size is its count of elements, times the ranks where the count is per rank */
+    int tb = type_bytes(t[L->type]);
+    if (!tb) {
+        trace_input_error(err, tr->name, line, "datatype \"%.*s\" is not one nccl-tests prints", t[L->type].len,
+                          t[L->type].s);
+        return false;
+    }
+    if (r.size_bytes > 0 && (r.count == 0 || r.size_bytes % (r.count * (uint64_t)tb))) {
+        trace_input_error(err, tr->name, line, "size %" PRIu64 " is not a whole number of count %" PRIu64 " x %d-byte elements",
+                          r.size_bytes, r.count, tb);
+        return false;
+    }
     r.type = g_string_chunk_insert_len(tr->strings, t[L->type].s, t[L->type].len);
+    if (L->redop >= 0 && !is_redop_name(t[L->redop])) {
+        trace_input_error(err, tr->name, line, "reduction \"%.*s\" is not one nccl-tests prints", t[L->redop].len,
+                          t[L->redop].s);
+        return false;
+    }
     if (L->redop >= 0)
         r.redop = g_string_chunk_insert_len(tr->strings, t[L->redop].s, t[L->redop].len);
     if (L->root >= 0 && !trace_tok_int(t[L->root], &r.root)) {
@@ -180,6 +236,8 @@ static int parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, i
         if (L->wrong[g] >= 0 && trace_tok_u64(t[L->wrong[g]], &w) && w > 0)
             r.wrong = true;
     }
+    if (!row_rates_ok(tr, &r, line, err))
+        return false;
     /* nccl-tests prints rows of 0 bytes where the smallest size does not
      * split over the ranks (reduce_scatter, alltoall below ranks x the type):
      * nothing moved, nothing to check */
@@ -295,7 +353,7 @@ typedef struct {
     FileOps ops;
     Layout layout;
     bool have_layout, in_provenance, last_was_provenance;
-    int lineno;
+    int lineno, rows;
     GError **err;
 } Parser;
 
@@ -445,6 +503,11 @@ static bool result_line(Parser *P, const char *s)
     P->have_layout = true;
     if (n > TRACE_MAX_TOKS) {
         trace_input_error(P->err, P->name, P->lineno, "result row has %d fields", n);
+        return false;
+    }
+    if (++P->rows > TRACE_MAX_ROWS) {
+        trace_input_error(P->err, P->name, P->lineno, "more than %d result rows: not one benchmark's output",
+                          TRACE_MAX_ROWS);
         return false;
     }
     int got = parse_row(P->cur, &P->layout, toks, n, P->lineno, P->err);

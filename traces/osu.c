@@ -262,6 +262,11 @@ static bool parse_row(OsuTrace *tr, const Layout *L, const TraceTok *t, int n, c
                         r.min_us, r.max_us);
         return false;
     }
+    if (!trace_rate_ok((double)r.size_bytes, r.avg_us)) {
+        trace_input_error(err, tr->name, line, "%" PRIu64 " B in %g us is %.3g GB/s: not a measurement", r.size_bytes,
+                          r.avg_us, r.size_bytes / (r.avg_us * 1e3));
+        return false;
+    }
     g_array_append_val(tr->rows, r);
     return true;
 }
@@ -434,6 +439,11 @@ static bool osu_row_line(OsuParser *P, const char *s)
     if (n > TRACE_MAX_TOKS) {
         trace_input_error(P->err, tr->name, P->lineno, "result row has %d fields, the column header %d", n,
                           P->layout.n);
+        return false;
+    }
+    if (tr->rows->len >= TRACE_MAX_ROWS) {
+        trace_input_error(P->err, tr->name, P->lineno, "more than %d result rows: not one benchmark's output",
+                          TRACE_MAX_ROWS);
         return false;
     }
     if (!parse_row(tr, &P->layout, toks, n, P->dtype, P->lineno, P->err))
