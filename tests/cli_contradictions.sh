@@ -93,12 +93,21 @@ expect csv_is_plot '--csv and --plot' "" -- sweep "$S/ok.json" --vary nodes=1 --
 cmp -s "$S/ok.json" "$S/ok.orig" || { echo "FAIL: an input was overwritten"; fail=1; }
 [ -e "$S/a.png" ] && { echo "FAIL: a refused sweep wrote its output"; fail=1; }
 
+# ---- flags the run would pass over are refused (review 8) ----
+expect seed_contiguous '--placement-seed goes with --placement scattered' "" -- \
+    collective --topology dgx-a100-cluster --placement-seed 5
+expect mpi_nccl_version '--library mpi takes no --nccl-version' "" -- \
+    collective --topology dgx-a100-cluster --library mpi --nccl-version 2.8
+expect gpp_divides '--gpus-per-process 3: a node of dgx-a100 has 8 GPUs' "" -- \
+    collective --topology dgx-a100 --gpus-per-process 3
+
 # ---- integer options: 0 and negatives are errors, not the default ----
-for v in 0 -1 x 99999999999; do
-    expect "nodes_$v" '--nodes must be a whole number between 1 and' "" -- \
+for v in 0 -1 x 99999999999 1; do
+    [ "$v" = 1 ] || expect "nodes_$v" '--nodes must be a whole number between 1 and' "" -- \
         collective --topology dgx-a100-cluster --nodes "$v"
-    expect "ranks_$v" '--ranks must be a whole number between 1 and' "" -- \
+    expect "ranks_$v" '--ranks must be a whole number between 2 and' "" -- \
         collective --topology dgx-a100-cluster --ranks "$v"
+    [ "$v" = 1 ] && continue
     expect "jobs_$v" '--jobs must be a whole number between 1 and 4096' "" -- sweep "$S/ok.json" --vary nodes=1 --jobs "$v"
     expect "validate_nodes_$v" '--nodes must be a whole number' "" -- validate -t dgx-a100-cluster --nodes "$v" x.txt
 done

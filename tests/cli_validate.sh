@@ -126,6 +126,11 @@ r = bw["rows"][0]
 assert r["size_bytes"] == 268435456 and abs(r["measured_s"] - 64 * 268435456 / 12254.16e6) < 1e-9
 assert r["predicted_s"] > 0
 PY
+# a flag of the other library's model is refused, not passed over (review 8)
+expect_exit 2 "--mpi-library is for the MPI model" validate -t dgx1-v100 --mpi-library mpich "$v100"
+check "--mpi-library on an NCCL trace" [ $? -eq 0 ]
+expect_exit 2 "--nccl-version is for the NCCL model" validate -t dgx-a100-cluster --nodes 2 --nccl-version 2.18 "$lat"
+check "--nccl-version on an OSU trace" [ $? -eq 0 ]
 expect_exit 2 "runs 2 ranks, not 4" validate -t dgx-a100-cluster --nodes 2 --ranks 4 "$lat"
 check "a point-to-point benchmark has 2 ranks" [ $? -eq 0 ]
 

@@ -106,8 +106,27 @@ static void test_json_duplicates_and_utf8(void)
     g_clear_error(&err);
 }
 
+/* Quantities print in their unit's scale; seconds past it as written
+ * (review 8: a latency of 1e300 s printed "inf s"). */
+static void test_format_quantity(void)
+{
+    const struct { double v; SimUnit u; const char *want; } cases[] = {
+        {2e-6, SIM_UNIT_SECONDS, "2 us"},  {1e300, SIM_UNIT_SECONDS, "1e+300 s"}, {64.0 * 1073741824, SIM_UNIT_BYTES, "64 GiB"},
+        {1.5e12, SIM_UNIT_BYTES_PER_S, "1.5 TB/s"}, {1.0000001, SIM_UNIT_NONE, "1"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *s = sim_format_quantity(cases[i].v, cases[i].u);
+        CU_ASSERT_STRING_EQUAL(s, cases[i].want);
+        g_free(s);
+    }
+    GError *err = NULL;
+    CU_ASSERT_FALSE(sim_check_range("\"x\"", 1.0000001, 0.01, 1, SIM_UNIT_NONE, &err));
+    CU_ASSERT_STRING_EQUAL(err->message, "\"x\" must be between 0.01 and 1, not 1 (1.0000001000000001)");
+    g_clear_error(&err);
+}
+
 static const TestCase tests[] = {
     {"time roundtrip", test_time_roundtrip},
+    {"quantities printed", test_format_quantity},
     {"parse size", test_parse_size},
     {"json error lines", test_json_error_lines},
     {"json control bytes", test_json_control_bytes},

@@ -223,13 +223,17 @@ int cmd_collective(int argc, char **argv)
         goto out;
     }
     if ((nodes_s && (rc = cli_parse_count("collective", "--nodes", nodes_s, 1, 1 << 20, &nodes)) != 0) ||
-        (ranks_s && (rc = cli_parse_count("collective", "--ranks", ranks_s, 1, 1 << 22, &ranks)) != 0) ||
+        (ranks_s && (rc = cli_parse_count("collective", "--ranks", ranks_s, 2, 1 << 22, &ranks)) != 0) ||
         (seed_s && (rc = cli_parse_count("collective", "--placement-seed", seed_s, 0, 1 << 30, &seed)) != 0) ||
         (gpp_s && (rc = cli_parse_count("collective", "--gpus-per-process", gpp_s, 1, 64, &gpp)) != 0))
         goto out;
     if (place_s && !topo_placement_parse(place_s, &place)) {
         rc = cli_usage_error("collective: unknown --placement '%s' (known: %s)", SIM_ECHO(place_s),
                              TOPO_PLACE_CHOICES);
+        goto out;
+    }
+    if (seed_s && place != TOPO_PLACE_SCATTERED) { /* the only random placement */
+        rc = cli_usage_error("collective: --placement-seed goes with --placement scattered");
         goto out;
     }
     rc = 2;
@@ -245,6 +249,10 @@ int cmd_collective(int argc, char **argv)
         goto out;
     }
     int n = ranks ? ranks : total;
+    if (n < 2) {
+        rc = cli_usage_error("collective: topology %s has %d rank: a collective needs 2 or more", topo_name(topo), n);
+        goto out;
+    }
     int used;
     int *ids = coll_sweep_ranks(topo, n, &used);
     if (!ids) {
@@ -267,6 +275,9 @@ int cmd_collective(int argc, char **argv)
         rc = !mpi ? cli_usage_error("collective: --mpi-library goes with --library mpi")
              : algo_s || proto_s || flows
                  ? cli_usage_error("collective: --library mpi takes no --algo, --proto or --flows (the library selects)")
+             : version_s || nlib_s || gpp_s || place_s
+                 ? cli_usage_error("collective: --library mpi takes no --nccl-version, --nccl-library, "
+                                   "--gpus-per-process or --placement (NCCL's, or not modelled for MPI)")
              : work > CLI_MPI_MAX_RANK_SIZES
                  ? cli_usage_error("collective: --library mpi: %u sizes on %d ranks, %.3g rank-sizes in all, more than "
                                    "%.3g: fewer sizes (--sizes) or ranks",
@@ -290,9 +301,10 @@ int cmd_collective(int argc, char **argv)
     coll_group_set_library(grp, nlib_s ? (CollLibrary)coll_library_parse(nlib_s) : coll_library_default(topo));
     coll_group_set_nccl_version(grp, version);
     cli_warn_version("collective", coll_group_library(grp), version);
-    if (gpp > topo_ranks_per_node(topo)) {
-        rc = cli_usage_error("collective: --gpus-per-process %d: a node of %s has %d GPUs", gpp, topo_name(topo),
-                             topo_ranks_per_node(topo));
+    if (gpp > topo_ranks_per_node(topo) || (n / used) % gpp) {
+        rc = cli_usage_error("collective: --gpus-per-process %d: a node of %s has %d GPUs, %d of them taking part "
+                             "(each process drives the same number)", gpp, topo_name(topo),
+                             topo_ranks_per_node(topo), n / used);
         goto out;
     }
     coll_group_set_gpus_per_thread(grp, gpp);

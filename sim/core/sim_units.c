@@ -27,6 +27,8 @@ char *sim_format_quantity(double v, SimUnit unit)
                                                               : secs;
     int n = unit == SIM_UNIT_SECONDS ? 5 : 7;
     double base = unit == SIM_UNIT_BYTES ? 1024 : 1000;
+    if (unit == SIM_UNIT_SECONDS && fabs(v) > 1e15) /* past the scale's top: in seconds, as written */
+        return g_strdup_printf("%.4g s", v);
     double scaled = unit == SIM_UNIT_SECONDS ? fabs(v) * 1e12 : fabs(v);
     int k = 0;
     while (k + 1 < n && scaled >= base) {
