@@ -659,6 +659,11 @@ static void test_contradictions(void)
                  "busbw/algbw of allreduce says 8 ranks, but the Rank lines list 2");
     expect_error(dir, "ratios.txt", "# command: all_reduce_perf\n" COLS ROW_R8 ROW_R4, 3,
                  "busbw/algbw ratios disagree on the rank count");
+    /* -t and -g as nccl-tests takes them, and whole processes (review 8) */
+    expect_error(dir, "ngpus0.txt", "# command: all_reduce_perf\n# nThread 1 nGpus 0 minBytes 8\n" COLS ROW_R8, 2,
+                 "nThread \"1\" and nGpus \"0\" must be whole numbers from 1 to 1024");
+    expect_error(dir, "ngpus3.txt", "# command: all_reduce_perf\n# nThread 1 nGpus 3 minBytes 8\n" COLS ROW_R8, 4,
+                 "8 ranks, but nThread 1 x nGpus 3 makes 3 in one process: no whole number of processes");
     expect_error(dir, "nthread.txt", "# command: all_reduce_perf\n# nThread 1 nGpus 8 minBytes 8\n" COLS ROW_R4, 4,
                  "4 ranks, but nThread 1 x nGpus 8 makes 8 in one process");
     expect_error(dir, "stated.txt",

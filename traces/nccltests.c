@@ -474,8 +474,13 @@ static bool comment_line(Parser *P, const char *s)
     if (rank) {
         parse_rank_line(tr, toks, n);
     } else if (params) {
-        trace_tok_int(toks[1], &tr->nthread);
-        trace_tok_int(toks[3], &tr->ngpus);
+        /* nccl-tests' -t and -g: 1 and up (a typed 0 or -3 would run as 1) */
+        if (!trace_tok_int(toks[1], &tr->nthread) || !trace_tok_int(toks[3], &tr->ngpus) || tr->nthread < 1 ||
+            tr->ngpus < 1 || tr->ngpus > 1024 || tr->nthread > 1024) {
+            trace_input_error(P->err, P->name, P->lineno, "nThread \"%.*s\" and nGpus \"%.*s\" must be whole numbers "
+                              "from 1 to 1024", toks[1].len, toks[1].s, toks[3].len, toks[3].s);
+            return false;
+        }
     } else if (header) {
         if (!layout_from_header(toks, n, &P->layout)) {
             trace_input_error(P->err, P->name, P->lineno, "column header lacks size/count/type/time/algbw/busbw");

@@ -236,9 +236,9 @@ static bool check_ranks(const char *name, const NcclTrace *t, GError **err)
     }
     long long per_process = t->nthread > 0 && t->ngpus > 0 ? (long long)t->nthread * t->ngpus : 0;
     int n = listed > 0 ? listed : from_bw;
-    if (n > 0 && per_process > n) {
-        trace_input_error(err, name, line, "%d ranks, but nThread %d x nGpus %d makes %lld in one process", n,
-                          t->nthread, t->ngpus, per_process);
+    if (n > 0 && (per_process > n || (per_process > 0 && n % per_process))) {
+        trace_input_error(err, name, line, "%d ranks, but nThread %d x nGpus %d makes %lld in one process%s", n,
+                          t->nthread, t->ngpus, per_process, per_process > n ? "" : ": no whole number of processes");
         return false;
     }
     return true;
