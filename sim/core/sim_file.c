@@ -155,10 +155,16 @@ gboolean sim_file_write(const char *path, const char *data, gssize len, GError *
     char *real = realpath(path, NULL);
     const char *target = real ? real : path;
     struct stat st;
+    GError *e = NULL;
     gboolean ok = stat(target, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)
-                      ? write_in_place(target, data, n, err)
-                      : g_file_set_contents(target, data, (gssize)n, err);
+                      ? write_in_place(target, data, n, &e)
+                      : g_file_set_contents(target, data, (gssize)n, &e);
     free(real);
+    if (!ok) { /* the path as given: GLib names its temporary file "PATH.XXXXXX" */
+        const char *why = strrchr(e->message, ':');
+        g_set_error(err, e->domain, e->code, "cannot write \"%s\"%s", path, why ? why : "");
+        g_error_free(e);
+    }
     return ok;
 }
 
