@@ -198,7 +198,7 @@ static int parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, i
                           t[L->type].s);
         return false;
     }
-    if (r.size_bytes > 0 && (r.count == 0 || r.size_bytes % (r.count * (uint64_t)tb))) {
+    if (r.size_bytes > 0 && (r.count == 0 || r.count > r.size_bytes || r.size_bytes % (r.count * (uint64_t)tb))) {
         trace_input_error(err, tr->name, line, "size %" PRIu64 " is not a whole number of count %" PRIu64 " x %d-byte elements",
                           r.size_bytes, r.count, tb);
         return false;
