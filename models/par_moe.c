@@ -192,7 +192,8 @@ static double ep_sm_share(const Ctx *c)
  * the backward's where longer than its forward.  The hidden part holds
  * SMs the compute beside it would use: that compute runs at 1 - f of its
  * rate meanwhile, so finishes hidden x f later (step_interfere.c's rule
- * for the collectives the graph overlaps).  Warm-up and cool-down, where
+ * for the collectives the graph overlaps), charged here with the exposed
+ * part, on the layer's all-to-all task.  Warm-up and cool-down, where
  * no pair runs, are counted as overlapped too. */
 void moe_overlap_costs(Ctx *c)
 {
