@@ -127,10 +127,14 @@ assert r["size_bytes"] == 268435456 and abs(r["measured_s"] - 64 * 268435456 / 1
 assert r["predicted_s"] > 0
 PY
 # a flag of the other library's model is refused, not passed over (review 8)
-expect_exit 2 "--mpi-library is for the MPI model" validate -t dgx1-v100 --mpi-library mpich "$v100"
+expect_exit 2 "--mpi-library is for the MPI model, and no trace here runs on it" validate -t dgx1-v100 --mpi-library mpich "$v100"
 check "--mpi-library on an NCCL trace" [ $? -eq 0 ]
-expect_exit 2 "--nccl-version is for the NCCL model" validate -t dgx-a100-cluster --nodes 2 --nccl-version 2.18 "$lat"
+expect_exit 2 "--nccl-version is for the NCCL model, and no trace here runs on it" validate -t dgx-a100-cluster --nodes 2 --nccl-version 2.18 "$lat"
 check "--nccl-version on an OSU trace" [ $? -eq 0 ]
+"$bin" validate -t gh200-slingshot --nodes 2 --mpi-library mpich \
+    "$traces/osu_bw_gh200-alps-clariden_2node_host_slingshot11-cxi-hook_mpich-4.3.1_cscs-docs.txt" \
+    "$traces/nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-alps-ce.txt" >/dev/null 2>&1
+check "--mpi-library with an OSU and an nccl-tests trace: the OSU one uses it" [ $? -eq 0 ]
 expect_exit 2 "runs 2 ranks, not 4" validate -t dgx-a100-cluster --nodes 2 --ranks 4 "$lat"
 check "a point-to-point benchmark has 2 ranks" [ $? -eq 0 ]
 
@@ -147,8 +151,8 @@ check "a time faster than any link" [ $? -eq 0 ]
 python3 -c "
 print('# OSU MPI Latency Test v7.5')
 print('# Size          Latency (us)')
-for i in range(1, 50003): print(i, 1000.0)" >"$tmp/long.txt"
-expect_exit 2 "long.txt:50003: more than 50000 result rows" validate -t dgx-a100-cluster --nodes 2 "$tmp/long.txt"
+for i in range(1, 200003): print(i, 1000.0)" >"$tmp/long.txt"
+expect_exit 2 "long.txt:200003: more than 200000 result rows in one file" validate -t dgx-a100-cluster --nodes 2 "$tmp/long.txt"
 check "a trace's rows are bounded" [ $? -eq 0 ]
 
 # files that could be read two ways are refused at their line

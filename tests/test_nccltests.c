@@ -811,6 +811,28 @@ static void test_blank_redop_and_datatypes(void)
 /* No binary named, n > 2 Rank lines: busbw/algbw 2(n-1)/n is an all-reduce,
  * (n-1)/n with a reduction printed a reduce-scatter; (n-1)/n without one
  * (all-gather or all-to-all) and 2 ranks (every factor 1) stay unknown. */
+/* Rows the checks of a time against its algbw must take (review 8): -C 1's
+ * cputime columns (the host's launch time; algbw is the GPUs'), under a
+ * header that follows provenance lines; and a time printed %7.1e past 1e7 us,
+ * two significant digits. */
+static void test_time_columns(void)
+{
+    const char *const texts[] = {
+        "# source: x\n# notes: y\n"
+        "#       size         count      type   redop    root     cputime   algbw   busbw #wrong     cputime   algbw   busbw #wrong\n"
+        "     1048576        262144     float     sum      -1     9.87    0.50    0.94      0     9.91    0.50    0.94      0\n",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        " 17179869184    4294967296     float     sum      -1  1.3e+07    1.27    2.38      0  1.3e+07    1.27    2.38      0\n"};
+    for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) {
+        GError *err = NULL;
+        NcclTrace *t = nccltests_parse("t.txt", texts[i], &err);
+        CU_ASSERT_PTR_NOT_NULL(t);
+        CU_ASSERT_PTR_NULL(err);
+        g_clear_error(&err);
+        nccltests_free(t);
+    }
+}
+
 static void test_op_from_bw(void)
 {
     const char *ranks8 = RANK(0, "h") RANK(1, "h") RANK(2, "h") RANK(3, "h") RANK(4, "h") RANK(5, "h") RANK(6, "h")
@@ -853,5 +875,6 @@ static const TestCase tests[] = {
     {"process layout", test_process_layout},
     {"a blank redop column; -d all's datatypes", test_blank_redop_and_datatypes},
     {"the op from busbw/algbw and the Rank lines", test_op_from_bw},
+    {"time columns: cputime and %7.1e times", test_time_columns},
 };
 TEST_MAIN("nccltests", tests)

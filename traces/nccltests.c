@@ -19,6 +19,7 @@ typedef struct {
     int size, count, type, redop, root;
     int time[2], alg[2], bus[2];
     int wrong[2]; /* "#wrong" (nccl-tests 2.13 on), -1 where absent */
+    bool cputime;  /* -C 1: the time columns are the host's launch time, algbw the GPUs' */
 } Layout;
 
 /* Layout from a column-header line's tokens (after the '#'). */
@@ -40,8 +41,10 @@ static bool layout_from_header(const TraceTok *t, int n, Layout *L)
             l.redop = i;
         else if (trace_tok_is(t[i], "root"))
             l.root = i;
-        else if ((trace_tok_is(t[i], "time") || trace_tok_is(t[i], "cputime")) && nt < 2)
+        else if ((trace_tok_is(t[i], "time") || trace_tok_is(t[i], "cputime")) && nt < 2) {
+            l.cputime = l.cputime || trace_tok_is(t[i], "cputime");
             l.time[nt++] = i;
+        }
         else if (trace_tok_is(t[i], "algbw") && na < 2)
             l.alg[na++] = i;
         else if (trace_tok_is(t[i], "busbw") && nb < 2)
@@ -143,14 +146,33 @@ static int datatype_of_row(const NcclTrace *tr, const NcclTestsRow *r, int line,
     return -1;
 }
 
+/* Half a unit of a printed number's last digit ("62648" 0.5, "34.73"
+ * 0.005, "1.3e+07" 5e5): how far the printed value may be from the one
+ * computed. */
+static double half_ulp(TraceTok t)
+{
+    int decimals = 0, exp10 = 0;
+    const char *dot = memchr(t.s, '.', (size_t)t.len), *e = NULL;
+    for (int i = 0; i < t.len; i++)
+        if (t.s[i] == 'e' || t.s[i] == 'E')
+            e = t.s + i;
+    if (e)
+        exp10 = atoi(e + 1);
+    if (dot)
+        decimals = (int)((e ? e : t.s + t.len) - dot - 1);
+    return 0.5 * pow(10, exp10 - decimals);
+}
+
 /* A row's times against physics and against its own algbw, which
- * nccl-tests computes from the time it prints (size / time, both printed to
- * two decimals: 2 % and 0.02 GB/s of slack cover the rounding). */
-static bool row_rates_ok(const NcclTrace *tr, const NcclTestsRow *r, int line, GError **err)
+ * nccl-tests computes from the GPUs' time it prints (size / time, both
+ * rounded as printed: the slack is their last digits').  Under -C 1 the
+ * time is the host's launch time, which algbw is not made from. */
+static bool row_rates_ok(const NcclTrace *tr, const Layout *L, const TraceTok *tok, const NcclTestsRow *r, int line,
+                         GError **err)
 {
     const double t[2] = {r->time_us, r->ip_time_us}, alg[2] = {r->algbw_gbs, r->ip_algbw_gbs};
     for (int g = 0; g < 2; g++) {
-        if (!(t[g] > 0) || r->size_bytes == 0)
+        if (!(t[g] > 0) || r->size_bytes == 0 || L->cputime)
             continue;
         double implied = r->size_bytes / (t[g] * 1e3); /* GB/s */
         if (!trace_rate_ok(r->size_bytes, t[g])) {
@@ -158,7 +180,10 @@ static bool row_rates_ok(const NcclTrace *tr, const NcclTestsRow *r, int line, G
                               COLNAME[g], t[g], r->size_bytes, implied);
             return false;
         }
-        if (alg[g] > 0 && fabs(implied - alg[g]) > 0.02 + 0.02 * alg[g]) {
+        if (L->time[g] < 0 || L->alg[g] < 0 || !(alg[g] > 0))
+            continue; /* no algbw printed to hold the time to */
+        double slack = implied * half_ulp(tok[L->time[g]]) / t[g] + half_ulp(tok[L->alg[g]]) + 0.001 * implied;
+        if (fabs(implied - alg[g]) > slack) {
             trace_input_error(err, tr->name, line, "%s time %g us gives %.2f GB/s for %" PRIu64 " B, the row's algbw says %g",
                               COLNAME[g], t[g], implied, r->size_bytes, alg[g]);
             return false;
@@ -236,7 +261,7 @@ static int parse_row(NcclTrace *tr, const Layout *L, const TraceTok *t, int n, i
         if (L->wrong[g] >= 0 && trace_tok_u64(t[L->wrong[g]], &w) && w > 0)
             r.wrong = true;
     }
-    if (!row_rates_ok(tr, &r, line, err))
+    if (!row_rates_ok(tr, L, t, &r, line, err))
         return false;
     /* nccl-tests prints rows of 0 bytes where the smallest size does not
      * split over the ranks (reduce_scatter, alltoall below ranks x the type):
@@ -511,7 +536,7 @@ static bool result_line(Parser *P, const char *s)
         return false;
     }
     if (++P->rows > TRACE_MAX_ROWS) {
-        trace_input_error(P->err, P->name, P->lineno, "more than %d result rows: not one benchmark's output",
+        trace_input_error(P->err, P->name, P->lineno, "more than %d result rows in one file: split it",
                           TRACE_MAX_ROWS);
         return false;
     }
@@ -577,7 +602,11 @@ static bool parse_line(Parser *P, char *raw)
     int klen = P->in_provenance ? trace_provenance_key(s) : 0;
     if (klen > 0)
         return provenance_line(P, s, klen);
-    if (P->in_provenance && P->last_was_provenance && s[1] == ' ' && s[2] == ' ') {
+    /* an indented '#' line continues the last provenance value, but for a
+     * column header (nccl-tests indents "#  size  count ..." too) */
+    TraceTok first[TRACE_MAX_TOKS];
+    bool header = trace_tokenize(s + 1, first) >= 1 && trace_tok_is(first[0], "size");
+    if (P->in_provenance && P->last_was_provenance && s[1] == ' ' && s[2] == ' ' && !header) {
         char *cont = g_strstrip(g_strdup(s + 1));
         char **v = (char **)&P->hvals->pdata[P->hvals->len - 1];
         char *joined = g_strconcat(*v, "\n", cont, NULL);

@@ -442,7 +442,7 @@ static bool osu_row_line(OsuParser *P, const char *s)
         return false;
     }
     if (tr->rows->len >= TRACE_MAX_ROWS) {
-        trace_input_error(P->err, tr->name, P->lineno, "more than %d result rows: not one benchmark's output",
+        trace_input_error(P->err, tr->name, P->lineno, "more than %d result rows in one file: split it",
                           TRACE_MAX_ROWS);
         return false;
     }

@@ -35,11 +35,12 @@ bool trace_tok_double(TraceTok t, double *out);
 static inline bool trace_measure_ok(double v, double max) { return v == 0 || (v >= 1e-3 && v <= max); }
 /* Nor can a row move its bytes faster than 1e14 B/s (100 TB/s, 50x an
  * NVLink 5 port): a time that says so is typed, not measured.  Nor can one
- * benchmark's output hold more than TRACE_MAX_ROWS result rows (a sweep of
- * every datatype and size of every collective is a few thousand): the rows
- * and what is made of them stay bounded whatever the file's length. */
+ * file hold more than TRACE_MAX_ROWS result rows (a sweep of every datatype
+ * and size of every collective is a few thousand; -i 1K steps from 1 KiB to
+ * 64 MiB, 65536): the rows and what is made of them stay bounded whatever
+ * the file's length. */
 #define TRACE_MAX_RATE_BPS 1e14
-#define TRACE_MAX_ROWS 50000
+#define TRACE_MAX_ROWS 200000
 static inline bool trace_rate_ok(double bytes, double time_us)
 {
     return !(time_us > 0) || bytes / (time_us * 1e-6) <= TRACE_MAX_RATE_BPS;

@@ -313,17 +313,7 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
     g_clear_pointer(&m->topology, g_free);
     if (m->out)
         g_array_free(m->out, TRUE);
-    bool as_mpi = o->library == VALIDATE_LIB_MPI || (o->library == VALIDATE_LIB_AUTO && m->osu);
-    /* a flag of the other model would be passed over silently */
-    const char *unused = as_mpi ? (o->nccl_version > 0 ? "--nccl-version" : o->nccl_library ? "--nccl-library" : NULL)
-                                : (o->mpi_library ? "--mpi-library" : NULL);
-    if (unused) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s is for the %s model, and this trace runs on the %s one%s",
-                    m->name, unused, as_mpi ? "NCCL" : "MPI", as_mpi ? "MPI" : "NCCL",
-                    as_mpi ? "" : " (--library mpi runs it on MPI's)");
-        return false;
-    }
-    if (as_mpi) {
+    if (o->library == VALIDATE_LIB_MPI || (o->library == VALIDATE_LIB_AUTO && m->osu)) {
         m->out = g_array_new(FALSE, FALSE, sizeof(ValidateRow));
         int skipped = 0;
         bool ok = predict_mpi_rows(o, m, sendrecv, &skipped, err);

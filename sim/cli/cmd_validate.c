@@ -277,13 +277,23 @@ int cmd_validate(int argc, char **argv)
     rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
         GError *err = NULL;
-        size_t before = validate_n_runs(v);
-        bool ok = validate_trace(v, argv[i], &err);
-        for (size_t k = before; k < validate_n_runs(v); k++)
-            print_run(validate_run(v, k), !json);
-        if (!ok)
+        if (!validate_trace(v, argv[i], &err))
             rc = cli_fail(err);
     }
+    /* a flag of a model no trace ran on would be passed over silently */
+    size_t on_nccl = 0, runs = validate_n_runs(v);
+    for (size_t k = 0; k < runs; k++)
+        on_nccl += validate_run(v, k)->nccl_library != NULL;
+    const char *unused = rc != 0 || !runs               ? NULL
+                         : mpi_lib_s && on_nccl == runs ? "--mpi-library"
+                         : (version_s || nlib_s) && on_nccl == 0 ? (version_s ? "--nccl-version" : "--nccl-library")
+                                                                 : NULL;
+    if (unused)
+        rc = cli_usage_error("validate: %s is for the %s model, and no trace here runs on it%s", unused,
+                             strcmp(unused, "--mpi-library") ? "NCCL" : "MPI",
+                             strcmp(unused, "--mpi-library") ? "" : " (--library mpi runs a trace on MPI's)");
+    for (size_t k = 0; rc == 0 && k < runs; k++) /* printed once every trace is read: bad input prints nothing */
+        print_run(validate_run(v, k), !json);
     if (rc == 0) {
         if (!json && argc > 2) {
             printf("# all traces:\n");
