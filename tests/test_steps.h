@@ -81,6 +81,7 @@ typedef struct {
     double logr[128]; /* the same, sorted */
     double row_logr[128]; /* the same, in the table's order */
     double row_bytes[128]; /* each row's predicted device memory (total, bytes) */
+    bool row_moe[128]; /* whether the row's model has experts (run --json's config.experts) */
 } Summary;
 
 /* The q-quantile, linear between order statistics (as calibrate's band). */
@@ -270,6 +271,7 @@ static inline Summary run_table_keys(const char *file, const char *const *kv)
         double meas = atof(f[col(head, "tokens_per_s")]);
         double tok = gb * (double)seq / cJSON_GetObjectItem(res, "step_time_s")->valuedouble, e = tok / meas - 1;
         s.row_bytes[s.n] = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "memory_per_device_bytes"), "total")->valuedouble;
+        s.row_moe[s.n] = cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "config"), "experts")) > 0;
         double gib = s.row_bytes[s.n] / (1024.0 * 1024 * 1024);
         bool fit = cJSON_IsTrue(cJSON_GetObjectItem(res, "fits"));
         const cJSON *par = cJSON_GetObjectItem(root, "parallelism");

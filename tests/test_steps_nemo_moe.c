@@ -208,6 +208,62 @@ static void test_memory_lines(void)
     printf("\n");
 }
 
+/* The band a mixture-of-experts step carries (models/step_band.c): the p10
+ * and p90 of log(predicted / measured step) over every MoE row of the
+ * published tables in tests/data/steps (Megatron-Core through NeMo and
+ * Megatron-Bridge 25.02-26.06, NeMo AutoModel, dgxc-benchmarking: Mixtral,
+ * Qwen3, GPT-OSS, DeepSeek-V3 and Kimi K2 on H100, B200 and GB200), as a run
+ * reports it.  The model is too fast on most of these rows for causes not
+ * identified (models/README.md), so the step's band is at least that wide:
+ * a statement of the model's misses, not a correction of them. */
+static void test_band(void)
+{
+    static const char *const files[] = {
+        "nemo-bridge-moe.csv", "nemo-bridge-h100-moe-26.02.01-26.06.csv", "nemo-bridge-blackwell-26.02.01-26.06.csv",
+        "nemo-bridge-deepseek-v3.csv", "dgxc-v25.05.05-deepseek-v3.csv", "automodel-h100.csv",
+        "nemo-25.02-b200-fp8-heldout.csv", "nemo-25.04-gb200-fp8.csv",
+    };
+    double all[512];
+    int n = 0;
+    for (size_t f = 0; f < G_N_ELEMENTS(files); f++) {
+        char *path = g_build_filename(STEPS, files[f], NULL);
+        Summary s = run_table(path);
+        g_free(path);
+        for (int i = 0; i < s.n && n < 512; i++)
+            if (s.row_moe[i])
+                all[n++] = s.row_logr[i];
+    }
+    qsort(all, (size_t)n, sizeof *all, cmp_double);
+    double p10 = quantile(all, n, 0.1), p50 = quantile(all, n, 0.5), p90 = quantile(all, n, 0.9);
+    /* the 26.06 DGX-H100 row of nemo-bridge-h100-moe-26.02.01-26.06.csv */
+    const char *kv[] = {"accelerator", "h100-sxm", "topology", "dgx-h100-cluster", "nodes", "2", "fp8_recipe",
+                        "tensorwise", "micro_batch", "1", "global_batch", "1024", "cross_entropy", "te",
+                        "parallelism.dp", "16", "parallelism.ep", "16", "parallelism.ep_dispatcher", "deepep", NULL};
+    cJSON *res = steps_file_run("nemo-qwen3-30b-a3b.json", kv);
+    const cJSON *u = cJSON_GetObjectItem(res, "uncertainty"), *b = cJSON_GetObjectItem(u, "moe_log_band");
+    double step = cJSON_GetObjectItem(res, "step_time_s")->valuedouble, measured = 1024 * 4096 / 141216.0;
+    double lo = cJSON_GetObjectItem(res, "step_time_p10_s")->valuedouble,
+           hi = cJSON_GetObjectItem(res, "step_time_p90_s")->valuedouble;
+    printf("\n%d MoE rows: log(predicted/measured step) p10 %.3f median %.3f p90 %.3f; a MoE step's band [%.3f, %.3f]\n",
+           n, p10, p50, p90, cJSON_GetNumberValue(cJSON_GetArrayItem(b, 0)), cJSON_GetNumberValue(cJSON_GetArrayItem(b, 1)));
+    printf("Qwen3-30B-A3B, 26.06 on 16 H100: %.1f s, p10-p90 %.1f-%.1f s, measured %.1f s\n", step, lo, hi, measured);
+    CU_ASSERT_EQUAL(n, 78);
+    CU_ASSERT_DOUBLE_EQUAL(cJSON_GetNumberValue(cJSON_GetArrayItem(b, 0)), p10, 0.005);
+    CU_ASSERT_DOUBLE_EQUAL(cJSON_GetNumberValue(cJSON_GetArrayItem(b, 1)), p90, 0.005);
+    /* measured = predicted / e^r: the step's p90 at least predicted / e^p10
+     * (within the constant's rounding); the run inside its band */
+    CU_ASSERT_TRUE(hi >= step * exp(-p10 - 0.005));
+    CU_ASSERT_TRUE(lo <= step);
+    CU_ASSERT_TRUE(measured >= lo && measured <= hi);
+    cJSON_Delete(res);
+    /* a dense step keeps the chip's band */
+    res = steps_file_run("nemo-h100-fp8-llama3-70b.json", NULL);
+    CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "uncertainty"), "moe_log_band"));
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(res, "step_time_p90_s")->valuedouble <
+                   cJSON_GetObjectItem(res, "step_time_s")->valuedouble * 1.3);
+    cJSON_Delete(res);
+}
+
 static const TestCase tests[] = {
     {"expert_tp: Megatron-Core's MoE parallel folding", test_expert_tp},
     {"the 8192-token scenario's inline model is the gpt-oss-120b preset", test_inline_preset},
@@ -216,6 +272,7 @@ static const TestCase tests[] = {
     {"NeMo 26.02.01-26.06 on H100: the same inputs, later software", test_later},
     {"dgxc-benchmarking v25.05.05 DeepSeek-V3 on H100 and GB200, held out: every row with its error", test_dgxc_deepseek},
     {"the memory lines add up to the total under ZeRO-3 of the experts (review 8)", test_memory_lines},
+    {"the MoE tables' spread: a MoE step's band", test_band},
 };
 
 TEST_MAIN("steps_nemo_moe", tests)
