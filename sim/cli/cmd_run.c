@@ -110,9 +110,11 @@ static void print_result(const cJSON *r)
     }
     printf("  step time          %10.4f s   (%.1f samples/s, %.0f tokens/s)\n", step, num(r, "samples_per_s"),
            num(r, "tokens_per_s"));
-    printf("    p10-p90          %.4f - %.4f s (-%.0f%%/+%.0f%%; docs/UNCERTAINTY.md)\n", num(r, "step_time_p10_s"),
+    bool moe_band = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "uncertainty"), "moe_log_band") != NULL;
+    printf("    p10-p90          %.4f - %.4f s (-%.0f%%/+%.0f%%; %sdocs/UNCERTAINTY.md)\n", num(r, "step_time_p10_s"),
            num(r, "step_time_p90_s"), 100 * (1 - num(r, "step_time_p10_s") / step),
-           100 * (num(r, "step_time_p90_s") / step - 1));
+           100 * (num(r, "step_time_p90_s") / step - 1),
+           moe_band ? "at least the published MoE steps' spread, most slower than modelled: " : "");
     printf("    compute          %10.4f s   %5.1f %%\n", num(bd, "compute"), 100 * num(bd, "compute") / step);
     if (num(bd, "compute_slowed_by_communication") > 0)
         printf("      slowed by comm %10.4f s   %5.1f %%\n", num(bd, "compute_slowed_by_communication"),
