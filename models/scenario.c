@@ -255,7 +255,8 @@ static bool check_batch_dp(const StepScenario *sc, const SimJsonDoc *d, const cJ
     if (sc->global_batch % ((long)dp * sc->micro_batch)) {
         sim_json_error(d, gb_it, err, "\"global_batch\" %d is not a multiple of dp x micro_batch = %d x %d%s",
                        sc->global_batch, dp, sc->micro_batch,
-                       dp_given ? "" : " (dp fills the machine: ranks / (tp x pp))");
+                       dp_given ? "" : sc->plan.cp > 1 ? " (dp fills the machine: ranks / (tp x cp x pp))"
+                                                       : " (dp fills the machine: ranks / (tp x pp))");
         return false;
     }
     long micro_batches = sc->global_batch / ((long)dp * sc->micro_batch);

@@ -272,20 +272,28 @@ bool scenario_load_machine(StepScenario *sc, const SimJsonDoc *d, const cJSON *r
     return true;
 }
 
+const char *step_dp_fill_rule(int cp) { return cp > 1 ? "ranks / (tp x cp x pp)" : "ranks / (tp x pp)"; }
+
 /* One rule for run and sweep alike: dp as given, else the replicas fill the
- * machine, dp = ranks / (tp x pp).  Returns 0 and sets `err` (no position)
- * when tp x pp does not divide the ranks. */
-static int fill_dp(const Topo *t, int tp, int pp, GError **err)
+ * machine, dp = ranks / (tp x cp x pp) (context parallelism: cp x tp devices
+ * per replica-stage).  Returns 0 and sets `err` (no position) when those do
+ * not divide the ranks. */
+static int fill_dp(const Topo *t, int tp, int cp, int pp, GError **err)
 {
     int ranks = topo_num_ranks(t);
-    if (ranks % ((long)tp * pp)) {
+    long per = (long)tp * cp * pp;
+    if (ranks % per) {
+        char *by = cp > 1 ? g_strdup_printf("tp x cp x pp = %d x %d x %d", tp, cp, pp)
+                          : g_strdup_printf("tp x pp = %d x %d", tp, pp);
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
                     "\"dp\" is not given, so the replicas fill the machine, but topology %s has %d ranks (%d nodes "
-                    "x %d), not a multiple of tp x pp = %d x %d: give dp or change tp, pp",
-                    SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t), topo_ranks_per_node(t), tp, pp);
+                    "x %d), not a multiple of %s: give dp or change %s",
+                    SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t), topo_ranks_per_node(t), by,
+                    cp > 1 ? "tp, cp, pp" : "tp, pp");
+        g_free(by);
         return 0;
     }
-    return (int)(ranks / ((long)tp * pp));
+    return (int)(ranks / per);
 }
 
 bool scenario_resolve_dp(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, const cJSON *where, GError **err)
@@ -295,7 +303,7 @@ bool scenario_resolve_dp(StepScenario *sc, const SimJsonDoc *d, const cJSON *roo
     sc->dp_given = p->dp > 0;
     if (!sc->dp_given) {
         GError *e = NULL;
-        p->dp = fill_dp(t, p->tp * p->cp, p->pp, &e); /* context parallelism: cp x tp devices per replica-stage */
+        p->dp = fill_dp(t, p->tp, p->cp, p->pp, &e);
         if (!p->dp) {
             const cJSON *at = key_or(where, "tp", key_or(where, "pp", key_or(root, "nodes", key_or(root, "topology", root))));
             sim_json_error(d, at, err, "%s", e->message);
@@ -349,7 +357,7 @@ bool step_json_dp(const cJSON *scenario, long *dp, GError **err)
     Topo *t = topo_load(topo->valuestring, &to, err);
     if (!t)
         return false;
-    int n = fill_dp(t, (int)(k[1] * k[3]), (int)k[2], err);
+    int n = fill_dp(t, (int)k[1], (int)k[3], (int)k[2], err);
     topo_free(t);
     *dp = n;
     return n > 0;

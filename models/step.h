@@ -59,6 +59,10 @@ void step_scenario_free(StepScenario *sc);
  * loaded when dp is not given); for the sweep, which needs it before the
  * scenario is complete.  Errors carry no position. */
 bool step_json_dp(const cJSON *scenario, long *dp, GError **err);
+/* The rule dp follows where the scenario gives none, said as it applies
+ * at context parallelism `cp`: "ranks / (tp x pp)", with cp "ranks / (tp x
+ * cp x pp)". */
+const char *step_dp_fill_rule(int cp);
 
 /* Variants to compare (a list of weight updates); 1 for a plain scenario. */
 int step_scenario_num_variants(const StepScenario *sc);

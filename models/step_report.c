@@ -429,7 +429,7 @@ static void add_config(cJSON *out, const Build *b)
     g_free(used);
     cJSON_AddNumberToObject(cfg, "dp", c->dp_data);
     /* the one dp rule, said where the figure is read */
-    cJSON_AddStringToObject(cfg, "dp_from", step_scenario_dp_given(sc) ? "the scenario" : "ranks / (tp x pp)");
+    cJSON_AddStringToObject(cfg, "dp_from", step_scenario_dp_given(sc) ? "the scenario" : step_dp_fill_rule(p->cp));
     cJSON_AddNumberToObject(cfg, "tp", p->tp);
     cJSON_AddNumberToObject(cfg, "pp", p->pp);
     if (p->vpp > 1)

@@ -180,10 +180,12 @@ bool sweep_prepare(Sweep *s, GError **err)
     char *dp_note = NULL;
     if (s->derive_dp && by->len)
         dp_note = g_strdup_printf("parallelism.dp follows %s: the scenario gives no dp, so the replicas fill each "
-                               "point's machine: dp = ranks of the topology (nodes x ranks per node) / (tp x pp)",
+                               "point's machine: dp = ranks of the topology (nodes x ranks per node) / (tp x pp), / (tp x cp x pp) with "
+                               "context parallelism",
                                by->str);
     else if (s->derive_dp)
-        dp_note = g_strdup("the scenario gives no dp: the replicas fill the machine, dp = ranks / (tp x pp)");
+        dp_note = g_strdup("the scenario gives no dp: the replicas fill the machine, dp = ranks / (tp x pp), / (tp x "
+                           "cp x pp) with context parallelism");
     else if (!dp_varied && by->len)
         dp_note = g_strdup_printf("parallelism.dp = %.0f is given by the scenario and not varied: every point uses %.0f "
                                "replicas whatever %s (leave dp out of the scenario to fill each point's machine)",

@@ -46,6 +46,13 @@ cJSON *sweep_run_point(const Sweep *s, int point)
         cJSON_free(text);
     }
     if (res) {
+        /* the point ran with the dp the rule filled in: its result says so, as run's would */
+        cJSON *cfg = cJSON_GetObjectItem(res, "config");
+        if (cJSON_GetObjectItem(cJSON_GetObjectItem(row, "derived"), "parallelism.dp") && cfg) {
+            const cJSON *cp = cJSON_GetObjectItem(cfg, "cp");
+            cJSON_ReplaceItemInObject(cfg, "dp_from",
+                                      cJSON_CreateString(step_dp_fill_rule(cJSON_IsNumber(cp) ? cp->valueint : 1)));
+        }
         cJSON_AddItemToObject(row, "result", res);
     } else {
         /* the scenario's own "name" is the prefix of run-time errors */

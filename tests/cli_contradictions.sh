@@ -146,8 +146,13 @@ assert r["config"]["dp"] == 16 and r["config"]["devices"] == 16, r["config"]
 assert r["config"]["dp_from"] == "ranks / (tp x pp)", r["config"]
 assert p["result"]["config"]["dp"] == 16, p["result"]["config"]
 assert p["result"]["step_time_s"] == r["step_time_s"], (p["result"]["step_time_s"], r["step_time_s"])
+assert p["result"]["config"]["dp_from"] == r["config"]["dp_from"], p["result"]["config"]  # review 9: "the scenario" before
 PY
 done
+# with context parallelism the rule divides by cp too, and the line's factors multiply to the ranks (review 9)
+printf '{"topology": "dgx-a100-cluster", "nodes": 2, "model": "gpt3-125m", "global_batch": 64, "parallelism": {"cp": 4}}\n' > "$S/nodpcp.json"
+"$BIN" run "$S/nodpcp.json" | grep -qF "dp 4 (= ranks / (tp x cp x pp)) x tp 1 x cp 4 x pp 1" ||
+    { echo "FAIL: run's dp line under cp"; "$BIN" run "$S/nodpcp.json" | sed -n 2p; fail=1; }
 "$BIN" run "$S/nodp.json" | grep -qF "dp 16 (= ranks / (tp x pp))" || { echo "FAIL: run does not say dp was derived"; fail=1; }
 "$BIN" run --json "$S/ok.json" | grep -q '"dp_from":[[:space:]]*"ranks' || { echo "FAIL: dp_from"; fail=1; }
 "$BIN" run --help | grep -q "dp = ranks of the topology" || { echo "FAIL: run --help lacks the dp rule"; fail=1; }

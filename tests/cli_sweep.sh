@@ -37,6 +37,7 @@ for i, (p, (n, wu)) in enumerate(zip(pts, want)):
     r = p["result"]
     assert r["config"]["devices"] == 8 * n and r["config"]["dp"] == 8 * n
     assert p["derived"]["parallelism.dp"] == 8 * n
+    assert r["config"]["dp_from"] == "ranks / (tp x pp)", r["config"]["dp_from"]  # as run says (review 9)
     assert r["config"]["weight_update"] == wu
     for k in ["step_time_s", "samples_per_s", "tokens_per_s", "mfu", "flops_per_device"]:
         assert r[k] > 0, k

@@ -41,10 +41,14 @@ static void print_result(const cJSON *r)
     bool filled = cJSON_IsString(from) && strcmp(from->valuestring, "the scenario") != 0;
     double np = num(cfg, "params"); /* a CNN's millions are not 0.0 B */
     double mbs = num(cfg, "micro_batches");
-    printf("  %s (%.1f %s params) on %s: %s of %s (%s), dp %g%s x tp %g x pp %g, %g micro-batch%s of %g\n",
+    char cp[32] = "";
+    if (cJSON_GetObjectItem(cfg, "cp"))
+        snprintf(cp, sizeof cp, " x cp %g", num(cfg, "cp"));
+    printf("  %s (%.1f %s params) on %s: %s of %s (%s), dp %g%s%s%s x tp %g%s x pp %g, %g micro-batch%s of %g\n",
            str(cfg, "model"), np >= 1e9 ? np / 1e9 : np / 1e6, np >= 1e9 ? "B" : "M", str(cfg, "topology"), str(cfg, "devices_used"),
-           str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), filled ? " (= ranks / (tp x pp))" : "",
-           num(cfg, "tp"), num(cfg, "pp"), mbs, mbs == 1 ? "" : "es", num(cfg, "micro_batch"));
+           str(cfg, "topology"), str(cfg, "accelerator"), num(cfg, "dp"), filled ? " (= " : "",
+           filled ? from->valuestring : "", filled ? ")" : "", num(cfg, "tp"), cp, num(cfg, "pp"), mbs,
+           mbs == 1 ? "" : "es", num(cfg, "micro_batch"));
     const cJSON *cpi = cJSON_GetObjectItem(cfg, "cp_impl");
     if (cpi)
         printf("  context parallel: cp %g (PyTorch's context_parallel, KV %s%s; gradients reduced over dp x cp)\n",
@@ -180,7 +184,8 @@ static int write_report(const char *path, char **cmdline, const char *scenario_p
 static const char run_description[] =
     "dp, the data-parallel degree, is \"parallelism\": {\"dp\": N} when the scenario gives it; when it\n"
     "does not, the replicas fill the machine: dp = ranks of the topology (nodes x ranks per node) /\n"
-    "(tp x pp), an error when tp x pp does not divide the ranks.  'shardsim sweep' follows the same rule.\n"
+    "(tp x pp), with context parallelism / (tp x cp x pp), an error when those do not divide the ranks.\n"
+    "'shardsim sweep' follows the same rule.\n"
     "Keys that contradict each other (\"zero_stage\": 0 with \"weight_update\": \"sharded\", ...) are\n"
     "errors at the key's line.\n"
     "\n"
