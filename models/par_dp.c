@@ -49,6 +49,10 @@ void dp_costs(Ctx *c)
     /* fp8: parameters are gathered as FP8 (Megatron-Core fp8_param_gather,
      * torchao float8 FSDP2 all-gather): 1 byte each */
     c->param_bytes = prec == MEMORY_MIXED_FP8 ? 1 : memory_param_bytes(prec);
+    /* Transformer Engine's FP8 is its linear layers' (torchao's leaves the
+     * output layer in 16 bit too): the embeddings and the output layer stay
+     * 16-bit parameters, gathered as such */
+    c->head_param_bytes = memory_param_bytes(prec);
     /* gradients travel in grad_reduce_dtype; reducing fp32 gradients in
      * mixed precision means fp32 gradient buffers (Megatron's main_grad),
      * which the optimizer reads too */

@@ -86,13 +86,14 @@ static int zero3_gather(Build *b, int s, const ZeroPass *z, int after)
     return t;
 }
 
-/* Sharded update with allgather_overlap: the all-gather of `params` updated
- * parameters on stage s's comm stream, in pieces of at most a bucket,
- * issued after `after` (layer order).  Returns the last piece. */
-static int param_gather(Build *b, int s, double params, int after)
+/* The all-gather `name` of `params` parameters of `bpp` bytes each on stage
+ * s's comm stream, in pieces of at most a bucket, issued after `after`
+ * (layer order): a sharded update's (allgather_overlap) or ZeRO-3's of the
+ * parameters outside the layers.  Returns the last piece. */
+static int params_gather(Build *b, int s, const char *name, double params, double bpp, int after)
 {
     Ctx *c = b->c;
-    double bytes = params * c->param_bytes;
+    double bytes = params * bpp;
     int nb = (int)ceil(bytes / c->p.bucket_bytes - 1e-9);
     if (nb < 1)
         nb = 1;
@@ -103,8 +104,8 @@ static int param_gather(Build *b, int s, double params, int after)
                                  prev);
             continue;
         }
-        int u = step_coll(c, "param_allgather", "dp", c->dp_group, COLL_ALLGATHER, bytes / nb);
-        int ag = step_task(b->g, "param_allgather", b->res[s].comm, step_coll_time(c, u), "comm");
+        int u = step_coll(c, name, "dp", c->dp_group, COLL_ALLGATHER, bytes / nb);
+        int ag = step_task(b->g, name, b->res[s].comm, step_coll_time(c, u), "comm");
         step_coll_tag(b, ag, u, 1, s);
         step_dep(b->g, prev, ag);
         prev = ag;
@@ -147,7 +148,12 @@ void zero_pass_begin(ZeroPass *z, Build *b, int s, int chunk, int mbi, int dir, 
     z->chunk_end = step_chunk_l0(c, s, chunk + 1);
     z->bucket_ag = -1;
     if (z->gather && s == 0 && chunk == 0)
-        z->ag_prev = param_gather(b, s, c->head_params, -1);
+        z->ag_prev = params_gather(b, s, "param_allgather", c->head_params, c->head_param_bytes, -1);
+    /* ZeRO-3: the parameters outside the layers (embeddings, final norm,
+     * output layer: FSDP's root unit, which stays gathered from its
+     * forward through its backward) gathered before the first layer's */
+    if (z->z3_ag && dir == 0 && s == 0 && chunk == 0 && c->head_params > 0.5)
+        z->ag_prev = params_gather(b, s, "zero3_head_allgather", c->head_params, c->head_param_bytes, prev);
 }
 
 /* ZeRO-3 of a MoE layer: its experts' collective `use` on stage s's comm
@@ -186,7 +192,7 @@ int zero_layer_gather(ZeroPass *z, Build *b, int s, int l)
         while (end < z->chunk_end && (params + step_layer_params(c, s, end)) * c->param_bytes <= c->p.bucket_bytes)
             params += step_layer_params(c, s, end++);
         z->bucket_end = end;
-        z->bucket_ag = z->ag_prev = param_gather(b, s, params, z->ag_prev);
+        z->bucket_ag = z->ag_prev = params_gather(b, s, "param_allgather", params, c->param_bytes, z->ag_prev);
     }
     z->layer++;
     return z->bucket_ag;
@@ -196,7 +202,8 @@ int zero_layer_gather(ZeroPass *z, Build *b, int s, int l)
  * gather the head's forward waits for, or -1. */
 int zero_head_gather(ZeroPass *z, Build *b, int s, double params)
 {
-    return z->gather && params > 0.5 ? param_gather(b, s, params, z->ag_prev) : -1;
+    return z->gather && params > 0.5 ? params_gather(b, s, "param_allgather", params, b->c->head_param_bytes, z->ag_prev)
+                                     : -1;
 }
 
 /* ZeRO-3: layer l's gradients reduce-scattered after its backward `after`

@@ -78,6 +78,7 @@ typedef struct {
     double t_head_fwd, t_head_bwd;
     double layer_params, head_params; /* per device (after tp) */
     double grad_bytes_per_param, param_bytes; /* gradients: in grad_dtype (wire and buckets) */
+    double head_param_bytes; /* the embeddings' and output layer's, gathered: 16-bit even in FP8 (not FP8 linears) */
     AccelDtype grad_dtype;
     bool fp32_grads;                  /* fp32 gradient buffers in mixed precision (fp32 reduction) */
     bool ag_overlap;                  /* sharded: updated weights gathered behind the next forward */

@@ -139,7 +139,7 @@ expect cp_devices 'x cp 2 = 16 devices, but topology' "$S/cpbig.json:2" -- run "
 printf '{%s,\n "parallelism": {"ep": 8,\n  "cp": 2}}\n' "$moe" > "$S/cpmoe.json"
 expect cp_moe '"cp" with a mixture of experts is not modelled' "$S/cpmoe.json:3" -- run "$S/cpmoe.json"
 printf '{"topology": "dgx-a100-cluster", "nodes": 1, "model": "gpt3-1.3b", "global_batch": 12,\n "parallelism": {"tp": 2,\n  "cp": 8}}\n' > "$S/cpfill.json"
-expect cp_fill 'not a multiple of tp x pp' "$S/cpfill.json:2" -- run "$S/cpfill.json"
+expect cp_fill 'not a multiple of tp x cp x pp' "$S/cpfill.json:2" -- run "$S/cpfill.json"
 
 # ---- hybrid sharding, offload ----
 printf '{%s,\n "parallelism": {"zero_stage": 2,\n  "shard_group": 4}}\n' "$gpt" > "$S/sg2.json"

@@ -483,6 +483,58 @@ static void test_hybrid_shard(void)
     cJSON_Delete(r);
 }
 
+/* The total bytes a step moves in the listed collectives named `name`. */
+static double listed_bytes(const cJSON *r, const char *name)
+{
+    double b = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "collectives"))
+        if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, name))
+            b += get(c, "bytes", NULL) * get(c, "count_per_step", NULL);
+    return b;
+}
+
+/* ZeRO-3 gathers the parameters outside the layers (FSDP's root unit:
+ * embeddings, final norm, output layer) before each micro-batch's forward,
+ * as it reduce-scatters their gradients (review 9: never gathered before);
+ * at 16 bits in FP8 too (Transformer Engine's and torchao's FP8 is the
+ * linear layers'), as the sharded update's gather of them. */
+static void test_zero3_head_gather(void)
+{
+    char *t = gpt_scen(2, 64, "{\"zero_stage\": 3}");
+    SimGraph *g = NULL;
+    cJSON *r = run_graph(t, &g);
+    g_free(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    double mbs = get(r, "config", "micro_batches"), head = listed_bytes(r, "zero3_head_allgather");
+    /* gpt3-1.3b: 50257 x 2048 word and 2048 x 2048 position embeddings, the final norm; bf16 */
+    double params = 50257.0 * 2048 + 2048.0 * 2048 + 2 * 2048;
+    CU_ASSERT_DOUBLE_EQUAL(head, mbs * 2 * params, 1e-6 * head);
+    CU_ASSERT_EQUAL(graph_count(g, "zero3_head_allgather"), listed(r, "zero3_head_allgather", NULL));
+    double layers = listed_bytes(r, "zero3_allgather");
+    cJSON_Delete(r);
+    sim_graph_free(g);
+    t = g_strdup_printf("{\"topology\": \"dgx-h100-cluster\", \"nodes\": 2, \"model\": \"gpt3-1.3b\", "
+                        "\"global_batch\": 64, \"micro_batch\": 1, \"optimizer\": \"adam\", \"precision\": \"%s\", "
+                        "\"parallelism\": {\"zero_stage\": %d}}", "fp8", 3);
+    r = run(t);
+    g_free(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_DOUBLE_EQUAL(listed_bytes(r, "zero3_head_allgather"), head, 1e-6 * head); /* 16-bit in FP8 */
+    CU_ASSERT_DOUBLE_EQUAL(listed_bytes(r, "zero3_allgather"), layers / 2, 1e-6 * layers); /* the linears FP8 */
+    cJSON_Delete(r);
+    /* the sharded update (ZeRO-1) gathers them once a step, 16-bit in FP8 too */
+    t = g_strdup_printf("{\"topology\": \"dgx-h100-cluster\", \"nodes\": 2, \"model\": \"gpt3-1.3b\", "
+                        "\"global_batch\": 64, \"micro_batch\": 1, \"optimizer\": \"adam\", \"precision\": \"fp8\", "
+                        "\"parallelism\": {\"zero_stage\": 1}}");
+    r = run(t);
+    g_free(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_PTR_NULL(coll(r, "zero3_head_allgather"));
+    printf("\nZeRO-3 head gather %.1f MB a micro-batch, %g micro-batches\n", head / mbs / 1e6, mbs);
+    cJSON_Delete(r);
+}
+
 /* ZeRO-Offload with ZeRO-2 on one DGX A100 (dp 8): no optimizer state in
  * HBM, 12 bytes per parameter / 8 in host memory; each device's 1/8 of the
  * bf16 gradients goes down PCIe and its 1/8 of the bf16 weights comes up,
@@ -589,6 +641,7 @@ static const TestCase tests[] = {
     {"offload", test_offload},
     {"resnet_step", test_resnet_step},
     {"xu_sharding_gain_trend", test_xu_sharding_gain_trend},
+    {"ZeRO-3 gathers the parameters outside the layers, 16-bit in FP8 (review 9)", test_zero3_head_gather},
 };
 
 TEST_MAIN("step_par", tests)

@@ -41,6 +41,8 @@ static inline void steps_band_widened(const char *chip, const char *base, double
     double r10, r90, h10, h90;
     CU_ASSERT_TRUE(accel_band(a, &r10, &r90));
     CU_ASSERT_TRUE(accel_band(h, &h10, &h90));
+    printf("%s's band: %s's [%.3f, %.3f] widened by %.3f: [%.3f, %.3f] (the preset: [%.3f, %.3f])\n", chip, base, h10,
+           h90, w, h10 - w, h90 + w, r10, r90);
     CU_ASSERT_DOUBLE_EQUAL(r10, h10 - w, 0.003);
     CU_ASSERT_DOUBLE_EQUAL(r90, h90 + w, 0.003);
     if (lo)
