@@ -14,6 +14,11 @@ static void test_time_roundtrip(void)
     CU_ASSERT_EQUAL(sim_time_from_s(-3.0), 0);
     CU_ASSERT_EQUAL(sim_time_from_s(NAN), 0);
     CU_ASSERT_EQUAL(sim_time_from_s(1e30), SIM_TIME_NEVER);
+    /* from 2^63 ps (107 days) to 2^64 (213): exact, not 2^63 (llround's
+     * signed result wrapped there; review 9) */
+    CU_ASSERT_EQUAL(sim_time_from_s(1e7), (sim_time_t)1e19);
+    CU_ASSERT_EQUAL(sim_time_from_s(1.5e7), (sim_time_t)1.5e19);
+    CU_ASSERT_TRUE(sim_time_from_s(1.5e7) > sim_time_from_s(1e7));
     CU_ASSERT_DOUBLE_EQUAL(sim_time_to_s(sim_time_from_s(0.125)), 0.125, 1e-15);
     CU_ASSERT_EQUAL(sim_time_add(SIM_TIME_NEVER - 1, 5), SIM_TIME_NEVER);
 }
