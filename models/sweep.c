@@ -241,6 +241,13 @@ int sweep_device_axis(const Sweep *s)
 
 const cJSON *sweep_notes(const Sweep *s) { return s->notes; }
 
+double sweep_point_nodes(const Sweep *s, int point)
+{
+    int a = find_axis(s, "nodes");
+    const cJSON *v = a >= 0 ? sweep_point_value(s, point, a) : cJSON_GetObjectItemCaseSensitive(s->base, "nodes");
+    return cJSON_IsNumber(v) && v->valuedouble >= 1 ? v->valuedouble : 1;
+}
+
 const cJSON *sweep_point_value(const Sweep *s, int point, int axis)
 {
     if (point < 0 || point >= s->npoints || axis < 0 || axis >= (int)s->axes->len)

@@ -84,6 +84,9 @@ const cJSON *sweep_notes(const Sweep *s);
 char *sweep_value_text(const cJSON *v);
 /* The value of `axis` at point i (owned by the sweep). */
 const cJSON *sweep_point_value(const Sweep *s, int point, int axis);
+/* The nodes point i runs on: its "nodes" value, the base's where not
+ * varied, 1 where neither gives one (what its memory scales with). */
+double sweep_point_nodes(const Sweep *s, int point);
 /* "nodes=4, parallelism.weight_update=sharded"; free with g_free. */
 char *sweep_point_label(const Sweep *s, int point);
 
