@@ -53,6 +53,7 @@ struct Plan {
     cJSON *sources;        /* the preset's "source" of each input */
     PlanCand ref;          /* the scenario's own configuration */
     bool ref_layout;       /* it places its layers with a pipeline_layout (for its pp x vpp only) */
+    bool ref_modules;      /* it lists Megatron-Core's recompute_modules: they set none vs selective */
     int ref_local_batch;   /* its pipeline_microbatches x micro_batch: samples a pipeline schedule (0: none) */
     int ref_split;         /* the embedding and loss it counts as layers in the pipeline split (account_for_*) */
     int ref_shard_group;   /* its hybrid sharding's shard group, which the search does not vary (0: none) */

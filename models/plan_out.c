@@ -25,6 +25,9 @@ static int by_value(const void *a, const void *b)
     double vj = plan_objective_value(sort_plan, &g_array_index(sort_plan->cands, PlanCand, j), rj);
     if (vi != vj)
         return vi < vj ? -1 : 1;
+    /* equal objectives (a cost at $0 an hour, say): the faster first (review 9) */
+    if (ri->t.wall_s != rj->t.wall_s)
+        return ri->t.wall_s < rj->t.wall_s ? -1 : 1;
     return i < j ? -1 : i > j;
 }
 

@@ -134,6 +134,7 @@ static bool read_scenario(Plan *p, GError **err)
     p->ref_shard_group = sp.shard_group > 0 && sp.shard_group < sp.dp * sp.cp ? sp.shard_group : 0;
     p->ref.uneven = uneven_stages(p, sp.pp, sp.vpp > 0 ? sp.vpp : 1);
     p->ref_layout = sp.pipeline_layout[0] != 0;
+    p->ref_modules = sp.recompute_modules != 0;
     p->ref_local_batch = sp.pp_microbatches * step_scenario_micro_batch(sc);
     p->ref_split = sp.split_embedding + sp.split_loss;
     p->ref.nodes = topo_num_nodes(step_scenario_topo(sc));
@@ -255,11 +256,18 @@ static Values values(const Plan *p, PlanKey k, int lo, int hi, bool doubling, in
     return r;
 }
 
-/* Every combination of the options for one (gpus, tp, pp, vpp, cp, ep). */
+/* Every combination of the options for one (gpus, tp, pp, vpp, cp, ep),
+ * less those that run the same step under another label (review 9): with
+ * one data-parallel replica there is nothing to shard, so ZeRO stages
+ * only at 0; with recompute_modules listed, the modules decide between
+ * none and selective, so only the scenario's and full. */
 static bool add_options(Plan *p, PlanCand c, GError **err)
 {
-    Values mb = values(p, PLAN_KEY_MB, 1, 8, true, p->ref.mb), z = values(p, PLAN_KEY_ZERO, 0, 3, false, 0);
+    bool one_replica = c.gpus / (c.tp * c.pp * c.cp) == 1;
+    Values mb = values(p, PLAN_KEY_MB, 1, 8, true, p->ref.mb), z = values(p, PLAN_KEY_ZERO, 0, one_replica ? 0 : 3, false, 0);
     Values rc = values(p, PLAN_KEY_RECOMPUTE, 0, 2, false, 0);
+    if (p->ref_modules && p->o.fix.v[PLAN_KEY_RECOMPUTE] < 0)
+        rc = (Values){.n = p->ref.recompute == 2 ? 1 : 2, .v = {p->ref.recompute, 2}};
     for (int a = 0; a < mb.n; a++)
         for (int b = 0; b < z.n; b++)
             for (int r = 0; r < rc.n; r++) {

@@ -16,6 +16,21 @@ cat > "$TMP/q.json" <<'EOF2'
 EOF2
 Q=(plan "$TMP/q.json" --gpus 8-16 --tokens 2B --top 5)
 
+# review 9: equal objectives (every cost $0) rank the faster first, and no two
+# ranked candidates are one configuration under two labels (ZeRO stages at dp 1)
+"$BIN" plan "$TMP/q.json" --gpus 8 --top 60 --json -j 1 --price-per-gpu-hour 0 --objective cost > "$TMP/zero.json" 2> "$TMP/err" ||
+    { echo "FAIL zero-price plan:"; cat "$TMP/err"; fail=1; }
+python3 - "$TMP/zero.json" <<'PY' || { echo "FAIL: zero-price plan ranks by time, without duplicates"; fail=1; }
+import json, sys
+b = json.load(open(sys.argv[1]))["best"]
+t = [x["time_to_train"]["wall_s"] if isinstance(x["time_to_train"], dict) else x["step_time_s"] for x in b]
+assert all(x["cost"] == 0 for x in b)
+assert t == sorted(t), t[:8]
+for x in b:
+    c = x["config"]
+    assert c["dp"] > 1 or c["zero_stage"] == 0, c
+PY
+
 # JSON: one object; the best are ranked, full, within the limits
 if ! "$BIN" "${Q[@]}" --json -j 1 > "$TMP/out.json" 2> "$TMP/err"; then
     echo "FAIL json plan:"; cat "$TMP/err"; fail=1
