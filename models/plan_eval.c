@@ -160,7 +160,7 @@ static double num(const cJSON *o, const char *key)
 static char *eval_extrapolated(const Plan *p, int i, int m1, bool full, const char *name)
 {
     const PlanCand *c = &g_array_index(p->cands, PlanCand, i);
-    double t[3], rate = 0, tokens = 0, m = plan_cand_micro_batches(c);
+    double t[3], rate = 0, tokens = 0, band[2] = {1, 1}, m = plan_cand_micro_batches(c);
     for (int k = 0; k < 3; k++) {
         int mk = (k + 1) * m1;
         GError *err = NULL;
@@ -172,9 +172,11 @@ static char *eval_extrapolated(const Plan *p, int i, int m1, bool full, const ch
             return NULL;
         }
         t[k] = num(r, "step_time_s");
-        if (k == 2) { /* MFU and tokens/s x step at m: both grow with the batch */
+        if (k == 2) { /* MFU and tokens/s x step at m: both grow with the batch; the band as at 3 m1 */
             rate = num(r, "mfu") * t[k] * m / mk;
             tokens = num(r, "tokens_per_s") * t[k] * m / mk;
+            band[0] = num(r, "step_time_p10_s") / t[k];
+            band[1] = num(r, "step_time_p90_s") / t[k];
         }
         cJSON_Delete(r);
     }
@@ -186,12 +188,13 @@ static char *eval_extrapolated(const Plan *p, int i, int m1, bool full, const ch
     if (!(step < sim_time_to_s(SIM_TIME_NEVER)))
         return NULL;
     /* fits: a candidate screened or run in full fitted in the estimate */
-    return g_strdup_printf("ok %.17g %.17g %.17g %.17g 1 1", step, rate / step, p->res[i].mem_bytes, tokens / step);
+    return g_strdup_printf("ok %.17g %.17g %.17g %.17g 1 1 %.17g %.17g", step, rate / step, p->res[i].mem_bytes,
+                           tokens / step, band[0], band[1]);
 }
 
 /* One candidate's result as one line of text, the form it crosses ranks in:
- * "est MEM FITS LOWER_BOUND", "ok STEP MFU MEM TOKENS FITS EXTRAPOLATED" or
- * "err REASON MESSAGE". */
+ * "est MEM FITS LOWER_BOUND", "ok STEP MFU MEM TOKENS FITS EXTRAPOLATED
+ * P10/STEP P90/STEP" or "err REASON MESSAGE". */
 static char *eval_text(const Plan *p, int i, EvalMode mode)
 {
     char name[32];
@@ -226,8 +229,10 @@ static char *eval_text(const Plan *p, int i, EvalMode mode)
         return out;
     }
     const cJSON *mj = cJSON_GetObjectItemCaseSensitive(r, "memory_per_device_bytes");
-    out = g_strdup_printf("ok %.17g %.17g %.17g %.17g %d 0", num(r, "step_time_s"), num(r, "mfu"), num(mj, "total"),
-                          num(r, "tokens_per_s"), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "fits")));
+    double step = num(r, "step_time_s");
+    out = g_strdup_printf("ok %.17g %.17g %.17g %.17g %d 0 %.17g %.17g", step, num(r, "mfu"), num(mj, "total"),
+                          num(r, "tokens_per_s"), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "fits")),
+                          step > 0 ? num(r, "step_time_p10_s") / step : 1, step > 0 ? num(r, "step_time_p90_s") / step : 1);
     cJSON_Delete(r);
     return out;
 }
@@ -245,8 +250,8 @@ static void read_text(const Plan *p, PlanResult *res, const char *text, EvalMode
     int fits = 0, extrap = 0;
     bool ok = mode == EVAL_ESTIMATE
                   ? sscanf(text, "est %lg %d %lg", &res->mem_bytes, &fits, &res->lb_s) == 3
-                  : sscanf(text, "ok %lg %lg %lg %lg %d %d", &res->step_s, &res->mfu, &res->mem_bytes,
-                           &res->tokens_per_s, &fits, &extrap) == 6;
+                  : sscanf(text, "ok %lg %lg %lg %lg %d %d %lg %lg", &res->step_s, &res->mfu, &res->mem_bytes,
+                           &res->tokens_per_s, &fits, &extrap, &res->band[0], &res->band[1]) == 8;
     if (!ok) {
         res->reason = PLAN_DISCARD_INVALID;
         res->error = g_strdup("unreadable result");

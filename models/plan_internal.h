@@ -29,6 +29,7 @@ typedef struct {
     PlanReason reason;
     char *error;       /* PLAN_DISCARD_INVALID: the scenario's message */
     double step_s, mfu, mem_bytes, tokens_per_s;
+    double band[2]; /* the step's p10 and p90 over the step (run's step_time_p10_s, _p90_s) */
     PlanTrain t;
     double screen_s;   /* the step of the fast model (step_s is the full one when full) */
     double lb_s;       /* the step's lower bound (step_scenario_estimate) */

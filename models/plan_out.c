@@ -119,6 +119,9 @@ static cJSON *cand_json(const Plan *p, int i, int rank, const PlanTrain *tt)
     cJSON_AddBoolToObject(cfg, "offload_optimizer", c->offload);
     cJSON_AddBoolToObject(o, "simulated_in_full", r->full);
     add_num(o, "step_time_s", r->step_s);
+    /* run's p10-p90 of the step (docs/UNCERTAINTY.md): days, cost and energy are the prediction's */
+    add_num(o, "step_time_p10_s", r->step_s * r->band[0]);
+    add_num(o, "step_time_p90_s", r->step_s * r->band[1]);
     add_num(o, "screen_step_time_s", r->screen_s);
     cJSON_AddBoolToObject(o, "step_extrapolated", r->extrap[r->full]);
     add_num(o, "step_lower_bound_s", r->lb_s);
@@ -376,6 +379,15 @@ void plan_print_table(const Plan *p, FILE *f)
                 g_array_index(p->cands, PlanCand, i).gpus, label, r->step_s, 100 * r->mfu, r->mem_bytes / GIB, days,
                 100 * r->t.goodput, r->t.gpu_hours, r->t.cost, mwh);
         g_free(label);
+    }
+    if (p->nfull > 0) { /* the best's band: the days, cost and energy above are the prediction's */
+        const PlanResult *b = &p->res[p->order[0]];
+        fprintf(f, "# the best's step p10-p90: %.4f - %.4f s%s (docs/UNCERTAINTY.md); days, cost and energy are the "
+                   "prediction's\n",
+                b->step_s * b->band[0], b->step_s * b->band[1],
+                p->experts > 1 ? ", at least the published mixture-of-experts steps' spread: most ran slower than "
+                                 "modelled"
+                               : "");
     }
     if (p->nfull > 0) /* what the configuration's words mean (text only: --json has them as keys) */
         fputs("# configuration: tpN tensor, ppN pipeline, vN virtual stages, cpN context, dpN data, epN expert "

@@ -31,6 +31,28 @@ for x in b:
     assert c["dp"] > 1 or c["zero_stage"] == 0, c
 PY
 
+# review 9: every ranked candidate carries run's p10-p90 band; a mixture of
+# experts' is at least the published MoE steps' spread, and the text says so
+python3 - "$TMP/zero.json" <<'PY' || { echo "FAIL: plan's bands"; fail=1; }
+import json, sys
+for x in json.load(open(sys.argv[1]))["best"]:
+    assert x["step_time_p10_s"] <= x["step_time_s"] <= x["step_time_p90_s"], x
+PY
+cat > "$TMP/moe.json" <<'EOF2'
+{"name": "qm", "accelerator": "h100-sxm", "topology": "dgx-h100-cluster", "nodes": 1,
+ "model": "qwen3-30b-a3b", "global_batch": 64, "micro_batch": 1, "precision": "bf16",
+ "parallelism": {"dp": 8, "tp": 1, "pp": 1, "ep": 8}}
+EOF2
+"$BIN" plan "$TMP/moe.json" --gpus 8 --top 1 --fix tp=1,pp=1,cp=1,ep=8,mb=1 --json > "$TMP/moe.out" 2> "$TMP/err" ||
+    { echo "FAIL moe plan:"; cat "$TMP/err"; fail=1; }
+python3 - "$TMP/moe.out" <<'PY' || { echo "FAIL: a MoE plan's band"; fail=1; }
+import json, math, sys
+b = json.load(open(sys.argv[1]))["best"][0]
+assert b["step_time_p90_s"] >= b["step_time_s"] * math.exp(0.6), b
+PY
+"$BIN" plan "$TMP/moe.json" --gpus 8 --top 1 --fix tp=1,pp=1,cp=1,ep=8,mb=1 | grep -q "mixture-of-experts steps' spread" ||
+    { echo "FAIL: the MoE plan's text does not state its band"; fail=1; }
+
 # JSON: one object; the best are ranked, full, within the limits
 if ! "$BIN" "${Q[@]}" --json -j 1 > "$TMP/out.json" 2> "$TMP/err"; then
     echo "FAIL json plan:"; cat "$TMP/err"; fail=1
