@@ -168,6 +168,16 @@ refused "rc.csv:2: .*tab/rc.json:$line: \"recompute\" = \"sometimes\"" calibrate
 printf 'scenario,parallelism.zero_stage,tokens_per_s\nmpt-a100-40gb-fsdp.json,7,1000\n' >"$tmp/tab/zs.csv"
 refused 'zs.csv:2: "parallelism.zero_stage" as the row sets it: "zero_stage" must be between 0 and 3' \
     calibrate --accelerator a100-40gb "$tmp/tab/zs.csv"
+# review 9: two measurements of one row, a row of another chip, and the collective model's options are
+# refused, not ignored
+printf 'scenario,step_time_s,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000,100000\n' >"$tmp/tab/two.csv"
+refused 'two.csv:2: the row gives both step_time_s and tokens_per_s' calibrate --accelerator a100-40gb "$tmp/tab/two.csv"
+printf 'scenario,accelerator,tokens_per_s\nmpt-a100-40gb-fsdp.json,h100-sxm,1000\n' >"$tmp/tab/chip.csv"
+refused 'chip.csv:2: the row ran on "h100-sxm", the fit is of a100-40gb' calibrate --accelerator a100-40gb "$tmp/tab/chip.csv"
+for o in "--params x.json" "--ranks 8" "--nodes 2"; do
+    # shellcheck disable=SC2086
+    refused "calibrate: ${o%% *} is the collective model's" calibrate --accelerator a100-40gb $o "$tmp/tab/chip.csv"
+done
 printf 'scenario,model,tokens_per_s\nmpt-a100-40gb-fsdp.json,-,1000\n' >"$tmp/tab/dash.csv"
 refused 'dash.csv:2: "model" = "-": a table.s cell names a file or a preset, not standard input' \
     calibrate --accelerator a100-40gb "$tmp/tab/dash.csv"

@@ -288,7 +288,13 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
             return bad(err, file, line, "step_time_s must be a number of seconds from 1e-6 to 1e6");
         else if (!strcmp(head[i], "tokens_per_s") && !number_in(f[i], 1e-3, 1e12, &tps))
             return bad(err, file, line, "tokens_per_s must be a number from 1e-3 to 1e12");
+        else if (!strcmp(head[i], "accelerator") && g_ascii_strcasecmp(f[i], accel_name(c->prior)))
+            /* every row runs on the accelerator fitted: another one's row would be priced as this one's */
+            return bad(err, file, line, "the row ran on \"%s\", the fit is of %s: a table per accelerator (or leave the "
+                       "column out)", f[i], accel_name(c->prior));
     }
+    if (step > 0 && tps > 0) /* two measurements of one step: which one counts would be a guess */
+        return bad(err, file, line, "the row gives both step_time_s and tokens_per_s: give one");
     if (!scen || !*scen)
         return bad(err, file, line, "the row names no scenario");
     for (int i = 0; head[i]; i++) /* standard input is the command line's, read once */

@@ -141,7 +141,11 @@ int cmd_calibrate(int argc, char **argv)
                                 (const char *const *)&output, out_opt, 1)) != 0)
         goto out;
     if (accel) {
-        rc = run_accel(accel, argc, argv, output, json);
+        /* the collective model's options mean nothing here: refused, not ignored (review 9) */
+        const char *unused = params ? "--params" : ranks_s ? "--ranks" : nodes_s ? "--nodes" : NULL;
+        rc = unused ? cli_usage_error("calibrate: %s is the collective model's (--topology); with --accelerator the "
+                                      "prior is the accelerator itself (a preset or an overlay file)", unused)
+                    : run_accel(accel, argc, argv, output, json);
         goto out;
     }
     ValidateOptions o = {topology, params, -1,   COLL_ALGO_AUTO,    COLL_PROTO_AUTO, ranks,
