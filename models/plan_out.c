@@ -380,6 +380,13 @@ void plan_print_table(const Plan *p, FILE *f)
                 100 * r->t.goodput, r->t.gpu_hours, r->t.cost, mwh);
         g_free(label);
     }
+    if (p->nfull > 0) /* what the configuration's words mean (text only: --json has them as keys) */
+        fputs("# configuration: tpN tensor, ppN pipeline, vN virtual stages, cpN context, dpN data, epN expert "
+              "parallel; mbN micro-batch; zN ZeRO stage (z0: replicated weight update); recomputation none, sel "
+              "(selective) or full; sp sequence parallelism; tpov TP communication overlapped (Megatron-Core "
+              "tp_comm_overlap); offload optimizer state in host memory (offload_optimizer); uneven pipeline stages of "
+              "unequal layer counts\n",
+              f);
     if (p->nfull > 0) { /* the best's band: the days, cost and energy above are the prediction's */
         const PlanResult *b = &p->res[p->order[0]];
         fprintf(f, "# the best's step p10-p90: %.4f - %.4f s%s (docs/UNCERTAINTY.md); days, cost and energy are the "
@@ -389,13 +396,6 @@ void plan_print_table(const Plan *p, FILE *f)
                                  "modelled"
                                : "");
     }
-    if (p->nfull > 0) /* what the configuration's words mean (text only: --json has them as keys) */
-        fputs("# configuration: tpN tensor, ppN pipeline, vN virtual stages, cpN context, dpN data, epN expert "
-              "parallel; mbN micro-batch; zN ZeRO stage (z0: replicated weight update); recomputation none, sel "
-              "(selective) or full; sp sequence parallelism; tpov TP communication overlapped (Megatron-Core "
-              "tp_comm_overlap); offload optimizer state in host memory (offload_optimizer); uneven pipeline stages of "
-              "unequal layer counts\n",
-              f);
     if (p->ref_index >= 0) {
         int rk = rank_of(p, p->ref_index);
         const PlanResult *r = &p->res[p->ref_index];
