@@ -119,6 +119,9 @@ static void print_result(const cJSON *r)
            num(r, "step_time_p90_s"), 100 * (1 - num(r, "step_time_p10_s") / step),
            100 * (num(r, "step_time_p90_s") / step - 1),
            moe_band ? "at least the published MoE steps' spread, most slower than modelled: " : "");
+    bool piped = num(cfg, "pp") > 1; /* three stages may be meant below: each line says which (review 9) */
+    if (piped)
+        printf("    of pipeline stage %g, the busiest:\n", num(bd, "stage"));
     printf("    compute          %10.4f s   %5.1f %%\n", num(bd, "compute"), 100 * num(bd, "compute") / step);
     if (num(bd, "compute_slowed_by_communication") > 0)
         printf("      slowed by comm %10.4f s   %5.1f %%\n", num(bd, "compute_slowed_by_communication"),
@@ -148,7 +151,7 @@ static void print_result(const cJSON *r)
     printf("\n");
     const cJSON *colls = cJSON_GetObjectItem(r, "collectives");
     if (cJSON_GetArraySize(colls) > 0) {
-        printf("  collectives (one device, per step):\n");
+        printf("  collectives (one device%s, per step):\n", piped ? " of pipeline stage 0" : "");
         const cJSON *c;
         cJSON_ArrayForEach(c, colls)
         {
