@@ -482,13 +482,13 @@ CollGroup *coll_group_new_with(const Topo *t, const int *ranks, int nranks, cons
     if (!uniform || g->ppn > COLL_MAX_PPN) {
         if (!uniform)
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                        "a collective's ranks must be spread evenly over its nodes (%d nodes, up to %d ranks on one)",
-                        g->nnodes, g->ppn);
+                        "topology %s: a collective's ranks must be spread evenly over its nodes (%d nodes, up to %d "
+                        "ranks on one)", SIM_ECHO(topo_name(t)), g->nnodes, g->ppn);
         else
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
-                        "a collective can have at most %d ranks per node (%d nodes, %d ranks on one); MPI on CPU "
-                        "nodes has no such limit (collective --library mpi)",
-                        COLL_MAX_PPN, g->nnodes, g->ppn);
+                        "topology %s: a collective can have at most %d ranks per node (%d nodes, %d ranks on one); "
+                        "MPI on CPU nodes has no such limit (collective --library mpi)",
+                        SIM_ECHO(topo_name(t)), COLL_MAX_PPN, g->nnodes, g->ppn);
         coll_group_free(g);
         return NULL;
     }
