@@ -72,6 +72,10 @@ check "thousands of sizes' flows on 4096 ranks are refused before they run" \
   bad "flows in all, more than" -t dgx-a100-cluster --nodes 512 --flows --sizes 1:1TiB:1.01
 # one rank moves nothing between devices: refused, as validate refuses a run of one rank (review 8; it printed a 0 time)
 check "one rank: nothing to predict" bad "--ranks must be a whole number between 2 and" -t dgx-a100-cluster --ranks 1 --sizes 8B --flows
+# a count is digits only, whatever the side of its spaces or a sign (review 9: ' 8' and '+8' passed, '8 ' did not)
+for n in ' 8' '+8' '8 '; do
+    check "--nodes '$n' refused" bad "--nodes must be a whole number between 1 and" -t dgx-a100-cluster --nodes "$n" --sizes 8B
+done
 check "the MPI libraries' algorithms on millions of ranks are refused before they run" \
   bad "rank-sizes in all, more than" -t olivia-cpu --nodes 16000 --library mpi
 "$bin" validate -t dgx1-v100 --ranks 1 "$src/tests/data/traces/nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt" \

@@ -14,8 +14,10 @@ int cli_parse_count(const char *cmd, const char *opt, const char *text, int lo, 
 {
     char *end = NULL;
     errno = 0;
-    long long v = text && *text ? strtoll(text, &end, 10) : 0;
-    bool ok = text && *text && end && !*end && errno == 0 && v >= lo && v <= hi;
+    /* digits only, as the other number options read them: strtoll would take ' 8' and '+8' but not '8 ' (review 9) */
+    bool digits = text && (g_ascii_isdigit(text[0]) || (text[0] == '-' && g_ascii_isdigit(text[1])));
+    long long v = digits ? strtoll(text, &end, 10) : 0;
+    bool ok = digits && end && !*end && errno == 0 && v >= lo && v <= hi;
     if (!ok)
         return cli_usage_error("%s: %s must be a whole number between %d and %d, not '%s'", cmd, opt, lo, hi,
                                SIM_ECHO(text ? text : ""));
