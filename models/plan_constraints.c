@@ -107,7 +107,7 @@ bool plan_parse_match(const char *opt, const char *text, PlanMatch *m, GError **
                         k == PLAN_KEY_RECOMPUTE ? "none, selective or full (the ones plan searches)"
                         : k == PLAN_KEY_SP || k == PLAN_KEY_TPOV || k == PLAN_KEY_OFFLOAD ? "on or off"
                         : k == PLAN_KEY_ZERO ? "0-3"
-                                             : "a count >= 1",
+                                             : "a count from 1 to 1048576",
                         SIM_ECHO(eq + 1));
             ok = false;
         } else if (k < 0) {
@@ -115,7 +115,7 @@ bool plan_parse_match(const char *opt, const char *text, PlanMatch *m, GError **
             list_keys(keys);
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT,
                         "plan: %s %s: '%s' is not KEY=VALUE with KEY one of %s (recompute none|selective|full; "
-                        "sp, tp_overlap, offload on|off; zero 0-3; the others counts >= 1)",
+                        "sp, tp_overlap, offload on|off; zero 0-3; the others counts from 1 to 1048576)",
                         opt, SIM_ECHO(text), SIM_ECHO(*it), keys->str);
             g_string_free(keys, TRUE);
             ok = false;

@@ -65,8 +65,8 @@ static int parse_double(const char *opt, const char *text, double lo, double *ou
                 end++;
             }
     if (!text || end == text || *end || !isfinite(v) || v < lo || v > 1e30)
-        return cli_usage_error("plan: %s must be a number >= %g (suffixes k, M, G or B, T, P; in either case but M), not '%s'", opt, lo,
-                               SIM_ECHO(text ? text : ""));
+        return cli_usage_error("plan: %s must be a number from %g to 1e30 (suffixes k, M, G or B, T, P; in either case "
+                               "but M), not '%s'", opt, lo, SIM_ECHO(text ? text : ""));
     *out = v;
     return 0;
 }
