@@ -174,6 +174,9 @@ printf 'scenario,step_time_s,tokens_per_s\nmpt-a100-40gb-fsdp.json,1000,100000\n
 refused 'two.csv:2: the row gives both step_time_s and tokens_per_s' calibrate --accelerator a100-40gb "$tmp/tab/two.csv"
 printf 'scenario,accelerator,tokens_per_s\nmpt-a100-40gb-fsdp.json,h100-sxm,1000\n' >"$tmp/tab/chip.csv"
 refused 'chip.csv:2: the row ran on "h100-sxm", the fit is of a100-40gb' calibrate --accelerator a100-40gb "$tmp/tab/chip.csv"
+# a row far beyond a published step table's machine would hold the fit for hours: refused at its line
+printf 'scenario,nodes,tokens_per_s\nmpt-a100-40gb-fsdp.json,4096,1000\n' >"$tmp/tab/huge.csv"
+refused 'huge.csv:2: the row.s machine has 32768 devices, more than the 16384' calibrate --accelerator a100-40gb "$tmp/tab/huge.csv"
 for o in "--params x.json" "--ranks 8" "--nodes 2"; do
     # shellcheck disable=SC2086
     refused "calibrate: ${o%% *} is the collective model's" calibrate --accelerator a100-40gb $o "$tmp/tab/chip.csv"

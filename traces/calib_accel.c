@@ -271,6 +271,10 @@ static bool columns_are_keys(char **head, const char *file, int line, GError **e
     return true;
 }
 
+/* The devices a step row's machine may have: 8x the largest in the
+ * published step tables (2304 GPUs of dgxc-benchmarking's H100 rows). */
+#define CALIB_MAX_ROW_DEVICES 16384
+
 /* A scenario row: "scenario" (a file, relative to the table's folder), the
  * measurement (step_time_s or tokens_per_s) and overrides by dotted key;
  * ref.* columns (the source's own labels) are not applied. */
@@ -322,6 +326,16 @@ static bool step_row(AccelCalibration *c, char **head, char **f, const char *fil
         ok = r.sc != NULL;
         if (!ok)
             say_row_error_where(*err, name, text, path, text0, len, head, file, line);
+        /* each row is run again for every parameter at every iteration (about a hundred
+         * times): a machine beyond the largest published step tables' (thousands of GPUs)
+         * would hold the fit for hours (review 9: 100000 nodes, still running at 270 s) */
+        int devices = ok ? topo_num_ranks(step_scenario_topo(r.sc)) : 0;
+        if (ok && devices > CALIB_MAX_ROW_DEVICES) {
+            ok = bad(err, file, line, "the row's machine has %d devices, more than the %d a calibration row may have "
+                     "(each row runs about a hundred times; run it alone with 'shardsim run')", devices,
+                     CALIB_MAX_ROW_DEVICES);
+            step_scenario_free(r.sc);
+        }
         if (ok) {
             step_scenario_set_accel(r.sc, c->prior);
             add_row(c, &r, tps > 0 ? -tps : step); /* tokens/s turned into seconds once predicted */

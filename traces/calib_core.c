@@ -324,7 +324,7 @@ static const char *status(const CalibFit *f, guint i)
         return "fitted";
     return fabs(log(f->fitted[key] / f->prior_v[key])) < 0.01
                ? "not determined by the data: stays near its prior"
-               : "only jointly determined: moved as far as its prior allows";
+               : "only jointly determined: moved with the others, its own spread barely narrowed";
 }
 
 void calib_fit_report(const CalibFit *f, cJSON *o)
