@@ -145,7 +145,26 @@ static bool grouped_shape(const cJSON *op, const double *a, int ra, const double
     return false;
 }
 
+/* The operands' elements: no GPU holds a tensor of more than 2^40 (4 TiB of
+ * fp32), so a larger one is no GEMM that ran, as a bad size is not (review 9:
+ * a [1e9, 1e6] x [1e6, 1e6] bmm was priced at 3.3e12 s) */
+#define KINETO_MAX_ELEMS 1099511627776.0
+
+static bool shape_sane(const KinetoGemm *g)
+{
+    double b = g->batch;
+    return b * g->m * g->k <= KINETO_MAX_ELEMS && b * g->k * g->n <= KINETO_MAX_ELEMS &&
+           b * g->m * g->n <= KINETO_MAX_ELEMS;
+}
+
+static bool shape_of(const cJSON *op, const char *kernel, KinetoGemm *g);
+
 bool kineto_gemm_shape(const cJSON *op, const char *kernel, KinetoGemm *g)
+{
+    return shape_of(op, kernel, g) && shape_sane(g);
+}
+
+static bool shape_of(const cJSON *op, const char *kernel, KinetoGemm *g)
 {
     const char *n = op_name(op);
     if (kineto_op_kind(op) != KINETO_OP_GEMM)
