@@ -157,7 +157,7 @@ static bool match_colls(Rep *p, GError **err)
         /* a collective naming no group is the whole job's: a rank without it never joins */
         bool world = !*(const char *)order->pdata[k];
         for (int r = 0; ok && world && r < t->nranks; r++)
-            if (!per[r] && t->ranks[r].n > 0) {
+            if (!per[r]) { /* an empty rank too: it would leave the collective to the others (review 9) */
                 char msg[256];
                 snprintf(msg, sizeof msg, "rank %d has %u collectives of no group (the whole job's), rank %d has none (a subgroup's need their pg_name)",
                          first, cnt, r);
@@ -217,10 +217,13 @@ static bool match_p2p(Rep *p, GError **err)
                 continue;
             bool send = n->type == CHAKRA_SEND;
             int64_t peer = send ? n->comm_dst : n->comm_src;
-            if (peer >= t->nranks) {
+            if (peer >= t->nranks || peer == r) { /* to itself: no link carries it, nothing would be priced (review 9) */
                 char msg[160];
-                snprintf(msg, sizeof msg, "%s rank %" PRId64 ", and the trace has %d ranks", send ? "sends to" : "receives from",
-                         peer, t->nranks);
+                if (peer == r)
+                    snprintf(msg, sizeof msg, "%s itself, rank %d: a copy on one device, not a send", send ? "sends to" : "receives from", r);
+                else
+                    snprintf(msg, sizeof msg, "%s rank %" PRId64 ", and the trace has %d ranks",
+                             send ? "sends to" : "receives from", peer, t->nranks);
                 ok = node_err(err, &t->ranks[r], i, msg);
                 break;
             }
