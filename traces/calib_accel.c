@@ -359,7 +359,10 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
         g_free(text);
         return false;
     }
+    /* a profile's rows are a derived table's: said so, not as lines of the JSON (review 9) */
+    char *where = NULL;
     if (kineto_looks_like(text)) { /* a PyTorch profile: its GEMM operators with shapes as the table */
+        where = g_strdup_printf("%s (the table of its GEMM operators)", path);
         KinetoProfile *p = kineto_parse(path, text, len, err);
         g_free(text);
         bool parsed = p != NULL;
@@ -368,9 +371,11 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
         if (!text) {
             if (parsed)
                 g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no GEMM operator with shapes in this profile (take it with record_shapes=True)", path);
+            g_free(where);
             return false;
         }
     }
+    const char *name = where ? where : path;
     g_ptr_array_add(c->files, g_strdup(path));
     /* a UTF-8 byte-order mark, as spreadsheets save CSV, is not the header's */
     gchar **lines = g_strsplit(g_str_has_prefix(text, "\xEF\xBB\xBF") ? text + 3 : text, "\n", -1), **head = NULL;
@@ -382,17 +387,17 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
             continue;
         gchar **f = sim_csv_fields(l, err);
         if (!f) {
-            g_prefix_error(err, "%s:%d: ", path, i + 1);
+            g_prefix_error(err, "%s:%d: ", name, i + 1);
             ok = false;
             break;
         }
         const char *twice = head ? NULL : repeated_column(f);
         if (twice) {
-            ok = bad(err, path, i + 1, "column \"%s\" given twice", twice);
+            ok = bad(err, name, i + 1, "column \"%s\" given twice", twice);
             g_strfreev(f);
             break;
         }
-        if (!head && !columns_are_keys(f, path, i + 1, err)) {
+        if (!head && !columns_are_keys(f, name, i + 1, err)) {
             ok = false;
             g_strfreev(f);
             break;
@@ -405,18 +410,19 @@ bool calib_accel_add(AccelCalibration *c, const char *path, GError **err)
                         (g_strv_contains((const char *const *)f, "step_time_s") ||
                          g_strv_contains((const char *const *)f, "tokens_per_s"));
             if (!gemm && !scen)
-                ok = bad(err, path, i + 1, "the header is neither m,n,k,dtype,seconds nor a scenario table "
+                ok = bad(err, name, i + 1, "the header is neither m,n,k,dtype,seconds nor a scenario table "
                                            "(scenario, step_time_s or tokens_per_s, and override keys)");
         } else {
-            ok = gemm ? gemm_row(c, f, path, i + 1, err) : step_row(c, head, f, path, i + 1, err);
+            ok = gemm ? gemm_row(c, f, name, i + 1, err) : step_row(c, head, f, path, i + 1, err);
             rows++;
         }
         g_strfreev(f);
     }
     if (ok && rows == 0)
-        ok = bad(err, path, 1, "no rows");
+        ok = bad(err, name, 1, "no rows");
     g_strfreev(head);
     g_strfreev(lines);
+    g_free(where);
     g_free(text);
     return ok;
 }
