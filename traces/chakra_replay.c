@@ -466,11 +466,17 @@ cJSON *chakra_replay(const ChakraTrace *t, const ChakraPlatform *pf, SimGraph **
         sim_time_t span = sim_graph_run(p.g, e, NULL);
         sim_engine_free(e);
         if (span == SIM_TIME_NEVER && sim_graph_overflowed(p.g)) {
-            int br = 0, bi = 0; /* the longest node is the one past the range, not one waiting behind it */
+            /* the longest node is the one past the range, not one waiting behind it: a
+             * collective's or pair's time is its meeting's, as build_tasks prices it (review 9) */
+            int br = 0, bi = 0;
+            sim_time_t longest = 0;
             for (int r = 0; r < R; r++)
-                for (int i = 0; i < t->ranks[r].n; i++)
-                    if (p.dur[r][i] > p.dur[br][bi])
-                        br = r, bi = i;
+                for (int i = 0; i < t->ranks[r].n; i++) {
+                    int mi = p.meet[r][i];
+                    sim_time_t d = mi >= 0 ? g_array_index(p.meets, Meet, mi).dur : p.dur[r][i];
+                    if (d > longest)
+                        longest = d, br = r, bi = i;
+                }
             ok = node_err(err, &t->ranks[br], bi, "takes so long that the replay runs past " SIM_TIME_RANGE_TEXT);
         } else if (span == SIM_TIME_NEVER) {
             for (int r = 0; ok && r < R; r++)
