@@ -426,6 +426,42 @@ static void test_bad_input(void)
     g_free(dir);
 }
 
+/* More locations than one load takes: refused at once, by their count, not
+ * read until libotf2's per-location buffers run out and the events go
+ * missing (review 9: 2000 locations took 10 GB, then "no collective"). */
+static void test_too_many_locations(void)
+{
+    char *dir = g_dir_make_tmp("shardsim-otf2-XXXXXX", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    OTF2_Archive *ar = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+                                         OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ar);
+    CU_ASSERT_EQUAL(OTF2_Archive_SetFlushCallbacks(ar, &flush_callbacks, NULL), OTF2_SUCCESS);
+    CU_ASSERT_EQUAL(OTF2_Archive_SetSerialCollectiveCallbacks(ar), OTF2_SUCCESS);
+    OTF2_GlobalDefWriter *g = OTF2_Archive_GetGlobalDefWriter(ar);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    OTF2_GlobalDefWriter_WriteClockProperties(g, RES, 0, 20000, OTF2_UNDEFINED_TIMESTAMP);
+    OTF2_GlobalDefWriter_WriteString(g, 0, "");
+    OTF2_GlobalDefWriter_WriteString(g, 1, "node");
+    OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 1, 1, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+    OTF2_GlobalDefWriter_WriteLocationGroup(g, 0, 1, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+                                            OTF2_UNDEFINED_LOCATION_GROUP);
+    for (uint64_t r = 0; r < 1025; r++)
+        OTF2_GlobalDefWriter_WriteLocation(g, r, 1, OTF2_LOCATION_TYPE_CPU_THREAD, 0, 0);
+    CU_ASSERT_EQUAL(OTF2_Archive_Close(ar), OTF2_SUCCESS);
+    GError *err = NULL;
+    Otf2Trace *t = load_dir(dir, &err);
+    CU_ASSERT_PTR_NULL(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    printf("\n%s\n", err->message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "1025 locations"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "at most 1024"));
+    g_error_free(err);
+    otf2trace_free(t);
+    rm_rf(dir);
+    g_free(dir);
+}
+
 static void test_available(void) { CU_ASSERT_TRUE(otf2trace_available()); }
 
 static const TestCase tests[] = {
@@ -433,6 +469,7 @@ static const TestCase tests[] = {
     {"collectives", test_collectives},
     {"regions fallback", test_regions_fallback},
     {"bad input", test_bad_input},
+    {"more locations than one load takes (review 9)", test_too_many_locations},
 };
 TEST_MAIN("otf2", tests)
 

@@ -200,6 +200,14 @@ bool otf2trace_read_defs(Load *L, OTF2_Reader *reader)
         otf2trace_fail(L, "cannot read the anchor file: %s", otf2trace_why(L, rc));
         return false;
     }
+    /* the events of every location are merged at once, and libotf2 holds an event and a
+     * definition chunk for each (about 5 MiB; selecting them is quadratic in their number):
+     * bounded, said, rather than run out of memory as missing events (review 9) */
+    if (n_locations > OTF2TRACE_MAX_LOCATIONS) {
+        otf2trace_fail(L, "%" PRIu64 " locations: this reader merges every location's events at once, about 5 MiB "
+                       "of libotf2's buffers each, so it takes at most %d", n_locations, OTF2TRACE_MAX_LOCATIONS);
+        return false;
+    }
 
     OTF2_GlobalDefReader *gdr = OTF2_Reader_GetGlobalDefReader(reader);
     if (!gdr) {

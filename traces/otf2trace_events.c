@@ -253,8 +253,16 @@ bool otf2trace_read_events(Load *L, OTF2_Reader *reader)
                 OTF2_Reader_CloseDefReader(reader, dr);
             }
         }
-        /* registers the location with the global event reader */
-        OTF2_Reader_GetEvtReader(reader, id);
+        /* registers the location with the global event reader; without it its events
+         * would be missing, not read (review 9: out of memory read as no collective) */
+        if (!OTF2_Reader_GetEvtReader(reader, id)) {
+            if (defs_open)
+                OTF2_Reader_CloseDefFiles(reader);
+            OTF2_Reader_CloseEvtFiles(reader);
+            otf2trace_fail(L, "cannot read the events of location %" PRIu64 ": %s", (uint64_t)id,
+                           otf2trace_why(L, OTF2_ERROR_MEM_ALLOC_FAILED));
+            return false;
+        }
     }
     if (defs_open)
         OTF2_Reader_CloseDefFiles(reader);

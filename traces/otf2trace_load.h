@@ -6,7 +6,12 @@
 
 #include "otf2trace.h"
 
+#include <inttypes.h>
 #include <otf2/otf2.h>
+
+/* The locations one load takes (otf2trace_read_defs): every location's events
+ * are merged at once, each holding about 5 MiB of libotf2's chunk buffers. */
+#define OTF2TRACE_MAX_LOCATIONS 1024
 
 typedef struct {
     OTF2_StringRef class_name;
