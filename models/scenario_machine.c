@@ -314,10 +314,10 @@ bool scenario_resolve_dp(StepScenario *sc, const SimJsonDoc *d, const cJSON *roo
     long devices = (long)p->dp * p->tp * p->pp * p->cp;
     int ranks = topo_num_ranks(t);
     if (devices > ranks) {
-        char *cp = p->cp > 1 ? g_strdup_printf(" x cp %d", p->cp) : g_strdup("");
+        char *cp = p->cp > 1 ? g_strdup_printf(" x %d", p->cp) : g_strdup("");
         sim_json_error(d, key_or(where, "dp", where), err,
-                       "dp x tp x pp = %d x %d x %d%s = %ld devices, but topology %s has %d ranks (%d nodes x %d)", p->dp,
-                       p->tp, p->pp, cp, devices, SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t),
+                       "dp x tp x pp%s = %d x %d x %d%s = %ld devices, but topology %s has %d ranks (%d nodes x %d)",
+                       p->cp > 1 ? " x cp" : "", p->dp, p->tp, p->pp, cp, devices, SIM_ECHO(topo_name(t)), ranks, topo_num_nodes(t),
                        topo_ranks_per_node(t));
         g_free(cp);
         return false;

@@ -318,8 +318,8 @@ static void add_warnings(cJSON *out, const Build *b, bool fits)
         g_free(w);
     }
     if (c->devices * 2 <= topo_num_ranks(c->topo)) {
-        char *w = g_strdup_printf("dp x tp x pp = %d uses %d of the topology's %d ranks", c->devices, c->devices,
-                                  topo_num_ranks(c->topo));
+        char *w = g_strdup_printf("dp x tp x %spp = %d uses %d of the topology's %d ranks", c->p.cp > 1 ? "cp x " : "",
+                                  c->devices, c->devices, topo_num_ranks(c->topo));
         cJSON_AddItemToArray(warn, cJSON_CreateString(w));
         g_free(w);
     }

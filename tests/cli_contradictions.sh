@@ -115,6 +115,12 @@ done
 # ---- errors of the scenario's meaning: at the scenario's key ----
 printf '{%s,\n "parallelism": {\n   "dp": 16}}\n' "$head" > "$S/toobig.json"
 expect devices_beyond_ranks 'dp x tp x pp = 16 x 1 x 1 = 16 devices' "$S/toobig.json:3" -- run "$S/toobig.json"
+# with cp the product names it (review 9: the note said dp x tp x pp of a product that had cp in it)
+printf '{"topology": "dgx-a100-cluster", "nodes": 1, "model": "gpt3-125m", "global_batch": 64,\n "parallelism": {"cp": 4, "dp": 8}}\n' > "$S/toobigcp.json"
+expect devices_beyond_ranks_cp 'dp x tp x pp x cp = 8 x 1 x 1 x 4 = 32 devices' "$S/toobigcp.json:2" -- run "$S/toobigcp.json"
+printf '{"topology": "dgx-a100-cluster", "nodes": 4, "model": "gpt3-125m", "global_batch": 64,\n "parallelism": {"cp": 2, "dp": 4}}\n' > "$S/fewcp.json"
+"$BIN" run "$S/fewcp.json" | grep -qF "note: dp x tp x cp x pp = 8 uses 8 of the topology's 32 ranks" ||
+    { echo "FAIL: the unused-ranks note under cp"; "$BIN" run "$S/fewcp.json" | grep note; fail=1; }
 printf '{"topology": "dgx-a100-cluster", "nodes": 1, "global_batch": 64,\n "model": {"layers": 2, "hidden": 96, "heads": 3, "seq_len": 8, "vocab": 10},\n "parallelism": {\n   "tp": 3}}\n' \
     > "$S/uneven.json"
 expect uneven_ranks 'not a multiple of tp x pp = 3 x 1' "$S/uneven.json:4" -- run "$S/uneven.json"
