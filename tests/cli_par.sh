@@ -135,7 +135,7 @@ expect cp_seq '"cp" = 3: 2 x cp must divide seq_len (2048)' "$S/cp3.json:3" -- r
 printf '{%s,\n "parallelism": {"dp": 1,\n  "cp": 0}}\n' "$gpt" > "$S/cp0.json"
 expect cp_zero '"cp"' "$S/cp0.json:3" -- run "$S/cp0.json"
 printf '{%s,\n "parallelism": {"dp": 4, "tp": 2,\n  "cp": 2}}\n' "$gpt" > "$S/cpbig.json"
-expect cp_devices 'x cp 2 = 16 devices, but topology' "$S/cpbig.json:2" -- run "$S/cpbig.json"
+expect cp_devices 'dp x tp x pp x cp = 4 x 2 x 1 x 2 = 16 devices, but topology' "$S/cpbig.json:2" -- run "$S/cpbig.json"
 printf '{%s,\n "parallelism": {"ep": 8,\n  "cp": 2}}\n' "$moe" > "$S/cpmoe.json"
 expect cp_moe '"cp" with a mixture of experts is not modelled' "$S/cpmoe.json:3" -- run "$S/cpmoe.json"
 printf '{"topology": "dgx-a100-cluster", "nodes": 1, "model": "gpt3-1.3b", "global_batch": 12,\n "parallelism": {"tp": 2,\n  "cp": 8}}\n' > "$S/cpfill.json"

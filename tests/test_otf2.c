@@ -86,6 +86,7 @@ typedef struct {
     bool coll_events; /* MpiCollectiveBegin/End, else regions only */
     const Call *calls;
     size_t n_calls;
+    uint64_t resolution; /* the clock's ticks a second; 0: RES */
 } Spec;
 
 static void rm_rf(const char *path)
@@ -159,7 +160,8 @@ static char *write_archive(const Spec *spec)
 
     OTF2_GlobalDefWriter *g = OTF2_Archive_GetGlobalDefWriter(ar);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    OTF2_GlobalDefWriter_WriteClockProperties(g, RES, 0, 20000, OTF2_UNDEFINED_TIMESTAMP);
+    OTF2_GlobalDefWriter_WriteClockProperties(g, spec->resolution ? spec->resolution : RES, 0, 20000,
+                                              OTF2_UNDEFINED_TIMESTAMP);
     const char *strings[] = {"",          "machine",    "node",          "n0",
                              "n1",        "MPI Rank 0", "MPI Rank 1",    "MPI Rank 2",
                              "MPI Rank 3", "Master thread", "MPI_Allreduce", "MPI_Bcast",
@@ -220,7 +222,7 @@ static void check_row(const Otf2Trace *t, size_t i, NcclTestsOp op, double size,
 
 static void test_collectives(void)
 {
-    Spec spec = {true, calls, G_N_ELEMENTS(calls)};
+    Spec spec = {true, calls, G_N_ELEMENTS(calls), 0};
     char *dir = write_archive(&spec);
     GError *err = NULL;
     Otf2Trace *t = load_dir(dir, &err);
@@ -289,7 +291,7 @@ static void test_regions_fallback(void)
     Call c[8];
     memcpy(c, calls, 7 * sizeof(Call));
     c[7] = calls[9];
-    Spec spec = {false, c, G_N_ELEMENTS(c)};
+    Spec spec = {false, c, G_N_ELEMENTS(c), 0};
     char *dir = write_archive(&spec);
     GError *err = NULL;
     Otf2Trace *t = load_dir(dir, &err);
@@ -337,7 +339,7 @@ static void test_bad_input(void)
     rm_rf(dir);
     g_free(dir);
 
-    Spec spec = {true, calls, G_N_ELEMENTS(calls)};
+    Spec spec = {true, calls, G_N_ELEMENTS(calls), 0};
     /* a truncated anchor file */
     dir = write_archive(&spec);
     char *anchor = g_build_filename(dir, "traces.otf2", NULL);
@@ -414,13 +416,21 @@ static void test_bad_input(void)
     Call mixed[3] = {calls[0], calls[1], c[1]};
     mixed[2].begin[0] = mixed[2].begin[1] = mixed[2].begin[3] = 0; /* only rank 2 */
     mixed[1].begin[2] = 0;                                          /* not rank 2 */
-    spec = (Spec){true, mixed, G_N_ELEMENTS(mixed)};
+    spec = (Spec){true, mixed, G_N_ELEMENTS(mixed), 0};
     dir = write_archive(&spec);
     Otf2Trace *t = load_dir(dir, NULL);
     CU_ASSERT_PTR_NULL(t);
     otf2trace_free(t);
     anchor = g_build_filename(dir, "traces.otf2", NULL);
     expect_input_error(anchor, "collective #2 on communicator 0");
+    g_free(anchor);
+    rm_rf(dir);
+    g_free(dir);
+    /* a clock of 2^64 - 1 ticks a second read every time as 0 (review 9) */
+    spec = (Spec){true, calls, G_N_ELEMENTS(calls), UINT64_MAX};
+    dir = write_archive(&spec);
+    anchor = g_build_filename(dir, "traces.otf2", NULL);
+    expect_input_error(anchor, "ticks a second: not a clock");
     g_free(anchor);
     rm_rf(dir);
     g_free(dir);

@@ -272,9 +272,9 @@ static const char *anchor_problem(const char *path)
 
 Otf2Trace *otf2trace_load(const char *anchor_path, GError **err)
 {
-    if (!g_file_test(anchor_path, G_FILE_TEST_IS_REGULAR)) {
-        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no such file (the .otf2 anchor file "
-                    "of an OTF2 archive is expected)", anchor_path);
+    if (!g_file_test(anchor_path, G_FILE_TEST_IS_REGULAR)) { /* a folder or a FIFO is there, but no anchor (review 9) */
+        g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s (the .otf2 anchor file of an OTF2 archive is expected)",
+                    anchor_path, g_file_test(anchor_path, G_FILE_TEST_EXISTS) ? "not a regular file" : "no such file");
         return NULL;
     }
     /* libotf2 leaks its archive when the anchor is unreadable, and spends

@@ -28,6 +28,10 @@ static OTF2_CallbackCode def_clock(void *u, uint64_t resolution, uint64_t offset
                                    uint64_t realtime)
 {
     Load *L = u;
+    if (resolution > 1e15) { /* finer than a femtosecond: no clock (review 9: 2^64-1 read every time as 0) */
+        otf2trace_fail(L, "clock properties give a timer resolution of %" PRIu64 " ticks a second: not a clock", resolution);
+        return OTF2_CALLBACK_INTERRUPT;
+    }
     if (resolution == 0) {
         otf2trace_fail(L, "clock properties give a timer resolution of 0");
         return OTF2_CALLBACK_INTERRUPT;
