@@ -200,9 +200,11 @@ static bool from_otf2(const char *path, Measured *m, GError **err)
     m->ranks = otf2trace_n_ranks(tr);
     m->hosts = otf2trace_n_hosts(tr);
     const char *note = otf2trace_note(tr);
-    if ((note && *note) || tiny)
-        m->note = g_strdup_printf("%s%s%.0d%s", note ? note : "", note && *note && tiny ? "; " : "", tiny,
-                                  tiny ? " collective size(s) of under a byte a rank skipped" : "");
+    GString *said = g_string_new(note ? note : "");
+    if (tiny)
+        g_string_append_printf(said, "%s%d collective size(s) of under a byte a rank skipped", said->len ? "; " : "",
+                                tiny);
+    m->note = said->len ? g_string_free(said, FALSE) : (g_string_free(said, TRUE), NULL);
     otf2trace_free(tr);
     if (m->rows->len == 0) { /* what the reader skipped says why (review 9: it was dropped) */
         g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: no collective with a known size in this trace%s%s", path,
