@@ -253,10 +253,9 @@ static bool check_batch_dp(const StepScenario *sc, const SimJsonDoc *d, const cJ
 {
     const cJSON *gb_it = cJSON_GetObjectItemCaseSensitive(root, "global_batch");
     if (sc->global_batch % ((long)dp * sc->micro_batch)) {
-        sim_json_error(d, gb_it, err, "\"global_batch\" %d is not a multiple of dp x micro_batch = %d x %d%s",
-                       sc->global_batch, dp, sc->micro_batch,
-                       dp_given ? "" : sc->plan.cp > 1 ? " (dp fills the machine: ranks / (tp x cp x pp))"
-                                                       : " (dp fills the machine: ranks / (tp x pp))");
+        sim_json_error(d, gb_it, err, "\"global_batch\" %d is not a multiple of dp x micro_batch = %d x %d%s%s%s",
+                       sc->global_batch, dp, sc->micro_batch, dp_given ? "" : " (dp fills the machine: ",
+                       dp_given ? "" : step_dp_fill_rule(sc->plan.cp), dp_given ? "" : ")");
         return false;
     }
     long micro_batches = sc->global_batch / ((long)dp * sc->micro_batch);

@@ -142,10 +142,13 @@ static const cJSON *repeated(const cJSON *arr)
         if (cJSON_Compare(num[i - 1], num[i], true))
             found = num[i - 1];
     g_free(num);
-    for (const cJSON *a = arr->child; a && !found; a = a->next)
-        for (const cJSON *b = a->next; b && !found && !cJSON_IsNumber(a); b = b->next)
+    for (const cJSON *a = arr->child; a && !found; a = a->next) {
+        if (cJSON_IsNumber(a))
+            continue;
+        for (const cJSON *b = a->next; b && !found; b = b->next)
             if (!cJSON_IsNumber(b) && cJSON_Compare(a, b, true))
                 found = a;
+    }
     return found;
 }
 
