@@ -191,6 +191,11 @@ struct CollGroup {
      * links evenly: all pairs (direct), partners at distance n/2^(r+1) (rhd);
      * worked out on first use (0 = not yet) */
     double direct_spb, rhd_spb[32];
+    /* coll_fabric.c: whether costs see the fabric above the NICs, and each
+     * op's and algorithm's factor on the bandwidth term (0 = not yet, NAN =
+     * too many flows) */
+    bool fabric;
+    double fabric_factor[COLL_NUM_OPS][COLL_NUM_ALGOS];
     double gpu_link;    /* raw bandwidth of a rank's first link into the node fabric */
     int gpus_per_thread;
     int nccl_version; /* NCCL version code; 0: the newest the model knows */
@@ -213,6 +218,13 @@ struct CollGroup {
      * (coll_nccl.c); NULL: the times rate themselves */
     struct CollGroup *tuner;
 };
+
+/* The fabric's factor on the closed form's bandwidth term for `a` and `p`
+ * (coll_fabric.c): 1 unless coll_group_set_fabric is on and the algorithm's
+ * flows cross a switch-to-switch link; NAN where they are too many to
+ * simulate.  coll_fabric_forget drops the cached factors. */
+double coll_fabric_factor(const CollGroup *g, CollOp op, CollAlgo a, CollProto p);
+void coll_fabric_forget(CollGroup *g);
 
 /* Loads the parameters from `path` (a full file, or an overlay on the
  * default), or the default data file when NULL. */

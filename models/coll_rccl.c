@@ -449,6 +449,7 @@ void coll_rccl_free(CollGroup *g)
 
 void coll_rccl_apply(CollGroup *g)
 {
+    coll_fabric_forget(g); /* the factors follow the constants */
     coll_rccl_free(g);
     g->p = g->p0;
     if (g->library == COLL_LIB_RCCL)

@@ -175,7 +175,10 @@ static bool profile_excludes(const CollNcclProfile *f, int pass, CollAlgo algo, 
             (proto == COLL_PROTO_AUTO && f->protos && !(f->protos & (1u << p))));
 }
 
-static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, double bytes, CollCost *c)
+/* `a` with protocol `p`; `fabric` divides the bandwidth the time is taken
+ * at, not the tuner's rating (coll_fabric.c). */
+static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, double bytes, double fabric,
+                     CollCost *c)
 {
     if (!proto_allowed(g, p))
         return false;
@@ -204,6 +207,7 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
             return false; /* a zero factor: RCCL never rates it there */
         c->tuner_latency_s = r.tuner_latency_s > 0 ? r.tuner_latency_s : r.latency_s;
     }
+    c->algbw_Bps /= fabric;
     /* Calls are issued back to back (nccl-tests' timed loop, a training
      * step's buckets): the host launches the next while the GPUs run this
      * one, so a call costs the longer of the two - unless each launch waits
@@ -257,7 +261,7 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
     CollCost best = {0};
     CollProto mp;
     if (algo == COLL_ALGO_AUTO && coll_rccl_msccl(g, op, bytes, &mp) && (proto == COLL_PROTO_AUTO || proto == mp) &&
-        cost_one(g, op, COLL_DIRECT, mp, bytes, out))
+        cost_one(g, op, COLL_DIRECT, mp, bytes, 1, out))
         return true; /* RCCL's MSCCL algorithm runs ahead of its tuner */
     if (proto == COLL_PROTO_AUTO && coll_rccl_multinode_proto(g, op, bytes, &mp) && coll_cost(g, op, algo, mp, bytes, out))
         return true; /* across nodes RCCL sets the protocol by size (coll_rccl.c) */
@@ -278,15 +282,21 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
             if (profile_excludes(env, pass, algo, proto, a, p))
                 continue;
             CollCost c = {0};
-            if (cost_one(g, op, a, p, bytes, &c) && (!found || tuner_time(&c, bytes) < tuner_time(&best, bytes))) {
+            if (cost_one(g, op, a, p, bytes, 1, &c) && (!found || tuner_time(&c, bytes) < tuner_time(&best, bytes))) {
                 best = c;
                 found = true;
             }
         }
     }
-    if (found)
-        *out = best;
-    return found;
+    if (!found)
+        return false;
+    /* the fabric slows what the tuner chose; it never sees it */
+    double f = coll_fabric_factor(g, op, best.algo, best.proto);
+    if (f > 1)
+        cost_one(g, op, best.algo, best.proto, bytes, f, &best);
+    best.fabric_factor = g->fabric ? f : 0;
+    *out = best;
+    return true;
 }
 
 const char *coll_why_not(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto)

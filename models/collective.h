@@ -147,6 +147,15 @@ bool coll_group_set_datatype(CollGroup *g, const char *type);
  * launches the next call while the GPUs run this one, and a call costs the
  * longer of the two. */
 void coll_group_set_launch_waits(CollGroup *g, bool waits);
+/* Whether coll_cost sees the fabric above the NICs (default off): the
+ * switch-to-switch links of a fat tree or dragonfly, their oversubscription,
+ * static routing's collisions and where the ranks sit.  On, the chosen ring,
+ * tree, hierarchical, NVLSTree or PAT schedule's bandwidth term is scaled by
+ * its flows' time on the fabric over their time with those links
+ * non-blocking, at a size where bandwidth dominates (simulated once per op,
+ * algorithm and protocol, and cached).  `collective` and `validate` turn it
+ * on; `run` scales its data-parallel groups by its own contention runs. */
+void coll_group_set_fabric(CollGroup *g, bool on);
 /* The host-side time of one call (s): the per-GPU launch cost (the
  * topology's "host_launch_s", else the parameters' host_launch_s) times the
  * GPUs one thread drives. */
@@ -163,6 +172,10 @@ typedef struct {
      * latency + bytes / this, and reports time_s.  0: algbw_Bps */
     double tuner_algbw_Bps;
     double tuner_latency_s; /* the latency the tuner rates it by; 0: latency_s */
+    /* what the fabric above the NICs multiplied the bandwidth term by, where
+     * coll_group_set_fabric is on (coll_cost); 0: not asked, NAN: the flows
+     * were too many to simulate (then 1 was taken) */
+    double fabric_factor;
 } CollCost;
 
 /* Closed-form cost; algo/proto AUTO pick what NCCL's tuner picks: the

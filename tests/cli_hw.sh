@@ -109,12 +109,14 @@ c >"$tmp/none.json" && c --placement contiguous >"$tmp/cont.json" &&
 check "collective --placement runs" [ $? -eq 0 ]
 check "--placement contiguous is the default, byte for byte" cmp -s "$tmp/none.json" "$tmp/cont.json"
 check "--placement scattered is deterministic" cmp -s "$tmp/s1.json" "$tmp/s1b.json"
-check "scattered: the flow model slower than contiguous (the spines), the closed form blind to it" \
+check "scattered: slower than contiguous (the spines) in the flow model and in the closed form, within 2% of each other" \
   python3 - "$tmp/cont.json" "$tmp/s1.json" "$tmp/s2.json" "$tmp/rail.json" <<'PY'
 import json, sys
 c, s1, s2, r = (json.load(open(f))["rows"][0] for f in sys.argv[1:5])
 assert s1["flow_time_s"] > 2 * c["flow_time_s"] and s2["flow_time_s"] > 2 * c["flow_time_s"], (c, s1, s2)
-assert s1["time_s"] == c["time_s"]
+assert "fabric_factor" not in c and s1["fabric_factor"] > 2 and s2["fabric_factor"] > 2, (c, s1, s2)
+for x in (c, s1, s2):
+    assert abs(x["time_s"] / x["flow_time_s"] - 1) < 0.02, x
 assert r["flow_time_s"] == c["flow_time_s"]  # 8 per node: rail-aligned is contiguous
 d = json.load(open(sys.argv[2]))
 assert d["placement"] == "scattered, seed 1" and "placement" not in json.load(open(sys.argv[1])), d

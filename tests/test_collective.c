@@ -238,6 +238,48 @@ static void test_oversubscribed_fat_tree(void)
     CU_ASSERT_TRUE(factor > 3.8 && factor < 4.2);
 }
 
+/* With coll_group_set_fabric on, the closed form's bandwidth term follows
+ * the flows' on fat trees of 16 nodes, 4 a leaf (1:1, 2:1 and 4:1), ring and
+ * tree, all-reduce and all-gather; off it is the NICs' as before. */
+static void test_fabric_in_closed_form(void)
+{
+    char *dir = g_dir_make_tmp("shardsim-XXXXXX", NULL);
+    struct { CollOp op; CollAlgo a; } cases[] = {
+        {COLL_ALLREDUCE, COLL_RING}, {COLL_ALLREDUCE, COLL_TREE}, {COLL_ALLGATHER, COLL_RING}};
+    int over[] = {1, 2, 4};
+    for (size_t i = 0; i < G_N_ELEMENTS(over); i++) {
+        Topo *t = fat_tree(dir, 16, "200Gbps", 4, 4, over[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CollGroup *g = group(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
+            CollCost off, on;
+            double bytes = 4e9;
+            coll_group_set_fabric(g, false);
+            CU_ASSERT_TRUE_FATAL(coll_cost(g, cases[k].op, cases[k].a, COLL_SIMPLE, bytes, &off));
+            coll_group_set_fabric(g, true);
+            CU_ASSERT_TRUE_FATAL(coll_cost(g, cases[k].op, cases[k].a, COLL_SIMPLE, bytes, &on));
+            double flow = coll_simulate(g, cases[k].op, cases[k].a, COLL_SIMPLE, bytes) - on.latency_s;
+            double beta = on.time_s - on.latency_s;
+            fprintf(stderr, "oversubscription %d, %s %s: fabric x%.3f, closed form / flows %.4f\n", over[i],
+                    coll_algo_name(cases[k].a), coll_op_name(cases[k].op), on.fabric_factor, beta / flow);
+            CU_ASSERT_EQUAL(off.fabric_factor, 0);
+            CU_ASSERT_DOUBLE_EQUAL(on.latency_s, off.latency_s, 1e-15);
+            CU_ASSERT_DOUBLE_EQUAL(beta / (off.time_s - off.latency_s), on.fabric_factor, 1e-9);
+            /* at 1:1 the rings bind at the NICs; the trees' hops collide on
+             * the statically routed uplinks (the flows' 1.25x) */
+            CU_ASSERT_TRUE(over[i] > 1                ? on.fabric_factor > 1.5
+                           : cases[k].a == COLL_RING ? on.fabric_factor == 1
+                                                     : on.fabric_factor >= 1);
+            CU_ASSERT_TRUE(rel(beta, flow) < 0.005);
+        }
+        coll_group_free(g);
+        topo_free(t);
+    }
+    g_rmdir(dir);
+    g_free(dir);
+}
+
 static void test_algorithms_and_auto(void)
 {
     Topo *t = load("dgx-a100-cluster", 32);
@@ -871,6 +913,7 @@ static const TestCase tests[] = {
     {"a send between two GPUs: NCCL's send/receive protocol", test_p2p_protocol},
     {"double binary tree across nodes", test_tree_across_nodes},
     {"oversubscribed fat tree slows the flow model", test_oversubscribed_fat_tree},
+    {"the fabric in the closed form where asked", test_fabric_in_closed_form},
     {"a NIC faster than its PCIe link", test_nic_behind_pcie},
     {"known gap: ring flows across nodes of a mesh", test_mesh_flows_gap},
     {"algorithm choice", test_algorithms_and_auto},

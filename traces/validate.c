@@ -87,6 +87,7 @@ static CollGroup *group_for(const ValidateOptions *o, Measured *m, bool sendrecv
         coll_group_set_nccl_version(grp, m->pub.nccl_version);
         coll_group_set_launch_waits(grp, m->launch_waits);
         coll_group_set_datatype(grp, m->datatype);
+        coll_group_set_fabric(grp, true);
     }
     return grp;
 }

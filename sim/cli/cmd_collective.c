@@ -23,6 +23,10 @@ static cJSON *row_json(const CollGroup *g, const CollSweepRow *r, bool flows)
     cJSON_AddNumberToObject(o, "busbw_Bps", r->busbw_Bps);
     cJSON_AddStringToObject(o, "algo", coll_algo_name(r->cost.algo));
     cJSON_AddStringToObject(o, "proto", coll_proto_name(r->cost.proto));
+    if (r->cost.fabric_factor > 1) /* only where the fabric above the NICs slowed it */
+        cJSON_AddNumberToObject(o, "fabric_factor", r->cost.fabric_factor);
+    else if (isnan(r->cost.fabric_factor))
+        cJSON_AddBoolToObject(o, "fabric_not_routed", true);
     if (flows)
         cJSON_AddNumberToObject(o, "flow_time_s", r->flow_time_s);
     return o;
@@ -42,7 +46,31 @@ static void print_row(const CollGroup *g, const CollSweepRow *r, bool flows)
     printf("\n");
 }
 
-static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool flows, const char *placement)
+/* Where the fabric above the NICs slowed a size (coll_group_set_fabric),
+ * by how much, and where its flows were too many to tell. */
+static void print_fabric(const CollSweepRow *rows, guint nrows)
+{
+    double lo = INFINITY, hi = 0;
+    bool unknown = false;
+    for (guint i = 0; i < nrows; i++) {
+        double f = rows[i].cost.fabric_factor;
+        unknown |= isnan(f);
+        if (f > 1) {
+            lo = fmin(lo, f);
+            hi = fmax(hi, f);
+        }
+    }
+    if (hi > 1 && hi > lo * 1.005)
+        printf("; the fabric's switch-to-switch links slow the bandwidth term x%.2f-%.2f", lo, hi);
+    else if (hi > 1)
+        printf("; the fabric's switch-to-switch links slow the bandwidth term x%.2f", hi);
+    if (unknown)
+        printf("; the fabric above the NICs not simulated (too many flows): taken as non-blocking");
+    printf("\n");
+}
+
+static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool flows, const char *placement,
+                         const CollSweepRow *rows, guint nrows)
 {
     int n = coll_group_size(grp), nn = coll_group_nodes(grp), nch = coll_group_channels(grp);
     printf("# %s on %s: %d rank%s on %d node%s", coll_op_name(op), topo_name(topo), n, n == 1 ? "" : "s", nn,
@@ -54,7 +82,8 @@ static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool
                nch == 1 ? "" : "s");
     if (isfinite(coll_group_inter_bw(grp)))
         printf("; %.1f GB/s per node between nodes", coll_group_inter_bw(grp) / 1e9);
-    printf("\n%14s %12s %11s %10s %10s %8s %7s%s\n", "size(B)", "time(us)", "p10/p90", "algbw(GB/s)", "busbw(GB/s)",
+    print_fabric(rows, nrows);
+    printf("%14s %12s %11s %10s %10s %8s %7s%s\n", "size(B)", "time(us)", "p10/p90", "algbw(GB/s)", "busbw(GB/s)",
            "algo", "proto", flows ? "   flow(us)" : "");
 }
 
@@ -118,7 +147,7 @@ static int print_sweep(const Topo *topo, const CollGroup *grp, CollOp op, CollAl
     if (placement)
         cJSON_AddStringToObject(root, "placement", placement);
     if (!json)
-        print_header(topo, grp, op, flows, placement);
+        print_header(topo, grp, op, flows, placement, r, sizes->len);
     for (guint i = 0; i < sizes->len; i++) {
         if (json)
             cJSON_AddItemToArray(rows, row_json(grp, &r[i], flows));
@@ -313,6 +342,7 @@ int cmd_collective(int argc, char **argv)
                              "float, double, bfloat16, f8e4m3, f8e5m2)", SIM_ECHO(dtype_s));
         goto out;
     }
+    coll_group_set_fabric(grp, true);
     /* check the algorithm can run before printing anything */
     CollCost probe;
     if (!coll_cost(grp, op, algo, proto, g_array_index(sizes, double, 0), &probe)) {
