@@ -7,7 +7,9 @@
 #  - an unknown accelerator in a topology file is reported at that file's line
 #    by collective and run;
 #  - a batch that does not divide fails before the topology is built;
-#  - plan's text table ends with a legend of its configuration words.
+#  - plan's text table ends with a legend of its configuration words;
+#  - a short option's value may be glued to it, as getopt reads it ("-j1",
+#    "-tdgx-a100"), the same bytes as with a space.
 # Usage: bash cli_ux.sh SHARDSIM_BINARY SOURCE_DIR
 set -u
 bin=$1
@@ -147,6 +149,14 @@ check "... a legend line right under the table" legend_after_table
 check "plan --json runs" runs plan "$tmp/q.json" --gpus 8 --tokens 2B --top 3 --json
 check "... one JSON object, no legend" is_json
 check "... the legend is not in it" bash -c "! grep -q 'tpN tensor' '$tmp/out'"
+
+# a short option's value glued to it
+"$bin" collective -t dgx-a100 -n 8 -s 1MiB,2MiB >"$tmp/spaced" 2>&1
+check "-tdgx-a100 -n8 -s1MiB,2MiB: the same bytes as with spaces" \
+  bash -c "'$bin' collective -tdgx-a100 -n8 -s1MiB,2MiB | cmp -s - '$tmp/spaced'"
+check "sweep -j1 runs" runs sweep "$src/examples/default.json" --vary nodes=1,2 -j1
+check "-j0 still refused by value: exit 2" expect_exit 2 "jobs" sweep "$src/examples/default.json" --vary nodes=1,2 -j0
+check "past --, a word is not split" expect_exit 2 "unexpected argument" collective -t dgx-a100 -s 1MiB -- -n8
 
 echo "cli_ux: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

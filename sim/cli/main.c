@@ -140,9 +140,48 @@ void cli_warn_version(const char *cmd, int lib, int code)
                  code / 10000, code / 100 % 100);
 }
 
+/* Every short option of the commands takes a value (-t, -n, -s, -j, -o,
+ * -a); GOption reads it only as the next word, so "-j1" or "-tdgx-a100"
+ * are split into two words here, as getopt would read them (not a word
+ * that is itself a short option's value: "-o -jx" writes to "-jx").  The
+ * words stay reachable until exit (GOption rearranges the array it gets). */
+static char **split_words, **split_argv;
+
+static bool glued(const char *a) { return a[0] == '-' && a[1] && strchr("ajnost", a[1]) && a[2]; }
+
+static void split_short_values(int *argc, char ***argv)
+{
+    int n = *argc, k = 0;
+    bool any = false;
+    for (int i = 1; i < n; i++)
+        any |= glued((*argv)[i]);
+    if (!any)
+        return;
+    g_strfreev(split_words);
+    g_free(split_argv);
+    split_words = g_new0(char *, 2 * (size_t)n + 1);
+    bool value = false, rest = false; /* the word before was a short option; past "--" */
+    for (int i = 0; i < n; i++) {
+        const char *a = (*argv)[i];
+        bool opt = i > 0 && !rest && !value && a[0] == '-' && a[1] && strchr("ajnost", a[1]);
+        rest |= !value && !strcmp(a, "--");
+        if (opt && a[2]) {
+            split_words[k++] = g_strndup(a, 2);
+            split_words[k++] = g_strdup(a + 2);
+        } else {
+            split_words[k++] = g_strdup(a);
+        }
+        value = opt && !a[2];
+    }
+    split_argv = g_memdup2(split_words, sizeof(char *) * ((size_t)k + 1));
+    *argc = k;
+    *argv = split_argv;
+}
+
 bool cli_parse_options(GOptionContext *ctx, int *argc, char ***argv)
 {
     GError *err = NULL;
+    split_short_values(argc, argv);
     if (!g_option_context_parse(ctx, argc, argv, &err)) {
         fprintf(stderr, "shardsim: %s (see --help)\n", err->message);
         g_error_free(err);
