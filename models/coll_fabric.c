@@ -38,22 +38,46 @@ static bool beta_from_nics(CollAlgo a)
  * holds the two together), at O(flows).  Every flow's bytes scale alike with
  * the size and the protocol's efficiency, so one factor an op and algorithm,
  * built at Simple. */
+/* Whether any of the group's nodes reaches another through a switch-to-switch
+ * link: from its first rank to every other node's first, which on a fat tree
+ * or dragonfly settles it for every pair (a node under the first one's
+ * switches shares them with it), at O(nodes) routes. */
+static bool spans_fabric(const CollGroup *g)
+{
+    int *links = g_new(int, coll_route_cap(g)), src = g->ranks[g->by_node[0]];
+    bool found = false;
+    for (int nd = 1; nd < g->nnodes && !found; nd++) {
+        int len = topo_route(g->t, src, g->ranks[g->by_node[g->node_start[nd]]], 0, links, coll_route_cap(g));
+        for (int k = 0; k < len && !found; k++)
+            found = topo_link_is_fabric(g->t, links[k]);
+    }
+    g_free(links);
+    return found;
+}
+
 static double factor_of(const CollGroup *g, CollOp op, CollAlgo a)
 {
     CollProto p = COLL_SIMPLE;
+    if (!spans_fabric(g))
+        return 1;
     if (coll_flow_count(g, op, a, p, FABRIC_REF_BYTES) > FABRIC_MAX_FLOWS)
         return NAN;
-    int nl = topo_num_links(g->t);
-    double *load = g_new0(double, nl), fabric = 0, rest = 0;
+    double *load = g_new0(double, topo_num_links(g->t)), fabric = 0, rest = 0;
+    GArray *used = g_array_new(FALSE, FALSE, sizeof(int)); /* the links the flows touch, once each */
     SimGraph *graph = sim_graph_new();
     coll_append(g, graph, op, a, p, FABRIC_REF_BYTES, NULL, 0, NULL);
     for (int k = 0; k < (int)sim_graph_num_tasks(graph); k++) {
         const int *ls;
         int n = sim_graph_task_links(graph, k, &ls);
-        for (int i = 0; i < n; i++)
-            load[ls[i]] += sim_graph_task_bytes(graph, k);
+        double bytes = sim_graph_task_bytes(graph, k);
+        for (int i = 0; i < n && bytes > 0; i++) {
+            if (load[ls[i]] == 0)
+                g_array_append_val(used, ls[i]);
+            load[ls[i]] += bytes;
+        }
     }
-    for (int l = 0; l < nl; l++) {
+    for (guint i = 0; i < used->len; i++) {
+        int l = g_array_index(used, int, i);
         double s = load[l] / coll_link_cap(g, l);
         if (topo_link_is_fabric(g->t, l))
             fabric = fmax(fabric, s);
@@ -61,6 +85,7 @@ static double factor_of(const CollGroup *g, CollOp op, CollAlgo a)
             rest = fmax(rest, s);
     }
     sim_graph_free(graph);
+    g_array_free(used, TRUE);
     g_free(load);
     return rest > 0 && fabric > rest ? fabric / rest : 1;
 }

@@ -151,10 +151,10 @@ void coll_group_set_launch_waits(CollGroup *g, bool waits);
  * switch-to-switch links of a fat tree or dragonfly, their oversubscription,
  * static routing's collisions and where the ranks sit.  On, the chosen ring,
  * tree, hierarchical, NVLSTree or PAT schedule's bandwidth term is scaled by
- * its flows' time on the fabric over their time with those links
- * non-blocking, at a size where bandwidth dominates (simulated once per op,
- * algorithm and protocol, and cached).  `collective` and `validate` turn it
- * on; `run` scales its data-parallel groups by its own contention runs. */
+ * the seconds (bytes over capacity) its routed flows take on the busiest of
+ * those links over the busiest other's, where above 1 (worked out once per op and
+ * algorithm, and cached).  `collective`, `validate` and the step's groups
+ * turn it on, but for the data-parallel ones under the contention runs. */
 void coll_group_set_fabric(CollGroup *g, bool on);
 /* The host-side time of one call (s): the per-GPU launch cost (the
  * topology's "host_launch_s", else the parameters' host_launch_s) times the

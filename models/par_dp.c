@@ -27,6 +27,16 @@ static double optimizer_traffic(const StepScenario *sc, double g)
     return bytes + g;   /* + the gradient-norm pass (clipping / loss-scale check) */
 }
 
+/* A data-parallel or replica group sees the fabric above the NICs through
+ * the contention runs (par_contention.c), every group together; without
+ * them ("flow_contention": false, plan's screening) through its own routed
+ * flows, as the other groups do. */
+void dp_group_fabric(const Ctx *c, CollGroup *g)
+{
+    if (g)
+        coll_group_set_fabric(g, !step_scenario_flow_contention(c->sc));
+}
+
 /* The group of stage 0, tensor rank 0 (every dp group looks the same). */
 bool dp_init(Ctx *c, GError **err)
 {
@@ -39,6 +49,7 @@ bool dp_init(Ctx *c, GError **err)
         ids[d] = step_rank_of(c, 0, d, 0);
     c->dp_group = step_group_new(c, ids, n, err);
     g_free(ids);
+    dp_group_fabric(c, c->dp_group);
     return c->dp_group != NULL;
 }
 

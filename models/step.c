@@ -28,6 +28,7 @@ CollGroup *step_group_new(const Ctx *c, const int *ids, int n, GError **err)
         int lib = step_scenario_nccl_library(c->sc);
         coll_group_set_library(g, lib >= 0 ? (CollLibrary)lib : coll_library_default(c->topo));
         coll_group_set_nccl_version(g, step_scenario_nccl_version(c->sc));
+        coll_group_set_fabric(g, true); /* but the dp and replica groups' (dp_init, rep_init) */
     }
     return g;
 }

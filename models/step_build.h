@@ -293,8 +293,12 @@ int step_p2p(Ctx *c, const char *name, const char *group_name, const CollGroup *
 /* The kind's time, 0 for -1. */
 double step_coll_time(const Ctx *c, int use);
 /* A group of the step's ranks (topology ids) with the scenario's collective
- * parameters, process layout and NCCL version. */
+ * parameters, process layout and NCCL version, seeing the fabric above the
+ * NICs (coll_group_set_fabric) as `collective` does; the data-parallel and
+ * replica groups see it through their contention runs instead (par_dp.c). */
 CollGroup *step_group_new(const Ctx *c, const int *ids, int n, GError **err);
+/* Whether a dp or replica group sees the fabric on its own (par_dp.c). */
+void dp_group_fabric(const Ctx *c, CollGroup *g);
 /* Adds "step_time_p10_s", "step_time_p90_s" and "uncertainty" to a step's
  * report (step_band.c). */
 void step_band(const Build *b, double step, double exposed_comm, cJSON *out);
