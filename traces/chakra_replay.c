@@ -63,6 +63,7 @@ static CollGroup *group_of(Rep *p, const int *ranks, int n, GError **err)
         if (g) {
             if (p->pf->nccl_version)
                 coll_group_set_nccl_version(g, p->pf->nccl_version);
+            coll_group_set_fabric(g, true); /* each collective alone on the fabric, as `collective` prices it */
             g_hash_table_insert(p->groups, g_strdup(key->str), g);
         }
     }
