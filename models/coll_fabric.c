@@ -30,14 +30,6 @@ static bool beta_from_nics(CollAlgo a)
     return a == COLL_RING || a == COLL_TREE || a == COLL_HIER || a == COLL_NVLS_TREE || a == COLL_PAT;
 }
 
-/* Every byte of the algorithm's flows on every link of its route: the
- * busiest switch-to-switch link's seconds (bytes over capacity) over the
- * busiest other link's, which the closed form's beta stands for.  Bounds,
- * not a simulation: in these pipelined schedules the busiest links are busy
- * the whole time, so the ratio is the simulated flows' (tests/test_collective.c
- * holds the two together), at O(flows).  Every flow's bytes scale alike with
- * the size and the protocol's efficiency, so one factor an op and algorithm,
- * built at Simple. */
 /* Whether any of the group's nodes reaches another through a switch-to-switch
  * link: from its first rank to every other node's first, which on a fat tree
  * or dragonfly settles it for every pair (a node under the first one's
@@ -55,6 +47,14 @@ static bool spans_fabric(const CollGroup *g)
     return found;
 }
 
+/* Every byte of the algorithm's flows on every link of its route: the
+ * busiest switch-to-switch link's seconds (bytes over capacity) over the
+ * busiest other link's, which the closed form's beta stands for.  Bounds,
+ * not a simulation: in these pipelined schedules the busiest links are busy
+ * the whole time, so the ratio is the simulated flows' (tests/test_collective.c
+ * holds the two together), at O(flows).  Every flow's bytes scale alike with
+ * the size and the protocol's efficiency, so one factor an op and algorithm,
+ * built at Simple. */
 static double factor_of(const CollGroup *g, CollOp op, CollAlgo a)
 {
     CollProto p = COLL_SIMPLE;

@@ -222,7 +222,7 @@ struct CollGroup {
 /* The fabric's factor on the closed form's bandwidth term for `a` and `p`
  * (coll_fabric.c): 1 unless coll_group_set_fabric is on and the algorithm's
  * flows cross a switch-to-switch link; NAN where they are too many to
- * simulate.  coll_fabric_forget drops the cached factors. */
+ * route.  coll_fabric_forget drops the cached factors. */
 double coll_fabric_factor(const CollGroup *g, CollOp op, CollAlgo a, CollProto p);
 void coll_fabric_forget(CollGroup *g);
 

@@ -182,6 +182,7 @@ static bool cost_one(const CollGroup *g, CollOp op, CollAlgo a, CollProto p, dou
 {
     if (!proto_allowed(g, p))
         return false;
+    c->fabric_factor = g->fabric ? fabric : 0;
     if (g->n == 1) {
         c->latency_s = 0;
         c->algbw_Bps = INFINITY;
@@ -294,7 +295,8 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
     double f = coll_fabric_factor(g, op, best.algo, best.proto);
     if (f > 1)
         cost_one(g, op, best.algo, best.proto, bytes, f, &best);
-    best.fabric_factor = g->fabric ? f : 0;
+    else
+        best.fabric_factor = g->fabric ? f : 0; /* 1, or NAN: not routed */
     *out = best;
     return true;
 }

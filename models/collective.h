@@ -174,7 +174,7 @@ typedef struct {
     double tuner_latency_s; /* the latency the tuner rates it by; 0: latency_s */
     /* what the fabric above the NICs multiplied the bandwidth term by, where
      * coll_group_set_fabric is on (coll_cost); 0: not asked, NAN: the flows
-     * were too many to simulate (then 1 was taken) */
+     * were too many to route (then 1 was taken) */
     double fabric_factor;
 } CollCost;
 

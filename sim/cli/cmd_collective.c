@@ -65,7 +65,7 @@ static void print_fabric(const CollSweepRow *rows, guint nrows)
     else if (hi > 1)
         printf("; the fabric's switch-to-switch links slow the bandwidth term x%.2f", hi);
     if (unknown)
-        printf("; the fabric above the NICs not simulated (too many flows): taken as non-blocking");
+        printf("; the fabric above the NICs not routed (too many flows): taken as non-blocking");
     printf("\n");
 }
 
