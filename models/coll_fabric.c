@@ -22,24 +22,27 @@
 /* Flows one factor may build: a 16384-rank ring. */
 #define FABRIC_MAX_FLOWS (1 << 20)
 
-/* The algorithms whose closed form takes its beta from the NICs alone.
- * Direct and halving-doubling already bound by the pattern's busiest link;
- * in-network reduction (CollNet, NVLS across nodes) is the switches' own. */
+/* The algorithms whose closed form takes its beta from the NICs alone, in
+ * one pipelined stage.  Direct and halving-doubling already bound by the
+ * pattern's busiest link; in-network reduction (CollNet, NVLS across nodes)
+ * is the switches' own; the hierarchical all-reduce's phases run one after
+ * another and the fabric would slow only its network phase, which this
+ * whole-collective ratio cannot say (left to --flows). */
 static bool beta_from_nics(CollAlgo a)
 {
-    return a == COLL_RING || a == COLL_TREE || a == COLL_HIER || a == COLL_NVLS_TREE || a == COLL_PAT;
+    return a == COLL_RING || a == COLL_TREE || a == COLL_NVLS_TREE || a == COLL_PAT;
 }
 
-/* Whether any of the group's nodes reaches another through a switch-to-switch
- * link: from its first rank to every other node's first, which on a fat tree
- * or dragonfly settles it for every pair (a node under the first one's
- * switches shares them with it), at O(nodes) routes. */
-static bool spans_fabric(const CollGroup *g)
+/* Whether the group's ranks inside a node reach each other through a
+ * switch-to-switch link (a topology with "intra": "none", whose GPUs of
+ * different rails meet at the spines): then the closed form's own
+ * intra-node rings were found on those links and already see the fabric. */
+static bool intra_on_fabric(const CollGroup *g)
 {
-    int *links = g_new(int, coll_route_cap(g)), src = g->ranks[g->by_node[0]];
+    int *links = g_new(int, coll_route_cap(g)), n = g->node_start[1] - g->node_start[0];
     bool found = false;
-    for (int nd = 1; nd < g->nnodes && !found; nd++) {
-        int len = topo_route(g->t, src, g->ranks[g->by_node[g->node_start[nd]]], 0, links, coll_route_cap(g));
+    for (int j = 1; j < n && !found; j++) {
+        int len = topo_route(g->t, g->ranks[g->by_node[0]], g->ranks[g->by_node[j]], 0, links, coll_route_cap(g));
         for (int k = 0; k < len && !found; k++)
             found = topo_link_is_fabric(g->t, links[k]);
     }
@@ -58,7 +61,7 @@ static bool spans_fabric(const CollGroup *g)
 static double factor_of(const CollGroup *g, CollOp op, CollAlgo a)
 {
     CollProto p = COLL_SIMPLE;
-    if (!spans_fabric(g))
+    if (intra_on_fabric(g))
         return 1;
     if (coll_flow_count(g, op, a, p, FABRIC_REF_BYTES) > FABRIC_MAX_FLOWS)
         return NAN;

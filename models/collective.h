@@ -150,7 +150,7 @@ void coll_group_set_launch_waits(CollGroup *g, bool waits);
 /* Whether coll_cost sees the fabric above the NICs (default off): the
  * switch-to-switch links of a fat tree or dragonfly, their oversubscription,
  * static routing's collisions and where the ranks sit.  On, the chosen ring,
- * tree, hierarchical, NVLSTree or PAT schedule's bandwidth term is scaled by
+ * tree, NVLSTree or PAT schedule's bandwidth term is scaled by
  * the seconds (bytes over capacity) its routed flows take on the busiest of
  * those links over the busiest other's, where above 1 (worked out once per op and
  * algorithm, and cached).  `collective`, `validate` and the step's groups

@@ -10,6 +10,7 @@
 #include "step.h"
 #include "step_build.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,6 +54,10 @@ static int add_use(Ctx *c, const char *name, const char *group_name, const CollG
     CollCost cost;
     if (!(p2p ? coll_p2p_cost(g, bytes, &cost) : coll_cost(g, op, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &cost)))
         return -1;
+    if (isnan(cost.fabric_factor) && !c->fabric_warning)
+        c->fabric_warning = g_strdup_printf("the fabric above the NICs was not routed for %s over %d ranks (more flows "
+                                            "than coll_fabric.c routes): its collectives are timed as on a "
+                                            "non-blocking fabric", name, coll_group_size(g));
     double f = g == c->dp_group ? c->dp_ct.factor : g == c->rep_group ? c->rep_ct.factor : 1;
     if (f > 1) {
         cost.time_s *= f;
@@ -176,6 +181,7 @@ static void ctx_free(Ctx *c)
     coll_group_free(c->tp_group);
     coll_group_free(c->dp_group);
     g_free(c->dp_ct.warning);
+    g_free(c->fabric_warning);
     g_free(c->rep_ct.warning);
     if (c->colls)
         g_array_free(c->colls, TRUE);

@@ -90,6 +90,7 @@ typedef struct {
      * hybrid sharding, the shard groups'), rep_ct for hybrid sharding's
      * replica all-reduce (rep_group) */
     DpContention dp_ct, rep_ct;
+    char *fabric_warning; /* a group whose flows were too many to route over the fabric (step.c), or NULL */
     /* par_moe.c: a mixture of experts.  layer_params above are the dense
      * part; the routed experts a device holds of one layer are apart. */
     CollGroup *ep_group, *edp_group; /* expert parallel; expert data parallel (dp / ep) */

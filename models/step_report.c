@@ -333,6 +333,8 @@ static void add_warnings(cJSON *out, const Build *b, bool fits)
         cJSON_AddItemToArray(warn, cJSON_CreateString(c->dp_ct.warning));
     if (c->rep_ct.warning)
         cJSON_AddItemToArray(warn, cJSON_CreateString(c->rep_ct.warning));
+    if (c->fabric_warning)
+        cJSON_AddItemToArray(warn, cJSON_CreateString(c->fabric_warning));
     if (!b->interfere_settled) {
         char *w = g_strdup_printf("the slowdown of compute by overlapped communication had not settled after %d "
                                   "reruns: the step time is the last one's",

@@ -157,6 +157,11 @@ check "-tdgx-a100 -n8 -s1MiB,2MiB: the same bytes as with spaces" \
 check "sweep -j1 runs" runs sweep "$src/examples/default.json" --vary nodes=1,2 -j1
 check "-j0 still refused by value: exit 2" expect_exit 2 "jobs" sweep "$src/examples/default.json" --vary nodes=1,2 -j0
 check "past --, a word is not split" expect_exit 2 "unexpected argument" collective -t dgx-a100 -s 1MiB -- -n8
+abs_bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin") abs_src=$(cd "$src" && pwd)
+check "a long option's value is not split: --csv -jx writes -jx" \
+  bash -c "cd '$tmp' && '$abs_bin' sweep '$abs_src/examples/default.json' --vary nodes=1,2 --csv -jx >/dev/null && test -s ./-jx"
+check "a long option with one dash is refused by name: exit 2" expect_exit 2 "a long option takes two dashes, --nodes" \
+  collective -t dgx-a100 -nodes 4 -s 1MiB
 
 echo "cli_ux: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -31,8 +31,10 @@ void cli_warn(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* Warns when `code` (an NCCL/RCCL version code) is past the newest version of
  * `lib` (CollLibrary) the model follows, which it is then modelled as. */
 void cli_warn_version(const char *cmd, int lib, int code);
-/* Parses options; on error prints it with the usage hint and returns false. */
-bool cli_parse_options(GOptionContext *ctx, int *argc, char ***argv);
+/* Parses options (`entries`: the context's main entries, which say the
+ * options that take a value, so that "-j1" reads as "-j 1"); on error prints
+ * it with the usage hint and returns false. */
+bool cli_parse_options(GOptionContext *ctx, const GOptionEntry *entries, int *argc, char ***argv);
 /* A whole-number option given as text (so that 0 is never mistaken for "not
  * given"): 0 when it lies in [lo, hi], else prints "CMD: OPT must be ..." and
  * returns 2. */

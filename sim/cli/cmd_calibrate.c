@@ -123,7 +123,7 @@ int cmd_calibrate(int argc, char **argv)
     g_option_context_add_main_entries(ctx, entries, NULL);
     int rc = 2;
     Calibration *c = NULL;
-    if (!cli_parse_options(ctx, &argc, &argv))
+    if (!cli_parse_options(ctx, entries, &argc, &argv))
         goto out;
     if (!topology == !accel) {
         rc = cli_usage_error("calibrate: give --topology (collectives) or --accelerator (compute), one of them");

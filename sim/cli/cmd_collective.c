@@ -213,7 +213,7 @@ int cmd_collective(int argc, char **argv)
     Topo *topo = NULL;
     CollGroup *grp = NULL;
     GArray *sizes = g_array_new(FALSE, FALSE, sizeof(double));
-    if (!cli_parse_options(ctx, &argc, &argv))
+    if (!cli_parse_options(ctx, entries, &argc, &argv))
         goto out;
     if (argc > 1) {
         rc = cli_usage_error("collective: unexpected argument '%s'", SIM_ECHO(argv[1]));

@@ -310,7 +310,7 @@ int cmd_plan(int argc, char **argv)
     SimDist *d = NULL;
     PlanOptions o;
     plan_options_default(&o);
-    if (!cli_parse_options(ctx, &argc, &argv))
+    if (!cli_parse_options(ctx, entries, &argc, &argv))
         goto out;
     if (argc != 2) {
         rc = cli_usage_error("plan: expected one SCENARIO.json (see --help)");

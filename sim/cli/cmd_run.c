@@ -264,7 +264,7 @@ int cmd_run(int argc, char **argv)
     g_option_context_set_description(ctx, run_description);
     int rc = 2;
     StepScenario *sc = NULL;
-    if (!cli_parse_options(ctx, &argc, &argv))
+    if (!cli_parse_options(ctx, entries, &argc, &argv))
         goto out;
     if (argc != 2) {
         rc = cli_usage_error("run: expected one SCENARIO.json (see --help)");

@@ -266,7 +266,7 @@ int cmd_sweep(int argc, char **argv)
     cJSON *run = NULL;
     GError *err = NULL;
     SimDist *dist = NULL;
-    if (!cli_parse_options(ctx, &argc, &argv))
+    if (!cli_parse_options(ctx, entries, &argc, &argv))
         goto out;
     if (!(dist = cli_dist_start(mpi, &err))) {
         rc = cli_fail(err);

@@ -200,7 +200,7 @@ int cmd_validate(int argc, char **argv)
         "TRACE... - compare predictions with measured nccl-tests, rccl-tests or OSU output, or Score-P OTF2 traces (.otf2)");
     g_option_context_add_main_entries(ctx, entries, NULL);
     int rc = 2;
-    if (!cli_parse_options(ctx, &argc, &argv))
+    if (!cli_parse_options(ctx, entries, &argc, &argv))
         goto out;
     if (kineto || accel_s || scenario || gemm_table) {
         rc = argc != 1 || !kineto || topology ? cli_usage_error("validate: --kineto PROFILE.json takes no trace files "

@@ -12,7 +12,7 @@ int cmd_version(int argc, char **argv)
     };
     GOptionContext *ctx = g_option_context_new("- print the version");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    bool ok = cli_parse_options(ctx, &argc, &argv);
+    bool ok = cli_parse_options(ctx, entries, &argc, &argv);
     g_option_context_free(ctx);
     if (!ok)
         return 2;

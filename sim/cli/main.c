@@ -140,48 +140,75 @@ void cli_warn_version(const char *cmd, int lib, int code)
                  code / 10000, code / 100 % 100);
 }
 
-/* Every short option of the commands takes a value (-t, -n, -s, -j, -o,
- * -a); GOption reads it only as the next word, so "-j1" or "-tdgx-a100"
- * are split into two words here, as getopt would read them (not a word
- * that is itself a short option's value: "-o -jx" writes to "-jx").  The
- * words stay reachable until exit (GOption rearranges the array it gets). */
+/* GOption reads a short option's value only as the next word; getopt also
+ * reads it glued ("-j1", "-tdgx-a100"), so such a word is split in two here
+ * where its letter is an option that takes a value.  A word that is itself
+ * an option's value (after "-o" or "--csv") and words past "--" are left
+ * whole.  A long option written with one dash ("-nodes") is refused by name
+ * rather than read as "-n odes".  The words stay reachable until exit
+ * (GOption rearranges the array it gets). */
 static char **split_words, **split_argv;
 
-static bool glued(const char *a) { return a[0] == '-' && a[1] && strchr("ajnost", a[1]) && a[2]; }
+/* The entry named by `word` ("-j", "--jobs", "--jobs=4"), or NULL. */
+static const GOptionEntry *entry_of(const GOptionEntry *e, const char *word)
+{
+    for (; e && e->long_name; e++) {
+        if (word[1] != '-' && word[1] == e->short_name && e->short_name)
+            return e;
+        size_t n = strlen(e->long_name);
+        if (word[1] == '-' && !strncmp(word + 2, e->long_name, n) && (word[2 + n] == 0 || word[2 + n] == '='))
+            return e;
+    }
+    return NULL;
+}
 
-static void split_short_values(int *argc, char ***argv)
+/* The long option a one-dash word spells ("-nodes", "-nodes=4"), or NULL. */
+static const GOptionEntry *one_dash_long(const GOptionEntry *e, const char *word)
+{
+    size_t n = strcspn(word + 1, "=");
+    for (; e && e->long_name; e++)
+        if (n > 1 && strlen(e->long_name) == n && !strncmp(word + 1, e->long_name, n))
+            return e;
+    return NULL;
+}
+
+static bool split_short_values(const GOptionEntry *entries, int *argc, char ***argv)
 {
     int n = *argc, k = 0;
-    bool any = false;
-    for (int i = 1; i < n; i++)
-        any |= glued((*argv)[i]);
-    if (!any)
-        return;
+    bool value = false, rest = false; /* the word before wants this one as its value; past "--" */
     g_strfreev(split_words);
     g_free(split_argv);
     split_words = g_new0(char *, 2 * (size_t)n + 1);
-    bool value = false, rest = false; /* the word before was a short option; past "--" */
     for (int i = 0; i < n; i++) {
         const char *a = (*argv)[i];
-        bool opt = i > 0 && !rest && !value && a[0] == '-' && a[1] && strchr("ajnost", a[1]);
+        bool opt = i > 0 && !rest && !value && a[0] == '-' && a[1];
+        const GOptionEntry *l = opt && a[1] != '-' ? one_dash_long(entries, a) : NULL;
+        if (l) {
+            fprintf(stderr, "shardsim: %s: a long option takes two dashes, --%s (see --help)\n", a, l->long_name);
+            return false;
+        }
+        const GOptionEntry *e = opt ? entry_of(entries, a) : NULL;
+        bool glued = e && a[1] != '-' && a[2] && e->arg != G_OPTION_ARG_NONE;
         rest |= !value && !strcmp(a, "--");
-        if (opt && a[2]) {
+        if (glued) {
             split_words[k++] = g_strndup(a, 2);
             split_words[k++] = g_strdup(a + 2);
         } else {
             split_words[k++] = g_strdup(a);
         }
-        value = opt && !a[2];
+        value = e && e->arg != G_OPTION_ARG_NONE && !glued && !strchr(a, '=');
     }
     split_argv = g_memdup2(split_words, sizeof(char *) * ((size_t)k + 1));
     *argc = k;
     *argv = split_argv;
+    return true;
 }
 
-bool cli_parse_options(GOptionContext *ctx, int *argc, char ***argv)
+bool cli_parse_options(GOptionContext *ctx, const GOptionEntry *entries, int *argc, char ***argv)
 {
     GError *err = NULL;
-    split_short_values(argc, argv);
+    if (!split_short_values(entries, argc, argv))
+        return false;
     if (!g_option_context_parse(ctx, argc, argv, &err)) {
         fprintf(stderr, "shardsim: %s (see --help)\n", err->message);
         g_error_free(err);
