@@ -157,6 +157,10 @@ check "-tdgx-a100 -n8 -s1MiB,2MiB: the same bytes as with spaces" \
 check "sweep -j1 runs" runs sweep "$src/examples/default.json" --vary nodes=1,2 -j1
 check "-j0 still refused by value: exit 2" expect_exit 2 "jobs" sweep "$src/examples/default.json" --vary nodes=1,2 -j0
 check "past --, a word is not split" expect_exit 2 "unexpected argument" collective -t dgx-a100 -s 1MiB -- -n8
+check "-- ends the options: validate -t dgx1-v100 -- TRACE runs" runs validate -t dgx1-v100 -- "$v100"
+python3 -c "import json,sys; t=json.load(open(sys.argv[1])); t['nvlink']['bandwidth']='1PB/s'; json.dump(t,open(sys.argv[2],'w'))" \
+  "$src/topologies/presets/dgx-a100.json" "$tmp/pb.json"
+check "the bound the errors name, 1 PB/s, can be written" runs collective -t "$tmp/pb.json" -s 1GiB
 abs_bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin") abs_src=$(cd "$src" && pwd)
 check "a long option's value is not split: --csv -jx writes -jx" \
   bash -c "cd '$tmp' && '$abs_bin' sweep '$abs_src/examples/default.json' --vary nodes=1,2 --csv -jx >/dev/null && test -s ./-jx"

@@ -23,7 +23,7 @@ static const Unit rate_units[] = {
     {"GiB/s", 1073741824.0}, {"TiB/s", 1099511627776.0}, {"bps", 1.0 / 8},   {"b/s", 1.0 / 8},
     {"kbps", 1e3 / 8},   {"Kbps", 1e3 / 8},      {"kb/s", 1e3 / 8},      {"Kb/s", 1e3 / 8},
     {"Mbps", 1e6 / 8},   {"Mb/s", 1e6 / 8},      {"Gbps", 1e9 / 8},      {"Gb/s", 1e9 / 8},
-    {"Tbps", 1e12 / 8},  {"Tb/s", 1e12 / 8},
+    {"Tbps", 1e12 / 8},  {"Tb/s", 1e12 / 8},    {"PB/s", 1e15}, /* the bound the errors name */
 };
 
 static const Unit time_units[] = {

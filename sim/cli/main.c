@@ -214,6 +214,12 @@ bool cli_parse_options(GOptionContext *ctx, const GOptionEntry *entries, int *ar
         g_error_free(err);
         return false;
     }
+    for (int i = 1; i < *argc; i++) /* GOption leaves the "--" that ends the options */
+        if (!strcmp((*argv)[i], "--")) {
+            memmove(*argv + i, *argv + i + 1, sizeof(char *) * (size_t)(*argc - i)); /* the NULL too */
+            (*argc)--;
+            break;
+        }
     return true;
 }
 
