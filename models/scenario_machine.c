@@ -384,7 +384,7 @@ bool scenario_load_coll_params(StepScenario *sc, const SimJsonDoc *d, const cJSO
 }
 
 /* "placement" (topo_place.h) and "placement_seed": where the job's
- * dp x tp x pp ranks sit, nodes filled in turn. */
+ * dp x tp x cp x pp ranks sit, nodes filled in turn. */
 bool scenario_parse_placement(StepScenario *sc, const SimJsonDoc *d, const cJSON *root, GError **err)
 {
     const char *name = "contiguous";
@@ -407,7 +407,8 @@ bool scenario_parse_placement(StepScenario *sc, const SimJsonDoc *d, const cJSON
         return true;
     sc->placement = p == TOPO_PLACE_SCATTERED ? g_strdup_printf("scattered, seed %ld", seed)
                                               : g_strdup(topo_placement_name(p));
-    int devices = sc->plan.dp * sc->plan.tp * sc->plan.pp, rpn = topo_ranks_per_node(sc->topo);
+    int cp = sc->plan.cp > 1 ? sc->plan.cp : 1; /* dp counts the replicas only (step.c folds cp in later) */
+    int devices = sc->plan.dp * sc->plan.tp * sc->plan.pp * cp, rpn = topo_ranks_per_node(sc->topo);
     GError *e = NULL;
     sc->rank_map = topo_place(sc->topo, p, (uint64_t)seed, devices, devices < rpn ? devices : rpn, &e);
     if (!sc->rank_map) {
