@@ -43,15 +43,17 @@ static double attention_core_time(const Ctx *c)
     return t;
 }
 
-/* Two ring neighbours; where the ring leaves a node, a pair that does. */
+/* Two ring neighbours, of the ring's slowest kind of hop (step_pair_kind:
+ * one that crosses the fabric's switch-to-switch links, else one that
+ * leaves a node): each ring step waits for its slowest hop. */
 static CollGroup *ring_pair(const Ctx *c, GError **err)
 {
     int pair[2] = {step_rank_of(c, 0, 0, 0), step_rank_of(c, 0, 1, 0)};
-    for (int k = 0; k < c->p.cp; k++) {
-        int a = step_rank_of(c, 0, k, 0), b = step_rank_of(c, 0, (k + 1) % c->p.cp, 0);
-        if (topo_node_of(c->topo, a) != topo_node_of(c->topo, b)) {
+    for (int k = 0, worst = -1; k < c->p.cp && worst < 2; k++) {
+        int a = step_rank_of(c, 0, k, 0), b = step_rank_of(c, 0, (k + 1) % c->p.cp, 0), kind = step_pair_kind(c, a, b);
+        if (kind > worst) {
             pair[0] = a, pair[1] = b;
-            break;
+            worst = kind;
         }
     }
     return step_group_new(c, pair, 2, err);

@@ -115,9 +115,10 @@ double pipeline_stage_params(const Ctx *c, int s)
     return p;
 }
 
-/* One group per stage boundary; boundaries that look the same (same node
- * or not) share one.  Megatron's scatter/gather optimisation sends 1/tp of
- * the activation from each tensor-parallel rank over its own link. */
+/* One group per stage boundary; boundaries that look the same (in one
+ * node, across nodes, across the fabric's switch-to-switch links:
+ * step_pair_kind) share one.  Megatron's scatter/gather optimisation sends
+ * 1/tp of the activation from each tensor-parallel rank over its own link. */
 bool pipeline_init(Ctx *c, GError **err)
 {
     int pp = c->p.pp;
@@ -125,13 +126,11 @@ bool pipeline_init(Ctx *c, GError **err)
     int nb = c->p.vpp > 1 ? pp : pp - 1; /* interleaving: the last stage sends to the first */
     for (int s = 0; s < nb; s++) {
         int pair[2] = {step_rank_of(c, s, 0, 0), step_rank_of(c, (s + 1) % pp, 0, 0)};
-        bool same_a = topo_node_of(c->topo, pair[0]) == topo_node_of(c->topo, pair[1]);
-        for (int q = 0; q < s && !c->p2p_group[s]; q++) {
-            bool same_b = topo_node_of(c->topo, step_rank_of(c, q, 0, 0)) ==
-                          topo_node_of(c->topo, step_rank_of(c, (q + 1) % pp, 0, 0));
-            if (same_a == same_b && c->p2p_group[q] && coll_group_size(c->p2p_group[q]) == 2)
+        int kind = step_pair_kind(c, pair[0], pair[1]);
+        for (int q = 0; q < s && !c->p2p_group[s]; q++)
+            if (kind == step_pair_kind(c, step_rank_of(c, q, 0, 0), step_rank_of(c, (q + 1) % pp, 0, 0)) &&
+                c->p2p_group[q] && coll_group_size(c->p2p_group[q]) == 2)
                 c->p2p_group[s] = c->p2p_group[q];
-        }
         if (!c->p2p_group[s] && !(c->p2p_group[s] = step_group_new(c, pair, 2, err)))
             return false;
     }

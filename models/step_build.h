@@ -298,6 +298,11 @@ double step_coll_time(const Ctx *c, int use);
  * NICs (coll_group_set_fabric) as `collective` does; the data-parallel and
  * replica groups see it through their contention runs instead (par_dp.c). */
 CollGroup *step_group_new(const Ctx *c, const int *ids, int n, GError **err);
+/* How two ranks of the step's topology meet: 0 in one node, 1 through the
+ * NICs and their switches, 2 through a switch-to-switch link of the fabric
+ * (which an oversubscribed fabric narrows): a pair of the worst kind stands
+ * for a ring's or a pipeline's hops. */
+int step_pair_kind(const Ctx *c, int a, int b);
 /* Whether a dp or replica group sees the fabric on its own (par_dp.c). */
 void dp_group_fabric(const Ctx *c, CollGroup *g);
 /* Adds "step_time_p10_s", "step_time_p90_s" and "uncertainty" to a step's

@@ -160,15 +160,17 @@ static void test_dp_oversubscribed(void)
  * and without the contention runs ("flow_contention": false, plan's
  * screening) the data-parallel group alone does too, within 5% of what the
  * runs give (2% here). */
-static char *leaf8_path(int over)
+static char *leaf_path(int over, int per_leaf)
 {
     char *path = topo_path(over), *text = NULL;
     CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
     char **parts = g_strsplit(text, "\"nodes_per_leaf\": 20, \"spines\": 20,", 2);
-    char *t8 = g_strjoinv("\"nodes_per_leaf\": 8, \"spines\": 8,", parts);
+    char *leaf = g_strdup_printf("\"nodes_per_leaf\": %d, \"spines\": %d,", per_leaf, per_leaf);
+    char *t8 = g_strjoinv(leaf, parts);
     g_strfreev(parts);
-    CU_ASSERT_TRUE_FATAL(strstr(t8, "\"nodes_per_leaf\": 8") != NULL);
-    char *p8 = g_strdup_printf("%s.leaf8.json", path);
+    g_free(leaf);
+    CU_ASSERT_TRUE_FATAL(strstr(t8, "\"nodes_per_leaf\": 20") == NULL);
+    char *p8 = g_strdup_printf("%s.leaf%d.json", path, per_leaf);
     CU_ASSERT_TRUE(g_file_set_contents(p8, t8, -1, NULL));
     g_free(t8);
     g_free(text);
@@ -181,7 +183,7 @@ static void test_other_groups(void)
     double send[2], step[2], ar[2][2];
     int over[2] = {1, 4};
     for (int i = 0; i < 2; i++) {
-        char *path = leaf8_path(over[i]);
+        char *path = leaf_path(over[i], 8);
         cJSON *r = run_text(g_strdup_printf(
             "{\"topology\": \"%s\", \"model\": \"gpt3-6.7b\", \"global_batch\": 512, \"micro_batch\": 1,"
             " \"precision\": \"bf16\", \"optimizer\": \"adam\","
@@ -209,6 +211,31 @@ static void test_other_groups(void)
     CU_ASSERT_TRUE(step[1] > step[0]);
     CU_ASSERT_TRUE(ar[1][0] > 2 * ar[0][0]);
     CU_ASSERT_TRUE(fabs((ar[1][0] / ar[0][0]) / (ar[1][1] / ar[0][1]) - 1) < 0.05);
+}
+
+/* A ring (context parallelism) or a pipeline is as slow as its slowest
+ * hop: on leaves of 2 nodes, cp 4 over 4 nodes has its first hop inside a
+ * leaf and the next across the spines, and its sends slow with the
+ * oversubscription (review 10: the first hop that left a node stood for
+ * the ring, and saw nothing). */
+static void test_slowest_hop(void)
+{
+    double send[2];
+    int over[2] = {1, 4};
+    for (int i = 0; i < 2; i++) {
+        char *path = leaf_path(over[i], 2);
+        cJSON *r = run_text(g_strdup_printf(
+            "{\"topology\": \"%s\", \"nodes\": 4, \"model\": \"gpt3-1.3b\", \"global_batch\": 4,"
+            " \"micro_batch\": 1, \"precision\": \"bf16\", \"optimizer\": \"adam\","
+            " \"parallelism\": {\"dp\": 1, \"tp\": 8, \"cp\": 4, \"weight_update\": \"replicated\"}}", path));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        send[i] = num(coll(r, "cp_send_kv"), "time_s", NULL);
+        cJSON_Delete(r);
+        g_unlink(path);
+        g_free(path);
+    }
+    printf("\ncp 4 over 2-node leaves: a KV send %.1f -> %.1f us\n", send[0] * 1e6, send[1] * 1e6);
+    CU_ASSERT_TRUE(send[1] > 2 * send[0]);
 }
 
 /* tp 2 and tp 8 stay inside a node: their collectives do not change with the
@@ -362,6 +389,7 @@ static void test_cleanup(void)
 static const TestCase tests[] = {
     {"dp over leaves grows with oversubscription as the flow model does", test_dp_oversubscribed},
     {"the other groups, and dp without contention runs, see the fabric", test_other_groups},
+    {"a ring or a pipeline is as slow as its slowest hop", test_slowest_hop},
     {"tp inside a node is unaffected by the fabric", test_tp_inside_node},
     {"uplink bound past the work budget", test_uplink_bound},
     {"hybrid sharding's replica all-reduces share a node's NICs", test_hybrid_shares_nics},
