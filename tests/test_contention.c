@@ -178,26 +178,33 @@ static char *leaf_path(int over, int per_leaf)
     return p8;
 }
 
+/* The step of a bf16 Adam scenario with micro-batches of 1 on the topology
+ * at `path`, the rest of its fields as given. */
+static cJSON *run_on(const char *path, const char *fields)
+{
+    return run_text(g_strdup_printf("{\"topology\": \"%s\", \"micro_batch\": 1, \"precision\": \"bf16\","
+                                    " \"optimizer\": \"adam\", %s}",
+                                    path, fields));
+}
+
 static void test_other_groups(void)
 {
     double send[2], step[2], ar[2][2];
     int over[2] = {1, 4};
     for (int i = 0; i < 2; i++) {
         char *path = leaf_path(over[i], 8);
-        cJSON *r = run_text(g_strdup_printf(
-            "{\"topology\": \"%s\", \"model\": \"gpt3-6.7b\", \"global_batch\": 512, \"micro_batch\": 1,"
-            " \"precision\": \"bf16\", \"optimizer\": \"adam\","
-            " \"parallelism\": {\"dp\": 16, \"tp\": 8, \"pp\": 4, \"weight_update\": \"replicated\"}}", path));
+        cJSON *r = run_on(path, "\"model\": \"gpt3-6.7b\", \"global_batch\": 512, \"parallelism\": {\"dp\": 16,"
+                                " \"tp\": 8, \"pp\": 4, \"weight_update\": \"replicated\"}");
         CU_ASSERT_PTR_NOT_NULL_FATAL(r);
         send[i] = num(coll(r, "pp_send_activation"), "time_s", NULL);
         step[i] = num(r, "step_time_s", NULL);
         cJSON_Delete(r);
         for (int fc = 0; fc < 2; fc++) {
-            r = run_text(g_strdup_printf("{\"topology\": \"%s\", \"model\": \"gpt3-6.7b\", \"global_batch\": 512,"
-                                         " \"micro_batch\": 1, \"precision\": \"bf16\", \"optimizer\": \"adam\","
-                                         " \"flow_contention\": %s, \"parallelism\": {\"dp\": 512,"
-                                         " \"weight_update\": \"replicated\"}}",
-                                         path, fc ? "true" : "false"));
+            char *fields = g_strdup_printf("\"model\": \"gpt3-6.7b\", \"global_batch\": 512, \"flow_contention\": %s,"
+                                           " \"parallelism\": {\"dp\": 512, \"weight_update\": \"replicated\"}",
+                                           fc ? "true" : "false");
+            r = run_on(path, fields);
+            g_free(fields);
             CU_ASSERT_PTR_NOT_NULL_FATAL(r);
             ar[i][fc] = num(coll(r, "grad_allreduce"), "time_s", NULL);
             cJSON_Delete(r);
@@ -224,10 +231,8 @@ static void test_slowest_hop(void)
     int over[2] = {1, 4};
     for (int i = 0; i < 2; i++) {
         char *path = leaf_path(over[i], 2);
-        cJSON *r = run_text(g_strdup_printf(
-            "{\"topology\": \"%s\", \"nodes\": 4, \"model\": \"gpt3-1.3b\", \"global_batch\": 4,"
-            " \"micro_batch\": 1, \"precision\": \"bf16\", \"optimizer\": \"adam\","
-            " \"parallelism\": {\"dp\": 1, \"tp\": 8, \"cp\": 4, \"weight_update\": \"replicated\"}}", path));
+        cJSON *r = run_on(path, "\"nodes\": 4, \"model\": \"gpt3-1.3b\", \"global_batch\": 4, \"parallelism\":"
+                                " {\"dp\": 1, \"tp\": 8, \"cp\": 4, \"weight_update\": \"replicated\"}");
         CU_ASSERT_PTR_NOT_NULL_FATAL(r);
         send[i] = num(coll(r, "cp_send_kv"), "time_s", NULL);
         cJSON_Delete(r);
