@@ -121,6 +121,18 @@ assert r["flow_time_s"] == c["flow_time_s"]  # 8 per node: rail-aligned is conti
 d = json.load(open(sys.argv[2]))
 assert d["placement"] == "scattered, seed 1" and "placement" not in json.load(open(sys.argv[1])), d
 PY
+# validate says where the fabric slowed a prediction: a 2-node trace on leaves of one node at 4:1
+python3 -c "import json,sys; t=json.load(open(sys.argv[1])); t.update(nodes_per_leaf=1, spines=1, oversubscription=4); json.dump(t,open(sys.argv[2],'w'))" \
+  "$src/topologies/presets/dgx-h100-cluster.json" "$tmp/leaf1.json"
+h2=$src/tests/data/traces/nccl-tests_allreduce_h100-sxm_2node16gpu_8hca_multinode-guide.txt
+"$bin" validate -t "$tmp/leaf1.json" --nodes 2 "$h2" >"$tmp/v.txt" && "$bin" validate --json -t "$tmp/leaf1.json" --nodes 2 "$h2" >"$tmp/v.json"
+check "validate on a 4:1 fabric between the nodes: the note" grep -q "^# the fabric's switch-to-switch links slow the bandwidth term x" "$tmp/v.txt"
+check "... and fabric_factor on every row of the JSON" python3 -c '
+import json,sys
+rows=json.load(open(sys.argv[1]))["rows"]
+assert rows and all(r["fabric_factor"] > 2 for r in rows), rows[0]' "$tmp/v.json"
+"$bin" validate -t dgx-h100-cluster --nodes 2 "$h2" >"$tmp/v1.txt"
+check "... and none on the preset's non-blocking fabric" bash -c "! grep -q fabric '$tmp/v1.txt'"
 # past the flows coll_fabric.c routes (2^20), the fabric is said not routed, in the header and the JSON
 "$bin" collective -t dgx-a100-cluster --nodes 2500 --algo ring -s 1GiB >"$tmp/big.txt" &&
   "$bin" collective --json -t dgx-a100-cluster --nodes 2500 --algo ring -s 1GiB >"$tmp/big.json"

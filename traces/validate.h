@@ -43,6 +43,7 @@ typedef struct {
     const char *op;           /* the row's collective: "allreduce", ..., "sendrecv" */
     const char *algo, *proto; /* what the model ran */
     double p10_s, p90_s;      /* the prediction's band (coll_band) */
+    double fabric_factor;     /* what the fabric above the NICs slowed its bandwidth term by (CollCost's) */
 } ValidateRow;
 
 /* The row's signed error in percent: + where the model is slower than the

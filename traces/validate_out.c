@@ -95,6 +95,8 @@ static cJSON *row_json(const ValidateRow *row, bool mixed)
     cJSON_AddNumberToObject(jo, "abs_pct_error", row->abs_pct_error);
     cJSON_AddNumberToObject(jo, "pct_error", validate_row_pct_error(row));
     cJSON_AddStringToObject(jo, "algo", row->algo);
+    if (row->fabric_factor > 1) /* only where the fabric above the NICs slowed it, as collective --json */
+        cJSON_AddNumberToObject(jo, "fabric_factor", row->fabric_factor);
     cJSON_AddStringToObject(jo, "proto", row->proto);
     return jo;
 }

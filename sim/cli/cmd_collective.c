@@ -47,26 +47,16 @@ static void print_row(const CollGroup *g, const CollSweepRow *r, bool flows)
 }
 
 /* Where the fabric above the NICs slowed a size (coll_group_set_fabric),
- * by how much, and where its flows were too many to tell. */
+ * by how much, and where its flows were too many to route. */
 static void print_fabric(const CollSweepRow *rows, guint nrows)
 {
-    double lo = INFINITY, hi = 0;
-    bool unknown = false;
-    for (guint i = 0; i < nrows; i++) {
-        double f = rows[i].cost.fabric_factor;
-        unknown |= isnan(f);
-        if (f > 1) {
-            lo = fmin(lo, f);
-            hi = fmax(hi, f);
-        }
-    }
-    if (hi > 1 && hi > lo * 1.005)
-        printf("; the fabric's switch-to-switch links slow the bandwidth term x%.2f-%.2f", lo, hi);
-    else if (hi > 1)
-        printf("; the fabric's switch-to-switch links slow the bandwidth term x%.2f", hi);
-    if (unknown)
-        printf("; the fabric above the NICs not routed (too many flows): taken as non-blocking");
-    printf("\n");
+    double *f = g_new(double, nrows ? nrows : 1);
+    for (guint i = 0; i < nrows; i++)
+        f[i] = rows[i].cost.fabric_factor;
+    char *note = cli_fabric_note(f, nrows);
+    printf("%s%s\n", note ? "; " : "", note ? note : "");
+    g_free(note);
+    g_free(f);
 }
 
 static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool flows, const char *placement,

@@ -23,6 +23,19 @@ static void print_errors(const ValidateErrors *e)
 }
 
 /* One run as far as it got: the notes go to stderr whatever the form. */
+/* The fabric's part in a run's predictions, on a line of its own. */
+static void print_fabric(const ValidateRun *r)
+{
+    double *f = g_new(double, r->n_rows ? r->n_rows : 1);
+    for (size_t i = 0; i < r->n_rows; i++)
+        f[i] = r->rows[i].fabric_factor;
+    char *note = cli_fabric_note(f, r->n_rows);
+    if (note)
+        printf("# %s\n", note);
+    g_free(note);
+    g_free(f);
+}
+
 static void print_run(const ValidateRun *r, bool human)
 {
     if (r->note)
@@ -51,6 +64,7 @@ static void print_run(const ValidateRun *r, bool human)
             printf("# sendrecv: %s\n", r->sendrecv);
         if (r->library)
             printf("# library: %s\n", r->library);
+        print_fabric(r);
         printf("%14s %12s %12s %8s %8s %7s%s\n", "size(B)", "measured(us)", "predicted", "error%", "algo", "proto",
                r->mixed ? "  op" : "");
         for (size_t i = 0; i < r->n_rows; i++) {

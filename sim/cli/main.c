@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <locale.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -221,6 +222,33 @@ bool cli_parse_options(GOptionContext *ctx, const GOptionEntry *entries, int *ar
             break;
         }
     return true;
+}
+
+char *cli_fabric_note(const double *factors, size_t n)
+{
+    double lo = INFINITY, hi = 0;
+    size_t slowed = 0, unknown = 0;
+    for (size_t i = 0; i < n; i++) {
+        unknown += isnan(factors[i]);
+        if (factors[i] > 1) {
+            lo = fmin(lo, factors[i]);
+            hi = fmax(hi, factors[i]);
+            slowed++;
+        }
+    }
+    GString *s = g_string_new(NULL);
+    if (slowed)
+        g_string_append(s, "the fabric's switch-to-switch links slow the bandwidth term");
+    if (slowed && hi > lo * 1.005)
+        g_string_append_printf(s, " x%.2f-%.2f", lo, hi);
+    else if (slowed)
+        g_string_append_printf(s, " x%.2f", hi);
+    if (slowed && slowed < n)
+        g_string_append_printf(s, " at %zu of %zu sizes", slowed, n);
+    if (unknown)
+        g_string_append_printf(s, "%sthe fabric above the NICs not routed (too many flows) at %zu of %zu sizes: taken as "
+                               "non-blocking", slowed ? "; " : "", unknown, n);
+    return g_string_free(s, s->len == 0);
 }
 
 void cli_print_json(cJSON *obj)
