@@ -22,7 +22,7 @@
 /* Flows one factor may build (COLL_MAX_FLOWS, what --flows takes): a
  * 65536-rank ring of 8 channels, 64 GB200 NVL72 racks; about 0.8 s and
  * 600 MB at the top (2-core Debian 12 machine). */
-#define FABRIC_MAX_FLOWS (1 << 22)
+#define FABRIC_MAX_FLOWS COLL_MAX_FLOWS
 
 /* The algorithms whose closed form takes its beta from the NICs alone, in
  * one pipelined stage.  Direct and halving-doubling already bound by the

@@ -133,10 +133,10 @@ rows=json.load(open(sys.argv[1]))["rows"]
 assert rows and all(r["fabric_factor"] > 2 for r in rows), rows[0]' "$tmp/v.json"
 "$bin" validate -t dgx-h100-cluster --nodes 2 "$h2" >"$tmp/v1.txt"
 check "... and none on the preset's non-blocking fabric" bash -c "! grep -q fabric '$tmp/v1.txt'"
-# past the flows coll_fabric.c routes (2^20), the fabric is said not routed, in the header and the JSON
-"$bin" collective -t dgx-a100-cluster --nodes 2500 --algo ring -s 1GiB >"$tmp/big.txt" &&
-  "$bin" collective --json -t dgx-a100-cluster --nodes 2500 --algo ring -s 1GiB >"$tmp/big.json"
-check "a 20000-rank ring: the fabric not routed, said in the header" grep -q "the fabric above the NICs not routed" "$tmp/big.txt"
+# past the flows coll_fabric.c routes (2^22), the fabric is said not routed, in the header and the JSON
+"$bin" collective -t dgx-a100-cluster --nodes 8200 --algo ring -s 1GiB >"$tmp/big.txt" &&
+  "$bin" collective --json -t dgx-a100-cluster --nodes 8200 --algo ring -s 1GiB >"$tmp/big.json"
+check "a 65600-rank ring: the fabric not routed, said in the header" grep -q "the fabric above the NICs not routed" "$tmp/big.txt"
 check "... and in the JSON" python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["rows"][0]["fabric_not_routed"] is True' "$tmp/big.json"
 check "bad --placement: exit 2" expect_exit 2 "unknown --placement 'random'" collective -t dgx-h100-cluster --placement random --sizes 1MiB
 check "bad --placement-seed: exit 2" expect_exit 2 "placement-seed" collective -t dgx-h100-cluster --placement scattered --placement-seed x --sizes 1MiB
