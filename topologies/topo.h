@@ -77,7 +77,8 @@ TopoLinkKind topo_link_kind(const Topo *t, int link);
 /* A switch-to-switch link of the inter-node fabric (a fat tree's leaf <->
  * spine uplinks; a dragonfly's local and global links and their adaptive
  * pools), which an oversubscribed fabric narrows: the closed-form
- * collective model, whose beta comes from the NICs, does not see them. */
+ * collective model's beta comes from the NICs, and sees them only through
+ * the factor its routed flows give (models/coll_fabric.c). */
 bool topo_link_is_fabric(const Topo *t, int link);
 /* The fraction of the raw bandwidth the link's own description gives
  * ("efficiency"), or 0 where it leaves that to its kind's default. */
