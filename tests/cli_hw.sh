@@ -121,6 +121,20 @@ assert r["flow_time_s"] == c["flow_time_s"]  # 8 per node: rail-aligned is conti
 d = json.load(open(sys.argv[2]))
 assert d["placement"] == "scattered, seed 1" and "placement" not in json.load(open(sys.argv[1])), d
 PY
+# 4:1 written as full-rate uplinks (spines = nodes_per_leaf / 4) or as the same number of quarter-rate
+# ones (topologies/README.md): a ring over 8 nodes on 2 leaves sends one flow per rail up each leaf
+for sp in 1 4; do
+  python3 -c "import json,sys; t=json.load(open(sys.argv[1])); t.update(nodes=8, nodes_per_leaf=4, spines=int(sys.argv[2]), oversubscription=4); json.dump(t,open(sys.argv[3],'w'))" \
+    "$src/topologies/presets/dgx-a100-cluster.json" "$sp" "$tmp/w$sp.json"
+  "$bin" collective --json -t "$tmp/w$sp.json" --algo ring -s 1GiB --flows >"$tmp/w$sp.out"
+done
+check "4:1 of full-rate uplinks: one flow a leaf runs at its NIC's rate; of quarter-rate ones, 4x slower (closed form and flows)" \
+  python3 - "$tmp/w1.out" "$tmp/w4.out" <<'PY'
+import json, sys
+full, thin = (json.load(open(f))["rows"][0] for f in sys.argv[1:3])
+assert "fabric_factor" not in full and abs(thin["fabric_factor"] - 4) < 0.01, (full, thin)
+assert abs(full["time_s"] / full["flow_time_s"] - 1) < 0.01 and abs(thin["time_s"] / thin["flow_time_s"] - 1) < 0.01
+PY
 # validate says where the fabric slowed a prediction: a 2-node trace on leaves of one node at 4:1
 python3 -c "import json,sys; t=json.load(open(sys.argv[1])); t.update(nodes_per_leaf=1, spines=1, oversubscription=4); json.dump(t,open(sys.argv[2],'w'))" \
   "$src/topologies/presets/dgx-h100-cluster.json" "$tmp/leaf1.json"
