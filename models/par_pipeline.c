@@ -124,15 +124,13 @@ bool pipeline_init(Ctx *c, GError **err)
     int pp = c->p.pp;
     c->p2p_group = g_new0(CollGroup *, pp);
     int nb = c->p.vpp > 1 ? pp : pp - 1; /* interleaving: the last stage sends to the first */
+    CollGroup *of_kind[3] = {NULL, NULL, NULL}; /* the first boundary's group of each kind */
     for (int s = 0; s < nb; s++) {
         int pair[2] = {step_rank_of(c, s, 0, 0), step_rank_of(c, (s + 1) % pp, 0, 0)};
-        int kind = step_pair_kind(c, pair[0], pair[1]);
-        for (int q = 0; q < s && !c->p2p_group[s]; q++)
-            if (kind == step_pair_kind(c, step_rank_of(c, q, 0, 0), step_rank_of(c, (q + 1) % pp, 0, 0)) &&
-                c->p2p_group[q] && coll_group_size(c->p2p_group[q]) == 2)
-                c->p2p_group[s] = c->p2p_group[q];
-        if (!c->p2p_group[s] && !(c->p2p_group[s] = step_group_new(c, pair, 2, err)))
+        CollGroup **g = &of_kind[step_pair_kind(c, pair[0], pair[1])];
+        if (!*g && !(*g = step_group_new(c, pair, 2, err)))
             return false;
+        c->p2p_group[s] = *g;
     }
     const WorkloadTransformer *tr = workload_transformer(c->w);
     if (!tr) /* a CNN runs without a pipeline (scenario.c) */

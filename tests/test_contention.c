@@ -187,27 +187,34 @@ static cJSON *run_on(const char *path, const char *fields)
                                     path, fields));
 }
 
+/* The time of the step's collective `name` under run_on(path, fields), and
+ * (step not NULL) the step's. */
+static double coll_time_on(const char *path, const char *fields, const char *name, double *step)
+{
+    cJSON *r = run_on(path, fields);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    double t = num(coll(r, name), "time_s", NULL);
+    if (step)
+        *step = num(r, "step_time_s", NULL);
+    cJSON_Delete(r);
+    return t;
+}
+
 static void test_other_groups(void)
 {
     double send[2], step[2], ar[2][2];
     int over[2] = {1, 4};
     for (int i = 0; i < 2; i++) {
         char *path = leaf_path(over[i], 8);
-        cJSON *r = run_on(path, "\"model\": \"gpt3-6.7b\", \"global_batch\": 512, \"parallelism\": {\"dp\": 16,"
-                                " \"tp\": 8, \"pp\": 4, \"weight_update\": \"replicated\"}");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-        send[i] = num(coll(r, "pp_send_activation"), "time_s", NULL);
-        step[i] = num(r, "step_time_s", NULL);
-        cJSON_Delete(r);
+        send[i] = coll_time_on(path, "\"model\": \"gpt3-6.7b\", \"global_batch\": 512, \"parallelism\": {\"dp\": 16,"
+                                     " \"tp\": 8, \"pp\": 4, \"weight_update\": \"replicated\"}",
+                               "pp_send_activation", &step[i]);
         for (int fc = 0; fc < 2; fc++) {
             char *fields = g_strdup_printf("\"model\": \"gpt3-6.7b\", \"global_batch\": 512, \"flow_contention\": %s,"
                                            " \"parallelism\": {\"dp\": 512, \"weight_update\": \"replicated\"}",
                                            fc ? "true" : "false");
-            r = run_on(path, fields);
+            ar[i][fc] = coll_time_on(path, fields, "grad_allreduce", NULL);
             g_free(fields);
-            CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-            ar[i][fc] = num(coll(r, "grad_allreduce"), "time_s", NULL);
-            cJSON_Delete(r);
         }
         g_unlink(path);
         g_free(path);
@@ -231,11 +238,9 @@ static void test_slowest_hop(void)
     int over[2] = {1, 4};
     for (int i = 0; i < 2; i++) {
         char *path = leaf_path(over[i], 2);
-        cJSON *r = run_on(path, "\"nodes\": 4, \"model\": \"gpt3-1.3b\", \"global_batch\": 4, \"parallelism\":"
-                                " {\"dp\": 1, \"tp\": 8, \"cp\": 4, \"weight_update\": \"replicated\"}");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-        send[i] = num(coll(r, "cp_send_kv"), "time_s", NULL);
-        cJSON_Delete(r);
+        send[i] = coll_time_on(path, "\"nodes\": 4, \"model\": \"gpt3-1.3b\", \"global_batch\": 4, \"parallelism\":"
+                                     " {\"dp\": 1, \"tp\": 8, \"cp\": 4, \"weight_update\": \"replicated\"}",
+                               "cp_send_kv", NULL);
         g_unlink(path);
         g_free(path);
     }

@@ -32,11 +32,12 @@ void cli_warn(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
  * `lib` (CollLibrary) the model follows, which it is then modelled as. */
 void cli_warn_version(const char *cmd, int lib, int code);
 /* What the fabric above the NICs did to n predictions (their CollCost
- * fabric_factor): "the fabric's switch-to-switch links slow the bandwidth
- * term xA-B at K of N sizes", with "; the fabric above the NICs not routed
- * ..." where some were too many flows to route; NULL where neither (free
- * with g_free). */
-char *cli_fabric_note(const double *factors, size_t n);
+ * fabric_factor, the first at `factor` and each next `stride` bytes on, as
+ * in an array of rows): "the fabric's switch-to-switch links slow the
+ * bandwidth term xA-B at K of N sizes", with "; the fabric above the NICs
+ * not routed ..." where some were too many flows to route; NULL where
+ * neither (free with g_free). */
+char *cli_fabric_note(const double *factor, size_t n, size_t stride);
 /* Parses options (`entries`: the context's main entries, which say the
  * options that take a value, so that "-j1" reads as "-j 1"); on error prints
  * it with the usage hint and returns false. */

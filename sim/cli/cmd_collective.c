@@ -50,13 +50,9 @@ static void print_row(const CollGroup *g, const CollSweepRow *r, bool flows)
  * by how much, and where its flows were too many to route. */
 static void print_fabric(const CollSweepRow *rows, guint nrows)
 {
-    double *f = g_new(double, nrows ? nrows : 1);
-    for (guint i = 0; i < nrows; i++)
-        f[i] = rows[i].cost.fabric_factor;
-    char *note = cli_fabric_note(f, nrows);
+    char *note = nrows ? cli_fabric_note(&rows[0].cost.fabric_factor, nrows, sizeof rows[0]) : NULL;
     printf("%s%s\n", note ? "; " : "", note ? note : "");
     g_free(note);
-    g_free(f);
 }
 
 static void print_header(const Topo *topo, const CollGroup *grp, CollOp op, bool flows, const char *placement,

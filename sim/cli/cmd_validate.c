@@ -22,20 +22,16 @@ static void print_errors(const ValidateErrors *e)
            large_s, small_s, e->max);
 }
 
-/* One run as far as it got: the notes go to stderr whatever the form. */
 /* The fabric's part in a run's predictions, on a line of its own. */
 static void print_fabric(const ValidateRun *r)
 {
-    double *f = g_new(double, r->n_rows ? r->n_rows : 1);
-    for (size_t i = 0; i < r->n_rows; i++)
-        f[i] = r->rows[i].fabric_factor;
-    char *note = cli_fabric_note(f, r->n_rows);
+    char *note = r->n_rows ? cli_fabric_note(&r->rows[0].fabric_factor, r->n_rows, sizeof r->rows[0]) : NULL;
     if (note)
         printf("# %s\n", note);
     g_free(note);
-    g_free(f);
 }
 
+/* One run as far as it got: the notes go to stderr whatever the form. */
 static void print_run(const ValidateRun *r, bool human)
 {
     if (r->note)

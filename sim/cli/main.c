@@ -224,15 +224,16 @@ bool cli_parse_options(GOptionContext *ctx, const GOptionEntry *entries, int *ar
     return true;
 }
 
-char *cli_fabric_note(const double *factors, size_t n)
+char *cli_fabric_note(const double *factor, size_t n, size_t stride)
 {
     double lo = INFINITY, hi = 0;
     size_t slowed = 0, unknown = 0;
     for (size_t i = 0; i < n; i++) {
-        unknown += isnan(factors[i]);
-        if (factors[i] > 1) {
-            lo = fmin(lo, factors[i]);
-            hi = fmax(hi, factors[i]);
+        double f = *(const double *)((const char *)factor + i * stride);
+        unknown += isnan(f);
+        if (f > 1) {
+            lo = fmin(lo, f);
+            hi = fmax(hi, f);
             slowed++;
         }
     }
