@@ -16,6 +16,10 @@ int coll_add_flow(CollBuilder *b, int src, int dst, double bytes, sim_time_t del
     if (len < 0)
         g_error("collective: no route from rank %d to rank %d", b->g->ranks[src], b->g->ranks[dst]);
     int id = sim_graph_flow_task(b->graph, b->label, SIM_NO_RESOURCE, bytes, links, len);
+    if (b->record) {
+        CollFlowRec r = {src, dst, bytes, salt};
+        g_array_append_val(b->record, r);
+    }
     sim_graph_task_set_info(b->graph, id, "comm", bytes);
     /* NCCL's per-step latency stands for an endpoint-to-switch path; every
      * switch-to-switch hop of this one (a fat tree's spine, slower or not)

@@ -52,45 +52,101 @@ static bool intra_on_fabric(const CollGroup *g)
     return found;
 }
 
-/* Every byte of the algorithm's flows on every link of its route: the
- * busiest switch-to-switch link's seconds (bytes over capacity) over the
- * busiest other link's, which the closed form's beta stands for.  Bounds,
- * not a simulation: in these pipelined schedules the busiest links are busy
- * the whole time, so the ratio is the simulated flows' (tests/test_collective.c
- * holds the two together), at O(flows).  Every flow's bytes scale alike with
- * the size and the protocol's efficiency, so one factor an op and algorithm,
- * built at Simple. */
-static double factor_of(const CollGroup *g, CollOp op, CollAlgo a)
+/* Adds every byte of the flows `fl` (group indices) to the links of their
+ * routes between `ranks` (`used` gets each link the first time it is
+ * loaded). */
+static void add_flows(const CollGroup *g, const GArray *fl, const int *ranks, double *load, GArray *used, int *links)
 {
-    CollProto p = COLL_SIMPLE;
-    if (intra_on_fabric(g))
-        return 1;
-    if (coll_flow_count(g, op, a, p, FABRIC_REF_BYTES) > FABRIC_MAX_FLOWS)
-        return NAN;
-    double *load = g_new0(double, topo_num_links(g->t)), fabric = 0, rest = 0;
-    GArray *used = g_array_new(FALSE, FALSE, sizeof(int)); /* the links the flows touch, once each */
-    SimGraph *graph = sim_graph_new();
-    coll_append(g, graph, op, a, p, FABRIC_REF_BYTES, NULL, 0, NULL);
-    for (int k = 0; k < (int)sim_graph_num_tasks(graph); k++) {
-        const int *ls;
-        int n = sim_graph_task_links(graph, k, &ls);
-        double bytes = sim_graph_task_bytes(graph, k);
-        for (int i = 0; i < n && bytes > 0; i++) {
-            if (load[ls[i]] == 0)
-                g_array_append_val(used, ls[i]);
-            load[ls[i]] += bytes;
+    for (guint f = 0; f < fl->len; f++) {
+        const CollFlowRec *r = &g_array_index(fl, CollFlowRec, f);
+        int n = topo_route(g->t, ranks[r->src], ranks[r->dst], r->salt, links, coll_route_cap(g));
+        for (int i = 0; i < n && r->bytes > 0; i++) {
+            if (load[links[i]] == 0)
+                g_array_append_val(used, links[i]);
+            load[links[i]] += r->bytes;
         }
     }
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+    const CollFlowRec *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    return x->salt < y->salt ? -1 : x->salt > y->salt;
+}
+
+/* fl with the flows of one route (source, destination, salt) as one, their
+ * bytes summed: a ring's 2 (n - 1) steps over a hop load it as one flow
+ * of all their bytes, and the siblings route each hop once. */
+static void merge_routes(GArray *fl)
+{
+    g_array_sort(fl, rec_cmp);
+    guint k = 0;
+    for (guint i = 0; i < fl->len; i++) {
+        CollFlowRec *r = &g_array_index(fl, CollFlowRec, i), *last = k ? &g_array_index(fl, CollFlowRec, k - 1) : NULL;
+        if (last && rec_cmp(last, r) == 0)
+            last->bytes += r->bytes;
+        else
+            g_array_index(fl, CollFlowRec, k++) = *r;
+    }
+    g_array_set_size(fl, k);
+}
+
+/* The siblings' flows beside g's: g's own moved to each sibling's ranks
+ * (a copy of the same shape in the job's layout, whose schedule is g's),
+ * as many siblings as FABRIC_MAX_FLOWS holds, in the order given. */
+static void add_siblings(const CollGroup *g, const GArray *fl, double *load, GArray *used, int *links)
+{
+    int64_t room = fl->len ? (FABRIC_MAX_FLOWS - (int64_t)fl->len) / fl->len : g->nsib;
+    for (int k = 0; k < g->nsib && k < room; k++)
+        add_flows(g, fl, g->sib_ids + (size_t)k * g->n, load, used, links);
+}
+
+/* The busiest link's seconds (bytes over capacity) among `used`, of the
+ * fabric's switch-to-switch links (`fabric`) or of the others. */
+static double busiest(const CollGroup *g, const double *load, const GArray *used, bool fabric)
+{
+    double m = 0;
     for (guint i = 0; i < used->len; i++) {
         int l = g_array_index(used, int, i);
-        double s = load[l] / coll_link_cap(g, l);
-        if (topo_link_is_fabric(g->t, l))
-            fabric = fmax(fabric, s);
-        else
-            rest = fmax(rest, s);
+        if (topo_link_is_fabric(g->t, l) == fabric)
+            m = fmax(m, load[l] / coll_link_cap(g, l));
     }
-    sim_graph_free(graph);
+    return m;
+}
+
+/* Every byte of the algorithm's flows on every link of its route: the
+ * busiest switch-to-switch link's seconds over the busiest other link's,
+ * which the closed form's beta stands for.  Bounds, not a simulation: in
+ * these pipelined schedules the busiest links are busy the whole time, so
+ * the ratio is the simulated flows' (tests/test_collective.c holds the two
+ * together), at O(flows).  The siblings' flows load the fabric too, and
+ * the busiest fabric link over all of them counts (a copy of the
+ * collective held up there holds up the step); the other links stay g's
+ * own, the closed form's.  Every flow's bytes scale alike with the size and
+ * the protocol's efficiency, so one factor an op and algorithm, built at
+ * Simple. */
+static double factor_of(const CollGroup *g, CollOp op, CollAlgo a)
+{
+    if (intra_on_fabric(g))
+        return 1;
+    if (coll_flow_count(g, op, a, COLL_SIMPLE, FABRIC_REF_BYTES) > FABRIC_MAX_FLOWS)
+        return NAN;
+    GArray *fl = coll_flows_of(g, op, a, COLL_SIMPLE, FABRIC_REF_BYTES);
+    merge_routes(fl);
+    double *load = g_new0(double, topo_num_links(g->t));
+    GArray *used = g_array_new(FALSE, FALSE, sizeof(int)); /* the links the flows touch, once each */
+    int *links = g_new(int, coll_route_cap(g));
+    add_flows(g, fl, g->ranks, load, used, links);
+    double rest = busiest(g, load, used, false);
+    add_siblings(g, fl, load, used, links);
+    double fabric = busiest(g, load, used, true);
+    g_free(links);
     g_array_free(used, TRUE);
+    g_array_free(fl, TRUE);
     g_free(load);
     return rest > 0 && fabric > rest ? fabric / rest : 1;
 }
@@ -110,6 +166,14 @@ double coll_fabric_factor(const CollGroup *g, CollOp op, CollAlgo a, CollProto p
 void coll_group_set_fabric(CollGroup *g, bool on)
 {
     g->fabric = on;
+    coll_fabric_forget(g);
+}
+
+void coll_group_set_siblings(CollGroup *g, const int *ids, int count)
+{
+    g_free(g->sib_ids);
+    g->nsib = ids && count > 0 ? count : 0;
+    g->sib_ids = g->nsib ? g_memdup2(ids, (gsize)count * g->n * sizeof(int)) : NULL;
     coll_fabric_forget(g);
 }
 

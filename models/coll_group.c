@@ -513,6 +513,7 @@ void coll_group_free(CollGroup *g)
     g_free(g->ranks);
     g_free(g->node_start);
     g_free(g->by_node);
+    g_free(g->sib_ids);
     coll_rccl_free(g);
     g_free(g);
 }

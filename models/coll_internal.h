@@ -196,6 +196,8 @@ struct CollGroup {
      * too many flows) */
     bool fabric;
     double fabric_factor[COLL_NUM_OPS][COLL_NUM_ALGOS];
+    int *sib_ids; /* the groups that run its collectives at the same time (coll_group_set_siblings): nsib x n ranks */
+    int nsib;
     double gpu_link;    /* raw bandwidth of a rank's first link into the node fabric */
     int gpus_per_thread;
     int nccl_version; /* NCCL version code; 0: the newest the model knows */
@@ -377,7 +379,19 @@ typedef struct {
     int start; /* task every flow waits for */
     GArray *ends; /* tasks the collective's end waits for */
     int *links;   /* route scratch, coll_route_cap(g) ints */
+    GArray *record; /* NULL, or each flow's CollFlowRec too (coll_flows_of) */
 } CollBuilder;
+
+/* A flow as the builder made it: group indices, bytes, route salt. */
+typedef struct {
+    int src, dst;
+    double bytes;
+    uint32_t salt;
+} CollFlowRec;
+
+/* The flows coll_append would make, as CollFlowRec (the caller frees);
+ * algo and proto concrete. */
+GArray *coll_flows_of(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes);
 
 /* A flow task from group index src to dst, `delay` the step's latency as the
  * closed form counts it (the links' own latency included). */

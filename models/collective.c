@@ -332,11 +332,17 @@ int64_t coll_flow_count(const CollGroup *g, CollOp op, CollAlgo algo, CollProto 
     return desc_or_ring(algo)->flow_count(g, op, proto, bytes);
 }
 
-int coll_append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, CollProto proto, double bytes,
-                const int *deps, int ndeps, const char *label)
+/* coll_append, each flow also recorded where `record` is given. */
+static int append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, CollProto proto, double bytes,
+                  const int *deps, int ndeps, const char *label, GArray *record)
 {
-    CollBuilder b = {g, graph, label ? label : coll_op_name(op), 0, g_array_new(FALSE, FALSE, sizeof(int)),
-                     g_new(int, coll_route_cap(g))};
+    CollBuilder b = {g,
+                     graph,
+                     label ? label : coll_op_name(op),
+                     0,
+                     g_array_new(FALSE, FALSE, sizeof(int)),
+                     g_new(int, coll_route_cap(g)),
+                     record};
     b.start = sim_graph_task(graph, b.label, SIM_NO_RESOURCE,
                              g->n > 1 && algo >= 0 && proto >= 0 ? sim_time_from_s(g->p.base[algo][proto]) : 0);
     for (int i = 0; i < ndeps; i++)
@@ -350,6 +356,21 @@ int coll_append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, C
     g_array_free(b.ends, TRUE);
     g_free(b.links);
     return end;
+}
+
+int coll_append(const CollGroup *g, SimGraph *graph, CollOp op, CollAlgo algo, CollProto proto, double bytes,
+                const int *deps, int ndeps, const char *label)
+{
+    return append(g, graph, op, algo, proto, bytes, deps, ndeps, label, NULL);
+}
+
+GArray *coll_flows_of(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, double bytes)
+{
+    GArray *r = g_array_new(FALSE, FALSE, sizeof(CollFlowRec));
+    SimGraph *graph = sim_graph_new();
+    append(g, graph, op, algo, proto, bytes, NULL, 0, NULL, r);
+    sim_graph_free(graph);
+    return r;
 }
 
 void coll_net_build(const CollGroup *g, SimNet *net)

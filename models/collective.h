@@ -156,6 +156,12 @@ void coll_group_set_launch_waits(CollGroup *g, bool waits);
  * algorithm, and cached).  `collective`, `validate` and the step's groups
  * turn it on, but for the data-parallel ones under the contention runs. */
 void coll_group_set_fabric(CollGroup *g, bool on);
+/* The groups of the same shape that run g's collectives at the same time
+ * (count x size ranks, copied; a training step's other replicas): with the
+ * fabric on, their flows load the switch-to-switch links beside g's, and
+ * the busiest of those links over all of them scales g's bandwidth term (a
+ * collective in lock step is as slow as its slowest copy). */
+void coll_group_set_siblings(CollGroup *g, const int *ids, int count);
 /* The host-side time of one call (s): the per-GPU launch cost (the
  * topology's "host_launch_s", else the parameters' host_launch_s) times the
  * GPUs one thread drives. */

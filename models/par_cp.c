@@ -43,20 +43,33 @@ static double attention_core_time(const Ctx *c)
     return t;
 }
 
+/* Hop k of ring b's copy at tensor rank t, for pair index i (k0's hop of
+ * ring 0 at tensor rank 0 first): every ring's hops run at once. */
+static void ring_hop_j(const Ctx *c, int i, int k0, int *j, int *j2)
+{
+    int cp = c->p.cp, tp = c->p.tp, k = (i % cp + k0) % cp, t = i / cp % tp, base = i / (cp * tp) * cp * tp;
+    *j = base + k * tp + t;
+    *j2 = base + (k + 1) % cp * tp + t;
+}
+
 /* Two ring neighbours, of the ring's slowest kind of hop (step_pair_kind:
  * one that crosses the fabric's switch-to-switch links, else one that
- * leaves a node): each ring step waits for its slowest hop. */
+ * leaves a node): each ring step waits for its slowest hop.  Every other
+ * hop of every ring is its sibling. */
 static CollGroup *ring_pair(const Ctx *c, GError **err)
 {
-    int pair[2] = {step_rank_of(c, 0, 0, 0), step_rank_of(c, 0, 1, 0)};
+    int pair[2] = {step_rank_of(c, 0, 0, 0), step_rank_of(c, 0, 1, 0)}, k0 = 0;
     for (int k = 0, worst = -1; k < c->p.cp && worst < 2; k++) {
         int a = step_rank_of(c, 0, k, 0), b = step_rank_of(c, 0, (k + 1) % c->p.cp, 0), kind = step_pair_kind(c, a, b);
         if (kind > worst) {
-            pair[0] = a, pair[1] = b;
+            pair[0] = a, pair[1] = b, k0 = k;
             worst = kind;
         }
     }
-    return step_group_new(c, pair, 2, err);
+    CollGroup *g = step_group_new(c, pair, 2, err);
+    if ((c->p.dp * c->p.tp) % (c->p.cp * c->p.tp) == 0)
+        step_siblings_pairs(c, g, 0, 0, c->p.dp * c->p.tp, ring_hop_j, k0);
+    return g;
 }
 
 /* One ring step's attention kernel, forward or backward. */
@@ -210,6 +223,7 @@ bool cp_init(Ctx *c, GError **err)
         g_free(ids);
         if (!c->cp_all_group)
             return false;
+        step_siblings_strided(c, c->cp_all_group, 0, c->p.tp, cp);
     }
     if (c->p.cp_impl == CP_IMPL_TE_P2P)
         te_costs(c);

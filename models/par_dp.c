@@ -30,11 +30,15 @@ static double optimizer_traffic(const StepScenario *sc, double g)
 /* A data-parallel or replica group sees the fabric above the NICs through
  * the contention runs (par_contention.c), every group together; without
  * them ("flow_contention": false, plan's screening) through its own routed
- * flows, as the other groups do. */
-void dp_group_fabric(const Ctx *c, CollGroup *g)
+ * flows and its copies' in every stage (which reduce at the step's end
+ * together), as the other groups do. */
+void dp_group_fabric(const Ctx *c, CollGroup *g, int stride, int n)
 {
+    bool own = g && !step_scenario_flow_contention(c->sc);
     if (g)
-        coll_group_set_fabric(g, !step_scenario_flow_contention(c->sc));
+        coll_group_set_fabric(g, own);
+    if (own)
+        step_siblings_strided(c, g, -1, stride, n);
 }
 
 /* The group of stage 0, tensor rank 0 (every dp group looks the same). */
@@ -49,7 +53,7 @@ bool dp_init(Ctx *c, GError **err)
         ids[d] = step_rank_of(c, 0, d, 0);
     c->dp_group = step_group_new(c, ids, n, err);
     g_free(ids);
-    dp_group_fabric(c, c->dp_group);
+    dp_group_fabric(c, c->dp_group, p->tp, n);
     return c->dp_group != NULL;
 }
 

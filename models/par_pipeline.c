@@ -115,10 +115,19 @@ double pipeline_stage_params(const Ctx *c, int s)
     return p;
 }
 
+/* Pair k of a stage boundary: tp x dp index k on both sides. */
+static void same_j(const Ctx *c, int k, int arg, int *j, int *j2)
+{
+    (void)c, (void)arg;
+    *j = *j2 = k;
+}
+
 /* One group per stage boundary; boundaries that look the same (in one
  * node, across nodes, across the fabric's switch-to-switch links:
  * step_pair_kind) share one.  Megatron's scatter/gather optimisation sends
- * 1/tp of the activation from each tensor-parallel rank over its own link. */
+ * 1/tp of the activation from each tensor-parallel rank over its own link.
+ * Every (data, tensor) rank's pair of the first boundary of each kind runs
+ * beside it (its siblings). */
 bool pipeline_init(Ctx *c, GError **err)
 {
     int pp = c->p.pp;
@@ -128,8 +137,11 @@ bool pipeline_init(Ctx *c, GError **err)
     for (int s = 0; s < nb; s++) {
         int pair[2] = {step_rank_of(c, s, 0, 0), step_rank_of(c, (s + 1) % pp, 0, 0)};
         CollGroup **g = &of_kind[step_pair_kind(c, pair[0], pair[1])];
-        if (!*g && !(*g = step_group_new(c, pair, 2, err)))
-            return false;
+        if (!*g) {
+            if (!(*g = step_group_new(c, pair, 2, err)))
+                return false;
+            step_siblings_pairs(c, *g, s, (s + 1) % pp, c->p.dp * c->p.tp, same_j, 0);
+        }
         c->p2p_group[s] = *g;
     }
     const WorkloadTransformer *tr = workload_transformer(c->w);

@@ -65,6 +65,7 @@ bool tp_init(Ctx *c, GError **err)
     g_free(ids);
     if (!c->tp_group)
         return false;
+    step_siblings_strided(c, c->tp_group, 0, 1, p->tp);
     const WorkloadTransformer *tr = workload_transformer(c->w);
     double elems = step_device_tokens(c) * tr->hidden;
     double act = elems * c->wp.act_bytes;

@@ -24,7 +24,7 @@ bool zero_init(Ctx *c, GError **err)
         ids[k] = step_rank_of(c, 0, k * c->zero_ranks, 0);
     c->rep_group = step_group_new(c, ids, nrep, err);
     g_free(ids);
-    dp_group_fabric(c, c->rep_group);
+    dp_group_fabric(c, c->rep_group, c->zero_ranks * c->p.tp, nrep);
     return c->rep_group != NULL;
 }
 

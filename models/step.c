@@ -34,6 +34,40 @@ CollGroup *step_group_new(const Ctx *c, const int *ids, int n, GError **err)
     return g;
 }
 
+/* The job rank of stage s's tp x dp index j. */
+static int rank_of_j(const Ctx *c, int s, int j) { return step_rank_of(c, s, j / c->p.tp, j % c->p.tp); }
+
+void step_siblings_strided(const Ctx *c, CollGroup *g, int s, int stride, int n)
+{
+    int J = c->p.dp * c->p.tp, per = n * stride, s0 = s < 0 ? 0 : s, s1 = s < 0 ? c->p.pp : s + 1;
+    if (!g || stride < 1 || n < 2 || J % per || (J == per && s1 - s0 == 1))
+        return;
+    int count = (s1 - s0) * (J / n) - 1, *ids = g_new(int, (size_t)count * n), k = 0;
+    for (int st = s0; st < s1; st++)
+        for (int b = 0; b < J / per; b++)
+            for (int o = 0; o < stride; o++)
+                for (int i = 0; i < n && (st > s0 || b || o); i++)
+                    ids[k++] = rank_of_j(c, st, b * per + o + i * stride);
+    coll_group_set_siblings(g, ids, count);
+    g_free(ids);
+}
+
+void step_siblings_pairs(const Ctx *c, CollGroup *g, int s, int s2, int count,
+                         void (*pair_j)(const Ctx *c, int k, int arg, int *j, int *j2), int arg)
+{
+    if (!g || count < 2)
+        return;
+    int *ids = g_new(int, 2 * (size_t)(count - 1));
+    for (int k = 1; k < count; k++) {
+        int j, j2;
+        pair_j(c, k, arg, &j, &j2);
+        ids[2 * (k - 1)] = rank_of_j(c, s, j);
+        ids[2 * (k - 1) + 1] = rank_of_j(c, s2, j2);
+    }
+    coll_group_set_siblings(g, ids, count - 1);
+    g_free(ids);
+}
+
 int step_pair_kind(const Ctx *c, int a, int b)
 {
     if (topo_node_of(c->topo, a) == topo_node_of(c->topo, b))

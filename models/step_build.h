@@ -298,13 +298,25 @@ double step_coll_time(const Ctx *c, int use);
  * NICs (coll_group_set_fabric) as `collective` does; the data-parallel and
  * replica groups see it through their contention runs instead (par_dp.c). */
 CollGroup *step_group_new(const Ctx *c, const int *ids, int n, GError **err);
+/* Hands g (the group {j + i stride : i < n} of stage s's ranks, j the
+ * d tp + t of step_rank_of, at j = 0) the other groups of that shape that
+ * partition the stage (s < 0: every stage, with stage 0's group first):
+ * they run its collectives at the same time, and load the fabric beside it
+ * (coll_group_set_siblings).  None where they do not partition it. */
+void step_siblings_strided(const Ctx *c, CollGroup *g, int s, int stride, int n);
+/* Hands g (a pair of job ranks: tp x dp index j of stage s to j2 of stage
+ * s2, for j, j2 from pair_j) the pairs of every `count` index k
+ * (pair_j(c, k, arg, &j, &j2)) but its own, k = 0. */
+void step_siblings_pairs(const Ctx *c, CollGroup *g, int s, int s2, int count,
+                         void (*pair_j)(const Ctx *c, int k, int arg, int *j, int *j2), int arg);
 /* How two ranks of the step's topology meet: 0 in one node, 1 through the
  * NICs and their switches, 2 through a switch-to-switch link of the fabric
  * (which an oversubscribed fabric narrows): a pair of the worst kind stands
  * for a ring's or a pipeline's hops. */
 int step_pair_kind(const Ctx *c, int a, int b);
-/* Whether a dp or replica group sees the fabric on its own (par_dp.c). */
-void dp_group_fabric(const Ctx *c, CollGroup *g);
+/* Whether a dp or replica group (ranks j = i stride of stage 0, i < n)
+ * sees the fabric on its own routes and its copies' (par_dp.c). */
+void dp_group_fabric(const Ctx *c, CollGroup *g, int stride, int n);
 /* Adds "step_time_p10_s", "step_time_p90_s" and "uncertainty" to a step's
  * report (step_band.c). */
 void step_band(const Build *b, double step, double exposed_comm, cJSON *out);

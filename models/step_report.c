@@ -559,6 +559,8 @@ static cJSON *coll_report(const Build *b)
         cJSON_AddStringToObject(o, "algo", coll_algo_name(u->cost.algo));
         cJSON_AddStringToObject(o, "proto", coll_proto_name(u->cost.proto));
         cJSON_AddNumberToObject(o, "time_s", u->cost.time_s);
+        if (u->cost.fabric_factor > 1) /* the switch-to-switch links slowed it, as `collective --json` says */
+            cJSON_AddNumberToObject(o, "fabric_factor", u->cost.fabric_factor);
         cJSON_AddNumberToObject(o, "count_per_step", count[i]);
         cJSON_AddItemToArray(arr, o);
     }

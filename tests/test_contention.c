@@ -4,7 +4,7 @@
  * counts when the flow simulation is past its budget (the uplink bound);
  * hybrid sharding's replica groups share a node's NICs; the other groups
  * (pipeline sends) and dp without the contention runs see the fabric on
- * their own routes. */
+ * their own routes, and the other replicas' copies of them beside. */
 #include "collective.h"
 #include "step.h"
 #include "step_build.h"
@@ -248,6 +248,99 @@ static void test_slowest_hop(void)
     CU_ASSERT_TRUE(send[1] > 2 * send[0]);
 }
 
+/* Leaves of 20 nodes with `up` full-rate uplinks each (20: non-blocking;
+ * 5: 4:1 as examples/topologies/dgx-a100-4to1.json builds it, where a lone
+ * flow between leaves still runs at its NIC's rate). */
+static char *full_rate_path(int up)
+{
+    char *path = topo_path(1), *text = NULL, *out = g_strdup_printf("%s.up%d.json", path, up);
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    char **parts = g_strsplit(text, "\"spines\": 20, \"oversubscription\": 1", 2);
+    char *ups = g_strdup_printf("\"spines\": %d, \"oversubscription\": %d", up, 20 / up);
+    char *t = g_strjoinv(ups, parts);
+    CU_ASSERT_TRUE(g_file_set_contents(out, t, -1, NULL));
+    g_strfreev(parts);
+    g_free(ups);
+    g_free(t);
+    g_free(text);
+    g_free(path);
+    return out;
+}
+
+/* Every pair of the first stage boundary of dp 16 x tp 8 x pp 4 (job rank
+ * j to 128 + j) sending `bytes` at once, on the flow model. */
+static double boundary_flows(const char *path, double bytes)
+{
+    GError *err = NULL;
+    Topo *t = topo_load(path, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    SimEngine *e = sim_engine_new();
+    SimNet *net = sim_net_new(e);
+    SimGraph *graph = sim_graph_new();
+    CollGroup *g[128];
+    for (int j = 0; j < 128; j++) {
+        int pair[2] = {j, 128 + j};
+        g[j] = coll_group_new(t, pair, 2, NULL, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g[j]);
+        coll_append(g[j], graph, COLL_BROADCAST, COLL_RING, COLL_SIMPLE, bytes, NULL, 0, NULL);
+    }
+    coll_net_build(g[0], net);
+    double s = sim_time_to_s(sim_graph_run(graph, e, net));
+    for (int j = 0; j < 128; j++)
+        coll_group_free(g[j]);
+    sim_graph_free(graph);
+    sim_net_free(net);
+    sim_engine_free(e);
+    topo_free(t);
+    return s;
+}
+
+/* A pipeline's sends run in every replica at once: with full-rate uplinks
+ * at 4:1 (20 nodes a leaf, stage 1's nodes 16-31 straddling two leaves),
+ * one pair alone crosses at its NIC's rate, but the 96 pairs of 12 nodes
+ * that leave leaf 0 share its 5 uplinks per rail (before, the step priced
+ * the lone pair: unchanged from 1:1).  The send slows by what the flows of
+ * every pair together give: the time the uplinks add, within 5% (the
+ * flows' pipeline fill, 26 us here, is not the closed form's and cancels). */
+#define PP4_FIELDS(fc)                                                                                                 \
+    "\"model\": \"gpt3-6.7b\", \"global_batch\": 512, \"flow_contention\": " fc ", \"parallelism\": {\"dp\": 16,"          \
+    " \"tp\": 8, \"pp\": 4, \"weight_update\": \"replicated\"}"
+
+static void test_replicas_share_uplinks(void)
+{
+    double send[2], fl[2], ar[2][2];
+    int up[2] = {20, 5};
+    for (int i = 0; i < 2; i++) {
+        char *path = full_rate_path(up[i]);
+        cJSON *r = run_on(path, PP4_FIELDS("true"));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        const cJSON *c = coll(r, "pp_send_activation");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        send[i] = num(c, "time_s", NULL);
+        fl[i] = boundary_flows(path, num(c, "bytes", NULL));
+        if (i == 1)
+            CU_ASSERT_TRUE(num(c, "fabric_factor", NULL) > 2);
+        ar[i][1] = num(coll(r, "grad_allreduce"), "time_s", NULL);
+        cJSON_Delete(r);
+        ar[i][0] = coll_time_on(path, PP4_FIELDS("false"), "grad_allreduce", NULL);
+        g_unlink(path);
+        g_free(path);
+    }
+    printf("\npp send, every replica at once, 1:1 -> 4:1 full-rate uplinks: %.1f -> %.1f us, +%.1f us; flows"
+           " %.1f -> %.1f us, +%.1f us\n",
+           send[0] * 1e6, send[1] * 1e6, (send[1] - send[0]) * 1e6, fl[0] * 1e6, fl[1] * 1e6, (fl[1] - fl[0]) * 1e6);
+    CU_ASSERT_DOUBLE_EQUAL(send[1] - send[0], fl[1] - fl[0], 0.05 * (fl[1] - fl[0]));
+    CU_ASSERT_TRUE(send[1] > 2 * send[0]);
+    /* stage 0's dp groups stay in leaf 0 (alone they saw no fabric);
+     * stage 1's straddle two, where static routing makes them collide at
+     * 1:1 too: without the contention run the copies show it */
+    printf("dp all-reduce of that job without the contention run %.3f ms (1:1) and %.3f ms (4:1), with it %.3f"
+           " and %.3f ms\n",
+           ar[0][0] * 1e3, ar[1][0] * 1e3, ar[0][1] * 1e3, ar[1][1] * 1e3);
+    for (int i = 0; i < 2; i++)
+        CU_ASSERT_DOUBLE_EQUAL(ar[i][0], ar[i][1], 0.05 * ar[i][1]);
+}
+
 /* tp 2 and tp 8 stay inside a node: their collectives do not change with the
  * fabric, and the step never gets faster as the fabric narrows (with tp 2
  * the old ratio of two flow runs on the same narrowed fabric made 2:1 a
@@ -400,6 +493,7 @@ static const TestCase tests[] = {
     {"dp over leaves grows with oversubscription as the flow model does", test_dp_oversubscribed},
     {"the other groups, and dp without contention runs, see the fabric", test_other_groups},
     {"a ring or a pipeline is as slow as its slowest hop", test_slowest_hop},
+    {"every replica's pipeline sends share the uplinks", test_replicas_share_uplinks},
     {"tp inside a node is unaffected by the fabric", test_tp_inside_node},
     {"uplink bound past the work budget", test_uplink_bound},
     {"hybrid sharding's replica all-reduces share a node's NICs", test_hybrid_shares_nics},
