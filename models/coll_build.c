@@ -109,19 +109,33 @@ int coll_append_ring(CollBuilder *b, const int *order, int len, bool cyclic, dou
 
 /* The most loaded link's seconds per byte when every listed pair sends one
  * byte at once: a bound the topology puts on any schedule of that pattern. */
+/* The pattern's routes (every pair, or partners at distance `dist`)
+ * between `ranks`, a count on each link they cross: every link, or the
+ * fabric's switch-to-switch links only. */
+static void pattern_load(const CollGroup *g, const int *ranks, int dist, bool fabric_only, double *load, int *links)
+{
+    for (int i = 0; i < g->n; i++)
+        for (int j = 0; j < g->n; j++) {
+            if (i == j || (dist > 0 && j != (i ^ dist)))
+                continue;
+            int len = topo_route(g->t, ranks[i], ranks[j], (uint32_t)(i + j), links, coll_route_cap(g));
+            for (int k = 0; k < len; k++)
+                if (!fabric_only || topo_link_is_fabric(g->t, links[k]))
+                    load[links[k]] += 1;
+        }
+}
+
 double coll_pattern_spb(const CollGroup *g, int dist)
 {
     int n = g->n, nl = topo_num_links(g->t);
     double *load = g_new0(double, nl);
     int *links = g_new(int, coll_route_cap(g));
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) {
-            if (i == j || (dist > 0 && j != (i ^ dist)))
-                continue;
-            int len = topo_route(g->t, g->ranks[i], g->ranks[j], (uint32_t)(i + j), links, coll_route_cap(g));
-            for (int k = 0; k < len; k++)
-                load[links[k]] += 1;
-        }
+    pattern_load(g, g->ranks, dist, false, load, links);
+    /* with the fabric on, the siblings' patterns load its links too (as
+     * coll_fabric.c's factor counts them), as many as its flow budget holds */
+    int64_t pairs = dist > 0 ? n : (int64_t)n * (n - 1);
+    for (int k = 0; g->fabric && k < g->nsib && (k + 2) * pairs <= COLL_MAX_FLOWS; k++)
+        pattern_load(g, g->sib_ids + (size_t)k * n, dist, true, load, links);
     double spb = 0;
     for (int l = 0; l < nl; l++)
         spb = fmax(spb, load[l] / coll_link_cap(g, l));

@@ -177,4 +177,9 @@ void coll_group_set_siblings(CollGroup *g, const int *ids, int count)
     coll_fabric_forget(g);
 }
 
-void coll_fabric_forget(CollGroup *g) { memset(g->fabric_factor, 0, sizeof g->fabric_factor); }
+void coll_fabric_forget(CollGroup *g)
+{
+    memset(g->fabric_factor, 0, sizeof g->fabric_factor);
+    g->direct_spb = 0; /* the patterns' busiest links count the siblings where the fabric is on */
+    memset(g->rhd_spb, 0, sizeof g->rhd_spb);
+}

@@ -361,7 +361,8 @@ static inline int coll_ilog2_ceil(int n)
 #define COLL_PATTERN_MAX_RANKS 2048 /* routing every pair costs n^2 routes */
 
 /* The most loaded link's seconds per byte when every pair sends one byte at
- * once (dist 0: all pairs; else i and i ^ dist) (coll_build.c). */
+ * once (dist 0: all pairs; else i and i ^ dist), the siblings' pairs on the
+ * fabric's links beside them where the fabric is on (coll_build.c). */
 double coll_pattern_spb(const CollGroup *g, int dist);
 
 /* Parent of node r (of nn) in tree t (0, 1) of NCCL's double binary tree,

@@ -100,6 +100,7 @@ static bool deepep_forwarding(Ctx *c, const int *ids, int ep, int nn, double row
         rail[r] = ids[r * per];
     c->ep_rail_group = step_group_new(c, rail, nn, err);
     g_free(rail);
+    step_siblings_strided(c, c->ep_rail_group, 0, per * moe_etp(c), nn);
     if (!c->ep_rail_group || (per > 1 && !(c->ep_node_group = step_group_new(c, ids, per, err))))
         return false;
     bool rr = c->p.moe_routing == STEP_ROUTE_ROUND_ROBIN;
@@ -128,6 +129,7 @@ bool moe_init(Ctx *c, GError **err)
     int *ids = g_new(int, ep);
     ids_of(c, ep, etp, ids);
     c->ep_group = ep > 1 ? step_group_new(c, ids, ep, err) : NULL;
+    step_siblings_strided(c, c->ep_group, 0, etp, ep);
     if (ep > 1 && !c->ep_group) {
         g_free(ids);
         return false;
@@ -136,6 +138,7 @@ bool moe_init(Ctx *c, GError **err)
         g_free(ids);
         return false;
     }
+    step_siblings_strided(c, c->edp_group, -1, ep * etp, edp); /* every stage's reduce their experts at the end */
     /* with sequence parallelism each tp rank dispatches its 1/tp of the tokens */
     double T = (double)step_scenario_micro_batch(c->sc) * tr->seq_len / (c->p.sequence_parallel ? c->p.tp : 1);
     double row = T * tr->hidden * c->wp.act_bytes;

@@ -267,9 +267,10 @@ static char *full_rate_path(int up)
     return out;
 }
 
-/* Every pair of the first stage boundary of dp 16 x tp 8 x pp 4 (job rank
- * j to 128 + j) sending `bytes` at once, on the flow model. */
-static double boundary_flows(const char *path, double bytes)
+/* `ngroups` groups of `size` ranks (group k's i-th: rank_of(k, i)) running
+ * `op` of `bytes` at once on the flow model. */
+static double groups_flows(const char *path, int ngroups, int size, int (*rank_of)(int k, int i), CollOp op,
+                           CollAlgo algo, double bytes)
 {
     GError *err = NULL;
     Topo *t = topo_load(path, NULL, &err);
@@ -277,23 +278,31 @@ static double boundary_flows(const char *path, double bytes)
     SimEngine *e = sim_engine_new();
     SimNet *net = sim_net_new(e);
     SimGraph *graph = sim_graph_new();
-    CollGroup *g[128];
-    for (int j = 0; j < 128; j++) {
-        int pair[2] = {j, 128 + j};
-        g[j] = coll_group_new(t, pair, 2, NULL, &err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(g[j]);
-        coll_append(g[j], graph, COLL_BROADCAST, COLL_RING, COLL_SIMPLE, bytes, NULL, 0, NULL);
+    CollGroup **g = g_new(CollGroup *, ngroups);
+    int *ids = g_new(int, size);
+    for (int k = 0; k < ngroups; k++) {
+        for (int i = 0; i < size; i++)
+            ids[i] = rank_of(k, i);
+        g[k] = coll_group_new(t, ids, size, NULL, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g[k]);
+        coll_append(g[k], graph, op, algo, COLL_SIMPLE, bytes, NULL, 0, NULL);
     }
     coll_net_build(g[0], net);
     double s = sim_time_to_s(sim_graph_run(graph, e, net));
-    for (int j = 0; j < 128; j++)
-        coll_group_free(g[j]);
+    for (int k = 0; k < ngroups; k++)
+        coll_group_free(g[k]);
+    g_free(g);
+    g_free(ids);
     sim_graph_free(graph);
     sim_net_free(net);
     sim_engine_free(e);
     topo_free(t);
     return s;
 }
+
+/* Pair k of the first stage boundary of dp 16 x tp 8 x pp 4: job rank k to
+ * 128 + k. */
+static int boundary_rank(int k, int i) { return i ? 128 + k : k; }
 
 /* A pipeline's sends run in every replica at once: with full-rate uplinks
  * at 4:1 (20 nodes a leaf, stage 1's nodes 16-31 straddling two leaves),
@@ -317,7 +326,7 @@ static void test_replicas_share_uplinks(void)
         const cJSON *c = coll(r, "pp_send_activation");
         CU_ASSERT_PTR_NOT_NULL_FATAL(c);
         send[i] = num(c, "time_s", NULL);
-        fl[i] = boundary_flows(path, num(c, "bytes", NULL));
+        fl[i] = groups_flows(path, 128, 2, boundary_rank, COLL_BROADCAST, COLL_RING, num(c, "bytes", NULL));
         if (i == 1)
             CU_ASSERT_TRUE(num(c, "fabric_factor", NULL) > 2);
         ar[i][1] = num(coll(r, "grad_allreduce"), "time_s", NULL);
@@ -339,6 +348,42 @@ static void test_replicas_share_uplinks(void)
            ar[0][0] * 1e3, ar[1][0] * 1e3, ar[0][1] * 1e3, ar[1][1] * 1e3);
     for (int i = 0; i < 2; i++)
         CU_ASSERT_DOUBLE_EQUAL(ar[i][0], ar[i][1], 0.05 * ar[i][1]);
+}
+
+/* Expert-parallel group k of 16 (two nodes) of 512 ranks. */
+static int ep_rank(int k, int i) { return 16 * k + i; }
+
+/* An all-to-all's closed form bounds by the busiest link of its pattern
+ * (coll_pattern_spb); every expert-parallel group's pattern loads the
+ * fabric beside it.  Qwen3-30B-A3B with ep 16 over pairs of nodes on
+ * leaves of 20: a group's cross-rail sends climb to the spines (one leaf a
+ * rail), where every group's meet; with 5 full-rate uplinks a leaf (4:1)
+ * the dispatch slows by what the flows of all 32 groups together give
+ * (before, the lone group's pattern: unchanged from 1:1). */
+static void test_ep_groups_share_uplinks(void)
+{
+    double a2a[2], fl[2];
+    int up[2] = {20, 5};
+    for (int i = 0; i < 2; i++) {
+        char *path = full_rate_path(up[i]);
+        cJSON *r = run_on(path, "\"model\": \"qwen3-30b-a3b\", \"global_batch\": 1024, \"parallelism\":"
+                                " {\"dp\": 512, \"ep\": 16, \"weight_update\": \"sharded\", \"zero_stage\": 1}");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        const cJSON *c = coll(r, "ep_dispatch");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(c, "algo")->valuestring, "direct");
+        CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(c, "proto")->valuestring, "simple");
+        a2a[i] = num(c, "time_s", NULL);
+        fl[i] = groups_flows(path, 32, 16, ep_rank, COLL_ALLTOALL, COLL_DIRECT, num(c, "bytes", NULL));
+        cJSON_Delete(r);
+        g_unlink(path);
+        g_free(path);
+    }
+    printf("\nep 16 dispatch, every group at once, 1:1 -> 4:1 full-rate uplinks: %.3f -> %.3f ms (x%.3f); flows"
+           " %.3f -> %.3f ms (x%.3f)\n",
+           a2a[0] * 1e3, a2a[1] * 1e3, a2a[1] / a2a[0], fl[0] * 1e3, fl[1] * 1e3, fl[1] / fl[0]);
+    CU_ASSERT_DOUBLE_EQUAL(a2a[1] / a2a[0], fl[1] / fl[0], 0.02 * fl[1] / fl[0]);
+    CU_ASSERT_TRUE(a2a[1] > 2 * a2a[0]);
 }
 
 /* tp 2 and tp 8 stay inside a node: their collectives do not change with the
@@ -494,6 +539,7 @@ static const TestCase tests[] = {
     {"the other groups, and dp without contention runs, see the fabric", test_other_groups},
     {"a ring or a pipeline is as slow as its slowest hop", test_slowest_hop},
     {"every replica's pipeline sends share the uplinks", test_replicas_share_uplinks},
+    {"every expert-parallel group's all-to-all shares the uplinks", test_ep_groups_share_uplinks},
     {"tp inside a node is unaffected by the fabric", test_tp_inside_node},
     {"uplink bound past the work budget", test_uplink_bound},
     {"hybrid sharding's replica all-reduces share a node's NICs", test_hybrid_shares_nics},
