@@ -107,8 +107,6 @@ int coll_append_ring(CollBuilder *b, const int *order, int len, bool cyclic, dou
     return end;
 }
 
-/* The most loaded link's seconds per byte when every listed pair sends one
- * byte at once: a bound the topology puts on any schedule of that pattern. */
 /* The pattern's routes (every pair, or partners at distance `dist`)
  * between `ranks`, a count on each link they cross: every link, or the
  * fabric's switch-to-switch links only. */
@@ -125,6 +123,8 @@ static void pattern_load(const CollGroup *g, const int *ranks, int dist, bool fa
         }
 }
 
+/* The most loaded link's seconds per byte when every listed pair sends one
+ * byte at once: a bound the topology puts on any schedule of that pattern. */
 double coll_pattern_spb(const CollGroup *g, int dist)
 {
     int n = g->n, nl = topo_num_links(g->t);
