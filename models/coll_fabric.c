@@ -78,11 +78,24 @@ static int rec_cmp(const void *a, const void *b)
     return x->salt < y->salt ? -1 : x->salt > y->salt;
 }
 
-/* fl with the flows of one route (source, destination, salt) as one, their
- * bytes summed: a ring's 2 (n - 1) steps over a hop load it as one flow
- * of all their bytes, and the siblings route each hop once. */
-static void merge_routes(GArray *fl)
+/* Whether topo_route ignores the salt: D-mod-K and a fat tree's adaptive
+ * split route by the endpoints alone; ECMP hashes the salt in, and a
+ * dragonfly's routes are taken to. */
+static bool salt_free(const Topo *t)
 {
+    const char *r = topo_routing(t), *f = topo_family(t);
+    return !r || !strcmp(r, "dmodk") || (!strcmp(r, "adaptive") && f && !strcmp(f, "fat_tree"));
+}
+
+/* fl with the flows of one route (source, destination, and salt where the
+ * routing reads it) as one, their bytes summed: a ring's 2 (n - 1) steps
+ * over a hop, on every channel, load it as one flow of all their bytes, and
+ * the siblings route each hop once. */
+static void merge_routes(const CollGroup *g, GArray *fl)
+{
+    if (salt_free(g->t))
+        for (guint i = 0; i < fl->len; i++)
+            g_array_index(fl, CollFlowRec, i).salt = 0;
     g_array_sort(fl, rec_cmp);
     guint k = 0;
     for (guint i = 0; i < fl->len; i++) {
@@ -136,7 +149,7 @@ static double factor_of(const CollGroup *g, CollOp op, CollAlgo a)
     if (coll_flow_count(g, op, a, COLL_SIMPLE, FABRIC_REF_BYTES) > FABRIC_MAX_FLOWS)
         return NAN;
     GArray *fl = coll_flows_of(g, op, a, COLL_SIMPLE, FABRIC_REF_BYTES);
-    merge_routes(fl);
+    merge_routes(g, fl);
     double *load = g_new0(double, topo_num_links(g->t));
     GArray *used = g_array_new(FALSE, FALSE, sizeof(int)); /* the links the flows touch, once each */
     int *links = g_new(int, coll_route_cap(g));

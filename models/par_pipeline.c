@@ -115,33 +115,54 @@ double pipeline_stage_params(const Ctx *c, int s)
     return p;
 }
 
-/* Pair k of a stage boundary: tp x dp index k on both sides. */
-static void same_j(const Ctx *c, int k, int arg, int *j, int *j2)
+/* Pair k of a stage boundary, counted from the representative's index
+ * j0: tp x dp index (j0 + k) mod J on both sides. */
+static void same_j(const Ctx *c, int k, int j0, int *j, int *j2)
 {
-    (void)c, (void)arg;
-    *j = *j2 = k;
+    *j = *j2 = (j0 + k) % (c->p.dp * c->p.tp);
 }
 
-/* One group per stage boundary; boundaries that look the same (in one
- * node, across nodes, across the fabric's switch-to-switch links:
- * step_pair_kind) share one.  Megatron's scatter/gather optimisation sends
- * 1/tp of the activation from each tensor-parallel rank over its own link.
- * Every (data, tensor) rank's pair of the first boundary of each kind runs
- * beside it (its siblings). */
+/* Boundary s's pair of the slowest kind (step_pair_kind: across the
+ * fabric's switch-to-switch links, else between nodes, else in one): its
+ * tp x dp index, and the kind in *kind.  Each pipeline step waits for its
+ * slowest pair. */
+static int worst_pair(const Ctx *c, int s, int *kind)
+{
+    int J = c->p.dp * c->p.tp, pp = c->p.pp, best = 0;
+    *kind = -1;
+    for (int j = 0; j < J && *kind < 2; j++) {
+        int k = step_pair_kind(c, step_rank_of(c, s, j / c->p.tp, j % c->p.tp),
+                               step_rank_of(c, (s + 1) % pp, j / c->p.tp, j % c->p.tp));
+        if (k > *kind) {
+            best = j;
+            *kind = k;
+        }
+    }
+    return best;
+}
+
+/* Each stage boundary priced on its pair of the slowest kind.  Where that
+ * pair crosses the fabric's switch-to-switch links, the boundary has a
+ * group of its own, with every other (data, tensor) rank's pair of the
+ * boundary beside it (its siblings: which of them cross, and so the
+ * factor, differs between boundaries); the boundaries that stay below the
+ * fabric share one group per kind (in one node, across nodes).  Megatron's
+ * scatter/gather optimisation sends 1/tp of the activation from each
+ * tensor-parallel rank over its own link. */
 bool pipeline_init(Ctx *c, GError **err)
 {
-    int pp = c->p.pp;
+    int pp = c->p.pp, tp = c->p.tp;
     c->p2p_group = g_new0(CollGroup *, pp);
     int nb = c->p.vpp > 1 ? pp : pp - 1; /* interleaving: the last stage sends to the first */
-    CollGroup *of_kind[3] = {NULL, NULL, NULL}; /* the first boundary's group of each kind */
+    CollGroup *of_kind[3] = {NULL, NULL, NULL};
     for (int s = 0; s < nb; s++) {
-        int pair[2] = {step_rank_of(c, s, 0, 0), step_rank_of(c, (s + 1) % pp, 0, 0)};
-        CollGroup **g = &of_kind[step_pair_kind(c, pair[0], pair[1])];
-        if (!*g) {
-            if (!(*g = step_group_new(c, pair, 2, err)))
-                return false;
-            step_siblings_pairs(c, *g, s, (s + 1) % pp, c->p.dp * c->p.tp, same_j, 0);
-        }
+        int kind, j = worst_pair(c, s, &kind);
+        int pair[2] = {step_rank_of(c, s, j / tp, j % tp), step_rank_of(c, (s + 1) % pp, j / tp, j % tp)};
+        CollGroup **g = kind < 2 || c->bound_only ? &of_kind[kind] : &c->p2p_group[s];
+        if (!*g && !(*g = step_group_new(c, pair, 2, err)))
+            return false;
+        if (kind == 2) /* none in a lower bound's (step_siblings_pairs) */
+            step_siblings_pairs(c, *g, s, (s + 1) % pp, c->p.dp * tp, same_j, j);
         c->p2p_group[s] = *g;
     }
     const WorkloadTransformer *tr = workload_transformer(c->w);
@@ -164,7 +185,7 @@ void pipeline_free(Ctx *c)
 {
     if (c->p2p_group) {
         for (int s = 0; s < c->p.pp; s++) {
-            bool shared = false;
+            bool shared = false; /* the groups below the fabric, one per kind */
             for (int q = s + 1; q < c->p.pp; q++)
                 shared |= c->p2p_group[q] == c->p2p_group[s];
             if (!shared)

@@ -51,6 +51,8 @@ bool zeropp_init(Ctx *c, GError **err)
         ids[k] = step_rank_of(c, 0, k * g, 0);
     c->xnode_group = c->node_group ? step_group_new(c, ids, x, err) : NULL;
     g_free(ids);
+    step_siblings_strided(c, c->node_group, -1, c->p.tp, g); /* every stage's partitions gather at once */
+    step_siblings_strided(c, c->xnode_group, -1, g * c->p.tp, x);
     return c->xnode_group != NULL;
 }
 

@@ -40,7 +40,7 @@ static int rank_of_j(const Ctx *c, int s, int j) { return step_rank_of(c, s, j /
 void step_siblings_strided(const Ctx *c, CollGroup *g, int s, int stride, int n)
 {
     int J = c->p.dp * c->p.tp, per = n * stride, s0 = s < 0 ? 0 : s, s1 = s < 0 ? c->p.pp : s + 1;
-    if (!g || stride < 1 || n < 2 || J % per || (J == per && s1 - s0 == 1))
+    if (!g || c->bound_only || stride < 1 || n < 2 || J % per || (s1 - s0) * (J / n) < 2)
         return;
     int count = (s1 - s0) * (J / n) - 1, *ids = g_new(int, (size_t)count * n), k = 0;
     for (int st = s0; st < s1; st++)
@@ -55,7 +55,7 @@ void step_siblings_strided(const Ctx *c, CollGroup *g, int s, int stride, int n)
 void step_siblings_pairs(const Ctx *c, CollGroup *g, int s, int s2, int count,
                          void (*pair_j)(const Ctx *c, int k, int arg, int *j, int *j2), int arg)
 {
-    if (!g || count < 2)
+    if (!g || c->bound_only || count < 2)
         return;
     int *ids = g_new(int, 2 * (size_t)(count - 1));
     for (int k = 1; k < count; k++) {
@@ -155,9 +155,10 @@ int step_coll_task(Build *b, const char *name, int s, int res, int use, const ch
 
 /* The variant's costs.  The order is the report's order of collectives:
  * tensor parallel, then pipeline sends, then what the passes use. */
-static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, GError **err)
+static bool ctx_init(Ctx *c, const StepScenario *sc, int variant, bool bound_only, GError **err)
 {
     memset(c, 0, sizeof *c);
+    c->bound_only = bound_only;
     c->tp_use[0] = c->tp_use[1] = c->tp_use[2] = -1;
     c->sc = sc;
     c->p = step_scenario_plan(sc, variant);
@@ -486,9 +487,9 @@ static void time_range_error(const StepScenario *sc, GError **err)
 
 /* ctx_init's errors come from the layout the scenario asks for (a group
  * the topology cannot hold, ...): at its file and "parallelism" line. */
-static bool ctx_init_at(Ctx *c, const StepScenario *sc, int variant, GError **err)
+static bool ctx_init_at(Ctx *c, const StepScenario *sc, int variant, bool bound_only, GError **err)
 {
-    if (ctx_init(c, sc, variant, err))
+    if (ctx_init(c, sc, variant, bound_only, err))
         return true;
     const char *path = step_scenario_path(sc);
     if (err && *err && !g_str_has_prefix((*err)->message, path))
@@ -503,7 +504,7 @@ cJSON *step_scenario_run(const StepScenario *sc, int variant, SimGraph **graph_o
         return NULL;
     }
     Ctx c;
-    if (!ctx_init_at(&c, sc, variant, err)) {
+    if (!ctx_init_at(&c, sc, variant, false, err)) {
         ctx_free(&c);
         return NULL;
     }
@@ -585,7 +586,7 @@ bool step_scenario_estimate(const StepScenario *sc, int variant, StepEstimate *e
     MemoryBreakdown mem;
     int stage;
     StepHostMemory host;
-    bool ok = ctx_init_at(&c, sc, variant, err) && step_peak_memory(&c, &mem, &stage, &host, err);
+    bool ok = ctx_init_at(&c, sc, variant, true, err) && step_peak_memory(&c, &mem, &stage, &host, err);
     if (ok) {
         e->memory_bytes = mem.total;
         e->fits = step_fits(&c, &mem);

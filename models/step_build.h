@@ -136,6 +136,10 @@ typedef struct {
     /* par_lora.c: LoRA (wp.frozen_linears).  layer_params and head_params
      * above are then the trainable adapters'; the frozen base's are here */
     double frozen_layer_params, frozen_head_params;
+    /* step_scenario_estimate: only the step's lower bound is asked, which
+     * the groups' copies elsewhere (step_siblings_*) can only raise: none
+     * are given, and a pipeline's boundaries share a group per kind */
+    bool bound_only;
 } Ctx;
 
 typedef struct {

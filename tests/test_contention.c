@@ -350,6 +350,30 @@ static void test_replicas_share_uplinks(void)
         CU_ASSERT_DOUBLE_EQUAL(ar[i][0], ar[i][1], 0.05 * ar[i][1]);
 }
 
+/* A pipeline step waits for its slowest pair: with dp 3 x tp 2, stage 0's
+ * first two pairs stay in node 0 (ranks 0-5 to 6-11) and the other four
+ * leave it, so the boundary is priced through the NICs, as dp 4's, whose
+ * stages fill a node each (before, its first pair stood for it: an
+ * NVLink send, 45.9 us against 371.9). */
+static void test_boundary_slowest_pair(void)
+{
+    double send[2];
+    int dp[2] = {3, 4};
+    char *path = full_rate_path(20);
+    for (int i = 0; i < 2; i++) {
+        char *fields = g_strdup_printf("\"nodes\": %d, \"model\": \"gpt3-6.7b\", \"global_batch\": 96, \"parallelism\":"
+                                       " {\"dp\": %d, \"tp\": 2, \"pp\": 16, \"weight_update\": \"replicated\"}",
+                                       dp[i] * 4, dp[i]);
+        send[i] = coll_time_on(path, fields, "pp_send_activation", NULL);
+        g_free(fields);
+    }
+    g_unlink(path);
+    g_free(path);
+    printf("\npp send at a boundary with pairs inside and across nodes %.1f us, across only %.1f us\n", send[0] * 1e6,
+           send[1] * 1e6);
+    CU_ASSERT_DOUBLE_EQUAL(send[0], send[1], 1e-3 * send[1]);
+}
+
 /* Expert-parallel group k of 16 (two nodes) of 512 ranks. */
 static int ep_rank(int k, int i) { return 16 * k + i; }
 
@@ -540,6 +564,7 @@ static const TestCase tests[] = {
     {"a ring or a pipeline is as slow as its slowest hop", test_slowest_hop},
     {"every replica's pipeline sends share the uplinks", test_replicas_share_uplinks},
     {"every expert-parallel group's all-to-all shares the uplinks", test_ep_groups_share_uplinks},
+    {"a pipeline boundary is priced on its slowest pair", test_boundary_slowest_pair},
     {"tp inside a node is unaffected by the fabric", test_tp_inside_node},
     {"uplink bound past the work budget", test_uplink_bound},
     {"hybrid sharding's replica all-reduces share a node's NICs", test_hybrid_shares_nics},
