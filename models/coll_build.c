@@ -125,20 +125,29 @@ static void pattern_load(const CollGroup *g, const int *ranks, int dist, bool fa
 
 /* The most loaded link's seconds per byte when every listed pair sends one
  * byte at once: a bound the topology puts on any schedule of that pattern. */
-double coll_pattern_spb(const CollGroup *g, int dist)
+/* The busiest link's seconds per unit of load. */
+static double busiest_spb(const CollGroup *g, const double *load, int nl)
+{
+    double spb = 0;
+    for (int l = 0; l < nl; l++)
+        spb = fmax(spb, load[l] / coll_link_cap(g, l));
+    return spb;
+}
+
+double coll_pattern_spb(const CollGroup *g, int dist, double *alone)
 {
     int n = g->n, nl = topo_num_links(g->t);
     double *load = g_new0(double, nl);
     int *links = g_new(int, coll_route_cap(g));
     pattern_load(g, g->ranks, dist, false, load, links);
+    if (alone)
+        *alone = busiest_spb(g, load, nl);
     /* with the fabric on, the siblings' patterns load its links too (as
      * coll_fabric.c's factor counts them), as many as its flow budget holds */
     int64_t pairs = dist > 0 ? n : (int64_t)n * (n - 1);
     for (int k = 0; g->fabric && k < g->nsib && (k + 2) * pairs <= COLL_MAX_FLOWS; k++)
         pattern_load(g, g->sib_ids + (size_t)k * n, dist, true, load, links);
-    double spb = 0;
-    for (int l = 0; l < nl; l++)
-        spb = fmax(spb, load[l] / coll_link_cap(g, l));
+    double spb = busiest_spb(g, load, nl);
     g_free(links);
     g_free(load);
     return spb;

@@ -3,12 +3,14 @@
  * flows. */
 #include "coll_internal.h"
 
-/* Cached in the group: a group is used by one thread. */
-static double direct_spb(const CollGroup *g)
+/* Cached in the group: a group is used by one thread.  *alone: without
+ * the siblings' patterns. */
+static double direct_spb(const CollGroup *g, double *alone)
 {
     CollGroup *m = (CollGroup *)g;
     if (m->direct_spb == 0 && g->n <= COLL_PATTERN_MAX_RANKS)
-        m->direct_spb = coll_pattern_spb(g, 0);
+        m->direct_spb = coll_pattern_spb(g, 0, &m->direct_spb_alone);
+    *alone = m->direct_spb_alone;
     return m->direct_spb;
 }
 
@@ -22,8 +24,9 @@ static bool cost_direct(const CollGroup *g, CollOp op, CollProto p, double bytes
     double local = (double)(g->ppn - 1) / n;
     double per_rank_inter = g->nnodes > 1 ? g->inter_bw / g->ppn : INFINITY;
     double per_rank_intra = g->ppn > 1 ? g->intra_bw : INFINITY;
-    double t = fmax(fmax(remote / per_rank_inter, local / per_rank_intra), direct_spb(g) / n) /
-               g->p.proto_bw[KIND_RING][p];
+    double alone, spb = direct_spb(g, &alone), nics = fmax(remote / per_rank_inter, local / per_rank_intra);
+    double t = fmax(nics, spb / n) / g->p.proto_bw[KIND_RING][p];
+    c->fabric_factor = coll_pattern_factor(g, fmax(nics, spb / n), fmax(nics, alone / n));
     int phases = op == COLL_ALLREDUCE ? 2 : 1;
     double step = g->nnodes > 1 ? g->p.step[HW_NET][0][p] : coll_intra_step_lat(g, 0, p);
     c->latency_s = g->p.base[COLL_DIRECT][p] + phases * step;

@@ -193,6 +193,7 @@ void coll_group_set_siblings(CollGroup *g, const int *ids, int count)
 void coll_fabric_forget(CollGroup *g)
 {
     memset(g->fabric_factor, 0, sizeof g->fabric_factor);
-    g->direct_spb = 0; /* the patterns' busiest links count the siblings where the fabric is on */
+    g->direct_spb = g->direct_spb_alone = 0; /* the patterns' busiest links count the siblings where the fabric is on */
     memset(g->rhd_spb, 0, sizeof g->rhd_spb);
+    memset(g->rhd_spb_alone, 0, sizeof g->rhd_spb_alone);
 }

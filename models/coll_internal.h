@@ -191,6 +191,7 @@ struct CollGroup {
      * links evenly: all pairs (direct), partners at distance n/2^(r+1) (rhd);
      * worked out on first use (0 = not yet) */
     double direct_spb, rhd_spb[32];
+    double direct_spb_alone, rhd_spb_alone[32]; /* the same without the siblings' patterns */
     /* coll_fabric.c: whether costs see the fabric above the NICs, and each
      * op's and algorithm's factor on the bandwidth term (0 = not yet, NAN =
      * too many flows) */
@@ -362,8 +363,16 @@ static inline int coll_ilog2_ceil(int n)
 
 /* The most loaded link's seconds per byte when every pair sends one byte at
  * once (dist 0: all pairs; else i and i ^ dist), the siblings' pairs on the
- * fabric's links beside them where the fabric is on (coll_build.c). */
-double coll_pattern_spb(const CollGroup *g, int dist);
+ * fabric's links beside them where the fabric is on; *alone (may be NULL)
+ * the same without them (coll_build.c). */
+double coll_pattern_spb(const CollGroup *g, int dist, double *alone);
+/* The factor the siblings put on a pattern-bound algorithm's bandwidth
+ * term: `with` over `alone` where the fabric is on and it is above 1, for
+ * CollCost.fabric_factor (0: not asked). */
+static inline double coll_pattern_factor(const CollGroup *g, double with, double alone)
+{
+    return !g->fabric ? 0 : alone > 0 && with > alone ? with / alone : 1;
+}
 
 /* Parent of node r (of nn) in tree t (0, 1) of NCCL's double binary tree,
  * -1 at the root (coll_tree.c). */

@@ -3,12 +3,14 @@
  * its flows. */
 #include "coll_internal.h"
 
-/* Round r's pattern bound, cached in the group: a group is used by one thread. */
-static double rhd_spb(const CollGroup *g, int r)
+/* Round r's pattern bound, cached in the group: a group is used by one
+ * thread.  *alone: without the siblings' patterns. */
+static double rhd_spb(const CollGroup *g, int r, double *alone)
 {
     CollGroup *m = (CollGroup *)g;
     if (r < 32 && m->rhd_spb[r] == 0 && g->n <= COLL_PATTERN_MAX_RANKS)
-        m->rhd_spb[r] = coll_pattern_spb(g, g->n >> (r + 1));
+        m->rhd_spb[r] = coll_pattern_spb(g, g->n >> (r + 1), &m->rhd_spb_alone[r]);
+    *alone = r < 32 ? m->rhd_spb_alone[r] : 0;
     return r < 32 ? m->rhd_spb[r] : 0;
 }
 
@@ -22,16 +24,18 @@ static bool cost_rhd(const CollGroup *g, CollOp op, CollProto p, double bytes, C
     int rounds = coll_ilog2_ceil(n);
     double per_rank_intra = g->ppn > 1 ? g->intra_bw : INFINITY;
     double per_rank_inter = g->nnodes > 1 ? g->inter_bw / g->ppn : INFINITY;
-    double t = 0, lat = g->p.base[COLL_RHD][p];
+    double t = 0, t_alone = 0, lat = g->p.base[COLL_RHD][p];
     int phases = op == COLL_ALLREDUCE ? 2 : 1;
     for (int r = 0; r < rounds; r++) {
         int dist = n >> (r + 1); /* halving: far partners first */
         bool inter = dist >= g->ppn && g->nnodes > 1;
         double bw = (inter ? per_rank_inter : per_rank_intra) * g->p.proto_bw[KIND_RING][p];
-        double chunk = bytes / (double)(2 << r);
-        t += phases * fmax(chunk / bw, chunk * rhd_spb(g, r) / g->p.proto_bw[KIND_RING][p]);
+        double chunk = bytes / (double)(2 << r), eff = g->p.proto_bw[KIND_RING][p], alone, spb = rhd_spb(g, r, &alone);
+        t += phases * fmax(chunk / bw, chunk * spb / eff);
+        t_alone += phases * fmax(chunk / bw, chunk * alone / eff);
         lat += phases * (inter ? g->p.step[HW_NET][0][p] : coll_intra_step_lat(g, 0, p));
     }
+    c->fabric_factor = coll_pattern_factor(g, t, t_alone);
     c->latency_s = lat;
     c->algbw_Bps = t > 0 ? bytes / t : INFINITY;
     return true;

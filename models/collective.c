@@ -295,7 +295,7 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
     double f = coll_fabric_factor(g, op, best.algo, best.proto);
     if (f > 1)
         cost_one(g, op, best.algo, best.proto, bytes, f, &best);
-    else
+    else if (!(best.fabric_factor > 1)) /* direct and halving-doubling set their copies' own */
         best.fabric_factor = g->fabric ? f : 0; /* 1, or NAN: not routed */
     *out = best;
     return true;

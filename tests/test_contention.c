@@ -423,6 +423,8 @@ static void test_ep_groups_share_uplinks(void)
         CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(c, "proto")->valuestring, "simple");
         a2a[i] = num(c, "time_s", NULL);
         fl[i] = groups_flows(path, 32, 16, ep_rank, COLL_ALLTOALL, COLL_DIRECT, num(c, "bytes", NULL));
+        /* the listing says what slowed it */
+        CU_ASSERT_TRUE(i == 1 ? num(c, "fabric_factor", NULL) > 3 : !cJSON_GetObjectItem(c, "fabric_factor"));
         cJSON_Delete(r);
         g_unlink(path);
         g_free(path);
