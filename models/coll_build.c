@@ -123,8 +123,6 @@ static void pattern_load(const CollGroup *g, const int *ranks, int dist, bool fa
         }
 }
 
-/* The most loaded link's seconds per byte when every listed pair sends one
- * byte at once: a bound the topology puts on any schedule of that pattern. */
 /* The busiest link's seconds per unit of load. */
 static double busiest_spb(const CollGroup *g, const double *load, int nl)
 {
@@ -134,6 +132,8 @@ static double busiest_spb(const CollGroup *g, const double *load, int nl)
     return spb;
 }
 
+/* The most loaded link's seconds per byte when every listed pair sends one
+ * byte at once: a bound the topology puts on any schedule of that pattern. */
 double coll_pattern_spb(const CollGroup *g, int dist, double *alone)
 {
     int n = g->n, nl = topo_num_links(g->t);

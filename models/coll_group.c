@@ -518,6 +518,15 @@ void coll_group_free(CollGroup *g)
     g_free(g);
 }
 
+CollGroup *coll_group_twin(const CollGroup *g)
+{
+    CollGroup *t = g_memdup2(g, sizeof *g);
+    t->tuner = NULL;
+    t->sib_ids = NULL; /* g's: a twin rates, it routes nothing */
+    t->nsib = 0;
+    return t;
+}
+
 int coll_group_size(const CollGroup *g) { return g->n; }
 int coll_group_nodes(const CollGroup *g) { return g->nnodes; }
 double coll_group_intra_bw(const CollGroup *g) { return g->intra_bw; }

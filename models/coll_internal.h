@@ -228,6 +228,10 @@ struct CollGroup {
  * route.  coll_fabric_forget drops the cached factors. */
 double coll_fabric_factor(const CollGroup *g, CollOp op, CollAlgo a, CollProto p);
 void coll_fabric_forget(CollGroup *g);
+/* A shallow copy of g that rates choices as another tuner would (g->tuner,
+ * freed with g_free): it shares g's arrays and owns no tuner or siblings of
+ * its own (coll_group.c). */
+CollGroup *coll_group_twin(const CollGroup *g);
 
 /* Loads the parameters from `path` (a full file, or an overlay on the
  * default), or the default data file when NULL. */

@@ -215,10 +215,7 @@ void coll_nccl_make_tuner(CollGroup *g)
     bool unseen = transport_unseen(g);
     if (!e && !unseen)
         return;
-    CollGroup *t = g_memdup2(g, sizeof *g);
-    t->tuner = NULL;
-    t->sib_ids = NULL; /* g's (a twin rates, it routes nothing) */
-    t->nsib = 0;
+    CollGroup *t = coll_group_twin(g);
     if (unseen) {
         t->p = g->p0; /* g->p is p0 with the transport's latency (coll_rccl_apply) */
         t->eager_paid = false;

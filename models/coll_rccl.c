@@ -462,10 +462,7 @@ void coll_rccl_apply(CollGroup *g)
     /* the twin: the tuning model's latencies and, in place of NCCL's
      * protocol factors, its bus bandwidth ratios (tuning.cc: busBw *=
      * bwRatio on AMD builds) */
-    CollGroup *t = g_memdup2(g, sizeof *g);
-    t->tuner = NULL;
-    t->sib_ids = NULL; /* g's (a twin rates, it routes nothing) */
-    t->nsib = 0;
+    CollGroup *t = coll_group_twin(g);
     t->p = g->p0;
     int k = alt_of(g), n = g->nnodes <= 2 ? 0 : 1;
     const CollRcclMesh *alt = k < 0 ? NULL : &g->p.rccl.alt[k];
