@@ -98,20 +98,29 @@ static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     return true;
 }
 
-/* Channel c of a ring across nodes: each node's ranks in intra ring c mod nch,
+/* Channel c of a ring across nodes: each node's ranks in intra ring r,
  * rotated so that channels leave each node through different ranks (and so
  * different NICs), and so that a channel enters the next node at the rank of
  * the same local index it left by: the hop stays on one rail, as NCCL's rings
- * do on rail-optimised fabrics. */
-static void channel_order(const CollGroup *g, int c, int *order)
+ * do on rail-optimised fabrics.  The rotation makes node 0's exit the local
+ * rank (c x stride - 1) mod ppn whatever the ring's order, so channels that
+ * share no exit there share none on any node: a node's exit is the one before
+ * the previous node's exit on ring r, a permutation of the exits. */
+static void channel_order(const CollGroup *g, int c, int r, int *order)
 {
     int p = g->ppn, k = 0, nch = coll_ring_channels(g);
     /* spread channels' exits evenly, so ranks sharing a NIC take turns */
-    int stride = nch < p ? p / nch : 1;
-    const int *ring = g->nch > 0 ? g->ring[c % g->nch] : NULL;
+    int stride = nch < p ? p / nch : 1, first = ((c * stride) % p + p) % p;
+    const int *ring = g->nch > 0 ? g->ring[r] : NULL;
+    if (ring && g->nnodes > 1) /* the position after the exit wanted: first - 1 */
+        for (int j = 0; j < p; j++)
+            if (ring[j] == (first + p - 1) % p) {
+                first = (j + 1) % p;
+                break;
+            }
     for (int nd = 0; nd < g->nnodes; nd++) {
         /* on a ring of nodes the neighbours' order is the physical one */
-        int start = g->rotate ? ((c * stride - nd) % p + p) % p : 0;
+        int start = g->rotate ? ((first - nd) % p + p) % p : 0;
         for (int j = 0; j < p; j++) {
             int local = ring ? ring[(start + j) % p] : 0;
             order[k++] = g->by_node[g->node_start[nd] + local];
@@ -119,15 +128,28 @@ static void channel_order(const CollGroup *g, int c, int *order)
     }
 }
 
+/* The intra rings each channel of a ring spans: across nodes, with several
+ * intra rings, each channel (one per NIC) splits its bytes over every ring
+ * by the ring's bandwidth, so that the intra links carry what the closed
+ * form's intra bandwidth assumes and every NIC one channel's share
+ * (channel c on ring c mod nch made the rings that two channels took
+ * carry twice the others'); otherwise channel c on ring c mod nch. */
+static int rings_per_channel(const CollGroup *g)
+{
+    return g->nnodes > 1 && g->rotate && g->nch > 1 ? g->nch : 1;
+}
+
 static void build_ring(CollBuilder *b, CollOp op, CollProto p, double bytes)
 {
     const CollGroup *g = b->g;
-    int n = g->n, k = coll_ring_channels(g);
+    int n = g->n, k = coll_ring_channels(g), rpc = rings_per_channel(g);
     int steps = op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
     bool cyclic = op != COLL_BROADCAST && op != COLL_REDUCE;
     double hop_total = bytes * (cyclic ? coll_busbw_factor(op, n) : 1.0);
     double lat = ring_lat(g, op, p, bytes) * ring_plateau(g, op, p, bytes) - g->p.base[COLL_RING][p];
-    double eff = ring_eff(g, p);
+    double eff = ring_eff(g, p), ring_sum = 0;
+    for (int r = 0; r < g->nch; r++)
+        ring_sum += g->ring_bw[r];
     int nseg = steps < 8 ? steps : 8;
     if (!cyclic) {
         /* a chain pipelines in chunks of about a MiB, as NCCL's buffers do; its
@@ -136,19 +158,24 @@ static void build_ring(CollBuilder *b, CollOp op, CollProto p, double bytes)
         nseg = (int)fmax(16, fmin(want, fmax(16, cap)));
     }
     int *order = g_new(int, n);
-    for (int c = 0; c < k; c++) {
-        channel_order(g, c, order);
-        if (op == COLL_REDUCE) /* data flows towards the root: reverse the chain */
-            for (int i = 0; i < n / 2; i++) {
-                int t = order[i];
-                order[i] = order[n - 1 - i];
-                order[n - 1 - i] = t;
-            }
-        /* single-node channels carry bytes in proportion to their bandwidth */
-        double share = g->nnodes <= 1 && g->nch > 0 ? g->ring_bw[c] / g->intra_bw : 1.0 / k;
-        int end = coll_append_ring(b, order, n, cyclic, hop_total * share / eff, lat, nseg, b->start, (uint32_t)c);
-        g_array_append_val(b->ends, end);
-    }
+    for (int c = 0; c < k; c++)
+        for (int i = 0; i < rpc; i++) {
+            int r = rpc > 1 ? i : g->nch > 0 ? c % g->nch : 0;
+            channel_order(g, c, r, order);
+            if (op == COLL_REDUCE) /* data flows towards the root: reverse the chain */
+                for (int j = 0; j < n / 2; j++) {
+                    int t = order[j];
+                    order[j] = order[n - 1 - j];
+                    order[n - 1 - j] = t;
+                }
+            /* single-node channels carry bytes in proportion to their bandwidth */
+            double share = g->nnodes <= 1 && g->nch > 0 ? g->ring_bw[c] / g->intra_bw
+                           : rpc > 1                  ? g->ring_bw[r] / ring_sum / k
+                                                      : 1.0 / k;
+            int end = coll_append_ring(b, order, n, cyclic, hop_total * share / eff, lat, nseg, b->start,
+                                       (uint32_t)(c * rpc + i));
+            g_array_append_val(b->ends, end);
+        }
     g_free(order);
 }
 
@@ -163,7 +190,7 @@ static int64_t count_ring(const CollGroup *g, CollOp op, CollProto p, double byt
         double want = bytes / (double)k / 1048576.0, cap = 2e5 / ((double)n * (double)k);
         nseg = (int64_t)fmax(16, fmin(want, fmax(16, cap)));
     }
-    return k * nseg * (cyclic ? n : n - 1);
+    return k * rings_per_channel(g) * nseg * (cyclic ? n : n - 1);
 }
 
 static const char *why_not_ring(const CollGroup *g, CollOp op, CollProto p)
