@@ -41,14 +41,10 @@ static bool beta_from_nics(CollAlgo a)
  * intra-node rings were found on those links and already see the fabric. */
 static bool intra_on_fabric(const CollGroup *g)
 {
-    int *links = g_new(int, coll_route_cap(g)), n = g->node_start[1] - g->node_start[0];
+    int n = g->node_start[1] - g->node_start[0];
     bool found = false;
-    for (int j = 1; j < n && !found; j++) {
-        int len = topo_route(g->t, g->ranks[g->by_node[0]], g->ranks[g->by_node[j]], 0, links, coll_route_cap(g));
-        for (int k = 0; k < len && !found; k++)
-            found = topo_link_is_fabric(g->t, links[k]);
-    }
-    g_free(links);
+    for (int j = 1; j < n && !found; j++)
+        found = topo_route_on_fabric(g->t, g->ranks[g->by_node[0]], g->ranks[g->by_node[j]]);
     return found;
 }
 

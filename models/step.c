@@ -72,12 +72,7 @@ int step_pair_kind(const Ctx *c, int a, int b)
 {
     if (topo_node_of(c->topo, a) == topo_node_of(c->topo, b))
         return 0;
-    int cap = topo_max_route_length(c->topo), *links = g_new(int, cap > 0 ? cap : 1);
-    int len = topo_route(c->topo, a, b, 0, links, cap), kind = 1;
-    for (int k = 0; k < len && kind == 1; k++)
-        kind = topo_link_is_fabric(c->topo, links[k]) ? 2 : 1;
-    g_free(links);
-    return kind;
+    return topo_route_on_fabric(c->topo, a, b) ? 2 : 1;
 }
 
 void step_dep(SimGraph *g, int before, int after)

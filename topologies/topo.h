@@ -108,6 +108,9 @@ const char *topo_link_dst_name(const Topo *t, int link);
  * (at most `cap`).  Returns the number of links, 0 when src == dst, or -1 if
  * there is no path or it exceeds cap.  `salt` picks among ECMP paths. */
 int topo_route(const Topo *t, int src, int dst, uint32_t salt, int *links, int cap);
+/* Whether the route from `src` to `dst` (salt 0) crosses a switch-to-switch
+ * link of the fabric (topo_link_is_fabric). */
+bool topo_route_on_fabric(const Topo *t, int src, int dst);
 
 /* In-network reduction (SHARP/CollNet) offered by the inter-node fabric. */
 bool topo_has_in_network_reduction(const Topo *t);

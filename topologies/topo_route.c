@@ -317,3 +317,17 @@ int topo_route(const Topo *t, int src, int dst, uint32_t salt, int *links, int c
     }
     return -1;
 }
+
+bool topo_route_on_fabric(const Topo *t, int src, int dst)
+{
+    if (t->fam != TOPO_ROUTE_FAT_TREE && t->fam != TOPO_ROUTE_DRAGONFLY)
+        return false; /* no fabric links (topo_link_is_fabric) */
+    int buf[32], cap = t->max_route > 0 ? t->max_route : 1, *links = cap <= 32 ? buf : g_new(int, cap);
+    int len = topo_route(t, src, dst, 0, links, cap);
+    bool on = false;
+    for (int k = 0; k < len && !on; k++)
+        on = topo_link_is_fabric(t, links[k]);
+    if (links != buf)
+        g_free(links);
+    return on;
+}
