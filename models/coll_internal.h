@@ -125,6 +125,7 @@ struct CollParams {
     double proto_bw[KIND_NUM][COLL_NUM_PROTOS];
     double ll128_max_per_ch;
     double ring_ll128_one_per_node; /* the ring's LL128 factor with one rank per node */
+    double ring_ll_one_node;        /* the ring's LL factor inside one node */
     double link_eff[TOPO_LINK_NVLINK_BRIDGE + 1];
     int max_channels;
     double launch_s;

@@ -112,6 +112,7 @@ static void build(void)
     add("ring_plateau_factor", OFF(ring_plateau), 1, 10, EFF_SD, false);
     add("ll_intra_latency_factor_multinode", OFF(ll_intra_factor), 0, 100, EFF_SD, false);
     add("ll128_max_bw_per_channel", OFF(ll128_max_per_ch), 1, 1e15, EFF_SD, false);
+    add("ring_ll_one_node", OFF(ring_ll_one_node), 0.01, 1, EFF_SD, false);
 }
 
 static void ensure(void)

@@ -55,16 +55,23 @@ static double ring_plateau(const CollGroup *g, CollOp op, CollProto p, double by
 
 /* The protocol's share of the ring's bus bandwidth, LL under NCCL's
  * measured ceiling, LL128 under its per-channel one (the flows carry the
- * same share as the closed form). */
+ * same share as the closed form).  Inside one node LL's lines go straight
+ * into the peer's memory, so the ring moves the line format's payload share
+ * (ring_ll_one_node); across nodes a proxy relays them through host memory
+ * (protocol_bandwidth.ring.ll).  LL128's per-channel ceiling binds across
+ * nodes only: in a node NCCL runs twice the channels its search finds (24 on
+ * an HGX A100), more than the ceiling needs to pass the whole bus. */
 static double ring_eff(const CollGroup *g, CollProto p)
 {
     double eff = g->p.proto_bw[KIND_RING][p], cap = INFINITY;
     if (p == COLL_LL128 && g->ppn < 2) /* each GPU sends and receives through its NIC */
         eff = g->p.ring_ll128_one_per_node;
+    if (p == COLL_LL && g->nnodes <= 1)
+        eff = g->p.ring_ll_one_node;
     double bus = ring_bus_bw(g) * eff;
     if (p == COLL_LL)
         cap = coll_ll_max_bus_bw(g);
-    if (p == COLL_LL128)
+    if (p == COLL_LL128 && g->nnodes > 1)
         cap = g->p.ll128_max_per_ch * (g->nch > g->nics ? g->nch : (g->nics > 0 ? g->nics : 1));
     return bus > cap ? eff * cap / bus : eff;
 }

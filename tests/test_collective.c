@@ -918,8 +918,40 @@ static void test_nvls_below_eight(void)
     topo_free(h);
 }
 
+/* The ring's protocols inside one NVSwitch node: LL at its payload share,
+ * 1/2 of Simple's rate (under NCCL's 141 GB/s Hopper ceiling), LL128 at
+ * 0.92 with no per-channel ceiling (NCCL runs 16-24 channels there); so on
+ * an A100 node NCCL's tuner picks LL128 between LL and Simple, as NCCL's own
+ * rating does (its 40.6 us LL128 latency against LL's 15 and Simple's 56). */
+static void test_protocols_in_one_node(void)
+{
+    Topo *h = load("dgx-h100", 0), *a = load("dgx-a100", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    int ids[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    CollGroup *g = coll_group_new(h, ids, 8, NULL, NULL), *ga = coll_group_new(a, ids, 8, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ga);
+    CollCost c[COLL_NUM_PROTOS], pick;
+    for (int p = 0; p < COLL_NUM_PROTOS; p++)
+        CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_RING, (CollProto)p, 1 << 26, &c[p]));
+    double simple = c[COLL_SIMPLE].algbw_Bps, ll_cap = 141e9 / (2 * 7.0 / 8);
+    CU_ASSERT_DOUBLE_EQUAL(c[COLL_LL].algbw_Bps / fmin(0.5 * simple, ll_cap), 1, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(c[COLL_LL128].algbw_Bps / simple, 0.92, 1e-9);
+    printf("\n8x H100 ring bus bandwidth: LL %.0f, LL128 %.0f, Simple %.0f GB/s\n", c[COLL_LL].algbw_Bps * 1.75e-9,
+           c[COLL_LL128].algbw_Bps * 1.75e-9, simple * 1.75e-9);
+    CU_ASSERT_TRUE_FATAL(coll_cost(ga, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 8 << 20, &pick));
+    CU_ASSERT_EQUAL(pick.algo, COLL_RING);
+    CU_ASSERT_EQUAL(pick.proto, COLL_LL128);
+    coll_group_free(g);
+    coll_group_free(ga);
+    topo_free(h);
+    topo_free(a);
+}
+
 static const TestCase tests[] = {
     {"closed form matches flows when uncontended", test_closed_form_matches_flows},
+    {"the ring's protocols inside one node", test_protocols_in_one_node},
     {"NVLS with fewer than 8 GPUs: its rate and NCCL's rating", test_nvls_below_eight},
     {"a send between two GPUs: NCCL's send/receive protocol", test_p2p_protocol},
     {"double binary tree across nodes", test_tree_across_nodes},
