@@ -270,10 +270,11 @@ static bool params_read(const char *path, CollParams *p, GError **err)
     long maxch = 16;
     p->ll_intra_factor = 1;
     p->p2p_ll_threshold = 16384; /* NCCL's default, for a parameters file of before the key */
+    p->ring_ll_one_node = p->proto_bw[KIND_RING][COLL_LL]; /* before the key: the rate across nodes */
     if (!sim_json_get_number(d, r, "ll_intra_latency_factor_multinode", false, 0, 100, &p->ll_intra_factor, err) ||
         !sim_json_get_number(d, r, "ll128_max_bw_per_channel", true, 1, 1e15, &p->ll128_max_per_ch, err) ||
         !sim_json_get_number(d, r, "ring_ll128_one_rank_per_node", true, 0.01, 1, &p->ring_ll128_one_per_node, err) ||
-        !sim_json_get_number(d, r, "ring_ll_one_node", true, 0.01, 1, &p->ring_ll_one_node, err) ||
+        !sim_json_get_number(d, r, "ring_ll_one_node", false, 0.01, 1, &p->ring_ll_one_node, err) ||
         !sim_json_get_int(d, r, "max_channels", false, 1, MAX_CH, &maxch, err) ||
         !sim_json_get_number(d, r, "host_launch_s", true, 0, 1, &p->launch_s, err) ||
         !sim_json_get_number(d, r, "p2p_ll_threshold", false, 0, 1e12, &p->p2p_ll_threshold, err))
