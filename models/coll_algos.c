@@ -48,17 +48,27 @@ const char *coll_algo_choices(void)
     return buf;
 }
 
-/* A version "2.18" in the data file, as a code. */
-static bool get_version(const SimJsonDoc *d, const cJSON *o, const char *key, int *out, GError **err)
+/* A version "2.18" in the data file, as a code; a key that may be missing
+ * (a parameters file of before it) is 0 then: every version has it. */
+static bool get_version_of(const SimJsonDoc *d, const cJSON *o, const char *key, bool required, int *out,
+                           GError **err)
 {
     const char *s = NULL;
-    if (!sim_json_get_string(d, o, key, true, &s, err))
+    *out = 0;
+    if (!sim_json_get_string(d, o, key, required, &s, err))
         return false;
+    if (!s)
+        return true;
     *out = coll_nccl_version_parse(s);
     if (*out < 0)
         sim_json_error(d, cJSON_GetObjectItemCaseSensitive(o, key), err, "\"%s\" must be an NCCL version such as \"2.18\"",
                        key);
     return *out >= 0;
+}
+
+static bool get_version(const SimJsonDoc *d, const cJSON *o, const char *key, int *out, GError **err)
+{
+    return get_version_of(d, o, key, true, out, err);
 }
 
 bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err)
@@ -80,6 +90,7 @@ bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
            get_version(d, since, "collnet_simple_only", &p->ver_collnet_simple_only, err) &&
            get_version(d, since, "ring_ll_rating", &p->ver_ring_ll_rating, err) &&
            get_version(d, since, "ll128_hopper_multinode", &p->ver_ll128_hopper, err) &&
+           get_version_of(d, since, "ll128", false, &p->ver_ll128, err) &&
            get_version(d, since, "nvls_channels_sm100", &p->ver_nvls_ch_sm100, err) &&
            get_version(d, since, "nvls_channels_sm100_nvl", &p->ver_nvls_ch_sm100_nvl, err) &&
            sim_json_get_number(d, o, "ring_ll_rating", true, 0.01, 1, &p->ring_ll_rating, err) && coll_nccl_read(d, o, p, err) &&

@@ -154,6 +154,7 @@ struct CollParams {
     int ver_collnet_simple_only; /* from it CollNet runs Simple only */
     int ver_ring_ll_rating;      /* from it the tuner rates LL rings at ring_ll_rating */
     int ver_ll128_hopper;        /* from it LL128 runs across nodes on Hopper and later */
+    int ver_ll128;               /* the first NCCL with the LL128 protocol */
     double ring_ll_rating;
     int n_eras;
     CollEra era[COLL_MAX_ERAS];

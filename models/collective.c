@@ -122,6 +122,8 @@ static bool proto_allowed(const CollGroup *g, CollProto p)
      * Hopper node with GPUDirect RDMA has; never where the NIC hangs off the
      * host CPU (PATH_PHB: GH200, Slingshot blades). RCCL: off (rccl.ll128)
      * but across nodes where its architecture's table turns it on. */
+    if (p == COLL_LL128 && g->library == COLL_LIB_NCCL && !coll_version_has(g, g->p.ver_ll128))
+        return false;
     if (g->library == COLL_LIB_RCCL && p == COLL_LL128) /* on one node its tuning rates LL128 as LL */
         return g->p.rccl.ll128 || (g->nnodes > 1 && coll_rccl_ll128(g));
     bool across = g->p.ll128_multinode || g->nic_on_switch ||
@@ -304,7 +306,8 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
 const char *coll_why_not(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto)
 {
     if (proto == COLL_LL128 && !proto_allowed(g, proto))
-        return g->nic_on_host && g->nnodes > 1
+        return g->library == COLL_LIB_NCCL && !coll_version_has(g, g->p.ver_ll128) ? "NCCL has LL128 from 2.5"
+               : g->nic_on_host && g->nnodes > 1
                    ? "LL128 does not run across nodes where the NICs hang off the host CPU (\"nic_path\": \"phb\")"
                    : "LL128 runs only over NVLink, across nodes where each GPU shares a PCIe switch with its NIC "
                      "(\"nic_path\": \"pxb\" in the topology) and on Hopper and later from NCCL 2.17";

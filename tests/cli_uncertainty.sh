@@ -13,7 +13,7 @@ import json, math, re, sys
 bin, src, update = sys.argv[1], sys.argv[2], sys.argv[3] == "--update"
 d = src + "/tests/data/traces/"
 # Every published GPU collective trace on the preset the README's validation table names.
-cases = [("dgx1-v100", [], "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt"),
+cases = [("dgx1-v100", ["--nccl-version", "2.4.8"], "nccl-tests_allreduce_v100-sxm2-16gb_8gpu_hybrid-cube-mesh.txt"),
          ("abci-a100", [], "nccl-tests_allreduce_abci-a100-40gb_2node-16gpu_sharp.txt"),
          ("mi300x-node", [], "rccl-tests_allreduce_mi300x_8gpu_1node.txt"),
          ("mi355x-cluster", [], "rccl-tests_allreduce_mi355x_2node-16gpu_pollara400.txt"),
