@@ -59,8 +59,9 @@ static double ring_plateau(const CollGroup *g, CollOp op, CollProto p, double by
  * into the peer's memory, so the ring moves the line format's payload share
  * (ring_ll_one_node); across nodes a proxy relays them through host memory
  * (protocol_bandwidth.ring.ll).  LL128's per-channel ceiling binds across
- * nodes only: in a node NCCL runs twice the channels its search finds (24 on
- * an HGX A100), more than the ceiling needs to pass the whole bus. */
+ * nodes only: in a node NCCL runs the rings its search finds, doubled on fast
+ * NVLink (24 on an HGX A100), more than the ceiling needs to pass the whole
+ * bus, where the model finds one ring on an NVSwitch. */
 static double ring_eff(const CollGroup *g, CollProto p)
 {
     double eff = g->p.proto_bw[KIND_RING][p], cap = INFINITY;
