@@ -135,6 +135,7 @@ struct CollParams {
     double ring_plateau_volta;              /* the same on Volta GPUs (compute capability 7) */
     double tree_correction[COLL_NUM_PROTOS][TREE_CORR]; /* tree bandwidth factor by log2(bytes/64) */
     double nvls_latency, nvls_fraction; /* NVLS: latency, algorithm bandwidth / GPU link rate */
+    double nvls_rating_lat;             /* the tuner's NVLS latency inside a node from ver_nvls_rating_lat */
     double nvls_blackwell;              /* NVLS rate on Blackwell relative to Hopper's */
     int sharp_group_channels; /* SHARP operations a job runs at once (0: any number) */
     double net_overhead; /* floor of a multi-node ring's intra-node step */
@@ -155,6 +156,7 @@ struct CollParams {
     int ver_ring_ll_rating;      /* from it the tuner rates LL rings at ring_ll_rating */
     int ver_ll128_hopper;        /* from it LL128 runs across nodes on Hopper and later */
     int ver_ll128;               /* the first NCCL with the LL128 protocol */
+    int ver_nvls_rating_lat;     /* from it the tuner rates NVLS inside a node at nvls_rating_lat */
     double ring_ll_rating;
     int n_eras;
     CollEra era[COLL_MAX_ERAS];

@@ -75,6 +75,18 @@ static double nvls_fill_s(const CollGroup *g, double bytes, double algbw)
     return 2 * fmin(bytes, ops * chunk) / algbw;
 }
 
+/* The latency NCCL's tuner rates NVLS by inside one NVLink domain: its
+ * hwLat[NVLINK][NVLS], 23 us to 2.22, 25 us from 2.23, where the time keeps
+ * nvls.latency_s (on 8 H100s 2.23 on run the LL ring at 1 MiB, 28 us, rated
+ * below NVLS's 25 + 3.9).  NVLSTree's rating keeps nvls.latency_s: with 25
+ * the LL128 tree would win at 512 KiB on two nodes, where every published
+ * 2-node run takes longer than at 1 MiB (README). */
+static double nvls_rated_latency(const CollGroup *g)
+{
+    bool later = g->p.nvls_rating_lat > 0 && coll_version_has(g, g->p.ver_nvls_rating_lat);
+    return later ? g->p.nvls_rating_lat : g->p.nvls_latency;
+}
+
 /* Every GPU sends its data into the switch once and gets the reduced result
  * back once; across nodes (in-network reduction) every node sends its reduced
  * data to the network once and gets the result once, over its NICs. */
@@ -88,7 +100,7 @@ static bool cost_nvls(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     if (g->nnodes > 1)
         c->algbw_Bps = fmin(c->algbw_Bps, g->inter_bw);
     else {
-        c->tuner_latency_s = c->latency_s; /* NCCL's tuner does not see the fill */
+        c->tuner_latency_s = nvls_rated_latency(g); /* NCCL's tuner does not see the fill */
         c->latency_s += nvls_fill_s(g, bytes, c->algbw_Bps);
         c->tuner_algbw_Bps = nvls_rating(g);
     }
