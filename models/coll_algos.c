@@ -92,11 +92,15 @@ bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
            get_version(d, since, "ll128_hopper_multinode", &p->ver_ll128_hopper, err) &&
            get_version_of(d, since, "ll128", false, &p->ver_ll128, err) &&
            get_version_of(d, since, "nvls_rating_latency", false, &p->ver_nvls_rating_lat, err) &&
+           get_version_of(d, since, "nvlstree_net_rating_latency", false, &p->ver_nvls_tree_net_rating, err) &&
+           get_version_of(d, since, "tree_pattern_penalty", false, &p->ver_tree_pattern_penalty, err) &&
            get_version(d, since, "nvls_channels_sm100", &p->ver_nvls_ch_sm100, err) &&
            get_version(d, since, "nvls_channels_sm100_nvl", &p->ver_nvls_ch_sm100_nvl, err) &&
            sim_json_get_number(d, o, "ring_ll_rating", true, 0.01, 1, &p->ring_ll_rating, err) && coll_nccl_read(d, o, p, err) &&
            sim_json_get_number(d, o, "nvls_net_step_latency_s", true, 0, 1, &p->nvls_net_lat, err) &&
            sim_json_get_number(d, o, "nvls_rating_latency_s", false, 0, 1, &p->nvls_rating_lat, err) &&
+           sim_json_get_number(d, o, "nvlstree_net_rating_latency_s", false, 0, 1, &p->nvls_tree_net_rating, err) &&
+           sim_json_get_number(d, o, "tree_pattern_penalty", false, 0, 1, &p->tree_pattern_penalty, err) &&
            sim_json_get_number(d, o, "nvlstree_net_step_latency_s", true, 0, 1, &p->nvls_tree_net_lat, err) &&
            sim_json_get_number(d, o, "pat_base_latency_s", true, 0, 1, &p->pat_base, err) &&
            sim_json_get_number(d, o, "pat_latency_per_rank_s", true, 0, 1, &p->pat_per_rank, err) &&

@@ -403,9 +403,12 @@ void coll_group_add_transport_latency(CollGroup *g)
             double *s = &g->p.step[HW_NET][k][q];
             *s = (tr->step > 0 ? tr->step : *s) + tr->latency + (q == COLL_SIMPLE ? tr->overhead : 0);
         }
-    /* NVLSTree's network steps are its tree's, Simple's */
-    double *nt = &g->p.nvls_tree_net_lat;
-    *nt = (tr->step > 0 ? tr->step : *nt) + tr->latency + tr->overhead;
+    /* NVLSTree's network steps are its tree's, Simple's, in the time and in
+     * the rating of the versions that rate them apart */
+    double *nt[] = {&g->p.nvls_tree_net_lat, &g->p.nvls_tree_net_rating};
+    for (int k = 0; k < 2; k++)
+        if (*nt[k] > 0)
+            *nt[k] = (tr->step > 0 ? tr->step : *nt[k]) + tr->latency + tr->overhead;
 }
 
 CollGroup *coll_group_new(const Topo *t, const int *ranks, int nranks, const char *params_path, GError **err)

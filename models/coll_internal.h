@@ -136,6 +136,8 @@ struct CollParams {
     double tree_correction[COLL_NUM_PROTOS][TREE_CORR]; /* tree bandwidth factor by log2(bytes/64) */
     double nvls_latency, nvls_fraction; /* NVLS: latency, algorithm bandwidth / GPU link rate */
     double nvls_rating_lat;             /* the tuner's NVLS latency inside a node from ver_nvls_rating_lat */
+    double nvls_tree_net_rating;        /* the tuner's NVLSTree network step from ver_nvls_tree_net_rating */
+    double tree_pattern_penalty;        /* the tuner's factor on a Hopper tree across nodes from its version */
     double nvls_blackwell;              /* NVLS rate on Blackwell relative to Hopper's */
     int sharp_group_channels; /* SHARP operations a job runs at once (0: any number) */
     double net_overhead; /* floor of a multi-node ring's intra-node step */
@@ -157,6 +159,7 @@ struct CollParams {
     int ver_ll128_hopper;        /* from it LL128 runs across nodes on Hopper and later */
     int ver_ll128;               /* the first NCCL with the LL128 protocol */
     int ver_nvls_rating_lat;     /* from it the tuner rates NVLS inside a node at nvls_rating_lat */
+    int ver_nvls_tree_net_rating, ver_tree_pattern_penalty;
     double ring_ll_rating;
     int n_eras;
     CollEra era[COLL_MAX_ERAS];

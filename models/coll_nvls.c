@@ -78,13 +78,21 @@ static double nvls_fill_s(const CollGroup *g, double bytes, double algbw)
 /* The latency NCCL's tuner rates NVLS by inside one NVLink domain: its
  * hwLat[NVLINK][NVLS], 23 us to 2.22, 25 us from 2.23, where the time keeps
  * nvls.latency_s (on 8 H100s 2.23 on run the LL ring at 1 MiB, 28 us, rated
- * below NVLS's 25 + 3.9).  NVLSTree's rating keeps nvls.latency_s: with 25
- * the LL128 tree would win at 512 KiB on two nodes, where every published
- * 2-node run takes longer than at 1 MiB (README). */
+ * below NVLS's 25 + 3.9); NVLSTree's rating starts from it too. */
 static double nvls_rated_latency(const CollGroup *g)
 {
     bool later = g->p.nvls_rating_lat > 0 && coll_version_has(g, g->p.ver_nvls_rating_lat);
     return later ? g->p.nvls_rating_lat : g->p.nvls_latency;
+}
+
+/* What NCCL's tuner rates NVLSTree's latency at: the NVLS step as above and
+ * two network steps per tree level, 14 us to 2.28, 20.9 from 2.29
+ * (hwLat[NET][NVLS_TREE]); its time keeps nvls.latency_s and 14 us. */
+static double nvls_tree_rated_latency(const CollGroup *g)
+{
+    bool later = g->p.nvls_tree_net_rating > 0 && coll_version_has(g, g->p.ver_nvls_tree_net_rating);
+    double net = later ? g->p.nvls_tree_net_rating : g->p.nvls_tree_net_lat;
+    return nvls_rated_latency(g) + 2 * coll_ilog2_ceil(g->nnodes) * net;
 }
 
 /* Every GPU sends its data into the switch once and gets the reduced result
@@ -171,7 +179,7 @@ static bool cost_nvls_tree(const CollGroup *g, CollOp op, CollProto p, double by
         return false;
     c->latency_s = g->p.nvls_latency + 2 * coll_ilog2_ceil(g->nnodes) * g->p.nvls_tree_net_lat;
     c->algbw_Bps = g->p.proto_bw[KIND_TREE][COLL_SIMPLE] * fmin(nvls_rate(g), 1 / tree_net_spb(g));
-    c->tuner_latency_s = c->latency_s; /* NCCL's tuner sees neither the fill nor the posts */
+    c->tuner_latency_s = nvls_tree_rated_latency(g); /* it sees neither the fill nor the posts */
     double fill = nvls_tree_fill_s(g, bytes, c->algbw_Bps), pipe = bytes / c->algbw_Bps + fill;
     c->latency_s += fill + fmax(0, nvls_tree_post_s(g, bytes) - pipe); /* the slower of the two paces */
     return true;

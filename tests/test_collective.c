@@ -457,6 +457,35 @@ static void test_validation_bounds(void)
     }
 }
 
+/* All-reduce on 2 x 8 H100 as NCCL's own tuner picks it (its host code of
+ * v2.26.2-1 and v2.30.3-1 compiled and run on that topology: the LL128 tree
+ * at 256 KiB, then NVLSTree from 512 KiB under 2.26 and from 2 MiB under
+ * 2.30), through the NVLS ratings by version and the tree's 0.85 where its
+ * search falls back to the simple tree pattern. */
+static void test_two_node_h100_picks(void)
+{
+    Topo *t = load("dgx-h100-cluster", 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CollGroup *g = group(t);
+    static const struct {
+        int version;
+        CollAlgo algo[4];
+    } want[] = {{22602, {COLL_TREE, COLL_NVLS_TREE, COLL_NVLS_TREE, COLL_NVLS_TREE}},
+                {23003, {COLL_TREE, COLL_TREE, COLL_TREE, COLL_NVLS_TREE}}};
+    for (size_t v = 0; v < G_N_ELEMENTS(want); v++) {
+        coll_group_set_nccl_version(g, want[v].version);
+        for (int k = 0; k < 4; k++) {
+            CollCost c;
+            CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 262144 << k, &c));
+            CU_ASSERT_EQUAL(c.algo, want[v].algo[k]);
+            if (c.algo == COLL_TREE)
+                CU_ASSERT_EQUAL(c.proto, COLL_LL128);
+        }
+    }
+    coll_group_free(g);
+    topo_free(t);
+}
+
 /* The signed error (+: the model slower) of a trace's row of `size` bytes on `topo`. */
 static double row_error(const char *topo, const char *trace, double size)
 {
@@ -995,6 +1024,7 @@ static const TestCase tests[] = {
     {"closed form matches flows when uncontended", test_closed_form_matches_flows},
     {"the ring's protocols inside one node", test_protocols_in_one_node},
     {"the LL ring inside an 8x H100 node, on two published runs", test_ll_ring_on_h100_runs},
+    {"2 x 8 H100: NCCL's picks by version at 256 KiB-2 MiB", test_two_node_h100_picks},
     {"NVLS with fewer than 8 GPUs: its rate and NCCL's rating", test_nvls_below_eight},
     {"a send between two GPUs: NCCL's send/receive protocol", test_p2p_protocol},
     {"double binary tree across nodes", test_tree_across_nodes},
