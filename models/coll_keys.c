@@ -70,6 +70,10 @@ static void build(void)
     add("nvls.blackwell_factor", OFF(nvls_blackwell), 0.1, 2, EFF_SD, false);
     add("nccl.nvls_net_step_latency_s", OFF(nvls_net_lat), 0, 1, LAT_SD, true);
     add("nccl.nvlstree_net_step_latency_s", OFF(nvls_tree_net_lat), 0, 1, LAT_SD, true);
+    /* NCCL's own ratings, read from its source: not calibrated */
+    add("nccl.nvls_rating_latency_s", OFF(nvls_rating_lat), 0, 1, LAT_SD, false);
+    add("nccl.nvlstree_net_rating_latency_s", OFF(nvls_tree_net_rating), 0, 1, LAT_SD, false);
+    add("nccl.tree_pattern_penalty", OFF(tree_pattern_penalty), 0, 1, EFF_SD, false);
     add("nccl.pat_base_latency_s", OFF(pat_base), 0, 1, LAT_SD, true);
     add("nccl.pat_latency_per_rank_s", OFF(pat_per_rank), 0, 1, LAT_SD, true);
     add("nccl.pat_bandwidth_factor", OFF(pat_bw), 0.01, 1, EFF_SD, true);

@@ -159,6 +159,19 @@ static double tree_post_s(const CollGroup *g, CollProto p, double bytes)
     return (coll_channels_used(g, 1, p, bytes) - 1) * coll_net_overhead(g);
 }
 
+/* NCCL from 2.26 rates a tree 0.85 lower where its graph search fell back
+ * from the balanced tree to the simple one (tuning.cc: maxTreePattern ==
+ * NCCL_TOPO_PATTERN_TREE), which from Hopper on it tries when the balanced
+ * tree fails (search.cc, "Try a simpler tree"): across the nodes of a DGX
+ * H100, each GPU beside its own NIC on a PCIe switch, it does.  Not where
+ * the NICs hang off the host CPU (GH200): no derivation says it fails there,
+ * and the 2 x 4 GH200 run takes the tree's time at 64 MiB. */
+static bool tree_pattern_penalised(const CollGroup *g)
+{
+    return g->library == COLL_LIB_NCCL && g->gpu_gen >= GEN_HOPPER && g->gpu_gen < GEN_NUM && g->nnodes > 1 &&
+           !g->nic_on_host && g->p.tree_pattern_penalty > 0 && coll_version_has(g, g->p.ver_tree_pattern_penalty);
+}
+
 /* Double binary tree: reduce up and broadcast down, pipelined, so the time is
  * the busiest link's bytes over its bandwidth plus a step latency per level
  * up and down (NCCL's tuner: algorithm bandwidth = tree bus bandwidth x 0.5).
@@ -176,19 +189,6 @@ static double tree_post_s(const CollGroup *g, CollProto p, double bytes)
  * all-reduces (measured 2-node A100 runs run at the ring's rate: the OCI
  * A100 and ABCI traces), where it is far under it (GH200's 200 Gb/s NICs)
  * it takes the tree; tuner_algbw_Bps carries that rating (4 halves). */
-/* NCCL from 2.26 rates a tree 0.85 lower where its graph search fell back
- * from the balanced tree to the simple one (tuning.cc: maxTreePattern ==
- * NCCL_TOPO_PATTERN_TREE), which from Hopper on it tries when the balanced
- * tree fails (search.cc, "Try a simpler tree"): across the nodes of a DGX
- * H100, each GPU beside its own NIC on a PCIe switch, it does.  Not where
- * the NICs hang off the host CPU (GH200): no derivation says it fails there,
- * and the 2 x 4 GH200 run takes the tree's time at 64 MiB. */
-static bool tree_pattern_penalised(const CollGroup *g)
-{
-    return g->library == COLL_LIB_NCCL && g->gpu_gen >= GEN_HOPPER && g->gpu_gen < GEN_NUM && g->nnodes > 1 &&
-           !g->nic_on_host && g->p.tree_pattern_penalty > 0 && coll_version_has(g, g->p.ver_tree_pattern_penalty);
-}
-
 static bool cost_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, CollCost *c)
 {
     if (op != COLL_ALLREDUCE)
