@@ -407,7 +407,7 @@ void coll_group_add_transport_latency(CollGroup *g)
      * the rating of the versions that rate them apart */
     double *nt[] = {&g->p.nvls_tree_net_lat, &g->p.nvls_tree_net_rating};
     for (int k = 0; k < 2; k++)
-        if (*nt[k] > 0)
+        if (k == 0 || *nt[k] > 0) /* a rating of 0: none given, the time's is rated */
             *nt[k] = (tr->step > 0 ? tr->step : *nt[k]) + tr->latency + tr->overhead;
 }
 

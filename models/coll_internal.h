@@ -266,6 +266,12 @@ static inline bool coll_version_has(const CollGroup *g, int code)
 {
     return g->nccl_version == 0 || g->nccl_version >= code;
 }
+/* A value NCCL's tuner takes from version `code` on: `from` there (where a
+ * parameters file gives one, > 0), `before` in older versions. */
+static inline double coll_from_version(const CollGroup *g, int code, double from, double before)
+{
+    return from > 0 && coll_version_has(g, code) ? from : before;
+}
 /* Every node's NVSwitch reduces (NVLink SHARP) and has ranks to reduce. */
 static inline bool coll_nvls_capable(const CollGroup *g)
 {

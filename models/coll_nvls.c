@@ -81,8 +81,7 @@ static double nvls_fill_s(const CollGroup *g, double bytes, double algbw)
  * below NVLS's 25 + 3.9); NVLSTree's rating starts from it too. */
 static double nvls_rated_latency(const CollGroup *g)
 {
-    bool later = g->p.nvls_rating_lat > 0 && coll_version_has(g, g->p.ver_nvls_rating_lat);
-    return later ? g->p.nvls_rating_lat : g->p.nvls_latency;
+    return coll_from_version(g, g->p.ver_nvls_rating_lat, g->p.nvls_rating_lat, g->p.nvls_latency);
 }
 
 /* What NCCL's tuner rates NVLSTree's latency at: the NVLS step as above and
@@ -90,8 +89,7 @@ static double nvls_rated_latency(const CollGroup *g)
  * (hwLat[NET][NVLS_TREE]); its time keeps nvls.latency_s and 14 us. */
 static double nvls_tree_rated_latency(const CollGroup *g)
 {
-    bool later = g->p.nvls_tree_net_rating > 0 && coll_version_has(g, g->p.ver_nvls_tree_net_rating);
-    double net = later ? g->p.nvls_tree_net_rating : g->p.nvls_tree_net_lat;
+    double net = coll_from_version(g, g->p.ver_nvls_tree_net_rating, g->p.nvls_tree_net_rating, g->p.nvls_tree_net_lat);
     return nvls_rated_latency(g) + 2 * coll_ilog2_ceil(g->nnodes) * net;
 }
 

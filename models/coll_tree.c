@@ -166,10 +166,11 @@ static double tree_post_s(const CollGroup *g, CollProto p, double bytes)
  * H100, each GPU beside its own NIC on a PCIe switch, it does.  Not where
  * the NICs hang off the host CPU (GH200): no derivation says it fails there,
  * and the 2 x 4 GH200 run takes the tree's time at 64 MiB. */
-static bool tree_pattern_penalised(const CollGroup *g)
+static double tree_pattern_factor(const CollGroup *g)
 {
-    return g->library == COLL_LIB_NCCL && g->gpu_gen >= GEN_HOPPER && g->gpu_gen < GEN_NUM && g->nnodes > 1 &&
-           !g->nic_on_host && g->p.tree_pattern_penalty > 0 && coll_version_has(g, g->p.ver_tree_pattern_penalty);
+    bool simple = g->library == COLL_LIB_NCCL && g->gpu_gen >= GEN_HOPPER && g->gpu_gen < GEN_NUM && g->nnodes > 1 &&
+                  !g->nic_on_host;
+    return simple ? coll_from_version(g, g->p.ver_tree_pattern_penalty, g->p.tree_pattern_penalty, 1) : 1;
 }
 
 /* Double binary tree: reduce up and broadcast down, pipelined, so the time is
@@ -201,9 +202,8 @@ static bool cost_tree(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     double corr = tree_correction(g, p, bytes); /* NCCL's: trees fall short at medium sizes */
     double cap = tree_ll_cap(g, p);
     c->algbw_Bps = fmin(spb > 0 ? g->p.proto_bw[KIND_TREE][p] / spb : INFINITY, tree_ll_cap_at(g, p, bytes)) * corr;
-    c->tuner_algbw_Bps = fmin(rated > 0 ? g->p.proto_bw[KIND_TREE][p] / rated : INFINITY, cap) * corr;
-    if (tree_pattern_penalised(g))
-        c->tuner_algbw_Bps *= g->p.tree_pattern_penalty;
+    c->tuner_algbw_Bps =
+        fmin(rated > 0 ? g->p.proto_bw[KIND_TREE][p] / rated : INFINITY, cap) * corr * tree_pattern_factor(g);
     return true;
 }
 

@@ -112,6 +112,12 @@ int coll_newest_version(int lib)
 
 /* ---------------- closed form ---------------- */
 
+/* NCCL has LL128 from 2.5.6 (nccl.since.ll128). */
+static bool ll128_too_old(const CollGroup *g)
+{
+    return g->library == COLL_LIB_NCCL && !coll_version_has(g, g->p.ver_ll128);
+}
+
 static bool proto_allowed(const CollGroup *g, CollProto p)
 {
     /* NCCL enables LL128 by default only over NVLink; across nodes where
@@ -122,7 +128,7 @@ static bool proto_allowed(const CollGroup *g, CollProto p)
      * Hopper node with GPUDirect RDMA has; never where the NIC hangs off the
      * host CPU (PATH_PHB: GH200, Slingshot blades). RCCL: off (rccl.ll128)
      * but across nodes where its architecture's table turns it on. */
-    if (p == COLL_LL128 && g->library == COLL_LIB_NCCL && !coll_version_has(g, g->p.ver_ll128))
+    if (p == COLL_LL128 && ll128_too_old(g))
         return false;
     if (g->library == COLL_LIB_RCCL && p == COLL_LL128) /* on one node its tuning rates LL128 as LL */
         return g->p.rccl.ll128 || (g->nnodes > 1 && coll_rccl_ll128(g));
@@ -306,7 +312,7 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
 const char *coll_why_not(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto)
 {
     if (proto == COLL_LL128 && !proto_allowed(g, proto))
-        return g->library == COLL_LIB_NCCL && !coll_version_has(g, g->p.ver_ll128) ? "NCCL has LL128 from 2.5"
+        return ll128_too_old(g) ? "NCCL has LL128 from 2.5"
                : g->nic_on_host && g->nnodes > 1
                    ? "LL128 does not run across nodes where the NICs hang off the host CPU (\"nic_path\": \"phb\")"
                    : "LL128 runs only over NVLink, across nodes where each GPU shares a PCIe switch with its NIC "

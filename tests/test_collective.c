@@ -364,7 +364,9 @@ typedef struct {
     double large, small;
 } Summary;
 
-static bool validate(const char *topo, const char *trace, const char *version, Summary *s)
+/* `shardsim validate --json` of a trace on a topology (and NCCL version),
+ * parsed; NULL (said on stderr) where it fails. */
+static cJSON *validate_json(const char *topo, const char *trace, const char *version)
 {
     char *argv[] = {SHARDSIM_BINARY, "validate", "--json", "--topology", (char *)topo, (char *)trace, NULL, NULL, NULL};
     if (version) {
@@ -373,21 +375,27 @@ static bool validate(const char *topo, const char *trace, const char *version, S
     }
     char *out = NULL, *errs = NULL;
     int status = 0;
-    if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &errs, &status, NULL))
-        return false;
-    cJSON *j = cJSON_Parse(out);
-    bool ok = g_spawn_check_wait_status(status, NULL) && j;
-    if (ok) {
-        s->large = cJSON_GetObjectItem(j, "median_abs_pct_error_large")->valuedouble;
-        s->small = cJSON_GetObjectItem(j, "median_abs_pct_error_small")->valuedouble;
-        fprintf(stderr, "%s: median error %.1f%% from 1 MiB, %.1f%% below\n", trace, s->large, s->small);
-    } else {
+    cJSON *j = NULL;
+    if (g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &errs, &status, NULL) &&
+        g_spawn_check_wait_status(status, NULL))
+        j = cJSON_Parse(out);
+    if (!j)
         fprintf(stderr, "validate failed: %s\n", errs ? errs : "");
-    }
-    cJSON_Delete(j);
     g_free(out);
     g_free(errs);
-    return ok;
+    return j;
+}
+
+static bool validate(const char *topo, const char *trace, const char *version, Summary *s)
+{
+    cJSON *j = validate_json(topo, trace, version);
+    if (!j)
+        return false;
+    s->large = cJSON_GetObjectItem(j, "median_abs_pct_error_large")->valuedouble;
+    s->small = cJSON_GetObjectItem(j, "median_abs_pct_error_small")->valuedouble;
+    fprintf(stderr, "%s: median error %.1f%% from 1 MiB, %.1f%% below\n", trace, s->large, s->small);
+    cJSON_Delete(j);
+    return true;
 }
 
 #define DATA SHARDSIM_SOURCE_DIR "/tests/data/traces/"
@@ -489,17 +497,12 @@ static void test_two_node_h100_picks(void)
 /* The signed error (+: the model slower) of a trace's row of `size` bytes on `topo`. */
 static double row_error(const char *topo, const char *trace, double size)
 {
-    char *argv[] = {SHARDSIM_BINARY, "validate", "--json", "--topology", (char *)topo, (char *)trace, NULL};
-    char *out = NULL;
+    cJSON *j = validate_json(topo, trace, NULL), *r;
     double e = NAN;
-    if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, NULL, NULL))
-        return e;
-    cJSON *j = cJSON_Parse(out), *rows = cJSON_GetObjectItem(j, "rows"), *r;
-    cJSON_ArrayForEach(r, rows)
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(j, "rows"))
         if (cJSON_GetObjectItem(r, "size_bytes")->valuedouble == size)
             e = cJSON_GetObjectItem(r, "pct_error")->valuedouble;
     cJSON_Delete(j);
-    g_free(out);
     return e;
 }
 
