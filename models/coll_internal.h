@@ -260,6 +260,12 @@ bool coll_nccl_read(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError *
 void coll_nccl_make_tuner(CollGroup *g);
 /* GEN_* of the topology's GPUs, GEN_NOT_NCCL (TPUs) or -1 (coll_nccl.c). */
 int coll_nccl_gpu_generation(const Topo *t);
+/* NCCL's graph search inside one NVSwitch domain (coll_nccl.c): whether the
+ * group rates by it, and the ring's bus bandwidth and NVLS's algorithm
+ * bandwidth its tuner then rates (B/s). */
+bool coll_nccl_nvs_graph(const CollGroup *g);
+double coll_nccl_ring_rated_bus_bw(const CollGroup *g);
+double coll_nccl_nvls_rated_algbw(const CollGroup *g);
 
 /* Whether the group's NCCL version has what came in version `code`. */
 static inline bool coll_version_has(const CollGroup *g, int code)

@@ -325,3 +325,93 @@ double coll_transport_eager_overhead(const CollGroup *g, CollProto p, double msg
     double wire = msg * (p == COLL_LL ? 2.0 : 128.0 / 120.0);
     return wire > tr->eager_max ? tr->rendezvous : 0;
 }
+
+/* NCCL's graph search inside one NVSwitch domain (src/graph/search.cc),
+ * whose speeds its tuner rates rings and NVLS by: per channel a speed from
+ * the GPU generation's intra-node array (GB/s, read in the tags named; no
+ * code copied), charged on a GPU's NVLink bandwidth as NCCL counts it. */
+static const struct {
+    int gen, from; /* the first version with this array */
+    double gbs[12];
+} nvs_speeds[] = {
+    {GEN_HOPPER, 0, {66, 33, 24, 20, 15, 12, 6, 3}},                        /* v2.17.1-1 */
+    {GEN_HOPPER, 21800, {60, 40, 30, 24, 20, 15, 12, 6, 3}},                /* v2.18.1-1 */
+    {GEN_HOPPER, 21900, {60, 50, 40, 30, 24, 20, 15, 12, 6, 3}},            /* v2.19.3-1 */
+    {GEN_HOPPER, 22100, {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3}},        /* v2.21.5-1 */
+    {GEN_BLACKWELL, 22500, {90, 80, 70, 60, 50, 40, 30, 24, 20, 19}},       /* v2.25.1-1 */
+    {GEN_BLACKWELL, 22700, {90, 80, 70, 60, 50, 40, 30, 24, 20, 19, 18}},   /* v2.27.3-1 */
+    {GEN_BLACKWELL, 22900, {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18}}, /* v2.29.2-1 */
+};
+
+/* Whether the group's ratings follow that search: NCCL on one NVSwitch
+ * domain of Hopper or Blackwell GPUs (the ones with NVLink SHARP). */
+bool coll_nccl_nvs_graph(const CollGroup *g)
+{
+    return g->library == COLL_LIB_NCCL && g->nnodes == 1 && g->ppn > 1 && g->gpu_gen >= GEN_HOPPER &&
+           topo_has_nvlink_sharp(g->t);
+}
+
+/* The group's speed array (Blackwell before 2.25 searches Hopper's), its
+ * length in *n; the speeds in B/s. */
+static const double *nvs_speed_array(const CollGroup *g, int *n)
+{
+    int v = g->nccl_version ? g->nccl_version : G_MAXINT;
+    const double *s = nvs_speeds[0].gbs;
+    for (size_t i = 0; i < G_N_ELEMENTS(nvs_speeds); i++)
+        if (nvs_speeds[i].from <= v && nvs_speeds[i].gen <= g->gpu_gen)
+            s = nvs_speeds[i].gbs;
+    for (*n = 0; *n < 12 && s[*n] > 0; (*n)++)
+        ;
+    return s;
+}
+
+/* A GPU's NVLink bandwidth as NCCL counts it: its links at NCCL's per-link
+ * figure (topo.h SM90_NVLINK_BW 20.6 GB/s, SM100_NVLINK_BW 40.1), which the
+ * hardware's per-direction link rate (NVLink 4: 25 GB/s, NVLink 5: 50) and
+ * the topology's GPU bandwidth give the link count for. */
+static double nvs_gpu_bw(const CollGroup *g)
+{
+    return g->gpu_gen >= GEN_BLACKWELL ? g->gpu_link / 50e9 * 40.1e9 : g->gpu_link / 25e9 * 20.6e9;
+}
+
+/* A ring's channels cross every GPU's NVLink once each way: the search takes
+ * the fastest speed one channel fits and as many channels as fit at it
+ * (8 H100s: 6 x 60 = 360 GB/s, as NCCL 2.29.2 prints for 2, 4 and 6 of them;
+ * duplicating channels later halves each one's speed).  B/s. */
+double coll_nccl_ring_rated_bus_bw(const CollGroup *g)
+{
+    int n;
+    const double *s = nvs_speed_array(g, &n);
+    double link = nvs_gpu_bw(g) / 1e9;
+    int k = 0;
+    while (k + 1 < n && s[k] > link)
+        k++;
+    return floor(link / s[k]) * s[k] * 1e9;
+}
+
+/* NVLS: a channel per head GPU, min(n, NCCL_MAX_NVLS_ARITY 32), each one's
+ * speed charged once on every GPU's NVLink and twice on its head's, so
+ * (heads + 1) x speed must fit; then the search steps the inter speed up the
+ * array while it is below twice that.  The tuner's algorithm bandwidth:
+ * heads x min(intra, inter) x 3/4 to 2.18.5 and 5/6 to 2.27; from 2.28 heads
+ * x min(intra x nvlsEfficiency (0.85 Hopper, 0.74 Blackwell) x (heads - 1) /
+ * heads x 2, inter), a bus bandwidth turned algorithm by n / (2 (n - 1))
+ * (tuning.cc).  NCCL 2.29.2 prints 102, 160 and 216 GB/s on 2, 4 and 6 H100s. */
+double coll_nccl_nvls_rated_algbw(const CollGroup *g)
+{
+    int n;
+    const double *s = nvs_speed_array(g, &n);
+    double heads = fmin(g->ppn, 32), link = nvs_gpu_bw(g) / 1e9;
+    int k = 0;
+    while (k + 1 < n && (heads + 1) * s[k] > link)
+        k++;
+    int j = k;
+    while (j > 0 && s[j] < 2 * s[k])
+        j--;
+    double intra = s[k] * 1e9, inter = s[j] * 1e9;
+    if (coll_version_has(g, 22800)) {
+        double eff = g->gpu_gen >= GEN_BLACKWELL ? 0.74 : 0.85;
+        return heads * fmin(intra * eff * (heads - 1) / heads * 2, inter) * g->ppn / (2.0 * (g->ppn - 1));
+    }
+    return heads * fmin(intra, inter) * (coll_version_has(g, 21806) ? 5.0 / 6 : 0.75);
+}

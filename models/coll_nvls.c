@@ -27,15 +27,15 @@ static double nvls_rate(const CollGroup *g)
     return nvls_rate_8(g) * fmin(1, (1 + 1.0 / 8) / (1 + 1.0 / g->ppn));
 }
 
-/* What NCCL's tuner rates NVLS at inside one NVLink domain: its NVLS graph
- * has a channel per GPU, at most NCCL_MAX_NVLS_ARITY 32 (search.cc), and
- * tuning.cc turns channels x bandwidth x nvlsEfficiency x (c - 1) / c x 2
- * into an algorithm bandwidth by n / (2 (n - 1)): proportional to n, where
- * a ring's rating is not.  So the tuner rates n GPUs at min(n, 32) / 8 of
- * the 8-GPU rate it was quoted at, and at 4 H100s picks Ring, as NCCL
- * 2.29.2 did (tests/data/traces, the source's tuning log: Ring 240 GB/s,
- * NVLS 160), though NVLS would run at 0.9 of the 8-GPU rate (nvls_rate). */
-static double nvls_rating(const CollGroup *g) { return nvls_rate_8(g) * fmin(g->ppn, 32) / 8; }
+/* What NCCL's tuner rates NVLS at inside one NVLink domain: where NCCL's
+ * graph search applies, its figure (coll_nccl.c: on 4 H100s 160 GB/s against
+ * the ring's 240, so NCCL 2.29.2 ran Ring there, on 6 NVLS), though NVLS
+ * runs at 0.9 of the 8-GPU rate on 4 (nvls_rate); elsewhere the 8-GPU rate
+ * scaled by the heads, a channel per GPU up to 32. */
+static double nvls_rating(const CollGroup *g)
+{
+    return coll_nccl_nvs_graph(g) ? coll_nccl_nvls_rated_algbw(g) : nvls_rate_8(g) * fmin(g->ppn, 32) / 8;
+}
 
 /* Seconds per byte of the message on a node's NICs, per direction, for the
  * tree between nodes: each tree edge carries its tree's half each way, and a

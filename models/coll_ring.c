@@ -62,18 +62,27 @@ static double ring_plateau(const CollGroup *g, CollOp op, CollProto p, double by
  * nodes only: in a node NCCL runs the rings its search finds, doubled on fast
  * NVLink (24 on an HGX A100), more than the ceiling needs to pass the whole
  * bus, where the model finds one ring on an NVSwitch. */
+static double ring_share(const CollGroup *g, CollProto p)
+{
+    if (p == COLL_LL128 && g->ppn < 2) /* each GPU sends and receives through its NIC */
+        return g->p.ring_ll128_one_per_node;
+    if (p == COLL_LL && g->nnodes <= 1)
+        return g->p.ring_ll_one_node;
+    return g->p.proto_bw[KIND_RING][p];
+}
+
+static double ring_cap(const CollGroup *g, CollProto p)
+{
+    if (p == COLL_LL)
+        return coll_ll_max_bus_bw(g);
+    if (p == COLL_LL128 && g->nnodes > 1)
+        return g->p.ll128_max_per_ch * (g->nch > g->nics ? g->nch : (g->nics > 0 ? g->nics : 1));
+    return INFINITY;
+}
+
 static double ring_eff(const CollGroup *g, CollProto p)
 {
-    double eff = g->p.proto_bw[KIND_RING][p], cap = INFINITY;
-    if (p == COLL_LL128 && g->ppn < 2) /* each GPU sends and receives through its NIC */
-        eff = g->p.ring_ll128_one_per_node;
-    if (p == COLL_LL && g->nnodes <= 1)
-        eff = g->p.ring_ll_one_node;
-    double bus = ring_bus_bw(g) * eff;
-    if (p == COLL_LL)
-        cap = coll_ll_max_bus_bw(g);
-    if (p == COLL_LL128 && g->nnodes > 1)
-        cap = g->p.ll128_max_per_ch * (g->nch > g->nics ? g->nch : (g->nics > 0 ? g->nics : 1));
+    double eff = ring_share(g, p), bus = ring_bus_bw(g) * eff, cap = ring_cap(g, p);
     return bus > cap ? eff * cap / bus : eff;
 }
 
@@ -97,11 +106,14 @@ static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     double bw = ring_bus_bw(g) * ring_eff(g, p);
     c->latency_s = ring_lat(g, op, p, bytes);
     c->algbw_Bps = min_bw(bw, ring_ll_cap_at(g, p, bytes)) / coll_busbw_factor(op, g->n);
+    /* the tuner rates the comm's full ceiling; on one NVSwitch domain its
+     * graph search's, not the links' (coll_nccl.c) */
+    double rated = coll_nccl_nvs_graph(g) ? coll_nccl_ring_rated_bus_bw(g) : ring_bus_bw(g);
     if (p == COLL_LL && g->library == COLL_LIB_NCCL && coll_version_has(g, g->p.ver_ring_ll_rating))
-        c->tuner_algbw_Bps = min_bw(ring_bus_bw(g) * g->p.ring_ll_rating, coll_ll_max_bus_bw(g)) /
+        c->tuner_algbw_Bps = min_bw(rated * g->p.ring_ll_rating, coll_ll_max_bus_bw(g)) /
                              coll_busbw_factor(op, g->n); /* NCCL 2.21 on rates LL rings at twice the rate */
     else
-        c->tuner_algbw_Bps = bw / coll_busbw_factor(op, g->n); /* the tuner rates the comm's full ceiling */
+        c->tuner_algbw_Bps = min_bw(rated * ring_share(g, p), ring_cap(g, p)) / coll_busbw_factor(op, g->n);
     c->latency_s *= ring_plateau(g, op, p, bytes);
     return true;
 }

@@ -34,7 +34,10 @@ validate_preset() {
     *h100-sxm-dell-xe9680_2node*) echo "dgx-h100-cluster --nodes 2" ;;
     *h100-sxm_4node*) echo "dgx-h100-cluster --nodes 4" ;;
     *h100-sxm_1node8gpu*|*h100-aws-p5_1node8gpu*|*h100-dgx_1node8gpu*) echo dgx-h100 ;;
-    *h100-sxm_1node4gpu*) echo "dgx-h100 --ranks 4" ;; # 4 of a node's 8 GPUs
+    *h100-sxm_1node[246]gpu*) # 2, 4 or 6 of a node's 8 GPUs, NCCL_ALGO as the file's name says
+      local g=${1#*1node} algo=""
+      case $1 in *_algo-nvls_*) algo=" --algo nvls" ;; *_algo-ring_*) algo=" --algo ring" ;; esac
+      echo "dgx-h100 --ranks ${g%%gpu*}$algo" ;;
     *h100-together-ai_2node*) echo "dgx-h100-cluster --nodes 2" ;; # no Rank lines: the nodes given
     *h100-oci-bm-gpu-h100.8_2node*) echo oci-bm-gpu-h100.8 ;;
     *_h200-*_2node*) echo "dgx-h200-cluster --nodes 2" ;; # 2 x 8 H200 (Dell, OCI, Nebius, GCP A3 Ultra), not GH200

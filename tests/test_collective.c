@@ -964,29 +964,82 @@ static void test_p2p_protocol(void)
 }
 
 /* NVLS with n GPUs of a node: it runs at (1 + 1/8) / (1 + 1/n) of the
- * 8-GPU rate (0.9 at 4), NCCL's tuner rates it at n / 8 of it, so at 4
- * H100s NCCL (and the model) picks Ring for a large all-reduce, at 8 NVLS. */
+ * 8-GPU rate (0.9 at 4).  NCCL's tuner rates it and the ring by its graph
+ * search (coll_nccl.c): the ratings NCCL 2.29.2 printed for 2, 4 and 6 H100s
+ * (tests/data/traces, the nccl-collectives-bench-scaling logs' tuning
+ * tables: AllReduce Ring LL/LL128/Simple and NVLS, AllGather Ring Simple, in
+ * GB/s to NCCL's one decimal), so it picks Ring for a large all-reduce on 2
+ * and 4 GPUs and NVLS on 6 and 8, as those logs and the 8-GPU runs show. */
 static void test_nvls_below_eight(void)
 {
+    static const struct { int n; double ll, ll128, simple, nvls, ag; CollAlgo pick; } nccl[] = {
+        {2, 141.0, 331.2, 360.0, 102.0, 720.0, COLL_RING},
+        {4, 94.0, 220.8, 240.0, 160.0, 480.0, COLL_RING},
+        {6, 84.6, 198.7, 216.0, 216.0, 432.0, COLL_NVLS},
+        {8, 80.6, 189.3, 205.7, 272.0, 411.4, COLL_NVLS}, /* not printed there: the same rules */
+    };
     Topo *h = load("dgx-h100", 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     int ids[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    CollGroup *g4 = coll_group_new(h, ids, 4, NULL, NULL), *g8 = coll_group_new(h, ids, 8, NULL, NULL);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g4);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g8);
-    CollCost a4, a8, n4, n8;
-    double bytes = 1 << 30;
-    CU_ASSERT_TRUE_FATAL(coll_cost(g4, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &a4));
-    CU_ASSERT_TRUE_FATAL(coll_cost(g8, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &a8));
-    CU_ASSERT_EQUAL(a4.algo, COLL_RING);
-    CU_ASSERT_EQUAL(a8.algo, COLL_NVLS);
-    CU_ASSERT_TRUE_FATAL(coll_cost(g4, COLL_ALLREDUCE, COLL_NVLS, COLL_SIMPLE, bytes, &n4));
-    CU_ASSERT_TRUE_FATAL(coll_cost(g8, COLL_ALLREDUCE, COLL_NVLS, COLL_SIMPLE, bytes, &n8));
-    CU_ASSERT_DOUBLE_EQUAL(n4.algbw_Bps / n8.algbw_Bps, 0.9, 1e-9);
-    CU_ASSERT_DOUBLE_EQUAL(n4.tuner_algbw_Bps / n8.tuner_algbw_Bps, 0.5, 1e-9);
-    coll_group_free(g4);
-    coll_group_free(g8);
+    double bytes = 1 << 30, rate8 = 0;
+    for (int k = 3; k >= 0; k--) {
+        CollGroup *g = coll_group_new(h, ids, nccl[k].n, NULL, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        coll_group_set_nccl_version(g, coll_nccl_version_parse("2.29.2"));
+        const double want[4] = {nccl[k].ll, nccl[k].ll128, nccl[k].simple, nccl[k].nvls};
+        CollCost c;
+        for (int i = 0; i < 4; i++) {
+            CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, i < 3 ? COLL_RING : COLL_NVLS, i < 3 ? (CollProto)i : COLL_SIMPLE,
+                                           bytes, &c));
+            CU_ASSERT_DOUBLE_EQUAL(c.tuner_algbw_Bps / 1e9, want[i], 0.05);
+        }
+        if (k == 3)
+            rate8 = c.algbw_Bps;
+        else if (nccl[k].n == 4)
+            CU_ASSERT_DOUBLE_EQUAL(c.algbw_Bps / rate8, 0.9, 1e-9);
+        CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLGATHER, COLL_RING, COLL_SIMPLE, bytes, &c));
+        CU_ASSERT_DOUBLE_EQUAL(c.tuner_algbw_Bps / 1e9, nccl[k].ag, 0.05);
+        CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &c));
+        CU_ASSERT_EQUAL(c.algo, nccl[k].pick);
+        coll_group_free(g);
+    }
     topo_free(h);
+}
+
+/* The same search on Blackwell and across a rack: NCCL 2.25.1 on a GB200
+ * NVL72 rack rates NVLS at 533.3 GB/s (32 heads at 20 GB/s, x 5/6) and the
+ * ring at 365.1; 8 B200s under 2.29.2 rate both at 411.4, where NVLS's lower
+ * latency keeps it (NVLS's rating from 2.28: x nvlsEfficiency 0.74 x 2 x
+ * (c - 1) / c, capped by the inter speed, 90). */
+static void test_nvls_rating_blackwell(void)
+{
+    Topo *r = load("gb200-nvl72", 0), *b = load("dgx-b200", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    int ids[72];
+    for (int i = 0; i < 72; i++)
+        ids[i] = i;
+    CollGroup *g = coll_group_new(r, ids, 72, NULL, NULL), *e = coll_group_new(b, ids, 8, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    coll_group_set_nccl_version(g, coll_nccl_version_parse("2.25.1"));
+    coll_group_set_nccl_version(e, coll_nccl_version_parse("2.29.2"));
+    CollCost c;
+    double bytes = 1 << 30;
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_NVLS, COLL_SIMPLE, bytes, &c));
+    CU_ASSERT_DOUBLE_EQUAL(c.tuner_algbw_Bps / 1e9, 533.3, 0.05);
+    CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, bytes, &c));
+    CU_ASSERT_DOUBLE_EQUAL(c.tuner_algbw_Bps / 1e9, 365.1, 0.05);
+    for (int a = 0; a < 2; a++) {
+        CU_ASSERT_TRUE_FATAL(coll_cost(e, COLL_ALLREDUCE, a ? COLL_NVLS : COLL_RING, COLL_SIMPLE, bytes, &c));
+        CU_ASSERT_DOUBLE_EQUAL(c.tuner_algbw_Bps / 1e9, 411.4, 0.05);
+    }
+    CU_ASSERT_TRUE_FATAL(coll_cost(e, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &c));
+    CU_ASSERT_EQUAL(c.algo, COLL_NVLS);
+    coll_group_free(g);
+    coll_group_free(e);
+    topo_free(r);
+    topo_free(b);
 }
 
 /* The ring's protocols inside one NVSwitch node: LL at its payload share,
@@ -1029,6 +1082,7 @@ static const TestCase tests[] = {
     {"the LL ring inside an 8x H100 node, on two published runs", test_ll_ring_on_h100_runs},
     {"2 x 8 H100: NCCL's picks by version at 256 KiB-2 MiB", test_two_node_h100_picks},
     {"NVLS with fewer than 8 GPUs: its rate and NCCL's rating", test_nvls_below_eight},
+    {"NCCL's NVLS and ring ratings on Blackwell and an NVL72 rack", test_nvls_rating_blackwell},
     {"a send between two GPUs: NCCL's send/receive protocol", test_p2p_protocol},
     {"double binary tree across nodes", test_tree_across_nodes},
     {"oversubscribed fat tree slows the flow model", test_oversubscribed_fat_tree},

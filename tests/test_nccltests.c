@@ -201,6 +201,19 @@ static const Expect EXPECT[] = {
       8589934592ull, NCCLTESTS_ALLREDUCE, 4, 1, 4, 4, "NVIDIA H100 80GB HBM3", "2.29.2" },
     { DATA_TRACES, "nccl-tests_reducescatter_h100-sxm_1node4gpu_nvswitch_nccl2.29.2_nccl-collectives-bench-quiet.txt", 0, 28,
       64ull, 8589934592ull, NCCLTESTS_REDUCESCATTER, 4, 1, 4, 4, "NVIDIA H100 80GB HBM3", "2.29.2" },
+    /* -g 2, 4, 6 with NCCL_DEBUG=INFO's tuning lines between (and inside) the rows */
+    { DATA_TRACES, "nccl-tests_allreduce_h100-sxm_1node2gpu_nvswitch_nccl2.29.2_auto_nccl-collectives-bench-scaling.txt", 0, 6,
+      268435456ull, 8589934592ull, NCCLTESTS_ALLREDUCE, 2, 1, 2, 2, "NVIDIA H100 80GB HBM3", "2.29.2" },
+    { DATA_TRACES, "nccl-tests_allreduce_h100-sxm_1node4gpu_nvswitch_nccl2.29.2_auto_nccl-collectives-bench-scaling.txt", 0, 6,
+      268435456ull, 8589934592ull, NCCLTESTS_ALLREDUCE, 4, 1, 4, 4, "NVIDIA H100 80GB HBM3", "2.29.2" },
+    { DATA_TRACES, "nccl-tests_allreduce_h100-sxm_1node6gpu_nvswitch_nccl2.29.2_auto_nccl-collectives-bench-scaling.txt", 0, 6,
+      268435456ull, 8589934592ull, NCCLTESTS_ALLREDUCE, 6, 1, 6, 6, "NVIDIA H100 80GB HBM3", "2.29.2" },
+    { DATA_TRACES, "nccl-tests_allreduce_h100-sxm_1node2gpu_nvswitch_nccl2.29.2_algo-nvls_nccl-collectives-bench-scaling.txt", 0, 6,
+      268435456ull, 8589934592ull, NCCLTESTS_ALLREDUCE, 2, 1, 2, 2, "NVIDIA H100 80GB HBM3", "2.29.2" },
+    { DATA_TRACES, "nccl-tests_allreduce_h100-sxm_1node4gpu_nvswitch_nccl2.29.2_algo-nvls_nccl-collectives-bench-scaling.txt", 0, 6,
+      268435456ull, 8589934592ull, NCCLTESTS_ALLREDUCE, 4, 1, 4, 4, "NVIDIA H100 80GB HBM3", "2.29.2" },
+    { DATA_TRACES, "nccl-tests_allreduce_h100-sxm_1node6gpu_nvswitch_nccl2.29.2_algo-ring_nccl-collectives-bench-scaling.txt", 0, 6,
+      268435456ull, 8589934592ull, NCCLTESTS_ALLREDUCE, 6, 1, 6, 6, "NVIDIA H100 80GB HBM3", "2.29.2" },
     /* four runs under "====== N-node ======" lines, no Rank lines: the nodes
      * from the separators, 8 ranks a node from busbw/algbw */
     { DATA_TRACES, MI325X, 1, 3, 4294967296ull, 17179869184ull, NCCLTESTS_ALLREDUCE, 8, 1, 0, 8, NULL, NULL },
@@ -631,6 +644,59 @@ static void test_malformed(void)
     g_clear_error(&err);
 }
 
+/* NCCL_DEBUG=INFO's lines between a row's fields, glued to the field before
+ * them (the host name starts with a digit, as a container id can): the row
+ * read whole, the log lines read for what NCCL says it ran; a row its log
+ * lines leave unfinished is bad input. */
+#define LOG "9c0ffee:7:7 [0] NCCL INFO "
+#define CUT_HDR "# source: test\n# Collective test starting: all_reduce_perf\n# Using devices\n#  Rank  0 Group  0 Pid  7 on 9c0ffee device  0 [0x1] GPU\n" \
+    "#  Rank  1 Group  0 Pid  7 on 9c0ffee device  1 [0x2] GPU\n" \
+    "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+static void test_rows_cut_by_log_lines(void)
+{
+    const char *text = CUT_HDR
+        "     1048576        262144     float     sum" LOG "AllReduce: 1048576 Bytes -> Algo NVLS proto SIMPLE channel{Lo..Hi}={0..15}\n"
+        LOG "AllReduce: 1048576 Bytes -> Algo RING proto LL\n"
+        "   104.86   10.00   10.00  0" LOG "Launch mode Parallel\n"
+        "   104.80   10.01   10.01  0\n"
+        "     2097152        524288     float     sum   209.72   10.00   10.00  0   209.72   10.00   10.00  0\n"
+        LOG "AllReduce: 4194304 Bytes -> Algo 1 proto 2 time 25.214764\n"
+        "     4194304       1048576     float     sum   419.44   10.00   10.00  0   419.44   10.00   10.00  0\n";
+    GError *err = NULL;
+    NcclTrace *t = nccltests_parse("cut.txt", text, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(nccltests_n_rows(t), 3);
+    CU_ASSERT_EQUAL(nccltests_row(t, 0)->size_bytes, 1048576);
+    CU_ASSERT_DOUBLE_EQUAL(nccltests_row(t, 0)->time_us, 104.86, 1e-9);
+    CU_ASSERT_EQUAL(nccltests_row(t, 0)->line, 7);
+    CU_ASSERT_EQUAL(nccltests_n_ranks(t), 2);
+    const char *algo = NULL, *proto = NULL;
+    CU_ASSERT_TRUE_FATAL(nccltests_nccl_ran(t, 1048576, &algo, &proto)); /* the first line for the size */
+    CU_ASSERT_STRING_EQUAL(algo, "nvls");
+    CU_ASSERT_STRING_EQUAL(proto, "simple");
+    CU_ASSERT_FALSE(nccltests_nccl_ran(t, 2097152, &algo, &proto));
+    CU_ASSERT_TRUE_FATAL(nccltests_nccl_ran(t, 4194304, &algo, &proto)); /* older NCCL's numbers */
+    CU_ASSERT_STRING_EQUAL(algo, "ring");
+    CU_ASSERT_STRING_EQUAL(proto, "simple");
+    nccltests_free(t);
+
+    char *dir = g_dir_make_tmp("nccltests-XXXXXX", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    const char *head = CUT_HDR "     1048576        262144     float     sum" LOG "AllReduce: 1 Bytes -> Algo RING proto LL\n";
+    char *end = g_strconcat(head, LOG "x\n", NULL), *hash = g_strconcat(head, "# Out of bounds values : 0 OK\n", NULL);
+    char *longer = g_strconcat(head, "   104.86   10.00   10.00  0   104.86   10.00   10.00  0  7\n", NULL);
+    expect_error(dir, "cut-end.txt", end, 7, "result row cut by log lines has 4 of its 12 fields when the file ends");
+    expect_error(dir, "cut-hash.txt", hash, 7, "has 4 of its 12 fields when line 8 comes");
+    expect_error(dir, "cut-long.txt", longer, 7, "result row has 13 fields, expected 12");
+    expect_error(dir, "cut-first.txt", "# source: test\n     8    2    float    sum" LOG "x\n", 2,
+                 "a result row cut by a log line before any column header");
+    g_free(end);
+    g_free(hash);
+    g_free(longer);
+    g_rmdir(dir);
+    g_free(dir);
+}
+
 #define COLS "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
 /* busbw/algbw = 1.75: 8 ranks of an allreduce; 1.5: 4 ranks */
 #define ROW_R8 "     1048576        262144     float     sum   104.86   10.00   17.50  0   104.86   10.00   17.50  0\n"
@@ -869,6 +935,7 @@ static const TestCase tests[] = {
     {"new format", test_new_format},
     {"old format and noise", test_old_format_and_noise},
     {"malformed input", test_malformed},
+    {"rows cut by NCCL's log lines", test_rows_cut_by_log_lines},
     {"repeated version", test_repeated_version},
     {"contradictions", test_contradictions},
     {"runs and ranks", test_runs_and_ranks},

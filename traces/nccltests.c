@@ -102,6 +102,8 @@ typedef struct {
     NcclLayout layout;
     bool have_layout, in_provenance, last_was_provenance;
     int lineno, rows;
+    GString *cut; /* a result row cut by log lines, its fields so far */
+    int cut_line; /* where it started */
     GError **err;
 } Parser;
 
@@ -273,6 +275,93 @@ static bool result_line(Parser *P, const char *s)
     return got == 1;
 }
 
+/* `p` backed over the digits ending just before it; NULL unless there is one. */
+static const char *back_digits(const char *s, const char *p)
+{
+    const char *d = p;
+    while (d > s && isdigit((unsigned char)d[-1]))
+        d--;
+    return d < p ? d : NULL;
+}
+
+/* Where an NCCL or RCCL log line, "host:pid:tid [dev] NCCL INFO ...", starts
+ * in `s`, else NULL.  NCCL_DEBUG=INFO prints them between nccl-tests' fields
+ * too, glued to the field before: "... sum  -1host:12:12 [0] NCCL INFO ...".
+ * A host the Rank lines named is taken where one ends there (a name that
+ * starts with a digit cannot be told from the field otherwise), else the
+ * whitespace-delimited word. */
+static const char *log_start(const NcclTrace *tr, const char *s)
+{
+    for (const char *q = strstr(s, "CCL "); q; q = strstr(q + 1, "CCL ")) {
+        if (q - s < 6 || (q[-1] != 'N' && q[-1] != 'R') || q[-2] != ' ' || q[-3] != ']')
+            continue;
+        const char *d = back_digits(s, q - 3); /* the device */
+        if (!d || d - s < 3 || d[-1] != '[' || d[-2] != ' ')
+            continue;
+        const char *tid = back_digits(s, d - 2);
+        const char *pid = tid && tid - s >= 2 && tid[-1] == ':' ? back_digits(s, tid - 1) : NULL;
+        if (!pid || pid - s < 1 || pid[-1] != ':')
+            continue;
+        const char *end = pid - 1, *start = end; /* the host: [start, end) */
+        GHashTableIter it;
+        gpointer key;
+        g_hash_table_iter_init(&it, tr->hosts);
+        while (g_hash_table_iter_next(&it, &key, NULL)) {
+            size_t len = strlen(key);
+            if ((size_t)(end - s) >= len && end - len < start && memcmp(end - len, key, len) == 0)
+                start = end - len;
+        }
+        if (start == end)
+            while (start > s && !isspace((unsigned char)start[-1]))
+                start--;
+        return start < end ? start : NULL;
+    }
+    return NULL;
+}
+
+/* A result row's text, whole or a piece of one that log lines cut (its
+ * fields go on after them): complete rows go to result_line, numbered by the
+ * line they started on. */
+static bool row_text(Parser *P, const char *s, bool cut)
+{
+    if (!P->cut && !cut)
+        return result_line(P, s);
+    if (!P->have_layout) {
+        trace_input_error(P->err, P->name, P->lineno, "a result row cut by a log line before any column header");
+        return false;
+    }
+    if (!P->cut) {
+        P->cut = g_string_new(NULL);
+        P->cut_line = P->lineno;
+    }
+    g_string_append_printf(P->cut, " %s", s);
+    TraceTok toks[TRACE_MAX_TOKS];
+    if (trace_tokenize(P->cut->str, toks) < P->layout.n_fields)
+        return true; /* the rest comes after the log lines */
+    char *row = g_string_free(P->cut, FALSE);
+    P->cut = NULL;
+    int line = P->lineno;
+    P->lineno = P->cut_line;
+    bool ok = result_line(P, row);
+    P->lineno = line;
+    g_free(row);
+    return ok;
+}
+
+/* A line that is neither a log line nor the rest of a row cut by them ends
+ * a cut row unfinished: bad input. */
+static bool cut_row_unfinished(Parser *P, bool at_end)
+{
+    if (!P->cut)
+        return false;
+    TraceTok toks[TRACE_MAX_TOKS];
+    char *where = at_end ? g_strdup("the file ends") : g_strdup_printf("line %d comes", P->lineno);
+    trace_input_error(P->err, P->name, P->cut_line, "result row cut by log lines has %d of its %d fields when %s",
+                      trace_tokenize(P->cut->str, toks), P->layout.n_fields, where);
+    g_free(where);
+    return true;
+}
+
 /* A line neither blank nor '#': a result row, a log line or launcher noise. */
 static bool other_line(Parser *P, const char *s)
 {
@@ -285,6 +374,7 @@ static bool other_line(Parser *P, const char *s)
     const char *d = (*s == '-' || *s == '+') ? s + 1 : s;
     bool numeric = isdigit((unsigned char)*d) && !memchr(s, ':', tok0);
     if (log) {
+        nccltests_note_ran(tr, s);
         const char *mode = strstr(s, "Launch mode ");
         if (mode && !tr->launch_mode)
             tr->launch_mode = strstr(mode, "/CGMD") ? 2 : 1;
@@ -298,7 +388,9 @@ static bool other_line(Parser *P, const char *s)
         return true;
     }
     if (numeric)
-        return result_line(P, s);
+        return row_text(P, s, false);
+    if (cut_row_unfinished(P, false))
+        return false;
     if (g_str_has_prefix(s, "===")) {
         run_boundary(P);
         P->cur->sep_nodes = nodes_in(s);
@@ -320,8 +412,19 @@ static bool parse_line(Parser *P, char *raw)
         P->last_was_provenance = false;
         return true;
     }
-    if (*s != '#')
-        return other_line(P, s);
+    if (*s != '#') {
+        const char *lg = log_start(P->cur, s);
+        if (!lg || lg == s)
+            return other_line(P, s);
+        /* fields of a row, then a log line glued on */
+        char *head = g_strndup(s, (gsize)(lg - s));
+        const char *d = (*head == '-' || *head == '+') ? head + 1 : head;
+        bool ok = isdigit((unsigned char)*d) ? row_text(P, head, true) : other_line(P, head);
+        g_free(head);
+        return ok && other_line(P, lg);
+    }
+    if (cut_row_unfinished(P, false))
+        return false;
     int klen = P->in_provenance ? trace_provenance_key(s) : 0;
     if (klen > 0)
         return provenance_line(P, s, klen);
@@ -360,6 +463,10 @@ NcclRuns *nccltests_parse_runs(const char *name, const char *text, GError **err)
         ok = parse_line(&P, raw);
         g_free(raw);
     }
+    if (ok && P.cut)
+        ok = !cut_row_unfinished(&P, true);
+    if (P.cut)
+        g_string_free(P.cut, TRUE);
     if (ok && P.cur->rows->len > 0)
         g_ptr_array_add(P.runs, P.cur);
     else

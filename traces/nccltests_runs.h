@@ -24,11 +24,17 @@ struct NcclTrace { /* one run */
     /* NCCL's "Launch mode" INFO line (NCCL before 2.12): 0 not printed, 1
      * Parallel or Group without CGMD, 2 Group/CGMD (one multi-device launch) */
     int launch_mode;
+    /* NCCL_DEBUG_SUBSYS=TUNING's choice per call: bytes (gint64) -> NCCL_RAN
+     * packed (the first line for each size), NULL until one is read */
+    GHashTable *ran;
     int first_line; /* where the run starts */
     /* what the run itself says about the collective */
     NcclTestsOp op_stated, op_seen; /* "Collective test starting:"; another line naming a binary */
     int op_stated_line, op_seen_line, op_line;
 };
+
+/* Notes what NCCL says it ran in a tuning line of its log (nccltests_nccl_ran). */
+void nccltests_note_ran(NcclTrace *tr, const char *log);
 
 struct NcclRuns {
     GPtrArray *runs; /* NcclTrace */

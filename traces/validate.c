@@ -291,7 +291,7 @@ static bool predict_mpi_rows(const ValidateOptions *o, Measured *m, bool sendrec
         /* no calibration data behind the MPI model's band yet: the wide
          * default of parameters without a measured basis (coll_params.c) */
         ValidateRow row = {r->size, r->time_s, c.time_s, fabs(c.time_s - r->time_s) / r->time_s * 100,
-                           op_label(r->op), c.algo, "mpi", c.time_s * exp(-0.5), c.time_s * exp(0.5), 0};
+                           op_label(r->op), c.algo, "mpi", c.time_s * exp(-0.5), c.time_s * exp(0.5), 0, NULL, NULL};
         g_array_append_val(m->out, row);
     }
     mpi_model_free(mm);
@@ -369,7 +369,8 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
             break;
         }
         ValidateRow row = {r->size, r->time_s, c.time_s, fabs(c.time_s - r->time_s) / r->time_s * 100,
-                           op_label(r->op), coll_algo_name(c.algo), coll_proto_name(c.proto), 0, 0, c.fabric_factor};
+                           op_label(r->op), coll_algo_name(c.algo), coll_proto_name(c.proto), 0, 0, c.fabric_factor,
+                           r->ran_algo, r->ran_proto};
         coll_band(grp, bytes, c.time_s, &row.p10_s, &row.p90_s, NULL);
         g_array_append_val(m->out, row);
     }

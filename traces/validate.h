@@ -44,7 +44,12 @@ typedef struct {
     const char *algo, *proto; /* what the model ran */
     double p10_s, p90_s;      /* the prediction's band (coll_band) */
     double fabric_factor;     /* what the fabric above the NICs slowed its bandwidth term by (CollCost's) */
+    const char *nccl_algo, *nccl_proto; /* what NCCL's own log says it ran there; NULL where it says nothing */
 } ValidateRow;
+
+/* Rows whose NCCL log says what NCCL ran (*said), and of those the ones the
+ * model picked the same algorithm and protocol for (returned). */
+size_t validate_nccl_agrees(const ValidateRow *rows, size_t n, size_t *said);
 
 /* The row's signed error in percent: + where the model is slower than the
  * run (what validate prints; the medians are over abs_pct_error). */

@@ -73,7 +73,8 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
     nccltests_set_op(tr, op); /* the rank count from busbw/algbw follows the op */
     for (size_t i = 0; i < nccltests_n_rows(tr); i++) {
         const NcclTestsRow *r = nccltests_row(tr, i);
-        MRow row = {op, (double)r->size_bytes, r->time_us * 1e-6};
+        MRow row = {op, (double)r->size_bytes, r->time_us * 1e-6, NULL, NULL};
+        nccltests_nccl_ran(tr, r->size_bytes, &row.ran_algo, &row.ran_proto);
         g_array_append_val(m->rows, row);
         m->wrong_rows += r->wrong;
     }
@@ -160,7 +161,7 @@ static bool from_osu(const OsuTrace *tr, int op_override, int ranks, int nodes, 
         double t = r->avg_us * 1e-6;
         if (m->metric != OSU_LATENCY)
             t = r->bw_mbs > 0 ? ways * OSU_WINDOW * (double)r->size_bytes / (r->bw_mbs * 1e6) : 0;
-        MRow row = {op, (double)r->size_bytes * scale, t};
+        MRow row = {op, (double)r->size_bytes * scale, t, NULL, NULL};
         g_array_append_val(m->rows, row);
     }
     return true;
@@ -194,7 +195,7 @@ static bool from_otf2(const char *path, Measured *m, GError **err)
             otf2trace_free(tr);
             return false;
         }
-        MRow row = {r->op, r->size_bytes, r->rank_time_s};
+        MRow row = {r->op, r->size_bytes, r->rank_time_s, NULL, NULL};
         g_array_append_val(m->rows, row);
     }
     m->ranks = otf2trace_n_ranks(tr);

@@ -13,6 +13,7 @@
 typedef struct {
     NcclTestsOp op;
     double size, time_s;
+    const char *ran_algo, *ran_proto; /* what NCCL's log says it ran (nccltests_nccl_ran); NULL: not said */
 } MRow;
 
 /* osu_bw and osu_bibw send windows of this many messages (OSU's default -W). */

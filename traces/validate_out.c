@@ -82,6 +82,19 @@ ValidateErrors validate_errors(const Validation *v)
 
 double validate_row_pct_error(const ValidateRow *row) { return 100 * (row->predicted_s / row->measured_s - 1); }
 
+size_t validate_nccl_agrees(const ValidateRow *rows, size_t n, size_t *said)
+{
+    size_t same = 0;
+    *said = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!rows[i].nccl_algo)
+            continue;
+        (*said)++;
+        same += strcmp(rows[i].nccl_algo, rows[i].algo) == 0 && strcmp(rows[i].nccl_proto, rows[i].proto) == 0;
+    }
+    return same;
+}
+
 static cJSON *row_json(const ValidateRow *row, bool mixed)
 {
     cJSON *jo = cJSON_CreateObject();
@@ -98,6 +111,10 @@ static cJSON *row_json(const ValidateRow *row, bool mixed)
     if (row->fabric_factor > 1) /* only where the fabric above the NICs slowed it, as collective --json */
         cJSON_AddNumberToObject(jo, "fabric_factor", row->fabric_factor);
     cJSON_AddStringToObject(jo, "proto", row->proto);
+    if (row->nccl_algo) { /* only where NCCL's log says what it ran */
+        cJSON_AddStringToObject(jo, "nccl_algo", row->nccl_algo);
+        cJSON_AddStringToObject(jo, "nccl_proto", row->nccl_proto);
+    }
     return jo;
 }
 
@@ -120,6 +137,11 @@ static cJSON *run_json(const ValidateRun *r)
     if (r->nccl_library)
         cJSON_AddStringToObject(tj, "nccl_library", r->nccl_library);
     validate_errors_json(&r->errors, tj);
+    size_t said, same = validate_nccl_agrees(r->rows, r->n_rows, &said);
+    if (said) {
+        cJSON_AddNumberToObject(tj, "nccl_choice_rows", (double)said);
+        cJSON_AddNumberToObject(tj, "nccl_choice_same", (double)same);
+    }
     for (size_t i = 0; i < r->n_rows; i++)
         cJSON_AddItemToArray(rj, row_json(&r->rows[i], r->mixed));
     cJSON_AddItemToObject(tj, "rows", rj);

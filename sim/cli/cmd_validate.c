@@ -61,14 +61,22 @@ static void print_run(const ValidateRun *r, bool human)
         if (r->library)
             printf("# library: %s\n", r->library);
         print_fabric(r);
-        printf("%14s %12s %12s %8s %8s %7s%s\n", "size(B)", "measured(us)", "predicted", "error%", "algo", "proto",
-               r->mixed ? "  op" : "");
+        size_t said, same = validate_nccl_agrees(r->rows, r->n_rows, &said);
+        printf("%14s %12s %12s %8s %8s %7s%s%s\n", "size(B)", "measured(us)", "predicted", "error%", "algo", "proto",
+               said ? "  nccl ran" : "", r->mixed ? "  op" : "");
         for (size_t i = 0; i < r->n_rows; i++) {
             const ValidateRow *row = &r->rows[i];
-            printf("%14.0f %12.2f %12.2f %+8.1f %8s %7s%s%s\n", row->size_bytes, row->measured_s * 1e6,
-                   row->predicted_s * 1e6, validate_row_pct_error(row), row->algo, row->proto, r->mixed ? "  " : "",
-                   r->mixed ? row->op : "");
+            char ran[48] = "";
+            if (said)
+                g_snprintf(ran, sizeof ran, "  %s/%s", row->nccl_algo ? row->nccl_algo : "-",
+                           row->nccl_proto ? row->nccl_proto : "-");
+            printf("%14.0f %12.2f %12.2f %+8.1f %8s %7s%s%s%s\n", row->size_bytes, row->measured_s * 1e6,
+                   row->predicted_s * 1e6, validate_row_pct_error(row), row->algo, row->proto, ran,
+                   r->mixed ? "  " : "", r->mixed ? row->op : "");
         }
+        if (said)
+            printf("# NCCL's log says what it ran at %zu size(s): the model runs the same algorithm and protocol "
+                   "at %zu\n", said, same);
     }
     if (r->skipped)
         fprintf(stderr, "shardsim: %s: %d row(s) with a zero size or time left out\n", r->trace, r->skipped);
