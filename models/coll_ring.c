@@ -115,6 +115,10 @@ static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     else
         c->tuner_algbw_Bps = min_bw(rated * ring_share(g, p), ring_cap(g, p)) / coll_busbw_factor(op, g->n);
     c->latency_s *= ring_plateau(g, op, p, bytes);
+    /* a broadcast or reduce whose channels all follow one ring (sameChannels:
+     * an NVSwitch node's) is rated at one step (tuning.cc), not its chain */
+    if ((op == COLL_BROADCAST || op == COLL_REDUCE) && coll_nccl_nvs_graph(g))
+        c->tuner_latency_s = g->p.base[COLL_RING][p] + coll_intra_step_lat(g, 0, p);
     return true;
 }
 

@@ -968,7 +968,7 @@ static void test_p2p_protocol(void)
  * search (coll_nccl.c): the ratings NCCL 2.29.2 printed for 2, 4 and 6 H100s
  * (tests/data/traces, the nccl-collectives-bench-scaling logs' tuning
  * tables: AllReduce Ring LL/LL128/Simple and NVLS, AllGather Ring Simple, in
- * GB/s to NCCL's one decimal), so it picks Ring for a large all-reduce on 2
+ * GB/s to NCCL's one decimal; Broadcast's ring at one step), so it picks Ring for a large all-reduce on 2
  * and 4 GPUs and NVLS on 6 and 8, as those logs and the 8-GPU runs show. */
 static void test_nvls_below_eight(void)
 {
@@ -999,6 +999,12 @@ static void test_nvls_below_eight(void)
             CU_ASSERT_DOUBLE_EQUAL(c.algbw_Bps / rate8, 0.9, 1e-9);
         CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLGATHER, COLL_RING, COLL_SIMPLE, bytes, &c));
         CU_ASSERT_DOUBLE_EQUAL(c.tuner_algbw_Bps / 1e9, nccl[k].ag, 0.05);
+        const double bcast[3][2] = {{7.2, 141.0}, {15.9, 331.2}, {11.8, 360.0}}; /* one step: sameChannels */
+        for (int p = 0; p < 3; p++) {
+            CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_BROADCAST, COLL_RING, (CollProto)p, bytes, &c));
+            CU_ASSERT_DOUBLE_EQUAL(c.tuner_latency_s * 1e6, bcast[p][0], 0.05);
+            CU_ASSERT_DOUBLE_EQUAL(c.tuner_algbw_Bps / 1e9, bcast[p][1], 0.05);
+        }
         CU_ASSERT_TRUE_FATAL(coll_cost(g, COLL_ALLREDUCE, COLL_ALGO_AUTO, COLL_PROTO_AUTO, bytes, &c));
         CU_ASSERT_EQUAL(c.algo, nccl[k].pick);
         coll_group_free(g);
