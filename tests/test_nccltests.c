@@ -697,6 +697,32 @@ static void test_rows_cut_by_log_lines(void)
     g_free(dir);
 }
 
+/* What launchers and log collectors put before each line: mpirun's
+ * "[1,0]<stdout>:" and "[0] ", srun -l's "3: ", pdsh's "node001: ", a
+ * kubectl --timestamps stamp, and two of them together. */
+static void test_line_prefixes(void)
+{
+    static const char *const prefixes[] = {"[1,0]<stdout>:", "[0] ", "3: ", "node-001.cluster: ",
+                                           "2024-05-01T10:00:00.123456789Z ", "2024-05-01 10:00:00+02:00 [0] "};
+    for (size_t i = 0; i < G_N_ELEMENTS(prefixes); i++) {
+        const char *lines[] = {"# Collective test starting: all_reduce_perf",
+                               "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error",
+                               "     1048576        262144     float     sum   104.86   10.00   17.50  0   104.86   10.00   17.50  0"};
+        GString *text = g_string_new("# source: test\n");
+        for (size_t k = 0; k < G_N_ELEMENTS(lines); k++)
+            g_string_append_printf(text, "%s%s\n", prefixes[i], lines[k]);
+        GError *err = NULL;
+        NcclTrace *t = nccltests_parse("prefix.txt", text->str, &err);
+        if (!t)
+            fprintf(stderr, "\nprefix \"%s\": %s\n", prefixes[i], err->message);
+        CU_ASSERT_PTR_NOT_NULL(t);
+        CU_ASSERT_TRUE(t && nccltests_n_rows(t) == 1 && nccltests_row(t, 0)->size_bytes == 1048576);
+        g_clear_error(&err);
+        nccltests_free(t);
+        g_string_free(text, TRUE);
+    }
+}
+
 #define COLS "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
 /* busbw/algbw = 1.75: 8 ranks of an allreduce; 1.5: 4 ranks */
 #define ROW_R8 "     1048576        262144     float     sum   104.86   10.00   17.50  0   104.86   10.00   17.50  0\n"
@@ -936,6 +962,7 @@ static const TestCase tests[] = {
     {"old format and noise", test_old_format_and_noise},
     {"malformed input", test_malformed},
     {"rows cut by NCCL's log lines", test_rows_cut_by_log_lines},
+    {"launcher and log prefixes", test_line_prefixes},
     {"repeated version", test_repeated_version},
     {"contradictions", test_contradictions},
     {"runs and ranks", test_runs_and_ranks},

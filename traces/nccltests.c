@@ -70,28 +70,6 @@ static char *version_from_code(long code)
     return g_strdup_printf("%ld.%ld.%ld", code / 1000, (code % 1000) / 100, code % 100);
 }
 
-/* Removes an mpirun "[1,0]<stdout>:" or srun "12: " prefix. */
-static const char *strip_launcher_prefix(const char *s)
-{
-    const char *p = s;
-    if (*p == '[') {
-        const char *q = p + 1;
-        while (isdigit((unsigned char)*q) || *q == ',')
-            q++;
-        if (*q == ']' && (g_str_has_prefix(q + 1, "<stdout>:") || g_str_has_prefix(q + 1, "<stderr>:")))
-            return q + 10;
-        return s;
-    }
-    while (*p == ' ')
-        p++;
-    const char *q = p;
-    while (isdigit((unsigned char)*q))
-        q++;
-    if (q > p && *q == ':' && (q[1] == ' ' || q[1] == '\t' || q[1] == 0))
-        return q + 1;
-    return s;
-}
-
 /* The parser's state over the whole file. */
 typedef struct {
     const char *name;
@@ -404,7 +382,7 @@ static bool other_line(Parser *P, const char *s)
 static bool parse_line(Parser *P, char *raw)
 {
     g_strchomp(raw); /* also drops a '\r' */
-    const char *s = strip_launcher_prefix(raw);
+    const char *s = trace_strip_prefix(raw);
     while (isspace((unsigned char)*s))
         s++;
     if (*s == 0) {

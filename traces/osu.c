@@ -171,18 +171,6 @@ static unsigned benchmarks_mentioned(const char *s, int *first)
     return mask;
 }
 
-static const char *strip_launcher_prefix(const char *s)
-{
-    if (*s != '[')
-        return s;
-    const char *q = s + 1;
-    while (isdigit((unsigned char)*q) || *q == ',')
-        q++;
-    if (*q == ']' && (g_str_has_prefix(q + 1, "<stdout>:") || g_str_has_prefix(q + 1, "<stderr>:")))
-        return q + 10;
-    return s;
-}
-
 static bool parse_row(OsuTrace *tr, const Layout *L, const TraceTok *t, int n, const char *dtype, int line, GError **err)
 {
     if (n != L->n) {
@@ -471,7 +459,7 @@ static bool nccl_tests_line(const char *s)
 static bool osu_line(OsuParser *P, char *raw)
 {
     g_strchomp(raw);
-    const char *s = strip_launcher_prefix(raw);
+    const char *s = trace_strip_prefix(raw);
     while (isspace((unsigned char)*s))
         s++;
     if (*s == 0)

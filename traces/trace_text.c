@@ -79,6 +79,64 @@ bool trace_tok_double(TraceTok t, double *out)
     return true;
 }
 
+/* "[1,0]" or "[3]": past the ']', else NULL. */
+static const char *rank_tag(const char *p)
+{
+    if (*p != '[' || !isdigit((unsigned char)p[1]))
+        return NULL;
+    p++;
+    while (isdigit((unsigned char)*p) || *p == ',')
+        p++;
+    return *p == ']' ? p + 1 : NULL;
+}
+
+/* "2024-05-01T10:00:00.123Z" (or a space for the T, an offset for the Z):
+ * past it, else NULL. */
+static const char *time_stamp(const char *p)
+{
+    static const char shape[] = "dddd-dd-ddTdd:dd:dd";
+    for (int i = 0; shape[i]; i++, p++)
+        if (shape[i] == 'd' ? !isdigit((unsigned char)*p) : shape[i] == 'T' ? *p != 'T' && *p != ' ' : *p != shape[i])
+            return NULL;
+    if (*p == '.' || *p == ',')
+        for (p++; isdigit((unsigned char)*p); p++)
+            ;
+    if (*p == 'Z')
+        p++;
+    else if ((*p == '+' || *p == '-') && isdigit((unsigned char)p[1]))
+        for (p++; isdigit((unsigned char)*p) || *p == ':'; p++)
+            ;
+    return p;
+}
+
+/* "node001:" or srun's "12:" followed by a blank: past the ':', else NULL. */
+static const char *host_tag(const char *p)
+{
+    const char *q = p;
+    while (isalnum((unsigned char)*q) || *q == '.' || *q == '_' || *q == '-')
+        q++;
+    return q > p && *q == ':' && (q[1] == ' ' || q[1] == '\t' || q[1] == 0) ? q + 1 : NULL;
+}
+
+const char *trace_strip_prefix(const char *s)
+{
+    for (int k = 0; k < 4; k++) {
+        const char *p = s, *q;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if ((q = rank_tag(p)) && (g_str_has_prefix(q, "<stdout>:") || g_str_has_prefix(q, "<stderr>:")))
+            q += 9;
+        else if (q && *q != ' ')
+            q = NULL;
+        if (!q && !(q = time_stamp(p)))
+            q = host_tag(p);
+        if (!q)
+            return s;
+        s = q;
+    }
+    return s;
+}
+
 int trace_provenance_key(const char *s)
 {
     if (s[0] != '#' || s[1] != ' ' || !isalpha((unsigned char)s[2]))

@@ -45,6 +45,11 @@ static inline bool trace_rate_ok(double bytes, double time_us)
 {
     return !(time_us > 0) || bytes / (time_us * 1e-6) <= TRACE_MAX_RATE_BPS;
 }
+/* Past what a launcher or a log collector put before a line of a
+ * benchmark's output, several in a row: mpirun's "[1,0]<stdout>:", "[0] ",
+ * srun -l's "12: ", pdsh's or clush's "node001: ", an ISO 8601 time stamp
+ * (kubectl logs --timestamps, cloud logging). */
+const char *trace_strip_prefix(const char *s);
 /* "# key: value" with key [A-Za-z][A-Za-z0-9_-]*: the key's length, else 0. */
 int trace_provenance_key(const char *s);
 /* The whole file as text; missing, unreadable or binary (a NUL byte) files
