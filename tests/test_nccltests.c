@@ -698,11 +698,11 @@ static void test_rows_cut_by_log_lines(void)
 }
 
 /* What launchers and log collectors put before each line: mpirun's
- * "[1,0]<stdout>:" and "[0] ", srun -l's "3: ", pdsh's "node001: ", a
+ * "[1,0]<stdout>:" and "[0] ", torchrun's "[default0]:", srun -l's "3: ", pdsh's "node001: ", a
  * kubectl --timestamps stamp, and two of them together. */
 static void test_line_prefixes(void)
 {
-    static const char *const prefixes[] = {"[1,0]<stdout>:", "[0] ", "3: ", "node-001.cluster: ",
+    static const char *const prefixes[] = {"[1,0]<stdout>:", "[0] ", "[default0]:", "3: ", "node-001.cluster: ",
                                            "2024-05-01T10:00:00.123456789Z ", "2024-05-01 10:00:00+02:00 [0] "};
     for (size_t i = 0; i < G_N_ELEMENTS(prefixes); i++) {
         const char *lines[] = {"# Collective test starting: all_reduce_perf",

@@ -79,12 +79,17 @@ bool trace_tok_double(TraceTok t, double *out)
     return true;
 }
 
-/* "[1,0]" or "[3]": past the ']', else NULL. */
+/* "[1,0]", "[3]" or torchrun's "[default3]" and "[rank3]": past the ']',
+ * else NULL. */
 static const char *rank_tag(const char *p)
 {
-    if (*p != '[' || !isdigit((unsigned char)p[1]))
+    if (*p != '[')
         return NULL;
     p++;
+    while (isalpha((unsigned char)*p))
+        p++;
+    if (!isdigit((unsigned char)*p))
+        return NULL;
     while (isdigit((unsigned char)*p) || *p == ',')
         p++;
     return *p == ']' ? p + 1 : NULL;
@@ -126,6 +131,8 @@ const char *trace_strip_prefix(const char *s)
             p++;
         if ((q = rank_tag(p)) && (g_str_has_prefix(q, "<stdout>:") || g_str_has_prefix(q, "<stderr>:")))
             q += 9;
+        else if (q && *q == ':')
+            q++;
         else if (q && *q != ' ')
             q = NULL;
         if (!q && !(q = time_stamp(p)))

@@ -47,7 +47,7 @@ static inline bool trace_rate_ok(double bytes, double time_us)
 }
 /* Past what a launcher or a log collector put before a line of a
  * benchmark's output, several in a row: mpirun's "[1,0]<stdout>:", "[0] ",
- * srun -l's "12: ", pdsh's or clush's "node001: ", an ISO 8601 time stamp
+ * torchrun's "[default0]:", srun -l's "12: ", pdsh's or clush's "node001: ", an ISO 8601 time stamp
  * (kubectl logs --timestamps, cloud logging). */
 const char *trace_strip_prefix(const char *s);
 /* "# key: value" with key [A-Za-z][A-Za-z0-9_-]*: the key's length, else 0. */
