@@ -171,5 +171,21 @@ printf '# command: ./all_reduce_perf\n%s\n%s\n%s\n' "$cols" "$row" "$row" >"$tmp
 expect_exit 2 "twice.txt:4: size 1048576 does not grow" validate -t dgx-a100 "$tmp/twice.txt"
 check "a table given twice is bad input" [ $? -eq 0 ]
 
+# NCCL's own choice from its tuning lines: shown beside the model's pick, and
+# --as-logged prices it (NCCL_ALGO=NVLS on 2 H100s, which the tuner gives the ring)
+nvls2=$traces/nccl-tests_allreduce_h100-sxm_1node2gpu_nvswitch_nccl2.29.2_algo-nvls_nccl-collectives-bench-scaling.txt
+"$bin" validate --json -t dgx-h100 --ranks 2 "$nvls2" >"$tmp/auto.json" 2>/dev/null
+"$bin" validate --json -t dgx-h100 --ranks 2 --as-logged "$nvls2" >"$tmp/logged.json" 2>/dev/null
+check "the log's choice read; --as-logged runs it" python3 - "$tmp/auto.json" "$tmp/logged.json" <<'PY'
+import json, sys
+a, l = (json.load(open(f))["traces"][0] for f in sys.argv[1:3])
+assert a["nccl_choice_rows"] == 6 and a["nccl_choice_same"] == 0, a
+assert all(r["nccl_algo"] == "nvls" and r["nccl_proto"] == "simple" and r["algo"] == "ring" for r in a["rows"])
+assert l["nccl_choice_same"] == 6 and all(r["algo"] == "nvls" for r in l["rows"])
+assert l["median_abs_pct_error"] < 5 < a["median_abs_pct_error"], (l["median_abs_pct_error"], a["median_abs_pct_error"])
+PY
+expect_exit 2 "takes no --algo" validate -t dgx-h100 --ranks 2 --as-logged --algo ring "$nvls2"
+check "--as-logged with --algo is a usage error" [ $? -eq 0 ]
+
 echo "cli_validate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -75,7 +75,8 @@ static const cJSON *param(const cJSON *report, const char *key)
 
 static Calibration *calibrate2(const char *topo, const char *params, const char *trace, const char *trace2)
 {
-    ValidateOptions o = {topo, params, -1, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 0, 0, NULL, 0, VALIDATE_LIB_AUTO, NULL, NULL, NULL};
+    ValidateOptions o = {topo, params, -1, COLL_ALGO_AUTO, COLL_PROTO_AUTO, 0, 0, NULL, 0, VALIDATE_LIB_AUTO, NULL, NULL, NULL,
+                         false};
     Calibration *c = calib_new(&o);
     GError *err = NULL;
     bool ok = calib_add_trace(c, trace, &err) && (!trace2 || calib_add_trace(c, trace2, &err)) && calib_run(c, &err);

@@ -361,10 +361,16 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
         CollCost c;
         bool p2p = sendrecv && o->algo == COLL_ALGO_AUTO && o->proto == COLL_PROTO_AUTO;
         double bytes = r->size * window;
-        if (!(p2p ? coll_p2p_cost(grp, bytes, &c) : coll_cost(grp, op, o->algo, o->proto, bytes, &c))) {
+        CollAlgo algo = o->algo;
+        CollProto proto = o->proto;
+        if (o->as_logged && r->ran_algo) { /* what NCCL ran there, as its log says */
+            algo = coll_algo_parse(r->ran_algo);
+            proto = coll_proto_parse(r->ran_proto);
+        }
+        if (!(p2p ? coll_p2p_cost(grp, bytes, &c) : coll_cost(grp, op, algo, proto, bytes, &c))) {
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s: %s", m->name,
-                        coll_algo_name(o->algo), coll_proto_name(o->proto), op_label(r->op), topo_name(topo),
-                        coll_why_not(grp, op, o->algo, o->proto));
+                        coll_algo_name(algo), coll_proto_name(proto), op_label(r->op), topo_name(topo),
+                        coll_why_not(grp, op, algo, proto));
             ok = false;
             break;
         }

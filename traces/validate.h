@@ -32,6 +32,7 @@ typedef struct {
     const char *mpi_library; /* "openmpi" | "mpich" | "cray-mpich" for the MPI model; NULL: the trace header's, else openmpi */
     const char *nccl_library; /* "nccl" | "rccl" for the NCCL model; NULL: the trace's, else the topology's default */
     const double *mpi_values; /* MPI_NUM_PARAMS values over the MPI model's (calibration); NULL: none */
+    bool as_logged;           /* price a size with the algorithm and protocol NCCL's log says it ran, where it says */
 } ValidateOptions;
 
 /* The collective model a run is predicted with: AUTO takes the MPI model

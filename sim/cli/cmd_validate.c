@@ -175,7 +175,7 @@ int cmd_validate(int argc, char **argv)
     char *kineto = NULL, *accel_s = NULL, *scenario = NULL, *gemm_table = NULL; /* --kineto's */
     char *topology = NULL, *op_s = NULL, *algo_s = NULL, *proto_s = NULL, *params = NULL, *plot = NULL, *report = NULL;
     char **cmdline = cli_command_line(argc, argv); /* before options are taken out */
-    gboolean json = FALSE;
+    gboolean json = FALSE, as_logged = FALSE;
     int ranks = 0, nodes = 0; /* 0: not given */
     char *ranks_s = NULL, *nodes_s = NULL, *version_s = NULL, *library_s = NULL, *mpi_lib_s = NULL, *nlib_s = NULL;
     GOptionEntry entries[] = {
@@ -195,6 +195,9 @@ int cmd_validate(int argc, char **argv)
         {"nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_s, "nodes they ran on, when the trace does not say (OSU needs it unless a header states it); must agree where it does", "N"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "force an algorithm (default auto)", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "force a protocol (default auto)", "PROTO"},
+        {"as-logged", 0, 0, G_OPTION_ARG_NONE, &as_logged,
+         "price each size with the algorithm and protocol NCCL's log says it ran there (NCCL_DEBUG_SUBSYS=TUNING), "
+         "the model's pick where it says nothing", NULL},
         {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &version_s,
          "NCCL version whose algorithms and tuner to model, e.g. 2.18.3 (default: what the trace prints, else the newest)",
          "X.Y[.Z]"},
@@ -259,6 +262,10 @@ int cmd_validate(int argc, char **argv)
         rc = cli_usage_error("validate: unknown %s", algo == -2 ? "--algo" : "--proto");
         goto out;
     }
+    if (as_logged && (algo_s || proto_s)) {
+        rc = cli_usage_error("validate: --as-logged prices what NCCL's log says it ran; it takes no --algo or --proto");
+        goto out;
+    }
     int version = version_s ? coll_nccl_version_parse(version_s) : 0;
     if (version < 0 || (version_s && version == 0)) {
         rc = cli_usage_error("validate: bad --nccl-version '%s' (e.g. 2.18 or 2.18.3)", SIM_ECHO(version_s));
@@ -290,7 +297,8 @@ int cmd_validate(int argc, char **argv)
         rc = cli_usage_error("validate: unknown --nccl-library '%s' (nccl or rccl)", SIM_ECHO(nlib_s));
         goto out;
     }
-    ValidateOptions o = {topology, params, op, algo, proto, ranks, nodes, NULL, version, library, mpi_lib_s, nlib_s, NULL};
+    ValidateOptions o = {topology, params, op,        algo,    proto, ranks, nodes, NULL, version, library, mpi_lib_s,
+                         nlib_s,   NULL,   as_logged};
     Validation *v = validate_new(&o);
     rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
