@@ -352,7 +352,7 @@ bool coll_nccl_nvs_graph(const CollGroup *g)
 }
 
 /* The group's speed array (Blackwell before 2.25 searches Hopper's), its
- * length in *n; the speeds in B/s. */
+ * length in *n; the speeds in GB/s. */
 static const double *nvs_speed_array(const CollGroup *g, int *n)
 {
     int v = g->nccl_version ? g->nccl_version : G_MAXINT;
@@ -393,10 +393,11 @@ double coll_nccl_ring_rated_bus_bw(const CollGroup *g)
  * speed charged once on every GPU's NVLink and twice on its head's, so
  * (heads + 1) x speed must fit; then the search steps the inter speed up the
  * array while it is below twice that.  The tuner's algorithm bandwidth:
- * heads x min(intra, inter) x 3/4 to 2.18.5 and 5/6 to 2.27; from 2.28 heads
+ * heads x min(intra, inter) x 3/4 in 2.18.1, 5/6 from 2.18.3 to 2.27; from 2.28 heads
  * x min(intra x nvlsEfficiency (0.85 Hopper, 0.74 Blackwell) x (heads - 1) /
  * heads x 2, inter), a bus bandwidth turned algorithm by n / (2 (n - 1))
  * (tuning.cc).  NCCL 2.29.2 prints 102, 160 and 216 GB/s on 2, 4 and 6 H100s. */
+enum { NVLS_RATED_5_6 = 21803, NVLS_RATED_EFF = 22800 }; /* v2.18.3-1, v2.28.3-1: the first tags with each */
 double coll_nccl_nvls_rated_algbw(const CollGroup *g)
 {
     int n;
@@ -409,9 +410,9 @@ double coll_nccl_nvls_rated_algbw(const CollGroup *g)
     while (j > 0 && s[j] < 2 * s[k])
         j--;
     double intra = s[k] * 1e9, inter = s[j] * 1e9;
-    if (coll_version_has(g, 22800)) {
+    if (coll_version_has(g, NVLS_RATED_EFF)) {
         double eff = g->gpu_gen >= GEN_BLACKWELL ? 0.74 : 0.85;
         return heads * fmin(intra * eff * (heads - 1) / heads * 2, inter) * g->ppn / (2.0 * (g->ppn - 1));
     }
-    return heads * fmin(intra, inter) * (coll_version_has(g, 21806) ? 5.0 / 6 : 0.75);
+    return heads * fmin(intra, inter) * (coll_version_has(g, NVLS_RATED_5_6) ? 5.0 / 6 : 0.75);
 }
