@@ -374,19 +374,29 @@ static double nvs_gpu_bw(const CollGroup *g)
     return g->gpu_gen >= GEN_BLACKWELL ? g->gpu_link / 50e9 * 40.1e9 : g->gpu_link / 25e9 * 20.6e9;
 }
 
-/* A ring's channels cross every GPU's NVLink once each way: the search takes
- * the fastest speed one channel fits and as many channels as fit at it
- * (8 H100s: 6 x 60 = 360 GB/s, as NCCL 2.29.2 prints for 2, 4 and 6 of them;
- * duplicating channels later halves each one's speed).  B/s. */
+/* A ring's channels cross every GPU's NVLink once each way: the search
+ * starts at the fastest speed one channel fits, takes as many channels as fit
+ * at it, and short of the link's whole bandwidth tries slower speeds while
+ * they are above 0.49 of the best one's, keeping the first best total (8
+ * H100s: 6 x 60 = 360 GB/s, as NCCL 2.29.2 prints for 2, 4 and 6 of them; 8
+ * NVLinks, 164.8 GB/s: 4 x 40 = 160; duplicating channels later halves each
+ * one's speed).  B/s. */
 double coll_nccl_ring_rated_bus_bw(const CollGroup *g)
 {
     int n;
     const double *s = nvs_speed_array(g, &n);
-    double link = nvs_gpu_bw(g) / 1e9;
+    double link = nvs_gpu_bw(g) / 1e9, best = 0, best_s = 0;
     int k = 0;
     while (k + 1 < n && s[k] > link)
         k++;
-    return floor(link / s[k]) * s[k] * 1e9;
+    for (; k < n && (best_s == 0 || s[k] / best_s > 0.49) && best < link; k++) {
+        double total = floor(link / s[k]) * s[k];
+        if (total > best) {
+            best = total;
+            best_s = s[k];
+        }
+    }
+    return best * 1e9;
 }
 
 /* NVLS: a channel per head GPU, min(n, NCCL_MAX_NVLS_ARITY 32), each one's

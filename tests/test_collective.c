@@ -1016,9 +1016,31 @@ static void test_nvls_below_eight(void)
  * NVL72 rack rates NVLS at 533.3 GB/s (32 heads at 20 GB/s, x 5/6) and the
  * ring at 365.1; 8 B200s under 2.29.2 rate both at 411.4, where NVLS's lower
  * latency keeps it (NVLS's rating from 2.28: x nvlsEfficiency 0.74 x 2 x
- * (c - 1) / c, capped by the inter speed, 90). */
+ * (c - 1) / c, capped by the inter speed, 90).  A Hopper node of 8 NVLinks
+ * a GPU (164.8 GB/s as NCCL counts them): the ring search goes past 2 x 60
+ * to 4 x 40 = 160 GB/s. */
 static void test_nvls_rating_blackwell(void)
 {
+    char *dir = g_dir_make_tmp("shardsim-XXXXXX", NULL), *path = g_build_filename(dir, "h8.json", NULL);
+    CU_ASSERT_TRUE_FATAL(g_file_set_contents(
+        path, "{\"name\": \"h8\", \"accelerator\": \"h100-sxm\", \"nvlink_sharp\": true, \"family\": \"nvswitch_node\","
+              " \"ranks_per_node\": 8, \"nvlink\": {\"bandwidth\": \"25GB/s\", \"count\": 8, \"latency\": \"250ns\"}}",
+        -1, NULL));
+    Topo *h8 = load(path, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h8);
+    int eight[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    CollGroup *g8 = coll_group_new(h8, eight, 8, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g8);
+    CollCost rc8;
+    CU_ASSERT_TRUE_FATAL(coll_cost(g8, COLL_ALLREDUCE, COLL_RING, COLL_SIMPLE, 1 << 30, &rc8));
+    CU_ASSERT_DOUBLE_EQUAL(rc8.tuner_algbw_Bps / 1e9, 160.0 * 8 / 14, 0.05);
+    coll_group_free(g8);
+    topo_free(h8);
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+
     Topo *r = load("gb200-nvl72", 0), *b = load("dgx-b200", 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
