@@ -660,7 +660,7 @@ static void test_rows_cut_by_log_lines(void)
         "   104.86   10.00   10.00  0" LOG "Launch mode Parallel\n"
         "   104.80   10.01   10.01  0\n"
         "     2097152        524288     float     sum   209.72   10.00   10.00  0   209.72   10.00   10.00  0\n"
-        LOG "AllReduce: 4194304 Bytes -> Algo 1 proto 2 time 25.214764\n"
+        LOG "4194304 Bytes -> Algo 1 proto 2 time 25.214764\n"
         "     4194304       1048576     float     sum   419.44   10.00   10.00  0   419.44   10.00   10.00  0\n";
     GError *err = NULL;
     NcclTrace *t = nccltests_parse("cut.txt", text, &err);
@@ -670,15 +670,37 @@ static void test_rows_cut_by_log_lines(void)
     CU_ASSERT_DOUBLE_EQUAL(nccltests_row(t, 0)->time_us, 104.86, 1e-9);
     CU_ASSERT_EQUAL(nccltests_row(t, 0)->line, 7);
     CU_ASSERT_EQUAL(nccltests_n_ranks(t), 2);
-    const char *algo = NULL, *proto = NULL;
-    CU_ASSERT_TRUE_FATAL(nccltests_nccl_ran(t, 1048576, &algo, &proto)); /* the first line for the size */
-    CU_ASSERT_STRING_EQUAL(algo, "nvls");
-    CU_ASSERT_STRING_EQUAL(proto, "simple");
-    CU_ASSERT_FALSE(nccltests_nccl_ran(t, 2097152, &algo, &proto));
-    CU_ASSERT_TRUE_FATAL(nccltests_nccl_ran(t, 4194304, &algo, &proto)); /* older NCCL's numbers */
-    CU_ASSERT_STRING_EQUAL(algo, "ring");
-    CU_ASSERT_STRING_EQUAL(proto, "simple");
+    /* the last line for a size before its row; older NCCL's numbers, no collective */
+    CU_ASSERT_STRING_EQUAL(nccltests_row(t, 0)->ran_algo, "ring");
+    CU_ASSERT_STRING_EQUAL(nccltests_row(t, 0)->ran_proto, "ll");
+    CU_ASSERT_PTR_NULL(nccltests_row(t, 1)->ran_algo);
+    CU_ASSERT_STRING_EQUAL(nccltests_row(t, 2)->ran_algo, "ring");
+    CU_ASSERT_STRING_EQUAL(nccltests_row(t, 2)->ran_proto, "simple");
     nccltests_free(t);
+
+    /* an AllGather's lines name one rank's share (2 ranks: half the size);
+     * algorithm numbers stop at NCCL's 6; a new cycle keeps the hosts and the
+     * layout; a "Warning: ..." line between rows is no "host: " prefix */
+    const char *ag = "# source: test\n# op: allgather\n# Collective test starting: all_gather_perf\n# Using devices\n"
+        "#  Rank  0 Group  0 Pid  7 on 9c0ffee device  0 [0x1] GPU\n#  Rank  1 Group  0 Pid  7 on 9c0ffee device  1 [0x2] GPU\n"
+        "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+        LOG "AllGather: 524288 Bytes -> Algo RING proto LL128\n" LOG "AllGather: 1048576 Bytes -> Algo 7 proto 2 time 1\n"
+        "     1048576        262144     float    none" LOG "AllGather: 1048576 Bytes -> Algo 1 proto 0 time 1\n"
+        "   209.72    5.00    2.50  0   209.72    5.00    2.50  0\n"
+        "Warning: 2 GPUs are in use by other processes\n"
+        "# Testing 2 cycle.\n"
+        "     2097152        524288     float    none" LOG "AllGather: 1048576 Bytes -> Algo RING proto SIMPLE\n"
+        "   419.44    5.00    2.50  0   419.44    5.00    2.50  0\n";
+    NcclRuns *runs = nccltests_parse_runs("ag.txt", ag, &err);
+    if (!runs)
+        fprintf(stderr, "\nag.txt: %s\n", err->message);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(runs);
+    CU_ASSERT_EQUAL(nccltests_runs_n(runs), 2);
+    const NcclTestsRow *a1 = nccltests_row(nccltests_runs_get(runs, 0), 0);
+    const NcclTestsRow *a2 = nccltests_row(nccltests_runs_get(runs, 1), 0);
+    CU_ASSERT_TRUE(a1->ran_proto && strcmp(a1->ran_proto, "ll128") == 0); /* 524288 a rank, not the line for 1 MiB */
+    CU_ASSERT_TRUE(a2->ran_proto && strcmp(a2->ran_proto, "simple") == 0);
+    nccltests_runs_free(runs);
 
     char *dir = g_dir_make_tmp("nccltests-XXXXXX", NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
@@ -705,10 +727,10 @@ static void test_line_prefixes(void)
     static const char *const prefixes[] = {"[1,0]<stdout>:", "[0] ", "[default0]:", "3: ", "node-001.cluster: ",
                                            "2024-05-01T10:00:00.123456789Z ", "2024-05-01 10:00:00+02:00 [0] "};
     for (size_t i = 0; i < G_N_ELEMENTS(prefixes); i++) {
-        const char *lines[] = {"# Collective test starting: all_reduce_perf",
+        const char *lines[] = {"# nccl-tests version 2.17.1", "# Collective test starting: all_reduce_perf",
                                "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error",
                                "     1048576        262144     float     sum   104.86   10.00   17.50  0   104.86   10.00   17.50  0"};
-        GString *text = g_string_new("# source: test\n");
+        GString *text = g_string_new(NULL); /* on every line, the first too, as pdsh prints */
         for (size_t k = 0; k < G_N_ELEMENTS(lines); k++)
             g_string_append_printf(text, "%s%s\n", prefixes[i], lines[k]);
         GError *err = NULL;

@@ -82,15 +82,29 @@ typedef struct {
     int lineno, rows;
     GString *cut; /* a result row cut by log lines, its fields so far */
     int cut_line; /* where it started */
+    bool layout_seen; /* a column layout was read in an earlier run (P->layout keeps it) */
+    int words;        /* lines carry a "node001: " prefix, by the first line: 1; not: 0; -1 undecided */
+    GHashTable *hosts_seen; /* the hosts of the runs before this one */
+    NcclRanLog *ran;  /* NCCL's tuning lines so far */
     GError **err;
 } Parser;
 
 /* A line that opens a run (banner, parameters, devices, column header,
  * separator): after rows, it starts the next run. */
+static void keep_hosts(Parser *P)
+{
+    GHashTableIter it;
+    gpointer k;
+    g_hash_table_iter_init(&it, P->cur->hosts);
+    while (g_hash_table_iter_next(&it, &k, NULL))
+        g_hash_table_add(P->hosts_seen, g_strdup(k));
+}
+
 static void run_boundary(Parser *P)
 {
     if (P->cur->rows->len == 0)
         return;
+    keep_hosts(P);
     g_ptr_array_add(P->runs, P->cur);
     P->cur = nccltests_run_new(P->name, P->lineno);
     P->have_layout = false;
@@ -224,6 +238,21 @@ static bool comment_line(Parser *P, const char *s)
     return true;
 }
 
+/* The run's collective as far as the file has said it (in the order
+ * nccltests_finish_runs weighs what it says). */
+static NcclTestsOp op_so_far(const Parser *P)
+{
+    const NcclTrace *r = P->cur;
+    const FileOps *F = &P->ops;
+    bool one_prov = F->prov_mask && !(F->prov_mask & (F->prov_mask - 1));
+    return F->named      ? F->named
+           : r->op_stated ? r->op_stated
+           : F->command   ? F->command
+           : r->op_seen   ? r->op_seen
+           : one_prov     ? F->prov
+                          : NCCLTESTS_UNKNOWN;
+}
+
 static bool result_line(Parser *P, const char *s)
 {
     TraceTok toks[TRACE_MAX_TOKS];
@@ -233,7 +262,7 @@ static bool result_line(Parser *P, const char *s)
                           n);
         return false;
     }
-    P->have_layout = true;
+    P->have_layout = P->layout_seen = true;
     if (n > TRACE_MAX_TOKS) {
         trace_input_error(P->err, P->name, P->lineno, "result row has %d fields", n);
         return false;
@@ -243,13 +272,19 @@ static bool result_line(Parser *P, const char *s)
                           TRACE_MAX_ROWS);
         return false;
     }
+    guint before = P->cur->rows->len;
     int got = nccltests_parse_row(P->cur, &P->layout, toks, n, P->lineno, P->err);
     if (got == 2) { /* the next datatype's table: a run of the same job */
         NcclTrace *next = nccltests_run_fork(P->cur, P->lineno);
+        keep_hosts(P);
         g_ptr_array_add(P->runs, P->cur);
         P->cur = next;
+        before = 0;
         got = nccltests_parse_row(P->cur, &P->layout, toks, n, P->lineno, P->err);
     }
+    if (got == 1 && P->cur->rows->len > before) /* NCCL's choice for it, as far as its log has said */
+        nccltests_ranlog_apply(P->ran, &g_array_index(P->cur->rows, NcclTestsRow, before), op_so_far(P),
+                               (int)g_hash_table_size(P->cur->ranks));
     return got == 1;
 }
 
@@ -262,13 +297,45 @@ static const char *back_digits(const char *s, const char *p)
     return d < p ? d : NULL;
 }
 
-/* Where an NCCL or RCCL log line, "host:pid:tid [dev] NCCL INFO ...", starts
- * in `s`, else NULL.  NCCL_DEBUG=INFO prints them between nccl-tests' fields
+/* The end of a number ("-1", "0", "4e-07") at the start of `p`, else `p`. */
+static const char *past_number(const char *p)
+{
+    const char *q = p + (*p == '-' || *p == '+');
+    const char *d = q;
+    while (isdigit((unsigned char)*q))
+        q++;
+    if (*q == '.')
+        for (q++; isdigit((unsigned char)*q); q++)
+            ;
+    if (q > d && (*q == 'e' || *q == 'E')) {
+        const char *e = q + 1 + (q[1] == '-' || q[1] == '+');
+        if (isdigit((unsigned char)*e))
+            for (q = e; isdigit((unsigned char)*q); q++)
+                ;
+    }
+    return q > d ? q : p;
+}
+
+/* Whether `s`'s text [a, b) is a host the Rank lines named. */
+static bool known_host(const Parser *P, const char *a, const char *b)
+{
+    char name[256];
+    if (b - a >= (ptrdiff_t)sizeof name)
+        return false;
+    memcpy(name, a, (size_t)(b - a));
+    name[b - a] = 0;
+    return g_hash_table_contains(P->cur->hosts, name) || g_hash_table_contains(P->hosts_seen, name);
+}
+
+/* Where an NCCL or RCCL log line, "host:pid:tid [dev] NCCL INFO ..." (with
+ * NCCL's "[2025-05-01 10:00:00] " time stamp before it, where set), starts in
+ * `s`, else NULL.  NCCL_DEBUG=INFO prints them between nccl-tests' fields
  * too, glued to the field before: "... sum  -1host:12:12 [0] NCCL INFO ...".
- * A host the Rank lines named is taken where one ends there (a name that
- * starts with a digit cannot be told from the field otherwise), else the
- * whitespace-delimited word. */
-static const char *log_start(const NcclTrace *tr, const char *s)
+ * The host is the longest end of the word that a Rank line named (a name
+ * that starts with a digit cannot be told from the field otherwise); with
+ * none named, the word that begins the line, or what follows the number a
+ * word inside it starts with. */
+static const char *log_start(const Parser *P, const char *s)
 {
     for (const char *q = strstr(s, "CCL "); q; q = strstr(q + 1, "CCL ")) {
         if (q - s < 6 || (q[-1] != 'N' && q[-1] != 'R') || q[-2] != ' ' || q[-3] != ']')
@@ -280,19 +347,25 @@ static const char *log_start(const NcclTrace *tr, const char *s)
         const char *pid = tid && tid - s >= 2 && tid[-1] == ':' ? back_digits(s, tid - 1) : NULL;
         if (!pid || pid - s < 1 || pid[-1] != ':')
             continue;
-        const char *end = pid - 1, *start = end; /* the host: [start, end) */
-        GHashTableIter it;
-        gpointer key;
-        g_hash_table_iter_init(&it, tr->hosts);
-        while (g_hash_table_iter_next(&it, &key, NULL)) {
-            size_t len = strlen(key);
-            if ((size_t)(end - s) >= len && end - len < start && memcmp(end - len, key, len) == 0)
-                start = end - len;
+        const char *end = pid - 1, *word = end, *start = NULL; /* the host: [start, end) */
+        while (word > s && !isspace((unsigned char)word[-1]))
+            word--;
+        for (const char *a = word; a < end && !start; a++)
+            if (known_host(P, a, end))
+                start = a;
+        if (!start) /* a line of its own, else a field glued before the host */
+            start = word == s ? word : past_number(word);
+        if (start >= end)
+            continue;
+        /* NCCL's own time stamp before the host: "[2025-05-01 10:00:00] " */
+        if (start - s >= 3 && start[-1] == ' ' && start[-2] == ']') {
+            const char *b = start - 3;
+            while (b > s && (isdigit((unsigned char)*b) || strchr(" -:.", *b)))
+                b--;
+            if (*b == '[')
+                start = b;
         }
-        if (start == end)
-            while (start > s && !isspace((unsigned char)start[-1]))
-                start--;
-        return start < end ? start : NULL;
+        return start;
     }
     return NULL;
 }
@@ -304,7 +377,7 @@ static bool row_text(Parser *P, const char *s, bool cut)
 {
     if (!P->cut && !cut)
         return result_line(P, s);
-    if (!P->have_layout) {
+    if (!P->have_layout && !P->layout_seen) {
         trace_input_error(P->err, P->name, P->lineno, "a result row cut by a log line before any column header");
         return false;
     }
@@ -352,7 +425,7 @@ static bool other_line(Parser *P, const char *s)
     const char *d = (*s == '-' || *s == '+') ? s + 1 : s;
     bool numeric = isdigit((unsigned char)*d) && !memchr(s, ':', tok0);
     if (log) {
-        nccltests_note_ran(tr, s);
+        nccltests_ranlog_note(P->ran, s);
         const char *mode = strstr(s, "Launch mode ");
         if (mode && !tr->launch_mode)
             tr->launch_mode = strstr(mode, "/CGMD") ? 2 : 1;
@@ -382,7 +455,9 @@ static bool other_line(Parser *P, const char *s)
 static bool parse_line(Parser *P, char *raw)
 {
     g_strchomp(raw); /* also drops a '\r' */
-    const char *s = trace_strip_prefix(raw);
+    if (P->words < 0 && *raw)
+        P->words = trace_words_prefixed(raw);
+    const char *s = trace_strip_prefix(raw, P->words == 1);
     while (isspace((unsigned char)*s))
         s++;
     if (*s == 0) {
@@ -391,7 +466,7 @@ static bool parse_line(Parser *P, char *raw)
         return true;
     }
     if (*s != '#') {
-        const char *lg = log_start(P->cur, s);
+        const char *lg = log_start(P, s);
         if (!lg || lg == s)
             return other_line(P, s);
         /* fields of a row, then a log line glued on */
@@ -425,7 +500,9 @@ static bool parse_line(Parser *P, char *raw)
 
 NcclRuns *nccltests_parse_runs(const char *name, const char *text, GError **err)
 {
-    Parser P = { .name = name ? name : "(text)", .in_provenance = true, .err = err };
+    Parser P = { .name = name ? name : "(text)", .in_provenance = true, .words = -1, .err = err };
+    P.hosts_seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    P.ran = nccltests_ranlog_new();
     P.runs = g_ptr_array_new_with_free_func((GDestroyNotify)nccltests_free);
     P.cur = nccltests_run_new(P.name, 1);
     P.hkeys = g_ptr_array_new_with_free_func(g_free);
@@ -443,6 +520,8 @@ NcclRuns *nccltests_parse_runs(const char *name, const char *text, GError **err)
     }
     if (ok && P.cut)
         ok = !cut_row_unfinished(&P, true);
+    g_hash_table_destroy(P.hosts_seen);
+    nccltests_ranlog_free(P.ran);
     if (P.cut)
         g_string_free(P.cut, TRUE);
     if (ok && P.cur->rows->len > 0)

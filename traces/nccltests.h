@@ -58,6 +58,14 @@ typedef struct {
     double ip_busbw_gbs;
     bool wrong; /* its "#wrong" column (out-of-place or in-place) counts wrong results */
     int line;   /* line of the row in the file */
+    /* what NCCL said it ran for this size, in the last of its tuning lines
+     * before the row was read (NCCL_DEBUG_SUBSYS=TUNING: "AllReduce: 1024
+     * Bytes -> Algo RING proto SIMPLE", per rank for AllGather and
+     * ReduceScatter; before 2.23 "1024 Bytes -> Algo 1 proto 2 time 25.2",
+     * the whole size, no collective named), as the model names them ("ring",
+     * "tree", "collnet", "nvls", "nvlstree", "pat"; "ll", "ll128",
+     * "simple"); NULL where no line said */
+    const char *ran_algo, *ran_proto;
 } NcclTestsRow;
 
 typedef struct NcclTrace NcclTrace;
@@ -79,13 +87,6 @@ NcclTrace *nccltests_parse(const char *name, const char *text, GError **err);
 void nccltests_free(NcclTrace *t);
 
 const char *nccltests_name(const NcclTrace *t);
-/* What NCCL printed it ran for this run's calls of `bytes` of its collective
- * (NCCL_DEBUG_SUBSYS=TUNING: "AllReduce: 1024 Bytes -> Algo RING proto
- * SIMPLE ...", or older NCCL's numbers, "Algo 1 proto 2 time 25.2"): the
- * first such line's algorithm and protocol as the model names them ("ring",
- * "tree", "nvls", "nvlstree", "collnet", "pat"; "ll", "ll128", "simple").
- * False where none was printed. */
-bool nccltests_nccl_ran(const NcclTrace *t, uint64_t bytes, const char **algo, const char **proto);
 size_t nccltests_n_rows(const NcclTrace *t);
 /* Rows in file order; NULL past the end.  Pointers live as long as `t`. */
 const NcclTestsRow *nccltests_row(const NcclTrace *t, size_t i);

@@ -165,8 +165,6 @@ void nccltests_free(NcclTrace *t)
     g_hash_table_destroy(t->ranks);
     g_hash_table_destroy(t->hosts);
     g_hash_table_destroy(t->procs);
-    if (t->ran)
-        g_hash_table_destroy(t->ran);
     g_ptr_array_free(t->devices, TRUE);
     g_strfreev(t->types_before);
     g_free(t->nccl_version);
@@ -339,75 +337,6 @@ bool nccltests_finish_runs(GPtrArray *runs, const char *name, const FileOps *F, 
 
 const char *nccltests_name(const NcclTrace *t) { return t->name; }
 
-/* NCCL's algorithm and protocol names, as it prints them in its tuning lines
- * (upper case from 2.2x) and by number before (enum order: include/nccl_common.h,
- * TREE 0, RING 1, COLLNET_DIRECT 2, COLLNET_CHAIN 3, NVLS 4, NVLS_TREE 5,
- * PAT 6), with the model's name of each. */
-static const struct { const char *nccl, *model; } ran_algos[] = {
-    {"TREE", "tree"}, {"RING", "ring"}, {"COLLNET_DIRECT", "collnet"}, {"COLLNET_CHAIN", "collnet"},
-    {"NVLS", "nvls"}, {"NVLS_TREE", "nvlstree"}, {"PAT", "pat"}, {"COLLNETDIRECT", "collnet"},
-    {"COLLNETCHAIN", "collnet"}, {"NVLSTREE", "nvlstree"},
-};
-static const char *const ran_protos[] = {"ll", "ll128", "simple"};
-
-/* The index of `t` in NAMES (case aside) or as a number; -1 if neither. */
-static int ran_index(TraceTok t, int n_names, const char *(*name)(int))
-{
-    int k;
-    if (trace_tok_int(t, &k))
-        return k >= 0 && k < n_names ? k : -1;
-    for (int i = 0; i < n_names; i++)
-        if ((int)strlen(name(i)) == t.len && g_ascii_strncasecmp(t.s, name(i), (gsize)t.len) == 0)
-            return i;
-    return -1;
-}
-static const char *algo_nccl_name(int i) { return ran_algos[i].nccl; }
-static const char *proto_name(int i) { return ran_protos[i]; }
-
-/* NCCL's collective names in its tuning lines, as this reader's ops. */
-static NcclTestsOp ran_op(TraceTok t)
-{
-    static const struct { const char *name; NcclTestsOp op; } ops[] = {
-        {"AllReduce:", NCCLTESTS_ALLREDUCE}, {"AllGather:", NCCLTESTS_ALLGATHER},
-        {"ReduceScatter:", NCCLTESTS_REDUCESCATTER}, {"Broadcast:", NCCLTESTS_BROADCAST}, {"Reduce:", NCCLTESTS_REDUCE}};
-    for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
-        if (trace_tok_is(t, ops[i].name))
-            return ops[i].op;
-    return NCCLTESTS_UNKNOWN;
-}
-
-void nccltests_note_ran(NcclTrace *tr, const char *log)
-{
-    const char *m = strstr(log, " INFO ");
-    TraceTok t[TRACE_MAX_TOKS];
-    int n = m ? trace_tokenize(m + 6, t) : 0;
-    uint64_t bytes;
-    if (n < 8 || !trace_tok_is(t[2], "Bytes") || !trace_tok_is(t[3], "->") || !trace_tok_is(t[4], "Algo") ||
-        !trace_tok_is(t[6], "proto") || !trace_tok_u64(t[1], &bytes) || bytes > (uint64_t)TRACE_MAX_BYTES)
-        return;
-    NcclTestsOp op = ran_op(t[0]);
-    int a = ran_index(t[5], (int)G_N_ELEMENTS(ran_algos), algo_nccl_name);
-    int p = ran_index(t[7], (int)G_N_ELEMENTS(ran_protos), proto_name);
-    if (op == NCCLTESTS_UNKNOWN || a < 0 || p < 0)
-        return;
-    if (!tr->ran)
-        tr->ran = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    gint64 key = (gint64)bytes;
-    if (g_hash_table_contains(tr->ran, &key) || g_hash_table_size(tr->ran) >= TRACE_MAX_ROWS)
-        return;
-    g_hash_table_insert(tr->ran, g_memdup2(&key, sizeof key), GINT_TO_POINTER(1 + (op << 8 | a << 4 | p)));
-}
-
-bool nccltests_nccl_ran(const NcclTrace *t, uint64_t bytes, const char **algo, const char **proto)
-{
-    gint64 key = (gint64)bytes;
-    int v = t->ran ? GPOINTER_TO_INT(g_hash_table_lookup(t->ran, &key)) - 1 : -1;
-    if (v < 0 || (NcclTestsOp)(v >> 8) != t->op)
-        return false;
-    *algo = ran_algos[v >> 4 & 15].model;
-    *proto = ran_protos[v & 15];
-    return true;
-}
 size_t nccltests_n_rows(const NcclTrace *t) { return t->rows->len; }
 
 int nccltests_zero_rows(const NcclTrace *t) { return t->zero_rows; }

@@ -24,17 +24,23 @@ struct NcclTrace { /* one run */
     /* NCCL's "Launch mode" INFO line (NCCL before 2.12): 0 not printed, 1
      * Parallel or Group without CGMD, 2 Group/CGMD (one multi-device launch) */
     int launch_mode;
-    /* NCCL_DEBUG_SUBSYS=TUNING's choice per call: bytes (gint64) -> NCCL_RAN
-     * packed (the first line for each size), NULL until one is read */
-    GHashTable *ran;
     int first_line; /* where the run starts */
     /* what the run itself says about the collective */
     NcclTestsOp op_stated, op_seen; /* "Collective test starting:"; another line naming a binary */
     int op_stated_line, op_seen_line, op_line;
 };
 
-/* Notes what NCCL says it ran in a tuning line of its log (nccltests_nccl_ran). */
-void nccltests_note_ran(NcclTrace *tr, const char *log);
+/* NCCL's tuning lines as the file goes (nccltests_ran.c): each row is given
+ * the choice for its size in the last one before it (NcclTestsRow.ran_algo),
+ * whatever run the line fell in (-d all's next table, a new cycle). */
+typedef struct NcclRanLog NcclRanLog;
+NcclRanLog *nccltests_ranlog_new(void);
+void nccltests_ranlog_free(NcclRanLog *l);
+/* Notes a log line's choice, if it is a tuning line. */
+void nccltests_ranlog_note(NcclRanLog *l, const char *log);
+/* The row's choice, its collective `op` as far as it is known yet
+ * (NCCLTESTS_UNKNOWN: not), over `nranks` ranks (0: not known yet). */
+void nccltests_ranlog_apply(const NcclRanLog *l, NcclTestsRow *row, NcclTestsOp op, int nranks);
 
 struct NcclRuns {
     GPtrArray *runs; /* NcclTrace */

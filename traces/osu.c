@@ -293,6 +293,7 @@ typedef struct {
     Said title, command, prov;
     bool titled;       /* a title line was seen (title.bench -1: a benchmark not listed) */
     unsigned prov_mask;
+    int words;         /* lines carry a "node001: " prefix (the first one's): 1, 0; -1 undecided */
 } OsuParser;
 
 static bool osu_provenance(OsuParser *P, const char *s, int klen)
@@ -459,7 +460,9 @@ static bool nccl_tests_line(const char *s)
 static bool osu_line(OsuParser *P, char *raw)
 {
     g_strchomp(raw);
-    const char *s = trace_strip_prefix(raw);
+    if (P->words < 0 && *raw)
+        P->words = trace_words_prefixed(raw);
+    const char *s = trace_strip_prefix(raw, P->words == 1);
     while (isspace((unsigned char)*s))
         s++;
     if (*s == 0)
@@ -541,7 +544,7 @@ OsuTrace *osu_parse(const char *name, const char *text, GError **err)
     tr->hkeys = g_ptr_array_new_with_free_func(g_free);
     tr->hvals = g_ptr_array_new_with_free_func(g_free);
     tr->commands = g_ptr_array_new_with_free_func(g_free);
-    OsuParser P = { .tr = tr, .err = err, .in_provenance = true, .title = { -1, 0 }, .command = { -1, 0 },
+    OsuParser P = { .tr = tr, .err = err, .in_provenance = true, .words = -1, .title = { -1, 0 }, .command = { -1, 0 },
                     .prov = { -1, 0 } };
     const char *p = text ? text : "";
     bool ok = true;

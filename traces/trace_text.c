@@ -114,16 +114,32 @@ static const char *time_stamp(const char *p)
     return p;
 }
 
-/* "node001:" or srun's "12:" followed by a blank: past the ':', else NULL. */
-static const char *host_tag(const char *p)
+/* "node001:" (where `words`) or srun's "12:" followed by a blank: past the
+ * ':', else NULL. */
+static const char *host_tag(const char *p, bool words)
 {
     const char *q = p;
-    while (isalnum((unsigned char)*q) || *q == '.' || *q == '_' || *q == '-')
-        q++;
-    return q > p && *q == ':' && (q[1] == ' ' || q[1] == '\t' || q[1] == 0) ? q + 1 : NULL;
+    bool digits = true;
+    for (; isalnum((unsigned char)*q) || *q == '.' || *q == '_' || *q == '-'; q++)
+        digits = digits && isdigit((unsigned char)*q);
+    if (q == p || (!digits && !words))
+        return NULL;
+    return *q == ':' && (q[1] == ' ' || q[1] == '\t' || q[1] == 0) ? q + 1 : NULL;
 }
 
-const char *trace_strip_prefix(const char *s)
+bool trace_words_prefixed(const char *s)
+{
+    const char *p = trace_strip_prefix(s, false), *q;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (!(q = host_tag(p, true)) || host_tag(p, false))
+        return false;
+    while (*q == ' ' || *q == '\t')
+        q++;
+    return *q == '#';
+}
+
+const char *trace_strip_prefix(const char *s, bool words)
 {
     for (int k = 0; k < 4; k++) {
         const char *p = s, *q;
@@ -133,10 +149,10 @@ const char *trace_strip_prefix(const char *s)
             q += 9;
         else if (q && *q == ':')
             q++;
-        else if (q && *q != ' ')
+        else if (q && *q != ' ' && *q != '\t')
             q = NULL;
         if (!q && !(q = time_stamp(p)))
-            q = host_tag(p);
+            q = host_tag(p, words);
         if (!q)
             return s;
         s = q;

@@ -47,9 +47,14 @@ static inline bool trace_rate_ok(double bytes, double time_us)
 }
 /* Past what a launcher or a log collector put before a line of a
  * benchmark's output, several in a row: mpirun's "[1,0]<stdout>:", "[0] ",
- * torchrun's "[default0]:", srun -l's "12: ", pdsh's or clush's "node001: ", an ISO 8601 time stamp
- * (kubectl logs --timestamps, cloud logging). */
-const char *trace_strip_prefix(const char *s);
+ * torchrun's "[default0]:", srun -l's "12: ", an ISO 8601 time stamp
+ * (kubectl logs --timestamps, cloud logging), and where `words`, pdsh's or
+ * clush's "node001: " (a file's "Warning: 2 GPUs ..." line is no prefix:
+ * readers allow words where the first line has one, trace_words_prefixed). */
+const char *trace_strip_prefix(const char *s, bool words);
+/* Whether the line carries a "node001: " prefix before a '#' line: pdsh's
+ * on every line of the output. */
+bool trace_words_prefixed(const char *s);
 /* "# key: value" with key [A-Za-z][A-Za-z0-9_-]*: the key's length, else 0. */
 int trace_provenance_key(const char *s);
 /* The whole file as text; missing, unreadable or binary (a NUL byte) files

@@ -368,9 +368,13 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
             proto = coll_proto_parse(r->ran_proto);
         }
         if (!(p2p ? coll_p2p_cost(grp, bytes, &c) : coll_cost(grp, op, algo, proto, bytes, &c))) {
-            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s: %s", m->name,
-                        coll_algo_name(algo), coll_proto_name(proto), op_label(r->op), topo_name(topo),
+            char *logged = algo != o->algo || proto != o->proto
+                               ? g_strdup_printf(" (NCCL's log says it ran that at %.0f bytes)", r->size)
+                               : g_strdup("");
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s%s: %s", m->name,
+                        coll_algo_name(algo), coll_proto_name(proto), op_label(r->op), topo_name(topo), logged,
                         coll_why_not(grp, op, algo, proto));
+            g_free(logged);
             ok = false;
             break;
         }

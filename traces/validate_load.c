@@ -73,8 +73,7 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
     nccltests_set_op(tr, op); /* the rank count from busbw/algbw follows the op */
     for (size_t i = 0; i < nccltests_n_rows(tr); i++) {
         const NcclTestsRow *r = nccltests_row(tr, i);
-        MRow row = {op, (double)r->size_bytes, r->time_us * 1e-6, NULL, NULL};
-        nccltests_nccl_ran(tr, r->size_bytes, &row.ran_algo, &row.ran_proto);
+        MRow row = {op, (double)r->size_bytes, r->time_us * 1e-6, r->ran_algo, r->ran_proto};
         g_array_append_val(m->rows, row);
         m->wrong_rows += r->wrong;
     }

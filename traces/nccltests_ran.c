@@ -1,0 +1,139 @@
+/* NCCL's own choices in an nccl-tests log: its tuning lines
+ * (NCCL_DEBUG_SUBSYS=TUNING) read as the file goes, and each result row
+ * given the algorithm and protocol of the last line for its size before it.
+ * NCCL from 2.23 prints "AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE
+ * channel{Lo..Hi}={0..23}", the bytes of one rank's share for AllGather and
+ * ReduceScatter (enqueue.cc: the task's count, collectives.cc: sendcount,
+ * recvcount); before, "1048576 Bytes -> Algo 1 proto 2 time 25.214764", the
+ * whole size and no collective (read in the tags; no code copied). */
+#include "nccltests_runs.h"
+#include "trace_text.h"
+
+#include <math.h>
+#include <string.h>
+
+struct NcclRanLog {
+    GHashTable *last; /* (bytes << 3 | collective) -> 1 + (algorithm << 4 | protocol) */
+};
+
+/* NCCL's algorithms as its tuning lines name them, numbered 0-6 as in its
+ * enum (include/nccl_common.h), then the tuning table's spellings; the model's
+ * name of each. */
+static const struct {
+    const char *nccl, *model;
+} algos[] = {
+    {"TREE", "tree"},          {"RING", "ring"},         {"COLLNET_DIRECT", "collnet"}, {"COLLNET_CHAIN", "collnet"},
+    {"NVLS", "nvls"},          {"NVLS_TREE", "nvlstree"}, {"PAT", "pat"},               {"COLLNETDIRECT", "collnet"},
+    {"COLLNETCHAIN", "collnet"}, {"NVLSTREE", "nvlstree"},
+};
+enum { ALGO_NUMBERS = 7 };
+static const char *const protos[] = {"ll", "ll128", "simple"}; /* 0-2, and by name */
+
+/* The index of token `t` among `n` names (case aside) or, a number, below `numbers`; -1 if neither. */
+static int name_index(TraceTok t, int n, int numbers, const char *(*name)(int))
+{
+    int k;
+    if (trace_tok_int(t, &k))
+        return k >= 0 && k < numbers ? k : -1;
+    for (int i = 0; i < n; i++)
+        if ((int)strlen(name(i)) == t.len && g_ascii_strncasecmp(t.s, name(i), (gsize)t.len) == 0)
+            return i;
+    return -1;
+}
+static const char *algo_name(int i) { return algos[i].nccl; }
+static const char *proto_name(int i) { return protos[i]; }
+
+static NcclTestsOp line_op(TraceTok t)
+{
+    static const struct {
+        const char *name;
+        NcclTestsOp op;
+    } ops[] = {{"AllReduce:", NCCLTESTS_ALLREDUCE}, {"AllGather:", NCCLTESTS_ALLGATHER},
+               {"ReduceScatter:", NCCLTESTS_REDUCESCATTER}, {"Broadcast:", NCCLTESTS_BROADCAST},
+               {"Reduce:", NCCLTESTS_REDUCE}};
+    for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
+        if (trace_tok_is(t, ops[i].name))
+            return ops[i].op;
+    return NCCLTESTS_UNKNOWN;
+}
+
+static gint64 key_of(uint64_t bytes, NcclTestsOp op) { return (gint64)(bytes << 3 | (uint64_t)op); }
+
+NcclRanLog *nccltests_ranlog_new(void) { return g_new0(NcclRanLog, 1); }
+
+void nccltests_ranlog_free(NcclRanLog *l)
+{
+    if (!l)
+        return;
+    if (l->last)
+        g_hash_table_destroy(l->last);
+    g_free(l);
+}
+
+void nccltests_ranlog_note(NcclRanLog *l, const char *log)
+{
+    const char *m = strstr(log, " INFO ");
+    TraceTok t[TRACE_MAX_TOKS];
+    int n = m ? trace_tokenize(m + 6, t) : 0, at = 0;
+    NcclTestsOp op = n > 0 ? line_op(t[0]) : NCCLTESTS_UNKNOWN;
+    if (op != NCCLTESTS_UNKNOWN)
+        at = 1; /* "AllReduce: N Bytes ..." */
+    uint64_t bytes;
+    if (n < at + 7 || !trace_tok_u64(t[at], &bytes) || bytes > (uint64_t)TRACE_MAX_BYTES ||
+        !trace_tok_is(t[at + 1], "Bytes") || !trace_tok_is(t[at + 2], "->") || !trace_tok_is(t[at + 3], "Algo") ||
+        !trace_tok_is(t[at + 5], "proto"))
+        return;
+    int a = name_index(t[at + 4], (int)G_N_ELEMENTS(algos), ALGO_NUMBERS, algo_name);
+    int p = name_index(t[at + 6], (int)G_N_ELEMENTS(protos), (int)G_N_ELEMENTS(protos), proto_name);
+    if (a < 0 || p < 0)
+        return;
+    if (!l->last)
+        l->last = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    gint64 key = key_of(bytes, op);
+    if (!g_hash_table_contains(l->last, &key) && g_hash_table_size(l->last) >= TRACE_MAX_ROWS)
+        return; /* bounded: a file has at most that many rows */
+    g_hash_table_replace(l->last, g_memdup2(&key, sizeof key), GINT_TO_POINTER(1 + (a << 4 | p)));
+}
+
+static int lookup(const NcclRanLog *l, uint64_t bytes, NcclTestsOp op)
+{
+    gint64 key = key_of(bytes, op);
+    return GPOINTER_TO_INT(g_hash_table_lookup(l->last, &key)) - 1;
+}
+
+/* The ranks an AllGather or ReduceScatter row ran on, by its busbw / algbw
+ * = (n - 1) / n where the Rank lines have not said: only from 1 GB/s, where
+ * nccl-tests' two decimals tell n apart (a wrong n would find another
+ * size's line); 0 if not. */
+static int ranks_of_row(const NcclTestsRow *row)
+{
+    if (!(row->algbw_gbs >= 1) || !(row->busbw_gbs < row->algbw_gbs))
+        return 0;
+    double n = 1 / (1 - row->busbw_gbs / row->algbw_gbs);
+    double dn = n * n * 0.01 / row->algbw_gbs; /* what the printed decimals leave of n */
+    return n < 1e6 && dn < 0.5 && fabs(n - round(n)) <= dn + 1e-9 ? (int)round(n) : 0;
+}
+
+void nccltests_ranlog_apply(const NcclRanLog *l, NcclTestsRow *row, NcclTestsOp op, int nranks)
+{
+    row->ran_algo = row->ran_proto = NULL;
+    if (!l->last)
+        return;
+    uint64_t s = row->size_bytes;
+    if (nranks <= 0 && (op == NCCLTESTS_ALLGATHER || op == NCCLTESTS_REDUCESCATTER))
+        nranks = ranks_of_row(row);
+    int v = -1;
+    if (op == NCCLTESTS_ALLGATHER || op == NCCLTESTS_REDUCESCATTER)
+        v = nranks > 0 && s % (uint64_t)nranks == 0 ? lookup(l, s / (uint64_t)nranks, op) : -1;
+    else if (op != NCCLTESTS_UNKNOWN)
+        v = lookup(l, s, op);
+    else /* not known yet: the collectives that name the whole size */
+        for (int i = 0; i < 3 && v < 0; i++)
+            v = lookup(l, s, (NcclTestsOp[]){NCCLTESTS_ALLREDUCE, NCCLTESTS_BROADCAST, NCCLTESTS_REDUCE}[i]);
+    if (v < 0)
+        v = lookup(l, s, NCCLTESTS_UNKNOWN); /* older NCCL: the whole size, no collective */
+    if (v < 0)
+        return;
+    row->ran_algo = algos[v >> 4].model;
+    row->ran_proto = protos[v & 15];
+}
