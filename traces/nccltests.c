@@ -89,8 +89,7 @@ typedef struct {
     GError **err;
 } Parser;
 
-/* A line that opens a run (banner, parameters, devices, column header,
- * separator): after rows, it starts the next run. */
+/* The run's hosts kept for the runs after it (log_start). */
 static void keep_hosts(Parser *P)
 {
     GHashTableIter it;
@@ -100,6 +99,8 @@ static void keep_hosts(Parser *P)
         g_hash_table_add(P->hosts_seen, g_strdup(k));
 }
 
+/* A line that opens a run (banner, parameters, devices, column header,
+ * separator): after rows, it starts the next run. */
 static void run_boundary(Parser *P)
 {
     if (P->cur->rows->len == 0)
