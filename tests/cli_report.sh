@@ -115,6 +115,12 @@ T2=tests/data/traces/nccl-tests_allreduce_a100-40gb-oci-bm-gpu4.8_2node16gpu_ncc
 browser_check validate "$TMP/validate.html" "$TMP/validate.json" 1 4
 grep -qF 'p10-p90' "$TMP/validate.html" || { echo "FAIL validate: no uncertainty band on the plot"; fail=1; }
 grep -qF '<h3>topology oci-bm-gpu4.8</h3>' "$TMP/validate.html" || { echo "FAIL validate: no topology sources"; fail=1; }
+# a log with NCCL's tuning lines: what NCCL ran, in columns of their own
+T3=tests/data/traces/nccl-tests_allreduce_h100-sxm_1node6gpu_nvswitch_nccl2.29.2_auto_nccl-collectives-bench-scaling.txt
+"$BIN" validate -t dgx-h100 --ranks 6 "$T3" --json --report "$TMP/logged.html" > "$TMP/logged.json" 2> "$TMP/err" \
+    || { echo "FAIL validate (logged): exit $?"; cat "$TMP/err"; fail=1; }
+browser_check logged "$TMP/logged.html" "$TMP/logged.json" 1 3
+grep -qF 'NCCL ran</th>' "$TMP/logged.html" || { echo "FAIL validate (logged): no NCCL ran column"; fail=1; }
 
 # bad --report: not .html, empty, the input itself; exit 2, no file
 for args in "--report $TMP/r.txt" "--report=" "--report examples/default.json"; do

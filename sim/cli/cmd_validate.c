@@ -127,6 +127,8 @@ static int write_report(const char *path, char **cmdline, Validation *v, const V
         {"error (%), + slower", "pct_error", 0, 1},
         {"algorithm", "algo", 0, 0},
         {"protocol", "proto", 0, 0},
+        {"NCCL ran", "nccl_algo", 0, 0}, /* where its log says (the last two columns) */
+        {"NCCL's protocol", "nccl_proto", 0, 0},
     };
     int k = 0;
     const cJSON *t;
@@ -135,7 +137,8 @@ static int write_report(const char *path, char **cmdline, Validation *v, const V
         char *src = g_strdup_printf("traces.%d.rows", k++);
         char *cap = g_strdup_printf("%s (%s)", cJSON_GetStringValue(cJSON_GetObjectItem(t, "trace")),
                                     cJSON_GetStringValue(cJSON_GetObjectItem(t, "op")));
-        report_add_table(r, cap, cJSON_GetObjectItem(t, "rows"), src, rows, G_N_ELEMENTS(rows));
+        size_t ncols = G_N_ELEMENTS(rows) - (cJSON_GetObjectItem(t, "nccl_choice_rows") ? 0 : 2);
+        report_add_table(r, cap, cJSON_GetObjectItem(t, "rows"), src, rows, ncols);
         g_free(cap);
         g_free(src);
     }
