@@ -976,7 +976,9 @@ static void test_nvls_below_eight(void)
         {2, 141.0, 331.2, 360.0, 102.0, 720.0, COLL_RING},
         {4, 94.0, 220.8, 240.0, 160.0, 480.0, COLL_RING},
         {6, 84.6, 198.7, 216.0, 216.0, 432.0, COLL_NVLS},
-        {8, 80.6, 189.3, 205.7, 272.0, 411.4, COLL_NVLS}, /* not printed there: the same rules */
+        /* 8: not printed there; NCCL 2.30.4 printed these for 8 H200s (the same NVLink), C-TC/multi-gpu-
+         * programming-models repro/thesis_microbench/README.md, "NCCL autotuner internals" */
+        {8, 80.6, 189.3, 205.7, 272.0, 411.4, COLL_NVLS},
     };
     Topo *h = load("dgx-h100", 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
