@@ -725,7 +725,8 @@ static void test_rows_cut_by_log_lines(void)
 static void test_line_prefixes(void)
 {
     static const char *const prefixes[] = {"[1,0]<stdout>:", "[0] ", "[default0]:", "3: ", "node-001.cluster: ",
-                                           "2024-05-01T10:00:00.123456789Z ", "2024-05-01 10:00:00+02:00 [0] "};
+                                           "2024-05-01T10:00:00.123456789Z ", "2024-05-01 10:00:00+02:00 [0] ",
+                                           "> ", "> > 3: "};
     for (size_t i = 0; i < G_N_ELEMENTS(prefixes); i++) {
         const char *lines[] = {"# nccl-tests version 2.17.1", "# Collective test starting: all_reduce_perf",
                                "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error",

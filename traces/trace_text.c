@@ -153,6 +153,8 @@ const char *trace_strip_prefix(const char *s, bool words)
             q = NULL;
         if (!q && !(q = time_stamp(p)))
             q = host_tag(p, words);
+        if (!q && *p == '>' && (p[1] == ' ' || p[1] == '>' || p[1] == 0)) /* quoted in Markdown */
+            q = p + 1;
         if (!q)
             return s;
         s = q;

@@ -48,7 +48,7 @@ static inline bool trace_rate_ok(double bytes, double time_us)
 /* Past what a launcher or a log collector put before a line of a
  * benchmark's output, several in a row: mpirun's "[1,0]<stdout>:", "[0] ",
  * torchrun's "[default0]:", srun -l's "12: ", an ISO 8601 time stamp
- * (kubectl logs --timestamps, cloud logging), and where `words`, pdsh's or
+ * (kubectl logs --timestamps, cloud logging), Markdown's "> " quote, and where `words`, pdsh's or
  * clush's "node001: " (a file's "Warning: 2 GPUs ..." line is no prefix:
  * readers allow words where the first line has one, trace_words_prefixed). */
 const char *trace_strip_prefix(const char *s, bool words);
