@@ -117,7 +117,7 @@ static int ranks_of_row(const NcclTestsRow *row)
 void nccltests_ranlog_apply(const NcclRanLog *l, NcclTestsRow *row, NcclTestsOp op, int nranks)
 {
     row->ran_algo = row->ran_proto = NULL;
-    if (!l->last)
+    if (!l->last || op == NCCLTESTS_ALLTOALL || op == NCCLTESTS_SENDRECV) /* sends and receives take no tuner */
         return;
     uint64_t s = row->size_bytes;
     if (nranks <= 0 && (op == NCCLTESTS_ALLGATHER || op == NCCLTESTS_REDUCESCATTER))
