@@ -71,6 +71,22 @@ static bool get_version(const SimJsonDoc *d, const cJSON *o, const char *key, in
     return get_version_of(d, o, key, true, out, err);
 }
 
+/* "ring_ll_rating_before": {"allreduce_reduce_or_nodes", "one_node_other"}
+ * (optional: without it older versions rate the LL ring by its time's share). */
+static bool get_ring_ll_rating_old(const SimJsonDoc *d, const cJSON *o, CollParams *p, GError **err)
+{
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "ring_ll_rating_before");
+    p->ring_ll_rating_old[0] = p->ring_ll_rating_old[1] = 0;
+    if (!r)
+        return true;
+    if (!cJSON_IsObject(r)) {
+        sim_json_error(d, r, err, "\"nccl.ring_ll_rating_before\" must be an object");
+        return false;
+    }
+    return sim_json_get_number(d, r, "allreduce_reduce_or_nodes", true, 0.01, 1, &p->ring_ll_rating_old[0], err) &&
+           sim_json_get_number(d, r, "one_node_other", true, 0.01, 1, &p->ring_ll_rating_old[1], err);
+}
+
 bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, GError **err)
 {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(r, "nccl");
@@ -96,7 +112,8 @@ bool coll_params_read_nccl(const SimJsonDoc *d, const cJSON *r, CollParams *p, G
            get_version_of(d, since, "tree_pattern_penalty", false, &p->ver_tree_pattern_penalty, err) &&
            get_version(d, since, "nvls_channels_sm100", &p->ver_nvls_ch_sm100, err) &&
            get_version(d, since, "nvls_channels_sm100_nvl", &p->ver_nvls_ch_sm100_nvl, err) &&
-           sim_json_get_number(d, o, "ring_ll_rating", true, 0.01, 1, &p->ring_ll_rating, err) && coll_nccl_read(d, o, p, err) &&
+           sim_json_get_number(d, o, "ring_ll_rating", true, 0.01, 1, &p->ring_ll_rating, err) &&
+           get_ring_ll_rating_old(d, o, p, err) && coll_nccl_read(d, o, p, err) &&
            sim_json_get_number(d, o, "nvls_net_step_latency_s", true, 0, 1, &p->nvls_net_lat, err) &&
            sim_json_get_number(d, o, "nvls_rating_latency_s", false, 0, 1, &p->nvls_rating_lat, err) &&
            sim_json_get_number(d, o, "nvlstree_net_rating_latency_s", false, 0, 1, &p->nvls_tree_net_rating, err) &&

@@ -161,6 +161,8 @@ struct CollParams {
     int ver_nvls_rating_lat;     /* from it the tuner rates NVLS inside a node at nvls_rating_lat */
     int ver_nvls_tree_net_rating, ver_tree_pattern_penalty;
     double ring_ll_rating;
+    /* before ver_ring_ll_rating: all-reduce, reduce or across nodes; the rest in one node; 0: none given */
+    double ring_ll_rating_old[2];
     int n_eras;
     CollEra era[COLL_MAX_ERAS];
     CollUncert unc;

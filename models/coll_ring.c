@@ -109,9 +109,13 @@ static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     /* the tuner rates the comm's full ceiling; on one NVSwitch domain its
      * graph search's, not the links' (coll_nccl.c) */
     double rated = coll_nccl_nvs_graph(g) ? coll_nccl_ring_rated_bus_bw(g) : ring_bus_bw(g);
-    if (p == COLL_LL && g->library == COLL_LIB_NCCL && coll_version_has(g, g->p.ver_ring_ll_rating))
+    double old = g->p.ring_ll_rating_old[g->nnodes > 1 || op == COLL_ALLREDUCE || op == COLL_REDUCE ? 0 : 1];
+    bool nccl_ll = p == COLL_LL && g->library == COLL_LIB_NCCL;
+    if (nccl_ll && coll_version_has(g, g->p.ver_ring_ll_rating))
         c->tuner_algbw_Bps = min_bw(rated * g->p.ring_ll_rating, coll_ll_max_bus_bw(g)) /
                              coll_busbw_factor(op, g->n); /* NCCL 2.21 on rates LL rings at twice the rate */
+    else if (nccl_ll && old > 0) /* before: 1/4 for all-reduce, reduce and across nodes, 1/3 for the rest */
+        c->tuner_algbw_Bps = min_bw(rated * old, coll_ll_max_bus_bw(g)) / coll_busbw_factor(op, g->n);
     else
         c->tuner_algbw_Bps = min_bw(rated * ring_share(g, p), ring_cap(g, p)) / coll_busbw_factor(op, g->n);
     c->latency_s *= ring_plateau(g, op, p, bytes);

@@ -1072,6 +1072,31 @@ static void test_nvls_rating_blackwell(void)
     topo_free(b);
 }
 
+/* NCCL before 2.21 rated an LL ring at 1/4 of the bus bandwidth for
+ * all-reduce and 1/3 for an all-gather inside one node (the Simple ring's
+ * rating: the bus), from 2.21 at 1/2 under llMaxBw (87.7 GB/s on A100). */
+static void test_ll_rating_by_version(void)
+{
+    Topo *a = load("dgx-a100", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    int ids[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    CollGroup *g = coll_group_new(a, ids, 8, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    const struct { const char *ver; CollOp op; double ratio; } want[] = {
+        {"2.18.3", COLL_ALLREDUCE, 0.25}, {"2.18.3", COLL_ALLGATHER, 1.0 / 3}, {"2.21.5", COLL_ALLREDUCE, 0}};
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        coll_group_set_nccl_version(g, coll_nccl_version_parse(want[i].ver));
+        CollCost ll, simple;
+        CU_ASSERT_TRUE_FATAL(coll_cost(g, want[i].op, COLL_RING, COLL_LL, 1 << 20, &ll));
+        CU_ASSERT_TRUE_FATAL(coll_cost(g, want[i].op, COLL_RING, COLL_SIMPLE, 1 << 20, &simple));
+        double bus = simple.tuner_algbw_Bps * coll_busbw_factor(want[i].op, 8);
+        double r = want[i].ratio > 0 ? want[i].ratio : fmin(0.5, 87.7e9 / bus);
+        CU_ASSERT_DOUBLE_EQUAL(ll.tuner_algbw_Bps / simple.tuner_algbw_Bps, r, 1e-6);
+    }
+    coll_group_free(g);
+    topo_free(a);
+}
+
 /* The ring's protocols inside one NVSwitch node: LL at its payload share,
  * 1/2 of Simple's rate (under NCCL's 141 GB/s Hopper ceiling), LL128 at
  * 0.92 with no per-channel ceiling (NCCL runs 16-24 channels there); so on
@@ -1113,6 +1138,7 @@ static const TestCase tests[] = {
     {"2 x 8 H100: NCCL's picks by version at 256 KiB-2 MiB", test_two_node_h100_picks},
     {"NVLS with fewer than 8 GPUs: its rate and NCCL's rating", test_nvls_below_eight},
     {"NCCL's NVLS and ring ratings on Blackwell and an NVL72 rack", test_nvls_rating_blackwell},
+    {"the LL ring's rating by NCCL version", test_ll_rating_by_version},
     {"a send between two GPUs: NCCL's send/receive protocol", test_p2p_protocol},
     {"double binary tree across nodes", test_tree_across_nodes},
     {"oversubscribed fat tree slows the flow model", test_oversubscribed_fat_tree},
