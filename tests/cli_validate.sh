@@ -186,6 +186,13 @@ assert l["median_abs_pct_error"] < 5 < a["median_abs_pct_error"], (l["median_abs
 PY
 expect_exit 2 "takes no --algo" validate -t dgx-h100 --ranks 2 --as-logged --algo ring "$nvls2"
 check "--as-logged with --algo is a usage error" [ $? -eq 0 ]
+# calibrate fits what NCCL ran: NVLS's rate, not the ring the tuner would pick
+"$bin" calibrate -t dgx-h100 --ranks 2 "$nvls2" -o "$tmp/cal.json" --json >"$tmp/calout.json" 2>/dev/null
+check "calibrate fits the logged algorithm" python3 - "$tmp/calout.json" <<'PY'
+import json, sys
+p = {q["key"]: q for q in json.load(open(sys.argv[1]))["parameters"]}
+assert p["nvls.bandwidth_fraction"]["status"] == "fitted", p.get("nvls.bandwidth_fraction")
+PY
 
 echo "cli_validate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
