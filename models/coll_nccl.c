@@ -365,6 +365,16 @@ static const double *nvs_speed_array(const CollGroup *g, int *n)
     return s;
 }
 
+/* The first (fastest) speed of the array that `channels` channels fit in
+ * `link` GB/s, else the slowest: the index. */
+static int nvs_first_fit(const double *s, int n, double channels, double link)
+{
+    int k = 0;
+    while (k + 1 < n && channels * s[k] > link)
+        k++;
+    return k;
+}
+
 /* A GPU's NVLink bandwidth as NCCL counts it: its links at NCCL's per-link
  * figure (topo.h SM90_NVLINK_BW 20.6 GB/s, SM100_NVLINK_BW 40.1), which the
  * hardware's per-direction link rate (NVLink 4: 25 GB/s, NVLink 5: 50) and
@@ -386,10 +396,8 @@ double coll_nccl_ring_rated_bus_bw(const CollGroup *g)
     int n;
     const double *s = nvs_speed_array(g, &n);
     double link = nvs_gpu_bw(g) / 1e9, best = 0, best_s = 0;
-    int k = 0;
-    while (k + 1 < n && s[k] > link)
-        k++;
-    for (; k < n && (best_s == 0 || s[k] / best_s > 0.49) && best < link; k++) {
+    for (int k = nvs_first_fit(s, n, 1, link); k < n && (best_s == 0 || s[k] / best_s > 0.49) && best < link;
+         k++) {
         double total = floor(link / s[k]) * s[k];
         if (total > best) {
             best = total;
@@ -413,10 +421,7 @@ double coll_nccl_nvls_rated_algbw(const CollGroup *g)
     int n;
     const double *s = nvs_speed_array(g, &n);
     double heads = fmin(g->ppn, 32), link = nvs_gpu_bw(g) / 1e9;
-    int k = 0;
-    while (k + 1 < n && (heads + 1) * s[k] > link)
-        k++;
-    int j = k;
+    int k = nvs_first_fit(s, n, heads + 1, link), j = k;
     while (j > 0 && s[j] < 2 * s[k])
         j--;
     double intra = s[k] * 1e9, inter = s[j] * 1e9;

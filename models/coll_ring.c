@@ -80,6 +80,19 @@ static double ring_cap(const CollGroup *g, CollProto p)
     return INFINITY;
 }
 
+/* The share NCCL's tuner rates the protocol at: LL at ring_ll_rating from
+ * 2.21, at 1/4 (all-reduce, reduce, across nodes) or 1/3 before; the rest as
+ * they run. */
+static double ring_rated_share(const CollGroup *g, CollOp op, CollProto p)
+{
+    if (p != COLL_LL || g->library != COLL_LIB_NCCL)
+        return ring_share(g, p);
+    if (coll_version_has(g, g->p.ver_ring_ll_rating))
+        return g->p.ring_ll_rating;
+    double old = g->p.ring_ll_rating_old[g->nnodes > 1 || op == COLL_ALLREDUCE || op == COLL_REDUCE ? 0 : 1];
+    return old > 0 ? old : ring_share(g, p);
+}
+
 static double ring_eff(const CollGroup *g, CollProto p)
 {
     double eff = ring_share(g, p), bus = ring_bus_bw(g) * eff, cap = ring_cap(g, p);
@@ -109,15 +122,7 @@ static bool cost_ring(const CollGroup *g, CollOp op, CollProto p, double bytes, 
     /* the tuner rates the comm's full ceiling; on one NVSwitch domain its
      * graph search's, not the links' (coll_nccl.c) */
     double rated = coll_nccl_nvs_graph(g) ? coll_nccl_ring_rated_bus_bw(g) : ring_bus_bw(g);
-    double old = g->p.ring_ll_rating_old[g->nnodes > 1 || op == COLL_ALLREDUCE || op == COLL_REDUCE ? 0 : 1];
-    bool nccl_ll = p == COLL_LL && g->library == COLL_LIB_NCCL;
-    if (nccl_ll && coll_version_has(g, g->p.ver_ring_ll_rating))
-        c->tuner_algbw_Bps = min_bw(rated * g->p.ring_ll_rating, coll_ll_max_bus_bw(g)) /
-                             coll_busbw_factor(op, g->n); /* NCCL 2.21 on rates LL rings at twice the rate */
-    else if (nccl_ll && old > 0) /* before: 1/4 for all-reduce, reduce and across nodes, 1/3 for the rest */
-        c->tuner_algbw_Bps = min_bw(rated * old, coll_ll_max_bus_bw(g)) / coll_busbw_factor(op, g->n);
-    else
-        c->tuner_algbw_Bps = min_bw(rated * ring_share(g, p), ring_cap(g, p)) / coll_busbw_factor(op, g->n);
+    c->tuner_algbw_Bps = min_bw(rated * ring_rated_share(g, op, p), ring_cap(g, p)) / coll_busbw_factor(op, g->n);
     c->latency_s *= ring_plateau(g, op, p, bytes);
     /* a broadcast or reduce whose channels all follow one ring (sameChannels:
      * an NVSwitch node's) is rated at one step (tuning.cc), not its chain */

@@ -239,21 +239,6 @@ static bool comment_line(Parser *P, const char *s)
     return true;
 }
 
-/* The run's collective as far as the file has said it (in the order
- * nccltests_finish_runs weighs what it says). */
-static NcclTestsOp op_so_far(const Parser *P)
-{
-    const NcclTrace *r = P->cur;
-    const FileOps *F = &P->ops;
-    bool one_prov = F->prov_mask && !(F->prov_mask & (F->prov_mask - 1));
-    return F->named      ? F->named
-           : r->op_stated ? r->op_stated
-           : F->command   ? F->command
-           : r->op_seen   ? r->op_seen
-           : one_prov     ? F->prov
-                          : NCCLTESTS_UNKNOWN;
-}
-
 static bool result_line(Parser *P, const char *s)
 {
     TraceTok toks[TRACE_MAX_TOKS];
@@ -283,9 +268,11 @@ static bool result_line(Parser *P, const char *s)
         before = 0;
         got = nccltests_parse_row(P->cur, &P->layout, toks, n, P->lineno, P->err);
     }
-    if (got == 1 && P->cur->rows->len > before) /* NCCL's choice for it, as far as its log has said */
-        nccltests_ranlog_apply(P->ran, &g_array_index(P->cur->rows, NcclTestsRow, before), op_so_far(P),
-                               (int)g_hash_table_size(P->cur->ranks));
+    if (got == 1 && P->cur->rows->len > before) { /* NCCL's choice for it, as far as the file has said */
+        int line;
+        nccltests_ranlog_apply(P->ran, &g_array_index(P->cur->rows, NcclTestsRow, before),
+                               nccltests_op_said(&P->ops, P->cur, &line), (int)g_hash_table_size(P->cur->ranks));
+    }
     return got == 1;
 }
 

@@ -261,6 +261,26 @@ static NcclTestsOp op_from_bw(const NcclTrace *r, const NcclTestsRow *row0)
     return NCCLTESTS_UNKNOWN;
 }
 
+NcclTestsOp nccltests_op_said(const FileOps *F, const NcclTrace *r, int *line)
+{
+    /* headers that name several benchmarks (notes comparing runs) decide nothing */
+    bool prov_one = F->prov_mask && !(F->prov_mask & (F->prov_mask - 1));
+    *line = 0;
+    if (F->named)
+        return F->named;
+    if (r->op_stated) {
+        *line = r->op_stated_line;
+        return r->op_stated;
+    }
+    if (F->command)
+        return F->command;
+    if (r->op_seen) {
+        *line = r->op_seen_line;
+        return r->op_seen;
+    }
+    return prov_one ? F->prov : NCCLTESTS_UNKNOWN;
+}
+
 /* The run's collective from the strongest evidence; contradictions are bad input. */
 static bool resolve_op(const char *name, const FileOps *F, NcclTrace *r, GError **err)
 {
@@ -279,23 +299,13 @@ static bool resolve_op(const char *name, const FileOps *F, NcclTrace *r, GError 
                           nccltests_op_name(r->op_stated), F->command_line, nccltests_op_name(F->command));
         return false;
     }
-    /* headers that name several benchmarks (notes comparing runs) decide nothing */
-    bool prov_one = F->prov_mask && !(F->prov_mask & (F->prov_mask - 1));
     const NcclTestsRow *row0 = &g_array_index(r->rows, NcclTestsRow, 0);
-    r->op_line = row0->line;
-    if (F->named)
-        r->op = F->named;
-    else if (r->op_stated)
-        r->op = r->op_stated, r->op_line = r->op_stated_line;
-    else if (F->command)
-        r->op = F->command;
-    else if (r->op_seen)
-        r->op = r->op_seen, r->op_line = r->op_seen_line;
-    else if (prov_one)
-        r->op = F->prov;
-    else if (row0->root >= 0)
+    int line;
+    r->op = nccltests_op_said(F, r, &line);
+    r->op_line = line > 0 ? line : row0->line;
+    if (r->op == NCCLTESTS_UNKNOWN && row0->root >= 0)
         r->op = (!row0->redop || strcmp(row0->redop, "none") == 0) ? NCCLTESTS_BROADCAST : NCCLTESTS_REDUCE;
-    else
+    else if (r->op == NCCLTESTS_UNKNOWN)
         r->op = op_from_bw(r, row0);
     return true;
 }
@@ -336,7 +346,6 @@ bool nccltests_finish_runs(GPtrArray *runs, const char *name, const FileOps *F, 
 }
 
 const char *nccltests_name(const NcclTrace *t) { return t->name; }
-
 size_t nccltests_n_rows(const NcclTrace *t) { return t->rows->len; }
 
 int nccltests_zero_rows(const NcclTrace *t) { return t->zero_rows; }

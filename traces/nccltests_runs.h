@@ -53,6 +53,12 @@ typedef struct {
     unsigned prov_mask; /* every binary named in the other headers */
 } FileOps;
 
+/* The collective the headers and the run's own lines say, the strongest
+ * first ('# op:', "Collective test starting:", '# command:', a binary named
+ * on another line, the one binary the other headers name), UNKNOWN if none;
+ * *line the run's line that says it, 0 for a header. */
+NcclTestsOp nccltests_op_said(const FileOps *F, const NcclTrace *r, int *line);
+
 /* An empty run named `name` whose lines start at `first_line`. */
 NcclTrace *nccltests_run_new(const char *name, int first_line);
 /* An empty run from `first_line` of the job `t` ran (its Rank lines,
