@@ -62,7 +62,15 @@ static void parse_rank_line(NcclTrace *tr, const TraceTok *t, int n)
     }
 }
 
-static char *version_from_code(long code)
+void nccltests_note_rank(NcclTrace *tr, const char *line)
+{
+    TraceTok toks[TRACE_MAX_TOKS];
+    int n = trace_tokenize(line, toks);
+    if (n >= 2 && trace_tok_is(toks[0], "Rank"))
+        parse_rank_line(tr, toks, n);
+}
+
+char *nccltests_version_from_code(long code)
 {
     /* NCCL_VERSION_CODE: major*10000+minor*100+patch since 2.9, major*1000+minor*100+patch before */
     if (code >= 10000)
@@ -193,7 +201,7 @@ static void version_line(NcclTrace *tr, const TraceTok *toks, int n)
             int code = 0;
             TraceTok c = { toks[i].s + 13, toks[i].len - 13 };
             if (trace_tok_int(c, &code) && code > 0)
-                tr->nccl_version = version_from_code(code);
+                tr->nccl_version = nccltests_version_from_code(code);
         }
     }
 }
@@ -488,6 +496,8 @@ static bool parse_line(Parser *P, char *raw)
 
 NcclRuns *nccltests_parse_runs(const char *name, const char *text, GError **err)
 {
+    if (text && nccltests_json_is(text))
+        return nccltests_json_parse_runs(name, text, err);
     Parser P = { .name = name ? name : "(text)", .in_provenance = true, .words = -1, .err = err };
     P.hosts_seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     P.ran = nccltests_ranlog_new();

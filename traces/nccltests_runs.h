@@ -59,6 +59,17 @@ typedef struct {
  * *line the run's line that says it, 0 for a header. */
 NcclTestsOp nccltests_op_said(const FileOps *F, const NcclTrace *r, int *line);
 
+/* Notes a device line ("Rank 3 Group 0 Pid 123 on host device 3 [0x5d]
+ * NVIDIA H100 80GB HBM3", the '#' left off): the rank, its host, process
+ * and device (nccltests.c). */
+void nccltests_note_rank(NcclTrace *tr, const char *line);
+/* "2.18.3" from NCCL_VERSION_CODE (21803; 2708 before 2.9). */
+char *nccltests_version_from_code(long code);
+/* nccl-tests' JSON report (-J, nccltests_json.c): whether `text` is one (a
+ * JSON object), and its runs, as nccltests_parse_runs reads the text. */
+bool nccltests_json_is(const char *text);
+NcclRuns *nccltests_json_parse_runs(const char *name, const char *text, GError **err);
+
 /* An empty run named `name` whose lines start at `first_line`. */
 NcclTrace *nccltests_run_new(const char *name, int first_line);
 /* An empty run from `first_line` of the job `t` ran (its Rank lines,

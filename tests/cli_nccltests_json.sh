@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# nccl-tests' JSON report (-J, nccl-tests 2.17 and later) read as its printed
+# table is: published runs written in that layout at test time
+# (tests/nccltests_json.py, no number changed) validate and calibrate to the
+# same figures as their text, and bad reports are bad input at their line.
+# Usage: bash cli_nccltests_json.sh SHARDSIM_BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+traces=$src/tests/data/traces
+. "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh" # $tmp, check, expect_exit
+to_json() { python3 "$src/tests/nccltests_json.py" "$@"; }
+
+# The same figures from the text and from the report: every row, the summary,
+# ranks, nodes and NCCL version (the names of the files aside).
+same_validation() { # TEXT JSON ARGS...
+  local text=$1 json=$2
+  shift 2
+  "$bin" validate --json "$@" "$text" >"$tmp/a.json" 2>/dev/null &&
+    "$bin" validate --json "$@" "$json" >"$tmp/b.json" 2>/dev/null &&
+    python3 - "$tmp/a.json" "$tmp/b.json" <<'PY'
+import json, sys
+def strip(d):
+    if isinstance(d, dict):
+        return {k: strip(v) for k, v in d.items() if k not in ("trace", "name", "file")}
+    if isinstance(d, list):
+        return [strip(v) for v in d]
+    return d
+a, b = (strip(json.load(open(p))) for p in sys.argv[1:])
+assert a == b, "text and report differ"
+rows = sum(len(t["rows"]) for t in a.get("traces", [a]))
+assert rows >= 6, rows
+PY
+}
+
+dell=$traces/nccl-tests_allreduce_h100-sxm-dell-xe9680_2node16gpu_8x400g-ib_nccl2.26.2_nccl-tests-issue309.txt
+to_json "$dell" ./build/all_reduce_perf >"$tmp/dell.json"
+check "a 2-node H100 run: the report validates as its text (16 ranks, 2 hosts, NCCL 2.26.2 from the report)" \
+  same_validation "$dell" "$tmp/dell.json" -t dgx-h100-cluster --nodes 2
+"$bin" validate -t dgx-h100-cluster --nodes 2 "$tmp/dell.json" >"$tmp/out" 2>&1
+check "its rank count, hosts and version come from the report" grep -q "16 ranks on 2 node(s), topology dgx-h100-cluster, NCCL 2.26.2" "$tmp/out"
+
+g8=$traces/nccl-tests_allreduce_h100-sxm_1node8gpu_g8-one-process_nccl-tests-issue290.txt
+to_json "$g8" all_reduce_perf >"$tmp/g8.json"
+check "one process driving 8 GPUs (config.ngpus 8): the same launch floor" same_validation "$g8" "$tmp/g8.json" -t dgx-h100
+
+dt=$traces/nccl-tests_allreduce_h200-dell-xe9680_2node16gpu_8x400g-roce-spectrumx_nccl2.30.4_openshift-guide-all-datatypes.txt
+to_json "$dt" /opt/nccl-tests/build/all_reduce_perf >"$tmp/dt.json"
+check "-d all: each datatype's table a run, as in the text" same_validation "$dt" "$tmp/dt.json" -t dgx-h200-cluster --nodes 2
+
+to_json "$dell" all_reduce_perf --in-place-only --cpu-time >"$tmp/ip.json"
+"$bin" validate -t dgx-h100-cluster --nodes 2 "$tmp/ip.json" >"$tmp/out" 2>"$tmp/err"
+check "in-place results only (out_of_place null) and -C's cpu_time are read" grep -q "32 rows" "$tmp/out"
+
+"$bin" calibrate -t dgx-h100-cluster --nodes 2 --json "$tmp/dell.json" >"$tmp/cal.json" 2>/dev/null
+check "calibrate fits on a report" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d" "$tmp/cal.json"
+
+# A pretty-printed report: a bad row is named at its own line.
+to_json "$dell" all_reduce_perf --indent >"$tmp/pretty.json"
+python3 - "$tmp/pretty.json" "$tmp/bad.json" <<'PY' >"$tmp/line"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["results"][2]["out_of_place"]["time"] = -5
+text = json.dumps(d, indent=1)
+open(sys.argv[2], "w").write(text)
+# the line where the third result's object opens
+lines = text.split("\n")
+starts = [i + 1 for i, l in enumerate(lines) if l.strip() == "{" and '"size"' in lines[i + 1]]
+print(starts[2])
+PY
+expect_exit 2 "bad.json:$(cat "$tmp/line"): out-of-place time" validate -t dgx-h100-cluster --nodes 2 "$tmp/bad.json"
+check "a negative time is bad input at its result's line" [ $? -eq 0 ]
+
+# Bad reports: exit 2, the message at FILE:LINE.
+bad_report() { # NAME FILE TEXT PATTERN
+  printf '%s\n' "$3" >"$tmp/$2"
+  expect_exit 2 "$2:$4" validate -t dgx-h100 "$tmp/$2"
+  check "$1" [ $? -eq 0 ]
+}
+bad_report "a result without its fields is bad input" r.json '{"results": [{"size": 8}]}' \
+  "1: result 1: not a row of nccl-tests' report"
+bad_report "a JSON object that is no report is bad input" n.json '{"config": {"nthreads": 2}}' \
+  '1: not an nccl-tests JSON report (-J): no "results"'
+bad_report "a cut report is bad input" t.json '{"results": [' "1: invalid JSON"
+bad_report "a host name of two words is bad input" h.json \
+  '{"config": {"devices": [{"rank": 0, "hostname": "a b"}]}, "results": [1]}' \
+  '1: device of rank 0: host name "a b" is not one word'
+bad_report "a report without devices needs --ranks, as a table without Rank lines" u.json \
+  '{"args": ["all_reduce_perf"], "nccl_version": 22602, "results": [{"size": 1024, "count": 256, "type": "float", "redop": "sum", "root": -1, "out_of_place": {"time": 30.5, "alg_bw": 0.03, "bus_bw": 0.06, "nwrong": null}}]}' \
+  " the trace does not say how many ranks"
+"$bin" validate -t dgx-h100 --ranks 8 "$tmp/u.json" >"$tmp/out" 2>&1
+check "... and runs with it, its collective from args" grep -q "allreduce, 8 ranks on 1 node(s), topology dgx-h100, NCCL 2.26.2" "$tmp/out"
+
+echo "cli_nccltests_json: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
