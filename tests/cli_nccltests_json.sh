@@ -3,6 +3,8 @@
 # table is: published runs written in that layout at test time
 # (tests/nccltests_json.py, no number changed) validate and calibrate to the
 # same figures as their text, and bad reports are bad input at their line.
+# What a run's environment forced (NCCL_ALGO, NCCL_PROTO: the report's env,
+# NCCL's "set by environment" log line) is priced as --algo / --proto.
 # Usage: bash cli_nccltests_json.sh SHARDSIM_BINARY SOURCE_DIR
 set -u
 bin=$1
@@ -90,6 +92,35 @@ bad_report "a report without devices needs --ranks, as a table without Rank line
   " the trace does not say how many ranks"
 "$bin" validate -t dgx-h100 --ranks 8 "$tmp/u.json" >"$tmp/out" 2>&1
 check "... and runs with it, its collective from args" grep -q "allreduce, 8 ranks on 1 node(s), topology dgx-h100, NCCL 2.26.2" "$tmp/out"
+
+# The run's environment: the 2-node H100 run, given NCCL_ALGO=Ring as its
+# report's env or as the line NCCL_DEBUG=INFO prints (a test of the reading:
+# that run's page does not say it set the variable), is priced as --algo ring
+# would price it, not as the model's own pick (NVLSTree and trees there).
+figures() { "$bin" validate --json -t dgx-h100-cluster --nodes 2 "$@" 2>/dev/null |
+  python3 -c "import json,sys; d=json.load(sys.stdin); print([(r['predicted_s'], r['algo']) for r in d['rows']])"; }
+to_json "$dell" all_reduce_perf --env PATH=/usr/bin --env NCCL_ALGO=Ring >"$tmp/env.json"
+figures --algo ring "$dell" >"$tmp/forced"
+figures "$tmp/env.json" >"$tmp/env"
+figures "$dell" >"$tmp/auto"
+check "a report's NCCL_ALGO=Ring is priced as --algo ring" cmp -s "$tmp/forced" "$tmp/env"
+check "... which is not the model's own pick" bash -c "! cmp -s '$tmp/forced' '$tmp/auto'"
+"$bin" validate --json -t dgx-h100-cluster --nodes 2 "$tmp/env.json" 2>"$tmp/err" | grep -q '"env_algo":.*"ring"'
+check "the JSON output says what the environment forced" [ $? -eq 0 ]
+check "... and stderr says it was priced so" grep -q "the run set NCCL_ALGO=Ring: priced as --algo ring" "$tmp/err"
+line=$(grep -n "NCCL version" "$dell" | head -1 | cut -d: -f1)
+{ head -n "$line" "$dell"; echo "bm-h100-01:29262:29262 [0] NCCL INFO NCCL_ALGO set by environment to Ring"
+  tail -n +"$((line + 1))" "$dell"; } >"$tmp/log.txt"
+figures "$tmp/log.txt" >"$tmp/log"
+check "NCCL's own 'NCCL_ALGO set by environment to Ring' log line does the same" cmp -s "$tmp/forced" "$tmp/log"
+figures --algo tree "$tmp/env.json" >"$tmp/a"
+figures --algo tree "$dell" >"$tmp/b"
+check "--algo chooses over the environment" cmp -s "$tmp/a" "$tmp/b"
+to_json "$dell" all_reduce_perf --env "NCCL_ALGO=^NVLS" >"$tmp/set.json"
+figures "$tmp/set.json" >"$tmp/a"
+"$bin" validate -t dgx-h100-cluster --nodes 2 "$tmp/set.json" 2>"$tmp/err" >/dev/null
+check "a set of algorithms (^NVLS) leaves the model's tuner free, and says so" \
+  bash -c "cmp -s '$tmp/a' '$tmp/auto' && grep -q 'NCCL_ALGO=^NVLS, not one algorithm: the model picks freely' '$tmp/err'"
 
 echo "cli_nccltests_json: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -5,7 +5,8 @@ args, env, nccl_version, config with its devices, results with out_of_place
 and in_place halves).  A format fixture made at test time from a published
 run in tests/data/traces: every number is the printed one, none is changed.
 
-Usage: nccltests_json.py TRACE.txt BINARY [--cpu-time] [--in-place-only] [--indent]
+Usage: nccltests_json.py TRACE.txt BINARY [--cpu-time] [--in-place-only] [--indent] [--env VAR=VALUE]...
+(--env: an entry of the report's environment list, as the run's shell had it)
 """
 import json
 import re
@@ -23,7 +24,7 @@ def half(f, at, time_key):
             "nwrong": None if wrong == "N/A" else float(wrong)}
 
 
-def convert(path, binary, cpu_time=False, in_place_only=False):
+def convert(path, binary, cpu_time=False, in_place_only=False, env=()):
     devices, results, config, version = [], [], {}, None
     time_key = "cpu_time" if cpu_time else "time"
     for line in open(path):
@@ -47,12 +48,13 @@ def convert(path, binary, cpu_time=False, in_place_only=False):
                             "out_of_place": None if in_place_only else half(f, 5, time_key),
                             "in_place": half(f, 9, time_key), "actual_iterations": 20, "experiment_name": ""})
     config["devices"] = devices
-    return {"version": 1, "start_time": "", "args": [binary], "env": [], "nccl_version": version,
+    return {"version": 1, "start_time": "", "args": [binary], "env": list(env), "nccl_version": version,
             "config": config, "results": results}
 
 
 if __name__ == "__main__":
-    doc = convert(sys.argv[1], sys.argv[2], "--cpu-time" in sys.argv, "--in-place-only" in sys.argv)
+    env = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--env"]
+    doc = convert(sys.argv[1], sys.argv[2], "--cpu-time" in sys.argv, "--in-place-only" in sys.argv, env)
     if "--indent" in sys.argv:
         print(json.dumps(doc, indent=1))
     else:

@@ -422,6 +422,7 @@ static bool other_line(Parser *P, const char *s)
     bool numeric = isdigit((unsigned char)*d) && !memchr(s, ':', tok0);
     if (log) {
         nccltests_ranlog_note(P->ran, s);
+        nccltests_env_note(tr, s);
         const char *mode = strstr(s, "Launch mode ");
         if (mode && !tr->launch_mode)
             tr->launch_mode = strstr(mode, "/CGMD") ? 2 : 1;

@@ -137,6 +137,17 @@ const char *nccltests_device(const NcclTrace *t, size_t i);
  * "NCCL version 2.18.3+cuda12.2" log line), or NULL. */
 const char *nccltests_nccl_version(const NcclTrace *t);
 
+/* NCCL_ALGO and NCCL_PROTO as the run's environment set them (NCCL's
+ * "NCCL_ALGO set by environment to Ring" log line; a JSON report's env), as
+ * written, or NULL. */
+const char *nccltests_env_algo(const NcclTrace *t);
+const char *nccltests_env_proto(const NcclTrace *t);
+/* The one algorithm ("ring", "tree", "collnet", "nvls", "nvlstree", "pat")
+ * or protocol ("ll", "ll128", "simple") such a value forces, as the model
+ * names it; NULL for a set ("Ring,Tree"), an exclusion ("^NVLS"),
+ * per-collective choices ("allreduce:tree") or a name NCCL does not have. */
+const char *nccltests_env_choice(const char *value, bool proto);
+
 /* Provenance headers, in file order; lookup returns NULL when absent. */
 const char *nccltests_header(const NcclTrace *t, const char *key);
 size_t nccltests_n_headers(const NcclTrace *t);

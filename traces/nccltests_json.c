@@ -156,6 +156,12 @@ static bool read_job(const SimJsonDoc *d, const cJSON *root, NcclTrace *tr, GErr
         return false;
     if (code > 0)
         tr->nccl_version = nccltests_version_from_code(code);
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(root, "env"), *e;
+    env = cJSON_IsArray(env) ? env : NULL;
+    cJSON_ArrayForEach(e, env) /* "NCCL_ALGO=Ring" */
+        if (cJSON_IsString(e) && (g_str_has_prefix(e->valuestring, "NCCL_ALGO=") ||
+                                  g_str_has_prefix(e->valuestring, "NCCL_PROTO=")))
+            nccltests_env_note(tr, e->valuestring);
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(root, "args");
     const cJSON *bin = cJSON_IsArray(args) ? cJSON_GetArrayItem(args, 0) : NULL;
     if (cJSON_IsString(bin) && (tr->op_stated = nccltests_op_mentioned(bin->valuestring)) != NCCLTESTS_UNKNOWN)

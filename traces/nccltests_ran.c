@@ -5,7 +5,8 @@
  * channel{Lo..Hi}={0..23}", the bytes of one rank's share for AllGather and
  * ReduceScatter (enqueue.cc: the task's count, collectives.cc: sendcount,
  * recvcount); before, "1048576 Bytes -> Algo 1 proto 2 time 25.214764", the
- * whole size and no collective (read in the tags; no code copied). */
+ * whole size and no collective (read in the tags; no code copied).  And
+ * what the run's environment forced: NCCL_ALGO and NCCL_PROTO. */
 #include "nccltests_runs.h"
 #include "trace_text.h"
 
@@ -136,4 +137,42 @@ void nccltests_ranlog_apply(const NcclRanLog *l, NcclTestsRow *row, NcclTestsOp 
         return;
     row->ran_algo = algos[v >> 4].model;
     row->ran_proto = protos[v & 15];
+}
+
+/* ---------------- NCCL_ALGO and NCCL_PROTO ---------------- */
+
+void nccltests_env_note(NcclTrace *tr, const char *line)
+{
+    static const char *const vars[] = {"NCCL_ALGO", "NCCL_PROTO"};
+    for (int i = 0; i < 2; i++) {
+        char **slot = i ? &tr->env_proto : &tr->env_algo;
+        size_t vl = strlen(vars[i]);
+        const char *at = strstr(line, vars[i]), *v = NULL;
+        if (!at || *slot || (at > line && (g_ascii_isalnum(at[-1]) || at[-1] == '_')))
+            continue;
+        if (at[vl] == '=') /* a JSON report's env entry */
+            v = at + vl + 1;
+        else if (g_str_has_prefix(at + vl, " set by environment to ")) /* NCCL's log (param.cc) */
+            v = at + vl + strlen(" set by environment to ");
+        if (!v)
+            continue;
+        size_t n = strcspn(v, " \t\r\n\"");
+        while (n > 0 && v[n - 1] == '.') /* the log line's full stop */
+            n--;
+        if (n > 0 && n < 256)
+            *slot = g_strndup(v, n);
+    }
+}
+
+const char *nccltests_env_choice(const char *value, bool proto)
+{
+    if (!value || strpbrk(value, ",^:;"))
+        return NULL; /* a set, an exclusion or per-collective choices: not one */
+    TraceTok t = {value, (int)strlen(value)};
+    if (proto) {
+        int i = name_index(t, G_N_ELEMENTS(protos), 0, proto_name);
+        return i >= 0 ? protos[i] : NULL;
+    }
+    int i = name_index(t, G_N_ELEMENTS(algos), 0, algo_name);
+    return i >= 0 ? algos[i].model : NULL;
 }

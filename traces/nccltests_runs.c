@@ -143,6 +143,8 @@ NcclTrace *nccltests_run_fork(const NcclTrace *t, int first_line)
     f->ngpus = t->ngpus;
     f->sep_nodes = t->sep_nodes;
     f->launch_mode = t->launch_mode;
+    f->env_algo = g_strdup(t->env_algo);
+    f->env_proto = g_strdup(t->env_proto);
     f->op_stated = t->op_stated, f->op_stated_line = t->op_stated_line;
     f->op_seen = t->op_seen, f->op_seen_line = t->op_seen_line;
     guint n = t->types_before ? g_strv_length(t->types_before) : 0;
@@ -168,6 +170,8 @@ void nccltests_free(NcclTrace *t)
     g_ptr_array_free(t->devices, TRUE);
     g_strfreev(t->types_before);
     g_free(t->nccl_version);
+    g_free(t->env_algo);
+    g_free(t->env_proto);
     g_free(t);
 }
 
@@ -404,6 +408,8 @@ const char *nccltests_device(const NcclTrace *t, size_t i)
 }
 
 const char *nccltests_nccl_version(const NcclTrace *t) { return t->nccl_version; }
+const char *nccltests_env_algo(const NcclTrace *t) { return t->env_algo; }
+const char *nccltests_env_proto(const NcclTrace *t) { return t->env_proto; }
 
 const char *nccltests_header(const NcclTrace *t, const char *key)
 {

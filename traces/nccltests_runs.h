@@ -24,11 +24,19 @@ struct NcclTrace { /* one run */
     /* NCCL's "Launch mode" INFO line (NCCL before 2.12): 0 not printed, 1
      * Parallel or Group without CGMD, 2 Group/CGMD (one multi-device launch) */
     int launch_mode;
+    /* NCCL_ALGO and NCCL_PROTO as the run's environment set them, raw (NCCL's
+     * "set by environment" log line, a JSON report's env); NULL: not said */
+    char *env_algo, *env_proto;
     int first_line; /* where the run starts */
     /* what the run itself says about the collective */
     NcclTestsOp op_stated, op_seen; /* "Collective test starting:"; another line naming a binary */
     int op_stated_line, op_seen_line, op_line;
 };
+
+/* A log line's "NCCL_ALGO set by environment to Ring" (or NCCL_PROTO), or a
+ * JSON report's env entry "NCCL_ALGO=Ring": the run's value, the first said
+ * (nccltests_ran.c). */
+void nccltests_env_note(NcclTrace *tr, const char *line);
 
 /* NCCL's tuning lines as the file goes (nccltests_ran.c): each row is given
  * the choice for its size in the last one before it (NcclTestsRow.ran_algo),

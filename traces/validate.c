@@ -173,6 +173,8 @@ static void publish(Measured *m)
     p->library = m->library;
     p->device = m->device;
     p->accelerator = m->accelerator;
+    p->env_algo = m->env_algo;
+    p->env_proto = m->env_proto;
     p->wrong_rows = m->wrong_rows;
     p->rows = m->out ? (const ValidateRow *)(void *)m->out->data : NULL;
     p->n_rows = m->out ? m->out->len : 0;
@@ -361,15 +363,19 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
         CollCost c;
         bool p2p = sendrecv && o->algo == COLL_ALGO_AUTO && o->proto == COLL_PROTO_AUTO;
         double bytes = r->size * window;
-        CollAlgo algo = o->algo;
-        CollProto proto = o->proto;
+        /* the options first, then what the run's environment forced */
+        CollAlgo algo = o->algo == COLL_ALGO_AUTO && m->env_algo ? coll_algo_parse(m->env_algo) : o->algo;
+        CollProto proto = o->proto == COLL_PROTO_AUTO && m->env_proto ? coll_proto_parse(m->env_proto) : o->proto;
         if (o->as_logged && r->ran_algo) { /* what NCCL ran there, as its log says */
             algo = coll_algo_parse(r->ran_algo);
             proto = coll_proto_parse(r->ran_proto);
         }
         if (!(p2p ? coll_p2p_cost(grp, bytes, &c) : coll_cost(grp, op, algo, proto, bytes, &c))) {
-            char *logged = algo != o->algo || proto != o->proto
+            char *logged = o->as_logged && r->ran_algo
                                ? g_strdup_printf(" (NCCL's log says it ran that at %.0f bytes)", r->size)
+                           : algo != o->algo || proto != o->proto
+                               ? g_strdup(" (as the run's NCCL_ALGO / NCCL_PROTO forced it; --algo and --proto choose "
+                                          "another)")
                                : g_strdup("");
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s%s: %s", m->name,
                         coll_algo_name(algo), coll_proto_name(proto), op_label(r->op), topo_name(topo), logged,

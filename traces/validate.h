@@ -93,6 +93,9 @@ typedef struct {
     const char *nccl_library; /* "nccl" or "rccl" when the NCCL model predicted (whose tuner); NULL otherwise */
     const char *device;      /* the device the trace ran on ("Tesla V100-SXM2-16GB"), NULL if it says none */
     const char *accelerator; /* the topology's accelerator preset ("a100-80gb"), NULL if it names none */
+    /* the algorithm and protocol the run's environment forced (NCCL_ALGO,
+     * NCCL_PROTO) and the model then ran, as it names them; NULL: none */
+    const char *env_algo, *env_proto;
     const ValidateRow *rows; /* predicted so far, in trace order */
     size_t n_rows;
     int skipped;   /* once every row is predicted: rows with a zero size or time */

@@ -44,6 +44,9 @@ typedef struct {
     char *accelerator;      /* the topology's accelerator, once predicted (NULL: it names none) */
     bool sendrecv_pair;     /* predicted as one pair of ranks */
     int wrong_rows;         /* rows whose "#wrong" column counts wrong results */
+    /* what the run's environment forced (NCCL_ALGO, NCCL_PROTO), as the
+     * model names it; NULL where it forced none (or a set of them) */
+    const char *env_algo, *env_proto;
     /* the prediction, as far as it got */
     char *topology;
     GArray *out; /* ValidateRow */

@@ -136,6 +136,10 @@ static cJSON *run_json(const ValidateRun *r)
         cJSON_AddNumberToObject(tj, "nccl_version", r->nccl_version);
     if (r->nccl_library)
         cJSON_AddStringToObject(tj, "nccl_library", r->nccl_library);
+    if (r->env_algo) /* what the run's NCCL_ALGO / NCCL_PROTO forced */
+        cJSON_AddStringToObject(tj, "env_algo", r->env_algo);
+    if (r->env_proto)
+        cJSON_AddStringToObject(tj, "env_proto", r->env_proto);
     validate_errors_json(&r->errors, tj);
     size_t said, same = validate_nccl_agrees(r->rows, r->n_rows, &said);
     if (said) {
