@@ -70,7 +70,7 @@ lines = text.split("\n")
 starts = [i + 1 for i, l in enumerate(lines) if l.strip() == "{" and '"size"' in lines[i + 1]]
 print(starts[2])
 PY
-expect_exit 2 "bad.json:$(cat "$tmp/line"): out-of-place time" validate -t dgx-h100-cluster --nodes 2 "$tmp/bad.json"
+expect_exit 2 "bad.json:$(cat "$tmp/line"): result 3: out-of-place time" validate -t dgx-h100-cluster --nodes 2 "$tmp/bad.json"
 check "a negative time is bad input at its result's line" [ $? -eq 0 ]
 
 # Bad reports: exit 2, the message at FILE:LINE.
@@ -87,6 +87,27 @@ bad_report "a cut report is bad input" t.json '{"results": [' "1: invalid JSON"
 bad_report "a host name of two words is bad input" h.json \
   '{"config": {"devices": [{"rank": 0, "hostname": "a b"}]}, "results": [1]}' \
   '1: device of rank 0: host name "a b" is not one word'
+R='{"size": 1024, "count": 256, "type": "float", "redop": "sum", "root": -1, "out_of_place": {"time": 30.5, "alg_bw": 0.03, "bus_bw": 0.06, "nwrong": 0}'
+bad_report "a host name that a form feed splits is not one word (it would count two hosts as one)" v.json \
+  '{"config": {"devices": [{"rank": 0, "hostname": "n\fA"}]}, "results": [1]}' "1: device of rank 0: host name"
+bad_report "a field that a vertical tab splits is no field (its size would be read from count)" s.json \
+  '{"results": [{"size": "\u000b", "count": "1024\u000b256", "type": "float", "redop": "sum", "root": -1, "out_of_place": {"time": 30.5, "alg_bw": 0.03, "bus_bw": 0.06, "nwrong": 0}}]}' \
+  "1: result 1: not a row"
+bad_report "a half that is no object is bad input, not the other half's time" o.json \
+  "{\"results\": [$R, \"in_place\": 7}]}" "1: result 1: not a row"
+bad_report "a report measures its halves alike" m.json \
+  "{\"results\": [$R, \"in_place\": null}, {\"size\": 2048, \"count\": 512, \"type\": \"float\", \"redop\": \"sum\", \"root\": -1, \"out_of_place\": null, \"in_place\": {\"time\": 31, \"alg_bw\": 0.07, \"bus_bw\": 0.07, \"nwrong\": 0}}]}" \
+  "1: result 2 has in_place only, result 1 out_of_place only"
+bad_report "#wrong is a count" w.json "{\"results\": [${R%0\}}-3}}]}" "1: result 1: not a row"
+bad_report "a long field is refused, not echoed" l.json \
+  "{\"results\": [{\"size\": 8, \"count\": 2, \"type\": \"$(printf 'x%.0s' $(seq 100))\", \"redop\": \"sum\", \"root\": -1, \"out_of_place\": {\"time\": 1, \"alg_bw\": 0, \"bus_bw\": 0, \"nwrong\": 0}}]}" \
+  "1: result 1: not a row"
+printf '\xef\xbb\xbf{"results": [\n{"size": 8}]}\n' >"$tmp/bom.json"
+expect_exit 2 "bom.json:2: result 1: not a row" validate -t dgx-h100 "$tmp/bom.json"
+check "a byte order mark keeps the lines" [ $? -eq 0 ]
+printf '{"args": ["all_reduce_perf"], "env": ["NOTE=# OSU RCCL version rccl-tests"], "results": [%s}]}\n' "$R" >"$tmp/osu.json"
+"$bin" validate -t dgx-h100 --ranks 8 "$tmp/osu.json" >"$tmp/out" 2>&1
+check "a report's strings decide neither its format nor its library" grep -q "allreduce, 8 ranks on 1 node(s), topology dgx-h100$" "$tmp/out"
 bad_report "a report without devices needs --ranks, as a table without Rank lines" u.json \
   '{"args": ["all_reduce_perf"], "nccl_version": 22602, "results": [{"size": 1024, "count": 256, "type": "float", "redop": "sum", "root": -1, "out_of_place": {"time": 30.5, "alg_bw": 0.03, "bus_bw": 0.06, "nwrong": null}}]}' \
   " the trace does not say how many ranks"

@@ -497,7 +497,7 @@ static bool parse_line(Parser *P, char *raw)
 
 NcclRuns *nccltests_parse_runs(const char *name, const char *text, GError **err)
 {
-    if (text && nccltests_json_is(text))
+    if (text && nccltests_is_report(text))
         return nccltests_json_parse_runs(name, text, err);
     Parser P = { .name = name ? name : "(text)", .in_provenance = true, .words = -1, .err = err };
     P.hosts_seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);

@@ -74,6 +74,9 @@ typedef struct NcclTrace NcclTrace;
  * "FILE" when there is one). */
 typedef struct NcclRuns NcclRuns;
 NcclRuns *nccltests_load_runs(const char *path, GError **err);
+/* Whether `text` is nccl-tests' JSON report (-J, 2.17 and later: a JSON
+ * object), which nccltests_parse_runs reads as the same runs. */
+bool nccltests_is_report(const char *text);
 NcclRuns *nccltests_parse_runs(const char *name, const char *text, GError **err);
 size_t nccltests_runs_n(const NcclRuns *r);
 /* Owned by `r`; NULL past the end. */

@@ -10,50 +10,66 @@
  * text.  nccl-tests writes the report on one line, so a row's messages name
  * its size as well as its line. */
 #include "nccltests_row.h"
+#include "sim_file.h"
 #include "sim_json.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
-bool nccltests_json_is(const char *text)
+/* What splits a printed row into fields (trace_tokenize: isspace), and the
+ * longest field a report's row holds (a datatype's name, "nan"). */
+static const char BLANKS[] = " \t\r\n\v\f";
+enum { FIELD_MAX = 64 };
+
+static const char *past_bom(const char *text)
 {
     const unsigned char *p = (const unsigned char *)text;
-    if (p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) /* a UTF-8 byte order mark */
-        p += 3;
-    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-        p++;
+    return p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF ? text + 3 : text; /* a UTF-8 byte order mark */
+}
+
+bool nccltests_is_report(const char *text)
+{
+    const char *p = past_bom(text);
+    p += strspn(p, BLANKS);
     return *p == '{';
 }
 
-/* `v` as a field of a printed row: a number in full, a string as printed
- * past its leading blanks (the root is "%6i"; NaN is written "nan"), null as
- * "N/A" (no #wrong under -c 0); false for anything else. */
-static bool put_field(GString *row, const cJSON *v)
+/* `v` as a field of a printed row: a whole number in digits (as a size is
+ * printed), another in as few digits as give it back (the row's checks allow
+ * for what is printed), a string as printed past its leading blanks (the root
+ * is "%6i"; NaN is written "nan"): one field of at most FIELD_MAX characters.
+ * A count (#wrong) is a whole number from 0, or null where nccl-tests checked
+ * nothing (-c 0: "N/A").  False for anything else. */
+static bool put_field(GString *row, const cJSON *v, bool count)
 {
-    if (cJSON_IsNumber(v)) { /* as few digits as give it back: the row's checks allow for what is printed */
-        char buf[40];
+    if (cJSON_IsNumber(v)) {
         double x = v->valuedouble;
-        if (fabs(x) < 9007199254740992.0 && x == (double)(int64_t)x) { /* whole: digits, as a size is printed */
-            g_string_append_printf(row, " %" PRId64, (int64_t)x);
+        bool whole = fabs(x) < 1e18 && x == floor(x);
+        if (count && !(whole && x >= 0))
+            return false;
+        if (whole) {
+            g_string_append_printf(row, " %.0f", x);
             return true;
         }
+        char buf[40];
         for (int p = 1; p <= 17; p++) {
-            g_snprintf(buf, sizeof buf, "%.*g", p, v->valuedouble);
-            if (g_ascii_strtod(buf, NULL) == v->valuedouble)
+            g_snprintf(buf, sizeof buf, "%.*g", p, x);
+            if (g_ascii_strtod(buf, NULL) == x)
                 break;
         }
         g_string_append_printf(row, " %s", buf);
         return true;
     }
-    if (cJSON_IsNull(v)) {
+    if (cJSON_IsNull(v) && count) {
         g_string_append(row, " N/A");
         return true;
     }
-    if (!cJSON_IsString(v))
+    if (!cJSON_IsString(v) || count)
         return false;
     const char *s = v->valuestring + strspn(v->valuestring, " ");
-    if (!*s || strpbrk(s, " \t\r\n"))
+    size_t n = strlen(s);
+    if (n == 0 || n > FIELD_MAX || strpbrk(s, BLANKS))
         return false;
     g_string_append_printf(row, " %s", s);
     return true;
@@ -63,41 +79,69 @@ static bool put_field(GString *row, const cJSON *v)
  * bus_bw, nwrong. */
 static bool put_half(GString *row, const cJSON *half, const char *time_key)
 {
-    static const char *const keys[] = {"alg_bw", "bus_bw", "nwrong"};
-    if (!put_field(row, cJSON_GetObjectItemCaseSensitive(half, time_key)))
+    static const char *const keys[] = {"alg_bw", "bus_bw"};
+    if (!put_field(row, cJSON_GetObjectItemCaseSensitive(half, time_key), false))
         return false;
     for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
-        if (!put_field(row, cJSON_GetObjectItemCaseSensitive(half, keys[i])))
+        if (!put_field(row, cJSON_GetObjectItemCaseSensitive(half, keys[i]), false))
             return false;
-    return true;
+    return put_field(row, cJSON_GetObjectItemCaseSensitive(half, "nwrong"), true);
+}
+
+/* Which halves result `r` has: 1 out-of-place, 2 in-place (null or absent:
+ * none); -1 where one is neither an object nor null. */
+static int halves_of(const cJSON *r)
+{
+    int mask = 0;
+    static const char *const keys[] = {"out_of_place", "in_place"};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *h = cJSON_GetObjectItemCaseSensitive(r, keys[i]);
+        if (cJSON_IsObject(h))
+            mask |= 1 << i;
+        else if (h && !cJSON_IsNull(h))
+            return -1;
+    }
+    return mask;
 }
 
 /* Result `r` as the row nccl-tests printed for it (size count type redop
  * root, then out-of-place and in-place); NULL with `err` set where it lacks
- * a field.  A report of in-place results only (trace replay) gives them to
- * both halves. */
+ * a field.  A report of one half only (trace replay prints in-place results
+ * only) gives it to both. */
 static char *row_text(const SimJsonDoc *d, const cJSON *r, size_t k, const char *time_key, GError **err)
 {
     static const char *const keys[] = {"size", "count", "type", "redop", "root"};
-    const cJSON *oop = cJSON_GetObjectItemCaseSensitive(r, "out_of_place");
-    const cJSON *ip = cJSON_GetObjectItemCaseSensitive(r, "in_place");
-    if (!cJSON_IsObject(oop))
-        oop = ip;
-    if (!cJSON_IsObject(ip))
-        ip = oop;
+    int mask = cJSON_IsObject(r) ? halves_of(r) : -1;
+    const cJSON *oop = mask > 0 ? cJSON_GetObjectItemCaseSensitive(r, mask & 1 ? "out_of_place" : "in_place") : NULL;
+    const cJSON *ip = mask > 0 ? cJSON_GetObjectItemCaseSensitive(r, mask & 2 ? "in_place" : "out_of_place") : NULL;
     GString *row = g_string_new(NULL);
-    bool ok = cJSON_IsObject(r) && cJSON_IsObject(oop);
+    bool ok = oop != NULL;
     for (size_t i = 0; ok && i < G_N_ELEMENTS(keys); i++)
-        ok = put_field(row, cJSON_GetObjectItemCaseSensitive(r, keys[i]));
+        ok = put_field(row, cJSON_GetObjectItemCaseSensitive(r, keys[i]), false);
     ok = ok && put_half(row, oop, time_key) && put_half(row, ip, time_key);
     if (!ok) {
         sim_json_error(d, r, err,
-                       "result %zu: not a row of nccl-tests' report (size, count, type, redop, root and "
-                       "out_of_place or in_place with %s, alg_bw, bus_bw, nwrong)", k + 1, time_key);
+                       "result %zu: not a row of nccl-tests' report (size, count, type, redop, root of at most %d "
+                       "characters, and out_of_place or in_place with %s, alg_bw, bus_bw, nwrong: a count or null)",
+                       k + 1, FIELD_MAX, time_key);
         g_string_free(row, TRUE);
         return NULL;
     }
     return g_string_free(row, FALSE);
+}
+
+/* The row checks' message "NAME:LINE: what" as "NAME:LINE: result K: what":
+ * a report is one line. */
+static void name_result(GError **err, const char *name, size_t k)
+{
+    if (!err || !*err || strncmp((*err)->message, name, strlen(name)) != 0)
+        return;
+    const char *line = (*err)->message + strlen(name), *what = line[0] == ':' ? strchr(line + 1, ':') : NULL;
+    if (!what || what[1] != ' ')
+        return;
+    char *m = g_strdup_printf("%.*s: result %zu: %s", (int)(what - (*err)->message), (*err)->message, k + 1, what + 2);
+    g_free((*err)->message);
+    (*err)->message = m;
 }
 
 /* "config": nthreads and ngpus (1 to 1024, as the text's parameter line),
@@ -136,8 +180,13 @@ static bool read_config(const SimJsonDoc *d, const cJSON *cfg, NcclTrace *tr, GE
             !sim_json_get_string(d, dev, "device_hex", false, &hex, err) ||
             !sim_json_get_string(d, dev, "device_info", false, &info, err))
             return false;
-        if (!*host || strpbrk(host, " \t\r\n")) {
-            sim_json_error(d, dev, err, "device of rank %ld: host name \"%s\" is not one word", rank, host);
+        if (strlen(hex) > FIELD_MAX || strpbrk(hex, "] \t\r\n\v\f") || strlen(info) > 255 || strpbrk(info, "\r\n")) {
+            sim_json_error(d, dev, err, "device of rank %ld: its bus id or name is not as nccl-tests prints them", rank);
+            return false;
+        }
+        if (!*host || strlen(host) > 255 || strpbrk(host, BLANKS)) {
+            sim_json_error(d, dev, err, "device of rank %ld: host name \"%s\" is not one word of at most 255 characters",
+                           rank, SIM_ECHO(host));
             return false;
         }
         char *line = g_strdup_printf("Rank %ld Group %ld Pid %ld on %s device %ld [%s] %s", rank, group, pid, host,
@@ -185,10 +234,21 @@ static bool read_results(const SimJsonDoc *d, const cJSON *res, GPtrArray *runs,
     NcclLayout L;
     int n = trace_tokenize(header, toks);
     bool ok = nccltests_layout_from_header(toks, n, &L);
+    static const char *const HALVES[] = {"no half", "out_of_place only", "in_place only", "both halves"};
     size_t k = 0;
+    int halves = 0;
     for (const cJSON *r = res->child; ok && r; r = r->next, k++) {
         if (k >= TRACE_MAX_ROWS) {
             sim_json_error(d, r, err, "more than %d results in one report: split it", TRACE_MAX_ROWS);
+            ok = false;
+            break;
+        }
+        int mask = cJSON_IsObject(r) ? halves_of(r) : -1;
+        if (k == 0)
+            halves = mask;
+        if (mask > 0 && mask != halves) { /* one table: every row out-of-place and in-place alike */
+            sim_json_error(d, r, err, "result %zu has %s, result 1 %s: one report measures the halves alike", k + 1,
+                           HALVES[mask], HALVES[halves > 0 ? halves : 0]);
             ok = false;
             break;
         }
@@ -205,6 +265,8 @@ static bool read_results(const SimJsonDoc *d, const cJSON *res, GPtrArray *runs,
             *cur = nccltests_run_fork(*cur, line);
             got = nccltests_parse_row(*cur, &L, toks, n, line, err);
         }
+        if (row && got != 1)
+            name_result(err, sim_json_path(d), k);
         ok = ok && got == 1;
         g_free(row);
     }
@@ -215,7 +277,14 @@ static bool read_results(const SimJsonDoc *d, const cJSON *res, GPtrArray *runs,
 NcclRuns *nccltests_json_parse_runs(const char *name, const char *text, GError **err)
 {
     name = name ? name : "(text)";
-    SimJsonDoc *d = sim_json_parse(name, text, strlen(text), err);
+    text = past_bom(text); /* cJSON would skip it, the line count not */
+    size_t len = strlen(text);
+    if (len > SIM_FILE_JSON_MAX) { /* cJSON holds some 50 bytes a value: bounded memory */
+        trace_input_error(err, name, 1, "a JSON report of %zu bytes: nccl-tests writes far smaller ones; at most %zu",
+                          len, SIM_FILE_JSON_MAX);
+        return NULL;
+    }
+    SimJsonDoc *d = sim_json_parse(name, text, len, err);
     if (!d)
         return NULL;
     const cJSON *root = sim_json_root(d);

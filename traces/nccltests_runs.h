@@ -73,9 +73,8 @@ NcclTestsOp nccltests_op_said(const FileOps *F, const NcclTrace *r, int *line);
 void nccltests_note_rank(NcclTrace *tr, const char *line);
 /* "2.18.3" from NCCL_VERSION_CODE (21803; 2708 before 2.9). */
 char *nccltests_version_from_code(long code);
-/* nccl-tests' JSON report (-J, nccltests_json.c): whether `text` is one (a
- * JSON object), and its runs, as nccltests_parse_runs reads the text. */
-bool nccltests_json_is(const char *text);
+/* nccl-tests' JSON report's runs (-J, nccltests_json.c), as
+ * nccltests_parse_runs reads the text. */
 NcclRuns *nccltests_json_parse_runs(const char *name, const char *text, GError **err);
 
 /* An empty run named `name` whose lines start at `first_line`. */

@@ -292,6 +292,10 @@ static bool settle_counts(Measured *m, int ranks, int nodes, GError **err)
  * nothing says (the topology's default then). */
 static int library_in(const char *text, NcclTrace *first)
 {
+    if (nccltests_is_report(text)) { /* JSON: its strings are anything; the devices say whose GPUs */
+        const char *dev = first && nccltests_n_devices(first) ? nccltests_device(first, 0) : "";
+        return strstr(dev, "AMD") ? COLL_LIB_RCCL : strstr(dev, "NVIDIA") ? COLL_LIB_NCCL : -1;
+    }
     const char *prov = first ? nccltests_header(first, "nccl") : NULL;
     if (strstr(text, "rccl-tests: Version") || strstr(text, "RCCL version") || (prov && strstr(prov, "RCCL")) ||
         (prov && strstr(prov, "rccl-tests")))
@@ -312,7 +316,7 @@ bool validate_load_measured(const char *path, int op_override, int ranks, int no
     if (!text)
         return false;
     bool ok = false;
-    if (strstr(text, "# OSU")) {
+    if (!nccltests_is_report(text) && strstr(text, "# OSU")) {
         OsuTrace *tr = osu_parse(path, text, err);
         if (tr) {
             Measured *m = measured_new(path, 0);
