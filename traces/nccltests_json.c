@@ -218,6 +218,22 @@ static bool read_job(const SimJsonDoc *d, const cJSON *root, NcclTrace *tr, GErr
     return true;
 }
 
+/* One table: result k measures the halves as the first did (*halves, set
+ * at k 0); a malformed one is left to row_text. */
+static bool same_halves(const SimJsonDoc *d, const cJSON *r, size_t k, int *halves, GError **err)
+{
+    static const char *const NAMES[] = {"no half", "out_of_place only", "in_place only", "both halves"};
+    int mask = cJSON_IsObject(r) ? halves_of(r) : -1;
+    if (k == 0)
+        *halves = mask;
+    if (mask > 0 && mask != *halves) {
+        sim_json_error(d, r, err, "result %zu has %s, result 1 %s: one report measures the halves alike", k + 1,
+                       NAMES[mask], NAMES[*halves > 0 ? *halves : 0]);
+        return false;
+    }
+    return true;
+}
+
 /* The rows of "results", each checked as the text's; the next datatype's
  * table forks the next run of the same job. */
 static bool read_results(const SimJsonDoc *d, const cJSON *res, GPtrArray *runs, NcclTrace **cur, GError **err)
@@ -234,7 +250,6 @@ static bool read_results(const SimJsonDoc *d, const cJSON *res, GPtrArray *runs,
     NcclLayout L;
     int n = trace_tokenize(header, toks);
     bool ok = nccltests_layout_from_header(toks, n, &L);
-    static const char *const HALVES[] = {"no half", "out_of_place only", "in_place only", "both halves"};
     size_t k = 0;
     int halves = 0;
     for (const cJSON *r = res->child; ok && r; r = r->next, k++) {
@@ -243,12 +258,7 @@ static bool read_results(const SimJsonDoc *d, const cJSON *res, GPtrArray *runs,
             ok = false;
             break;
         }
-        int mask = cJSON_IsObject(r) ? halves_of(r) : -1;
-        if (k == 0)
-            halves = mask;
-        if (mask > 0 && mask != halves) { /* one table: every row out-of-place and in-place alike */
-            sim_json_error(d, r, err, "result %zu has %s, result 1 %s: one report measures the halves alike", k + 1,
-                           HALVES[mask], HALVES[halves > 0 ? halves : 0]);
+        if (!same_halves(d, r, k, &halves, err)) {
             ok = false;
             break;
         }

@@ -78,7 +78,7 @@ static void add_note(Measured *m, char *what)
  * --algo/--proto would be, for the collectives NCCL's tuner picks for
  * (sends and receives take none); a set of them ("Ring,Tree", "^NVLS") the
  * model cannot restrict its tuner to, so it picks freely, and says so. */
-static bool env_forced(const NcclTrace *tr, Measured *m)
+static void env_forced(const NcclTrace *tr, Measured *m)
 {
     const char *raw[2] = {nccltests_env_algo(tr), nccltests_env_proto(tr)}, *var[2] = {"NCCL_ALGO", "NCCL_PROTO"};
     const char **slot[2] = {&m->env_algo, &m->env_proto};
@@ -88,12 +88,11 @@ static bool env_forced(const NcclTrace *tr, Measured *m)
         if (!raw[i] || !tuned)
             continue;
         *slot[i] = nccltests_env_choice(raw[i], i == 1);
-        add_note(m, *slot[i] ? g_strdup_printf("the run set %s=%s: priced as --%s %s", var[i], raw[i],
+        add_note(m, *slot[i] ? g_strdup_printf("the run set %s=%s: priced as --%s %s", var[i], SIM_ECHO(raw[i]),
                                                i ? "proto" : "algo", *slot[i])
                              : g_strdup_printf("the run set %s=%s, not one %s: the model picks freely", var[i],
-                                               raw[i], i ? "protocol" : "algorithm"));
+                                               SIM_ECHO(raw[i]), i ? "protocol" : "algorithm"));
     }
-    return true;
 }
 
 static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError **err)
@@ -133,7 +132,8 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
     m->launch_waits = m->gpus_per_thread > 1 && nccltests_launch_waits(tr);
     if (nccltests_zero_rows(tr))
         m->note = g_strdup_printf("%d row(s) of 0 bytes left out", nccltests_zero_rows(tr));
-    return env_forced(tr, m);
+    env_forced(tr, m);
+    return true;
 }
 
 /* OSU prints the per-process count for allgather and the per-peer count for
