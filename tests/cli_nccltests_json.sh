@@ -54,8 +54,16 @@ to_json "$dell" all_reduce_perf --in-place-only --cpu-time >"$tmp/ip.json"
 "$bin" validate -t dgx-h100-cluster --nodes 2 "$tmp/ip.json" >"$tmp/out" 2>"$tmp/err"
 check "in-place results only (out_of_place null) and -C's cpu_time are read" grep -q "32 rows" "$tmp/out"
 
+"$bin" calibrate -t dgx-h100-cluster --nodes 2 --json "$dell" >"$tmp/cal_text.json" 2>/dev/null
 "$bin" calibrate -t dgx-h100-cluster --nodes 2 --json "$tmp/dell.json" >"$tmp/cal.json" 2>/dev/null
-check "calibrate fits on a report" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d" "$tmp/cal.json"
+check "calibrate fits a report as its text: the same fit" python3 - "$tmp/cal_text.json" "$tmp/cal.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+for d in (a, b):
+    d.pop("traces")
+assert a == b and a["n_rows"] == 32, "fits differ"
+assert a["after"]["median_abs_pct_error"] < a["before"]["median_abs_pct_error"]
+PY
 
 # A pretty-printed report: a bad row is named at its own line.
 to_json "$dell" all_reduce_perf --indent >"$tmp/pretty.json"
