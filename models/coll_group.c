@@ -537,6 +537,12 @@ double coll_group_inter_bw(const CollGroup *g) { return g->inter_bw; }
 double coll_group_link_cap(const CollGroup *g, int link) { return coll_link_cap(g, link); }
 int coll_group_channels(const CollGroup *g) { return g->nch; }
 int coll_group_ring_channels(const CollGroup *g) { return coll_ring_channels(g); }
+
+void coll_group_set_allowed(CollGroup *g, unsigned algos, unsigned protos)
+{
+    g->allowed_algos = algos & ((1u << COLL_NUM_ALGOS) - 1);
+    g->allowed_protos = protos & ((1u << COLL_NUM_PROTOS) - 1);
+}
 void coll_group_set_gpus_per_thread(CollGroup *g, int n) { g->gpus_per_thread = n > 0 ? n : 1; }
 
 /* NCCL reduces with NVLink SHARP only 16-, 32- and 64-bit types (src/include/

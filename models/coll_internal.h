@@ -212,6 +212,7 @@ struct CollGroup {
     int gpus_per_thread;
     int nccl_version; /* NCCL version code; 0: the newest the model knows */
     bool launch_waits;       /* a launch waits for the GPUs' prior work: host and GPU time add */
+    unsigned allowed_algos, allowed_protos; /* the run's NCCL_ALGO / NCCL_PROTO as masks (1 << CollAlgo / CollProto); 0: unset */
     TopoTransport transport; /* of the NICs (NONE: the network defaults) */
     bool eager_paid;         /* LL/LL128 messages past the transport's eager limit pay its overhead (not in a twin that does not see it) */
     int gpu_gen;             /* GEN_*, -1: a GPU the tuner does not know */

@@ -172,15 +172,19 @@ static const CollNcclProfile *transport_profile(const CollGroup *g)
     return NULL;
 }
 
-/* What that profile keeps from the tuner in `pass` (0: NCCL's algorithms;
- * 1: any, where none of them runs the op, which only a plugin's profile
- * binds).  An algorithm or protocol asked for by name is run as asked, as
- * NCCL_ALGO / NCCL_PROTO set by hand would be. */
-static bool profile_excludes(const CollNcclProfile *f, int pass, CollAlgo algo, CollProto proto, int a, int p)
+/* What the run's NCCL_ALGO / NCCL_PROTO (coll_group_set_allowed), else
+ * that profile, keep from the tuner in `pass` (0: NCCL's algorithms; 1:
+ * any, where none of them runs the op, which only a plugin's profile binds).
+ * An algorithm or protocol asked for by name is run as asked, as NCCL_ALGO /
+ * NCCL_PROTO set by hand would be. */
+static bool profile_excludes(const CollGroup *g, const CollNcclProfile *f, int pass, CollAlgo algo, CollProto proto,
+                             int a, int p)
 {
-    return f && (pass == 0 || f->plugin) &&
-           ((algo == COLL_ALGO_AUTO && f->algos && !(f->algos & (1u << a))) ||
-            (proto == COLL_PROTO_AUTO && f->protos && !(f->protos & (1u << p))));
+    bool prof = f && (pass == 0 || f->plugin);
+    unsigned algos = g->allowed_algos ? g->allowed_algos : prof ? f->algos : 0;
+    unsigned protos = g->allowed_protos ? g->allowed_protos : prof ? f->protos : 0;
+    return (algo == COLL_ALGO_AUTO && algos && !(algos & (1u << a))) ||
+           (proto == COLL_PROTO_AUTO && protos && !(protos & (1u << p)));
 }
 
 /* `a` with protocol `p`; `fabric` divides the bandwidth the time is taken
@@ -288,7 +292,7 @@ bool coll_cost(const CollGroup *g, CollOp op, CollAlgo algo, CollProto proto, do
                 continue;
             if (algo == COLL_ALGO_AUTO && tuner_skips(g, a, p))
                 continue;
-            if (profile_excludes(env, pass, algo, proto, a, p))
+            if (profile_excludes(g, env, pass, algo, proto, a, p))
                 continue;
             CollCost c = {0};
             if (cost_one(g, op, a, p, bytes, 1, &c) && (!found || tuner_time(&c, bytes) < tuner_time(&best, bytes))) {

@@ -147,6 +147,12 @@ bool coll_group_set_datatype(CollGroup *g, const char *type);
  * launches the next call while the GPUs run this one, and a call costs the
  * longer of the two. */
 void coll_group_set_launch_waits(CollGroup *g, bool waits);
+/* What the tuner may pick from, as NCCL_ALGO / NCCL_PROTO set for the run
+ * restrict NCCL's: masks of 1 << CollAlgo and 1 << CollProto, 0 for any.
+ * The run's own setting replaces what the NICs' transport ships (its
+ * profile in collectives.json); an algorithm or protocol asked for by name
+ * is run as asked. */
+void coll_group_set_allowed(CollGroup *g, unsigned algos, unsigned protos);
 /* Whether coll_cost sees the fabric above the NICs (default off): the
  * switch-to-switch links of a fat tree or dragonfly, their oversubscription,
  * static routing's collisions and where the ranks sit.  On, the chosen ring,

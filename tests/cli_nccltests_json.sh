@@ -3,8 +3,9 @@
 # table is: published runs written in that layout at test time
 # (tests/nccltests_json.py, no number changed) validate and calibrate to the
 # same figures as their text, and bad reports are bad input at their line.
-# What a run's environment forced (NCCL_ALGO, NCCL_PROTO: the report's env,
-# NCCL's "set by environment" log line) is priced as --algo / --proto.
+# What a run's environment left NCCL's tuner (NCCL_ALGO, NCCL_PROTO: the
+# report's env, NCCL's "set by environment" log line) is what the model's
+# tuner picks from.
 # Usage: bash cli_nccltests_json.sh SHARDSIM_BINARY SOURCE_DIR
 set -u
 bin=$1
@@ -136,7 +137,7 @@ check "a report's NCCL_ALGO=Ring is priced as --algo ring" cmp -s "$tmp/forced" 
 check "... which is not the model's own pick" bash -c "! cmp -s '$tmp/forced' '$tmp/auto'"
 "$bin" validate --json -t dgx-h100-cluster --nodes 2 "$tmp/env.json" 2>"$tmp/err" | grep -q '"env_algo":.*"ring"'
 check "the JSON output says what the environment forced" [ $? -eq 0 ]
-check "... and stderr says it was priced so" grep -q "the run set NCCL_ALGO=Ring: priced as --algo ring" "$tmp/err"
+check "... and stderr says so" grep -q "the run set NCCL_ALGO=Ring: the model's tuner picks from ring" "$tmp/err"
 line=$(grep -n "NCCL version" "$dell" | head -1 | cut -d: -f1)
 { head -n "$line" "$dell"; echo "bm-h100-01:29262:29262 [0] NCCL INFO NCCL_ALGO set by environment to Ring"
   tail -n +"$((line + 1))" "$dell"; } >"$tmp/log.txt"
@@ -145,11 +146,23 @@ check "NCCL's own 'NCCL_ALGO set by environment to Ring' log line does the same"
 figures --algo tree "$tmp/env.json" >"$tmp/a"
 figures --algo tree "$dell" >"$tmp/b"
 check "--algo chooses over the environment" cmp -s "$tmp/a" "$tmp/b"
-to_json "$dell" all_reduce_perf --env "NCCL_ALGO=^NVLS" >"$tmp/set.json"
+# A set, as NCCL parses it: ^NVLSTree leaves the tuner every other
+# algorithm (the model's pick then avoids NVLSTree and differs from its own);
+# per-collective lists apply to the run's collective; a value NCCL refuses
+# leaves the tuner free, and says so.
+to_json "$dell" all_reduce_perf --env "NCCL_ALGO=^NVLSTree" >"$tmp/set.json"
 figures "$tmp/set.json" >"$tmp/a"
-"$bin" validate -t dgx-h100-cluster --nodes 2 "$tmp/set.json" 2>"$tmp/err" >/dev/null
-check "a set of algorithms (^NVLS) leaves the model's tuner free, and says so" \
-  bash -c "cmp -s '$tmp/a' '$tmp/auto' && grep -q 'NCCL_ALGO=^NVLS, not one algorithm: the model picks freely' '$tmp/err'"
+check "^NVLSTree: the model's tuner picks from the rest" \
+  bash -c "! grep -q nvlstree '$tmp/a' && grep -q nvlstree '$tmp/auto' && ! cmp -s '$tmp/a' '$tmp/auto'"
+to_json "$dell" all_reduce_perf --env "NCCL_ALGO=ring;allreduce:tree" >"$tmp/per.json"
+figures "$tmp/per.json" >"$tmp/a"
+figures --algo tree "$dell" >"$tmp/b"
+check "ring;allreduce:tree: the all-reduce's own list" cmp -s "$tmp/a" "$tmp/b"
+to_json "$dell" all_reduce_perf --env "NCCL_ALGO=Rings" >"$tmp/bad.json"
+figures "$tmp/bad.json" >"$tmp/a"
+"$bin" validate -t dgx-h100-cluster --nodes 2 "$tmp/bad.json" 2>"$tmp/err" >/dev/null
+check "a value NCCL refuses leaves the tuner free, and says so" \
+  bash -c "cmp -s '$tmp/a' '$tmp/auto' && grep -q 'NCCL_ALGO=Rings, which NCCL refuses: the model picks freely' '$tmp/err'"
 
 echo "cli_nccltests_json: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,8 +1,7 @@
 /* What a run's environment forced, as the nccl-tests reader takes it: NCCL's
  * "NCCL_ALGO set by environment to X" log line (param.cc's wording) in a
- * printed run, a JSON report's "env" entry, and the one algorithm or
- * protocol a value names as the model names it (sets, exclusions and
- * per-collective choices name none). */
+ * printed run, a JSON report's "env" entry, and what a value leaves each
+ * collective, as the model names it. */
 #include "nccltests.h"
 #include "test_main.h"
 
@@ -50,28 +49,49 @@ static void test_log_line(void)
     nccltests_free(t);
 }
 
-static void test_choice(void)
+/* NCCL's parse (tuning.cc parseList): its own examples, a single name, an
+ * exclusion, per-collective lists, and what it refuses. */
+static void test_allowed(void)
 {
     static const struct {
         const char *value;
         bool proto;
-        const char *want;
+        NcclTestsOp op;
+        const char *want; /* the model's names joined, "-" refused */
     } cases[] = {
-        {"Ring", false, "ring"},         {"tree", false, "tree"},         {"NVLS", false, "nvls"},
-        {"NVLSTree", false, "nvlstree"}, {"CollnetDirect", false, "collnet"}, {"PAT", false, "pat"},
-        {"Ring,Tree", false, NULL},      {"^NVLS", false, NULL},          {"allreduce:tree", false, NULL},
-        {"Rings", false, NULL},          {"1", false, NULL},              {"", false, NULL},
-        {"LL128", true, "ll128"},        {"simple", true, "simple"},      {"LL,LL128", true, NULL},
-        {"Ring", true, NULL},
+        {"Ring", false, NCCLTESTS_ALLREDUCE, "ring"},
+        {"nvlstree", false, NCCLTESTS_ALLREDUCE, "nvlstree"},
+        {"^NVLS", false, NCCLTESTS_ALLREDUCE, "tree,ring,collnet,nvlstree,pat"},
+        {"Ring,Tree", false, NCCLTESTS_ALLGATHER, "tree,ring"},
+        {"CollnetDirect,CollnetChain", false, NCCLTESTS_ALLREDUCE, "collnet"},
+        {"ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring", false, NCCLTESTS_ALLREDUCE, "tree,collnet"},
+        {"ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring", false, NCCLTESTS_ALLGATHER, "ring,collnet"},
+        {"ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring", false, NCCLTESTS_BROADCAST, "ring"},
+        {"LL,Simple;allreduce:^LL", true, NCCLTESTS_ALLREDUCE, "ll128,simple"},
+        {"LL,Simple;allreduce:^LL", true, NCCLTESTS_REDUCE, "ll,simple"},
+        {"^LL128;allreduce:LL128", true, NCCLTESTS_ALLREDUCE, "ll128"},
+        {"^LL128;allreduce:LL128", true, NCCLTESTS_ALLGATHER, "ll,simple"},
+        {"Rings", false, NCCLTESTS_ALLREDUCE, "-"},
+        {"ring;tree", false, NCCLTESTS_ALLREDUCE, "-"}, /* a second list without its collective */
+        {"allreduces:ring", false, NCCLTESTS_ALLREDUCE, "-"},
+        {"", false, NCCLTESTS_ALLREDUCE, "-"},
+        {"^", false, NCCLTESTS_ALLREDUCE, "-"},
+        {"Ring", true, NCCLTESTS_ALLREDUCE, "-"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        const char *got = nccltests_env_choice(cases[i].value, cases[i].proto);
-        if (cases[i].want ? !got || strcmp(got, cases[i].want) : got != NULL)
-            fprintf(stderr, "\n%s -> %s, want %s\n", cases[i].value, got ? got : "NULL",
-                    cases[i].want ? cases[i].want : "NULL");
-        CU_ASSERT_TRUE(cases[i].want ? got && !strcmp(got, cases[i].want) : got == NULL);
+        const char *names[8];
+        int n = nccltests_env_allowed(cases[i].value, cases[i].proto, cases[i].op, names);
+        char *got = g_strdup("-");
+        if (n >= 0) {
+            names[n] = NULL;
+            g_free(got);
+            got = g_strjoinv(",", (char **)names);
+        }
+        if (strcmp(got, cases[i].want))
+            fprintf(stderr, "\n%s -> %s, want %s\n", cases[i].value, got, cases[i].want);
+        CU_ASSERT_STRING_EQUAL(got, cases[i].want);
+        g_free(got);
     }
-    CU_ASSERT_PTR_NULL(nccltests_env_choice(NULL, false));
 }
 
 static void test_json_env(void)
@@ -90,7 +110,7 @@ static void test_json_env(void)
 
 static const TestCase tests[] = {
     {"NCCL's 'set by environment' log line", test_log_line},
-    {"one algorithm or protocol, or none", test_choice},
+    {"what a value leaves a collective, as NCCL parses it", test_allowed},
     {"a JSON report's env", test_json_env},
 };
 TEST_MAIN("nccltests_env", tests)

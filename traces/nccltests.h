@@ -145,11 +145,16 @@ const char *nccltests_nccl_version(const NcclTrace *t);
  * written, or NULL. */
 const char *nccltests_env_algo(const NcclTrace *t);
 const char *nccltests_env_proto(const NcclTrace *t);
-/* The one algorithm ("ring", "tree", "collnet", "nvls", "nvlstree", "pat")
- * or protocol ("ll", "ll128", "simple") such a value forces, as the model
- * names it; NULL for a set ("Ring,Tree"), an exclusion ("^NVLS"),
- * per-collective choices ("allreduce:tree") or a name NCCL does not have. */
-const char *nccltests_env_choice(const char *value, bool proto);
+/* The algorithms ("tree", "ring", "collnet", "nvls", "nvlstree", "pat", as
+ * the model names them; proto false) or protocols ("ll", "ll128",
+ * "simple") that an NCCL_ALGO / NCCL_PROTO `value` leaves collective `op`,
+ * as NCCL parses it (tuning.cc parseList, 2.24 on; the plain lists before
+ * read alike): ';'-separated lists, all but the first prefixed by a
+ * collective ("ring,tree;allreduce:^tree"), each replacing what the earlier
+ * left that collective, '^' excluding its names; names case aside.  Fills
+ * `names` (room for 8) and returns how many; -1 for a value NCCL refuses (an
+ * unknown name or collective, an empty list). */
+int nccltests_env_allowed(const char *value, bool proto, NcclTestsOp op, const char **names);
 
 /* Provenance headers, in file order; lookup returns NULL when absent. */
 const char *nccltests_header(const NcclTrace *t, const char *key);

@@ -164,15 +164,72 @@ void nccltests_env_note(NcclTrace *tr, const char *line)
     }
 }
 
-const char *nccltests_env_choice(const char *value, bool proto)
+/* NCCL_ALGO's and NCCL_PROTO's names in NCCL's order (tuning.cc), the
+ * model's name of each; the collectives a list may be prefixed with. */
+static const char *const env_algos[][2] = {{"Tree", "tree"},         {"Ring", "ring"},         {"CollnetDirect", "collnet"},
+                                           {"CollnetChain", "collnet"}, {"NVLS", "nvls"},       {"NVLSTree", "nvlstree"},
+                                           {"PAT", "pat"}};
+static const char *const env_protos[][2] = {{"LL", "ll"}, {"LL128", "ll128"}, {"Simple", "simple"}};
+static const struct {
+    const char *name;
+    NcclTestsOp op;
+} env_funcs[] = {{"Broadcast", NCCLTESTS_BROADCAST}, {"Reduce", NCCLTESTS_REDUCE}, {"AllGather", NCCLTESTS_ALLGATHER},
+                 {"ReduceScatter", NCCLTESTS_REDUCESCATTER}, {"AllReduce", NCCLTESTS_ALLREDUCE}};
+
+/* One ';' segment "[func:][^]name,name": false where NCCL refuses it; else
+ * where it names `op` (or no collective), `on` as it leaves them. */
+static bool env_segment(char *seg, bool first, const char *const (*elems)[2], int n, NcclTestsOp op, bool *on)
 {
-    if (!value || strpbrk(value, ",^:;"))
-        return NULL; /* a set, an exclusion or per-collective choices: not one */
-    TraceTok t = {value, (int)strlen(value)};
-    if (proto) {
-        int i = name_index(t, G_N_ELEMENTS(protos), 0, proto_name);
-        return i >= 0 ? protos[i] : NULL;
+    char *colon = strchr(seg, ':'), *list = colon ? colon + 1 : seg;
+    bool mine = !colon;
+    if (colon) {
+        *colon = '\0';
+        size_t f = 0;
+        while (f < G_N_ELEMENTS(env_funcs) && g_ascii_strcasecmp(seg, env_funcs[f].name))
+            f++;
+        if (f == G_N_ELEMENTS(env_funcs) || strchr(list, ':'))
+            return false;
+        mine = env_funcs[f].op == op;
+    } else if (!first) {
+        return false; /* only the first list may name no collective */
     }
-    int i = name_index(t, G_N_ELEMENTS(algos), 0, algo_name);
-    return i >= 0 ? algos[i].model : NULL;
+    bool set = list[0] != '^';
+    bool next[8];
+    for (int e = 0; e < n; e++)
+        next[e] = !set;
+    char **names = g_strsplit(list + !set, ",", -1);
+    bool ok = names[0] != NULL;
+    for (char **nm = names; ok && *nm; nm++) {
+        int e = 0;
+        while (e < n && g_ascii_strcasecmp(*nm, elems[e][0]))
+            e++;
+        ok = e < n;
+        if (ok)
+            next[e] = set;
+    }
+    g_strfreev(names);
+    if (ok && mine)
+        memcpy(on, next, sizeof next[0] * (size_t)n);
+    return ok;
+}
+
+int nccltests_env_allowed(const char *value, bool proto, NcclTestsOp op, const char **names)
+{
+    const char *const(*elems)[2] = proto ? env_protos : env_algos;
+    int n = proto ? (int)G_N_ELEMENTS(env_protos) : (int)G_N_ELEMENTS(env_algos);
+    bool on[8];
+    for (int e = 0; e < n; e++)
+        on[e] = true;
+    char **segs = value && *value ? g_strsplit(value, ";", -1) : NULL;
+    bool ok = segs != NULL;
+    for (int i = 0; ok && segs[i]; i++)
+        ok = env_segment(segs[i], i == 0, elems, n, op, on);
+    g_strfreev(segs);
+    if (!ok)
+        return -1;
+    int k = 0;
+    for (int e = 0; e < n; e++) /* the model's names, each once (its collnet is both of NCCL's) */
+        if (on[e] && !(k > 0 && !strcmp(names[k - 1], elems[e][1])))
+            names[k++] = elems[e][1];
+    return k;
 }

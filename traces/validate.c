@@ -343,6 +343,8 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
     CollGroup *grp = m->grp;
     Topo *topo = m->topo;
     bool ok = grp != NULL;
+    if (ok) /* the tuner's choices, as the run's environment left NCCL's */
+        coll_group_set_allowed(grp, m->env_algos, m->env_protos);
     if (ok) {
         m->topology = g_strdup(topo_name(topo));
         g_free(m->accelerator);
@@ -363,9 +365,8 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
         CollCost c;
         bool p2p = sendrecv && o->algo == COLL_ALGO_AUTO && o->proto == COLL_PROTO_AUTO;
         double bytes = r->size * window;
-        /* the options first, then what the run's environment forced */
-        CollAlgo algo = o->algo == COLL_ALGO_AUTO && m->env_algo ? coll_algo_parse(m->env_algo) : o->algo;
-        CollProto proto = o->proto == COLL_PROTO_AUTO && m->env_proto ? coll_proto_parse(m->env_proto) : o->proto;
+        CollAlgo algo = o->algo;
+        CollProto proto = o->proto;
         if (o->as_logged && r->ran_algo) { /* what NCCL ran there, as its log says */
             algo = coll_algo_parse(r->ran_algo);
             proto = coll_proto_parse(r->ran_proto);
@@ -373,9 +374,8 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
         if (!(p2p ? coll_p2p_cost(grp, bytes, &c) : coll_cost(grp, op, algo, proto, bytes, &c))) {
             char *logged = o->as_logged && r->ran_algo
                                ? g_strdup_printf(" (NCCL's log says it ran that at %.0f bytes)", r->size)
-                           : algo != o->algo || proto != o->proto
-                               ? g_strdup(" (as the run's NCCL_ALGO / NCCL_PROTO forced it; --algo and --proto choose "
-                                          "another)")
+                           : m->env_algos || m->env_protos
+                               ? g_strdup(" (within the run's NCCL_ALGO / NCCL_PROTO; --algo and --proto choose for it)")
                                : g_strdup("");
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s%s: %s", m->name,
                         coll_algo_name(algo), coll_proto_name(proto), op_label(r->op), topo_name(topo), logged,

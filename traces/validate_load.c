@@ -24,6 +24,8 @@ void validate_measured_free(gpointer p)
     g_free(m->library);
     g_free(m->device);
     g_free(m->datatype);
+    g_free(m->env_algo);
+    g_free(m->env_proto);
     g_free(m->accelerator);
     if (m->out)
         g_array_free(m->out, TRUE);
@@ -74,24 +76,33 @@ static void add_note(Measured *m, char *what)
     m->note = joined;
 }
 
-/* What the run's environment forced (NCCL_ALGO, NCCL_PROTO), priced as
- * --algo/--proto would be, for the collectives NCCL's tuner picks for
- * (sends and receives take none); a set of them ("Ring,Tree", "^NVLS") the
- * model cannot restrict its tuner to, so it picks freely, and says so. */
-static void env_forced(const NcclTrace *tr, Measured *m)
+/* What the run's environment left NCCL's tuner (NCCL_ALGO, NCCL_PROTO):
+ * the model's tuner picks from the same, for the collectives NCCL tunes
+ * (all-to-all and send/receive take none); a value NCCL refuses leaves it
+ * free.  Said in the run's note. */
+static void env_allowed(const NcclTrace *tr, Measured *m)
 {
     const char *raw[2] = {nccltests_env_algo(tr), nccltests_env_proto(tr)}, *var[2] = {"NCCL_ALGO", "NCCL_PROTO"};
-    const char **slot[2] = {&m->env_algo, &m->env_proto};
+    char **text[2] = {&m->env_algo, &m->env_proto};
+    unsigned *mask[2] = {&m->env_algos, &m->env_protos};
     NcclTestsOp op = m->rows->len ? g_array_index(m->rows, MRow, 0).op : NCCLTESTS_UNKNOWN;
-    bool tuned = op != NCCLTESTS_ALLTOALL && op != NCCLTESTS_SENDRECV;
-    for (int i = 0; i < 2; i++) {
-        if (!raw[i] || !tuned)
+    bool tuned = op != NCCLTESTS_ALLTOALL && op != NCCLTESTS_SENDRECV && op != NCCLTESTS_UNKNOWN;
+    for (int i = 0; i < 2 && tuned; i++) {
+        const char *names[8];
+        int n = raw[i] ? nccltests_env_allowed(raw[i], i == 1, op, names) : -2;
+        if (n == -2)
             continue;
-        *slot[i] = nccltests_env_choice(raw[i], i == 1);
-        add_note(m, *slot[i] ? g_strdup_printf("the run set %s=%s: priced as --%s %s", var[i], SIM_ECHO(raw[i]),
-                                               i ? "proto" : "algo", *slot[i])
-                             : g_strdup_printf("the run set %s=%s, not one %s: the model picks freely", var[i],
-                                               SIM_ECHO(raw[i]), i ? "protocol" : "algorithm"));
+        if (n < 0) {
+            add_note(m, g_strdup_printf("the run set %s=%s, which NCCL refuses: the model picks freely", var[i],
+                                        SIM_ECHO(raw[i])));
+            continue;
+        }
+        for (int k = 0; k < n; k++)
+            *mask[i] |= 1u << (i ? coll_proto_parse(names[k]) : coll_algo_parse(names[k]));
+        names[n] = NULL;
+        *text[i] = g_strjoinv(",", (char **)names);
+        add_note(m, g_strdup_printf("the run set %s=%s: the model's tuner picks from %s", var[i], SIM_ECHO(raw[i]),
+                                    n ? *text[i] : "nothing"));
     }
 }
 
@@ -132,7 +143,7 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
     m->launch_waits = m->gpus_per_thread > 1 && nccltests_launch_waits(tr);
     if (nccltests_zero_rows(tr))
         m->note = g_strdup_printf("%d row(s) of 0 bytes left out", nccltests_zero_rows(tr));
-    env_forced(tr, m);
+    env_allowed(tr, m);
     return true;
 }
 

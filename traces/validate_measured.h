@@ -44,9 +44,11 @@ typedef struct {
     char *accelerator;      /* the topology's accelerator, once predicted (NULL: it names none) */
     bool sendrecv_pair;     /* predicted as one pair of ranks */
     int wrong_rows;         /* rows whose "#wrong" column counts wrong results */
-    /* what the run's environment forced (NCCL_ALGO, NCCL_PROTO), as the
-     * model names it; NULL where it forced none (or a set of them) */
-    const char *env_algo, *env_proto;
+    /* what the run's environment left the tuner (NCCL_ALGO, NCCL_PROTO): the
+     * model's names joined by ',' and as masks of 1 << CollAlgo / CollProto;
+     * NULL and 0 where it set none (or set what NCCL refuses) */
+    char *env_algo, *env_proto;
+    unsigned env_algos, env_protos;
     /* the prediction, as far as it got */
     char *topology;
     GArray *out; /* ValidateRow */
