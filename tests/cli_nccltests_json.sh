@@ -158,6 +158,10 @@ to_json "$dell" all_reduce_perf --env "NCCL_ALGO=ring;allreduce:tree" >"$tmp/per
 figures "$tmp/per.json" >"$tmp/a"
 figures --algo tree "$dell" >"$tmp/b"
 check "ring;allreduce:tree: the all-reduce's own list" cmp -s "$tmp/a" "$tmp/b"
+to_json "$dell" all_reduce_perf --env "NCCL_ALGO=NVLS" >"$tmp/nvls.json"
+expect_exit 2 "the run's NCCL_ALGO=nvls, NCCL_PROTO=any leave it no other.*nvls across nodes needs in-network reduction" \
+  validate -t dgx-h100-cluster --nodes 2 "$tmp/nvls.json"
+check "what the environment leaves the model cannot run is bad input, and says why" [ $? -eq 0 ]
 to_json "$dell" all_reduce_perf --env "NCCL_ALGO=Rings" >"$tmp/bad.json"
 figures "$tmp/bad.json" >"$tmp/a"
 "$bin" validate -t dgx-h100-cluster --nodes 2 "$tmp/bad.json" 2>"$tmp/err" >/dev/null

@@ -372,10 +372,15 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
             proto = coll_proto_parse(r->ran_proto);
         }
         if (!(p2p ? coll_p2p_cost(grp, bytes, &c) : coll_cost(grp, op, algo, proto, bytes, &c))) {
+            if (algo == COLL_ALGO_AUTO && m->env_algos) /* why the first the run's NCCL_ALGO left cannot */
+                for (int a = 0; a < COLL_NUM_ALGOS && algo == COLL_ALGO_AUTO; a++)
+                    algo = m->env_algos >> a & 1 ? (CollAlgo)a : algo;
             char *logged = o->as_logged && r->ran_algo
                                ? g_strdup_printf(" (NCCL's log says it ran that at %.0f bytes)", r->size)
                            : m->env_algos || m->env_protos
-                               ? g_strdup(" (within the run's NCCL_ALGO / NCCL_PROTO; --algo and --proto choose for it)")
+                               ? g_strdup_printf(" (the run's NCCL_ALGO=%s, NCCL_PROTO=%s leave it no other; --algo "
+                                                 "and --proto choose for it)",
+                                                 m->env_algo ? m->env_algo : "any", m->env_proto ? m->env_proto : "any")
                                : g_strdup("");
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s%s: %s", m->name,
                         coll_algo_name(algo), coll_proto_name(proto), op_label(r->op), topo_name(topo), logged,
