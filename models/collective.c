@@ -130,6 +130,8 @@ static bool proto_allowed(const CollGroup *g, CollProto p)
      * but across nodes where its architecture's table turns it on. */
     if (p == COLL_LL128 && ll128_too_old(g))
         return false;
+    if (p == COLL_LL128 && g->library == COLL_LIB_NCCL && (g->allowed_protos >> COLL_LL128 & 1))
+        return true; /* the run's NCCL_PROTO named it: on whatever the path (tuning.cc: a set flag, not the default's check) */
     if (g->library == COLL_LIB_RCCL && p == COLL_LL128) /* on one node its tuning rates LL128 as LL */
         return g->p.rccl.ll128 || (g->nnodes > 1 && coll_rccl_ll128(g));
     bool across = g->p.ll128_multinode || g->nic_on_switch ||

@@ -159,9 +159,20 @@ figures "$tmp/per.json" >"$tmp/a"
 figures --algo tree "$dell" >"$tmp/b"
 check "ring;allreduce:tree: the all-reduce's own list" cmp -s "$tmp/a" "$tmp/b"
 to_json "$dell" all_reduce_perf --env "NCCL_ALGO=NVLS" >"$tmp/nvls.json"
-expect_exit 2 "the run's NCCL_ALGO=nvls, NCCL_PROTO=any leave it no other.*nvls across nodes needs in-network reduction" \
+expect_exit 2 "what the run's NCCL_ALGO=NVLS, NCCL_PROTO=(unset) leave it.*nvls across nodes needs in-network reduction" \
   validate -t dgx-h100-cluster --nodes 2 "$tmp/nvls.json"
 check "what the environment leaves the model cannot run is bad input, and says why" [ $? -eq 0 ]
+to_json "$dell" all_reduce_perf --env "NCCL_ALGO=^Tree,Ring,CollNetDirect,CollNetChain,NVLS,NVLSTree,PAT" >"$tmp/none.json"
+expect_exit 2 "which leaves NCCL no algorithm for allreduce" validate -t dgx-h100-cluster --nodes 2 "$tmp/none.json"
+check "a value that leaves NCCL nothing is bad input" [ $? -eq 0 ]
+expect_exit 2 "nvls/auto cannot run allreduce on dgx-h100-cluster: nvls across nodes" \
+  validate -t dgx-h100-cluster --nodes 2 --algo nvls "$tmp/env.json"
+check "--algo's own failure does not blame the environment" [ $? -eq 0 ]
+gh=$traces/nccl-tests_allreduce_gh200_2node8gpu_slingshot_cscs-alps-ce.txt
+to_json "$gh" all_reduce_perf --env NCCL_PROTO=LL128 >"$tmp/ll128.json"
+"$bin" validate --json -t gh200-slingshot --nodes 2 "$tmp/ll128.json" 2>/dev/null >"$tmp/out"
+check "NCCL_PROTO=LL128 turns LL128 on where NCCL's default would not (NICs off the host CPU)" \
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert {r['proto'] for r in d['rows']} == {'ll128'}" "$tmp/out"
 to_json "$dell" all_reduce_perf --env "NCCL_ALGO=Rings" >"$tmp/bad.json"
 figures "$tmp/bad.json" >"$tmp/a"
 "$bin" validate -t dgx-h100-cluster --nodes 2 "$tmp/bad.json" 2>"$tmp/err" >/dev/null

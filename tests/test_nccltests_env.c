@@ -43,44 +43,58 @@ static void test_log_line(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_PTR_NULL(nccltests_env_algo(t)); /* another variable */
     nccltests_free(t);
-    t = parse("# NCCL_ALGO set by environment to Ring (a comment, not NCCL's log)\n");
+    t = parse("# host:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring (a comment, not NCCL's log)\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_PTR_NULL(nccltests_env_algo(t));
     nccltests_free(t);
 }
 
 /* NCCL's parse (tuning.cc parseList): its own examples, a single name, an
- * exclusion, per-collective lists, and what it refuses. */
+ * exclusion, per-collective lists, empty pieces (strtok_r skips them), what
+ * 2.24 on refuses, and the one plain list before 2.24 (unknown names
+ * skipped). */
 static void test_allowed(void)
 {
     static const struct {
         const char *value;
         bool proto;
         NcclTestsOp op;
+        int version;
         const char *want; /* the model's names joined, "-" refused */
     } cases[] = {
-        {"Ring", false, NCCLTESTS_ALLREDUCE, "ring"},
-        {"nvlstree", false, NCCLTESTS_ALLREDUCE, "nvlstree"},
-        {"^NVLS", false, NCCLTESTS_ALLREDUCE, "tree,ring,collnet,nvlstree,pat"},
-        {"Ring,Tree", false, NCCLTESTS_ALLGATHER, "tree,ring"},
-        {"CollnetDirect,CollnetChain", false, NCCLTESTS_ALLREDUCE, "collnet"},
-        {"ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring", false, NCCLTESTS_ALLREDUCE, "tree,collnet"},
-        {"ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring", false, NCCLTESTS_ALLGATHER, "ring,collnet"},
-        {"ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring", false, NCCLTESTS_BROADCAST, "ring"},
-        {"LL,Simple;allreduce:^LL", true, NCCLTESTS_ALLREDUCE, "ll128,simple"},
-        {"LL,Simple;allreduce:^LL", true, NCCLTESTS_REDUCE, "ll,simple"},
-        {"^LL128;allreduce:LL128", true, NCCLTESTS_ALLREDUCE, "ll128"},
-        {"^LL128;allreduce:LL128", true, NCCLTESTS_ALLGATHER, "ll,simple"},
-        {"Rings", false, NCCLTESTS_ALLREDUCE, "-"},
-        {"ring;tree", false, NCCLTESTS_ALLREDUCE, "-"}, /* a second list without its collective */
-        {"allreduces:ring", false, NCCLTESTS_ALLREDUCE, "-"},
-        {"", false, NCCLTESTS_ALLREDUCE, "-"},
-        {"^", false, NCCLTESTS_ALLREDUCE, "-"},
-        {"Ring", true, NCCLTESTS_ALLREDUCE, "-"},
+        {"Ring", false, NCCLTESTS_ALLREDUCE, 0, "ring"},
+        {"nvlstree", false, NCCLTESTS_ALLREDUCE, 0, "nvlstree"},
+        {"^NVLS", false, NCCLTESTS_ALLREDUCE, 0, "tree,ring,collnet,nvlstree,pat"},
+        {"Ring,Tree", false, NCCLTESTS_ALLGATHER, 0, "tree,ring"},
+        {"CollnetDirect,CollnetChain", false, NCCLTESTS_ALLREDUCE, 0, "collnet"},
+        {"ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring", false, NCCLTESTS_ALLREDUCE, 0, "tree,collnet"},
+        {"ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring", false, NCCLTESTS_ALLGATHER, 0, "ring,collnet"},
+        {"ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring", false, NCCLTESTS_BROADCAST, 0, "ring"},
+        {"LL,Simple;allreduce:^LL", true, NCCLTESTS_ALLREDUCE, 0, "ll128,simple"},
+        {"LL,Simple;allreduce:^LL", true, NCCLTESTS_REDUCE, 0, "ll,simple"},
+        {"^LL128;allreduce:LL128", true, NCCLTESTS_ALLREDUCE, 0, "ll128"},
+        {"^LL128;allreduce:LL128", true, NCCLTESTS_ALLGATHER, 0, "ll,simple"},
+        {"Ring;", false, NCCLTESTS_ALLREDUCE, 0, "ring"},                 /* empty pieces skipped */
+        {"ring,,tree", false, NCCLTESTS_ALLREDUCE, 0, "tree,ring"},
+        {"allreduce:ring;;broadcast:tree", false, NCCLTESTS_ALLREDUCE, 0, "ring"},
+        {"allreduce:ring:tree", false, NCCLTESTS_ALLREDUCE, 0, "ring"}, /* past a second ':' ignored */
+        {"LL;allreduce:^", true, NCCLTESTS_BROADCAST, 0, "ll"},
+        {"LL;allreduce:^", true, NCCLTESTS_ALLREDUCE, 0, "ll,ll128,simple"},
+        {"^", false, NCCLTESTS_ALLREDUCE, 0, "tree,ring,collnet,nvls,nvlstree,pat"},
+        {"", false, NCCLTESTS_ALLREDUCE, 0, "tree,ring,collnet,nvls,nvlstree,pat"},
+        {"^Tree,Ring,CollNetDirect,CollNetChain,NVLS,NVLSTree,PAT", false, NCCLTESTS_ALLREDUCE, 0, ""},
+        {"Rings", false, NCCLTESTS_ALLREDUCE, 0, "-"},
+        {"ring;tree", false, NCCLTESTS_ALLREDUCE, 0, "-"}, /* a second list without its collective */
+        {";ring", false, NCCLTESTS_ALLREDUCE, 0, "-"},     /* NCCL: not the value's opening piece */
+        {"allreduces:ring", false, NCCLTESTS_ALLREDUCE, 0, "-"},
+        {"Ring", true, NCCLTESTS_ALLREDUCE, 0, "-"},
+        {"Ring,CollNet", false, NCCLTESTS_ALLREDUCE, 22304, "ring"}, /* 2.23: an unknown name skipped */
+        {"Ring,CollNet", false, NCCLTESTS_ALLREDUCE, 22403, "-"},
+        {"^Rings", false, NCCLTESTS_ALLREDUCE, 21803, "tree,ring,collnet,nvls,nvlstree,pat"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         const char *names[8];
-        int n = nccltests_env_allowed(cases[i].value, cases[i].proto, cases[i].op, names);
+        int n = nccltests_env_allowed(cases[i].value, cases[i].proto, cases[i].op, cases[i].version, names);
         char *got = g_strdup("-");
         if (n >= 0) {
             names[n] = NULL;

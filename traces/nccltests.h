@@ -147,14 +147,16 @@ const char *nccltests_env_algo(const NcclTrace *t);
 const char *nccltests_env_proto(const NcclTrace *t);
 /* The algorithms ("tree", "ring", "collnet", "nvls", "nvlstree", "pat", as
  * the model names them; proto false) or protocols ("ll", "ll128",
- * "simple") that an NCCL_ALGO / NCCL_PROTO `value` leaves collective `op`,
- * as NCCL parses it (tuning.cc parseList, 2.24 on; the plain lists before
- * read alike): ';'-separated lists, all but the first prefixed by a
- * collective ("ring,tree;allreduce:^tree"), each replacing what the earlier
- * left that collective, '^' excluding its names; names case aside.  Fills
- * `names` (room for 8) and returns how many; -1 for a value NCCL refuses (an
- * unknown name or collective, an empty list). */
-int nccltests_env_allowed(const char *value, bool proto, NcclTestsOp op, const char **names);
+ * "simple") that an NCCL_ALGO / NCCL_PROTO `value` leaves collective `op`
+ * under NCCL `version` (a version code; 0 the newest), as NCCL parses it
+ * (tuning.cc parseList).  From 2.24: ';'-separated lists, all but the
+ * opening one prefixed by a collective ("ring,tree;allreduce:^tree"), each
+ * replacing what the earlier left that collective, '^' excluding its names;
+ * names case aside; empty pieces skipped.  Before: one list, names NCCL
+ * does not know skipped.  Fills `names` (room for 8) and returns how many
+ * (0: none left); -1 for a value NCCL refuses (from 2.24: a name or
+ * collective it does not know, a second list without its collective). */
+int nccltests_env_allowed(const char *value, bool proto, NcclTestsOp op, int version, const char **names);
 
 /* Provenance headers, in file order; lookup returns NULL when absent. */
 const char *nccltests_header(const NcclTrace *t, const char *key);

@@ -156,11 +156,10 @@ void nccltests_env_note(NcclTrace *tr, const char *line)
             v = at + vl + strlen(" set by environment to ");
         if (!v)
             continue;
-        size_t n = strcspn(v, " \t\r\n\"");
-        while (n > 0 && v[n - 1] == '.') /* the log line's full stop */
-            n--;
-        if (n > 0 && n < 256)
-            *slot = g_strndup(v, n);
+        size_t n = strcspn(v, "\r\n"); /* the value as written, blanks and all */
+        while (at[vl] != '=' && n > 0 && (v[n - 1] == '.' || g_ascii_isspace(v[n - 1])))
+            n--; /* the log line's full stop */
+        *slot = g_strndup(v, n);
     }
 }
 
@@ -176,55 +175,79 @@ static const struct {
 } env_funcs[] = {{"Broadcast", NCCLTESTS_BROADCAST}, {"Reduce", NCCLTESTS_REDUCE}, {"AllGather", NCCLTESTS_ALLGATHER},
                  {"ReduceScatter", NCCLTESTS_REDUCESCATTER}, {"AllReduce", NCCLTESTS_ALLREDUCE}};
 
-/* One ';' segment "[func:][^]name,name": false where NCCL refuses it; else
- * where it names `op` (or no collective), `on` as it leaves them. */
-static bool env_segment(char *seg, bool first, const char *const (*elems)[2], int n, NcclTestsOp op, bool *on)
+/* Sets on[] as NCCL does for one list "[^]name,name" (its pieces as
+ * strtok_r gives them: empty ones skipped): every element to unset, those
+ * named to set; false for a name NCCL does not know, where `strict` (2.24
+ * on; before, NCCL skipped it). */
+static bool env_list(const char *list, bool strict, const char *const (*elems)[2], int n, bool *on)
 {
-    char *colon = strchr(seg, ':'), *list = colon ? colon + 1 : seg;
-    bool mine = !colon;
-    if (colon) {
-        *colon = '\0';
-        size_t f = 0;
-        while (f < G_N_ELEMENTS(env_funcs) && g_ascii_strcasecmp(seg, env_funcs[f].name))
-            f++;
-        if (f == G_N_ELEMENTS(env_funcs) || strchr(list, ':'))
-            return false;
-        mine = env_funcs[f].op == op;
-    } else if (!first) {
-        return false; /* only the first list may name no collective */
-    }
     bool set = list[0] != '^';
-    bool next[8];
     for (int e = 0; e < n; e++)
-        next[e] = !set;
+        on[e] = !set;
     char **names = g_strsplit(list + !set, ",", -1);
-    bool ok = names[0] != NULL;
+    bool ok = true;
     for (char **nm = names; ok && *nm; nm++) {
         int e = 0;
-        while (e < n && g_ascii_strcasecmp(*nm, elems[e][0]))
+        while (**nm && e < n && g_ascii_strcasecmp(*nm, elems[e][0]))
             e++;
-        ok = e < n;
-        if (ok)
-            next[e] = set;
+        if (!**nm) /* an empty piece */
+            continue;
+        if (e < n)
+            on[e] = set;
+        ok = e < n || !strict;
     }
     g_strfreev(names);
-    if (ok && mine)
-        memcpy(on, next, sizeof next[0] * (size_t)n);
     return ok;
 }
 
-int nccltests_env_allowed(const char *value, bool proto, NcclTestsOp op, const char **names)
+/* One ';' piece "[func:][^]name,name" of a 2.24+ value, at offset `at` of
+ * it: false where NCCL refuses it; else, where it names `op` (or no
+ * collective), on[] as it leaves them.  A piece without a collective must
+ * open the value; text after a second ':' is ignored, as strtok_r does. */
+static bool env_piece(char *piece, size_t at, const char *const (*elems)[2], int n, NcclTestsOp op, bool *on)
+{
+    char **parts = g_strsplit_set(piece, ":", -1), *tok[2] = {NULL, NULL};
+    for (int i = 0, k = 0; parts[i] && k < 2; i++)
+        if (*parts[i])
+            tok[k++] = parts[i];
+    bool ok = tok[0] != NULL, mine = true;
+    if (ok && tok[1]) { /* "func:list" */
+        size_t f = 0;
+        while (f < G_N_ELEMENTS(env_funcs) && g_ascii_strcasecmp(tok[0], env_funcs[f].name))
+            f++;
+        ok = f < G_N_ELEMENTS(env_funcs);
+        mine = ok && env_funcs[f].op == op;
+    } else if (ok) {
+        ok = at == 0; /* only the value's opening list may name no collective */
+    }
+    bool next[8];
+    const char *list = tok[1] ? tok[1] : tok[0];
+    ok = ok && env_list(list, true, elems, n, next);
+    if (ok && mine)
+        memcpy(on, next, sizeof next[0] * (size_t)n);
+    g_strfreev(parts);
+    return ok;
+}
+
+int nccltests_env_allowed(const char *value, bool proto, NcclTestsOp op, int version, const char **names)
 {
     const char *const(*elems)[2] = proto ? env_protos : env_algos;
     int n = proto ? (int)G_N_ELEMENTS(env_protos) : (int)G_N_ELEMENTS(env_algos);
     bool on[8];
     for (int e = 0; e < n; e++)
         on[e] = true;
-    char **segs = value && *value ? g_strsplit(value, ";", -1) : NULL;
-    bool ok = segs != NULL;
-    for (int i = 0; ok && segs[i]; i++)
-        ok = env_segment(segs[i], i == 0, elems, n, op, on);
-    g_strfreev(segs);
+    bool ok = value != NULL;
+    if (ok && version > 0 && version < 22400) { /* one list, names NCCL does not know skipped */
+        if (*value)
+            env_list(value, false, elems, n, on);
+    } else if (ok) {
+        char **pieces = g_strsplit(value, ";", -1);
+        size_t at = 0;
+        for (int i = 0; ok && pieces[i]; at += strlen(pieces[i]) + 1, i++)
+            if (*pieces[i]) /* strtok_r skips empty pieces */
+                ok = env_piece(pieces[i], at, elems, n, op, on);
+        g_strfreev(pieces);
+    }
     if (!ok)
         return -1;
     int k = 0;

@@ -372,15 +372,18 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
             proto = coll_proto_parse(r->ran_proto);
         }
         if (!(p2p ? coll_p2p_cost(grp, bytes, &c) : coll_cost(grp, op, algo, proto, bytes, &c))) {
+            /* the environment bound the choice only where the options left it free */
+            bool env_bound = (o->algo == COLL_ALGO_AUTO && m->env_algos) || (o->proto == COLL_PROTO_AUTO && m->env_protos);
             if (algo == COLL_ALGO_AUTO && m->env_algos) /* why the first the run's NCCL_ALGO left cannot */
                 for (int a = 0; a < COLL_NUM_ALGOS && algo == COLL_ALGO_AUTO; a++)
                     algo = m->env_algos >> a & 1 ? (CollAlgo)a : algo;
             char *logged = o->as_logged && r->ran_algo
                                ? g_strdup_printf(" (NCCL's log says it ran that at %.0f bytes)", r->size)
-                           : m->env_algos || m->env_protos
-                               ? g_strdup_printf(" (the run's NCCL_ALGO=%s, NCCL_PROTO=%s leave it no other; --algo "
-                                                 "and --proto choose for it)",
-                                                 m->env_algo ? m->env_algo : "any", m->env_proto ? m->env_proto : "any")
+                           : env_bound
+                               ? g_strdup_printf(" (what the run's NCCL_ALGO=%s, NCCL_PROTO=%s leave it; --algo and "
+                                                 "--proto choose for it)",
+                                                 m->env_set[0] ? SIM_ECHO(m->env_set[0]) : "(unset)",
+                                                 m->env_set[1] ? SIM_ECHO(m->env_set[1]) : "(unset)")
                                : g_strdup("");
             g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: %s/%s cannot run %s on %s%s: %s", m->name,
                         coll_algo_name(algo), coll_proto_name(proto), op_label(r->op), topo_name(topo), logged,

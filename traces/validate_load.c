@@ -26,6 +26,8 @@ void validate_measured_free(gpointer p)
     g_free(m->datatype);
     g_free(m->env_algo);
     g_free(m->env_proto);
+    g_free(m->env_set[0]);
+    g_free(m->env_set[1]);
     g_free(m->accelerator);
     if (m->out)
         g_array_free(m->out, TRUE);
@@ -76,11 +78,12 @@ static void add_note(Measured *m, char *what)
     m->note = joined;
 }
 
-/* What the run's environment left NCCL's tuner (NCCL_ALGO, NCCL_PROTO):
- * the model's tuner picks from the same, for the collectives NCCL tunes
- * (all-to-all and send/receive take none); a value NCCL refuses leaves it
- * free.  Said in the run's note. */
-static void env_allowed(const NcclTrace *tr, Measured *m)
+/* What the run's environment left NCCL's tuner (NCCL_ALGO, NCCL_PROTO),
+ * as the run's NCCL parses them: the model's tuner picks from the same, for
+ * the collectives NCCL tunes (all-to-all and send/receive take none); a
+ * value NCCL refuses leaves it free; one that leaves nothing is bad input (NCCL
+ * had nothing to run).  Said in the run's note. */
+static bool env_allowed(const NcclTrace *tr, Measured *m, GError **err)
 {
     const char *raw[2] = {nccltests_env_algo(tr), nccltests_env_proto(tr)}, *var[2] = {"NCCL_ALGO", "NCCL_PROTO"};
     char **text[2] = {&m->env_algo, &m->env_proto};
@@ -89,21 +92,28 @@ static void env_allowed(const NcclTrace *tr, Measured *m)
     bool tuned = op != NCCLTESTS_ALLTOALL && op != NCCLTESTS_SENDRECV && op != NCCLTESTS_UNKNOWN;
     for (int i = 0; i < 2 && tuned; i++) {
         const char *names[8];
-        int n = raw[i] ? nccltests_env_allowed(raw[i], i == 1, op, names) : -2;
+        int n = raw[i] ? nccltests_env_allowed(raw[i], i == 1, op, m->nccl_version, names) : -2;
         if (n == -2)
             continue;
+        m->env_set[i] = g_strdup(raw[i]);
         if (n < 0) {
             add_note(m, g_strdup_printf("the run set %s=%s, which NCCL refuses: the model picks freely", var[i],
                                         SIM_ECHO(raw[i])));
             continue;
+        }
+        if (n == 0) {
+            g_set_error(err, SIM_ERROR, SIM_ERROR_INPUT, "%s: the run set %s=%s, which leaves NCCL no %s for %s",
+                        m->name, var[i], SIM_ECHO(raw[i]), i ? "protocol" : "algorithm", nccltests_op_name(op));
+            return false;
         }
         for (int k = 0; k < n; k++)
             *mask[i] |= 1u << (i ? coll_proto_parse(names[k]) : coll_algo_parse(names[k]));
         names[n] = NULL;
         *text[i] = g_strjoinv(",", (char **)names);
         add_note(m, g_strdup_printf("the run set %s=%s: the model's tuner picks from %s", var[i], SIM_ECHO(raw[i]),
-                                    n ? *text[i] : "nothing"));
+                                    *text[i]));
     }
+    return true;
 }
 
 static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError **err)
@@ -143,8 +153,7 @@ static bool from_nccltests(NcclTrace *tr, int op_override, Measured *m, GError *
     m->launch_waits = m->gpus_per_thread > 1 && nccltests_launch_waits(tr);
     if (nccltests_zero_rows(tr))
         m->note = g_strdup_printf("%d row(s) of 0 bytes left out", nccltests_zero_rows(tr));
-    env_allowed(tr, m);
-    return true;
+    return env_allowed(tr, m, err);
 }
 
 /* OSU prints the per-process count for allgather and the per-peer count for

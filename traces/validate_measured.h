@@ -49,6 +49,7 @@ typedef struct {
      * NULL and 0 where it set none (or set what NCCL refuses) */
     char *env_algo, *env_proto;
     unsigned env_algos, env_protos;
+    char *env_set[2]; /* NCCL_ALGO and NCCL_PROTO as the run set them, for messages; NULL: not set */
     /* the prediction, as far as it got */
     char *topology;
     GArray *out; /* ValidateRow */
