@@ -89,9 +89,11 @@ static bool put_half(GString *row, const cJSON *half, const char *time_key)
 }
 
 /* Which halves result `r` has: 1 out-of-place, 2 in-place (null or absent:
- * none); -1 where one is neither an object nor null. */
+ * none); -1 where one is neither an object nor null, or `r` no object. */
 static int halves_of(const cJSON *r)
 {
+    if (!cJSON_IsObject(r))
+        return -1;
     int mask = 0;
     static const char *const keys[] = {"out_of_place", "in_place"};
     for (int i = 0; i < 2; i++) {
@@ -104,16 +106,23 @@ static int halves_of(const cJSON *r)
     return mask;
 }
 
-/* Result `r` as the row nccl-tests printed for it (size count type redop
- * root, then out-of-place and in-place); NULL with `err` set where it lacks
- * a field.  A report of one half only (trace replay prints in-place results
- * only) gives it to both. */
-static char *row_text(const SimJsonDoc *d, const cJSON *r, size_t k, const char *time_key, GError **err)
+/* Result `r`'s out-of-place (which 1) or in-place (2) half, of its halves
+ * `mask` (halves_of), the other where it has that one only; NULL if none. */
+static const cJSON *half_of(const cJSON *r, int mask, int which)
+{
+    if (mask <= 0)
+        return NULL;
+    return cJSON_GetObjectItemCaseSensitive(r, (mask & which ? which : 3 - which) == 1 ? "out_of_place" : "in_place");
+}
+
+/* Result `r`, whose halves are `mask` (halves_of), as the row nccl-tests
+ * printed for it (size count type redop root, then out-of-place and
+ * in-place); NULL with `err` set where it lacks a field.  A report of one
+ * half only (trace replay prints in-place results only) gives it to both. */
+static char *row_text(const SimJsonDoc *d, const cJSON *r, int mask, size_t k, const char *time_key, GError **err)
 {
     static const char *const keys[] = {"size", "count", "type", "redop", "root"};
-    int mask = cJSON_IsObject(r) ? halves_of(r) : -1;
-    const cJSON *oop = mask > 0 ? cJSON_GetObjectItemCaseSensitive(r, mask & 1 ? "out_of_place" : "in_place") : NULL;
-    const cJSON *ip = mask > 0 ? cJSON_GetObjectItemCaseSensitive(r, mask & 2 ? "in_place" : "out_of_place") : NULL;
+    const cJSON *oop = half_of(r, mask, 1), *ip = half_of(r, mask, 2);
     GString *row = g_string_new(NULL);
     bool ok = oop != NULL;
     for (size_t i = 0; ok && i < G_N_ELEMENTS(keys); i++)
@@ -218,12 +227,11 @@ static bool read_job(const SimJsonDoc *d, const cJSON *root, NcclTrace *tr, GErr
     return true;
 }
 
-/* One table: result k measures the halves as the first did (*halves, set
- * at k 0); a malformed one is left to row_text. */
-static bool same_halves(const SimJsonDoc *d, const cJSON *r, size_t k, int *halves, GError **err)
+/* One table: result k, of halves `mask`, measures them as the first did
+ * (*halves, set at k 0); a malformed one is left to row_text. */
+static bool same_halves(const SimJsonDoc *d, const cJSON *r, int mask, size_t k, int *halves, GError **err)
 {
     static const char *const NAMES[] = {"no half", "out_of_place only", "in_place only", "both halves"};
-    int mask = cJSON_IsObject(r) ? halves_of(r) : -1;
     if (k == 0)
         *halves = mask;
     if (mask > 0 && mask != *halves) {
@@ -239,9 +247,7 @@ static bool same_halves(const SimJsonDoc *d, const cJSON *r, size_t k, int *halv
 static bool read_results(const SimJsonDoc *d, const cJSON *res, GPtrArray *runs, NcclTrace **cur, GError **err)
 {
     const cJSON *r0 = cJSON_GetArrayItem(res, 0);
-    const cJSON *h0 = r0 ? cJSON_GetObjectItemCaseSensitive(r0, "out_of_place") : NULL;
-    if (!cJSON_IsObject(h0) && r0)
-        h0 = cJSON_GetObjectItemCaseSensitive(r0, "in_place");
+    const cJSON *h0 = half_of(r0, halves_of(r0), 1);
     const char *time_key = h0 && cJSON_GetObjectItemCaseSensitive(h0, "cpu_time") ? "cpu_time" : "time";
     const char *word = strcmp(time_key, "time") ? "cputime" : "time"; /* the printed column */
     char *header = g_strdup_printf("size count type redop root %s algbw busbw #wrong %s algbw busbw #wrong", word,
@@ -258,11 +264,12 @@ static bool read_results(const SimJsonDoc *d, const cJSON *res, GPtrArray *runs,
             ok = false;
             break;
         }
-        if (!same_halves(d, r, k, &halves, err)) {
+        int mask = halves_of(r);
+        if (!same_halves(d, r, mask, k, &halves, err)) {
             ok = false;
             break;
         }
-        char *row = row_text(d, r, k, time_key, err);
+        char *row = row_text(d, r, mask, k, time_key, err);
         int line = sim_json_line(d, r);
         ok = row != NULL;
         int got = 0;

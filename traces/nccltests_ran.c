@@ -163,12 +163,13 @@ void nccltests_env_note(NcclTrace *tr, const char *line)
     }
 }
 
-/* NCCL_ALGO's and NCCL_PROTO's names in NCCL's order (tuning.cc), the
- * model's name of each; the collectives a list may be prefixed with. */
+/* NCCL_ALGO's names in NCCL's order (tuning.cc), the model's name of each
+ * (NCCL_PROTO's are `protos`, case aside); the collectives a list may be
+ * prefixed with. */
 static const char *const env_algos[][2] = {{"Tree", "tree"},         {"Ring", "ring"},         {"CollnetDirect", "collnet"},
                                            {"CollnetChain", "collnet"}, {"NVLS", "nvls"},       {"NVLSTree", "nvlstree"},
                                            {"PAT", "pat"}};
-static const char *const env_protos[][2] = {{"LL", "ll"}, {"LL128", "ll128"}, {"Simple", "simple"}};
+static const char *env_algo_name(int i) { return env_algos[i][0]; }
 static const struct {
     const char *name;
     NcclTestsOp op;
@@ -179,7 +180,7 @@ static const struct {
  * strtok_r gives them: empty ones skipped): every element to unset, those
  * named to set; false for a name NCCL does not know, where `strict` (2.24
  * on; before, NCCL skipped it). */
-static bool env_list(const char *list, bool strict, const char *const (*elems)[2], int n, bool *on)
+static bool env_list(const char *list, bool strict, int n, const char *(*name)(int), bool *on)
 {
     bool set = list[0] != '^';
     for (int e = 0; e < n; e++)
@@ -187,14 +188,12 @@ static bool env_list(const char *list, bool strict, const char *const (*elems)[2
     char **names = g_strsplit(list + !set, ",", -1);
     bool ok = true;
     for (char **nm = names; ok && *nm; nm++) {
-        int e = 0;
-        while (**nm && e < n && g_ascii_strcasecmp(*nm, elems[e][0]))
-            e++;
         if (!**nm) /* an empty piece */
             continue;
-        if (e < n)
+        int e = name_index((TraceTok){*nm, (int)strlen(*nm)}, n, 0, name);
+        if (e >= 0)
             on[e] = set;
-        ok = e < n || !strict;
+        ok = e >= 0 || !strict;
     }
     g_strfreev(names);
     return ok;
@@ -204,7 +203,7 @@ static bool env_list(const char *list, bool strict, const char *const (*elems)[2
  * it: false where NCCL refuses it; else, where it names `op` (or no
  * collective), on[] as it leaves them.  A piece without a collective must
  * open the value; text after a second ':' is ignored, as strtok_r does. */
-static bool env_piece(char *piece, size_t at, const char *const (*elems)[2], int n, NcclTestsOp op, bool *on)
+static bool env_piece(char *piece, size_t at, int n, const char *(*name)(int), NcclTestsOp op, bool *on)
 {
     char **parts = g_strsplit_set(piece, ":", -1), *tok[2] = {NULL, NULL};
     for (int i = 0, k = 0; parts[i] && k < 2; i++)
@@ -222,7 +221,7 @@ static bool env_piece(char *piece, size_t at, const char *const (*elems)[2], int
     }
     bool next[8];
     const char *list = tok[1] ? tok[1] : tok[0];
-    ok = ok && env_list(list, true, elems, n, next);
+    ok = ok && env_list(list, true, n, name, next);
     if (ok && mine)
         memcpy(on, next, sizeof next[0] * (size_t)n);
     g_strfreev(parts);
@@ -231,28 +230,30 @@ static bool env_piece(char *piece, size_t at, const char *const (*elems)[2], int
 
 int nccltests_env_allowed(const char *value, bool proto, NcclTestsOp op, int version, const char **names)
 {
-    const char *const(*elems)[2] = proto ? env_protos : env_algos;
-    int n = proto ? (int)G_N_ELEMENTS(env_protos) : (int)G_N_ELEMENTS(env_algos);
+    const char *(*name)(int) = proto ? proto_name : env_algo_name;
+    int n = proto ? (int)G_N_ELEMENTS(protos) : (int)G_N_ELEMENTS(env_algos);
     bool on[8];
     for (int e = 0; e < n; e++)
         on[e] = true;
     bool ok = value != NULL;
     if (ok && version > 0 && version < 22400) { /* one list, names NCCL does not know skipped */
         if (*value)
-            env_list(value, false, elems, n, on);
+            env_list(value, false, n, name, on);
     } else if (ok) {
         char **pieces = g_strsplit(value, ";", -1);
         size_t at = 0;
         for (int i = 0; ok && pieces[i]; at += strlen(pieces[i]) + 1, i++)
             if (*pieces[i]) /* strtok_r skips empty pieces */
-                ok = env_piece(pieces[i], at, elems, n, op, on);
+                ok = env_piece(pieces[i], at, n, name, op, on);
         g_strfreev(pieces);
     }
     if (!ok)
         return -1;
     int k = 0;
-    for (int e = 0; e < n; e++) /* the model's names, each once (its collnet is both of NCCL's) */
-        if (on[e] && !(k > 0 && !strcmp(names[k - 1], elems[e][1])))
-            names[k++] = elems[e][1];
+    for (int e = 0; e < n; e++) { /* the model's names, each once (its collnet is both of NCCL's) */
+        const char *model = proto ? protos[e] : env_algos[e][1];
+        if (on[e] && !(k > 0 && !strcmp(names[k - 1], model)))
+            names[k++] = model;
+    }
     return k;
 }

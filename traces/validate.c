@@ -343,9 +343,8 @@ bool validate_predict_run(const ValidateOptions *o, Measured *m, GError **err)
     CollGroup *grp = m->grp;
     Topo *topo = m->topo;
     bool ok = grp != NULL;
-    if (ok) /* the tuner's choices, as the run's environment left NCCL's */
-        coll_group_set_allowed(grp, m->env_algos, m->env_protos);
     if (ok) {
+        coll_group_set_allowed(grp, m->env_algos, m->env_protos); /* as the run's environment left NCCL's tuner */
         m->topology = g_strdup(topo_name(topo));
         g_free(m->accelerator);
         m->accelerator = g_strdup(topo_accelerator(topo));
